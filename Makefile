@@ -1,0 +1,48 @@
+# tqmon — build, test, benchmark, regenerate parsers, fuzz.
+GO        ?= go
+FUZZTIME  ?= 10s
+# Packages with fuzz targets: "package:FuzzName" pairs.
+FUZZ_TARGETS := \
+	./grammar/tquel:FuzzParse \
+	./grammar/sdl:FuzzParse
+
+.PHONY: all build test test-long bench grammar grammar-check fuzz vet fmt-check demo
+
+all: build
+
+build:
+	$(GO) build ./...
+	$(GO) build -o bin/tqmon ./cmd/tqmon
+
+# The full check CI runs: generated parsers current, formatting, vet, unit and
+# differential tests, and a short bounded run of every fuzz target.
+test: grammar-check fmt-check vet
+	$(GO) test ./...
+	$(MAKE) fuzz FUZZTIME=$(FUZZTIME)
+
+# Longer differential runs (many more random histories).
+test-long:
+	TQMON_DIFF_HISTORIES=3000 $(GO) test -run 'Differential' -count=1 -timeout 60m ./...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+grammar:
+	bash grammar/generate.sh
+
+grammar-check:
+	bash grammar/check.sh
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '/gen/') 2>/dev/null); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "fuzz $$pkg $$name ($(FUZZTIME))"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; \
+	done

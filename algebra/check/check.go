@@ -1,0 +1,1008 @@
+package check
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/expr"
+	"github.com/tqmon/tqmon/grammar/source"
+	"github.com/tqmon/tqmon/grammar/tquel"
+)
+
+// Options are the inputs of checking that do not come from the query text.
+type Options struct {
+	// Params are the values of $NAME references (--param NAME=VALUE).
+	Params map[string]string
+	// Now is the time the constant "now" stands for.
+	Now algebra.Time
+}
+
+// Var is a range variable of a retrieve.
+type Var struct {
+	Name string
+	Rel  *algebra.Relation
+	// From is the retrieve that derived Rel, when Rel is a derived relation.
+	From *Retrieve
+	Pos  source.Pos // where the variable was declared
+}
+
+// Target is one column of a retrieve's result.
+type Target struct {
+	Name string
+	Expr expr.Expr
+	Pos  source.Pos
+}
+
+// Retrieve is a checked retrieve statement.
+type Retrieve struct {
+	// Name names the result; "" for an anonymous retrieve.
+	Name string
+	File string
+	Pos  source.Pos
+	// Vars are the range variables the statement uses outside aggregates, in
+	// the order they were declared.
+	Vars    []*Var
+	Targets []Target
+	// Where is the value qualification (nil when absent).
+	Where expr.Expr
+	// When is the temporal predicate, the default one when absent.
+	When        expr.Pred
+	WhenDefault bool
+	// Valid is the valid clause, the default one when absent.
+	Valid        *expr.Valid
+	ValidDefault bool
+	// Result is the schema of the result relation.
+	Result *algebra.Relation
+	// Text is the statement's source text.
+	Text string
+}
+
+// VarNames lists the names of the statement's variables.
+func (r *Retrieve) VarNames() []string {
+	n := make([]string, len(r.Vars))
+	for i, v := range r.Vars {
+		n[i] = v.Name
+	}
+	return n
+}
+
+type rangeDecl struct {
+	v   *Var
+	seq int
+}
+
+// Session checks statements against a catalog, keeping range declarations
+// and derived relations from one Check call to the next.
+type Session struct {
+	cat     *algebra.Catalog
+	opts    Options
+	ranges  map[string]*rangeDecl
+	seq     int
+	derived map[string]*Retrieve
+}
+
+// NewSession starts a session over a catalog (which it does not modify).
+func NewSession(cat *algebra.Catalog, opts Options) *Session {
+	return &Session{
+		cat:     cat.Clone(),
+		opts:    opts,
+		ranges:  map[string]*rangeDecl{},
+		derived: map[string]*Retrieve{},
+	}
+}
+
+// Catalog returns the session's catalog, including derived relations.
+func (s *Session) Catalog() *algebra.Catalog { return s.cat }
+
+// RangeVars lists the declared range variables and their relations, sorted
+// by name (for completion and help).
+func (s *Session) RangeVars() map[string]string {
+	m := map[string]string{}
+	for n, d := range s.ranges {
+		m[n] = d.v.Rel.Name
+	}
+	return m
+}
+
+// Check checks the statements of f. Range declarations take effect only if
+// the whole file checks; so do derived relations. text is f's source, used
+// to record each statement's text (it may be empty).
+func (s *Session) Check(f *tquel.File, text string) ([]*Retrieve, error) {
+	// Work on copies so a file with errors leaves the session unchanged.
+	ranges := make(map[string]*rangeDecl, len(s.ranges))
+	for k, v := range s.ranges {
+		ranges[k] = v
+	}
+	cat := s.cat.Clone()
+	derived := make(map[string]*Retrieve, len(s.derived))
+	for k, v := range s.derived {
+		derived[k] = v
+	}
+	seq := s.seq
+
+	var errs source.ErrorList
+	var out []*Retrieve
+	for i, st := range f.Stmts {
+		switch st := st.(type) {
+		case *tquel.RangeStmt:
+			seq++
+			v := s.checkRange(f.Name, st, cat, derived, &errs)
+			if v != nil {
+				ranges[v.Name] = &rangeDecl{v: v, seq: seq}
+			}
+		case *tquel.RetrieveStmt:
+			c := &stmtChecker{s: s, file: f.Name, ranges: ranges, errs: &errs}
+			r := c.retrieve(st)
+			if r == nil {
+				continue
+			}
+			r.Text = stmtText(text, f, i)
+			if r.Name != "" {
+				if old := cat.Lookup(r.Name); old != nil {
+					where := ""
+					if old.Pos.IsValid() {
+						where = fmt.Sprintf(" (at %s%s)", fileOf(old.File, f.Name), old.Pos)
+					}
+					errs.Add(f.Name, st.Name.At, "relation %s is already defined%s", r.Name, where)
+					continue
+				}
+				cat.AddRelation(r.Result)
+				derived[r.Name] = r
+			}
+			out = append(out, r)
+		}
+	}
+	errs.Sort()
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	s.ranges, s.cat, s.derived, s.seq = ranges, cat, derived, seq
+	return out, nil
+}
+
+func fileOf(file, current string) string {
+	if file == "" || file == current {
+		return ""
+	}
+	return file + ":"
+}
+
+// stmtText cuts statement i's text out of the file's source.
+func stmtText(text string, f *tquel.File, i int) string {
+	if text == "" {
+		return ""
+	}
+	start := offsetOf(text, f.Stmts[i].Pos())
+	end := len(text)
+	if i+1 < len(f.Stmts) {
+		end = offsetOf(text, f.Stmts[i+1].Pos())
+	}
+	if start < 0 || end < start {
+		return ""
+	}
+	return strings.TrimRight(strings.TrimSpace(text[start:end]), ";")
+}
+
+func offsetOf(text string, p source.Pos) int {
+	line, off := 1, 0
+	for line < p.Line {
+		i := strings.IndexByte(text[off:], '\n')
+		if i < 0 {
+			return -1
+		}
+		off += i + 1
+		line++
+	}
+	col := 1
+	for i := range text[off:] {
+		if col == p.Col {
+			return off + i
+		}
+		col++
+	}
+	return len(text)
+}
+
+func (s *Session) checkRange(file string, st *tquel.RangeStmt, cat *algebra.Catalog, derived map[string]*Retrieve, errs *source.ErrorList) *Var {
+	name := st.Rel.Name
+	v := &Var{Name: st.Var.Name, Pos: st.Var.At}
+	if name == "Clock" {
+		n := int64(1)
+		if st.Index != nil {
+			n = st.Index.Value
+			if n < 1 {
+				errs.Add(file, st.Index.At, "Clock[%d]: the tick divisor must be at least 1", n)
+				return nil
+			}
+		}
+		v.Rel = algebra.ClockRelation(n)
+		return v
+	}
+	r := cat.Lookup(name)
+	if r == nil {
+		errs.Add(file, st.Rel.At, "unknown relation %s%s", name, suggest(name, relationNames(cat)))
+		return nil
+	}
+	if st.Index != nil {
+		errs.Add(file, st.Index.At, "%s[...]: only Clock takes a tick divisor", name)
+		return nil
+	}
+	v.Rel = r
+	v.From = derived[name]
+	return v
+}
+
+func relationNames(cat *algebra.Catalog) []string {
+	names := []string{"Clock"}
+	for _, r := range cat.Relations {
+		names = append(names, r.Name)
+	}
+	return names
+}
+
+// suggest returns ` (did you mean X?)` for the closest candidate, or
+// a list of the candidates when there are few.
+func suggest(name string, cands []string) string {
+	best, bestD := "", 1<<30
+	for _, c := range cands {
+		d := editDistance(strings.ToLower(name), strings.ToLower(c))
+		if d < bestD {
+			best, bestD = c, d
+		}
+	}
+	if best != "" && bestD <= max(2, len(name)/3) {
+		return fmt.Sprintf(" (did you mean %s?)", best)
+	}
+	if len(cands) > 0 && len(cands) <= 12 {
+		sorted := append([]string(nil), cands...)
+		sort.Strings(sorted)
+		return " (known: " + strings.Join(sorted, ", ") + ")"
+	}
+	return ""
+}
+
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}
+
+// stmtChecker checks one retrieve.
+type stmtChecker struct {
+	s      *Session
+	file   string
+	ranges map[string]*rangeDecl
+	errs   *source.ErrorList
+	vars   []*Var
+	index  map[string]int
+	bad    bool
+}
+
+func (c *stmtChecker) errorf(pos source.Pos, format string, args ...any) {
+	c.bad = true
+	c.errs.Add(c.file, pos, format, args...)
+}
+
+func (c *stmtChecker) retrieve(st *tquel.RetrieveStmt) *Retrieve {
+	r := &Retrieve{File: c.file, Pos: st.At}
+	if st.Name != nil {
+		r.Name = st.Name.Name
+		if r.Name == "Clock" {
+			c.errorf(st.Name.At, "Clock is built in and cannot name a result")
+		}
+	}
+	c.collectVars(st)
+
+	// Targets.
+	seen := map[string]source.Pos{}
+	addTarget := func(name string, e expr.Expr, pos source.Pos) {
+		if p, dup := seen[name]; dup {
+			c.errorf(pos, "duplicate target name %s (first at %s); name it with NAME = ...", name, p)
+			return
+		}
+		if strings.EqualFold(name, "from") || strings.EqualFold(name, "to") || strings.EqualFold(name, "at") {
+			c.errorf(pos, "target name %s is reserved for valid time (from, to, at)", name)
+			return
+		}
+		seen[name] = pos
+		r.Targets = append(r.Targets, Target{Name: name, Expr: e, Pos: pos})
+	}
+	for _, t := range st.Targets {
+		if t.Name == nil {
+			ref, ok := t.Expr.(*tquel.AttrRef)
+			if !ok {
+				c.errorf(t.At, "a target needs a name: NAME = expression")
+				continue
+			}
+			vi, ok := c.varIndex(ref.Var)
+			if !ok {
+				continue
+			}
+			v := c.vars[vi]
+			if ref.All {
+				for ai, a := range v.Rel.Attrs {
+					addTarget(a.Name, &expr.Col{Var: vi, Attr: ai, T: a.Type, VarName: v.Name, AttrName: a.Name, At: ref.Var.At}, ref.Var.At)
+				}
+				if len(v.Rel.Attrs) == 0 {
+					c.errorf(ref.Var.At, "%s.all: %s has no explicit attributes", v.Name, v.Rel.Name)
+				}
+				continue
+			}
+			if e := c.attrRef(ref); e != nil {
+				addTarget(ref.Attr.Name, e, ref.Attr.At)
+			}
+			continue
+		}
+		e := c.value(t.Expr)
+		if e != nil {
+			addTarget(t.Name.Name, e, t.Name.At)
+		}
+	}
+
+	if st.Where != nil {
+		if w := c.value(st.Where); w != nil {
+			if w.Type().Kind != algebra.KindBool {
+				c.errorf(st.Where.Pos(), "where clause must be a condition, but this is a %s", w.Type())
+			} else {
+				r.Where = w
+			}
+		}
+	}
+	if st.When != nil {
+		r.When = c.pred(st.When)
+	} else {
+		r.When = c.defaultWhen()
+		r.WhenDefault = true
+	}
+	if st.Valid != nil {
+		v := &expr.Valid{}
+		if st.Valid.At != nil {
+			v.At = c.texpr(st.Valid.At)
+		} else {
+			v.From = c.texpr(st.Valid.From)
+			v.To = c.texpr(st.Valid.To)
+		}
+		r.Valid = v
+	} else {
+		r.Valid = c.defaultValid()
+		r.ValidDefault = true
+	}
+	if st.AsOf != nil {
+		lit, ok := unparen(st.AsOf.At).(*tquel.StringLit)
+		if !ok || !strings.EqualFold(lit.Value, "now") {
+			c.errorf(st.AsOf.At.Pos(), `only "as of \"now\"" is accepted: tqmon relations have valid time only`)
+		}
+	}
+	if c.bad {
+		return nil
+	}
+	r.Vars = c.vars
+	res := &algebra.Relation{
+		Name: r.Name, Class: algebra.ClassInterval, FlagHolder: -1,
+		File: c.file, Pos: st.At, Derived: true,
+	}
+	if r.Valid.IsEvent() {
+		res.Class = algebra.ClassEvent
+	}
+	if st.Name != nil {
+		res.Pos = st.Name.At
+	}
+	for _, t := range r.Targets {
+		res.Attrs = append(res.Attrs, algebra.Attr{Name: t.Name, Type: t.Expr.Type(), Pos: t.Pos})
+	}
+	r.Result = res
+	return r
+}
+
+func unparen(e tquel.Expr) tquel.Expr {
+	for {
+		p, ok := e.(*tquel.Paren)
+		if !ok {
+			return e
+		}
+		e = p.X
+	}
+}
+
+// collectVars finds the range variables used outside aggregates and orders
+// them by declaration.
+func (c *stmtChecker) collectVars(st *tquel.RetrieveStmt) {
+	used := map[string]bool{}
+	var walk func(e tquel.Expr, temporal bool)
+	walk = func(e tquel.Expr, temporal bool) {
+		switch e := e.(type) {
+		case nil:
+		case *tquel.Ident:
+			if temporal {
+				used[e.Name] = true
+			}
+		case *tquel.AttrRef:
+			used[e.Var.Name] = true
+		case *tquel.Unary:
+			walk(e.X, temporal)
+		case *tquel.Binary:
+			walk(e.X, temporal)
+			walk(e.Y, temporal)
+		case *tquel.Not:
+			walk(e.X, temporal)
+		case *tquel.Paren:
+			walk(e.X, temporal)
+		case *tquel.TemporalUnary:
+			walk(e.X, true)
+		case *tquel.TemporalBinary:
+			walk(e.X, true)
+			walk(e.Y, true)
+		case *tquel.TimeOf:
+			walk(e.X, true)
+		case *tquel.Aggregate:
+			// Variables inside an aggregate are local to it.
+		}
+	}
+	for _, t := range st.Targets {
+		walk(t.Expr, false)
+	}
+	walk(st.Where, false)
+	walk(st.When, true)
+	if st.Valid != nil {
+		walk(st.Valid.At, true)
+		walk(st.Valid.From, true)
+		walk(st.Valid.To, true)
+	}
+	type vs struct {
+		d    *rangeDecl
+		name string
+	}
+	var list []vs
+	for n := range used {
+		if d, ok := c.ranges[n]; ok {
+			list = append(list, vs{d, n})
+		}
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].d.seq < list[j].d.seq })
+	c.index = map[string]int{}
+	for i, x := range list {
+		c.vars = append(c.vars, x.d.v)
+		c.index[x.name] = i
+	}
+	if len(c.vars) > 64 {
+		c.errorf(st.At, "a retrieve may use at most 64 range variables, not %d", len(c.vars))
+	}
+}
+
+func (c *stmtChecker) varIndex(id *tquel.Ident) (int, bool) {
+	if i, ok := c.index[id.Name]; ok {
+		return i, true
+	}
+	var names []string
+	for n := range c.ranges {
+		names = append(names, n)
+	}
+	hint := suggest(id.Name, names)
+	if hint == "" {
+		hint = fmt.Sprintf(" (declare it: range of %s is RELATION)", id.Name)
+	}
+	c.errorf(id.At, "unknown range variable %s%s", id.Name, hint)
+	return 0, false
+}
+
+func (c *stmtChecker) attrRef(ref *tquel.AttrRef) expr.Expr {
+	vi, ok := c.varIndex(ref.Var)
+	if !ok {
+		return nil
+	}
+	v := c.vars[vi]
+	if ref.All {
+		c.errorf(ref.Var.At, "%s.all is only allowed as a whole target", v.Name)
+		return nil
+	}
+	ai := v.Rel.AttrIndex(ref.Attr.Name)
+	if ai < 0 {
+		var names []string
+		for _, a := range v.Rel.Attrs {
+			names = append(names, a.Name)
+		}
+		hint := suggest(ref.Attr.Name, names)
+		if len(names) == 0 {
+			hint = " (it has no explicit attributes)"
+		}
+		c.errorf(ref.Attr.At, "%s (a %s) has no attribute %s%s", v.Name, v.Rel.Name, ref.Attr.Name, hint)
+		return nil
+	}
+	a := v.Rel.Attrs[ai]
+	return &expr.Col{Var: vi, Attr: ai, T: a.Type, VarName: v.Name, AttrName: a.Name, At: ref.Var.At}
+}
+
+// ---- default clauses ----
+
+func (c *stmtChecker) tvar(i int) *expr.TVar {
+	v := c.vars[i]
+	return &expr.TVar{Var: i, Name: v.Name, Event: v.Rel.IsEvent()}
+}
+
+// overlapAll is t1 overlap t2 … overlap tk (TAll for no variables).
+func (c *stmtChecker) overlapAll() expr.TExpr {
+	if len(c.vars) == 0 {
+		return &expr.TAll{}
+	}
+	var x expr.TExpr = c.tvar(0)
+	for i := 1; i < len(c.vars); i++ {
+		x = &expr.TBinary{X: x, Y: c.tvar(i)}
+	}
+	return x
+}
+
+func (c *stmtChecker) defaultWhen() expr.Pred {
+	if len(c.vars) < 2 {
+		return &expr.PTrue{}
+	}
+	x := c.overlapAll().(*expr.TBinary)
+	return &expr.PCmp{Op: expr.Overlap, X: x.X, Y: x.Y}
+}
+
+func (c *stmtChecker) defaultValid() *expr.Valid {
+	x := c.overlapAll()
+	allIntervals := true
+	for _, v := range c.vars {
+		if v.Rel.IsEvent() {
+			allIntervals = false
+		}
+	}
+	if allIntervals {
+		return &expr.Valid{From: &expr.TBeginEnd{X: x}, To: &expr.TBeginEnd{End: true, X: x}}
+	}
+	return &expr.Valid{At: &expr.TBeginEnd{X: x}}
+}
+
+// ---- temporal expressions and predicates ----
+
+func (c *stmtChecker) texpr(e tquel.Expr) expr.TExpr {
+	switch e := e.(type) {
+	case *tquel.Paren:
+		return c.texpr(e.X)
+	case *tquel.Ident:
+		if i, ok := c.index[e.Name]; ok {
+			return c.tvar(i)
+		}
+		if _, declared := c.ranges[e.Name]; declared {
+			c.errorf(e.At, "internal: range variable %s not collected", e.Name)
+			return nil
+		}
+		c.errorf(e.At, "%s is not a range variable; a temporal expression needs a range variable, a quoted time, begin of or end of", e.Name)
+		return nil
+	case *tquel.StringLit:
+		return c.timeConst(e.Value, e.At)
+	case *tquel.ParamRef:
+		val, ok := c.param(e)
+		if !ok {
+			return nil
+		}
+		return c.timeConst(val, e.At)
+	case *tquel.TemporalUnary:
+		x := c.texpr(e.X)
+		if x == nil {
+			return nil
+		}
+		return &expr.TBeginEnd{End: e.Op == tquel.OpEndOf, X: x}
+	case *tquel.TemporalBinary:
+		switch e.Op {
+		case tquel.OpOverlap, tquel.OpExtend:
+			x, y := c.texpr(e.X), c.texpr(e.Y)
+			if x == nil || y == nil {
+				return nil
+			}
+			return &expr.TBinary{Extend: e.Op == tquel.OpExtend, X: x, Y: y}
+		}
+		c.errorf(e.OpPos, "%s is a predicate, but a temporal expression is expected here", e.Op)
+		return nil
+	case *tquel.Binary:
+		c.errorf(e.OpPos, "%s combines predicates, but a temporal expression is expected here", e.Op)
+		return nil
+	case *tquel.Not:
+		c.errorf(e.At, "not negates a predicate, but a temporal expression is expected here")
+		return nil
+	}
+	c.errorf(e.Pos(), "a temporal expression is expected here (a range variable, a quoted time, begin of, end of, overlap or extend)")
+	return nil
+}
+
+func (c *stmtChecker) timeConst(text string, pos source.Pos) expr.TExpr {
+	if strings.EqualFold(text, "now") {
+		return &expr.TConst{T: c.s.opts.Now, Txt: "now"}
+	}
+	t, err := algebra.ParseTime(text)
+	if err != nil {
+		c.errorf(pos, "%v", err)
+		return nil
+	}
+	return &expr.TConst{T: t, Txt: text}
+}
+
+func (c *stmtChecker) pred(e tquel.Expr) expr.Pred {
+	switch e := e.(type) {
+	case *tquel.Paren:
+		return c.pred(e.X)
+	case *tquel.Binary:
+		switch e.Op {
+		case tquel.OpAnd, tquel.OpOr:
+			x, y := c.pred(e.X), c.pred(e.Y)
+			if x == nil || y == nil {
+				return nil
+			}
+			if e.Op == tquel.OpAnd {
+				return &expr.PAnd{X: x, Y: y}
+			}
+			return &expr.POr{X: x, Y: y}
+		}
+	case *tquel.Not:
+		x := c.pred(e.X)
+		if x == nil {
+			return nil
+		}
+		return &expr.PNot{X: x}
+	case *tquel.TemporalBinary:
+		var op expr.PredOp
+		switch e.Op {
+		case tquel.OpPrecede:
+			op = expr.Precede
+		case tquel.OpOverlap:
+			op = expr.Overlap
+		case tquel.OpEqual:
+			op = expr.Equal
+		default:
+			c.errorf(e.OpPos, "%s makes a temporal expression, but a predicate (precede, overlap or equal) is expected here", e.Op)
+			return nil
+		}
+		x, y := c.texpr(e.X), c.texpr(e.Y)
+		if x == nil || y == nil {
+			return nil
+		}
+		return &expr.PCmp{Op: op, X: x, Y: y, At: e.OpPos}
+	}
+	c.errorf(e.Pos(), "a temporal predicate is expected here: X precede Y, X overlap Y or X equal Y, combined with and, or, not")
+	return nil
+}
+
+// ---- value expressions ----
+
+// operand is a checked value expression, or a literal whose type is still
+// open (a bare name, a quoted string or a parameter) and is fixed by what it
+// meets.
+type operand struct {
+	e   expr.Expr
+	lit *literal
+}
+
+type literal struct {
+	kind literalKind
+	text string
+	pos  source.Pos
+}
+
+type literalKind uint8
+
+const (
+	litBare literalKind = iota
+	litString
+	litParam
+)
+
+func (c *stmtChecker) value(e tquel.Expr) expr.Expr {
+	op := c.operand(e)
+	if op.e != nil || op.lit == nil {
+		return op.e
+	}
+	return c.settle(op.lit)
+}
+
+func (c *stmtChecker) param(p *tquel.ParamRef) (string, bool) {
+	v, ok := c.s.opts.Params[p.Name]
+	if !ok {
+		c.errorf(p.At, "no value for $%s (pass --param %s=VALUE)", p.Name, p.Name)
+		return "", false
+	}
+	return v, true
+}
+
+// settle gives a literal its default type when nothing else fixes it.
+func (c *stmtChecker) settle(l *literal) expr.Expr {
+	switch l.kind {
+	case litString:
+		return &expr.Const{V: algebra.Str(l.text), T: algebra.TypeString, At: l.pos}
+	case litParam:
+		if n, err := strconv.ParseInt(l.text, 10, 64); err == nil {
+			return &expr.Const{V: algebra.Int(n), T: algebra.TypeInt, At: l.pos, Txt: l.text}
+		}
+		if f, err := strconv.ParseFloat(l.text, 64); err == nil {
+			return &expr.Const{V: algebra.Float(f), T: algebra.TypeFloat, At: l.pos, Txt: l.text}
+		}
+		return &expr.Const{V: algebra.Str(l.text), T: algebra.TypeString, At: l.pos}
+	}
+	if l.text == "true" || l.text == "false" {
+		return &expr.Const{V: algebra.Bool(l.text == "true"), T: algebra.TypeBool, At: l.pos}
+	}
+	if _, ok := c.ranges[l.text]; ok {
+		c.errorf(l.pos, "range variable %s used as a value; write %s.ATTRIBUTE", l.text, l.text)
+	} else {
+		c.errorf(l.pos, "unknown name %s: quote a string (\"%s\"); a bare name is an entity or enum literal only when compared with an attribute of that type", l.text, l.text)
+	}
+	return nil
+}
+
+// coerce fixes a literal to type t.
+func (c *stmtChecker) coerce(l *literal, t algebra.Type) expr.Expr {
+	if l.kind == litBare {
+		if _, isVar := c.index[l.text]; isVar {
+			c.errorf(l.pos, "range variable %s used as a value; write %s.ATTRIBUTE", l.text, l.text)
+			return nil
+		}
+	}
+	mk := func(v algebra.Value) expr.Expr {
+		txt := ""
+		if l.kind == litParam {
+			txt = strconv.Quote(l.text)
+		}
+		return &expr.Const{V: v, T: t, At: l.pos, Txt: txt}
+	}
+	switch t.Kind {
+	case algebra.KindEntity:
+		return mk(algebra.Entity(l.text))
+	case algebra.KindEnum:
+		v, ok := t.Enum.Value(l.text)
+		if !ok {
+			c.errorf(l.pos, "%s is not a member of %s", l.text, t)
+			return nil
+		}
+		return mk(v)
+	case algebra.KindString:
+		if l.kind == litBare {
+			c.errorf(l.pos, "bare name %s compared with a string: quote it (\"%s\")", l.text, l.text)
+			return nil
+		}
+		return mk(algebra.Str(l.text))
+	case algebra.KindBool:
+		if l.text == "true" || l.text == "false" {
+			return mk(algebra.Bool(l.text == "true"))
+		}
+		c.errorf(l.pos, "%s is not a bool (true or false)", l.text)
+	case algebra.KindTime:
+		if l.kind == litBare {
+			break
+		}
+		if strings.EqualFold(l.text, "now") {
+			return mk(algebra.TimeVal(c.s.opts.Now))
+		}
+		tm, err := algebra.ParseTime(l.text)
+		if err != nil {
+			c.errorf(l.pos, "%v", err)
+			return nil
+		}
+		return mk(algebra.TimeVal(tm))
+	case algebra.KindInt:
+		if l.kind == litParam {
+			if n, err := strconv.ParseInt(l.text, 10, 64); err == nil {
+				return mk(algebra.Int(n))
+			}
+		}
+	case algebra.KindFloat:
+		if l.kind == litParam {
+			if f, err := strconv.ParseFloat(l.text, 64); err == nil {
+				return mk(algebra.Float(f))
+			}
+		}
+	case algebra.KindDuration:
+		if l.kind == litParam {
+			if d, err := parseDuration(l.text); err == nil {
+				return mk(algebra.DurationVal(d))
+			}
+		}
+	}
+	what := map[literalKind]string{litBare: "bare name", litString: "string", litParam: "parameter value"}[l.kind]
+	c.errorf(l.pos, "%s %q cannot be a %s", what, l.text, t)
+	return nil
+}
+
+func (c *stmtChecker) operand(e tquel.Expr) operand {
+	switch e := e.(type) {
+	case *tquel.Paren:
+		return c.operand(e.X)
+	case *tquel.Ident:
+		return operand{lit: &literal{kind: litBare, text: e.Name, pos: e.At}}
+	case *tquel.StringLit:
+		return operand{lit: &literal{kind: litString, text: e.Value, pos: e.At}}
+	case *tquel.ParamRef:
+		v, ok := c.param(e)
+		if !ok {
+			return operand{}
+		}
+		return operand{lit: &literal{kind: litParam, text: v, pos: e.At}}
+	case *tquel.AttrRef:
+		return operand{e: c.attrRef(e)}
+	case *tquel.NumberLit:
+		if e.Float {
+			f, err := strconv.ParseFloat(e.Text, 64)
+			if err != nil {
+				c.errorf(e.At, "bad number %s", e.Text)
+				return operand{}
+			}
+			return operand{e: &expr.Const{V: algebra.Float(f), T: algebra.TypeFloat, At: e.At, Txt: e.Text}}
+		}
+		n, err := strconv.ParseInt(e.Text, 10, 64)
+		if err != nil {
+			c.errorf(e.At, "integer %s is out of range", e.Text)
+			return operand{}
+		}
+		return operand{e: &expr.Const{V: algebra.Int(n), T: algebra.TypeInt, At: e.At, Txt: e.Text}}
+	case *tquel.DurationLit:
+		return operand{e: &expr.Const{V: algebra.DurationVal(e.NS), T: algebra.TypeDuration, At: e.At, Txt: e.Text}}
+	case *tquel.Unary:
+		x := c.value(e.X)
+		if x == nil {
+			return operand{}
+		}
+		switch x.Type().Kind {
+		case algebra.KindInt, algebra.KindFloat, algebra.KindDuration:
+			return operand{e: &expr.Unary{Op: expr.OpNeg, X: x, T: x.Type(), At: e.At}}
+		}
+		c.errorf(e.At, "cannot negate a %s", x.Type())
+		return operand{}
+	case *tquel.Not:
+		x := c.value(e.X)
+		if x == nil {
+			return operand{}
+		}
+		if x.Type().Kind != algebra.KindBool {
+			c.errorf(e.At, "not needs a condition, but this is a %s", x.Type())
+			return operand{}
+		}
+		return operand{e: &expr.Unary{Op: expr.OpNot, X: x, T: algebra.TypeBool, At: e.At}}
+	case *tquel.Binary:
+		return operand{e: c.binary(e)}
+	case *tquel.Aggregate:
+		c.errorf(e.At, "aggregate %s is parsed but not evaluated yet", e.Func)
+		return operand{}
+	case *tquel.TimeOf:
+		c.errorf(e.At, "%s in a value expression is not supported yet", e.Op)
+		return operand{}
+	case *tquel.TemporalBinary:
+		c.errorf(e.OpPos, "temporal operator %s is not allowed in a value expression (use it in a when clause)", e.Op)
+		return operand{}
+	case *tquel.TemporalUnary:
+		c.errorf(e.At, "%s in a value expression is not supported yet", e.Op)
+		return operand{}
+	}
+	c.errorf(e.Pos(), "unexpected expression")
+	return operand{}
+}
+
+var opMap = map[tquel.Op]expr.Op{
+	tquel.OpAdd: expr.OpAdd, tquel.OpSub: expr.OpSub, tquel.OpMul: expr.OpMul,
+	tquel.OpDiv: expr.OpDiv, tquel.OpMod: expr.OpMod, tquel.OpEq: expr.OpEq,
+	tquel.OpNe: expr.OpNe, tquel.OpLt: expr.OpLt, tquel.OpLe: expr.OpLe,
+	tquel.OpGt: expr.OpGt, tquel.OpGe: expr.OpGe, tquel.OpAnd: expr.OpAnd,
+	tquel.OpOr: expr.OpOr,
+}
+
+func (c *stmtChecker) binary(e *tquel.Binary) expr.Expr {
+	op, ok := opMap[e.Op]
+	if !ok {
+		c.errorf(e.OpPos, "operator %s is not allowed here", e.Op)
+		return nil
+	}
+	if op == expr.OpAnd || op == expr.OpOr {
+		x, y := c.value(e.X), c.value(e.Y)
+		if x == nil || y == nil {
+			return nil
+		}
+		for _, s := range []expr.Expr{x, y} {
+			if s.Type().Kind != algebra.KindBool {
+				c.errorf(s.Pos(), "%s needs conditions on both sides, but this is a %s", op, s.Type())
+				return nil
+			}
+		}
+		return &expr.Binary{Op: op, X: x, Y: y, T: algebra.TypeBool, At: e.OpPos}
+	}
+	lx, ly := c.operand(e.X), c.operand(e.Y)
+	if (lx.e == nil && lx.lit == nil) || (ly.e == nil && ly.lit == nil) {
+		return nil
+	}
+	// Fix open literals from the other side.
+	switch {
+	case lx.lit != nil && ly.lit != nil:
+		lx.e, ly.e = c.settle(lx.lit), c.settle(ly.lit)
+	case lx.lit != nil:
+		lx.e = c.coerce(lx.lit, ly.e.Type())
+	case ly.lit != nil:
+		ly.e = c.coerce(ly.lit, lx.e.Type())
+	}
+	x, y := lx.e, ly.e
+	if x == nil || y == nil {
+		return nil
+	}
+	tx, ty := x.Type(), y.Type()
+	if op.IsComparison() {
+		if !comparable(tx, ty) {
+			c.errorf(e.OpPos, "cannot compare %s with %s", tx, ty)
+			return nil
+		}
+		if op != expr.OpEq && op != expr.OpNe && !ordered(tx) {
+			c.errorf(e.OpPos, "%s values are not ordered: only = and != compare them", tx)
+			return nil
+		}
+		return &expr.Binary{Op: op, X: x, Y: y, T: algebra.TypeBool, At: e.OpPos}
+	}
+	t, ok := arithType(op, tx, ty)
+	if !ok {
+		c.errorf(e.OpPos, "cannot apply %s to %s and %s", op, tx, ty)
+		return nil
+	}
+	return &expr.Binary{Op: op, X: x, Y: y, T: t, At: e.OpPos}
+}
+
+func comparable(a, b algebra.Type) bool {
+	if a.Kind.IsNumeric() && b.Kind.IsNumeric() {
+		return true
+	}
+	return algebra.Identical(a, b)
+}
+
+func ordered(t algebra.Type) bool {
+	switch t.Kind {
+	case algebra.KindEntity, algebra.KindBool:
+		return false
+	}
+	return true
+}
+
+func arithType(op expr.Op, a, b algebra.Type) (algebra.Type, bool) {
+	ka, kb := a.Kind, b.Kind
+	switch {
+	case ka == algebra.KindInt && kb == algebra.KindInt:
+		return algebra.TypeInt, true
+	case ka.IsNumeric() && kb.IsNumeric():
+		return algebra.TypeFloat, true
+	case ka == algebra.KindString && kb == algebra.KindString && op == expr.OpAdd:
+		return algebra.TypeString, true
+	case ka == algebra.KindTime && kb == algebra.KindTime && op == expr.OpSub:
+		return algebra.TypeDuration, true
+	case ka == algebra.KindTime && kb == algebra.KindDuration && (op == expr.OpAdd || op == expr.OpSub):
+		return algebra.TypeTime, true
+	case ka == algebra.KindDuration && kb == algebra.KindTime && op == expr.OpAdd:
+		return algebra.TypeTime, true
+	case ka == algebra.KindDuration && kb == algebra.KindDuration:
+		switch op {
+		case expr.OpAdd, expr.OpSub, expr.OpMod:
+			return algebra.TypeDuration, true
+		case expr.OpDiv:
+			return algebra.TypeFloat, true
+		}
+	case ka == algebra.KindDuration && kb == algebra.KindInt && (op == expr.OpMul || op == expr.OpDiv):
+		return algebra.TypeDuration, true
+	case ka == algebra.KindInt && kb == algebra.KindDuration && op == expr.OpMul:
+		return algebra.TypeDuration, true
+	}
+	return algebra.Type{}, false
+}
+
+// parseDuration reads a duration parameter (Go notation, e.g. 1m30s).
+func parseDuration(s string) (int64, error) {
+	d, err := timeParseDuration(s)
+	return int64(d), err
+}

@@ -1,0 +1,5 @@
+package check
+
+import "time"
+
+var timeParseDuration = time.ParseDuration

@@ -1,0 +1,1037 @@
+package exec
+
+import (
+	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/expr"
+)
+
+// JoinSpec is one select-project-join block of a retrieve, ready to run:
+// the σ, σT, πT and π over the product (or joins) of k inputs.
+type JoinSpec struct {
+	// Events[i] says whether input i carries events.
+	Events []bool
+	// Conds are the where conjuncts, over the inputs' variables.
+	Conds []expr.Expr
+	// When is the temporal predicate (PTrue when none).
+	When expr.Pred
+	// Valid computes each result's valid time.
+	Valid *expr.Valid
+	// Targets compute each result's values.
+	Targets []expr.Expr
+}
+
+// Join evaluates a JoinSpec incrementally. Each input is a Receiver
+// (Input(i)); results go to out in time order.
+//
+// A binding (one tuple per input) is formed once, when its last tuple
+// arrives, against the tuples the other inputs still store. Equalities
+// between inputs in the where clause are probed through hash indexes;
+// the other conjuncts are checked as soon as their variables are bound.
+// Each surviving binding becomes a candidate whose when clause and valid
+// time are evaluated on bounds of the ends still unknown (bounds.go): it is
+// dropped, emitted, or held until an End or the horizon decides it.
+//
+// Stored tuples that no future binding can use (the when clause is false for
+// every binding with a tuple still to come) are purged, so state stays
+// proportional to what can still match. Results can be late (a valid time
+// may begin before the binding is complete); they are buffered and released
+// behind an output watermark: the least time any result could still have.
+type Join struct {
+	spec    JoinSpec
+	k       int
+	in      []*joinInput
+	out     Receiver
+	st      *runState
+	filters [][]expr.Fn // per input: conjuncts over that input alone
+	plans   [][]step    // per arriving input: how to bind the others
+	targets []expr.Fn
+
+	started  bool
+	done     algebra.Time // inputs processed up to here (inclusive)
+	lastAdv  algebra.Time // last Advance sent downstream
+	finished bool
+
+	wake   candHeap // held candidates by the horizon that may decide them
+	lb     candHeap // live candidates by a lower bound of their next output
+	outBuf elemHeap
+	live   int
+	seq    uint64
+
+	// scratch
+	vs   []varSpan
+	bind []*entry
+	vals expr.Binding
+}
+
+type joinInput struct {
+	j      *Join
+	i      int
+	event  bool
+	stored bool // other inputs' future tuples may bind with these
+
+	buf  []Elem
+	head int
+	wm   algebra.Time
+	seen bool
+
+	entries   []*entry // stored, in arrival (= begin) order
+	entHead   int
+	closedQ   []*entry // stored and closed, in order of end
+	closedH   int
+	nOpen     int
+	nLive     int
+	nDead     int
+	threshold int
+	sweepMin  int
+	open      map[*Rec]*entry
+	idx       []*index
+}
+
+type index struct {
+	cols []int
+	m    map[string][]*entry
+}
+
+type entry struct {
+	rec  *Rec
+	b, e algebra.Time
+	open bool
+	dead bool
+	deps []*cand
+}
+
+// step binds one more variable while enumerating bindings.
+type step struct {
+	v      int
+	index  int       // index of input v to probe, or -1 to scan its store
+	keys   []expr.Fn // probe key, from variables already bound
+	checks []expr.Fn // conjuncts whose variables are all bound after this step
+}
+
+type candState uint8
+
+const (
+	held  candState = iota // undecided, nothing emitted
+	begun                  // Begin emitted, End not yet known
+	dead                   // finished
+)
+
+type cand struct {
+	ents       []*entry
+	vals       expr.Binding
+	state      candState
+	out        *Rec
+	from       algebra.Time
+	ver        uint32
+	registered bool
+}
+
+// NewJoin builds the operator. Outputs go to out. sweepMin is the store
+// size at which an input is first swept for purgeable tuples (0: 64); the
+// threshold then doubles with the live store.
+func NewJoin(spec JoinSpec, out Receiver, st *runState, sweepMin int) *Join {
+	if sweepMin <= 0 {
+		sweepMin = 64
+	}
+	k := len(spec.Events)
+	j := &Join{spec: spec, k: k, out: out, st: st, done: algebra.Beginning, lastAdv: algebra.Beginning}
+	j.vs = make([]varSpan, k)
+	j.bind = make([]*entry, k)
+	j.vals = make(expr.Binding, k)
+	for i := 0; i < k; i++ {
+		j.in = append(j.in, &joinInput{j: j, i: i, event: spec.Events[i], stored: k > 1,
+			open: map[*Rec]*entry{}, threshold: sweepMin, sweepMin: sweepMin})
+	}
+	if k == 0 {
+		// No variables: one empty binding. A pseudo input, fed only with
+		// Advance, tells the operator how time passes.
+		j.in = append(j.in, &joinInput{j: j, open: map[*Rec]*entry{}})
+	}
+	for _, t := range spec.Targets {
+		j.targets = append(j.targets, expr.Compile(t))
+	}
+	j.compilePlans()
+	return j
+}
+
+// Input returns the receiver of input i.
+func (j *Join) Input(i int) Receiver { return j.in[i] }
+
+// compilePlans decides, for a tuple arriving at each input, the order in
+// which the other inputs are bound, which index each probes and where every
+// where conjunct is checked.
+func (j *Join) compilePlans() {
+	j.filters = make([][]expr.Fn, j.k)
+	type eq struct {
+		a, b *expr.Col
+	}
+	var eqs []eq
+	var others []expr.Expr
+	for _, c := range j.spec.Conds {
+		vars := expr.Vars(c)
+		if b, ok := c.(*expr.Binary); ok && b.Op == expr.OpEq {
+			ca, oka := b.X.(*expr.Col)
+			cb, okb := b.Y.(*expr.Col)
+			if oka && okb && ca.Var != cb.Var && algebra.Identical(ca.T, cb.T) && ca.T.Kind != algebra.KindFloat {
+				eqs = append(eqs, eq{ca, cb})
+				continue
+			}
+		}
+		if vars != 0 && vars&(vars-1) == 0 { // exactly one variable
+			v := trailingZeros(vars)
+			j.filters[v] = append(j.filters[v], expr.Compile(c))
+			continue
+		}
+		others = append(others, c)
+	}
+	j.plans = make([][]step, j.k)
+	for start := 0; start < j.k; start++ {
+		bound := uint64(1) << uint(start)
+		var plan []step
+		// Constant conjuncts are checked at the first step.
+		var first []expr.Fn
+		for _, c := range others {
+			if expr.Vars(c) == 0 {
+				first = append(first, expr.Compile(c))
+			}
+		}
+		plan = append(plan, step{v: start, index: -1, checks: first})
+		used := make([]bool, len(others))
+		for n := 1; n < j.k; n++ {
+			// Prefer an input connected to the bound ones by equalities.
+			next, best := -1, -1
+			for v := 0; v < j.k; v++ {
+				if bound&(1<<uint(v)) != 0 {
+					continue
+				}
+				cnt := 0
+				for _, e := range eqs {
+					if (e.a.Var == v && bound&(1<<uint(e.b.Var)) != 0) || (e.b.Var == v && bound&(1<<uint(e.a.Var)) != 0) {
+						cnt++
+					}
+				}
+				if cnt > best {
+					next, best = v, cnt
+				}
+			}
+			st := step{v: next, index: -1}
+			var cols []int
+			for _, e := range eqs {
+				switch {
+				case e.a.Var == next && bound&(1<<uint(e.b.Var)) != 0:
+					cols = append(cols, e.a.Attr)
+					st.keys = append(st.keys, expr.Compile(e.b))
+				case e.b.Var == next && bound&(1<<uint(e.a.Var)) != 0:
+					cols = append(cols, e.b.Attr)
+					st.keys = append(st.keys, expr.Compile(e.a))
+				}
+			}
+			if len(cols) > 0 {
+				st.index = j.in[next].indexFor(cols)
+			}
+			bound |= 1 << uint(next)
+			for ci, c := range others {
+				vars := expr.Vars(c)
+				if !used[ci] && vars != 0 && vars&^bound == 0 {
+					st.checks = append(st.checks, expr.Compile(c))
+					used[ci] = true
+				}
+			}
+			plan = append(plan, st)
+		}
+		j.plans[start] = plan
+	}
+}
+
+func trailingZeros(x uint64) int {
+	n := 0
+	for x&1 == 0 {
+		x >>= 1
+		n++
+	}
+	return n
+}
+
+func (in *joinInput) indexFor(cols []int) int {
+	for i, ix := range in.idx {
+		if equalInts(ix.cols, cols) {
+			return i
+		}
+	}
+	in.idx = append(in.idx, &index{cols: cols, m: map[string][]*entry{}})
+	return len(in.idx) - 1
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// ---- input side ----
+
+func (in *joinInput) Push(e Elem) {
+	in.buf = append(in.buf, e)
+}
+
+func (in *joinInput) Advance(t algebra.Time) {
+	if in.seen && t <= in.wm {
+		return
+	}
+	in.wm, in.seen = t, true
+	in.j.advance()
+}
+
+func (j *Join) advance() {
+	if j.finished || j.st.err != nil {
+		return
+	}
+	w := algebra.Forever
+	for _, in := range j.in {
+		if !in.seen {
+			return
+		}
+		w = min(w, in.wm)
+	}
+	if j.k == 0 {
+		// The single empty binding.
+		if !j.started {
+			j.started = true
+			j.newCand(algebra.Beginning, nil)
+		}
+	}
+	if j.started && w <= j.done {
+		return
+	}
+	j.started = true
+	// Process buffered elements up to w in time order, Ends first.
+	for {
+		var best *joinInput
+		for _, in := range j.in {
+			if in.head < len(in.buf) && in.buf[in.head].T <= w {
+				if best == nil || elemLess(in.buf[in.head], best.buf[best.head]) {
+					best = in
+				}
+			}
+		}
+		if best == nil {
+			break
+		}
+		e := best.buf[best.head]
+		best.buf[best.head] = Elem{}
+		best.head++
+		j.process(best, e)
+		if j.st.err != nil {
+			return
+		}
+	}
+	for _, in := range j.in {
+		if in.head == len(in.buf) {
+			in.buf, in.head = in.buf[:0], 0
+		} else if in.head > 1024 && in.head*2 > len(in.buf) {
+			n := copy(in.buf, in.buf[in.head:])
+			in.buf, in.head = in.buf[:n], 0
+		}
+	}
+	j.done = w
+	h := algebra.Next(w)
+	if w != algebra.Forever {
+		j.wakeUp(h)
+		j.sweep(h)
+	}
+	j.release(w, h)
+}
+
+func (j *Join) process(in *joinInput, e Elem) {
+	switch e.Kind {
+	case End:
+		ent := in.open[e.Rec]
+		if ent == nil {
+			return
+		}
+		delete(in.open, e.Rec)
+		ent.e, ent.open = e.T, false
+		if in.stored && !ent.dead {
+			in.nOpen--
+			in.closedQ = append(in.closedQ, ent)
+		}
+		deps := ent.deps
+		ent.deps = nil
+		for _, c := range deps {
+			if c.state != dead {
+				j.eval(c, e.T)
+			}
+		}
+		// A tuple that has just ended often cannot meet any later one (with
+		// the default clauses, never): drop it now rather than at a sweep.
+		// Tuples at this time may still come, so the future begins at e.T.
+		if in.stored && !ent.dead && j.purgeable(in.i, ent, e.T) {
+			j.kill(in, ent)
+		}
+	default:
+		vals := e.Rec.Vals
+		if fs := j.filters[in.i]; len(fs) > 0 {
+			for v := range j.vals {
+				j.vals[v] = nil
+			}
+			j.vals[in.i] = vals
+			for _, f := range fs {
+				ok, err := f(j.vals)
+				if err != nil {
+					j.st.fail(err)
+					return
+				}
+				if !ok.B() {
+					return
+				}
+			}
+		}
+		ent := &entry{rec: e.Rec, b: e.T}
+		if e.Kind == Event {
+			ent.e = algebra.Next(e.T)
+		} else {
+			ent.open = true
+			ent.e = algebra.Forever
+			in.open[e.Rec] = ent
+		}
+		if in.stored {
+			in.entries = append(in.entries, ent)
+			in.nLive++
+			for _, ix := range in.idx {
+				key := string(keyOf(nil, vals, ix.cols))
+				ix.m[key] = append(ix.m[key], ent)
+			}
+			if ent.open {
+				in.nOpen++
+			} else {
+				in.closedQ = append(in.closedQ, ent)
+			}
+		}
+		j.enumerate(in.i, ent, algebra.Next(e.T))
+		if !in.stored && ent.open && len(ent.deps) == 0 {
+			delete(in.open, e.Rec)
+		}
+		if in.stored && !ent.open && j.purgeable(in.i, ent, e.T) {
+			j.kill(in, ent)
+		}
+	}
+}
+
+func keyOf(buf []byte, vals []algebra.Value, cols []int) []byte {
+	for _, c := range cols {
+		buf = algebra.AppendKey(buf, vals[c])
+	}
+	return buf
+}
+
+// enumerate forms every binding of the new entry at input i with the stored
+// entries of the other inputs.
+func (j *Join) enumerate(i int, ent *entry, h algebra.Time) {
+	plan := j.plans[i]
+	for v := range j.bind {
+		j.bind[v] = nil
+		j.vals[v] = nil
+	}
+	j.bind[i] = ent
+	j.vals[i] = ent.rec.Vals
+	var keybuf []byte
+	var rec func(s int)
+	rec = func(s int) {
+		if j.st.err != nil {
+			return
+		}
+		if s == len(plan) {
+			ents := make([]*entry, j.k)
+			copy(ents, j.bind)
+			j.newCand(h, ents)
+			return
+		}
+		st := &plan[s]
+		if s == 0 {
+			if j.checks(st.checks) {
+				rec(1)
+			}
+			return
+		}
+		in := j.in[st.v]
+		var list []*entry
+		if st.index >= 0 {
+			keybuf = keybuf[:0]
+			for _, kf := range st.keys {
+				v, err := kf(j.vals)
+				if err != nil {
+					j.st.fail(err)
+					return
+				}
+				keybuf = algebra.AppendKey(keybuf, v)
+			}
+			list = in.idx[st.index].m[string(keybuf)]
+		} else {
+			list = in.entries[in.entHead:]
+		}
+		for _, e := range list {
+			if e.dead {
+				continue
+			}
+			j.bind[st.v] = e
+			j.vals[st.v] = e.rec.Vals
+			if j.checks(st.checks) {
+				rec(s + 1)
+			}
+		}
+		j.bind[st.v] = nil
+		j.vals[st.v] = nil
+	}
+	rec(0)
+}
+
+func (j *Join) checks(fs []expr.Fn) bool {
+	for _, f := range fs {
+		ok, err := f(j.vals)
+		if err != nil {
+			j.st.fail(err)
+			return false
+		}
+		if !ok.B() {
+			return false
+		}
+	}
+	return true
+}
+
+// ---- candidates ----
+
+func (j *Join) newCand(h algebra.Time, ents []*entry) {
+	c := &cand{ents: ents, vals: make(expr.Binding, j.k)}
+	for i, e := range ents {
+		c.vals[i] = e.rec.Vals
+	}
+	j.live++
+	j.eval(c, h)
+}
+
+// spans fills j.vs for candidate c at horizon h: unknown ends lie in
+// [max(h, b+1), Forever].
+func (j *Join) spans(c *cand, h algebra.Time) {
+	for i, e := range c.ents {
+		if e.open {
+			j.vs[i] = varSpan{b: point(e.b), e: rng{max(h, algebra.Next(e.b)), algebra.Forever}}
+		} else {
+			j.vs[i] = varSpan{b: point(e.b), e: point(e.e)}
+		}
+	}
+}
+
+// outcome of evaluating a candidate.
+type verdict uint8
+
+const (
+	vDrop verdict = iota
+	vUndecided
+	vEmitEvent  // at is known
+	vBegin      // from is known, to not yet
+	vInterval   // from and to are known
+	vEnd        // (begun) to is known
+	vStillBegun // (begun) to not yet known
+)
+
+// decide evaluates c at horizon h without side effects.
+func (j *Join) decide(c *cand, h algebra.Time) (verdict, algebra.Time, algebra.Time) {
+	j.spans(c, h)
+	valid := j.spec.Valid
+	if c.state == begun {
+		s := evalT(valid.To, j.vs)
+		to := stop(valid.To, s)
+		if to.exact() {
+			return vEnd, c.from, to.lo
+		}
+		return vStillBegun, c.from, 0
+	}
+	p := evalP(j.spec.When, j.vs)
+	if p == no {
+		return vDrop, 0, 0
+	}
+	if valid.At != nil {
+		s := evalT(valid.At, j.vs)
+		if s.empty == yes {
+			return vDrop, 0, 0
+		}
+		if p == yes && s.empty == no && s.b.exact() {
+			return vEmitEvent, s.b.lo, 0
+		}
+		return vUndecided, 0, 0
+	}
+	f := evalT(valid.From, j.vs)
+	t := evalT(valid.To, j.vs)
+	if f.empty == yes || t.empty == yes {
+		return vDrop, 0, 0
+	}
+	from, to := f.b, stop(valid.To, t)
+	if to.hi <= from.lo {
+		return vDrop, 0, 0 // from ≥ to whatever the unknowns are
+	}
+	if p == yes && f.empty == no && t.empty == no && from.exact() && to.lo > from.lo {
+		if to.exact() {
+			return vInterval, from.lo, to.lo
+		}
+		return vBegin, from.lo, 0
+	}
+	return vUndecided, 0, 0
+}
+
+// eval decides what it can about c at horizon h and acts on it.
+func (j *Join) eval(c *cand, h algebra.Time) {
+	v, from, to := j.decide(c, h)
+	switch v {
+	case vDrop:
+		j.finish(c)
+		return
+	case vEmitEvent:
+		if rec := j.result(c, from); rec != nil {
+			j.emit(Elem{Kind: Event, T: from, Rec: rec})
+		}
+		j.finish(c)
+		return
+	case vInterval:
+		if rec := j.result(c, from); rec != nil {
+			j.emit(Elem{Kind: Begin, T: from, Rec: rec})
+			j.emit(Elem{Kind: End, T: to, Rec: rec})
+		}
+		j.finish(c)
+		return
+	case vEnd:
+		j.emit(Elem{Kind: End, T: to, Rec: c.out})
+		j.finish(c)
+		return
+	case vBegin:
+		rec := j.result(c, from)
+		if rec == nil {
+			j.finish(c)
+			return
+		}
+		j.emit(Elem{Kind: Begin, T: from, Rec: rec})
+		c.state, c.out, c.from = begun, rec, from
+		c.vals = nil // the targets are computed
+	}
+	// Still live: make sure an End or the horizon will look at it again.
+	if !c.registered {
+		c.registered = true
+		for _, e := range c.ents {
+			if e.open {
+				e.deps = append(e.deps, c)
+			}
+		}
+	}
+	c.ver++
+	if w, ok := j.wakeTime(c, h); ok {
+		j.wake.push(candItem{key: w, c: c, ver: c.ver})
+	}
+	j.lb.push(candItem{key: j.nextLow(c), c: c, ver: c.ver})
+}
+
+func (j *Join) finish(c *cand) {
+	if c.state != dead {
+		c.state = dead
+		c.ver++
+		j.live--
+		c.vals = nil
+	}
+}
+
+// result computes the target values of c's binding.
+func (j *Join) result(c *cand, from algebra.Time) *Rec {
+	vals := make([]algebra.Value, len(j.targets))
+	for i, t := range j.targets {
+		v, err := t(c.vals)
+		if err != nil {
+			j.st.fail(err)
+			return nil
+		}
+		vals[i] = v
+	}
+	return &Rec{Vals: vals, From: from}
+}
+
+func (j *Join) emit(e Elem) {
+	j.seq++
+	j.outBuf.push(e, j.seq)
+}
+
+// wakeTime is the least horizon at which evaluating c would decide more than
+// at h, if the passing of time alone can do it; otherwise only an End can.
+func (j *Join) wakeTime(c *cand, h algebra.Time) (algebra.Time, bool) {
+	if !c.hasOpen() {
+		return 0, false
+	}
+	cur, _, _ := j.decide(c, h)
+	lo, hi := h, algebra.Forever-1
+	if lo >= hi {
+		return 0, false
+	}
+	if v, _, _ := j.decide(c, hi); v == cur {
+		return 0, false
+	}
+	for lo+1 < hi {
+		mid := lo + (hi-lo)/2
+		if v, _, _ := j.decide(c, mid); v == cur {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return hi, true
+}
+
+func (c *cand) hasOpen() bool {
+	for _, e := range c.ents {
+		if e.open {
+			return true
+		}
+	}
+	return false
+}
+
+// nextLow is a lower bound of the time of c's next output with every
+// unknown end taken as Forever; the true bound is at least min(this, h) for
+// any horizon h (min, max and +1 are monotone).
+func (j *Join) nextLow(c *cand) algebra.Time {
+	j.spans(c, algebra.Forever)
+	valid := j.spec.Valid
+	switch {
+	case c.state == begun:
+		return stop(valid.To, evalT(valid.To, j.vs)).lo
+	case valid.At != nil:
+		return evalT(valid.At, j.vs).b.lo
+	}
+	return evalT(valid.From, j.vs).b.lo
+}
+
+// wakeUp re-evaluates held candidates whose wake time has come.
+func (j *Join) wakeUp(h algebra.Time) {
+	for j.wake.len() > 0 {
+		top := j.wake.top()
+		if top.c.ver != top.ver || top.c.state == dead {
+			j.wake.pop()
+			continue
+		}
+		if top.key > h {
+			break
+		}
+		j.wake.pop()
+		j.eval(top.c, h)
+	}
+}
+
+// ---- purging ----
+
+// kill marks a stored entry purged: no future binding will use it. It
+// leaves the store at the next compaction.
+func (j *Join) kill(in *joinInput, e *entry) {
+	e.dead = true
+	in.nLive--
+	in.nDead++
+	if e.open {
+		in.nOpen--
+		if len(e.deps) == 0 {
+			delete(in.open, e.rec)
+		}
+	}
+}
+
+// sweep checks every stored entry of an input for purging once its store
+// has doubled since the last check, and compacts the store once purged
+// entries outnumber live ones.
+func (j *Join) sweep(h algebra.Time) {
+	for _, in := range j.in {
+		if !in.stored {
+			continue
+		}
+		if in.nLive >= in.threshold {
+			for _, e := range in.entries[in.entHead:] {
+				if !e.dead && j.purgeable(in.i, e, h) {
+					j.kill(in, e)
+				}
+			}
+			in.threshold = max(in.sweepMin, 2*in.nLive)
+		}
+		if in.nDead > 64 && in.nDead > in.nLive || in.sweepMin == 1 && in.nDead > 0 {
+			in.compact()
+		}
+	}
+}
+
+// compact removes purged entries from the store, its indexes and queues.
+func (in *joinInput) compact() {
+	live := in.entries[:0]
+	for _, e := range in.entries[in.entHead:] {
+		if !e.dead {
+			live = append(live, e)
+		}
+	}
+	clear(in.entries[len(live):])
+	in.entries, in.entHead = live, 0
+	for _, ix := range in.idx {
+		for key, list := range ix.m {
+			n := 0
+			for _, e := range list {
+				if !e.dead {
+					list[n] = e
+					n++
+				}
+			}
+			if n == 0 {
+				delete(ix.m, key)
+			} else {
+				clear(list[n:])
+				ix.m[key] = list[:n]
+			}
+		}
+	}
+	cq := in.closedQ[:0]
+	for _, e := range in.closedQ[in.closedH:] {
+		if !e.dead {
+			cq = append(cq, e)
+		}
+	}
+	clear(in.closedQ[len(cq):])
+	in.closedQ, in.closedH = cq, 0
+	in.nDead = 0
+}
+
+// storedSpan bounds the valid time of any tuple input in may contribute to
+// a future binding: one it stores now or one still to come.
+func (j *Join) storedSpan(in *joinInput, h algebra.Time) varSpan {
+	minB, minE := h, algebra.Next(h)
+	for in.entHead < len(in.entries) && in.entries[in.entHead].dead {
+		in.entHead++
+	}
+	if in.entHead < len(in.entries) {
+		minB = min(minB, in.entries[in.entHead].b)
+	}
+	for in.closedH < len(in.closedQ) && in.closedQ[in.closedH].dead {
+		in.closedH++
+	}
+	if in.closedH < len(in.closedQ) {
+		minE = min(minE, in.closedQ[in.closedH].e)
+	}
+	return varSpan{b: rng{minB, algebra.Forever}, e: rng{minE, algebra.Forever}}
+}
+
+func futureSpan(h algebra.Time) varSpan {
+	return varSpan{b: rng{h, algebra.Forever}, e: rng{algebra.Next(h), algebra.Forever}}
+}
+
+// purgeable reports whether every future binding with e at input i fails
+// the when clause.
+func (j *Join) purgeable(i int, e *entry, h algebra.Time) bool {
+	for f := 0; f < j.k; f++ {
+		if f == i {
+			continue
+		}
+		for v, in := range j.in {
+			switch {
+			case v == i:
+				if e.open {
+					j.vs[v] = varSpan{b: point(e.b), e: rng{max(h, algebra.Next(e.b)), algebra.Forever}}
+				} else {
+					j.vs[v] = varSpan{b: point(e.b), e: point(e.e)}
+				}
+			case v == f:
+				j.vs[v] = futureSpan(h)
+			default:
+				j.vs[v] = j.storedSpan(in, h)
+			}
+		}
+		if evalP(j.spec.When, j.vs) != no {
+			return false
+		}
+	}
+	return true
+}
+
+// ---- output ----
+
+// futureLow bounds the time of any output of a binding still to be formed.
+func (j *Join) futureLow(h algebra.Time) algebra.Time {
+	low := algebra.Forever
+	if j.k == 0 {
+		return low
+	}
+	valid := j.spec.Valid
+	for f := 0; f < j.k; f++ {
+		for v, in := range j.in {
+			if v == f {
+				j.vs[v] = futureSpan(h)
+			} else {
+				j.vs[v] = j.storedSpan(in, h)
+			}
+		}
+		var t algebra.Time
+		if valid.At != nil {
+			t = evalT(valid.At, j.vs).b.lo
+		} else {
+			t = evalT(valid.From, j.vs).b.lo
+		}
+		low = min(low, t)
+	}
+	return low
+}
+
+// release sends every buffered output that comes before any output still
+// possible, then advances the output stream.
+func (j *Join) release(w, h algebra.Time) {
+	var low algebra.Time
+	final := w == algebra.Forever
+	if !final {
+		low = min(h, j.futureLow(h))
+		for j.lb.len() > 0 {
+			top := j.lb.top()
+			if top.c.ver != top.ver || top.c.state == dead {
+				j.lb.pop()
+				continue
+			}
+			low = min(low, top.key)
+			break
+		}
+	}
+	for j.outBuf.len() > 0 {
+		e := j.outBuf.top()
+		if !final && e.T >= low {
+			break
+		}
+		j.outBuf.pop()
+		j.out.Push(e)
+	}
+	adv := algebra.Forever
+	if !final {
+		adv = algebra.Prev(low)
+	}
+	if adv > j.lastAdv || (final && !j.finished) {
+		j.lastAdv = adv
+		if final {
+			j.finished = true
+		}
+		j.out.Advance(adv)
+	}
+}
+
+// Held counts stored tuples, live candidates and buffered outputs.
+func (j *Join) Held() int {
+	n := j.live + j.outBuf.len()
+	for _, in := range j.in {
+		n += in.nLive + len(in.buf) - in.head
+		if !in.stored {
+			n += len(in.open)
+		}
+	}
+	return n
+}
+
+// ---- heaps ----
+
+type candItem struct {
+	key algebra.Time
+	c   *cand
+	ver uint32
+}
+
+type candHeap struct{ a []candItem }
+
+func (h *candHeap) len() int      { return len(h.a) }
+func (h *candHeap) top() candItem { return h.a[0] }
+func (h *candHeap) push(x candItem) {
+	h.a = append(h.a, x)
+	i := len(h.a) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if h.a[p].key <= h.a[i].key {
+			break
+		}
+		h.a[p], h.a[i] = h.a[i], h.a[p]
+		i = p
+	}
+}
+func (h *candHeap) pop() candItem {
+	x := h.a[0]
+	n := len(h.a) - 1
+	h.a[0] = h.a[n]
+	h.a[n] = candItem{}
+	h.a = h.a[:n]
+	i := 0
+	for {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < n && h.a[l].key < h.a[m].key {
+			m = l
+		}
+		if r < n && h.a[r].key < h.a[m].key {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h.a[m], h.a[i] = h.a[i], h.a[m]
+		i = m
+	}
+	return x
+}
+
+type seqElem struct {
+	e   Elem
+	seq uint64
+}
+
+type elemHeap struct{ a []seqElem }
+
+func seqLess(x, y seqElem) bool {
+	if x.e.T != y.e.T {
+		return x.e.T < y.e.T
+	}
+	if px, py := x.e.phase(), y.e.phase(); px != py {
+		return px < py
+	}
+	return x.seq < y.seq
+}
+
+func (h *elemHeap) len() int  { return len(h.a) }
+func (h *elemHeap) top() Elem { return h.a[0].e }
+func (h *elemHeap) push(e Elem, seq uint64) {
+	h.a = append(h.a, seqElem{e, seq})
+	i := len(h.a) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !seqLess(h.a[i], h.a[p]) {
+			break
+		}
+		h.a[p], h.a[i] = h.a[i], h.a[p]
+		i = p
+	}
+}
+func (h *elemHeap) pop() Elem {
+	x := h.a[0].e
+	n := len(h.a) - 1
+	h.a[0] = h.a[n]
+	h.a[n] = seqElem{}
+	h.a = h.a[:n]
+	i := 0
+	for {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < n && seqLess(h.a[l], h.a[m]) {
+			m = l
+		}
+		if r < n && seqLess(h.a[r], h.a[m]) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h.a[m], h.a[i] = h.a[i], h.a[m]
+		i = m
+	}
+	return x
+}

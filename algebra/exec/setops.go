@@ -1,0 +1,181 @@
+package exec
+
+import "github.com/tqmon/tqmon/algebra"
+
+// SetOp is ∩ or ∪ over two entity relations (streams of identifier tuples,
+// each coalesced): an identifier is in L ∩ R while it is in both, in L ∪ R
+// while it is in either. The output is coalesced. These operators combine
+// the entity relations that α operators take as arguments.
+type SetOp struct {
+	union  bool
+	out    Receiver
+	in     [2]*setInput
+	keys   map[string]*setGroup
+	keybuf []byte
+
+	cur      algebra.Time
+	curSet   bool
+	ending   []*setGroup
+	begins   []Elem
+	done     algebra.Time
+	started  bool
+	lastAdv  algebra.Time
+	advanced bool
+}
+
+type setInput struct {
+	op   *SetOp
+	side int
+	buf  []Elem
+	head int
+	wm   algebra.Time
+	seen bool
+}
+
+type setGroup struct {
+	key     string
+	count   [2]int
+	out     *Rec
+	pending bool
+}
+
+// NewSetOp builds L ∩ R (union false) or L ∪ R (union true).
+func NewSetOp(union bool, out Receiver) *SetOp {
+	s := &SetOp{union: union, out: out, keys: map[string]*setGroup{}}
+	for i := range s.in {
+		s.in[i] = &setInput{op: s, side: i}
+	}
+	return s
+}
+
+// Input returns the receiver of side 0 (L) or 1 (R).
+func (s *SetOp) Input(side int) Receiver { return s.in[side] }
+
+func (in *setInput) Push(e Elem) { in.buf = append(in.buf, e) }
+
+func (in *setInput) Advance(t algebra.Time) {
+	if in.seen && t <= in.wm {
+		return
+	}
+	in.wm, in.seen = t, true
+	in.op.advance()
+}
+
+func (s *SetOp) active(g *setGroup) bool {
+	if s.union {
+		return g.count[0] > 0 || g.count[1] > 0
+	}
+	return g.count[0] > 0 && g.count[1] > 0
+}
+
+func (s *SetOp) advance() {
+	if !s.in[0].seen || !s.in[1].seen {
+		return
+	}
+	w := min(s.in[0].wm, s.in[1].wm)
+	if s.started && w <= s.done {
+		return
+	}
+	s.started = true
+	for {
+		var best *setInput
+		for _, in := range s.in {
+			if in.head < len(in.buf) && in.buf[in.head].T <= w {
+				if best == nil || elemLess(in.buf[in.head], best.buf[best.head]) {
+					best = in
+				}
+			}
+		}
+		if best == nil {
+			break
+		}
+		e := best.buf[best.head]
+		best.buf[best.head] = Elem{}
+		best.head++
+		s.process(best.side, e)
+	}
+	for _, in := range s.in {
+		if in.head == len(in.buf) {
+			in.buf, in.head = in.buf[:0], 0
+		}
+	}
+	s.done = w
+	if s.curSet && w >= s.cur {
+		s.flush()
+		s.curSet = false
+	}
+	if !s.advanced || w > s.lastAdv {
+		s.lastAdv, s.advanced = w, true
+		s.out.Advance(w)
+	}
+}
+
+func (s *SetOp) process(side int, e Elem) {
+	if !s.curSet || e.T != s.cur {
+		s.flush()
+		s.cur, s.curSet = e.T, true
+	}
+	s.keybuf = algebra.AppendTupleKey(s.keybuf[:0], e.Rec.Vals)
+	g := s.keys[string(s.keybuf)]
+	if g == nil {
+		if e.Kind == End {
+			return
+		}
+		g = &setGroup{key: string(s.keybuf)}
+		s.keys[g.key] = g
+	}
+	was := s.active(g)
+	switch e.Kind {
+	case Begin:
+		g.count[side]++
+	case End:
+		g.count[side]--
+	case Event:
+		// Entity relations are interval relations; the network never feeds
+		// an event stream to a set operator.
+		return
+	}
+	s.settle(g, was, e)
+}
+
+func (s *SetOp) settle(g *setGroup, was bool, e Elem) {
+	now := s.active(g)
+	switch {
+	case !was && now:
+		if g.pending {
+			g.pending = false
+			return
+		}
+		g.out = &Rec{Vals: e.Rec.Vals, From: e.T}
+		s.begins = append(s.begins, Elem{Kind: Begin, T: e.T, Rec: g.out})
+	case was && !now:
+		g.pending = true
+		s.ending = append(s.ending, g)
+	}
+}
+
+func (s *SetOp) flush() {
+	for _, g := range s.ending {
+		if g.pending {
+			g.pending = false
+			if g.out != nil {
+				s.out.Push(Elem{Kind: End, T: s.cur, Rec: g.out})
+				g.out = nil
+			}
+			if g.count[0] == 0 && g.count[1] == 0 {
+				delete(s.keys, g.key)
+			}
+		}
+	}
+	s.ending = s.ending[:0]
+	for i, e := range s.begins {
+		s.out.Push(e)
+		s.begins[i] = Elem{}
+	}
+	s.begins = s.begins[:0]
+}
+
+// Held counts the identifiers tracked and buffered elements.
+func (s *SetOp) Held() int {
+	return len(s.keys) + len(s.begins) + len(s.in[0].buf) + len(s.in[1].buf)
+}

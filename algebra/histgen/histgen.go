@@ -1,0 +1,165 @@
+// Package histgen generates histories for tests and benchmarks: small random
+// histories over any catalog (for the differential tests that hold the
+// interpreter to the reference evaluator), and large structured ones.
+package histgen
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sort"
+
+	"github.com/tqmon/tqmon/algebra"
+)
+
+// Config shapes a random history.
+type Config struct {
+	Seed uint64
+	// Span is the number of chronons histories cover: times are in [0, Span).
+	Span int64
+	// Entities is the number of instances of each entity type.
+	Entities int
+	// Tuples is the largest number of tuples of each event or interval relation.
+	Tuples int
+	// OpenPct is the percentage of intervals left open (to = forever).
+	OpenPct int
+	// MaxLen bounds interval lengths.
+	MaxLen int64
+}
+
+// DefaultConfig is small enough for exhaustive reference evaluation of
+// three-way joins and varied enough to meet every temporal relationship.
+func DefaultConfig(seed uint64) Config {
+	return Config{Seed: seed, Span: 30, Entities: 3, Tuples: 7, OpenPct: 15, MaxLen: 12}
+}
+
+// IDs returns the identifiers of n instances of an entity type: a prefix
+// unique among the catalog's types followed by a number.
+func IDs(cat *algebra.Catalog, entityType string, n int) []string {
+	prefix := Prefixes(cat)[entityType]
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("%s%d", prefix, i+1)
+	}
+	return ids
+}
+
+// Prefixes gives each entity type a short identifier prefix no other type
+// shares: its first letter, else its first and last letters, else the
+// shortest unique prefix of its name.
+func Prefixes(cat *algebra.Catalog) map[string]string {
+	out := map[string]string{}
+	used := map[string]bool{}
+	types := append([]string(nil), cat.EntityTypes...)
+	sort.Strings(types)
+	firsts := map[string]int{}
+	for _, t := range types {
+		firsts[t[:1]]++
+	}
+	for _, t := range types {
+		cands := []string{t[:1], t[:1] + t[len(t)-1:]}
+		for n := 2; n <= len(t); n++ {
+			cands = append(cands, t[:n])
+		}
+		if firsts[t[:1]] > 1 {
+			cands = cands[1:]
+		}
+		for _, c := range cands {
+			if !used[c] {
+				out[t], used[c] = c, true
+				break
+			}
+		}
+		if out[t] == "" {
+			out[t] = t + "_"
+		}
+	}
+	return out
+}
+
+// Random makes a random history over every relation of cat.
+func Random(cat *algebra.Catalog, cfg Config) *algebra.History {
+	r := rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15))
+	h := algebra.NewHistory(cat)
+	ids := map[string][]string{}
+	for _, t := range cat.EntityTypes {
+		ids[t] = IDs(cat, t, cfg.Entities)
+	}
+	value := func(a algebra.Attr) algebra.Value {
+		switch a.Type.Kind {
+		case algebra.KindEntity:
+			l := ids[a.Type.Entity]
+			return algebra.Entity(l[r.IntN(len(l))])
+		case algebra.KindEnum:
+			m := a.Type.Enum.Members
+			i := r.IntN(len(m))
+			return algebra.Enum(m[i], i)
+		case algebra.KindInt:
+			return algebra.Int(int64(r.IntN(5)))
+		case algebra.KindFloat:
+			return algebra.Float(float64(r.IntN(9)) / 2)
+		case algebra.KindString:
+			return algebra.Str(string(rune('a' + r.IntN(3))))
+		case algebra.KindBool:
+			return algebra.Bool(r.IntN(2) == 0)
+		case algebra.KindTime:
+			return algebra.TimeVal(r.Int64N(cfg.Span))
+		case algebra.KindDuration:
+			return algebra.DurationVal(r.Int64N(10))
+		}
+		return algebra.Value{}
+	}
+	interval := func() (algebra.Time, algebra.Time) {
+		from := r.Int64N(cfg.Span)
+		if r.IntN(100) < cfg.OpenPct {
+			return from, algebra.Forever
+		}
+		return from, from + 1 + r.Int64N(cfg.MaxLen)
+	}
+	for _, rel := range cat.Relations {
+		t := h.Table(rel.Name)
+		switch rel.Class {
+		case algebra.ClassEntity:
+			// Each entity lives as a sequence of back-to-back state intervals.
+			for _, id := range ids[rel.Attrs[0].Type.Entity] {
+				at := r.Int64N(cfg.Span / 3)
+				steps := 1 + r.IntN(4)
+				for s := 0; s < steps; s++ {
+					vals := make([]algebra.Value, len(rel.Attrs))
+					vals[0] = algebra.Entity(id)
+					for i := 1; i < len(rel.Attrs); i++ {
+						vals[i] = value(rel.Attrs[i])
+					}
+					end := at + 1 + r.Int64N(cfg.MaxLen)
+					if s == steps-1 && r.IntN(100) < cfg.OpenPct*2 {
+						end = algebra.Forever
+					}
+					t.Add(vals, at, end)
+					if end == algebra.Forever {
+						break
+					}
+					at = end
+				}
+			}
+		case algebra.ClassEvent:
+			n := r.IntN(cfg.Tuples + 1)
+			for i := 0; i < n; i++ {
+				vals := make([]algebra.Value, len(rel.Attrs))
+				for j, a := range rel.Attrs {
+					vals[j] = value(a)
+				}
+				t.AddEvent(vals, r.Int64N(cfg.Span))
+			}
+		default:
+			n := r.IntN(cfg.Tuples + 1)
+			for i := 0; i < n; i++ {
+				vals := make([]algebra.Value, len(rel.Attrs))
+				for j, a := range rel.Attrs {
+					vals[j] = value(a)
+				}
+				from, to := interval()
+				t.Add(vals, from, to)
+			}
+		}
+	}
+	return h
+}

@@ -1,0 +1,148 @@
+package algebra
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Tuple is a tuple of a relation with its valid time [From, To). An event at
+// t has To = Next(t). An interval still open has To = Forever.
+type Tuple struct {
+	Vals     []Value
+	From, To Time
+}
+
+// Table is a materialised relation: the tuples of a recorded or derived
+// relation.
+type Table struct {
+	Rel  *Relation
+	Rows []Tuple
+}
+
+// Add appends a tuple.
+func (t *Table) Add(vals []Value, from, to Time) {
+	t.Rows = append(t.Rows, Tuple{Vals: vals, From: from, To: to})
+}
+
+// AddEvent appends an event at at.
+func (t *Table) AddEvent(vals []Value, at Time) {
+	t.Rows = append(t.Rows, Tuple{Vals: vals, From: at, To: Next(at)})
+}
+
+// Validate checks that every tuple has one value per attribute of the right
+// kind and a non-empty valid time (an event not at forever).
+func (t *Table) Validate() error {
+	for i, row := range t.Rows {
+		if len(row.Vals) != len(t.Rel.Attrs) {
+			return fmt.Errorf("%s: tuple %d has %d values, want %d", t.Rel.Name, i, len(row.Vals), len(t.Rel.Attrs))
+		}
+		for j, v := range row.Vals {
+			if v.K != t.Rel.Attrs[j].Type.Kind {
+				return fmt.Errorf("%s: tuple %d: %s is a %s, want %s", t.Rel.Name, i, t.Rel.Attrs[j].Name, v.K, t.Rel.Attrs[j].Type)
+			}
+		}
+		if t.Rel.IsEvent() {
+			if row.From == Forever || row.To != Next(row.From) {
+				return fmt.Errorf("%s: tuple %d: bad event time", t.Rel.Name, i)
+			}
+		} else if row.From >= row.To {
+			return fmt.Errorf("%s: tuple %d: empty valid time [%d, %d)", t.Rel.Name, i, row.From, row.To)
+		}
+	}
+	return nil
+}
+
+// SortRows orders tuples by time, then values, then end.
+func (t *Table) SortRows() {
+	sort.SliceStable(t.Rows, func(i, j int) bool { return LessTuple(&t.Rows[i], &t.Rows[j]) })
+}
+
+// LessTuple orders tuples by From, then values, then To: the order results
+// are printed in.
+func LessTuple(a, b *Tuple) bool {
+	if a.From != b.From {
+		return a.From < b.From
+	}
+	if c := CompareTuples(a.Vals, b.Vals); c != 0 {
+		return c < 0
+	}
+	return a.To < b.To
+}
+
+// History is a recorded history: a catalog and one table per relation.
+type History struct {
+	Catalog *Catalog
+	Tables  map[string]*Table
+}
+
+// NewHistory makes an empty history with a table for every relation of c.
+func NewHistory(c *Catalog) *History {
+	h := &History{Catalog: c, Tables: map[string]*Table{}}
+	for _, r := range c.Relations {
+		h.Tables[r.Name] = &Table{Rel: r}
+	}
+	return h
+}
+
+// Table returns the table of a relation (nil if unknown).
+func (h *History) Table(name string) *Table { return h.Tables[name] }
+
+// Extent is the span the history observes: from its earliest time to its
+// latest finite time (inclusive). Clock ticks exist only inside it, and
+// "now" is its end. ok is false for an empty history.
+func (h *History) Extent() (start, end Time, ok bool) {
+	start, end = Forever, Beginning
+	for _, r := range h.Catalog.Relations {
+		t := h.Tables[r.Name]
+		if t == nil {
+			continue
+		}
+		for i := range t.Rows {
+			row := &t.Rows[i]
+			ok = true
+			start = min(start, row.From)
+			if row.From != Beginning {
+				end = max(end, row.From)
+			}
+			if !r.IsEvent() && row.To != Forever {
+				end = max(end, row.To)
+			}
+		}
+	}
+	if !ok {
+		return 0, 0, false
+	}
+	if end == Beginning { // every time is an infinity
+		end = start
+	}
+	return start, end, true
+}
+
+// ClockTicks returns the ticks of Clock[n] (base period p) inside
+// [start, end]: every multiple of n·p.
+func ClockTicks(n, period, start, end Time) []Time {
+	step := n * period
+	if step <= 0 || start > end {
+		return nil
+	}
+	var ticks []Time
+	for t := FirstTick(step, start); t <= end; t += step {
+		ticks = append(ticks, t)
+		if t > Forever-step {
+			break
+		}
+	}
+	return ticks
+}
+
+// FirstTick is the first multiple of step at or after t.
+func FirstTick(step, t Time) Time {
+	if t == Beginning {
+		t = Beginning + step
+	}
+	q := t / step * step
+	if q < t {
+		q += step
+	}
+	return q
+}

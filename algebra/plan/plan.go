@@ -1,0 +1,233 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/check"
+	"github.com/tqmon/tqmon/algebra/expr"
+)
+
+// Node is an operator of the logical algebra. The set is closed: only this
+// package's types implement it.
+type Node interface {
+	// Children are the operator's inputs, left to right.
+	Children() []Node
+	// Label is the operator with its parameters, e.g. `σ[S.Process = "P1"]`.
+	Label() string
+	node()
+}
+
+// Scan reads a relation bound to a range variable: a primitive relation of
+// the catalog (from a history, a store or a live subject), a relation derived
+// by an earlier retrieve, or the built-in Clock[n].
+type Scan struct {
+	Var     int    // the variable's index in its retrieve
+	VarName string // the variable's name
+	Rel     *algebra.Relation
+	// From is the retrieve that derives Rel, for derived relations.
+	From *check.Retrieve
+}
+
+// Unit is the relation holding one empty tuple valid over all time: the
+// product of no relations (a retrieve without range variables).
+type Unit struct{}
+
+// Product is L × R: every pair of tuples, keeping both valid times.
+type Product struct{ L, R Node }
+
+// Join is L ⋈[On] R: the product restricted to pairs whose attributes are
+// equal as On says (each an equality between an attribute of L and one of R).
+type Join struct {
+	L, R Node
+	On   []expr.Expr
+}
+
+// Select is σ[Pred](In): the tuples whose values satisfy Pred.
+type Select struct {
+	Pred expr.Expr
+	In   Node
+}
+
+// SelectT is σT[Pred](In): the tuples whose valid times satisfy Pred.
+type SelectT struct {
+	Pred expr.Pred
+	In   Node
+}
+
+// ProjectT is πT[Valid](In): computes each tuple's valid time from the valid
+// times it combines, dropping tuples whose valid time is empty.
+type ProjectT struct {
+	Valid *expr.Valid
+	In    Node
+}
+
+// Project is π[Targets](In): computes the result's attributes; the result is
+// a set, coalesced.
+type Project struct {
+	Targets []check.Target
+	In      Node
+}
+
+// SetOp is L ∩ R or L ∪ R over entity relations (one identifier attribute):
+// an identifier is in the intersection while it is in both, in the union
+// while it is in either.
+type SetOp struct {
+	Union bool
+	L, R  Node
+}
+
+func (n *Scan) Children() []Node     { return nil }
+func (n *Unit) Children() []Node     { return nil }
+func (n *Product) Children() []Node  { return []Node{n.L, n.R} }
+func (n *Join) Children() []Node     { return []Node{n.L, n.R} }
+func (n *Select) Children() []Node   { return []Node{n.In} }
+func (n *SelectT) Children() []Node  { return []Node{n.In} }
+func (n *ProjectT) Children() []Node { return []Node{n.In} }
+func (n *Project) Children() []Node  { return []Node{n.In} }
+func (n *SetOp) Children() []Node    { return []Node{n.L, n.R} }
+
+func (*Scan) node()     {}
+func (*Unit) node()     {}
+func (*Product) node()  {}
+func (*Join) node()     {}
+func (*Select) node()   {}
+func (*SelectT) node()  {}
+func (*ProjectT) node() {}
+func (*Project) node()  {}
+func (*SetOp) node()    {}
+
+func (n *Scan) Label() string {
+	if n.VarName == "" {
+		return n.Rel.Name
+	}
+	return n.Rel.Name + " " + n.VarName
+}
+func (*Unit) Label() string    { return "unit" }
+func (*Product) Label() string { return "×" }
+func (n *Join) Label() string  { return "⋈[" + exprList(n.On, " and ") + "]" }
+func (n *Select) Label() string {
+	return "σ[" + n.Pred.String() + "]"
+}
+func (n *SelectT) Label() string { return "σT[" + n.Pred.String() + "]" }
+func (n *ProjectT) Label() string {
+	return "πT[" + strings.TrimPrefix(n.Valid.String(), "valid ") + "]"
+}
+func (n *Project) Label() string {
+	parts := make([]string, len(n.Targets))
+	for i, t := range n.Targets {
+		parts[i] = t.Name + " = " + t.Expr.String()
+	}
+	return "π[" + strings.Join(parts, ", ") + "]"
+}
+func (n *SetOp) Label() string {
+	if n.Union {
+		return "∪"
+	}
+	return "∩"
+}
+
+func exprList(es []expr.Expr, sep string) string {
+	parts := make([]string, len(es))
+	for i, e := range es {
+		parts[i] = e.String()
+	}
+	return strings.Join(parts, sep)
+}
+
+// Translate builds the paper's initial algebra for a checked retrieve:
+//
+//	π[targets](πT[valid](σT[when](σ[where](R1 × … × Rk))))
+//
+// with σ omitted when there is no where clause and σT omitted when the when
+// clause is trivially true.
+func Translate(r *check.Retrieve) Node {
+	var n Node
+	for i, v := range r.Vars {
+		s := &Scan{Var: i, VarName: v.Name, Rel: v.Rel, From: v.From}
+		if n == nil {
+			n = s
+		} else {
+			n = &Product{L: n, R: s}
+		}
+	}
+	if n == nil {
+		n = &Unit{}
+	}
+	if r.Where != nil {
+		n = &Select{Pred: r.Where, In: n}
+	}
+	if _, trivial := r.When.(*expr.PTrue); !trivial {
+		n = &SelectT{Pred: r.When, In: n}
+	}
+	n = &ProjectT{Valid: r.Valid, In: n}
+	return &Project{Targets: r.Targets, In: n}
+}
+
+// String prints a plan on one line, e.g.
+//
+//	π[Process = W.Process](πT[at end of W](σT[S precede end of W](SendMessage S × Waiting W)))
+func String(n Node) string {
+	var b strings.Builder
+	writeLine(&b, n, false)
+	return b.String()
+}
+
+func writeLine(b *strings.Builder, n Node, nested bool) {
+	switch n := n.(type) {
+	case *Product, *Join, *SetOp:
+		kids := n.Children()
+		if nested {
+			b.WriteByte('(')
+		}
+		writeLine(b, kids[0], true)
+		b.WriteString(" " + n.Label() + " ")
+		writeLine(b, kids[1], true)
+		if nested {
+			b.WriteByte(')')
+		}
+	case *Scan, *Unit:
+		b.WriteString(n.Label())
+	default:
+		b.WriteString(n.Label())
+		b.WriteByte('(')
+		for i, c := range n.Children() {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			writeLine(b, c, false)
+		}
+		b.WriteByte(')')
+	}
+}
+
+// Tree prints a plan as an indented tree, one operator per line.
+func Tree(n Node) string {
+	var b strings.Builder
+	b.WriteString(n.Label())
+	b.WriteByte('\n')
+	writeTree(&b, n, "")
+	return b.String()
+}
+
+func writeTree(b *strings.Builder, n Node, indent string) {
+	kids := n.Children()
+	for i, c := range kids {
+		last := i == len(kids)-1
+		branch, cont := "├── ", "│   "
+		if last {
+			branch, cont = "└── ", "    "
+		}
+		fmt.Fprintf(b, "%s%s%s\n", indent, branch, c.Label())
+		writeTree(b, c, indent+cont)
+	}
+}
+
+// Walk calls fn for n and every node below it, parents first.
+func Walk(n Node, fn func(Node)) {
+	fn(n)
+	for _, c := range n.Children() {
+		Walk(c, fn)
+	}
+}

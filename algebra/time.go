@@ -1,0 +1,239 @@
+package algebra
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Time is a point on the global clock: nanoseconds since the Unix epoch. A
+// chronon is one nanosecond. Beginning and Forever are the two ends of the
+// time line; an interval still open has To = Forever.
+type Time = int64
+
+const (
+	Beginning Time = math.MinInt64
+	Forever   Time = math.MaxInt64
+)
+
+// Next is the chronon after t, saturating at Forever: an event at t occupies
+// [t, Next(t)).
+func Next(t Time) Time {
+	if t == Forever {
+		return Forever
+	}
+	return t + 1
+}
+
+// Prev is the chronon before t, saturating at Beginning.
+func Prev(t Time) Time {
+	if t == Beginning {
+		return Beginning
+	}
+	return t - 1
+}
+
+// TimeFormat says how times are printed.
+type TimeFormat uint8
+
+const (
+	// TimeClock prints H:MM:SS[.fraction], an offset from the epoch with
+	// unbounded hours and trailing zeros of the fraction trimmed.
+	TimeClock TimeFormat = iota
+	// TimeRFC3339 prints RFC 3339 in UTC with as many fraction digits as needed.
+	TimeRFC3339
+	// TimeNS prints integer nanoseconds since the epoch.
+	TimeNS
+)
+
+// ParseTimeFormat reads a --time-format value.
+func ParseTimeFormat(s string) (TimeFormat, error) {
+	switch s {
+	case "clock":
+		return TimeClock, nil
+	case "rfc3339":
+		return TimeRFC3339, nil
+	case "ns":
+		return TimeNS, nil
+	}
+	return 0, fmt.Errorf("unknown time format %q (want clock, rfc3339 or ns)", s)
+}
+
+func (f TimeFormat) String() string {
+	switch f {
+	case TimeClock:
+		return "clock"
+	case TimeRFC3339:
+		return "rfc3339"
+	case TimeNS:
+		return "ns"
+	}
+	return "?"
+}
+
+// FormatTime prints t; the infinities print as "beginning" and "forever" in
+// every format.
+func FormatTime(t Time, f TimeFormat) string {
+	switch t {
+	case Beginning:
+		return "beginning"
+	case Forever:
+		return "forever"
+	}
+	switch f {
+	case TimeRFC3339:
+		return time.Unix(0, t).UTC().Format(time.RFC3339Nano)
+	case TimeNS:
+		return strconv.FormatInt(t, 10)
+	}
+	return formatClock(t)
+}
+
+func formatClock(t Time) string {
+	var b strings.Builder
+	u := uint64(t)
+	if t < 0 {
+		b.WriteByte('-')
+		u = uint64(-t) // t > Beginning here, so -t does not overflow
+	}
+	const sec = uint64(time.Second)
+	s := u / sec
+	frac := u % sec
+	fmt.Fprintf(&b, "%d:%02d:%02d", s/3600, s/60%60, s%60)
+	if frac != 0 {
+		f := fmt.Sprintf("%09d", frac)
+		b.WriteByte('.')
+		b.WriteString(strings.TrimRight(f, "0"))
+	}
+	return b.String()
+}
+
+// ErrBadTime is wrapped by every time-parsing error.
+var ErrBadTime = errors.New("bad time")
+
+// ParseTime reads a time written as "beginning", "forever", integer
+// nanoseconds since the epoch, RFC 3339, or clock notation H:MM:SS[.fraction]
+// (an offset from the epoch, hours unbounded, optionally negative). "now" is
+// not handled here: its meaning depends on the caller.
+func ParseTime(s string) (Time, error) {
+	switch strings.ToLower(s) {
+	case "beginning":
+		return Beginning, nil
+	case "forever":
+		return Forever, nil
+	}
+	if s == "" {
+		return 0, fmt.Errorf("%w: empty", ErrBadTime)
+	}
+	if isInteger(s) {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%w: %q is out of range", ErrBadTime, s)
+		}
+		if n == Beginning || n == Forever {
+			return 0, fmt.Errorf("%w: %q is reserved for beginning/forever", ErrBadTime, s)
+		}
+		return n, nil
+	}
+	if strings.Count(s, ":") == 2 && !strings.ContainsAny(s, "TtZz") {
+		return parseClock(s)
+	}
+	tm, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %q is not beginning, forever, integer nanoseconds, H:MM:SS[.fraction] or RFC 3339", ErrBadTime, s)
+	}
+	// UnixNano is undefined outside about 1678..2262.
+	if tm.Year() < 1678 || tm.Year() > 2261 {
+		return 0, fmt.Errorf("%w: %q is outside the representable range (1678..2261)", ErrBadTime, s)
+	}
+	return tm.UnixNano(), nil
+}
+
+func isInteger(s string) bool {
+	i := 0
+	if s[0] == '-' || s[0] == '+' {
+		i = 1
+	}
+	if i == len(s) {
+		return false
+	}
+	for ; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func parseClock(s string) (Time, error) {
+	bad := func(why string) (Time, error) {
+		return 0, fmt.Errorf("%w: %q: %s (clock notation is H:MM:SS[.fraction])", ErrBadTime, s, why)
+	}
+	neg := false
+	body := s
+	if strings.HasPrefix(body, "-") {
+		neg = true
+		body = body[1:]
+	}
+	parts := strings.Split(body, ":")
+	h, m, sec := parts[0], parts[1], parts[2]
+	frac := ""
+	if i := strings.IndexByte(sec, '.'); i >= 0 {
+		sec, frac = sec[:i], sec[i+1:]
+		if frac == "" {
+			return bad("empty fraction")
+		}
+	}
+	if h == "" || !allDigits(h) {
+		return bad("hours must be digits")
+	}
+	if len(m) != 2 || !allDigits(m) {
+		return bad("minutes must be two digits")
+	}
+	if len(sec) != 2 || !allDigits(sec) {
+		return bad("seconds must be two digits")
+	}
+	if frac != "" && (!allDigits(frac) || len(frac) > 9) {
+		return bad("fraction must be 1 to 9 digits")
+	}
+	hh, err := strconv.ParseUint(h, 10, 64)
+	if err != nil || hh > uint64(math.MaxInt64/int64(time.Hour))-1 {
+		return bad("hours out of range")
+	}
+	mm, _ := strconv.Atoi(m)
+	ss, _ := strconv.Atoi(sec)
+	if mm > 59 {
+		return bad("minutes must be below 60")
+	}
+	if ss > 59 {
+		return bad("seconds must be below 60")
+	}
+	ns := int64(0)
+	if frac != "" {
+		f := frac + strings.Repeat("0", 9-len(frac))
+		ns, _ = strconv.ParseInt(f, 10, 64)
+	}
+	t := int64(hh)*int64(time.Hour) + int64(mm)*int64(time.Minute) + int64(ss)*int64(time.Second) + ns
+	if neg {
+		t = -t
+	}
+	return t, nil
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return len(s) > 0
+}
+
+// FormatDuration prints a duration in Go's notation (1h2m3.5s), which the
+// TQuel lexer reads back.
+func FormatDuration(d int64) string {
+	return time.Duration(d).String()
+}

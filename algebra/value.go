@@ -1,0 +1,252 @@
+package algebra
+
+import (
+	"encoding/binary"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Kind is the kind of a value; it mirrors the attribute types of SDL.md.
+type Kind uint8
+
+const (
+	KindInvalid  Kind = iota
+	KindEntity        // an entity identifier (S), shown as a string
+	KindEnum          // an enumeration member: S is its name, N its ordinal
+	KindInt           // N
+	KindFloat         // N holds the IEEE-754 bits
+	KindString        // S
+	KindBool          // N is 0 or 1
+	KindTime          // N, nanoseconds since the epoch
+	KindDuration      // N, nanoseconds
+)
+
+var kindNames = [...]string{
+	KindInvalid: "invalid", KindEntity: "entity", KindEnum: "enum", KindInt: "int",
+	KindFloat: "float", KindString: "string", KindBool: "bool", KindTime: "time",
+	KindDuration: "duration",
+}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "?"
+}
+
+// IsNumeric reports whether k is int or float.
+func (k Kind) IsNumeric() bool { return k == KindInt || k == KindFloat }
+
+// Value is one attribute value. It is a small comparable struct so tuples are
+// plain slices of values.
+type Value struct {
+	K Kind
+	N int64
+	S string
+}
+
+func Int(n int64) Value               { return Value{K: KindInt, N: n} }
+func Float(f float64) Value           { return Value{K: KindFloat, N: int64(math.Float64bits(f))} }
+func Str(s string) Value              { return Value{K: KindString, S: s} }
+func Entity(id string) Value          { return Value{K: KindEntity, S: id} }
+func Enum(name string, ord int) Value { return Value{K: KindEnum, S: name, N: int64(ord)} }
+func TimeVal(t Time) Value            { return Value{K: KindTime, N: t} }
+func DurationVal(d int64) Value       { return Value{K: KindDuration, N: d} }
+func Bool(b bool) Value {
+	if b {
+		return Value{K: KindBool, N: 1}
+	}
+	return Value{K: KindBool}
+}
+
+// F returns a float value's number (or an int value converted).
+func (v Value) F() float64 {
+	if v.K == KindInt {
+		return float64(v.N)
+	}
+	return math.Float64frombits(uint64(v.N))
+}
+
+// B returns a bool value's truth.
+func (v Value) B() bool { return v.N != 0 }
+
+// Compare orders two values of compatible kinds: numbers numerically (int and
+// float mix), enums by declaration order, entity identifiers in natural order
+// ("P2" before "P10"), strings lexicographically, false before true, times
+// and durations by their nanoseconds. Values of incompatible kinds order by
+// kind, so Compare is a total order usable for sorting.
+func Compare(a, b Value) int {
+	if a.K != b.K {
+		if a.K.IsNumeric() && b.K.IsNumeric() {
+			return cmpFloat(a.F(), b.F())
+		}
+		return cmpInt(int64(a.K), int64(b.K))
+	}
+	switch a.K {
+	case KindFloat:
+		return cmpFloat(a.F(), b.F())
+	case KindString:
+		return strings.Compare(a.S, b.S)
+	case KindEntity:
+		return NaturalCompare(a.S, b.S)
+	case KindEnum:
+		if a.N != b.N {
+			return cmpInt(a.N, b.N)
+		}
+		return strings.Compare(a.S, b.S)
+	default:
+		return cmpInt(a.N, b.N)
+	}
+}
+
+// Equal reports whether two values are equal under Compare.
+func Equal(a, b Value) bool {
+	if a.K == b.K && a.K != KindFloat {
+		return a.N == b.N && a.S == b.S
+	}
+	return Compare(a, b) == 0
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	case a == b:
+		return 0
+	}
+	// NaNs: order them after everything, equal to each other.
+	an, bn := math.IsNaN(a), math.IsNaN(b)
+	switch {
+	case an && bn:
+		return 0
+	case an:
+		return 1
+	}
+	return -1
+}
+
+// NaturalCompare compares strings so that runs of digits compare by numeric
+// value: "P2" < "P10", "cpu9" < "cpu10".
+func NaturalCompare(a, b string) int {
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		ca, cb := a[i], b[j]
+		if isDigit(ca) && isDigit(cb) {
+			si := i
+			for i < len(a) && isDigit(a[i]) {
+				i++
+			}
+			sj := j
+			for j < len(b) && isDigit(b[j]) {
+				j++
+			}
+			na := strings.TrimLeft(a[si:i], "0")
+			nb := strings.TrimLeft(b[sj:j], "0")
+			if len(na) != len(nb) {
+				return cmpInt(int64(len(na)), int64(len(nb)))
+			}
+			if c := strings.Compare(na, nb); c != 0 {
+				return c
+			}
+			continue
+		}
+		if ca != cb {
+			return cmpInt(int64(ca), int64(cb))
+		}
+		i++
+		j++
+	}
+	switch {
+	case i < len(a):
+		return 1
+	case j < len(b):
+		return -1
+	}
+	return strings.Compare(a, b)
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// CompareTuples orders value slices column by column.
+func CompareTuples(a, b []Value) int {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if c := Compare(a[i], b[i]); c != 0 {
+			return c
+		}
+	}
+	return cmpInt(int64(len(a)), int64(len(b)))
+}
+
+// AppendKey appends a canonical binary encoding of v, for hashing: two values
+// of the same kind have equal keys exactly when they are Equal (floats: -0
+// and +0 share a key).
+func AppendKey(buf []byte, v Value) []byte {
+	buf = append(buf, byte(v.K))
+	switch v.K {
+	case KindString, KindEntity, KindEnum:
+		buf = binary.AppendUvarint(buf, uint64(len(v.S)))
+		buf = append(buf, v.S...)
+	case KindFloat:
+		f := v.F()
+		if f == 0 {
+			f = 0
+		}
+		buf = binary.BigEndian.AppendUint64(buf, math.Float64bits(f))
+	default:
+		buf = binary.BigEndian.AppendUint64(buf, uint64(v.N))
+	}
+	return buf
+}
+
+// AppendTupleKey appends the keys of several values.
+func AppendTupleKey(buf []byte, vals []Value) []byte {
+	for _, v := range vals {
+		buf = AppendKey(buf, v)
+	}
+	return buf
+}
+
+// Format prints v for output: identifiers, enum members and strings bare,
+// numbers in Go notation, times in the given format, durations as 1h2m3s.
+func (v Value) Format(tf TimeFormat) string {
+	switch v.K {
+	case KindEntity, KindEnum, KindString:
+		return v.S
+	case KindInt:
+		return strconv.FormatInt(v.N, 10)
+	case KindFloat:
+		return strconv.FormatFloat(v.F(), 'g', -1, 64)
+	case KindBool:
+		return strconv.FormatBool(v.B())
+	case KindTime:
+		return FormatTime(v.N, tf)
+	case KindDuration:
+		return FormatDuration(v.N)
+	}
+	return "?"
+}
+
+// String prints v as a TQuel literal would be written: strings, entities
+// and enum members quoted.
+func (v Value) String() string {
+	switch v.K {
+	case KindEntity, KindEnum, KindString:
+		return strconv.Quote(v.S)
+	case KindTime:
+		return strconv.Quote(FormatTime(v.N, TimeClock))
+	}
+	return v.Format(TimeClock)
+}

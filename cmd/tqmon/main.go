@@ -1,0 +1,78 @@
+// Command tqmon is the temporal relational monitor: sensors as historical
+// relations, TQuel queries over them, only the sensors a query needs enabled.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitRuntime = 1 // the query ran and failed
+	exitUsage   = 2 // bad flags, syntax or semantic errors, malformed inputs
+)
+
+// exitError carries an exit code out of a command.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func usageErr(err error) error   { return &exitError{code: exitUsage, err: err} }
+func runtimeErr(err error) error { return &exitError{code: exitRuntime, err: err} }
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes tqmon with arguments and returns the exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	root := newRoot(stdout, stderr)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	code := exitUsage // cobra's own errors are flag and usage errors
+	if errors.As(err, &ee) {
+		code = ee.code
+		err = ee.err
+	}
+	printError(stderr, err)
+	return code
+}
+
+func newRoot(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "tqmon",
+		Short: "A temporal relational monitor: ask TQuel questions of a system's history",
+		Long: `tqmon presents the behaviour of a system as a historical database. Each sensor
+is a primitive relation of events or intervals with valid time; you ask TQuel
+queries (Quel plus "when" and "valid" clauses) as if the whole history were
+stored, and tqmon collects only what the query needs.
+
+Start with the paper's example:
+
+  tqmon query --history testdata/paper -f testdata/paper/resumed_by_p1.tq`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.AddCommand(newQueryCmd(stdout, stderr))
+	return root
+}
+
+func printError(w io.Writer, err error) {
+	fmt.Fprint(w, renderError(err))
+}

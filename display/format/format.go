@@ -1,0 +1,196 @@
+// Package format writes result relations as text: aligned tables for people,
+// CSV and JSON Lines for programs. Times print in the chosen format; the
+// infinities print as "beginning" and "forever".
+package format
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/tqmon/tqmon/algebra"
+)
+
+// Kind is an output format.
+type Kind uint8
+
+const (
+	Table Kind = iota
+	CSV
+	JSONL
+)
+
+// ParseKind reads a --format value.
+func ParseKind(s string) (Kind, error) {
+	switch s {
+	case "table":
+		return Table, nil
+	case "csv":
+		return CSV, nil
+	case "jsonl":
+		return JSONL, nil
+	}
+	return 0, fmt.Errorf("unknown format %q (want table, csv or jsonl)", s)
+}
+
+// Options say how to write.
+type Options struct {
+	Kind Kind
+	Time algebra.TimeFormat
+}
+
+// Header is the column names of a relation's output: its attributes, then
+// at (events) or from,to (intervals).
+func Header(rel *algebra.Relation) []string {
+	var h []string
+	for _, a := range rel.Attrs {
+		h = append(h, a.Name)
+	}
+	if rel.IsEvent() {
+		return append(h, "at")
+	}
+	return append(h, "from", "to")
+}
+
+// Row formats one tuple as strings, in Header's order.
+func Row(rel *algebra.Relation, t *algebra.Tuple, tf algebra.TimeFormat) []string {
+	r := make([]string, 0, len(t.Vals)+2)
+	for _, v := range t.Vals {
+		r = append(r, v.Format(tf))
+	}
+	r = append(r, algebra.FormatTime(t.From, tf))
+	if !rel.IsEvent() {
+		r = append(r, algebra.FormatTime(t.To, tf))
+	}
+	return r
+}
+
+// Write writes a table (rows as they are ordered) in the chosen format.
+func Write(w io.Writer, t *algebra.Table, o Options) error {
+	switch o.Kind {
+	case CSV:
+		cw := csv.NewWriter(w)
+		if err := cw.Write(Header(t.Rel)); err != nil {
+			return err
+		}
+		for i := range t.Rows {
+			if err := cw.Write(Row(t.Rel, &t.Rows[i], o.Time)); err != nil {
+				return err
+			}
+		}
+		cw.Flush()
+		return cw.Error()
+	case JSONL:
+		for i := range t.Rows {
+			if err := writeJSON(w, t.Rel, &t.Rows[i], o.Time); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return writeTable(w, t, o.Time)
+}
+
+func writeTable(w io.Writer, t *algebra.Table, tf algebra.TimeFormat) error {
+	head := Header(t.Rel)
+	rows := make([][]string, len(t.Rows))
+	width := make([]int, len(head))
+	for i, h := range head {
+		width[i] = utf8.RuneCountInString(h)
+	}
+	for i := range t.Rows {
+		rows[i] = Row(t.Rel, &t.Rows[i], tf)
+		for j, c := range rows[i] {
+			width[j] = max(width[j], utf8.RuneCountInString(c))
+		}
+	}
+	var b strings.Builder
+	if t.Rel.Name != "" {
+		b.WriteString(t.Rel.Name + "\n")
+	}
+	line := func(cells []string) {
+		for j, c := range cells {
+			if j > 0 {
+				b.WriteString(" | ")
+			} else {
+				b.WriteString(" ")
+			}
+			b.WriteString(c)
+			if j < len(cells)-1 {
+				b.WriteString(strings.Repeat(" ", width[j]-utf8.RuneCountInString(c)))
+			}
+		}
+		b.WriteString("\n")
+	}
+	line(head)
+	for j := range head {
+		if j > 0 {
+			b.WriteString("+")
+		}
+		b.WriteString(strings.Repeat("-", width[j]+2))
+	}
+	b.WriteString("\n")
+	for _, r := range rows {
+		line(r)
+	}
+	noun := "tuples"
+	if len(rows) == 1 {
+		noun = "tuple"
+	}
+	fmt.Fprintf(&b, "(%d %s)\n", len(rows), noun)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeJSON(w io.Writer, rel *algebra.Relation, t *algebra.Tuple, tf algebra.TimeFormat) error {
+	var b strings.Builder
+	b.WriteByte('{')
+	field := func(name string, val any) {
+		if b.Len() > 1 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(name)
+		v, _ := json.Marshal(val)
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	timeVal := func(t algebra.Time) any {
+		if tf == algebra.TimeNS && t != algebra.Beginning && t != algebra.Forever {
+			return t
+		}
+		return algebra.FormatTime(t, tf)
+	}
+	for i, a := range rel.Attrs {
+		v := t.Vals[i]
+		switch v.K {
+		case algebra.KindInt:
+			field(a.Name, v.N)
+		case algebra.KindFloat:
+			f := v.F()
+			if f != f || f > 1e308 || f < -1e308 { // NaN and infinities are not JSON numbers
+				field(a.Name, v.Format(tf))
+			} else {
+				field(a.Name, f)
+			}
+		case algebra.KindBool:
+			field(a.Name, v.B())
+		case algebra.KindTime:
+			field(a.Name, timeVal(v.N))
+		default:
+			field(a.Name, v.Format(tf))
+		}
+	}
+	if rel.IsEvent() {
+		field("at", timeVal(t.From))
+	} else {
+		field("from", timeVal(t.From))
+		field("to", timeVal(t.To))
+	}
+	b.WriteString("}\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}

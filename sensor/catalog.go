@@ -1,0 +1,235 @@
+package sensor
+
+import (
+	"strings"
+
+	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/grammar/sdl"
+	"github.com/tqmon/tqmon/grammar/source"
+)
+
+// reserved attribute names: the CSV history format uses them for valid time.
+var reserved = map[string]bool{"from": true, "to": true, "at": true}
+
+// Compile checks a parsed sensor description and builds its catalog. Every
+// problem found is reported (a source.ErrorList), not only the first.
+func Compile(f *sdl.File) (*algebra.Catalog, error) {
+	c := algebra.NewCatalog(f.Name)
+	var errs source.ErrorList
+	errf := func(pos source.Pos, format string, args ...any) { errs.Add(f.Name, pos, format, args...) }
+
+	typePos := map[string]source.Pos{}
+	relPos := map[string]source.Pos{}
+	entityRelOf := map[string]source.Pos{}
+	var clockPos source.Pos
+
+	// Entity types first, wherever they are declared, so relations may use a
+	// type declared later in the file.
+	for _, s := range f.Stmts {
+		d, ok := s.(*sdl.EntityTypeDecl)
+		if !ok {
+			continue
+		}
+		for _, n := range d.Names {
+			if p, dup := typePos[n.Name]; dup {
+				errf(n.At, "entity type %s declared twice (first at %s)", n.Name, p)
+				continue
+			}
+			if _, builtin := algebra.BuiltinType(n.Name); builtin || n.Name == "enum" {
+				errf(n.At, "entity type %s has the name of a builtin type", n.Name)
+				continue
+			}
+			typePos[n.Name] = n.At
+			c.AddEntityType(n.Name)
+		}
+	}
+
+	for _, s := range f.Stmts {
+		switch d := s.(type) {
+		case *sdl.EntityTypeDecl:
+		case *sdl.ClockDecl:
+			if clockPos.IsValid() {
+				errf(d.At, "clock declared twice (first at %s)", clockPos)
+				continue
+			}
+			clockPos = d.At
+			if d.Period <= 0 {
+				errf(d.ValPos, "clock period must be positive, not %s", d.Text)
+				continue
+			}
+			c.ClockPeriod = d.Period
+		case *sdl.RelationDecl:
+			r := compileRelation(d, c, f.Name, errf)
+			if r == nil {
+				continue
+			}
+			if r.Name == "Clock" {
+				errf(d.Name.At, "Clock is built in and cannot be declared")
+				continue
+			}
+			if p, dup := relPos[r.Name]; dup {
+				errf(d.Name.At, "relation %s declared twice (first at %s)", r.Name, p)
+				continue
+			}
+			if r.Class == algebra.ClassEntity {
+				et := r.Attrs[0].Type.Entity
+				if p, dup := entityRelOf[et]; dup {
+					errf(d.Name.At, "entity type %s already has an entity relation (at %s)", et, p)
+					continue
+				}
+				entityRelOf[et] = d.Name.At
+			}
+			relPos[r.Name] = d.Name.At
+			c.AddRelation(r)
+		}
+	}
+	errs.Sort()
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func compileRelation(d *sdl.RelationDecl, c *algebra.Catalog, file string, errf func(source.Pos, string, ...any)) *algebra.Relation {
+	r := &algebra.Relation{
+		Name:       d.Name.Name,
+		FlagHolder: -1,
+		File:       file,
+		Pos:        d.Name.At,
+	}
+	switch d.Class {
+	case sdl.ClassEntity:
+		r.Class = algebra.ClassEntity
+	case sdl.ClassEvent:
+		r.Class = algebra.ClassEvent
+	default:
+		r.Class = algebra.ClassInterval
+	}
+	ok := true
+	seen := map[string]source.Pos{}
+	for _, a := range d.Attrs {
+		if p, dup := seen[a.Name.Name]; dup {
+			errf(a.Name.At, "attribute %s declared twice in %s (first at %s)", a.Name.Name, r.Name, p)
+			ok = false
+			continue
+		}
+		seen[a.Name.Name] = a.Name.At
+		if reserved[strings.ToLower(a.Name.Name)] {
+			errf(a.Name.At, "attribute name %s is reserved for valid time (from, to, at)", a.Name.Name)
+			ok = false
+		}
+		t, good := resolveType(a.Type, c, errf)
+		if !good {
+			ok = false
+		}
+		attr := algebra.Attr{Name: a.Name.Name, Type: t, Pos: a.Name.At}
+		switch a.Role {
+		case sdl.RolePerformer:
+			attr.Role = algebra.RolePerformer
+		case sdl.RoleInitiator:
+			attr.Role = algebra.RoleInitiator
+		case sdl.RoleTarget:
+			attr.Role = algebra.RoleTarget
+		}
+		if attr.Role != algebra.RoleNone && good && t.Kind != algebra.KindEntity {
+			errf(a.RolePos, "%s is a %s, but only an entity-typed attribute can be the %s", a.Name.Name, t, attr.Role)
+			ok = false
+		}
+		r.Attrs = append(r.Attrs, attr)
+	}
+	for i, a := range r.Attrs {
+		for j := 0; j < i; j++ {
+			if a.Role != algebra.RoleNone && r.Attrs[j].Role == a.Role {
+				errf(a.Pos, "%s is the %s of %s, but so is %s", a.Name, a.Role, r.Name, r.Attrs[j].Name)
+				ok = false
+			}
+		}
+	}
+
+	if d.Class == sdl.ClassEntity {
+		first := r.Attrs[0]
+		switch {
+		case !c.HasEntityType(r.Name):
+			errf(d.Name.At, "entity relation %s needs an entity type of the same name (declare: entity type %s)", r.Name, r.Name)
+			ok = false
+		case first.Type.Kind != algebra.KindEntity || first.Type.Entity != r.Name:
+			errf(d.Attrs[0].Name.At, "the first attribute of entity relation %s must be its identifier, of type %s", r.Name, r.Name)
+			ok = false
+		}
+		if d.Strategy != nil {
+			errf(d.Strategy.At, "entity relation %s is always enabled (an entity source) and takes no strategy", r.Name)
+			ok = false
+		}
+	}
+
+	if st := d.Strategy; st != nil && d.Class != sdl.ClassEntity {
+		s := algebra.Strategy{}
+		switch st.Kind {
+		case sdl.Traced:
+			s.Kind, s.Counter = algebra.Traced, 1
+		case sdl.Sampled:
+			s.Kind, s.Counter = algebra.Sampled, 1
+		case sdl.TracedThenDisabled:
+			s.Kind, s.Counter = algebra.TracedThenDisabled, 8
+		}
+		switch st.On {
+		case sdl.RolePerformer:
+			s.On = algebra.RolePerformer
+		case sdl.RoleInitiator:
+			s.On = algebra.RoleInitiator
+		case sdl.RoleTarget:
+			s.On = algebra.RoleTarget
+		}
+		if s.Kind == algebra.Sampled && s.On == algebra.RoleInitiator {
+			errf(st.OnPos, "a sampled relation is sampled on its performer or its target, not its initiator")
+			ok = false
+		}
+		if st.Counter != 0 {
+			if st.Counter < 1 || st.Counter > 64 {
+				errf(st.CounterPos, "counter must be 1 to 64 bits, not %d", st.Counter)
+				ok = false
+			}
+			s.Counter = int(st.Counter)
+		}
+		r.Strategy = s
+		for i, a := range r.Attrs {
+			if a.Role == s.On {
+				r.FlagHolder = i
+			}
+		}
+		if r.FlagHolder < 0 {
+			errf(st.OnPos, "%s is %s on its %s, but no attribute of %s is marked %s", r.Name, st.Kind, s.On, r.Name, s.On)
+			ok = false
+		}
+	}
+	if !ok {
+		return nil
+	}
+	return r
+}
+
+func resolveType(t *sdl.TypeRef, c *algebra.Catalog, errf func(source.Pos, string, ...any)) (algebra.Type, bool) {
+	if t.Name == "enum" && t.Enum != nil {
+		seen := map[string]source.Pos{}
+		var members []string
+		ok := true
+		for _, m := range t.Enum {
+			if p, dup := seen[m.Name]; dup {
+				errf(m.At, "enum member %s listed twice (first at %s)", m.Name, p)
+				ok = false
+				continue
+			}
+			seen[m.Name] = m.At
+			members = append(members, m.Name)
+		}
+		return algebra.Type{Kind: algebra.KindEnum, Enum: algebra.NewEnumType(members)}, ok
+	}
+	if b, ok := algebra.BuiltinType(t.Name); ok {
+		return b, true
+	}
+	if c.HasEntityType(t.Name) {
+		return algebra.EntityType(t.Name), true
+	}
+	errf(t.At, "unknown type %s (want an entity type, int, float, string, bool, time, duration or enum(...))", t.Name)
+	return algebra.Type{}, false
+}

@@ -1,0 +1,345 @@
+package history
+
+import (
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/grammar/sdl"
+	"github.com/tqmon/tqmon/grammar/source"
+	"github.com/tqmon/tqmon/sensor"
+)
+
+// maxErrors caps the diagnostics collected from one CSV file.
+const maxErrors = 20
+
+// Load reads a history directory. Errors are positioned (source.ErrorList)
+// where they concern a file's content.
+func Load(dir string) (*algebra.History, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("history %s: %w", dir, err)
+	}
+	var specs, csvs []string
+	for _, e := range ents {
+		if e.IsDir() {
+			continue
+		}
+		switch filepath.Ext(e.Name()) {
+		case ".sdl":
+			specs = append(specs, e.Name())
+		case ".csv":
+			csvs = append(csvs, e.Name())
+		}
+	}
+	switch len(specs) {
+	case 0:
+		return nil, fmt.Errorf("history %s: no sensor-description (.sdl) file", dir)
+	case 1:
+	default:
+		return nil, fmt.Errorf("history %s: several .sdl files (%s); a history has exactly one", dir, strings.Join(specs, ", "))
+	}
+	specPath := filepath.Join(dir, specs[0])
+	cat, err := LoadSpec(specPath)
+	if err != nil {
+		return nil, err
+	}
+	h := algebra.NewHistory(cat)
+	var errs source.ErrorList
+	sort.Strings(csvs)
+	for _, name := range csvs {
+		base := strings.TrimSuffix(name, ".csv")
+		if !isIdent(base) {
+			// Not a relation's file (e.g. an expected result, x.expected.csv).
+			continue
+		}
+		rel := cat.Lookup(base)
+		path := filepath.Join(dir, name)
+		if rel == nil {
+			errs.Add(path, source.Pos{}, "no relation %s in %s", strings.TrimSuffix(name, ".csv"), specPath)
+			continue
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		if err := ReadCSV(path, data, h.Table(rel.Name)); err != nil {
+			errs = append(errs, source.Diagnostics(err)...)
+		}
+	}
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+func isIdent(s string) bool {
+	for i, r := range s {
+		if r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9' {
+			continue
+		}
+		return false
+	}
+	return s != ""
+}
+
+// LoadSpec parses and compiles a sensor-description file.
+func LoadSpec(path string) (*algebra.Catalog, error) {
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	f, err := sdl.Parse(path, string(text))
+	if err != nil {
+		return nil, err
+	}
+	return sensor.Compile(f)
+}
+
+// ReadCSV reads one relation's CSV into t, appending tuples. file names the
+// source in diagnostics.
+func ReadCSV(file string, data []byte, t *algebra.Table) error {
+	rel := t.Rel
+	var errs source.ErrorList
+	lines := bytes.Split(data, []byte("\n"))
+	pos := func(line, byteCol int) source.Pos {
+		col := byteCol
+		if line >= 1 && line <= len(lines) && byteCol >= 1 {
+			l := lines[line-1]
+			if byteCol-1 <= len(l) {
+				col = utf8.RuneCount(l[:byteCol-1]) + 1
+			}
+		}
+		return source.Pos{Line: line, Col: col}
+	}
+	r := csv.NewReader(bytes.NewReader(data))
+	r.FieldsPerRecord = -1
+	r.ReuseRecord = false
+	header, err := r.Read()
+	if err == io.EOF {
+		return source.Errorf(file, source.Pos{Line: 1, Col: 1}, "empty file: expected a header row")
+	}
+	if err != nil {
+		return csvError(file, err, pos)
+	}
+	// Map header columns to attributes and time columns.
+	timeCols := []string{"from", "to"}
+	if rel.IsEvent() {
+		timeCols = []string{"at"}
+	}
+	col := map[string]int{}
+	hpos := func(i int) source.Pos {
+		l, c := r.FieldPos(i)
+		return pos(l, c)
+	}
+	for i, name := range header {
+		name = strings.TrimSpace(name)
+		if i == 0 {
+			name = strings.TrimPrefix(name, "\ufeff")
+		}
+		if p, dup := col[name]; dup {
+			errs.Add(file, hpos(i), "column %s appears twice (also column %d)", name, p+1)
+			continue
+		}
+		known := rel.AttrIndex(name) >= 0
+		for _, tc := range timeCols {
+			known = known || name == tc
+		}
+		if !known {
+			errs.Add(file, hpos(i), "unknown column %s: %s has %s", name, rel.Name, describeColumns(rel, timeCols))
+			continue
+		}
+		col[name] = i
+	}
+	for _, a := range rel.Attrs {
+		if _, ok := col[a.Name]; !ok {
+			errs.Add(file, source.Pos{Line: 1, Col: 1}, "missing column %s (%s has %s)", a.Name, rel.Name, describeColumns(rel, timeCols))
+		}
+	}
+	for _, tc := range timeCols {
+		if _, ok := col[tc]; !ok {
+			errs.Add(file, source.Pos{Line: 1, Col: 1}, "missing column %s (%s is an %s relation: %s)", tc, rel.Name, classWord(rel), strings.Join(timeCols, ","))
+		}
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	for {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			errs = append(errs, csvError(file, err, pos))
+			if len(errs) >= maxErrors {
+				break
+			}
+			continue
+		}
+		fpos := func(i int) source.Pos {
+			l, c := r.FieldPos(i)
+			return pos(l, c)
+		}
+		if len(rec) != len(header) {
+			l, _ := r.FieldPos(0)
+			errs.Add(file, source.Pos{Line: l, Col: 1}, "row has %d fields, the header has %d", len(rec), len(header))
+			if len(errs) >= maxErrors {
+				break
+			}
+			continue
+		}
+		vals := make([]algebra.Value, len(rel.Attrs))
+		ok := true
+		for ai, a := range rel.Attrs {
+			i := col[a.Name]
+			v, err := ParseValue(rec[i], a.Type)
+			if err != nil {
+				errs.Add(file, fpos(i), "%s: %v", a.Name, err)
+				ok = false
+				continue
+			}
+			vals[ai] = v
+		}
+		parseT := func(name string) (algebra.Time, bool, bool) {
+			i := col[name]
+			s := strings.TrimSpace(rec[i])
+			if s == "" {
+				return 0, true, true
+			}
+			tm, err := algebra.ParseTime(s)
+			if err != nil {
+				errs.Add(file, fpos(i), "%s: %v", name, err)
+				return 0, false, false
+			}
+			return tm, false, true
+		}
+		if rel.IsEvent() {
+			at, empty, good := parseT("at")
+			switch {
+			case !good:
+			case empty:
+				errs.Add(file, fpos(col["at"]), "at: an event needs a time")
+			case at == algebra.Forever:
+				errs.Add(file, fpos(col["at"]), "at: an event cannot happen at forever")
+			case ok:
+				t.AddEvent(vals, at)
+			}
+		} else {
+			from, fEmpty, fGood := parseT("from")
+			to, tEmpty, tGood := parseT("to")
+			if fGood && fEmpty {
+				errs.Add(file, fpos(col["from"]), "from: an interval needs a start time")
+				fGood = false
+			}
+			if tEmpty {
+				to = algebra.Forever // still open
+			}
+			if fGood && tGood && ok {
+				switch {
+				case to < from:
+					errs.Add(file, fpos(col["to"]), "to (%s) is before from (%s)", rec[col["to"]], rec[col["from"]])
+				case to == from:
+					errs.Add(file, fpos(col["to"]), "to equals from (%s): an interval must not be empty", rec[col["from"]])
+				default:
+					t.Add(vals, from, to)
+				}
+			}
+		}
+		if len(errs) >= maxErrors {
+			break
+		}
+	}
+	if len(errs) >= maxErrors {
+		errs.Add(file, source.Pos{}, "too many errors; stopped")
+	}
+	return errs.Err()
+}
+
+func classWord(r *algebra.Relation) string {
+	if r.IsEvent() {
+		return "event"
+	}
+	return "interval"
+}
+
+func describeColumns(rel *algebra.Relation, timeCols []string) string {
+	var names []string
+	for _, a := range rel.Attrs {
+		names = append(names, a.Name)
+	}
+	names = append(names, timeCols...)
+	return strings.Join(names, ",")
+}
+
+func csvError(file string, err error, pos func(int, int) source.Pos) *source.Error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return source.Errorf(file, pos(pe.Line, pe.Column), "%v", pe.Err)
+	}
+	return source.Errorf(file, source.Pos{}, "%v", err)
+}
+
+// ParseValue reads an attribute value written in a CSV field.
+func ParseValue(s string, t algebra.Type) (algebra.Value, error) {
+	switch t.Kind {
+	case algebra.KindEntity:
+		if strings.TrimSpace(s) == "" {
+			return algebra.Value{}, fmt.Errorf("empty %s identifier", t.Entity)
+		}
+		return algebra.Entity(s), nil
+	case algebra.KindEnum:
+		v, ok := t.Enum.Value(s)
+		if !ok {
+			return v, fmt.Errorf("%q is not a member of %s", s, t)
+		}
+		return v, nil
+	case algebra.KindString:
+		return algebra.Str(s), nil
+	case algebra.KindInt:
+		n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+		if err != nil {
+			return algebra.Value{}, fmt.Errorf("%q is not an int", s)
+		}
+		return algebra.Int(n), nil
+	case algebra.KindFloat:
+		f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil {
+			return algebra.Value{}, fmt.Errorf("%q is not a float", s)
+		}
+		return algebra.Float(f), nil
+	case algebra.KindBool:
+		b, err := strconv.ParseBool(strings.TrimSpace(s))
+		if err != nil {
+			return algebra.Value{}, fmt.Errorf("%q is not a bool (true or false)", s)
+		}
+		return algebra.Bool(b), nil
+	case algebra.KindTime:
+		tm, err := algebra.ParseTime(strings.TrimSpace(s))
+		if err != nil {
+			return algebra.Value{}, err
+		}
+		return algebra.TimeVal(tm), nil
+	case algebra.KindDuration:
+		d, err := time.ParseDuration(strings.TrimSpace(s))
+		if err != nil {
+			return algebra.Value{}, fmt.Errorf("%q is not a duration (e.g. 1.5s, 10ms, 1h2m)", s)
+		}
+		return algebra.DurationVal(int64(d)), nil
+	}
+	return algebra.Value{}, fmt.Errorf("unsupported type %s", t)
+}
+
+// FormatValue writes an attribute value as ParseValue reads it.
+func FormatValue(v algebra.Value, tf algebra.TimeFormat) string {
+	return v.Format(tf)
+}
