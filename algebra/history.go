@@ -1,8 +1,9 @@
 package algebra
 
 import (
+	"cmp"
 	"fmt"
-	"sort"
+	"slices"
 )
 
 // Tuple is a tuple of a relation with its valid time [From, To). An event at
@@ -54,7 +55,15 @@ func (t *Table) Validate() error {
 
 // SortRows orders tuples by time, then values, then end.
 func (t *Table) SortRows() {
-	sort.SliceStable(t.Rows, func(i, j int) bool { return LessTuple(&t.Rows[i], &t.Rows[j]) })
+	slices.SortFunc(t.Rows, func(a, b Tuple) int {
+		if a.From != b.From {
+			return cmp.Compare(a.From, b.From)
+		}
+		if c := CompareTuples(a.Vals, b.Vals); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.To, b.To)
+	})
 }
 
 // LessTuple orders tuples by From, then values, then To: the order results

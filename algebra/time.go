@@ -138,19 +138,29 @@ func ParseTime(s string) (Time, error) {
 		}
 		return n, nil
 	}
-	if strings.Count(s, ":") == 2 && !strings.ContainsAny(s, "TtZz") {
+	// Clock notation has two colons and no date: no T, Z, space or sign
+	// after the leading minus (those are RFC 3339 or mistakes for it).
+	if strings.Count(s, ":") == 2 && !strings.ContainsAny(strings.TrimPrefix(s, "-"), "TtZz -+") {
 		return parseClock(s)
 	}
 	tm, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
 		return 0, fmt.Errorf("%w: %q is not beginning, forever, integer nanoseconds, H:MM:SS[.fraction] or RFC 3339", ErrBadTime, s)
 	}
-	// UnixNano is undefined outside about 1678..2262.
-	if tm.Year() < 1678 || tm.Year() > 2261 {
-		return 0, fmt.Errorf("%w: %q is outside the representable range (1678..2261)", ErrBadTime, s)
+	// UnixNano is undefined outside the int64 range; its two ends stand for
+	// beginning and forever.
+	if tm.Before(minTime) || tm.After(maxTime) {
+		return 0, fmt.Errorf("%w: %q is outside the representable range (%s to %s)", ErrBadTime, s,
+			minTime.Format(time.RFC3339Nano), maxTime.Format(time.RFC3339Nano))
 	}
 	return tm.UnixNano(), nil
 }
+
+// The finite times an RFC 3339 text may name.
+var (
+	minTime = time.Unix(0, Beginning+1).UTC()
+	maxTime = time.Unix(0, Forever-1).UTC()
+)
 
 func isInteger(s string) bool {
 	i := 0
@@ -200,7 +210,7 @@ func parseClock(s string) (Time, error) {
 		return bad("fraction must be 1 to 9 digits")
 	}
 	hh, err := strconv.ParseUint(h, 10, 64)
-	if err != nil || hh > uint64(math.MaxInt64/int64(time.Hour))-1 {
+	if err != nil || hh > uint64(math.MaxInt64/int64(time.Hour)) {
 		return bad("hours out of range")
 	}
 	mm, _ := strconv.Atoi(m)
@@ -216,11 +226,18 @@ func parseClock(s string) (Time, error) {
 		f := frac + strings.Repeat("0", 9-len(frac))
 		ns, _ = strconv.ParseInt(f, 10, 64)
 	}
-	t := int64(hh)*int64(time.Hour) + int64(mm)*int64(time.Minute) + int64(ss)*int64(time.Second) + ns
-	if neg {
-		t = -t
+	// hh·1h fits in an int64; the rest may not.
+	t := uint64(hh)*uint64(time.Hour) + uint64(mm)*uint64(time.Minute) + uint64(ss)*uint64(time.Second) + uint64(ns)
+	switch {
+	case t > math.MaxInt64:
+		return bad("out of range")
+	case t == math.MaxInt64 && !neg:
+		return 0, fmt.Errorf("%w: %q is reserved for beginning/forever", ErrBadTime, s)
 	}
-	return t, nil
+	if neg {
+		return -int64(t), nil
+	}
+	return int64(t), nil
 }
 
 func allDigits(s string) bool {

@@ -45,17 +45,24 @@ gen() {
 	(cd "$repo" && npx --yes "antlr-ng@$ANTLR_NG_VERSION" -Dlanguage=Go \
 		--package gen --generate-listener false --generate-visitor false \
 		--exact-output-dir -o "$tmp" "grammar/$lang/$grammar.g4") >"$tmp.log" 2>&1 || {
-		grep -v 'Unknown user config' "$tmp.log" >&2 || true
+		cat "$tmp.log" >&2
 		rm -rf "$tmp" "$tmp.log"
 		echo "generate.sh: antlr-ng failed on grammar/$lang/$grammar.g4" >&2
 		exit 1
 	}
-	# antlr-ng reports grammar errors and warnings on its output but may
-	# still exit 0: any diagnostic fails the generation.
-	if grep -v 'Unknown user config' "$tmp.log" | grep -q .; then
-		grep -v 'Unknown user config' "$tmp.log" >&2
+	# antlr-ng reports grammar errors and warnings ("error(26): ...",
+	# "warning(61): ...") but may still exit 0: any of them fails the
+	# generation. Other output is npm's chatter.
+	if grep -Eq '^(error|warning)\(' "$tmp.log"; then
+		grep -E '^(error|warning)\(' "$tmp.log" >&2
 		rm -rf "$tmp" "$tmp.log"
 		echo "generate.sh: antlr-ng reported problems in grammar/$lang/$grammar.g4" >&2
+		exit 1
+	fi
+	if ! ls "$tmp"/*.go >/dev/null 2>&1; then
+		cat "$tmp.log" >&2
+		rm -rf "$tmp" "$tmp.log"
+		echo "generate.sh: antlr-ng produced no Go code for grammar/$lang/$grammar.g4" >&2
 		exit 1
 	fi
 	rm -f "$tmp.log"

@@ -59,16 +59,19 @@ func Compile(f *sdl.File) (*algebra.Catalog, error) {
 			}
 			c.ClockPeriod = d.Period
 		case *sdl.RelationDecl:
-			r := compileRelation(d, c, f.Name, errf)
-			if r == nil {
-				continue
-			}
-			if r.Name == "Clock" {
+			// Names first, so a duplicate is reported even when one of the
+			// declarations has errors of its own.
+			if d.Name.Name == "Clock" {
 				errf(d.Name.At, "Clock is built in and cannot be declared")
 				continue
 			}
-			if p, dup := relPos[r.Name]; dup {
-				errf(d.Name.At, "relation %s declared twice (first at %s)", r.Name, p)
+			if p, dup := relPos[d.Name.Name]; dup {
+				errf(d.Name.At, "relation %s declared twice (first at %s)", d.Name.Name, p)
+				continue
+			}
+			relPos[d.Name.Name] = d.Name.At
+			r := compileRelation(d, c, f.Name, errf)
+			if r == nil {
 				continue
 			}
 			if r.Class == algebra.ClassEntity {
@@ -79,7 +82,6 @@ func Compile(f *sdl.File) (*algebra.Catalog, error) {
 				}
 				entityRelOf[et] = d.Name.At
 			}
-			relPos[r.Name] = d.Name.At
 			c.AddRelation(r)
 		}
 	}
@@ -132,7 +134,7 @@ func compileRelation(d *sdl.RelationDecl, c *algebra.Catalog, file string, errf 
 			attr.Role = algebra.RoleTarget
 		}
 		if attr.Role != algebra.RoleNone && good && t.Kind != algebra.KindEntity {
-			errf(a.RolePos, "%s is a %s, but only an entity-typed attribute can be the %s", a.Name.Name, t, attr.Role)
+			errf(a.RolePos, "%s is %s, but only an entity-typed attribute can be the %s", a.Name.Name, article(t.String()), attr.Role)
 			ok = false
 		}
 		r.Attrs = append(r.Attrs, attr)
@@ -232,4 +234,12 @@ func resolveType(t *sdl.TypeRef, c *algebra.Catalog, errf func(source.Pos, strin
 	}
 	errf(t.At, "unknown type %s (want an entity type, int, float, string, bool, time, duration or enum(...))", t.Name)
 	return algebra.Type{}, false
+}
+
+// article prefixes a type name with "a" or "an".
+func article(s string) string {
+	if s != "" && strings.ContainsRune("aeiouAEIOU", rune(s[0])) {
+		return "an " + s
+	}
+	return "a " + s
 }

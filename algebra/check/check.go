@@ -122,6 +122,9 @@ func (s *Session) Check(f *tquel.File, text string) ([]*Retrieve, error) {
 		derived[k] = v
 	}
 	seq := s.seq
+	// failed holds range variables whose declaration in this file failed:
+	// their uses are not reported again.
+	failed := map[string]bool{}
 
 	var errs source.ErrorList
 	var out []*Retrieve
@@ -132,9 +135,13 @@ func (s *Session) Check(f *tquel.File, text string) ([]*Retrieve, error) {
 			v := s.checkRange(f.Name, st, cat, derived, &errs)
 			if v != nil {
 				ranges[v.Name] = &rangeDecl{v: v, seq: seq}
+				delete(failed, v.Name)
+			} else {
+				delete(ranges, st.Var.Name)
+				failed[st.Var.Name] = true
 			}
 		case *tquel.RetrieveStmt:
-			c := &stmtChecker{s: s, file: f.Name, ranges: ranges, errs: &errs}
+			c := &stmtChecker{s: s, file: f.Name, ranges: ranges, failed: failed, errs: &errs}
 			r := c.retrieve(st)
 			if r == nil {
 				continue
@@ -253,7 +260,8 @@ func suggest(name string, cands []string) string {
 			best, bestD = c, d
 		}
 	}
-	if best != "" && bestD <= max(2, len(name)/3) {
+	// A suggestion must keep something of the name: "p" for "q" is no help.
+	if best != "" && bestD <= max(2, len(name)/3) && bestD < len([]rune(name)) {
 		return fmt.Sprintf(" (did you mean %s?)", best)
 	}
 	if len(cands) > 0 && len(cands) <= 12 {
@@ -290,6 +298,7 @@ type stmtChecker struct {
 	s      *Session
 	file   string
 	ranges map[string]*rangeDecl
+	failed map[string]bool // range variables whose declaration failed
 	errs   *source.ErrorList
 	vars   []*Var
 	index  map[string]int
@@ -360,7 +369,7 @@ func (c *stmtChecker) retrieve(st *tquel.RetrieveStmt) *Retrieve {
 	if st.Where != nil {
 		if w := c.value(st.Where); w != nil {
 			if w.Type().Kind != algebra.KindBool {
-				c.errorf(st.Where.Pos(), "where clause must be a condition, but this is a %s", w.Type())
+				c.errorf(st.Where.Pos(), "where clause must be a condition, but this is %s", article(w.Type().String()))
 			} else {
 				r.Where = w
 			}
@@ -388,7 +397,7 @@ func (c *stmtChecker) retrieve(st *tquel.RetrieveStmt) *Retrieve {
 	if st.AsOf != nil {
 		lit, ok := unparen(st.AsOf.At).(*tquel.StringLit)
 		if !ok || !strings.EqualFold(lit.Value, "now") {
-			c.errorf(st.AsOf.At.Pos(), `only "as of \"now\"" is accepted: tqmon relations have valid time only`)
+			c.errorf(st.AsOf.At.Pos(), `only as of "now" is accepted: tqmon relations have valid time only`)
 		}
 	}
 	if c.bad {
@@ -491,6 +500,10 @@ func (c *stmtChecker) varIndex(id *tquel.Ident) (int, bool) {
 	if i, ok := c.index[id.Name]; ok {
 		return i, true
 	}
+	if c.failed[id.Name] {
+		c.bad = true // its declaration is already reported
+		return 0, false
+	}
 	var names []string
 	for n := range c.ranges {
 		names = append(names, n)
@@ -523,7 +536,7 @@ func (c *stmtChecker) attrRef(ref *tquel.AttrRef) expr.Expr {
 		if len(names) == 0 {
 			hint = " (it has no explicit attributes)"
 		}
-		c.errorf(ref.Attr.At, "%s (a %s) has no attribute %s%s", v.Name, v.Rel.Name, ref.Attr.Name, hint)
+		c.errorf(ref.Attr.At, "%s (%s) has no attribute %s%s", v.Name, article(v.Rel.Name), ref.Attr.Name, hint)
 		return nil
 	}
 	a := v.Rel.Attrs[ai]
@@ -583,6 +596,10 @@ func (c *stmtChecker) texpr(e tquel.Expr) expr.TExpr {
 		}
 		if _, declared := c.ranges[e.Name]; declared {
 			c.errorf(e.At, "internal: range variable %s not collected", e.Name)
+			return nil
+		}
+		if c.failed[e.Name] {
+			c.bad = true // its declaration is already reported
 			return nil
 		}
 		c.errorf(e.At, "%s is not a range variable; a temporal expression needs a range variable, a quoted time, begin of or end of", e.Name)
@@ -675,6 +692,9 @@ func (c *stmtChecker) pred(e tquel.Expr) expr.Pred {
 			return nil
 		}
 		return &expr.PCmp{Op: op, X: x, Y: y, At: e.OpPos}
+	case *tquel.TemporalUnary:
+		c.errorf(e.At, "%s makes a temporal expression, but a predicate (precede, overlap or equal) is expected here", e.Op)
+		return nil
 	}
 	c.errorf(e.Pos(), "a temporal predicate is expected here: X precede Y, X overlap Y or X equal Y, combined with and, or, not")
 	return nil
@@ -740,6 +760,8 @@ func (c *stmtChecker) settle(l *literal) expr.Expr {
 	}
 	if _, ok := c.ranges[l.text]; ok {
 		c.errorf(l.pos, "range variable %s used as a value; write %s.ATTRIBUTE", l.text, l.text)
+	} else if c.failed[l.text] {
+		c.bad = true // its declaration is already reported
 	} else {
 		c.errorf(l.pos, "unknown name %s: quote a string (\"%s\"); a bare name is an entity or enum literal only when compared with an attribute of that type", l.text, l.text)
 	}
@@ -749,17 +771,24 @@ func (c *stmtChecker) settle(l *literal) expr.Expr {
 // coerce fixes a literal to type t.
 func (c *stmtChecker) coerce(l *literal, t algebra.Type) expr.Expr {
 	if l.kind == litBare {
-		if _, isVar := c.index[l.text]; isVar {
+		// A declared range variable, used in this statement or not, is
+		// never an entity or enum literal (TQUEL.md).
+		if _, isVar := c.ranges[l.text]; isVar {
 			c.errorf(l.pos, "range variable %s used as a value; write %s.ATTRIBUTE", l.text, l.text)
 			return nil
 		}
+		if c.failed[l.text] {
+			c.bad = true // its declaration is already reported
+			return nil
+		}
+	}
+	if l.kind == litBare && (l.text == "true" || l.text == "false") && t.Kind != algebra.KindEntity && t.Kind != algebra.KindEnum {
+		// A bool literal, whatever it meets; the caller reports a mismatch.
+		return &expr.Const{V: algebra.Bool(l.text == "true"), T: algebra.TypeBool, At: l.pos}
 	}
 	mk := func(v algebra.Value) expr.Expr {
-		txt := ""
-		if l.kind == litParam {
-			txt = strconv.Quote(l.text)
-		}
-		return &expr.Const{V: v, T: t, At: l.pos, Txt: txt}
+		// Printed as a TQuel literal of its type (V.String()).
+		return &expr.Const{V: v, T: t, At: l.pos}
 	}
 	switch t.Kind {
 	case algebra.KindEntity:
@@ -815,7 +844,7 @@ func (c *stmtChecker) coerce(l *literal, t algebra.Type) expr.Expr {
 		}
 	}
 	what := map[literalKind]string{litBare: "bare name", litString: "string", litParam: "parameter value"}[l.kind]
-	c.errorf(l.pos, "%s %q cannot be a %s", what, l.text, t)
+	c.errorf(l.pos, "%s %q cannot be %s", what, l.text, article(t.String()))
 	return nil
 }
 
@@ -861,7 +890,7 @@ func (c *stmtChecker) operand(e tquel.Expr) operand {
 		case algebra.KindInt, algebra.KindFloat, algebra.KindDuration:
 			return operand{e: &expr.Unary{Op: expr.OpNeg, X: x, T: x.Type(), At: e.At}}
 		}
-		c.errorf(e.At, "cannot negate a %s", x.Type())
+		c.errorf(e.At, "cannot negate %s", article(x.Type().String()))
 		return operand{}
 	case *tquel.Not:
 		x := c.value(e.X)
@@ -869,7 +898,7 @@ func (c *stmtChecker) operand(e tquel.Expr) operand {
 			return operand{}
 		}
 		if x.Type().Kind != algebra.KindBool {
-			c.errorf(e.At, "not needs a condition, but this is a %s", x.Type())
+			c.errorf(e.At, "not needs a condition, but this is %s", article(x.Type().String()))
 			return operand{}
 		}
 		return operand{e: &expr.Unary{Op: expr.OpNot, X: x, T: algebra.TypeBool, At: e.At}}
@@ -913,7 +942,7 @@ func (c *stmtChecker) binary(e *tquel.Binary) expr.Expr {
 		}
 		for _, s := range []expr.Expr{x, y} {
 			if s.Type().Kind != algebra.KindBool {
-				c.errorf(s.Pos(), "%s needs conditions on both sides, but this is a %s", op, s.Type())
+				c.errorf(s.Pos(), "%s needs conditions on both sides, but this is %s", op, article(s.Type().String()))
 				return nil
 			}
 		}
@@ -1005,4 +1034,12 @@ func arithType(op expr.Op, a, b algebra.Type) (algebra.Type, bool) {
 func parseDuration(s string) (int64, error) {
 	d, err := timeParseDuration(s)
 	return int64(d), err
+}
+
+// article prefixes a type or relation name with "a" or "an".
+func article(s string) string {
+	if s != "" && strings.ContainsRune("aeiouAEIOU", rune(s[0])) {
+		return "an " + s
+	}
+	return "a " + s
 }

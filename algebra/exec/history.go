@@ -1,73 +1,124 @@
 package exec
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/tqmon/tqmon/algebra"
 )
 
-type srcElem struct {
-	e   Elem
-	tee *Tee
+// stream is one time-ordered sequence of source elements: the begins (or
+// events) of a relation, its ends, or the ticks of a clock.
+type stream struct {
+	tee   *Tee
+	elems []Elem
+	pos   int
+	// clock ticks, generated lazily instead of elems
+	clock          bool
+	next, step, to algebra.Time
 }
+
+func (s *stream) head() (Elem, bool) {
+	if s.clock {
+		if s.pos > 0 {
+			return Elem{}, false
+		}
+		return Elem{Kind: Event, T: s.next}, true
+	}
+	if s.pos < len(s.elems) {
+		return s.elems[s.pos], true
+	}
+	return Elem{}, false
+}
+
+func (s *stream) pop() Elem {
+	if s.clock {
+		e := Elem{Kind: Event, T: s.next, Rec: &Rec{From: s.next}}
+		if uint64(s.to)-uint64(s.next) < uint64(s.step) {
+			s.pos = 1 // done
+		} else {
+			s.next += s.step
+		}
+		return e
+	}
+	e := s.elems[s.pos]
+	s.elems[s.pos] = Elem{}
+	s.pos++
+	return e
+}
+
+func byTime(a, b Elem) int { return cmp.Compare(a.T, b.T) }
 
 // RunHistory plays a recorded history into the network in time order — the
 // order live packets arrive in — then ends every stream. Tuples still open
 // at the end of the history end at Forever. Clock ticks exist inside the
 // history's extent (algebra.History.Extent).
 func (n *Network) RunHistory(h *algebra.History) error {
-	var elems []srcElem
+	var streams []*stream
+	names := make([]string, 0, len(n.Sources))
 	for name := range n.Sources {
-		if h.Table(name) == nil {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		tee := n.Sources[name]
+		t := h.Table(name)
+		if t == nil {
 			return fmt.Errorf("history has no relation %s", name)
 		}
-	}
-	// Every relation of the history marks the passing of time, read or not:
-	// the system's clock moves on whatever a query looks at. Elements of
-	// relations no statement reads only advance time (tee nil).
-	for _, rel := range h.Catalog.Relations {
-		t := h.Table(rel.Name)
-		if t == nil {
-			continue
-		}
-		tee := n.Sources[rel.Name]
 		event := t.Rel.IsEvent()
+		begins := make([]Elem, len(t.Rows))
+		var ends []Elem
+		if !event {
+			ends = make([]Elem, len(t.Rows))
+		}
 		for i := range t.Rows {
 			row := &t.Rows[i]
 			rec := &Rec{Vals: row.Vals, From: row.From}
 			if event {
-				elems = append(elems, srcElem{Elem{Kind: Event, T: row.From, Rec: rec}, tee})
+				begins[i] = Elem{Kind: Event, T: row.From, Rec: rec}
 				continue
 			}
-			elems = append(elems, srcElem{Elem{Kind: Begin, T: row.From, Rec: rec}, tee},
-				srcElem{Elem{Kind: End, T: row.To, Rec: rec}, tee})
+			begins[i] = Elem{Kind: Begin, T: row.From, Rec: rec}
+			ends[i] = Elem{Kind: End, T: row.To, Rec: rec}
+		}
+		// Recorded histories are usually in time order already.
+		if !slices.IsSortedFunc(begins, byTime) {
+			slices.SortFunc(begins, byTime)
+		}
+		if !slices.IsSortedFunc(ends, byTime) {
+			slices.SortFunc(ends, byTime)
+		}
+		streams = append(streams, &stream{tee: tee, elems: begins})
+		if !event {
+			streams = append(streams, &stream{tee: tee, elems: ends})
 		}
 	}
-	sort.SliceStable(elems, func(i, j int) bool { return elemLess(elems[i].e, elems[j].e) })
-
-	// Clock ticks, generated lazily in order.
-	type clock struct {
-		next, step, end algebra.Time
-		tee             *Tee
-		done            bool
-	}
-	var clocks []*clock
 	if start, end, ok := h.Extent(); ok {
-		for c, tee := range n.Clocks {
+		clocks := make([]int64, 0, len(n.Clocks))
+		for c := range n.Clocks {
+			clocks = append(clocks, c)
+		}
+		slices.Sort(clocks)
+		for _, c := range clocks {
 			step := c * n.ClockPeriod
 			if step <= 0 {
 				continue
 			}
 			first := algebra.FirstTick(step, start)
-			clocks = append(clocks, &clock{next: first, step: step, end: end, tee: tee, done: first > end})
+			s := &stream{tee: n.Clocks[c], clock: true, next: first, step: step, to: end}
+			if first > end {
+				s.pos = 1
+			}
+			streams = append(streams, s)
 		}
 	}
-	sort.Slice(clocks, func(i, j int) bool { return clocks[i].step < clocks[j].step })
 
 	tees := []*Tee{n.Heartbeat}
-	for _, t := range n.Sources {
-		tees = append(tees, t)
+	for _, name := range names {
+		tees = append(tees, n.Sources[name])
 	}
 	for _, t := range n.Clocks {
 		tees = append(tees, t)
@@ -79,53 +130,29 @@ func (n *Network) RunHistory(h *algebra.History) error {
 		n.notePeak()
 	}
 
-	i := 0
 	have := false
 	var cur algebra.Time
 	for {
-		// The next element: a source element or a clock tick (an event, so
-		// after Ends at the same time).
-		var next *Elem
-		var nextTee *Tee
-		var nextClock *clock
-		if i < len(elems) {
-			next, nextTee = &elems[i].e, elems[i].tee
-		}
-		for _, c := range clocks {
-			if c.done {
-				continue
-			}
-			tick := Elem{Kind: Event, T: c.next}
-			if next == nil || elemLess(tick, *next) {
-				t := tick
-				next, nextTee, nextClock = &t, c.tee, c
+		// The next element over all streams: least time, Ends first.
+		var best *stream
+		var bestE Elem
+		for _, s := range streams {
+			e, ok := s.head()
+			if ok && (best == nil || elemLess(e, bestE)) {
+				best, bestE = s, e
 			}
 		}
-		if next == nil {
+		if best == nil {
 			break
 		}
-		if have && next.T != cur {
+		if have && bestE.T != cur {
 			advance(cur)
 			if err := n.Err(); err != nil {
 				return err
 			}
 		}
-		cur, have = next.T, true
-		if nextTee == nil {
-			i++
-			continue
-		}
-		if nextClock != nil {
-			nextTee.Push(Elem{Kind: Event, T: next.T, Rec: &Rec{From: next.T}})
-			if uint64(nextClock.end)-uint64(nextClock.next) < uint64(nextClock.step) {
-				nextClock.done = true
-			} else {
-				nextClock.next += nextClock.step
-			}
-			continue
-		}
-		nextTee.Push(*next)
-		i++
+		cur, have = bestE.T, true
+		best.tee.Push(best.pop())
 	}
 	advance(algebra.Forever)
 	return n.Err()

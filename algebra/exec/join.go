@@ -618,6 +618,7 @@ func (j *Join) eval(c *cand, h algebra.Time) {
 		j.emit(Elem{Kind: Begin, T: from, Rec: rec})
 		c.state, c.out, c.from = begun, rec, from
 		c.vals = nil // the targets are computed
+		v = vStillBegun
 	}
 	// Still live: make sure an End or the horizon will look at it again.
 	if !c.registered {
@@ -629,10 +630,13 @@ func (j *Join) eval(c *cand, h algebra.Time) {
 		}
 	}
 	c.ver++
-	if w, ok := j.wakeTime(c, h); ok {
+	if w, ok := j.wakeTime(c, h, v); ok {
 		j.wake.push(candItem{key: w, c: c, ver: c.ver})
 	}
-	j.lb.push(candItem{key: j.nextLow(c), c: c, ver: c.ver})
+	// A key of Forever never lowers the output watermark below the horizon.
+	if low := j.nextLow(c); low < algebra.Forever {
+		j.lb.push(candItem{key: low, c: c, ver: c.ver})
+	}
 }
 
 func (j *Join) finish(c *cand) {
@@ -665,11 +669,10 @@ func (j *Join) emit(e Elem) {
 
 // wakeTime is the least horizon at which evaluating c would decide more than
 // at h, if the passing of time alone can do it; otherwise only an End can.
-func (j *Join) wakeTime(c *cand, h algebra.Time) (algebra.Time, bool) {
+func (j *Join) wakeTime(c *cand, h algebra.Time, cur verdict) (algebra.Time, bool) {
 	if !c.hasOpen() {
 		return 0, false
 	}
-	cur, _, _ := j.decide(c, h)
 	lo, hi := h, algebra.Forever-1
 	if lo >= hi {
 		return 0, false

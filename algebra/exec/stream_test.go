@@ -54,12 +54,14 @@ func proc(cat *algebra.Catalog, name, state string) []algebra.Value {
 	return []algebra.Value{algebra.Entity(name), v}
 }
 
-// fill adds a send at every chronon of [from, to) so the driver's time moves
-// one chronon at a time.
+// fill adds a send and a short process state at every chronon of [from,
+// to), for another process, so the driver's time moves one chronon at a
+// time through the relations the queries read.
 func fill(h *algebra.History, from, to algebra.Time) {
-	t := h.Table("SendMessage")
+	cat := h.Catalog
 	for at := from; at < to; at++ {
-		t.AddEvent([]algebra.Value{algebra.Entity("Px"), algebra.Entity("Mx")}, at)
+		h.Table("SendMessage").AddEvent([]algebra.Value{algebra.Entity("Px"), algebra.Entity("Mx")}, at)
+		h.Table("Process").Add(proc(cat, "Px", "Done"), at, at+1)
 	}
 }
 
@@ -70,7 +72,6 @@ func TestStreamingDefaultJoin(t *testing.T) {
 	h := algebra.NewHistory(cat)
 	h.Table("Process").Add(proc(cat, "P1", "Running"), 1, algebra.Forever)
 	h.Table("RunningOn").Add([]algebra.Value{algebra.Entity("P1"), algebra.Entity("A")}, 5, 20)
-	fill(h, 0, 100)
 	got, _ := runProbed(t, h, `range of p is Process range of r is RunningOn
 retrieve (p.Process, r.Processor) where p.Process = r.Process`)
 	if len(got) != 2 || got[0].e.Kind != exec.Begin || got[0].e.T != 5 || got[1].e.Kind != exec.End || got[1].e.T != 20 {
@@ -88,7 +89,7 @@ func TestStreamingHorizonDecides(t *testing.T) {
 	h := algebra.NewHistory(cat)
 	h.Table("Process").Add(proc(cat, "P1", "Running"), 1, algebra.Forever)
 	fill(h, 0, 100)
-	got, _ := runProbed(t, h, `range of p is Process retrieve (p.Process) when p overlap "5"`)
+	got, _ := runProbed(t, h, `range of p is Process retrieve (p.Process) where p.Process = "P1" when p overlap "5"`)
 	if len(got) != 2 || got[0].e.Kind != exec.Begin || got[0].e.T != 1 {
 		t.Fatalf("got %+v", got)
 	}

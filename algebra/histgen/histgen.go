@@ -1,6 +1,3 @@
-// Package histgen generates histories for tests and benchmarks: small random
-// histories over any catalog (for the differential tests that hold the
-// interpreter to the reference evaluator), and large structured ones.
 package histgen
 
 import (

@@ -1,10 +1,3 @@
-// Package ref is a deliberately simple batch evaluator of TQuel's
-// tuple-calculus semantics (TQUEL.md), used only as a test oracle for the
-// incremental interpreter: for each retrieve it loops over every binding of
-// its range variables, keeps those satisfying where and when, computes valid
-// time and targets, and coalesces. It shares value arithmetic with the
-// interpreter (package expr) but implements the temporal semantics on its
-// own, straight from the tables of TQUEL.md.
 package ref
 
 import (

@@ -1,6 +1,3 @@
-// Package format writes result relations as text: aligned tables for people,
-// CSV and JSON Lines for programs. Times print in the chosen format; the
-// infinities print as "beginning" and "forever".
 package format
 
 import (

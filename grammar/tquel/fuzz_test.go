@@ -1,9 +1,6 @@
 package tquel
 
 import (
-	"fmt"
-	"os"
-	"time"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -17,16 +14,6 @@ import (
 func FuzzParse(f *testing.F) {
 	f.Add("retrieve (p.x) where p.y = 1")
 	f.Fuzz(func(t *testing.T, text string) {
-		done := make(chan struct{})
-		defer close(done)
-		go func() {
-			select {
-			case <-done:
-			case <-time.After(5 * time.Second):
-				os.WriteFile(fmt.Sprintf("/tmp/hang-%d", os.Getpid()), []byte(text), 0o644)
-				panic("HANG")
-			}
-		}()
 		file, err := Parse("fuzz", text)
 		if err != nil {
 			if file != nil {

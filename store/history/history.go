@@ -66,7 +66,7 @@ func Load(dir string) (*algebra.History, error) {
 		rel := cat.Lookup(base)
 		path := filepath.Join(dir, name)
 		if rel == nil {
-			errs.Add(path, source.Pos{}, "no relation %s in %s", strings.TrimSuffix(name, ".csv"), specPath)
+			errs.Add(path, source.Pos{Line: 1, Col: 1}, "no relation %s in %s", base, specPath)
 			continue
 		}
 		data, err := os.ReadFile(path)
@@ -118,6 +118,10 @@ func ReadCSV(file string, data []byte, t *algebra.Table) error {
 			l := lines[line-1]
 			if byteCol-1 <= len(l) {
 				col = utf8.RuneCount(l[:byteCol-1]) + 1
+			} else {
+				// Past the end of the line (an error at the end of the
+				// input): point just after its last character.
+				col = utf8.RuneCount(l) + 1
 			}
 		}
 		return source.Pos{Line: line, Col: col}
@@ -146,6 +150,10 @@ func ReadCSV(file string, data []byte, t *algebra.Table) error {
 		name = strings.TrimSpace(name)
 		if i == 0 {
 			name = strings.TrimPrefix(name, "\ufeff")
+		}
+		if name == "" {
+			errs.Add(file, hpos(i), "empty column name: %s has %s", rel.Name, describeColumns(rel, timeCols))
+			continue
 		}
 		if p, dup := col[name]; dup {
 			errs.Add(file, hpos(i), "column %s appears twice (also column %d)", name, p+1)
@@ -191,8 +199,12 @@ func ReadCSV(file string, data []byte, t *algebra.Table) error {
 			return pos(l, c)
 		}
 		if len(rec) != len(header) {
-			l, _ := r.FieldPos(0)
-			errs.Add(file, source.Pos{Line: l, Col: 1}, "row has %d fields, the header has %d", len(rec), len(header))
+			// Point at the first extra field, or at the row's start.
+			p := fpos(0)
+			if len(rec) > len(header) {
+				p = fpos(len(header))
+			}
+			errs.Add(file, p, "row has %d fields, the header has %d", len(rec), len(header))
 			if len(errs) >= maxErrors {
 				break
 			}
@@ -260,6 +272,7 @@ func ReadCSV(file string, data []byte, t *algebra.Table) error {
 		}
 	}
 	if len(errs) >= maxErrors {
+		errs = errs[:maxErrors] // a row may add several
 		errs.Add(file, source.Pos{}, "too many errors; stopped")
 	}
 	return errs.Err()
