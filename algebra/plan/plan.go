@@ -181,7 +181,9 @@ func writeLine(b *strings.Builder, n Node, nested bool) {
 		if nested {
 			b.WriteByte('(')
 		}
-		writeLine(b, kids[0], true)
+		// Left-associative: a left operand with the same operator needs no
+		// parentheses.
+		writeLine(b, kids[0], kids[0].Label() != n.Label())
 		b.WriteString(" " + n.Label() + " ")
 		writeLine(b, kids[1], true)
 		if nested {

@@ -11,7 +11,7 @@
 // `overlap` need no syntactic decision between them. Precedence, tightest
 // first (alternative order below):
 //
-//   begin of X, end of X      prefix; X is an operand of this level
+//   begin of X, end of X      prefix; X is a primary or a prefix operation
 //   -X                        prefix
 //   * / %                     left
 //   + -                       left
@@ -104,9 +104,10 @@ resultName
 
 // A range variable, declared and used as an operand (a bare name operand
 // may also be an entity literal such as P1). An aggregate name followed by
-// '(' is an aggregate. Keywords that start a statement or clause, act as
-// operators or delimit a clause are left out: they would make the text
-// hard to read and error recovery poor, though not ambiguous.
+// '(' is an aggregate. `not` is left out as `not - x` would be ambiguous;
+// the other keywords that start a statement or clause, act as operators or
+// delimit a clause are left out as they would make texts hard to read and
+// error recovery poor.
 exprName
     : IDENT
     | AGG

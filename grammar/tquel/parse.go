@@ -342,7 +342,7 @@ func (c *converter) target(ctx gen.ITargetContext) *Target {
 	return nil
 }
 
-// binaryOps maps operator tokens to AST operators.
+// tokenOps maps operator tokens to AST operators.
 var tokenOps = map[int]Op{
 	gen.TQuelLexerPLUS: OpAdd, gen.TQuelLexerMINUS: OpSub, gen.TQuelLexerSTAR: OpMul,
 	gen.TQuelLexerSLASH: OpDiv, gen.TQuelLexerPERCENT: OpMod,

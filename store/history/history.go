@@ -179,6 +179,10 @@ func ReadCSV(file string, data []byte, t *algebra.Table) error {
 			errs.Add(file, source.Pos{Line: 1, Col: 1}, "missing column %s (%s is an %s relation: %s)", tc, rel.Name, classWord(rel), strings.Join(timeCols, ","))
 		}
 	}
+	if len(errs) > maxErrors {
+		errs = errs[:maxErrors]
+		errs.Add(file, source.Pos{}, "too many errors; stopped")
+	}
 	if len(errs) > 0 {
 		return errs
 	}
