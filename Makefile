@@ -4,7 +4,9 @@ FUZZTIME  ?= 10s
 # Packages with fuzz targets: "package:FuzzName" pairs.
 FUZZ_TARGETS := \
 	./grammar/tquel:FuzzParse \
-	./grammar/sdl:FuzzParse
+	./grammar/sdl:FuzzParse \
+	./store/history:FuzzReadCSV \
+	./algebra:FuzzParseTime
 
 .PHONY: all build test test-long bench grammar grammar-check fuzz vet fmt-check demo
 

@@ -74,9 +74,11 @@ func (n *Network) RunHistory(h *algebra.History) error {
 		if !event {
 			ends = make([]Elem, len(t.Rows))
 		}
+		recs := make([]Rec, len(t.Rows)) // one allocation per relation
 		for i := range t.Rows {
 			row := &t.Rows[i]
-			rec := &Rec{Vals: row.Vals, From: row.From}
+			rec := &recs[i]
+			*rec = Rec{Vals: row.Vals, From: row.From}
 			if event {
 				begins[i] = Elem{Kind: Event, T: row.From, Rec: rec}
 				continue

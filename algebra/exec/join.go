@@ -119,6 +119,8 @@ const (
 type cand struct {
 	ents       []*entry
 	vals       expr.Binding
+	entsA      [3]*entry          // storage for ents when k ≤ 3
+	valsA      [3][]algebra.Value // storage for vals when k ≤ 3
 	state      candState
 	out        *Rec
 	from       algebra.Time
@@ -447,9 +449,7 @@ func (j *Join) enumerate(i int, ent *entry, h algebra.Time) {
 			return
 		}
 		if s == len(plan) {
-			ents := make([]*entry, j.k)
-			copy(ents, j.bind)
-			j.newCand(h, ents)
+			j.newCand(h, j.bind)
 			return
 		}
 		st := &plan[s]
@@ -507,9 +507,16 @@ func (j *Join) checks(fs []expr.Fn) bool {
 
 // ---- candidates ----
 
-func (j *Join) newCand(h algebra.Time, ents []*entry) {
-	c := &cand{ents: ents, vals: make(expr.Binding, j.k)}
-	for i, e := range ents {
+// newCand makes a candidate of a binding (copied) and evaluates it.
+func (j *Join) newCand(h algebra.Time, bind []*entry) {
+	c := &cand{}
+	if j.k <= len(c.entsA) {
+		c.ents, c.vals = c.entsA[:j.k], c.valsA[:j.k]
+	} else {
+		c.ents, c.vals = make([]*entry, j.k), make(expr.Binding, j.k)
+	}
+	copy(c.ents, bind)
+	for i, e := range c.ents {
 		c.vals[i] = e.rec.Vals
 	}
 	j.live++
@@ -618,6 +625,7 @@ func (j *Join) eval(c *cand, h algebra.Time) {
 		j.emit(Elem{Kind: Begin, T: from, Rec: rec})
 		c.state, c.out, c.from = begun, rec, from
 		c.vals = nil // the targets are computed
+		clear(c.valsA[:])
 		v = vStillBegun
 	}
 	// Still live: make sure an End or the horizon will look at it again.
@@ -645,6 +653,7 @@ func (j *Join) finish(c *cand) {
 		c.ver++
 		j.live--
 		c.vals = nil
+		clear(c.valsA[:])
 	}
 }
 
