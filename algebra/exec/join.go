@@ -58,9 +58,10 @@ type Join struct {
 	seq    uint64
 
 	// scratch
-	vs   []varSpan
-	bind []*entry
-	vals expr.Binding
+	keybuf []byte
+	vs     []varSpan
+	bind   []*entry
+	vals   expr.Binding
 }
 
 type joinInput struct {
@@ -93,6 +94,7 @@ type index struct {
 }
 
 type entry struct {
+	key  string // its key in the input's first index
 	rec  *Rec
 	b, e algebra.Time
 	open bool
@@ -405,9 +407,13 @@ func (j *Join) process(in *joinInput, e Elem) {
 		if in.stored {
 			in.entries = append(in.entries, ent)
 			in.nLive++
-			for _, ix := range in.idx {
-				key := string(keyOf(nil, vals, ix.cols))
+			for i, ix := range in.idx {
+				var key string
+				key, j.keybuf = indexKey(j.keybuf, vals, ix.cols)
 				ix.m[key] = append(ix.m[key], ent)
+				if i == 0 {
+					ent.key = key
+				}
 			}
 			if ent.open {
 				in.nOpen++
@@ -425,11 +431,25 @@ func (j *Join) process(in *joinInput, e Elem) {
 	}
 }
 
-func keyOf(buf []byte, vals []algebra.Value, cols []int) []byte {
+// indexKey is the hash key of columns cols of vals. A single identifier,
+// enum or string column is its own key (no encoding, no allocation); other
+// keys are the canonical encoding of the values, appended to buf.
+func indexKey(buf []byte, vals []algebra.Value, cols []int) (string, []byte) {
+	if len(cols) == 1 {
+		if v := vals[cols[0]]; stringKeyed(v.K) {
+			return v.S, buf
+		}
+	}
+	buf = buf[:0]
 	for _, c := range cols {
 		buf = algebra.AppendKey(buf, vals[c])
 	}
-	return buf
+	return string(buf), buf
+}
+
+// stringKeyed reports whether values of kind k are told apart by S alone.
+func stringKeyed(k algebra.Kind) bool {
+	return k == algebra.KindEntity || k == algebra.KindString || k == algebra.KindEnum
 }
 
 // enumerate forms every binding of the new entry at input i with the stored
@@ -442,7 +462,6 @@ func (j *Join) enumerate(i int, ent *entry, h algebra.Time) {
 	}
 	j.bind[i] = ent
 	j.vals[i] = ent.rec.Vals
-	var keybuf []byte
 	var rec func(s int)
 	rec = func(s int) {
 		if j.st.err != nil {
@@ -462,16 +481,30 @@ func (j *Join) enumerate(i int, ent *entry, h algebra.Time) {
 		in := j.in[st.v]
 		var list []*entry
 		if st.index >= 0 {
-			keybuf = keybuf[:0]
-			for _, kf := range st.keys {
-				v, err := kf(j.vals)
+			if len(st.keys) == 1 {
+				v, err := st.keys[0](j.vals)
 				if err != nil {
 					j.st.fail(err)
 					return
 				}
-				keybuf = algebra.AppendKey(keybuf, v)
+				if stringKeyed(v.K) {
+					list = in.idx[st.index].m[v.S]
+				} else {
+					j.keybuf = algebra.AppendKey(j.keybuf[:0], v)
+					list = in.idx[st.index].m[string(j.keybuf)]
+				}
+			} else {
+				j.keybuf = j.keybuf[:0]
+				for _, kf := range st.keys {
+					v, err := kf(j.vals)
+					if err != nil {
+						j.st.fail(err)
+						return
+					}
+					j.keybuf = algebra.AppendKey(j.keybuf, v)
+				}
+				list = in.idx[st.index].m[string(j.keybuf)]
 			}
-			list = in.idx[st.index].m[string(keybuf)]
 		} else {
 			list = in.entries[in.entHead:]
 		}
@@ -748,6 +781,27 @@ func (j *Join) kill(in *joinInput, e *entry) {
 	e.dead = true
 	in.nLive--
 	in.nDead++
+	for i, ix := range in.idx {
+		key := e.key
+		if i > 0 {
+			key, j.keybuf = indexKey(j.keybuf, e.rec.Vals, ix.cols)
+		}
+		list := ix.m[key]
+		for i, x := range list {
+			if x == e {
+				last := len(list) - 1
+				list[i] = list[last]
+				list[last] = nil
+				list = list[:last]
+				break
+			}
+		}
+		if len(list) == 0 {
+			delete(ix.m, key)
+		} else {
+			ix.m[key] = list
+		}
+	}
 	if e.open {
 		in.nOpen--
 		if len(e.deps) == 0 {
@@ -778,7 +832,8 @@ func (j *Join) sweep(h algebra.Time) {
 	}
 }
 
-// compact removes purged entries from the store, its indexes and queues.
+// compact removes purged entries from the store's arrival list and closed
+// queue (kill has already taken them out of the indexes).
 func (in *joinInput) compact() {
 	live := in.entries[:0]
 	for _, e := range in.entries[in.entHead:] {
@@ -788,23 +843,6 @@ func (in *joinInput) compact() {
 	}
 	clear(in.entries[len(live):])
 	in.entries, in.entHead = live, 0
-	for _, ix := range in.idx {
-		for key, list := range ix.m {
-			n := 0
-			for _, e := range list {
-				if !e.dead {
-					list[n] = e
-					n++
-				}
-			}
-			if n == 0 {
-				delete(ix.m, key)
-			} else {
-				clear(list[n:])
-				ix.m[key] = list[:n]
-			}
-		}
-	}
 	cq := in.closedQ[:0]
 	for _, e := range in.closedQ[in.closedH:] {
 		if !e.dead {

@@ -1,0 +1,77 @@
+package exec_test
+
+import (
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/check"
+	"github.com/tqmon/tqmon/algebra/exec"
+	"github.com/tqmon/tqmon/algebra/histgen"
+	"github.com/tqmon/tqmon/algebra/ref"
+	"github.com/tqmon/tqmon/grammar/tquel"
+)
+
+var fuzzOnce struct {
+	sync.Once
+	cat   *algebra.Catalog
+	hists []*algebra.History
+}
+
+// FuzzQuery feeds arbitrary TQuel through the parser and the checker and,
+// when it checks, runs it through the incremental interpreter and the
+// reference evaluator over a few random histories: nothing may panic, and
+// the two evaluators must agree exactly. Seeds are the differential corpus.
+func FuzzQuery(f *testing.F) {
+	root := repoRoot(f)
+	fuzzOnce.Do(func() {
+		fuzzOnce.cat = loadCatalog(f, filepath.Join(root, "testdata/differential/spec.sdl"))
+		for seed := uint64(0); seed < 3; seed++ {
+			cfg := histgen.DefaultConfig(seed)
+			cfg.Tuples = 5
+			fuzzOnce.hists = append(fuzzOnce.hists, histgen.Random(fuzzOnce.cat, cfg))
+		}
+	})
+	for _, q := range readCorpus(f, filepath.Join(root, "testdata/differential/queries.tq")) {
+		f.Add(q.Text)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		cat := fuzzOnce.cat
+		file, err := tquel.Parse("q", text)
+		if err != nil {
+			return
+		}
+		stmts, err := check.NewSession(cat, check.Options{Now: 30, Params: map[string]string{"p": "P1"}}).Check(file, text)
+		if err != nil || len(stmts) == 0 {
+			return
+		}
+		// Keep runs small: the reference evaluator is exponential in the
+		// number of variables.
+		for _, s := range stmts {
+			if len(s.Vars) > 3 {
+				return
+			}
+		}
+		start := time.Now()
+		for _, h := range fuzzOnce.hists {
+			want, werr := ref.Eval(h, stmts)
+			got, _, gerr := interpret(cat, h, stmts, exec.Options{SweepMin: 1})
+			if (werr != nil) != (gerr != nil) {
+				t.Fatalf("reference error %v, interpreter error %v\n%s", werr, gerr, text)
+			}
+			if werr != nil {
+				continue
+			}
+			for i := range want {
+				if g, w := render(got[i]), render(want[i]); g != w {
+					t.Fatalf("statement %d differs\n%s\n--- interpreter\n%s--- reference\n%s--- history\n%s", i+1, text, g, w, dumpHistory(h))
+				}
+			}
+			if time.Since(start) > 5*time.Second {
+				return
+			}
+		}
+	})
+}
