@@ -9,6 +9,16 @@ const (
 	End   Kind = iota // a tuple's valid time ends at T
 	Begin             // a tuple's valid time begins at T
 	Event             // an event tuple at T
+
+	// The two late kinds come only from α operators, whose sensors may
+	// report a tuple after its valid time began; only a Join consumes them.
+
+	// Whole is a complete interval tuple [Rec.From, T) learnt at its end T
+	// (a traced-then-disabled sensor fires once, when the tuple is complete).
+	Whole
+	// Late is a Begin learnt at T > Rec.From (a sample found the tuple
+	// already valid); its End follows as usual.
+	Late
 )
 
 func (k Kind) String() string {
@@ -17,6 +27,10 @@ func (k Kind) String() string {
 		return "End"
 	case Begin:
 		return "Begin"
+	case Whole:
+		return "Whole"
+	case Late:
+		return "Late"
 	}
 	return "Event"
 }
@@ -36,9 +50,10 @@ type Elem struct {
 	Rec  *Rec
 }
 
-// phase orders elements at equal times: Ends first.
+// phase orders elements at equal times: Ends (and whole tuples, which end
+// at T) first.
 func (e Elem) phase() uint8 {
-	if e.Kind == End {
+	if e.Kind == End || e.Kind == Whole {
 		return 0
 	}
 	return 1
@@ -57,7 +72,8 @@ type Receiver interface {
 	// Push delivers one element.
 	Push(e Elem)
 	// Advance promises that no element with time ≤ t will follow.
-	// Advance(Forever) ends the stream.
+	// Advance(Forever) ends the stream: a tuple whose End has not come by
+	// then is valid until Forever (an End at Forever is never sent).
 	Advance(t algebra.Time)
 }
 

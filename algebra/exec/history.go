@@ -71,9 +71,6 @@ func (n *Network) RunHistory(h *algebra.History) error {
 		event := t.Rel.IsEvent()
 		begins := make([]Elem, len(t.Rows))
 		var ends []Elem
-		if !event {
-			ends = make([]Elem, len(t.Rows))
-		}
 		recs := make([]Rec, len(t.Rows)) // one allocation per relation
 		for i := range t.Rows {
 			row := &t.Rows[i]
@@ -84,7 +81,9 @@ func (n *Network) RunHistory(h *algebra.History) error {
 				continue
 			}
 			begins[i] = Elem{Kind: Begin, T: row.From, Rec: rec}
-			ends[i] = Elem{Kind: End, T: row.To, Rec: rec}
+			if row.To != algebra.Forever { // open at the end: ends with the stream
+				ends = append(ends, Elem{Kind: End, T: row.To, Rec: rec})
+			}
 		}
 		// Recorded histories are usually in time order already.
 		if !slices.IsSortedFunc(begins, byTime) {

@@ -10,6 +10,10 @@ import (
 type JoinSpec struct {
 	// Events[i] says whether input i carries events.
 	Events []bool
+	// MaxLate[i] bounds how late input i may report a tuple (Whole and
+	// Late elements): a tuple arriving at t began at or after t − MaxLate[i].
+	// 0 for inputs that are never late; Forever for no bound.
+	MaxLate []algebra.Time
 	// Conds are the where conjuncts, over the inputs' variables.
 	Conds []expr.Expr
 	// When is the temporal predicate (PTrue when none).
@@ -69,6 +73,12 @@ type joinInput struct {
 	i      int
 	event  bool
 	stored bool // other inputs' future tuples may bind with these
+	// maxLate bounds the lateness of this input's tuples (0: never late).
+	maxLate algebra.Time
+	// minB is, for a late input, a lower bound of the begins of its stored
+	// entries (they are not stored in order of begin); recomputed at
+	// compaction.
+	minB algebra.Time
 
 	buf  []Elem
 	head int
@@ -143,8 +153,13 @@ func NewJoin(spec JoinSpec, out Receiver, st *runState, sweepMin int) *Join {
 	j.bind = make([]*entry, k)
 	j.vals = make(expr.Binding, k)
 	for i := 0; i < k; i++ {
-		j.in = append(j.in, &joinInput{j: j, i: i, event: spec.Events[i], stored: k > 1,
-			open: map[*Rec]*entry{}, threshold: sweepMin, sweepMin: sweepMin})
+		in := &joinInput{j: j, i: i, event: spec.Events[i], stored: k > 1,
+			open: map[*Rec]*entry{}, threshold: sweepMin, sweepMin: sweepMin}
+		if i < len(spec.MaxLate) {
+			in.maxLate = spec.MaxLate[i]
+		}
+		in.minB = algebra.Forever
+		j.in = append(j.in, in)
 	}
 	if k == 0 {
 		// No variables: one empty binding. A pseudo input, fed only with
@@ -343,6 +358,17 @@ func (j *Join) advance() {
 			in.buf, in.head = in.buf[:n], 0
 		}
 	}
+	if w == algebra.Forever {
+		// The stream is over: what is still open is valid until Forever.
+		for _, in := range j.in {
+			for len(in.open) > 0 {
+				for rec, ent := range in.open {
+					delete(in.open, rec)
+					j.close(in, ent, algebra.Forever)
+				}
+			}
+		}
+	}
 	j.done = w
 	h := algebra.Next(w)
 	if w != algebra.Forever {
@@ -360,24 +386,7 @@ func (j *Join) process(in *joinInput, e Elem) {
 			return
 		}
 		delete(in.open, e.Rec)
-		ent.e, ent.open = e.T, false
-		if in.stored && !ent.dead {
-			in.nOpen--
-			in.closedQ = append(in.closedQ, ent)
-		}
-		deps := ent.deps
-		ent.deps = nil
-		for _, c := range deps {
-			if c.state != dead {
-				j.eval(c, e.T)
-			}
-		}
-		// A tuple that has just ended often cannot meet any later one (with
-		// the default clauses, never): drop it now rather than at a sweep.
-		// Tuples at this time may still come, so the future begins at e.T.
-		if in.stored && !ent.dead && j.purgeable(in.i, ent, e.T) {
-			j.kill(in, ent)
-		}
+		j.close(in, ent, e.T)
 	default:
 		vals := e.Rec.Vals
 		if fs := j.filters[in.i]; len(fs) > 0 {
@@ -397,9 +406,17 @@ func (j *Join) process(in *joinInput, e Elem) {
 			}
 		}
 		ent := &entry{rec: e.Rec, b: e.T}
-		if e.Kind == Event {
+		h := algebra.Next(e.T) // Ends at e.T are done
+		switch e.Kind {
+		case Event:
 			ent.e = algebra.Next(e.T)
-		} else {
+		case Whole:
+			ent.b, ent.e = e.Rec.From, e.T
+			h = e.T // Ends at e.T may still come
+		case Late:
+			ent.b = e.Rec.From
+			fallthrough
+		default:
 			ent.open = true
 			ent.e = algebra.Forever
 			in.open[e.Rec] = ent
@@ -407,6 +424,9 @@ func (j *Join) process(in *joinInput, e Elem) {
 		if in.stored {
 			in.entries = append(in.entries, ent)
 			in.nLive++
+			if in.maxLate != 0 {
+				in.minB = min(in.minB, ent.b)
+			}
 			for i, ix := range in.idx {
 				var key string
 				key, j.keybuf = indexKey(j.keybuf, vals, ix.cols)
@@ -421,13 +441,36 @@ func (j *Join) process(in *joinInput, e Elem) {
 				in.closedQ = append(in.closedQ, ent)
 			}
 		}
-		j.enumerate(in.i, ent, algebra.Next(e.T))
+		j.enumerate(in.i, ent, h)
 		if !in.stored && ent.open && len(ent.deps) == 0 {
 			delete(in.open, e.Rec)
 		}
 		if in.stored && !ent.open && j.purgeable(in.i, ent, e.T) {
 			j.kill(in, ent)
 		}
+	}
+}
+
+// close records that an open entry's valid time ends at t and decides what
+// that settles.
+func (j *Join) close(in *joinInput, ent *entry, t algebra.Time) {
+	ent.e, ent.open = t, false
+	if in.stored && !ent.dead {
+		in.nOpen--
+		in.closedQ = append(in.closedQ, ent)
+	}
+	deps := ent.deps
+	ent.deps = nil
+	for _, c := range deps {
+		if c.state != dead {
+			j.eval(c, t)
+		}
+	}
+	// A tuple that has just ended often cannot meet any later one (with
+	// the default clauses, never): drop it now rather than at a sweep.
+	// Tuples at this time may still come, so the future begins at t.
+	if in.stored && !ent.dead && j.purgeable(in.i, ent, t) {
+		j.kill(in, ent)
 	}
 }
 
@@ -641,12 +684,16 @@ func (j *Join) eval(c *cand, h algebra.Time) {
 	case vInterval:
 		if rec := j.result(c, from); rec != nil {
 			j.emit(Elem{Kind: Begin, T: from, Rec: rec})
-			j.emit(Elem{Kind: End, T: to, Rec: rec})
+			if to != algebra.Forever { // open until the end of the stream
+				j.emit(Elem{Kind: End, T: to, Rec: rec})
+			}
 		}
 		j.finish(c)
 		return
 	case vEnd:
-		j.emit(Elem{Kind: End, T: to, Rec: c.out})
+		if to != algebra.Forever {
+			j.emit(Elem{Kind: End, T: to, Rec: c.out})
+		}
 		j.finish(c)
 		return
 	case vBegin:
@@ -852,16 +899,27 @@ func (in *joinInput) compact() {
 	clear(in.closedQ[len(cq):])
 	in.closedQ, in.closedH = cq, 0
 	in.nDead = 0
+	if in.maxLate != 0 {
+		in.minB = algebra.Forever
+		for _, e := range in.entries {
+			in.minB = min(in.minB, e.b)
+		}
+	}
 }
 
 // storedSpan bounds the valid time of any tuple input in may contribute to
 // a future binding: one it stores now or one still to come.
 func (j *Join) storedSpan(in *joinInput, h algebra.Time) varSpan {
-	minB, minE := h, algebra.Next(h)
+	fut := in.futureSpan(h)
+	minB, minE := fut.b.lo, fut.e.lo
 	for in.entHead < len(in.entries) && in.entries[in.entHead].dead {
 		in.entHead++
 	}
-	if in.entHead < len(in.entries) {
+	if in.maxLate != 0 {
+		if in.nLive > 0 {
+			minB = min(minB, in.minB)
+		}
+	} else if in.entHead < len(in.entries) {
 		minB = min(minB, in.entries[in.entHead].b)
 	}
 	for in.closedH < len(in.closedQ) && in.closedQ[in.closedH].dead {
@@ -873,8 +931,18 @@ func (j *Join) storedSpan(in *joinInput, h algebra.Time) varSpan {
 	return varSpan{b: rng{minB, algebra.Forever}, e: rng{minE, algebra.Forever}}
 }
 
-func futureSpan(h algebra.Time) varSpan {
-	return varSpan{b: rng{h, algebra.Forever}, e: rng{algebra.Next(h), algebra.Forever}}
+// futureSpan bounds the valid time of a tuple this input has still to
+// deliver: it begins at h or later — or, for a late input, at most maxLate
+// before — and ends after h (a late input's whole tuples end at h or later).
+func (in *joinInput) futureSpan(h algebra.Time) varSpan {
+	if in.maxLate == 0 {
+		return varSpan{b: rng{h, algebra.Forever}, e: rng{algebra.Next(h), algebra.Forever}}
+	}
+	lo := algebra.Beginning
+	if in.maxLate != algebra.Forever && h-algebra.Beginning > in.maxLate {
+		lo = h - in.maxLate
+	}
+	return varSpan{b: rng{lo, algebra.Forever}, e: rng{h, algebra.Forever}}
 }
 
 // purgeable reports whether every future binding with e at input i fails
@@ -893,7 +961,7 @@ func (j *Join) purgeable(i int, e *entry, h algebra.Time) bool {
 					j.vs[v] = varSpan{b: point(e.b), e: point(e.e)}
 				}
 			case v == f:
-				j.vs[v] = futureSpan(h)
+				j.vs[v] = in.futureSpan(h)
 			default:
 				j.vs[v] = j.storedSpan(in, h)
 			}
@@ -917,7 +985,7 @@ func (j *Join) futureLow(h algebra.Time) algebra.Time {
 	for f := 0; f < j.k; f++ {
 		for v, in := range j.in {
 			if v == f {
-				j.vs[v] = futureSpan(h)
+				j.vs[v] = in.futureSpan(h)
 			} else {
 				j.vs[v] = j.storedSpan(in, h)
 			}

@@ -3,16 +3,12 @@ package sdl
 import (
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/antlr4-go/antlr/v4"
 
+	"github.com/tqmon/tqmon/grammar/internal/front"
 	"github.com/tqmon/tqmon/grammar/sdl/gen"
 )
-
-// maxNesting bounds parenthesis nesting. The grammar itself nests at most
-// two levels; the bound only keeps error recovery on hostile input cheap.
-const maxNesting = 500
 
 // Parse parses a sensor-description text. name is the file name used in
 // diagnostics.
@@ -20,90 +16,33 @@ const maxNesting = 500
 // On failure Parse returns a nil File and a source.ErrorList holding every
 // problem found (at most about twenty), sorted by position, each as
 // "name:line:col: message" with 1-based lines and rune columns.
-func Parse(name, text string) (file *File, err error) {
-	d := &diag{file: name, eofPos: Pos{Line: 1, Col: 1}}
-	var parser *gen.SDLParser
-	defer func() {
-		if r := recover(); r != nil {
-			if _, ok := r.(tooManyErrors); ok {
-				file, err = nil, d.result()
-				return
-			}
-			pos := d.eofPos
-			if parser != nil {
-				if t := parser.GetCurrentToken(); t != nil && t.GetTokenType() != antlr.TokenEOF {
-					pos = tokPos(t)
-				}
-			}
-			d.errs.Add(d.file, pos, "internal parser error: %v", r)
-			file, err = nil, d.result()
-		}
-	}()
-
-	badUTF8 := !utf8.ValidString(text)
-	if badUTF8 {
-		d.add(invalidUTF8Pos(text), "invalid UTF-8 encoding")
-	}
-
-	lexer := gen.NewSDLLexer(antlr.NewInputStream(text))
-	lexer.RemoveErrorListeners()
-	lexer.AddErrorListener(newErrorListener(d))
-	filter := &tokenFilter{SDLLexer: lexer, d: d, lits: map[int]lit{}, badUTF8: badUTF8}
-	tokens := antlr.NewCommonTokenStream(filter, antlr.TokenDefaultChannel)
-	tokens.Fill()
-
-	all := tokens.GetAllTokens()
-	if n := len(all); n >= 2 {
-		d.eofPos = endPos(all[n-2])
-	} else if n == 1 {
-		d.eofPos = tokPos(all[0])
-	}
-	depth := 0
-	for _, t := range all {
-		switch t.GetTokenType() {
-		case gen.SDLLexerLPAREN:
-			if depth++; depth > maxNesting {
-				d.add(tokPos(t), "parentheses nested too deeply (more than %d levels)", maxNesting)
-				return nil, d.result()
-			}
-		case gen.SDLLexerRPAREN:
-			if depth > 0 {
-				depth--
-			}
-		}
-	}
-
-	parser = gen.NewSDLParser(tokens)
-	parser.RemoveErrorListeners()
-	parser.AddErrorListener(newErrorListener(d))
-	parser.SetErrorHandler(newErrorStrategy())
-	tree := parser.Spec()
-
-	c := &converter{d: d, lits: filter.lits}
-	f := c.spec(name, tree)
-	if err := d.result(); err != nil {
-		return nil, err
-	}
-	return f, nil
+func Parse(name, text string) (*File, error) {
+	return front.Parse(&language, name, text)
 }
 
-// invalidUTF8Pos is the place of the first byte of text that is not UTF-8.
-func invalidUTF8Pos(text string) Pos {
-	p := Pos{Line: 1, Col: 1}
-	for i := 0; i < len(text); {
-		r, size := utf8.DecodeRuneInString(text[i:])
-		if r == utf8.RuneError && size == 1 {
-			return p
-		}
-		if r == '\n' {
-			p.Line++
-			p.Col = 1
-		} else {
-			p.Col++
-		}
-		i += size
-	}
-	return p
+// language wires SDL's generated lexer and parser, its error messages and
+// its converter into the shared harness.
+var language = front.Language[*gen.SDLParser, File]{
+	NewLexer:  func(in antlr.CharStream) antlr.Lexer { return gen.NewSDLLexer(in) },
+	NewParser: gen.NewSDLParser,
+	Literals: front.Literals{
+		ErrorChar: gen.SDLLexerERROR_CHAR,
+		Number:    gen.SDLLexerNUMBER,
+		Duration:  gen.SDLLexerDURATION,
+	},
+	// The grammar itself nests at most two levels; the bound only keeps
+	// error recovery on hostile input cheap.
+	Nesting: front.Nesting{
+		Open:  front.NewTokenSet(gen.SDLLexerLPAREN),
+		Close: front.NewTokenSet(gen.SDLLexerRPAREN),
+		What:  "parentheses",
+	},
+	Syntax:   syntax,
+	Recovery: recovery,
+	Convert: func(p *gen.SDLParser, in *front.Input) *File {
+		c := &converter{d: in.Diag, lits: in.Lits}
+		return c.spec(in.Name, p.Spec())
+	},
 }
 
 // ---------------------------------------------------------------- converter
@@ -112,20 +51,8 @@ func invalidUTF8Pos(text string) Pos {
 // partial trees that error recovery leaves (nil children, conjured tokens)
 // and checks the values the grammar cannot: counters and clock periods.
 type converter struct {
-	d    *diag
-	lits map[int]lit
-}
-
-// missing reports whether t is absent or conjured by error recovery.
-func missing(t antlr.Token) bool {
-	return t == nil || t.GetStart() < 0 || t.GetTokenType() == antlr.TokenEOF
-}
-
-func termTok(n antlr.TerminalNode) antlr.Token {
-	if n == nil {
-		return nil
-	}
-	return n.GetSymbol()
+	d    *front.Diag
+	lits map[int]front.Lit
 }
 
 // nameTok is the single token of a name-like rule context.
@@ -145,10 +72,10 @@ func (c *converter) name(ctx gen.INameContext) *Ident {
 		return nil
 	}
 	t := nameTok(ctx)
-	if missing(t) {
+	if front.Missing(t) {
 		return nil
 	}
-	return &Ident{At: tokPos(t), Name: t.GetText()}
+	return &Ident{At: front.TokPos(t), Name: t.GetText()}
 }
 
 func (c *converter) spec(name string, ctx gen.ISpecContext) *File {
@@ -167,11 +94,11 @@ func (c *converter) spec(name string, ctx gen.ISpecContext) *File {
 func (c *converter) stmt(ctx gen.IStmtContext) Stmt {
 	switch s := ctx.(type) {
 	case *gen.EntityStmtContext:
-		kw := termTok(s.ENTITY())
+		kw := front.TermTok(s.ENTITY())
 		if s.TYPE() == nil {
 			return c.relation(kw, ClassEntity, s.Relation())
 		}
-		decl := &EntityTypeDecl{At: tokPos(kw)}
+		decl := &EntityTypeDecl{At: front.TokPos(kw)}
 		for _, n := range s.AllName() {
 			id := c.name(n)
 			if id == nil {
@@ -185,7 +112,7 @@ func (c *converter) stmt(ctx gen.IStmtContext) Stmt {
 		return decl
 	case *gen.RelationStmtContext:
 		kw := s.GetCls()
-		if missing(kw) {
+		if front.Missing(kw) {
 			return nil
 		}
 		class := ClassEvent
@@ -194,15 +121,15 @@ func (c *converter) stmt(ctx gen.IStmtContext) Stmt {
 		}
 		return c.relation(kw, class, s.Relation())
 	case *gen.ClockStmtContext:
-		t := termTok(s.DURATION())
-		if missing(t) {
+		t := front.TermTok(s.DURATION())
+		if front.Missing(t) {
 			return nil
 		}
-		decl := &ClockDecl{At: tokPos(termTok(s.CLOCK())), Text: t.GetText(), ValPos: tokPos(t)}
+		decl := &ClockDecl{At: front.TokPos(front.TermTok(s.CLOCK())), Text: t.GetText(), ValPos: front.TokPos(t)}
 		l := c.lits[t.GetStart()]
-		decl.Period = l.ns
-		if !l.bad && l.ns <= 0 {
-			c.d.add(decl.ValPos, "clock period must be positive")
+		decl.Period = l.NS
+		if !l.Bad && l.NS <= 0 {
+			c.d.Add(decl.ValPos, "clock period must be positive")
 		}
 		return decl
 	}
@@ -210,10 +137,10 @@ func (c *converter) stmt(ctx gen.IStmtContext) Stmt {
 }
 
 func (c *converter) relation(kw antlr.Token, class Class, ctx gen.IRelationContext) Stmt {
-	if ctx == nil || missing(kw) {
+	if ctx == nil || front.Missing(kw) {
 		return nil
 	}
-	decl := &RelationDecl{At: tokPos(kw), Class: class, Name: c.name(ctx.Name())}
+	decl := &RelationDecl{At: front.TokPos(kw), Class: class, Name: c.name(ctx.Name())}
 	if decl.Name == nil {
 		return nil
 	}
@@ -245,7 +172,7 @@ func (c *converter) attr(ctx gen.IAttrContext) *Attr {
 	}
 	switch t := ctx.TypeRef().(type) {
 	case *gen.EnumTypeContext:
-		a.Type = &TypeRef{At: tokPos(termTok(t.ENUM())), Name: "enum"}
+		a.Type = &TypeRef{At: front.TokPos(front.TermTok(t.ENUM())), Name: "enum"}
 		for _, n := range t.AllName() {
 			id := c.name(n)
 			if id == nil {
@@ -258,10 +185,10 @@ func (c *converter) attr(ctx gen.IAttrContext) *Attr {
 		}
 	case *gen.NamedTypeContext:
 		tok := nameTok(t.TypeName())
-		if missing(tok) {
+		if front.Missing(tok) {
 			return nil
 		}
-		a.Type = &TypeRef{At: tokPos(tok), Name: tok.GetText()}
+		a.Type = &TypeRef{At: front.TokPos(tok), Name: tok.GetText()}
 	default:
 		return nil
 	}
@@ -276,22 +203,22 @@ func (c *converter) attr(ctx gen.IAttrContext) *Attr {
 
 func role(ctx gen.IRoleContext) (Role, Pos) {
 	t := nameTok(ctx)
-	if missing(t) {
+	if front.Missing(t) {
 		return RoleNone, Pos{}
 	}
 	switch t.GetTokenType() {
 	case gen.SDLLexerPERFORMER:
-		return RolePerformer, tokPos(t)
+		return RolePerformer, front.TokPos(t)
 	case gen.SDLLexerINITIATOR:
-		return RoleInitiator, tokPos(t)
+		return RoleInitiator, front.TokPos(t)
 	case gen.SDLLexerTARGET:
-		return RoleTarget, tokPos(t)
+		return RoleTarget, front.TokPos(t)
 	}
 	return RoleNone, Pos{}
 }
 
 func (c *converter) strategy(ctx gen.IStrategyContext) *Strategy {
-	s := &Strategy{At: tokPos(ctx.GetStart())}
+	s := &Strategy{At: front.TokPos(ctx.GetStart())}
 	switch {
 	case ctx.SAMPLED() != nil:
 		s.Kind = Sampled
@@ -310,21 +237,21 @@ func (c *converter) strategy(ctx gen.IStrategyContext) *Strategy {
 		return nil
 	}
 	if ctx.COUNTER() != nil {
-		t := termTok(ctx.NUMBER())
-		if missing(t) {
+		t := front.TermTok(ctx.NUMBER())
+		if front.Missing(t) {
 			return nil
 		}
-		s.CounterPos = tokPos(t)
-		if c.lits[t.GetStart()].bad {
+		s.CounterPos = front.TokPos(t)
+		if c.lits[t.GetStart()].Bad {
 			return s
 		}
 		text := t.GetText()
 		v, err := strconv.ParseInt(text, 10, 64)
 		switch {
 		case strings.ContainsAny(text, ".eE") || (err == nil && v <= 0):
-			c.d.add(s.CounterPos, "counter must be a positive integer, not '%s'", shorten(text))
+			c.d.Add(s.CounterPos, "counter must be a positive integer, not '%s'", front.Shorten(text))
 		case err != nil:
-			c.d.add(s.CounterPos, "counter '%s' is out of range", shorten(text))
+			c.d.Add(s.CounterPos, "counter '%s' is out of range", front.Shorten(text))
 		default:
 			s.Counter = v
 		}

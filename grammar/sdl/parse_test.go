@@ -1,41 +1,20 @@
 package sdl
 
 import (
-	"errors"
 	"os"
 	"strings"
 	"testing"
 
-	"github.com/tqmon/tqmon/grammar/source"
+	"github.com/tqmon/tqmon/grammar/internal/fronttest"
 )
 
-func parseOK(t *testing.T, text string) *File {
-	t.Helper()
-	f, err := Parse("t.sdl", text)
-	if err != nil {
-		t.Fatalf("Parse(%q): %v", text, err)
-	}
-	if msg := checkTree(f); msg != "" {
-		t.Fatalf("Parse(%q): incomplete tree: %s", text, msg)
-	}
-	return f
-}
-
-// roundTrip checks that the canonical text of every statement parses back
-// to the same text.
-func roundTrip(t *testing.T, f *File) {
-	t.Helper()
-	for _, s := range f.Stmts {
-		text := FormatStmt(s)
-		g, err := Parse("fmt", text)
-		if err != nil {
-			t.Errorf("formatted statement does not parse: %q: %v", text, err)
-			continue
-		}
-		if len(g.Stmts) != 1 || FormatStmt(g.Stmts[0]) != text {
-			t.Errorf("round trip of %q gave %q", text, FormatFile(g))
-		}
-	}
+// frontEnd runs the shared front-end checks on SDL.
+var frontEnd = &fronttest.Front[File, Stmt]{
+	Name:      "t.sdl",
+	Parse:     Parse,
+	Stmts:     func(f *File) []Stmt { return f.Stmts },
+	Format:    FormatStmt,
+	CheckTree: checkTree,
 }
 
 // The SDL.md example.
@@ -70,19 +49,19 @@ func TestParseExamples(t *testing.T) {
 	}
 	for name, text := range map[string]string{"SDL.md": sdlExample, "os.sdl": string(osSDL)} {
 		t.Run(name, func(t *testing.T) {
-			f := parseOK(t, text)
+			f := frontEnd.ParseOK(t, text)
 			got := strings.TrimSuffix(FormatFile(f), "\n")
 			if want := strings.Join(exampleStmts, "\n"); got != want {
 				t.Errorf("got\n%s\nwant\n%s", got, want)
 			}
-			roundTrip(t, f)
+			frontEnd.RoundTrip(t, f)
 		})
 	}
 }
 
 // The AST in detail, for the example.
 func TestExampleTree(t *testing.T) {
-	f := parseOK(t, sdlExample)
+	f := frontEnd.ParseOK(t, sdlExample)
 	et := f.Stmts[0].(*EntityTypeDecl)
 	if et.At != (pos(1, 1)) || len(et.Names) != 3 || et.Names[2].Name != "Mailbox" || et.Names[2].At != (pos(1, 33)) {
 		t.Errorf("entity type: %+v", et)
@@ -125,7 +104,7 @@ event Relation event(entity: entity, on: enum(on, off, enum) Target, counter: in
   TRACED THEN disabled ON target COUNTER 16;;
 interval relation interval(performer: performer performer) sampled on performer
 `
-	f := parseOK(t, text)
+	f := frontEnd.ParseOK(t, text)
 	want := []string{
 		"entity type type, relation, Entity",
 		"clock 10ms",
@@ -143,7 +122,7 @@ interval relation interval(performer: performer performer) sampled on performer
 	if c := f.Stmts[2].(*ClockDecl); c.Period != 5400e9 {
 		t.Errorf("clock: %+v", c)
 	}
-	roundTrip(t, f)
+	frontEnd.RoundTrip(t, f)
 	if f, err := Parse("e", "-- nothing\n// at all\n"); err != nil || len(f.Stmts) != 0 {
 		t.Errorf("empty spec: %v %v", f, err)
 	}
@@ -201,23 +180,7 @@ func TestErrors(t *testing.T) {
 			[]string{"t.sdl:2:7: unexpected 'relation', expected ',' or a new statement"}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			f, err := Parse("t.sdl", tt.in)
-			if err == nil {
-				t.Fatalf("no error; parsed as:\n%s", FormatFile(f))
-			}
-			if f != nil {
-				t.Errorf("a File with the error")
-			}
-			var list source.ErrorList
-			if !errors.As(err, &list) {
-				t.Fatalf("error is %T, not a source.ErrorList", err)
-			}
-			got := strings.Split(err.Error(), "\n")
-			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
-				t.Errorf("got\n\t%s\nwant\n\t%s", strings.Join(got, "\n\t"), strings.Join(tt.want, "\n\t"))
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { frontEnd.CheckErrors(t, tt.in, tt.want) })
 	}
 }
 

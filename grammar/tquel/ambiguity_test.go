@@ -1,33 +1,13 @@
 package tquel
 
 import (
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/antlr4-go/antlr/v4"
 
+	"github.com/tqmon/tqmon/grammar/internal/fronttest"
 	"github.com/tqmon/tqmon/grammar/tquel/gen"
 )
-
-// ambiguityListener fails the test on every exact ambiguity ANTLR finds:
-// the grammar is meant to give every text at most one parse.
-type ambiguityListener struct {
-	*antlr.DefaultErrorListener
-	t    *testing.T
-	text string
-}
-
-func (l *ambiguityListener) ReportAmbiguity(p antlr.Parser, _ *antlr.DFA, start, stop int, exact bool, alts *antlr.BitSet, _ *antlr.ATNConfigSet) {
-	if exact {
-		toks := p.GetTokenStream().(*antlr.CommonTokenStream)
-		l.t.Errorf("ambiguity in rule %s over %q (alternatives %s) in %q",
-			p.GetRuleNames()[p.GetParserRuleContext().GetRuleIndex()],
-			toks.GetTextFromInterval(antlr.NewInterval(start, stop)), alts, l.text)
-	}
-}
 
 // ambiguityCorpus is the fuzz seed corpus plus texts that use keywords as
 // names in every place that allows them.
@@ -43,34 +23,16 @@ func ambiguityCorpus(t *testing.T) []string {
 		"retrieve (x = - - not - begin of end of a)",
 		"retrieve (x = a) valid from at to from where of = is when each precede instant as of ever",
 	}
-	files, err := filepath.Glob("testdata/fuzz/FuzzParse/*")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, lit, _ := strings.Cut(string(data), "\n")
-		lit = strings.TrimSpace(lit)
-		s, err := strconv.Unquote(strings.TrimSuffix(strings.TrimPrefix(lit, "string("), ")"))
-		if err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		texts = append(texts, s)
-	}
-	return texts
+	return append(texts, fronttest.FuzzSeeds(t)...)
 }
 
+// The grammar is meant to give every text at most one parse.
 func TestGrammarUnambiguous(t *testing.T) {
 	for _, text := range ambiguityCorpus(t) {
 		lexer := gen.NewTQuelLexer(antlr.NewInputStream(text))
 		lexer.RemoveErrorListeners()
 		p := gen.NewTQuelParser(antlr.NewCommonTokenStream(lexer, antlr.TokenDefaultChannel))
-		p.RemoveErrorListeners()
-		p.AddErrorListener(&ambiguityListener{DefaultErrorListener: antlr.NewDefaultErrorListener(), t: t, text: text})
-		p.GetInterpreter().SetPredictionMode(antlr.PredictionModeLLExactAmbigDetection)
+		fronttest.DetectAmbiguities(t, p, text)
 		p.File()
 	}
 	// The keyword-as-name texts above are valid TQuel.

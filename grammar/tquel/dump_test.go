@@ -3,6 +3,8 @@ package tquel
 import (
 	"fmt"
 	"strings"
+
+	"github.com/tqmon/tqmon/grammar/internal/front"
 )
 
 // dump renders an expression as a fully parenthesised S-expression naming
@@ -30,7 +32,7 @@ func dump(e Expr) string {
 		}
 		return x.Text
 	case *StringLit:
-		return quote(x.Value)
+		return front.Quote(x.Value)
 	case *DurationLit:
 		return fmt.Sprintf("%s=%dns", x.Text, x.NS)
 	case *ParamRef:

@@ -3,6 +3,8 @@ package tquel
 import (
 	"strconv"
 	"strings"
+
+	"github.com/tqmon/tqmon/grammar/internal/front"
 )
 
 // Binding levels of the expression grammar, loosest first (see TQuel.g4).
@@ -69,7 +71,7 @@ func formatExpr(e Expr) (text string, level, open int) {
 	case *NumberLit:
 		return x.Text, levelAtom, noOpen
 	case *StringLit:
-		return quote(x.Value), levelAtom, noOpen
+		return front.Quote(x.Value), levelAtom, noOpen
 	case *DurationLit:
 		return x.Text, levelAtom, noOpen
 	case *ParamRef:

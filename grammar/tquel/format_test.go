@@ -3,6 +3,8 @@ package tquel
 import (
 	"strings"
 	"testing"
+
+	"github.com/tqmon/tqmon/grammar/internal/front"
 )
 
 func id(n string) *Ident         { return &Ident{Name: n} }
@@ -18,7 +20,7 @@ func num(text string) *NumberLit {
 }
 func str(s string) *StringLit { return &StringLit{Value: s} }
 func dur(text string) *DurationLit {
-	ns, _ := parseDuration(text)
+	ns, _ := front.ParseDuration(text)
 	return &DurationLit{Text: text, NS: ns}
 }
 
@@ -104,7 +106,7 @@ func TestFormatExpr(t *testing.T) {
 			t.Errorf("got %s, want %s", got, tt.want)
 			continue
 		}
-		f := parseOne(t, "retrieve (x = "+got+")")
+		f := frontEnd.ParseOK(t, "retrieve (x = "+got+")")
 		back := f.Stmts[0].(*RetrieveStmt).Targets[0].Expr
 		if dump(stripParens(back)) != dump(stripParens(tt.e)) {
 			t.Errorf("%s parses as %s, want %s", got, dump(back), dump(tt.e))
@@ -135,7 +137,7 @@ func TestFormatExpr(t *testing.T) {
 			t.Errorf("got %s, want %s", got, tt.want)
 			continue
 		}
-		f := parseOne(t, "retrieve (p.x) when "+got)
+		f := frontEnd.ParseOK(t, "retrieve (p.x) when "+got)
 		back := f.Stmts[0].(*RetrieveStmt).When
 		if dump(stripParens(back)) != dump(stripParens(tt.e)) {
 			t.Errorf("%s parses as %s, want %s", got, dump(back), dump(tt.e))
@@ -164,6 +166,6 @@ func TestFormatStmt(t *testing.T) {
 		if got := FormatStmt(tt.s); got != tt.want {
 			t.Errorf("got  %s\nwant %s", got, tt.want)
 		}
-		roundTrip(t, parseOne(t, tt.want))
+		frontEnd.RoundTrip(t, frontEnd.ParseOK(t, tt.want))
 	}
 }

@@ -3,16 +3,12 @@ package tquel
 import (
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/antlr4-go/antlr/v4"
 
+	"github.com/tqmon/tqmon/grammar/internal/front"
 	"github.com/tqmon/tqmon/grammar/tquel/gen"
 )
-
-// maxNesting bounds how deeply parentheses and prefix operators may nest, so
-// that hostile input cannot exhaust the stack of the recursive parser.
-const maxNesting = 500
 
 // Parse parses a TQuel text: a sequence of range and retrieve statements.
 // name is the file name used in diagnostics ("-e" for command-line text).
@@ -20,106 +16,35 @@ const maxNesting = 500
 // On failure Parse returns a nil File and a source.ErrorList holding every
 // problem found (at most about twenty), sorted by position, each as
 // "name:line:col: message" with 1-based lines and rune columns.
-func Parse(name, text string) (file *File, err error) {
-	d := &diag{file: name, eofPos: Pos{Line: 1, Col: 1}}
-	var parser *gen.TQuelParser
-	defer func() {
-		if r := recover(); r != nil {
-			if _, ok := r.(tooManyErrors); ok {
-				file, err = nil, d.result()
-				return
-			}
-			pos := d.eofPos
-			if parser != nil {
-				if t := parser.GetCurrentToken(); t != nil && t.GetTokenType() != antlr.TokenEOF {
-					pos = tokPos(t)
-				}
-			}
-			d.errs.Add(d.file, pos, "internal parser error: %v", r)
-			file, err = nil, d.result()
-		}
-	}()
-
-	badUTF8 := !utf8.ValidString(text)
-	if badUTF8 {
-		d.add(invalidUTF8Pos(text), "invalid UTF-8 encoding")
-	}
-
-	lexer := gen.NewTQuelLexer(antlr.NewInputStream(text))
-	lexer.RemoveErrorListeners()
-	lexer.AddErrorListener(newErrorListener(d))
-	filter := &tokenFilter{TQuelLexer: lexer, d: d, lits: map[int]lit{}, badUTF8: badUTF8}
-	tokens := antlr.NewCommonTokenStream(filter, antlr.TokenDefaultChannel)
-	tokens.Fill()
-
-	all := tokens.GetAllTokens()
-	if n := len(all); n >= 2 {
-		d.eofPos = endPos(all[n-2])
-	} else if n == 1 {
-		d.eofPos = tokPos(all[0])
-	}
-	if t := tooDeep(all); t != nil {
-		d.add(tokPos(t), "expression nested too deeply (more than %d levels)", maxNesting)
-		return nil, d.result()
-	}
-
-	parser = gen.NewTQuelParser(tokens)
-	parser.RemoveErrorListeners()
-	parser.AddErrorListener(newErrorListener(d))
-	parser.SetErrorHandler(newErrorStrategy())
-	tree := parser.File()
-
-	c := &converter{d: d, lits: filter.lits, text: []rune(text)}
-	f := c.file(name, tree)
-	if err := d.result(); err != nil {
-		return nil, err
-	}
-	return f, nil
+func Parse(name, text string) (*File, error) {
+	return front.Parse(&language, name, text)
 }
 
-// invalidUTF8Pos is the place of the first byte of text that is not UTF-8.
-func invalidUTF8Pos(text string) Pos {
-	p := Pos{Line: 1, Col: 1}
-	for i := 0; i < len(text); {
-		r, size := utf8.DecodeRuneInString(text[i:])
-		if r == utf8.RuneError && size == 1 {
-			return p
-		}
-		if r == '\n' {
-			p.Line++
-			p.Col = 1
-		} else {
-			p.Col++
-		}
-		i += size
-	}
-	return p
-}
-
-// tooDeep returns the token at which parentheses and runs of prefix
-// operators nest more than maxNesting levels, or nil.
-func tooDeep(toks []antlr.Token) antlr.Token {
-	depth, prefix := 0, 0
-	for _, t := range toks {
-		switch t.GetTokenType() {
-		case gen.TQuelLexerLPAREN, gen.TQuelLexerLBRACK:
-			depth++
-			prefix = 0
-		case gen.TQuelLexerRPAREN, gen.TQuelLexerRBRACK:
-			if depth > 0 {
-				depth--
-			}
-			prefix = 0
-		case gen.TQuelLexerNOT, gen.TQuelLexerMINUS, gen.TQuelLexerBEGIN, gen.TQuelLexerEND, gen.TQuelLexerOF:
-			prefix++
-		default:
-			prefix = 0
-		}
-		if depth+prefix > maxNesting {
-			return t
-		}
-	}
-	return nil
+// language wires TQuel's generated lexer and parser, its error messages
+// and its converter into the shared harness.
+var language = front.Language[*gen.TQuelParser, File]{
+	NewLexer:  func(in antlr.CharStream) antlr.Lexer { return gen.NewTQuelLexer(in) },
+	NewParser: gen.NewTQuelParser,
+	Literals: front.Literals{
+		ErrorChar: gen.TQuelLexerERROR_CHAR,
+		Number:    gen.TQuelLexerNUMBER,
+		Duration:  gen.TQuelLexerDURATION,
+		String:    gen.TQuelLexerSTRING,
+	},
+	// Parentheses, brackets and runs of prefix operators, so that hostile
+	// input cannot exhaust the stack of the recursive parser.
+	Nesting: front.Nesting{
+		Open:   front.NewTokenSet(gen.TQuelLexerLPAREN, gen.TQuelLexerLBRACK),
+		Close:  front.NewTokenSet(gen.TQuelLexerRPAREN, gen.TQuelLexerRBRACK),
+		Prefix: front.NewTokenSet(gen.TQuelLexerNOT, gen.TQuelLexerMINUS, gen.TQuelLexerBEGIN, gen.TQuelLexerEND, gen.TQuelLexerOF),
+		What:   "expression",
+	},
+	Syntax:   syntax,
+	Recovery: recovery,
+	Convert: func(p *gen.TQuelParser, in *front.Input) *File {
+		c := &converter{d: in.Diag, lits: in.Lits, text: []rune(in.Text)}
+		return c.file(in.Name, p.File())
+	},
 }
 
 // ---------------------------------------------------------------- converter
@@ -129,8 +54,8 @@ func tooDeep(toks []antlr.Token) antlr.Token {
 // and reports the rules the grammar leaves to it: clause multiplicity, value
 // versus temporal context, non-associative comparisons, integer indexes.
 type converter struct {
-	d    *diag
-	lits map[int]lit
+	d    *front.Diag
+	lits map[int]front.Lit
 	text []rune
 }
 
@@ -142,23 +67,11 @@ const (
 	temporalMode             // when, valid, as of, aggregate when
 )
 
-// missing reports whether t is absent or conjured by error recovery.
-func missing(t antlr.Token) bool {
-	return t == nil || t.GetStart() < 0 || t.GetTokenType() == antlr.TokenEOF
-}
-
-func termTok(n antlr.TerminalNode) antlr.Token {
-	if n == nil {
-		return nil
-	}
-	return n.GetSymbol()
-}
-
 // snippet is the source text of a subtree, whitespace collapsed and cut to a
 // readable length, for messages.
 func (c *converter) snippet(ctx antlr.ParserRuleContext) string {
 	start, stop := ctx.GetStart(), ctx.GetStop()
-	if missing(start) || stop == nil || stop.GetStop() < start.GetStart() {
+	if front.Missing(start) || stop == nil || stop.GetStop() < start.GetStart() {
 		return "expression"
 	}
 	a, b := start.GetStart(), stop.GetStop()+1
@@ -174,10 +87,10 @@ func (c *converter) snippet(ctx antlr.ParserRuleContext) string {
 }
 
 func (c *converter) ident(t antlr.Token) *Ident {
-	if missing(t) {
+	if front.Missing(t) {
 		return nil
 	}
-	return &Ident{At: tokPos(t), Name: t.GetText()}
+	return &Ident{At: front.TokPos(t), Name: t.GetText()}
 }
 
 // nameTok is the single token of a name-like rule context.
@@ -219,7 +132,7 @@ func (c *converter) stmt(ctx gen.IStmtContext) Stmt {
 }
 
 func (c *converter) rangeStmt(ctx *gen.RangeStmtContext) Stmt {
-	s := &RangeStmt{At: tokPos(termTok(ctx.RANGE()))}
+	s := &RangeStmt{At: front.TokPos(front.TermTok(ctx.RANGE()))}
 	if s.Var = c.ident(nameTok(ctx.ExprName())); s.Var == nil {
 		return nil // a syntax error was reported
 	}
@@ -227,7 +140,7 @@ func (c *converter) rangeStmt(ctx *gen.RangeStmtContext) Stmt {
 		return nil
 	}
 	if ctx.LBRACK() != nil {
-		if t := termTok(ctx.NUMBER()); !missing(t) {
+		if t := front.TermTok(ctx.NUMBER()); !front.Missing(t) {
 			s.Index = c.intLit(t, "index")
 		}
 	}
@@ -236,18 +149,18 @@ func (c *converter) rangeStmt(ctx *gen.RangeStmtContext) Stmt {
 
 // intLit converts a NUMBER token that must be a non-negative integer.
 func (c *converter) intLit(t antlr.Token, what string) *IntLit {
-	l := &IntLit{At: tokPos(t)}
-	if c.lits[t.GetStart()].bad {
+	l := &IntLit{At: front.TokPos(t)}
+	if c.lits[t.GetStart()].Bad {
 		return l
 	}
 	text := t.GetText()
 	if strings.ContainsAny(text, ".eE") {
-		c.d.add(l.At, "%s must be an integer, not '%s'", what, shorten(text))
+		c.d.Add(l.At, "%s must be an integer, not '%s'", what, front.Shorten(text))
 		return l
 	}
 	v, err := strconv.ParseInt(text, 10, 64)
 	if err != nil {
-		c.d.add(l.At, "%s '%s' is out of range", what, shorten(text))
+		c.d.Add(l.At, "%s '%s' is out of range", what, front.Shorten(text))
 		return l
 	}
 	l.Value = v
@@ -256,14 +169,14 @@ func (c *converter) intLit(t antlr.Token, what string) *IntLit {
 
 func (c *converter) retrieveStmt(ctx *gen.RetrieveStmtContext) Stmt {
 	s := &RetrieveStmt{
-		At:     tokPos(termTok(ctx.RETRIEVE())),
+		At:     front.TokPos(front.TermTok(ctx.RETRIEVE())),
 		Into:   ctx.INTO() != nil,
 		Unique: ctx.UNIQUE() != nil,
 	}
 	if rn := ctx.ResultName(); rn != nil {
 		s.Name = c.ident(nameTok(rn))
 	} else if s.Into {
-		c.d.add(tokPos(termTok(ctx.INTO())), "missing result name after 'into'")
+		c.d.Add(front.TokPos(front.TermTok(ctx.INTO())), "missing result name after 'into'")
 	}
 	for _, t := range ctx.AllTarget() {
 		if tg := c.target(t); tg != nil {
@@ -272,9 +185,9 @@ func (c *converter) retrieveStmt(ctx *gen.RetrieveStmtContext) Stmt {
 	}
 	first := map[string]Pos{}
 	seen := func(kind string, kw antlr.Token) bool {
-		p := tokPos(kw)
+		p := front.TokPos(kw)
 		if f, dup := first[kind]; dup {
-			c.d.add(p, "duplicate %s clause (first at %s)", kind, f)
+			c.d.Add(p, "duplicate %s clause (first at %s)", kind, f)
 			return true
 		}
 		first[kind] = p
@@ -283,9 +196,9 @@ func (c *converter) retrieveStmt(ctx *gen.RetrieveStmtContext) Stmt {
 	for _, cl := range ctx.AllClause() {
 		switch x := cl.(type) {
 		case *gen.ValidClauseContext:
-			kw := termTok(x.VALID())
+			kw := front.TermTok(x.VALID())
 			if !seen("valid", kw) {
-				v := &ValidClause{Kw: tokPos(kw)}
+				v := &ValidClause{Kw: front.TokPos(kw)}
 				if x.AT() != nil {
 					v.At = c.expr(x.Expr(0), temporalMode)
 				} else {
@@ -294,17 +207,17 @@ func (c *converter) retrieveStmt(ctx *gen.RetrieveStmtContext) Stmt {
 				s.Valid = v
 			}
 		case *gen.WhereClauseContext:
-			if !seen("where", termTok(x.WHERE())) {
+			if !seen("where", front.TermTok(x.WHERE())) {
 				s.Where = c.expr(x.Expr(), valueMode)
 			}
 		case *gen.WhenClauseContext:
-			if !seen("when", termTok(x.WHEN())) {
+			if !seen("when", front.TermTok(x.WHEN())) {
 				s.When = c.expr(x.Expr(), temporalMode)
 			}
 		case *gen.AsOfClauseContext:
-			kw := termTok(x.AS())
+			kw := front.TermTok(x.AS())
 			if !seen("as of", kw) {
-				s.AsOf = &AsOfClause{Kw: tokPos(kw), At: c.expr(x.Expr(), temporalMode)}
+				s.AsOf = &AsOfClause{Kw: front.TokPos(kw), At: c.expr(x.Expr(), temporalMode)}
 			}
 		}
 	}
@@ -368,7 +281,7 @@ func (c *converter) expr(ctx gen.IExprContext, m mode) Expr {
 
 	case *gen.TimeOfExprContext:
 		op := x.GetOp()
-		if missing(op) {
+		if front.Missing(op) {
 			return nil
 		}
 		operand := c.expr(x.Expr(), temporalMode)
@@ -376,28 +289,28 @@ func (c *converter) expr(ctx gen.IExprContext, m mode) Expr {
 			return nil
 		}
 		if m == valueMode {
-			return &TimeOf{At: tokPos(op), Op: tokenOps[op.GetTokenType()], X: operand}
+			return &TimeOf{At: front.TokPos(op), Op: tokenOps[op.GetTokenType()], X: operand}
 		}
-		return &TemporalUnary{At: tokPos(op), Op: tokenOps[op.GetTokenType()], X: operand}
+		return &TemporalUnary{At: front.TokPos(op), Op: tokenOps[op.GetTokenType()], X: operand}
 
 	case *gen.NegExprContext:
-		op := termTok(x.MINUS())
+		op := front.TermTok(x.MINUS())
 		if m == temporalMode {
-			c.d.add(tokPos(op), "operator '-' is not allowed in a temporal expression")
+			c.d.Add(front.TokPos(op), "operator '-' is not allowed in a temporal expression")
 			return nil
 		}
 		operand := c.expr(x.Expr(), m)
 		if operand == nil {
 			return nil
 		}
-		return &Unary{At: tokPos(op), Op: OpNeg, X: operand}
+		return &Unary{At: front.TokPos(op), Op: OpNeg, X: operand}
 
 	case *gen.NotExprContext:
 		operand := c.expr(x.Expr(), m)
 		if operand == nil {
 			return nil
 		}
-		return &Not{At: tokPos(termTok(x.NOT())), X: operand}
+		return &Not{At: front.TokPos(front.TermTok(x.NOT())), X: operand}
 
 	case *gen.MulExprContext:
 		return c.binary(x.GetOp(), x.Expr(0), x.Expr(1), m)
@@ -407,15 +320,15 @@ func (c *converter) expr(ctx gen.IExprContext, m mode) Expr {
 		return c.binary(x.GetOp(), x.Expr(0), x.Expr(1), m)
 	case *gen.CmpExprContext:
 		op := x.GetOp()
-		if l, ok := x.Expr(0).(*gen.CmpExprContext); ok && !missing(op) && !missing(l.GetOp()) {
-			c.d.add(tokPos(op), "cannot chain '%s' after '%s'; use 'and' or parentheses", opText(op), opText(l.GetOp()))
+		if l, ok := x.Expr(0).(*gen.CmpExprContext); ok && !front.Missing(op) && !front.Missing(l.GetOp()) {
+			c.d.Add(front.TokPos(op), "cannot chain '%s' after '%s'; use 'and' or parentheses", opText(op), opText(l.GetOp()))
 			return nil
 		}
 		return c.binary(op, x.Expr(0), x.Expr(1), m)
 	case *gen.AndExprContext:
-		return c.binary(termTok(x.AND()), x.Expr(0), x.Expr(1), m)
+		return c.binary(front.TermTok(x.AND()), x.Expr(0), x.Expr(1), m)
 	case *gen.OrExprContext:
-		return c.binary(termTok(x.OR()), x.Expr(0), x.Expr(1), m)
+		return c.binary(front.TermTok(x.OR()), x.Expr(0), x.Expr(1), m)
 	}
 	return nil
 }
@@ -423,19 +336,19 @@ func (c *converter) expr(ctx gen.IExprContext, m mode) Expr {
 // binary converts an infix operation; whether the operator is allowed
 // depends on the context.
 func (c *converter) binary(opTok antlr.Token, l, r gen.IExprContext, m mode) Expr {
-	if missing(opTok) {
+	if front.Missing(opTok) {
 		return nil
 	}
 	op := tokenOps[opTok.GetTokenType()]
-	pos := tokPos(opTok)
+	pos := front.TokPos(opTok)
 	temporal := op >= OpPrecede && op <= OpExtend
 	logical := op == OpAnd || op == OpOr
 	switch {
 	case m == valueMode && temporal:
-		c.d.add(pos, "temporal operator '%s' is not allowed in a value expression", opText(opTok))
+		c.d.Add(pos, "temporal operator '%s' is not allowed in a value expression", opText(opTok))
 		return nil
 	case m == temporalMode && !temporal && !logical:
-		c.d.add(pos, "operator '%s' is not allowed in a temporal expression", opText(opTok))
+		c.d.Add(pos, "operator '%s' is not allowed in a temporal expression", opText(opTok))
 		return nil
 	}
 	x, y := c.expr(l, m), c.expr(r, m)
@@ -450,7 +363,7 @@ func (c *converter) binary(opTok antlr.Token, l, r gen.IExprContext, m mode) Exp
 
 func (c *converter) primary(ctx gen.IPrimaryContext, m mode) Expr {
 	notTemporal := func(p antlr.ParserRuleContext) Expr {
-		c.d.add(tokPos(p.GetStart()), "%s is not allowed in a temporal expression%s", c.snippet(p), temporalHint)
+		c.d.Add(front.TokPos(p.GetStart()), "%s is not allowed in a temporal expression%s", c.snippet(p), temporalHint)
 		return nil
 	}
 	switch x := ctx.(type) {
@@ -469,7 +382,7 @@ func (c *converter) primary(ctx gen.IPrimaryContext, m mode) Expr {
 			return v
 		}
 		if x.ALL() != nil {
-			c.d.add(v.At, "%s is only allowed as a whole target", c.snippet(x))
+			c.d.Add(v.At, "%s is only allowed as a whole target", c.snippet(x))
 			return nil
 		}
 		attr := c.name(x.Name())
@@ -482,46 +395,46 @@ func (c *converter) primary(ctx gen.IPrimaryContext, m mode) Expr {
 		return &AttrRef{Var: v, Attr: attr}
 
 	case *gen.NumberLitContext:
-		t := termTok(x.NUMBER())
-		if missing(t) {
+		t := front.TermTok(x.NUMBER())
+		if front.Missing(t) {
 			return nil
 		}
 		if m == temporalMode {
 			return notTemporal(x)
 		}
 		text := t.GetText()
-		return &NumberLit{At: tokPos(t), Text: text, Float: strings.ContainsAny(text, ".eE")}
+		return &NumberLit{At: front.TokPos(t), Text: text, Float: strings.ContainsAny(text, ".eE")}
 
 	case *gen.DurationLitContext:
-		t := termTok(x.DURATION())
-		if missing(t) {
+		t := front.TermTok(x.DURATION())
+		if front.Missing(t) {
 			return nil
 		}
 		if m == temporalMode {
 			return notTemporal(x)
 		}
-		return &DurationLit{At: tokPos(t), Text: t.GetText(), NS: c.lits[t.GetStart()].ns}
+		return &DurationLit{At: front.TokPos(t), Text: t.GetText(), NS: c.lits[t.GetStart()].NS}
 
 	case *gen.StringLitContext:
-		t := termTok(x.STRING())
-		if missing(t) {
+		t := front.TermTok(x.STRING())
+		if front.Missing(t) {
 			return nil
 		}
-		return &StringLit{At: tokPos(t), Value: c.lits[t.GetStart()].str}
+		return &StringLit{At: front.TokPos(t), Value: c.lits[t.GetStart()].Str}
 
 	case *gen.ParamRefContext:
-		t := termTok(x.PARAM())
-		if missing(t) {
+		t := front.TermTok(x.PARAM())
+		if front.Missing(t) {
 			return nil
 		}
-		return &ParamRef{At: tokPos(t), Name: t.GetText()[1:]}
+		return &ParamRef{At: front.TokPos(t), Name: t.GetText()[1:]}
 
 	case *gen.ParenExprContext:
 		inner := c.expr(x.Expr(), m)
 		if inner == nil {
 			return nil
 		}
-		return &Paren{At: tokPos(termTok(x.LPAREN())), X: inner}
+		return &Paren{At: front.TokPos(front.TermTok(x.LPAREN())), X: inner}
 	}
 	return nil
 }
@@ -533,11 +446,11 @@ var aggFuncs = map[string]AggFunc{
 }
 
 func (c *converter) aggregate(ctx *gen.AggregateContext) Expr {
-	fn := termTok(ctx.AGG())
-	if missing(fn) {
+	fn := front.TermTok(ctx.AGG())
+	if front.Missing(fn) {
 		return nil
 	}
-	a := &Aggregate{At: tokPos(fn), Func: aggFuncs[strings.ToLower(fn.GetText())]}
+	a := &Aggregate{At: front.TokPos(fn), Func: aggFuncs[strings.ToLower(fn.GetText())]}
 	exprs := ctx.AllExpr()
 	if len(exprs) == 0 {
 		return nil
@@ -555,9 +468,9 @@ func (c *converter) aggregate(ctx *gen.AggregateContext) Expr {
 	}
 	first := map[string]Pos{}
 	seen := func(kind string, kw antlr.Token) bool {
-		p := tokPos(kw)
+		p := front.TokPos(kw)
 		if f, dup := first[kind]; dup {
-			c.d.add(p, "duplicate %s clause (first at %s)", kind, f)
+			c.d.Add(p, "duplicate %s clause (first at %s)", kind, f)
 			return true
 		}
 		first[kind] = p
@@ -566,33 +479,33 @@ func (c *converter) aggregate(ctx *gen.AggregateContext) Expr {
 	for _, cl := range ctx.AllAggClause() {
 		switch x := cl.(type) {
 		case *gen.WindowClauseContext:
-			kw := termTok(x.FOR())
+			kw := front.TermTok(x.FOR())
 			if seen("for", kw) {
 				continue
 			}
-			w := Window{At: tokPos(kw)}
+			w := Window{At: front.TokPos(kw)}
 			switch {
 			case x.EVER() != nil:
 				w.Kind = WindowEver
 			case x.INSTANT() != nil:
 				w.Kind = WindowInstant
-			case !missing(termTok(x.DURATION())):
-				t := termTok(x.DURATION())
+			case !front.Missing(front.TermTok(x.DURATION())):
+				t := front.TermTok(x.DURATION())
 				w.Kind = WindowMoving
-				w.Size = &DurationLit{At: tokPos(t), Text: t.GetText(), NS: c.lits[t.GetStart()].ns}
+				w.Size = &DurationLit{At: front.TokPos(t), Text: t.GetText(), NS: c.lits[t.GetStart()].NS}
 			default:
 				ok = false
 				continue
 			}
 			a.Window = w
 		case *gen.AggWhereContext:
-			if !seen("where", termTok(x.WHERE())) {
+			if !seen("where", front.TermTok(x.WHERE())) {
 				if a.Where = c.expr(x.Expr(), valueMode); a.Where == nil {
 					ok = false
 				}
 			}
 		case *gen.AggWhenContext:
-			if !seen("when", termTok(x.WHEN())) {
+			if !seen("when", front.TermTok(x.WHEN())) {
 				if a.When = c.expr(x.Expr(), temporalMode); a.When == nil {
 					ok = false
 				}

@@ -1,50 +1,23 @@
 package tquel
 
 import (
-	"errors"
 	"os"
 	"strings"
 	"testing"
 
+	"github.com/tqmon/tqmon/grammar/internal/front"
+	"github.com/tqmon/tqmon/grammar/internal/fronttest"
 	"github.com/tqmon/tqmon/grammar/source"
 )
 
-// parseOne parses text and returns its statements, failing the test on
-// error.
-func parseOne(t *testing.T, text string) *File {
-	t.Helper()
-	f, err := Parse("t.tq", text)
-	if err != nil {
-		t.Fatalf("Parse(%q): %v", text, err)
-	}
-	if msg := checkTree(f); msg != "" {
-		t.Fatalf("Parse(%q): incomplete tree: %s", text, msg)
-	}
-	return f
-}
-
-// roundTrip checks that the canonical text of every statement parses back
-// to the same tree (up to positions) and the same text.
-func roundTrip(t *testing.T, f *File) {
-	t.Helper()
-	for _, s := range f.Stmts {
-		text := FormatStmt(s)
-		g, err := Parse("fmt", text)
-		if err != nil {
-			t.Errorf("formatted statement does not parse: %q: %v", text, err)
-			continue
-		}
-		if len(g.Stmts) != 1 {
-			t.Errorf("formatted statement %q parses to %d statements", text, len(g.Stmts))
-			continue
-		}
-		if got, want := dumpStmt(g.Stmts[0]), dumpStmt(s); got != want {
-			t.Errorf("round trip of %q changed the tree:\n got %s\nwant %s", text, got, want)
-		}
-		if again := FormatStmt(g.Stmts[0]); again != text {
-			t.Errorf("format not stable:\n first %s\nsecond %s", text, again)
-		}
-	}
+// frontEnd runs the shared front-end checks on TQuel.
+var frontEnd = &fronttest.Front[File, Stmt]{
+	Name:      "t.tq",
+	Parse:     Parse,
+	Stmts:     func(f *File) []Stmt { return f.Stmts },
+	Format:    FormatStmt,
+	CheckTree: checkTree,
+	Dump:      dumpStmt,
 }
 
 // The worked examples of TQUEL.md and the paper's query: tree shapes and
@@ -147,7 +120,7 @@ func TestParseWorkedExamples(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := parseOne(t, tt.in)
+			f := frontEnd.ParseOK(t, tt.in)
 			if len(f.Stmts) != len(tt.dump) {
 				t.Fatalf("got %d statements, want %d:\n%s", len(f.Stmts), len(tt.dump), FormatFile(f))
 			}
@@ -165,7 +138,7 @@ func TestParseWorkedExamples(t *testing.T) {
 					t.Errorf("FormatStmt %d:\n got %s\nwant %s", i+1, got, want)
 				}
 			}
-			roundTrip(t, f)
+			frontEnd.RoundTrip(t, f)
 		})
 	}
 }
@@ -234,7 +207,7 @@ func TestExprShapes(t *testing.T) {
 		{`retrieve range (is.of)`, `retrieve range (is.of)`},
 	}
 	for _, tt := range tests {
-		f := parseOne(t, tt.in)
+		f := frontEnd.ParseOK(t, tt.in)
 		if len(f.Stmts) != 1 {
 			t.Errorf("%s: %d statements", tt.in, len(f.Stmts))
 			continue
@@ -242,14 +215,14 @@ func TestExprShapes(t *testing.T) {
 		if got := dumpStmt(f.Stmts[0]); got != tt.want {
 			t.Errorf("%s\n got %s\nwant %s", tt.in, got, tt.want)
 		}
-		roundTrip(t, f)
+		frontEnd.RoundTrip(t, f)
 	}
 }
 
 // Statements need no separator; ';' may end them; comments run to the end
 // of the line.
 func TestStatementsAndComments(t *testing.T) {
-	f := parseOne(t, ";; range of p is Process;\n-- a comment; retrieve (junk)\nretrieve (p.x) -- trailing\n  where p.y = 1;;range of q is P retrieve (q.y)")
+	f := frontEnd.ParseOK(t, ";; range of p is Process;\n-- a comment; retrieve (junk)\nretrieve (p.x) -- trailing\n  where p.y = 1;;range of q is P retrieve (q.y)")
 	var got []string
 	for _, s := range f.Stmts {
 		got = append(got, FormatStmt(s))
@@ -268,7 +241,7 @@ func TestStatementsAndComments(t *testing.T) {
 
 // Positions are 1-based lines and rune columns; tabs count as one column.
 func TestPositions(t *testing.T) {
-	f := parseOne(t, "range of p is Clock[3]\n\tretrieve R (N = p.x + \"é\" * count(p.y for each 1s)) valid from p to \"x\" as of \"now\"")
+	f := frontEnd.ParseOK(t, "range of p is Clock[3]\n\tretrieve R (N = p.x + \"é\" * count(p.y for each 1s)) valid from p to \"x\" as of \"now\"")
 	r := f.Stmts[0].(*RangeStmt)
 	if r.At != (pos(1, 1)) || r.Var.At != (pos(1, 10)) || r.Rel.At != (pos(1, 15)) || r.Index.At != (pos(1, 21)) {
 		t.Errorf("range positions: %v %v %v %v", r.At, r.Var.At, r.Rel.At, r.Index.At)
@@ -422,34 +395,18 @@ func TestErrors(t *testing.T) {
 			[]string{"t.tq:1:514: expression nested too deeply (more than 500 levels)"}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			f, err := Parse("t.tq", tt.in)
-			if err == nil {
-				t.Fatalf("no error; parsed as:\n%s", FormatFile(f))
-			}
-			if f != nil {
-				t.Errorf("a File with the error")
-			}
-			var list source.ErrorList
-			if !errors.As(err, &list) {
-				t.Fatalf("error is %T, not a source.ErrorList", err)
-			}
-			got := strings.Split(err.Error(), "\n")
-			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
-				t.Errorf("got\n\t%s\nwant\n\t%s", strings.Join(got, "\n\t"), strings.Join(tt.want, "\n\t"))
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { frontEnd.CheckErrors(t, tt.in, tt.want) })
 	}
 }
 
-// At most maxErrors diagnostics, then "too many errors".
+// At most front.MaxErrors diagnostics, then "too many errors".
 func TestErrorCap(t *testing.T) {
 	_, err := Parse("t", strings.Repeat("retrieve (x = )\n", 30))
 	list := source.Diagnostics(err)
-	if len(list) != maxErrors+1 {
+	if len(list) != front.MaxErrors+1 {
 		t.Fatalf("%d diagnostics:\n%v", len(list), err)
 	}
-	if last := list[maxErrors]; last.Msg != "too many errors" || last.Pos != (pos(21, 15)) {
+	if last := list[front.MaxErrors]; last.Msg != "too many errors" || last.Pos != (pos(21, 15)) {
 		t.Errorf("last diagnostic: %v", last)
 	}
 }
