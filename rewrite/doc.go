@@ -1,6 +1,26 @@
-// Package rewrite will own the rule-based rewriter: rule classes
-// (traditional, α, entity source, clock, operator variants), the fixpoint
-// driver, the explain trace and the cost estimate. Plans it rewrites are
-// algebra/plan nodes; every rule must preserve results exactly. Nothing is
-// implemented here yet: plans currently run as translated.
+// Package rewrite owns the rule-based rewriter: it turns the initial algebra
+// of a retrieve (the paper's translation, with an α operator for every
+// sensed relation and entity sources as α arguments) into an equivalent plan
+// that enables as few sensors as possible.
+//
+// Rules are data (Rule: a name, a class, a prose justification and a
+// function), one file per class, applied class by class in the paper's
+// order — traditional, α, entity sources, clock, operator variants — each
+// class repeatedly until no rule of it changes the plan, and the whole
+// sequence again until a round changes nothing. Whether a rule changed the
+// plan is decided from the plan's structure (its printed form), not from
+// what the rule reports. Every application is recorded for --explain.
+//
+// Every rule is exact: the rewritten plan, executed acquisitionally (only
+// enabled sensors deliver packets), gives the same result as the naive
+// evaluation over the complete history. The differential tests in
+// algebra/exec and here arbitrate. Rules rely on two properties of subject
+// systems, stated once here: referential integrity (a tuple that names an
+// entity lies within that entity's lifetime) and the delivery model of
+// algebra/exec's acquisitional driver (an event is delivered when its flag
+// holder is enabled at its instant; an interval's begin when enabled at its
+// first chronon, its end when enabled at its last chronon or when its begin
+// was delivered; a traced-then-disabled interval once, whole, at its end; a
+// sampled relation's tuples valid at each sampling instant of an enabled
+// flag holder).
 package rewrite

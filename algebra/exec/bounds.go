@@ -129,6 +129,9 @@ func evalT(e expr.TExpr, vs []varSpan) span {
 			return x
 		}
 		return span{b: x.e, e: rnext(x.e), empty: x.empty}
+	case *expr.TAfter:
+		x := evalT(e.X, vs)
+		return span{b: x.e, e: rnext(x.e), empty: x.empty}
 	case *expr.TBinary:
 		x, y := evalT(e.X, vs), evalT(e.Y, vs)
 		if e.Extend {

@@ -56,6 +56,9 @@ func byTime(a, b Elem) int { return cmp.Compare(a.T, b.T) }
 // at the end of the history end at Forever. Clock ticks exist inside the
 // history's extent (algebra.History.Extent).
 func (n *Network) RunHistory(h *algebra.History) error {
+	if len(n.Alphas) > 0 {
+		return fmt.Errorf("the plan has α operators: run it acquisitionally")
+	}
 	var streams []*stream
 	names := make([]string, 0, len(n.Sources))
 	for name := range n.Sources {

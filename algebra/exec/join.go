@@ -22,6 +22,10 @@ type JoinSpec struct {
 	Valid *expr.Valid
 	// Targets compute each result's values.
 	Targets []expr.Expr
+	// OverlapPurge selects the ordered overlap variant (plan ×ₒ): every
+	// binding must overlap and inputs come in time order, so a stored tuple
+	// is dropped once it has ended, without evaluating When.
+	OverlapPurge bool
 }
 
 // Join evaluates a JoinSpec incrementally. Each input is a Receiver
@@ -948,6 +952,9 @@ func (in *joinInput) futureSpan(h algebra.Time) varSpan {
 // purgeable reports whether every future binding with e at input i fails
 // the when clause.
 func (j *Join) purgeable(i int, e *entry, h algebra.Time) bool {
+	if j.spec.OverlapPurge {
+		return !e.open && e.e <= h
+	}
 	for f := 0; f < j.k; f++ {
 		if f == i {
 			continue

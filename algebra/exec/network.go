@@ -22,8 +22,10 @@ type Stmt struct {
 // Network is the update network of a sequence of retrieves.
 type Network struct {
 	Stmts []*Stmt
-	// Sources maps each primitive relation a statement reads to the tee that
-	// feeds every reader.
+	// Sources maps each always-available relation a statement reads
+	// (entity relations, relations without a sensor of their own) — and in
+	// plain history runs every primitive relation — to the tee that feeds
+	// every reader.
 	Sources map[string]*Tee
 	// Clocks maps n to the tee of Clock[n].
 	Clocks map[int64]*Tee
@@ -32,10 +34,23 @@ type Network struct {
 	Heartbeat *Tee
 	// ClockPeriod is the base Clock period.
 	ClockPeriod int64
+	// Alphas are the α operators, each after those its arguments read.
+	Alphas []*Alpha
+	// Consts are constant entity relations (α arguments).
+	Consts []*ConstSource
 
 	st      *runState
 	holders []holder
 	peak    int
+	opts    Options
+	byStmt  map[*check.Retrieve]*Stmt
+}
+
+// ConstSource is a constant entity relation: its values valid over all
+// time. The driver starts it.
+type ConstSource struct {
+	Vals []algebra.Value
+	Out  *Tee
 }
 
 // Options tune a network without changing its results.
@@ -44,6 +59,9 @@ type Options struct {
 	// first swept for tuples no future binding can use (default 64; tests
 	// use 1 to sweep at every step).
 	SweepMin int
+	// Resident, if set, is told of every enable and disable α operators
+	// make.
+	Resident Resident
 }
 
 // Build compiles plans (one per statement, in order) into a network.
@@ -54,60 +72,193 @@ func Build(cat *algebra.Catalog, stmts []*check.Retrieve, plans []plan.Node, opt
 		Heartbeat:   &Tee{},
 		ClockPeriod: algebra.DefaultClockPeriod,
 		st:          &runState{},
+		opts:        opts,
+		byStmt:      map[*check.Retrieve]*Stmt{},
 	}
 	if cat != nil {
 		n.ClockPeriod = cat.ClockPeriod
 	}
-	byRetrieve := map[*check.Retrieve]*Stmt{}
 	for i, r := range stmts {
-		spec, leaves, err := compileBlock(plans[i])
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", r.Name, err)
-		}
-		s := &Stmt{Retrieve: r, Plan: plans[i], out: &Tee{}}
+		s := &Stmt{Retrieve: r, Plan: plans[i]}
 		s.Result = NewCollector(r.Result)
-		s.out.Add(s.Result)
-		s.Coalesce = NewCoalesce(s.out)
-		s.Join = NewJoin(spec, s.Coalesce, n.st, opts.SweepMin)
-		n.holders = append(n.holders, s.Join, s.Coalesce)
-		if len(leaves) == 0 {
-			n.Heartbeat.Add(s.Join.Input(0))
-		}
-		for v, leaf := range leaves {
-			in := s.Join.Input(v)
-			switch {
-			case leaf.Rel.IsClock():
-				t := n.Clocks[leaf.Rel.ClockN]
-				if t == nil {
-					t = &Tee{}
-					n.Clocks[leaf.Rel.ClockN] = t
-				}
-				t.Add(in)
-			case leaf.From != nil:
-				src := byRetrieve[leaf.From]
-				if src == nil {
-					return nil, fmt.Errorf("%s reads %s before it is derived", r.Name, leaf.Rel.Name)
-				}
-				src.out.Add(in)
-			default:
-				t := n.Sources[leaf.Rel.Name]
-				if t == nil {
-					t = &Tee{}
-					n.Sources[leaf.Rel.Name] = t
-				}
-				t.Add(in)
+		out, j, c, err := n.block(plans[i])
+		if err != nil {
+			if r.Name != "" {
+				return nil, fmt.Errorf("%s: %w", r.Name, err)
 			}
+			return nil, err
 		}
-		byRetrieve[r] = s
+		s.out, s.Join, s.Coalesce = out, j, c
+		out.Add(s.Result)
+		n.byStmt[r] = s
 		n.Stmts = append(n.Stmts, s)
 	}
 	return n, nil
 }
 
+// block compiles a retrieve block (π over πT over σ, σT, ×, ⋈ of leaves)
+// into a Join and a Coalesce, and returns the coalesced output.
+func (n *Network) block(root plan.Node) (*Tee, *Join, *Coalesce, error) {
+	spec, leaves, err := compileBlock(root)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	srcs := make([]*Tee, len(leaves))
+	spec.MaxLate = make([]algebra.Time, len(leaves))
+	for v, leaf := range leaves {
+		t, late, err := n.rel(leaf)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		srcs[v], spec.MaxLate[v] = t, late
+	}
+	out := &Tee{}
+	c := NewCoalesce(out)
+	j := NewJoin(spec, c, n.st, n.opts.SweepMin)
+	n.holders = append(n.holders, j, c)
+	if len(leaves) == 0 {
+		n.Heartbeat.Add(j.Input(0))
+	}
+	for v, t := range srcs {
+		t.Add(j.Input(v))
+	}
+	return out, j, c, nil
+}
+
+func (n *Network) sourceTee(name string) *Tee {
+	t := n.Sources[name]
+	if t == nil {
+		t = &Tee{}
+		n.Sources[name] = t
+	}
+	return t
+}
+
+func (n *Network) clockTee(c int64) *Tee {
+	t := n.Clocks[c]
+	if t == nil {
+		t = &Tee{}
+		n.Clocks[c] = t
+	}
+	return t
+}
+
+// rel compiles a relation-valued node into a stream, with a bound on how
+// late its tuples may come.
+func (n *Network) rel(node plan.Node) (*Tee, algebra.Time, error) {
+	switch x := node.(type) {
+	case *plan.Scan:
+		switch {
+		case x.Rel.IsClock():
+			return n.clockTee(x.Rel.ClockN), 0, nil
+		case x.From != nil:
+			s := n.byStmt[x.From]
+			if s == nil {
+				return nil, 0, fmt.Errorf("%s is read before it is derived", x.Rel.Name)
+			}
+			return s.out, 0, nil
+		}
+		return n.sourceTee(x.Rel.Name), 0, nil
+	case *plan.Alpha:
+		return n.alpha(x)
+	case *plan.EntitySource:
+		id := x.Rel.Attrs[0]
+		v := &expr.TVar{Var: 0, Name: x.Rel.Name}
+		block := &plan.Project{
+			Targets: []check.Target{{Name: id.Name, Expr: &expr.Col{Var: 0, Attr: 0, T: id.Type, VarName: x.Rel.Name, AttrName: id.Name}}},
+			In: &plan.ProjectT{
+				Valid: &expr.Valid{From: &expr.TBeginEnd{X: v}, To: &expr.TBeginEnd{End: true, X: v}},
+				In:    &plan.Scan{Var: 0, VarName: x.Rel.Name, Rel: x.Rel},
+			},
+		}
+		out, _, _, err := n.block(block)
+		return out, 0, err
+	case *plan.Const:
+		c := &ConstSource{Vals: x.Vals, Out: &Tee{}}
+		n.Consts = append(n.Consts, c)
+		return c.Out, 0, nil
+	case *plan.Empty:
+		c := &ConstSource{Out: &Tee{}}
+		n.Consts = append(n.Consts, c)
+		return c.Out, 0, nil
+	case *plan.ClockSrc:
+		return n.clockTee(x.N), 0, nil
+	case *plan.SelectEntity:
+		in, late, err := n.rel(x.In)
+		if err != nil {
+			return nil, 0, err
+		}
+		out := &Tee{}
+		in.Add(NewFilter(x.Pred, out, n.st))
+		return out, late, nil
+	case *plan.SetOp:
+		l, _, err := n.rel(x.L)
+		if err != nil {
+			return nil, 0, err
+		}
+		r, _, err := n.rel(x.R)
+		if err != nil {
+			return nil, 0, err
+		}
+		out := &Tee{}
+		op := NewSetOp(x.Union, out)
+		n.holders = append(n.holders, op)
+		l.Add(op.Input(0))
+		r.Add(op.Input(1))
+		return out, 0, nil
+	case *plan.Project:
+		out, _, _, err := n.block(x)
+		return out, 0, err
+	case *plan.AllOf:
+		return nil, 0, fmt.Errorf("%s can only be a whole α argument", x.Label())
+	}
+	return nil, 0, fmt.Errorf("operator %s does not make a relation here", node.Label())
+}
+
+// alpha compiles an α operator and its arguments.
+func (n *Network) alpha(x *plan.Alpha) (*Tee, algebra.Time, error) {
+	a := &Alpha{Rel: x.Rel, VarName: x.VarName, Kind: x.Rel.Strategy.Kind, Flag: x.Rel.FlagHolder,
+		Keep: x.Keep, out: &Tee{}, res: n.opts.Resident, begun: map[int]*Rec{}}
+	if _, all := x.Enable.(*plan.AllOf); !all {
+		t, _, err := n.rel(x.Enable)
+		if err != nil {
+			return nil, 0, err
+		}
+		a.enable = newArgState(a, false)
+		t.Add(a.enable)
+	}
+	if x.When != nil {
+		t, _, err := n.rel(x.When)
+		if err != nil {
+			return nil, 0, err
+		}
+		a.when = newArgState(a, true)
+		t.Add(a.when)
+	}
+	// How late can a tuple come?
+	switch {
+	case x.Rel.IsEvent():
+		a.MaxLate = 0
+	case a.Kind == algebra.TracedThenDisabled:
+		a.MaxLate = algebra.Forever // reported whole, at its end
+	case a.Kind == algebra.Sampled:
+		a.MaxLate = algebra.Forever
+		if c, ok := x.When.(*plan.ClockSrc); ok && plan.Covering(x.Enable) {
+			// Seen at the first tick at or after its begin.
+			a.MaxLate = max(c.N*n.ClockPeriod-1, 1)
+		}
+	case !plan.Covering(x.Enable):
+		a.MaxLate = algebra.Forever // may be seen only at its end
+	}
+	n.Alphas = append(n.Alphas, a)
+	n.holders = append(n.holders, a)
+	return a.out, a.MaxLate, nil
+}
+
 // compileBlock flattens a retrieve's plan — π over πT over any tree of σ,
-// σT, × and ⋈ over scans — into a JoinSpec. The leaves come back indexed by
-// variable.
-func compileBlock(root plan.Node) (JoinSpec, []*plan.Scan, error) {
+// σT, × and ⋈ over scans and α operators — into a JoinSpec. The leaves come
+// back indexed by variable.
+func compileBlock(root plan.Node) (JoinSpec, []plan.Node, error) {
 	var spec JoinSpec
 	pr, ok := root.(*plan.Project)
 	if !ok {
@@ -122,8 +273,9 @@ func compileBlock(root plan.Node) (JoinSpec, []*plan.Scan, error) {
 	}
 	spec.Valid = pt.Valid
 	var whens []expr.Pred
-	leaves := map[int]*plan.Scan{}
+	leaves := map[int]plan.Node{}
 	unit := false
+	products, overlaps := 0, 0
 	var walk func(n plan.Node) error
 	walk = func(n plan.Node) error {
 		switch n := n.(type) {
@@ -134,17 +286,31 @@ func compileBlock(root plan.Node) (JoinSpec, []*plan.Scan, error) {
 			whens = append(whens, expr.PConjuncts(n.Pred)...)
 			return walk(n.In)
 		case *plan.Product:
+			products++
+			if n.Overlap {
+				overlaps++
+			}
 			if err := walk(n.L); err != nil {
 				return err
 			}
 			return walk(n.R)
 		case *plan.Join:
+			products++
+			if n.Overlap {
+				overlaps++
+			}
 			spec.Conds = append(spec.Conds, n.On...)
 			if err := walk(n.L); err != nil {
 				return err
 			}
 			return walk(n.R)
 		case *plan.Scan:
+			if _, dup := leaves[n.Var]; dup {
+				return fmt.Errorf("variable %s scanned twice", n.VarName)
+			}
+			leaves[n.Var] = n
+			return nil
+		case *plan.Alpha:
 			if _, dup := leaves[n.Var]; dup {
 				return fmt.Errorf("variable %s scanned twice", n.VarName)
 			}
@@ -160,10 +326,11 @@ func compileBlock(root plan.Node) (JoinSpec, []*plan.Scan, error) {
 		return spec, nil, err
 	}
 	spec.When = expr.PAndOf(whens)
-	out := make([]*plan.Scan, len(leaves))
+	spec.OverlapPurge = products > 0 && overlaps == products
+	out := make([]plan.Node, len(leaves))
 	for v, s := range leaves {
 		if v < 0 || v >= len(out) {
-			return spec, nil, fmt.Errorf("variable %s has index %d of %d", s.VarName, v, len(out))
+			return spec, nil, fmt.Errorf("variable %s has index %d of %d", s.Label(), v, len(out))
 		}
 		out[v] = s
 		spec.Events = append(spec.Events, false)
@@ -172,7 +339,12 @@ func compileBlock(root plan.Node) (JoinSpec, []*plan.Scan, error) {
 		if s == nil {
 			return spec, nil, fmt.Errorf("variable %d is not scanned", v)
 		}
-		spec.Events[v] = s.Rel.IsEvent()
+		switch l := s.(type) {
+		case *plan.Scan:
+			spec.Events[v] = l.Rel.IsEvent()
+		case *plan.Alpha:
+			spec.Events[v] = l.Rel.IsEvent()
+		}
 	}
 	if unit && len(out) > 0 {
 		return spec, nil, fmt.Errorf("unit relation beside scans")

@@ -40,6 +40,14 @@ type TBeginEnd struct {
 	X   TExpr
 }
 
+// TAfter is the event at X's end — the chronon just after X, whether X is
+// an event or an interval (unlike `end of`, which is X itself for an
+// event). TQuel has no syntax for it: the rewriter uses it to say "from the
+// chronon after u" when it derives what an α must enable.
+type TAfter struct {
+	X TExpr
+}
+
 // TBinary is `X overlap Y` (Extend false) or `X extend Y` (Extend true).
 type TBinary struct {
 	Extend bool
@@ -50,6 +58,9 @@ func (e *TVar) IsEvent() bool    { return e.Event }
 func (*TConst) IsEvent() bool    { return true }
 func (*TAll) IsEvent() bool      { return false }
 func (*TBeginEnd) IsEvent() bool { return true }
+func (*TAfter) IsEvent() bool    { return true }
+func (*TAfter) isT()             {}
+func (e *TAfter) String() string { return "after " + tparen(e.X) }
 func (e *TBinary) IsEvent() bool { return !e.Extend && (e.X.IsEvent() || e.Y.IsEvent()) }
 func (*TVar) isT()               {}
 func (*TConst) isT()             {}
@@ -186,6 +197,8 @@ func TVars(e TExpr) uint64 {
 	case *TVar:
 		return 1 << uint(e.Var)
 	case *TBeginEnd:
+		return TVars(e.X)
+	case *TAfter:
 		return TVars(e.X)
 	case *TBinary:
 		return TVars(e.X) | TVars(e.Y)

@@ -99,7 +99,12 @@ func (e *Const) String() string {
 	}
 	return e.V.String()
 }
-func (e *Col) String() string { return e.VarName + "." + e.AttrName }
+func (e *Col) String() string {
+	if e.VarName == "" { // a column of an unnamed relation, e.g. σ[1 = "P1"]
+		return e.AttrName
+	}
+	return e.VarName + "." + e.AttrName
+}
 func (e *Unary) String() string {
 	if e.Op == OpNot {
 		return "not " + paren(e.X, precOf(e))

@@ -21,6 +21,9 @@ type Config struct {
 	OpenPct int
 	// MaxLen bounds interval lengths.
 	MaxLen int64
+	// Integrity makes every tuple lie within the lifetime of each entity
+	// it names, as in a real system (acquisitional execution relies on it).
+	Integrity bool
 }
 
 // DefaultConfig is small enough for exhaustive reference evaluation of
@@ -112,13 +115,78 @@ func Random(cat *algebra.Catalog, cfg Config) *algebra.History {
 		}
 		return from, from + 1 + r.Int64N(cfg.MaxLen)
 	}
-	for _, rel := range cat.Relations {
+	// Entity relations first: their lifetimes bound the other tuples.
+	rels := append([]*algebra.Relation(nil), cat.Relations...)
+	sort.SliceStable(rels, func(i, j int) bool {
+		return rels[i].Class == algebra.ClassEntity && rels[j].Class != algebra.ClassEntity
+	})
+	type span struct{ from, to algebra.Time }
+	life := map[string]map[string]span{} // entity type → id → lifetime
+	within := func(vals []algebra.Value, rel *algebra.Relation) (algebra.Time, algebra.Time, bool) {
+		lo, hi := algebra.Time(0), algebra.Forever
+		for i, a := range rel.Attrs {
+			if a.Type.Kind != algebra.KindEntity {
+				continue
+			}
+			l, ok := life[a.Type.Entity]
+			if !ok {
+				continue // no entity relation for this type
+			}
+			sp, ok := l[vals[i].S]
+			if !ok {
+				return 0, 0, false
+			}
+			lo, hi = max(lo, sp.from), min(hi, sp.to)
+		}
+		return lo, hi, lo < hi && lo < cfg.Span
+	}
+	// pick draws a tuple's attribute values and valid time; with Integrity
+	// it retries until the entities named share a lifetime, and places the
+	// tuple inside it.
+	pick := func(rel *algebra.Relation, event bool) ([]algebra.Value, algebra.Time, algebra.Time, bool) {
+		for try := 0; try < 20; try++ {
+			vals := make([]algebra.Value, len(rel.Attrs))
+			for j, a := range rel.Attrs {
+				vals[j] = value(a)
+			}
+			if !cfg.Integrity {
+				if event {
+					at := r.Int64N(cfg.Span)
+					return vals, at, algebra.Next(at), true
+				}
+				from, to := interval()
+				return vals, from, to, true
+			}
+			lo, hi, ok := within(vals, rel)
+			if !ok {
+				continue
+			}
+			top := min(hi, cfg.Span)
+			from := lo + r.Int64N(top-lo)
+			if event {
+				return vals, from, algebra.Next(from), true
+			}
+			if hi == algebra.Forever && r.IntN(100) < cfg.OpenPct {
+				return vals, from, algebra.Forever, true
+			}
+			to := from + 1 + r.Int64N(cfg.MaxLen)
+			if hi != algebra.Forever {
+				to = min(to, hi)
+			}
+			return vals, from, to, true
+		}
+		return nil, 0, 0, false
+	}
+	for _, rel := range rels {
 		t := h.Table(rel.Name)
 		switch rel.Class {
 		case algebra.ClassEntity:
 			// Each entity lives as a sequence of back-to-back state intervals.
-			for _, id := range ids[rel.Attrs[0].Type.Entity] {
+			et := rel.Attrs[0].Type.Entity
+			life[et] = map[string]span{}
+			for _, id := range ids[et] {
 				at := r.Int64N(cfg.Span / 3)
+				born := at
 				steps := 1 + r.IntN(4)
 				for s := 0; s < steps; s++ {
 					vals := make([]algebra.Value, len(rel.Attrs))
@@ -131,29 +199,20 @@ func Random(cat *algebra.Catalog, cfg Config) *algebra.History {
 						end = algebra.Forever
 					}
 					t.Add(vals, at, end)
+					life[et][id] = span{born, end}
 					if end == algebra.Forever {
 						break
 					}
 					at = end
 				}
 			}
-		case algebra.ClassEvent:
-			n := r.IntN(cfg.Tuples + 1)
-			for i := 0; i < n; i++ {
-				vals := make([]algebra.Value, len(rel.Attrs))
-				for j, a := range rel.Attrs {
-					vals[j] = value(a)
-				}
-				t.AddEvent(vals, r.Int64N(cfg.Span))
-			}
 		default:
 			n := r.IntN(cfg.Tuples + 1)
 			for i := 0; i < n; i++ {
-				vals := make([]algebra.Value, len(rel.Attrs))
-				for j, a := range rel.Attrs {
-					vals[j] = value(a)
+				vals, from, to, ok := pick(rel, rel.IsEvent())
+				if !ok {
+					continue
 				}
-				from, to := interval()
 				t.Add(vals, from, to)
 			}
 		}

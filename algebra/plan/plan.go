@@ -35,13 +35,20 @@ type Scan struct {
 type Unit struct{}
 
 // Product is L × R: every pair of tuples, keeping both valid times.
-type Product struct{ L, R Node }
+// Overlap marks the ordered overlap variant (the paper's ×₁): the block
+// only keeps pairs that overlap and its inputs arrive in time order, so a
+// stored tuple can be dropped as soon as it has ended.
+type Product struct {
+	L, R    Node
+	Overlap bool
+}
 
 // Join is L ⋈[On] R: the product restricted to pairs whose attributes are
 // equal as On says (each an equality between an attribute of L and one of R).
 type Join struct {
-	L, R Node
-	On   []expr.Expr
+	L, R    Node
+	On      []expr.Expr
+	Overlap bool // the ordered overlap variant, as for Product
 }
 
 // Select is σ[Pred](In): the tuples whose values satisfy Pred.
@@ -104,9 +111,19 @@ func (n *Scan) Label() string {
 	}
 	return n.Rel.Name + " " + n.VarName
 }
-func (*Unit) Label() string    { return "unit" }
-func (*Product) Label() string { return "×" }
-func (n *Join) Label() string  { return "⋈[" + exprList(n.On, " and ") + "]" }
+func (*Unit) Label() string { return "unit" }
+func (n *Product) Label() string {
+	if n.Overlap {
+		return "×ₒ"
+	}
+	return "×"
+}
+func (n *Join) Label() string {
+	if n.Overlap {
+		return "⋈ₒ[" + exprList(n.On, " and ") + "]"
+	}
+	return "⋈[" + exprList(n.On, " and ") + "]"
+}
 func (n *Select) Label() string {
 	return "σ[" + n.Pred.String() + "]"
 }
@@ -189,9 +206,11 @@ func writeLine(b *strings.Builder, n Node, nested bool) {
 		if nested {
 			b.WriteByte(')')
 		}
-	case *Scan, *Unit:
-		b.WriteString(n.Label())
 	default:
+		if len(n.Children()) == 0 {
+			b.WriteString(n.Label())
+			return
+		}
 		b.WriteString(n.Label())
 		b.WriteByte('(')
 		for i, c := range n.Children() {

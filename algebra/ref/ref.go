@@ -141,6 +141,12 @@ func temporal(e expr.TExpr, b []algebra.Tuple, r *check.Retrieve) span {
 			return x
 		}
 		return span{b: x.e, e: next(x.e)} // an event at X.e
+	case *expr.TAfter: // the event at X's end, for events too
+		x := temporal(e.X, b, r)
+		if x.empty {
+			return emptySpan
+		}
+		return span{b: x.e, e: next(x.e)}
 	case *expr.TBinary:
 		x, y := temporal(e.X, b, r), temporal(e.Y, b, r)
 		if x.empty || y.empty {

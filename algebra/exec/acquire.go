@@ -1,0 +1,472 @@
+package exec
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/tqmon/tqmon/algebra"
+)
+
+// Acquisitional execution over a recorded history. The history stands for
+// what the subject system does; a simulated resident monitor delivers a
+// packet only when a sensor would fire:
+//
+//   - a traced event, when its flag holder is enabled at its instant;
+//   - a traced interval's begin, when enabled at its first chronon; its
+//     end (carrying its begin), when enabled at its last chronon (e−1) or
+//     when its begin was delivered — a resident that reported a begin
+//     reports the end, so no interval is left dangling;
+//   - a traced-then-disabled (D) relation fires once per tuple — an event
+//     at its instant, an interval whole at its end — when enabled then; the
+//     sensor then decrements the flag's counter, and the monitor re-arms
+//     it while the α's argument still holds the entity;
+//   - a sampled relation, at each sampling instant (a tick of the α's When
+//     argument), reports every tuple valid then whose flag holder is
+//     enabled — one packet per tuple per sample — with its valid time;
+//   - when the observation ends, a resident reports the intervals still in
+//     progress whose flag holder is enabled then and that it has not
+//     reported yet: they are valid until forever, as the history says.
+//
+// Entity relations and relations without a sensor of their own are always
+// available (they are not packets). α operators drive enabling exactly as
+// they do against live residents: their arguments are streams, computed by
+// the same network, and a flag is set while the argument holds the entity.
+// An α decides the packets of an instant only once its arguments are known
+// through that instant, so an argument computed from other sensors' packets
+// (the rewriter's join restrictions) is always up to date.
+
+// AcquireStats describe an acquisitional run.
+type AcquireStats struct {
+	// Packets counts packets delivered per sensor (relation name).
+	Packets map[string]int
+	// Total is the sum of Packets.
+	Total int
+	// Rearms counts D-sensor flags re-armed by the monitor after firing.
+	Rearms int
+	// PeakHeld is the most tuples the operators held at once.
+	PeakHeld int
+	// PeakEnabled is, per sensor, the most entities enabled at once.
+	PeakEnabled map[string]int
+}
+
+// sensorData is a sensed relation's recorded tuples, indexed for delivery.
+type sensorData struct {
+	rel     *algebra.Relation
+	rows    []algebra.Tuple
+	byBegin []int // row indices by begin (events: by instant)
+	byEnd   []int // interval row indices by end (finite ends only)
+	marks   []uint8
+	sampled []algebra.Time // last instant each row was sampled
+	packets int
+}
+
+const (
+	markFirst uint8 = 1 // event, begin, whole or sample
+	markEnd   uint8 = 2
+)
+
+func newSensorData(t *algebra.Table) *sensorData {
+	sd := &sensorData{rel: t.Rel, rows: t.Rows, marks: make([]uint8, len(t.Rows))}
+	for i, r := range t.Rows {
+		sd.byBegin = append(sd.byBegin, i)
+		if !t.Rel.IsEvent() && r.To != algebra.Forever {
+			sd.byEnd = append(sd.byEnd, i)
+		}
+	}
+	slices.SortStableFunc(sd.byBegin, func(a, b int) int { return cmp.Compare(t.Rows[a].From, t.Rows[b].From) })
+	slices.SortStableFunc(sd.byEnd, func(a, b int) int { return cmp.Compare(t.Rows[a].To, t.Rows[b].To) })
+	if t.Rel.Strategy.Kind == algebra.Sampled {
+		sd.sampled = make([]algebra.Time, len(t.Rows))
+		for i := range sd.sampled {
+			sd.sampled[i] = algebra.Beginning
+		}
+	}
+	return sd
+}
+
+// deliver counts a packet once per sensor, however many α receive it.
+func (sd *sensorData) deliver(row int, mark uint8) {
+	if sd.marks[row]&mark == 0 {
+		sd.marks[row] |= mark
+		sd.packets++
+	}
+}
+
+func (sd *sensorData) sample(row int, at algebra.Time) {
+	if sd.sampled[row] != at {
+		sd.sampled[row] = at
+		sd.packets++
+	}
+}
+
+// sensorCursor is an α's position in its sensor's tuples.
+type sensorCursor struct {
+	sd         *sensorData
+	begin, end int
+	// active are the sampled rows valid now, by flag holder.
+	active map[string]map[int]bool
+	steps  []algebra.Time // driver instants not yet decided
+}
+
+// decide delivers α's packets at instant t. Its arguments are known
+// through t.
+func (a *Alpha) decide(t algebra.Time, stats *AcquireStats) {
+	cur := &a.cursor
+	sd := cur.sd
+	flagKey := func(row int) string { return sd.rows[row].Vals[a.Flag].S }
+	out := a.pending[:0]
+	event := sd.rel.IsEvent()
+
+	// Ends at t: the state at t's preceding chronon decides.
+	if a.enable != nil {
+		a.enable.applyThrough(algebra.Prev(t))
+	}
+	for cur.end < len(sd.byEnd) && sd.rows[sd.byEnd[cur.end]].To <= t {
+		r := sd.byEnd[cur.end]
+		cur.end++
+		row := &sd.rows[r]
+		if row.To < t {
+			continue // before this α started
+		}
+		switch a.Kind {
+		case algebra.Traced:
+			if rec := a.begun[r]; rec != nil {
+				delete(a.begun, r)
+				out = append(out, Elem{Kind: End, T: t, Rec: rec})
+				sd.deliver(r, markEnd)
+			} else if a.enabled(flagKey(r)) {
+				out = append(out, Elem{Kind: Whole, T: t, Rec: &Rec{Vals: a.packetVals(row.Vals), From: row.From}})
+				sd.deliver(r, markFirst|markEnd)
+			}
+		case algebra.TracedThenDisabled:
+			if a.enabled(flagKey(r)) {
+				out = append(out, Elem{Kind: Whole, T: t, Rec: &Rec{Vals: a.packetVals(row.Vals), From: row.From}})
+				sd.deliver(r, markFirst)
+				stats.Rearms++
+			}
+		case algebra.Sampled:
+			if m := cur.active[flagKey(r)]; m != nil {
+				delete(m, r)
+				if len(m) == 0 {
+					delete(cur.active, flagKey(r))
+				}
+			}
+			if rec := a.begun[r]; rec != nil {
+				delete(a.begun, r)
+				out = append(out, Elem{Kind: End, T: t, Rec: rec})
+			}
+		}
+	}
+
+	// Begins and events at t: the state at t decides.
+	if a.enable != nil {
+		a.enable.applyThrough(t)
+	}
+	for cur.begin < len(sd.byBegin) && sd.rows[sd.byBegin[cur.begin]].From <= t {
+		r := sd.byBegin[cur.begin]
+		cur.begin++
+		row := &sd.rows[r]
+		if row.From < t && !(a.Kind == algebra.Sampled && row.To > t) {
+			continue // before this α started
+		}
+		switch {
+		case a.Kind == algebra.Sampled:
+			k := flagKey(r)
+			if cur.active[k] == nil {
+				cur.active[k] = map[int]bool{}
+			}
+			cur.active[k][r] = true
+		case event:
+			if a.enabled(flagKey(r)) {
+				out = append(out, Elem{Kind: Event, T: t, Rec: &Rec{Vals: a.packetVals(row.Vals), From: t}})
+				sd.deliver(r, markFirst)
+				if a.Kind == algebra.TracedThenDisabled {
+					stats.Rearms++
+				}
+			}
+		case a.Kind == algebra.Traced:
+			if a.enabled(flagKey(r)) {
+				rec := &Rec{Vals: a.packetVals(row.Vals), From: t}
+				a.begun[r] = rec
+				out = append(out, Elem{Kind: Begin, T: t, Rec: rec})
+				sd.deliver(r, markFirst)
+			}
+		}
+	}
+
+	// Samples at t.
+	if a.when != nil {
+		a.when.applyThrough(t)
+		for _, tick := range a.when.ticks {
+			if tick != t {
+				continue // sampling instants are driver instants
+			}
+			for k, rows := range cur.active {
+				if !a.enabled(k) {
+					continue
+				}
+				for _, r := range sortedRows(rows) {
+					row := &sd.rows[r]
+					sd.sample(r, t)
+					if a.begun[r] != nil {
+						continue
+					}
+					rec := &Rec{Vals: a.packetVals(row.Vals), From: row.From}
+					a.begun[r] = rec
+					kind := Late
+					if row.From == t {
+						kind = Begin
+					}
+					out = append(out, Elem{Kind: kind, T: t, Rec: rec})
+				}
+			}
+		}
+		a.when.ticks = a.when.ticks[:0]
+	}
+
+	slices.SortStableFunc(out, func(x, y Elem) int { return cmp.Compare(x.phase(), y.phase()) })
+	for i, e := range out {
+		a.out.Push(e)
+		out[i] = Elem{}
+	}
+	a.pending = out[:0]
+	a.out.Advance(t)
+}
+
+func sortedRows(m map[int]bool) []int {
+	out := make([]int, 0, len(m))
+	for r := range m {
+		out = append(out, r)
+	}
+	sort.Ints(out)
+	return out
+}
+
+// finish reports, at the end of the observation, the intervals still in
+// progress that α's sensor would report: whole, valid until forever.
+func (a *Alpha) finish() {
+	sd := a.cursor.sd
+	if sd.rel.IsEvent() || a.Kind == algebra.Sampled {
+		return // sampled tuples were reported at their sampling instants
+	}
+	if a.enable != nil {
+		a.enable.applyThrough(algebra.Forever)
+	}
+	for r := range sd.rows {
+		row := &sd.rows[r]
+		if row.To != algebra.Forever || a.begun[r] != nil || !a.enabled(row.Vals[a.Flag].S) {
+			continue
+		}
+		a.out.Push(Elem{Kind: Whole, T: algebra.Forever, Rec: &Rec{Vals: a.packetVals(row.Vals), From: row.From}})
+		sd.deliver(r, markFirst)
+	}
+}
+
+// ready reports whether α's arguments are known through instant t.
+func (a *Alpha) ready(t algebra.Time) bool {
+	if a.enable != nil && !a.enable.settled(t) {
+		return false
+	}
+	if a.when != nil && !a.when.settled(t) {
+		return false
+	}
+	return true
+}
+
+// catchUp decides every pending instant whose arguments are known.
+func (a *Alpha) catchUp(stats *AcquireStats) {
+	cur := &a.cursor
+	i := 0
+	for ; i < len(cur.steps); i++ {
+		t := cur.steps[i]
+		if !a.ready(t) {
+			break
+		}
+		a.decide(t, stats)
+	}
+	cur.steps = cur.steps[i:]
+}
+
+// RunAcquire plays a recorded history into a network with α operators as a
+// resident monitor would deliver it (see the top of this file), and returns
+// what was delivered.
+func (n *Network) RunAcquire(h *algebra.History) (AcquireStats, error) {
+	stats := AcquireStats{Packets: map[string]int{}, PeakEnabled: map[string]int{}}
+	sensors := map[string]*sensorData{}
+	for _, a := range n.Alphas {
+		sd := sensors[a.Rel.Name]
+		if sd == nil {
+			t := h.Table(a.Rel.Name)
+			if t == nil {
+				return stats, fmt.Errorf("history has no relation %s", a.Rel.Name)
+			}
+			sd = newSensorData(t)
+			sensors[a.Rel.Name] = sd
+		}
+		a.cursor = sensorCursor{sd: sd, active: map[string]map[int]bool{}}
+	}
+
+	// Every instant something can happen at: always-available tuples,
+	// clock ticks, sensor tuples.
+	var times []algebra.Time
+	type srcRows struct {
+		tee  *Tee
+		rows []algebra.Tuple
+		recs []Rec
+		ev   bool
+	}
+	var srcs []*srcRows
+	names := make([]string, 0, len(n.Sources))
+	for name := range n.Sources {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		t := h.Table(name)
+		if t == nil {
+			return stats, fmt.Errorf("history has no relation %s", name)
+		}
+		s := &srcRows{tee: n.Sources[name], rows: t.Rows, recs: make([]Rec, len(t.Rows)), ev: t.Rel.IsEvent()}
+		for i, r := range t.Rows {
+			s.recs[i] = Rec{Vals: r.Vals, From: r.From}
+			times = append(times, r.From)
+			if !s.ev && r.To != algebra.Forever {
+				times = append(times, r.To)
+			}
+		}
+		srcs = append(srcs, s)
+	}
+	for _, sd := range sensors {
+		for _, r := range sd.rows {
+			times = append(times, r.From)
+			if !sd.rel.IsEvent() && r.To != algebra.Forever {
+				times = append(times, r.To)
+			}
+		}
+	}
+	start, end, haveExtent := h.Extent()
+	type clk struct {
+		step int64
+		tee  *Tee
+	}
+	var clocks []clk
+	if haveExtent {
+		for c, tee := range n.Clocks {
+			step := c * n.ClockPeriod
+			clocks = append(clocks, clk{step, tee})
+			times = append(times, algebra.ClockTicks(c, n.ClockPeriod, start, end)...)
+		}
+	}
+	slices.Sort(times)
+	times = slices.Compact(times)
+
+	// Per source: begins (events) and ends, in time order.
+	type cursor struct {
+		s      *srcRows
+		begins []int
+		ends   []int
+		bi, ei int
+	}
+	var curs []*cursor
+	for _, s := range srcs {
+		c := &cursor{s: s}
+		for i, r := range s.rows {
+			c.begins = append(c.begins, i)
+			if !s.ev && r.To != algebra.Forever {
+				c.ends = append(c.ends, i)
+			}
+		}
+		slices.SortStableFunc(c.begins, func(a, b int) int { return cmp.Compare(s.rows[a].From, s.rows[b].From) })
+		slices.SortStableFunc(c.ends, func(a, b int) int { return cmp.Compare(s.rows[a].To, s.rows[b].To) })
+		curs = append(curs, c)
+	}
+
+	alwaysTees := []*Tee{n.Heartbeat}
+	for _, s := range srcs {
+		alwaysTees = append(alwaysTees, s.tee)
+	}
+	for _, c := range clocks {
+		alwaysTees = append(alwaysTees, c.tee)
+	}
+	for _, c := range n.Consts {
+		alwaysTees = append(alwaysTees, c.Out)
+		for _, v := range c.Vals {
+			c.Out.Push(Elem{Kind: Begin, T: algebra.Beginning, Rec: &Rec{Vals: []algebra.Value{v}, From: algebra.Beginning}})
+		}
+	}
+
+	enabledNow := map[string]int{}
+	notePeaks := func() {
+		n.notePeak()
+		clear(enabledNow)
+		for _, a := range n.Alphas {
+			if a.enable != nil {
+				enabledNow[a.Rel.Name] += len(a.enable.count)
+			}
+		}
+		for k, v := range enabledNow {
+			stats.PeakEnabled[k] = max(stats.PeakEnabled[k], v)
+		}
+	}
+
+	for _, t := range times {
+		// Always-available tuples at t: Ends, then Begins and events.
+		for _, c := range curs {
+			for c.ei < len(c.ends) && c.s.rows[c.ends[c.ei]].To == t {
+				i := c.ends[c.ei]
+				c.ei++
+				c.s.tee.Push(Elem{Kind: End, T: t, Rec: &c.s.recs[i]})
+			}
+		}
+		for _, c := range curs {
+			for c.bi < len(c.begins) && c.s.rows[c.begins[c.bi]].From == t {
+				i := c.begins[c.bi]
+				c.bi++
+				kind := Begin
+				if c.s.ev {
+					kind = Event
+				}
+				c.s.tee.Push(Elem{Kind: kind, T: t, Rec: &c.s.recs[i]})
+			}
+		}
+		for _, c := range clocks {
+			if t%c.step == 0 && t >= start && t <= end {
+				c.tee.Push(Elem{Kind: Event, T: t, Rec: &Rec{From: t}})
+			}
+		}
+		for _, tee := range alwaysTees {
+			tee.Advance(t)
+		}
+		// α operators, each after those its arguments read.
+		for _, a := range n.Alphas {
+			a.cursor.steps = append(a.cursor.steps, t)
+			a.catchUp(&stats)
+		}
+		if err := n.Err(); err != nil {
+			return stats, err
+		}
+		notePeaks()
+	}
+	for _, tee := range alwaysTees {
+		tee.Advance(algebra.Forever)
+	}
+	for _, a := range n.Alphas {
+		a.catchUp(&stats)
+		if len(a.cursor.steps) > 0 || !a.ready(algebra.Forever) {
+			return stats, fmt.Errorf("α %s: arguments never settled", a.VarName)
+		}
+		a.finish()
+		a.out.Advance(algebra.Forever)
+	}
+	if err := n.Err(); err != nil {
+		return stats, err
+	}
+	for name, sd := range sensors {
+		stats.Packets[name] = sd.packets
+		stats.Total += sd.packets
+	}
+	stats.PeakHeld = n.PeakHeld()
+	return stats, nil
+}

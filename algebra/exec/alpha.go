@@ -1,0 +1,199 @@
+package exec
+
+import (
+	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/expr"
+)
+
+// Resident is what α operators ask of the resident monitor(s): set and
+// clear enable flags. Flags are counters: each Enable is matched by a
+// Disable. The acquisitional driver records the calls; the live resident
+// (later) turns them into commands.
+type Resident interface {
+	Enable(sensor string, entity algebra.Value)
+	Disable(sensor string, entity algebra.Value)
+}
+
+// Alpha is the α operator: it stands for a sensed relation and outputs the
+// tuples its sensor delivers while enabled. Its enable argument is an
+// entity-relation stream: while an entity is in it (counted: a Begin
+// increments, an End decrements) the sensor's flag for that entity is set.
+// Sampled relations have a second argument, the instants at which to
+// sample.
+//
+// Which packets a sensor delivers, and so what α outputs, is decided by
+// the driver that feeds it: the acquisitional driver (acquire.go) plays a
+// recorded history as a resident monitor would; live drivers deliver real
+// packets. Tuples may come late (Whole, Late elements): MaxLate bounds how
+// late.
+type Alpha struct {
+	Rel     *algebra.Relation
+	VarName string
+	Kind    algebra.StrategyKind
+	Flag    int   // index of the flag holder attribute
+	Keep    []int // attributes packets carry (nil: all)
+	MaxLate algebra.Time
+
+	out *Tee
+	// enable is the flag argument; nil when every entity is enabled (AllOf).
+	enable *argState
+	// when is the sampling argument (sampled relations only).
+	when *argState
+
+	res Resident
+
+	// acquisition state, kept by the driver
+	begun   map[int]*Rec // interval rows whose begin (or first sample) was delivered
+	pending []Elem       // outputs of the instant being decided
+	cursor  sensorCursor
+}
+
+// Output returns the stream of the tuples α delivers.
+func (a *Alpha) Output() *Tee { return a.out }
+
+// argState follows an argument stream: elements are buffered as they come
+// and applied up to a chronon when the driver asks for the state there.
+type argState struct {
+	a       *Alpha // the α it enables (nil for a sampling argument)
+	sampler bool
+	buf     []Elem
+	head    int
+	count   map[string]int
+	vals    map[string]algebra.Value
+	wm      algebra.Time
+	seen    bool
+	// ticks are the sampling instants applied so far and not yet used.
+	ticks []algebra.Time
+}
+
+func newArgState(a *Alpha, sampler bool) *argState {
+	return &argState{a: a, sampler: sampler, count: map[string]int{}, vals: map[string]algebra.Value{}}
+}
+
+func (s *argState) Push(e Elem) { s.buf = append(s.buf, e) }
+
+func (s *argState) Advance(t algebra.Time) {
+	if !s.seen || t > s.wm {
+		s.wm, s.seen = t, true
+	}
+}
+
+// settled reports whether the argument is known through chronon c.
+func (s *argState) settled(c algebra.Time) bool {
+	return s.seen && s.wm >= c
+}
+
+// applyThrough applies buffered elements with time ≤ c.
+func (s *argState) applyThrough(c algebra.Time) {
+	for s.head < len(s.buf) && s.buf[s.head].T <= c {
+		e := s.buf[s.head]
+		s.buf[s.head] = Elem{}
+		s.head++
+		if s.sampler {
+			if e.Kind == Event || e.Kind == Begin {
+				s.ticks = append(s.ticks, e.T)
+			}
+			continue
+		}
+		v := e.Rec.Vals[0]
+		key := v.S
+		switch e.Kind {
+		case Begin, Late:
+			s.count[key]++
+			s.vals[key] = v
+			if s.a.res != nil {
+				s.a.res.Enable(s.a.Rel.Name, v)
+			}
+		case End:
+			s.count[key]--
+			if s.count[key] <= 0 {
+				delete(s.count, key)
+				delete(s.vals, key)
+			}
+			if s.a.res != nil {
+				s.a.res.Disable(s.a.Rel.Name, v)
+			}
+		case Event:
+			// An event enables for its one chronon; applying it through c ≥
+			// its time has already passed that chronon.
+		}
+	}
+	if s.head == len(s.buf) {
+		s.buf, s.head = s.buf[:0], 0
+	}
+}
+
+// enabled reports whether the flag of entity id is set (after
+// applyThrough).
+func (a *Alpha) enabled(id string) bool {
+	if a.enable == nil {
+		return true
+	}
+	return a.enable.count[id] > 0
+}
+
+// Enabled lists the entities whose flag α has set now.
+func (a *Alpha) Enabled() []algebra.Value {
+	if a.enable == nil {
+		return nil
+	}
+	out := make([]algebra.Value, 0, len(a.enable.vals))
+	for _, v := range a.enable.vals {
+		out = append(out, v)
+	}
+	return out
+}
+
+// packetVals is what a packet carries: the kept attributes (others zero).
+func (a *Alpha) packetVals(vals []algebra.Value) []algebra.Value {
+	if a.Keep == nil {
+		return vals
+	}
+	out := make([]algebra.Value, len(vals))
+	for _, i := range a.Keep {
+		out[i] = vals[i]
+	}
+	return out
+}
+
+// Held counts the tuples α tracks and the argument elements it buffers.
+func (a *Alpha) Held() int {
+	n := len(a.begun) + len(a.pending)
+	if a.enable != nil {
+		n += len(a.enable.buf) - a.enable.head + len(a.enable.count)
+	}
+	if a.when != nil {
+		n += len(a.when.buf) - a.when.head
+	}
+	return n
+}
+
+// Filter passes the tuples of an entity-relation stream whose values
+// satisfy a predicate over the single attribute (σ[p(1)](E)). Elements keep
+// their order; an End passes when its Begin did (the predicate reads only
+// values).
+type Filter struct {
+	pred expr.Fn
+	out  Receiver
+	st   *runState
+	bind expr.Binding
+}
+
+// NewFilter builds σ[pred](in) for an entity relation.
+func NewFilter(pred expr.Expr, out Receiver, st *runState) *Filter {
+	return &Filter{pred: expr.Compile(pred), out: out, st: st, bind: make(expr.Binding, 1)}
+}
+
+func (f *Filter) Push(e Elem) {
+	f.bind[0] = e.Rec.Vals
+	ok, err := f.pred(f.bind)
+	if err != nil {
+		f.st.fail(err)
+		return
+	}
+	if ok.B() {
+		f.out.Push(e)
+	}
+}
+
+func (f *Filter) Advance(t algebra.Time) { f.out.Advance(t) }

@@ -1,0 +1,440 @@
+package rewrite
+
+import (
+	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/check"
+	"github.com/tqmon/tqmon/algebra/expr"
+	"github.com/tqmon/tqmon/algebra/plan"
+)
+
+// The α class: rules that shrink what α operators enable.
+func alphaRules() []Rule {
+	return []Rule{
+		{
+			Name:  "alpha-flag-select",
+			Class: AlphaRules,
+			Doc: `σ[p(v.F)](α_v(E)) → α_v(σ[p(1)](E)) when p mentions only v's flag
+holder F (the paper's O2). α delivers only tuples whose flag holder is
+enabled; enabling only the holders p accepts drops exactly the tuples σ
+would drop, and leaves the others' enablement — hence their packets —
+unchanged.`,
+			Apply: alphaFlagSelect,
+		},
+		{
+			Name:  "alpha-semijoin",
+			Class: AlphaRules,
+			Doc: `The ResumedbyP1 chain, exact version of the paper's O3. In a block
+where u is a variable over an event relation used only in (1) a where
+equality u.A = v.F with v's flag holder F, (2) where conjuncts on u alone,
+and (3) one when conjunct relating u and v:
+
+  u precede end of v   (v an interval)        enable v.F from begin of u
+  u precede v, u precede begin of v, or
+  u precede end of v   (v an event)           enable v.F from after u
+  u overlap v / v overlap u (v an event)      enable v.F at u's instant
+
+u is removed from the block and α_v's argument becomes
+E ∩ π[F = u.A](πT[from … to …](σ[(2)](u))). A tuple of v is then
+delivered exactly when some u satisfying (2) with u.A = v.F satisfies (3):
+for an interval v, its end is delivered when its last chronon e−1 is
+enabled, i.e. e−1 ≥ u's instant s, i.e. u.e = s+1 ≤ v.e, which is "u
+precede end of v"; an interval v whose begin is enabled (b ≥ s) has e−1 ≥ s
+too, so no other tuple is delivered. For an event v at t, t ≥ s+1 is "u
+precede v". As u contributed nothing else to the result, the join with u
+was a semijoin, and the enabled α computes it (results are sets).
+
+Why not the paper's O3 as stated: it enables the traced-then-disabled
+sensor once per u and relies on the sensor disabling itself after firing.
+With two waits ending on one mailbox after one send by P1, both satisfy
+"S precede end of W" (TQuel does not say "the next wait"), but a sensor
+disabled after the first would miss the second. Here the argument says
+"from u onwards"; a D sensor that disables itself is re-armed by the
+monitor while its argument still holds the entity.`,
+			Apply: alphaSemijoin,
+		},
+		{
+			Name:  "alpha-restrict-by-join",
+			Class: AlphaRules,
+			Doc: `The same shapes when u is also used elsewhere (so it stays in the
+block), and additionally u overlap v for an interval v: α_v's argument
+becomes E ∩ π[F = u.A](πT[from … to "forever"](σ[(2)](u′))), u′ a copy of
+u's leaf. Every tuple of v that can join some u is delivered (its needed
+packet falls inside the enabled span, as above), possibly with others the
+join still filters out — so the result is unchanged. Requires u over an
+event relation: an event is known at its instant, so the enablement it
+implies is settled before v's packets need it; v must not be sampled (a
+sampled tuple is seen only at sampling instants, which a later enablement
+may miss).`,
+			Apply: alphaRestrictByJoin,
+		},
+	}
+}
+
+// alphaLeaf returns the α leaf bound to variable v in a block, if any.
+func (b *block) alpha(v int) (*plan.Alpha, bool) {
+	a, ok := b.leaves[v].(*plan.Alpha)
+	return a, ok
+}
+
+// flagOnly reports whether e mentions only attribute attr of variable v.
+func flagOnly(e expr.Expr, v, attr int) bool {
+	switch e := e.(type) {
+	case *expr.Col:
+		return e.Var == v && e.Attr == attr
+	case *expr.Const:
+		return true
+	case *expr.Unary:
+		return flagOnly(e.X, v, attr)
+	case *expr.Binary:
+		return flagOnly(e.X, v, attr) && flagOnly(e.Y, v, attr)
+	}
+	return false
+}
+
+// asColumn1 rewrites a predicate on v.F into one on column 1 of an entity
+// relation.
+func asColumn1(e expr.Expr) expr.Expr {
+	switch e := e.(type) {
+	case *expr.Col:
+		return &expr.Col{Var: 0, Attr: 0, T: e.T, AttrName: "1", At: e.At}
+	case *expr.Unary:
+		c := *e
+		c.X = asColumn1(e.X)
+		return &c
+	case *expr.Binary:
+		c := *e
+		c.X, c.Y = asColumn1(e.X), asColumn1(e.Y)
+		return &c
+	}
+	return e
+}
+
+func alphaFlagSelect(_ *Context, n plan.Node) plan.Node {
+	s, ok := n.(*plan.Select)
+	if !ok {
+		return nil
+	}
+	a, ok := s.In.(*plan.Alpha)
+	if !ok || !flagOnly(s.Pred, a.Var, a.Rel.FlagHolder) || expr.Vars(s.Pred) == 0 {
+		return nil
+	}
+	c := *a
+	c.Enable = &plan.SelectEntity{Pred: asColumn1(s.Pred), In: a.Enable}
+	return &c
+}
+
+// restriction is what a when conjunct relating u and v implies about the
+// packets of v that can matter.
+type restriction struct {
+	from  expr.TExpr // the argument's valid time starts here (u's instant or after it)
+	to    expr.TExpr // and ends here ("forever", or after u)
+	exact bool       // delivered tuples are exactly those satisfying the conjunct
+}
+
+// isVarRef reports whether e is variable v itself, `begin of v` or `end of
+// v`, and which.
+func isVarRef(e expr.TExpr, v int) (kind string, ok bool) {
+	switch e := e.(type) {
+	case *expr.TVar:
+		if e.Var == v {
+			return "var", true
+		}
+	case *expr.TBeginEnd:
+		if x, isVar := e.X.(*expr.TVar); isVar && x.Var == v {
+			if e.End {
+				return "end", true
+			}
+			return "begin", true
+		}
+	}
+	return "", false
+}
+
+var forever = &expr.TConst{T: algebra.Forever, Txt: "forever"}
+
+// analyse derives a restriction from when conjunct p for variables u
+// (events) and v (an α over an event or interval relation).
+func analyse(p expr.Pred, u, v int, uName string, vEvent bool) (restriction, bool) {
+	c, ok := p.(*expr.PCmp)
+	if !ok {
+		return restriction{}, false
+	}
+	uVar := &expr.TVar{Var: u, Name: uName, Event: true}
+	switch c.Op {
+	case expr.Precede:
+		// X.e ≤ Y.b with X one of u, begin of u, end of u: for an event u
+		// at s, X.e = s+1 in every case.
+		if _, ok := isVarRef(c.X, u); !ok {
+			return restriction{}, false
+		}
+		yk, ok := isVarRef(c.Y, v)
+		if !ok {
+			return restriction{}, false
+		}
+		if yk == "end" && !vEvent {
+			// v.e ≥ s+1: v's last chronon is at or after s.
+			return restriction{from: &expr.TBeginEnd{X: uVar}, to: forever, exact: true}, true
+		}
+		// v.b ≥ s+1: every chronon of v is after s. Exact for events; an
+		// interval v may also be delivered by its end packet with b ≤ s.
+		return restriction{from: &expr.TAfter{X: uVar}, to: forever, exact: vEvent}, true
+	case expr.Overlap:
+		xu, okx := isVarRef(c.X, u)
+		yv, oky := isVarRef(c.Y, v)
+		if !okx || !oky {
+			xu, okx = isVarRef(c.Y, u)
+			yv, oky = isVarRef(c.X, v)
+		}
+		if !okx || !oky || xu != "var" || yv != "var" {
+			return restriction{}, false
+		}
+		if vEvent {
+			// Both events: they overlap exactly when at the same instant.
+			return restriction{from: &expr.TBeginEnd{X: uVar}, to: &expr.TAfter{X: uVar}, exact: true}, true
+		}
+		// v.b ≤ s < v.e: v's last chronon is at or after s.
+		return restriction{from: &expr.TBeginEnd{X: uVar}, to: forever, exact: false}, true
+	}
+	return restriction{}, false
+}
+
+// candidate is a (u, v) pair the α join rules may use.
+type candidate struct {
+	u, v     int
+	key      expr.Expr   // the where equality u.A = v.F
+	uAttr    *expr.Col   // u.A
+	uConds   []expr.Expr // where conjuncts on u alone
+	when     int         // index of the when conjunct used
+	r        restriction
+	elimOK   bool // u is used nowhere else
+	argument plan.Node
+}
+
+// candidates lists the (u, v) pairs of a block the α join rules apply to.
+func (b *block) candidates() []candidate {
+	var out []candidate
+	for v := 0; v < b.k; v++ {
+		a, ok := b.alpha(v)
+		if !ok || a.Sampled() {
+			continue
+		}
+		vEvent := a.Rel.IsEvent()
+		for u := 0; u < b.k; u++ {
+			if u == v || !leafIsEvent(b.leaves[u]) {
+				continue
+			}
+			uName := leafName(b.leaves[u])
+			for ci, c := range b.conds {
+				uCol, ok := keyEquality(c, u, v, a.Rel.FlagHolder)
+				if !ok {
+					continue
+				}
+				for wi, w := range b.whens {
+					r, ok := analyse(w, u, v, uName, vEvent)
+					if !ok {
+						continue
+					}
+					cand := candidate{u: u, v: v, key: c, uAttr: uCol, when: wi, r: r}
+					uBit := uint64(1) << uint(u)
+					elim := r.exact && b.targetVars()&uBit == 0 && expr.ValidVars(b.valid)&uBit == 0
+					for cj, c2 := range b.conds {
+						if cj == ci {
+							continue
+						}
+						vars := expr.Vars(c2)
+						if vars == uBit {
+							cand.uConds = append(cand.uConds, c2)
+						} else if vars&uBit != 0 {
+							elim = false
+						}
+					}
+					for wj, w2 := range b.whens {
+						if wj != wi && expr.PVars(w2)&uBit != 0 {
+							elim = false
+						}
+					}
+					cand.elimOK = elim
+					cand.argument = b.argument(cand)
+					out = append(out, cand)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func leafIsEvent(n plan.Node) bool {
+	switch n := n.(type) {
+	case *plan.Scan:
+		return n.Rel.IsEvent()
+	case *plan.Alpha:
+		return n.Rel.IsEvent()
+	}
+	return false
+}
+
+func leafName(n plan.Node) string {
+	switch n := n.(type) {
+	case *plan.Scan:
+		return n.VarName
+	case *plan.Alpha:
+		return n.VarName
+	}
+	return ""
+}
+
+// keyEquality matches u.A = v.F (either way round) with F v's flag holder.
+func keyEquality(c expr.Expr, u, v, flag int) (*expr.Col, bool) {
+	bin, ok := c.(*expr.Binary)
+	if !ok || bin.Op != expr.OpEq {
+		return nil, false
+	}
+	x, okx := bin.X.(*expr.Col)
+	y, oky := bin.Y.(*expr.Col)
+	if !okx || !oky {
+		return nil, false
+	}
+	if x.Var == v && x.Attr == flag && y.Var == u && algebra.Identical(x.T, y.T) {
+		return y, true
+	}
+	if y.Var == v && y.Attr == flag && x.Var == u && algebra.Identical(x.T, y.T) {
+		return x, true
+	}
+	return nil, false
+}
+
+// argument builds π[F = u.A](πT[from … to …](σ[u conds](u's leaf))) with u
+// renumbered to the sub-block's variable 0.
+func (b *block) argument(c candidate) plan.Node {
+	m := make([]int, 64)
+	for i := range m {
+		m[i] = -1
+	}
+	m[c.u] = 0
+	leaf := renumberLeaf(b.leaves[c.u], 0)
+	var in plan.Node = leaf
+	if len(c.uConds) > 0 {
+		conds := make([]expr.Expr, len(c.uConds))
+		for i, x := range c.uConds {
+			conds[i] = expr.Remap(x, m)
+		}
+		in = &plan.Select{Pred: expr.And(conds), In: in}
+	}
+	valid := &expr.Valid{From: expr.RemapT(c.r.from, m), To: expr.RemapT(c.r.to, m)}
+	a, _ := b.alpha(c.v)
+	flag := a.Rel.Attrs[a.Rel.FlagHolder]
+	return &plan.Project{
+		Targets: []check.Target{{Name: flag.Name, Expr: expr.Remap(c.uAttr, m)}},
+		In:      &plan.ProjectT{Valid: valid, In: in},
+	}
+}
+
+func renumberLeaf(n plan.Node, v int) plan.Node {
+	switch n := n.(type) {
+	case *plan.Scan:
+		c := *n
+		c.Var = v
+		return &c
+	case *plan.Alpha:
+		c := *n
+		c.Var = v
+		return &c
+	}
+	return n
+}
+
+func hasMark(marks []string, m string) bool {
+	for _, x := range marks {
+		if x == m {
+			return true
+		}
+	}
+	return false
+}
+
+func alphaSemijoin(_ *Context, n plan.Node) plan.Node {
+	b, ok := decompose(n)
+	if !ok {
+		return nil
+	}
+	for _, c := range b.candidates() {
+		if !c.elimOK {
+			continue
+		}
+		// Drop u: its leaf, its conjuncts and the when conjunct; renumber.
+		m := make([]int, b.k)
+		var leaves []plan.Node
+		for i := 0; i < b.k; i++ {
+			if i == c.u {
+				m[i] = -1
+				continue
+			}
+			m[i] = len(leaves)
+			leaf := b.leaves[i]
+			if i == c.v {
+				a := *leaf.(*plan.Alpha)
+				a.Enable = &plan.SetOp{L: a.Enable, R: c.argument}
+				leaf = &a
+			}
+			leaves = append(leaves, renumberLeaf(leaf, m[i]))
+		}
+		uBit := uint64(1) << uint(c.u)
+		var conds []expr.Expr
+		for _, x := range b.conds {
+			if expr.Vars(x)&uBit == 0 {
+				conds = append(conds, expr.Remap(x, m))
+			}
+		}
+		var whens []expr.Pred
+		for i, w := range b.whens {
+			if i != c.when {
+				whens = append(whens, expr.RemapP(w, m))
+			}
+		}
+		targets := make([]check.Target, len(b.root.Targets))
+		for i, t := range b.root.Targets {
+			targets[i] = check.Target{Name: t.Name, Expr: expr.Remap(t.Expr, m), Pos: t.Pos}
+		}
+		return rebuild(targets, expr.RemapValid(b.valid, m), conds, whens, leaves)
+	}
+	return nil
+}
+
+func alphaRestrictByJoin(_ *Context, n plan.Node) plan.Node {
+	b, ok := decompose(n)
+	if !ok {
+		return nil
+	}
+	for _, c := range b.candidates() {
+		if c.elimOK {
+			continue // alpha-semijoin's case
+		}
+		a, _ := b.alpha(c.v)
+		mark := leafName(b.leaves[c.u]) + ": " + c.key.String() + " when " + b.whens[c.when].String()
+		if hasMark(a.Restricted, mark) {
+			continue
+		}
+		// The argument's valid time ends at forever: a superset is enough.
+		arg := c.argument.(*plan.Project)
+		pt := arg.In.(*plan.ProjectT)
+		if _, isEnd := pt.Valid.To.(*expr.TConst); !isEnd {
+			pt2 := *pt
+			pt2.Valid = &expr.Valid{From: pt.Valid.From, To: forever}
+			arg2 := *arg
+			arg2.In = &pt2
+			c.argument = &arg2
+		}
+		v := c.v
+		return mapLeaves(n, func(l plan.Node) plan.Node {
+			al, ok := l.(*plan.Alpha)
+			if !ok || al.Var != v {
+				return l
+			}
+			cp := *al
+			cp.Enable = &plan.SetOp{L: al.Enable, R: c.argument}
+			cp.Restricted = append(append([]string(nil), al.Restricted...), mark)
+			return &cp
+		})
+	}
+	return nil
+}

@@ -1,0 +1,188 @@
+package rewrite
+
+import (
+	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/expr"
+	"github.com/tqmon/tqmon/algebra/plan"
+)
+
+// The entity-source class (the paper's O4 and O5), over the entity
+// relations α operators take as arguments. Both rest on referential
+// integrity: enabling a sensor for an entity while the entity does not
+// exist delivers nothing, because no tuple names an entity outside its
+// lifetime.
+func entitySourceRules() []Rule {
+	return []Rule{
+		{
+			Name:  "select-source",
+			Class: EntitySources,
+			Doc: `σ[1 = K](Source) → K, and σ[1 = K1 or 1 = K2 …](Source) → K1, K2 …
+(the paper's O4). The selection holds K while K exists; the constant holds
+it at all times, which differs only when K does not exist and so enables
+nothing that could fire.`,
+			Apply: selectSource,
+		},
+		{
+			Name:  "select-const",
+			Class: EntitySources,
+			Doc: `σ[p](K1, …, Kn) → the constants p accepts (∅ when none): the
+selection of a constant relation is evaluated once.`,
+			Apply: selectConst,
+		},
+		{
+			Name:  "intersect-source",
+			Class: EntitySources,
+			Doc: `E ∩ Source → E and Source ∩ E → E for the entity source of E's type
+(the paper's O5): E holds an entity at most where … the source holds it
+while it exists, and outside its lifetime the entity enables nothing.`,
+			Apply: intersectSource,
+		},
+		{
+			Name:  "intersect-const",
+			Class: EntitySources,
+			Doc: `K ∩ K′ → the constants in both; E ∩ ∅ → ∅; E ∪ ∅ → E: set algebra
+on constant relations, which hold their members at all times.`,
+			Apply: intersectConst,
+		},
+	}
+}
+
+// constsOf reads `1 = K` or a disjunction of such, returning the Ks.
+func constsOf(e expr.Expr) ([]algebra.Value, bool) {
+	switch e := e.(type) {
+	case *expr.Binary:
+		switch e.Op {
+		case expr.OpOr:
+			a, ok1 := constsOf(e.X)
+			b, ok2 := constsOf(e.Y)
+			return append(a, b...), ok1 && ok2
+		case expr.OpEq:
+			_, lc := e.X.(*expr.Col)
+			k, rk := e.Y.(*expr.Const)
+			if !lc || !rk {
+				_, lc = e.Y.(*expr.Col)
+				k, rk = e.X.(*expr.Const)
+			}
+			if lc && rk {
+				return []algebra.Value{k.V}, true
+			}
+		}
+	}
+	return nil, false
+}
+
+func isSource(n plan.Node) bool {
+	switch n.(type) {
+	case *plan.EntitySource, *plan.AllOf:
+		return true
+	}
+	return false
+}
+
+func selectSource(_ *Context, n plan.Node) plan.Node {
+	s, ok := n.(*plan.SelectEntity)
+	if !ok || !isSource(s.In) {
+		return nil
+	}
+	ks, ok := constsOf(s.Pred)
+	if !ok {
+		return nil
+	}
+	t, _ := plan.EntityType(s.In)
+	return &plan.Const{Type: t, Vals: dedupe(ks)}
+}
+
+func dedupe(vs []algebra.Value) []algebra.Value {
+	var out []algebra.Value
+	for _, v := range vs {
+		dup := false
+		for _, w := range out {
+			if algebra.Equal(v, w) {
+				dup = true
+			}
+		}
+		if !dup {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func selectConst(_ *Context, n plan.Node) plan.Node {
+	s, ok := n.(*plan.SelectEntity)
+	if !ok {
+		return nil
+	}
+	switch in := s.In.(type) {
+	case *plan.Const:
+		var keep []algebra.Value
+		for _, v := range in.Vals {
+			ok, err := expr.Eval(s.Pred, expr.Binding{{v}})
+			if err == nil && ok.B() {
+				keep = append(keep, v)
+			}
+		}
+		if len(keep) == 0 {
+			return &plan.Empty{Type: in.Type}
+		}
+		return &plan.Const{Type: in.Type, Vals: keep}
+	case *plan.Empty:
+		return in
+	}
+	return nil
+}
+
+func intersectSource(_ *Context, n plan.Node) plan.Node {
+	s, ok := n.(*plan.SetOp)
+	if !ok || s.Union {
+		return nil
+	}
+	lt, lok := plan.EntityType(s.L)
+	rt, rok := plan.EntityType(s.R)
+	if !lok || !rok || !algebra.Identical(lt, rt) {
+		return nil
+	}
+	switch {
+	case isSource(s.R):
+		return s.L
+	case isSource(s.L):
+		return s.R
+	}
+	return nil
+}
+
+func intersectConst(_ *Context, n plan.Node) plan.Node {
+	s, ok := n.(*plan.SetOp)
+	if !ok {
+		return nil
+	}
+	_, le := s.L.(*plan.Empty)
+	_, re := s.R.(*plan.Empty)
+	switch {
+	case s.Union && le:
+		return s.R
+	case s.Union && re:
+		return s.L
+	case !s.Union && le:
+		return s.L
+	case !s.Union && re:
+		return s.R
+	}
+	lc, lok := s.L.(*plan.Const)
+	rc, rok := s.R.(*plan.Const)
+	if s.Union || !lok || !rok {
+		return nil
+	}
+	var keep []algebra.Value
+	for _, v := range lc.Vals {
+		for _, w := range rc.Vals {
+			if algebra.Equal(v, w) {
+				keep = append(keep, v)
+			}
+		}
+	}
+	if len(keep) == 0 {
+		return &plan.Empty{Type: lc.Type}
+	}
+	return &plan.Const{Type: lc.Type, Vals: keep}
+}

@@ -1,0 +1,249 @@
+package rewrite
+
+import (
+	"sort"
+
+	"github.com/tqmon/tqmon/algebra/expr"
+	"github.com/tqmon/tqmon/algebra/plan"
+)
+
+// The traditional class: the relational algebra's own equivalences, which
+// hold for the temporal algebra too because σ, σT, × and ⋈ keep every
+// variable's valid time unchanged (only πT computes a new one).
+func traditionalRules() []Rule {
+	return []Rule{
+		{
+			Name:  "split-select",
+			Class: Traditional,
+			Doc: `σ[a and b](X) → σ[a](σ[b](X)). A conjunction holds exactly when
+both conjuncts do; split, each conjunct can move on its own.`,
+			Apply: splitSelect,
+		},
+		{
+			Name:  "split-select-t",
+			Class: Traditional,
+			Doc:   `σT[a and b](X) → σT[a](σT[b](X)), for the same reason.`,
+			Apply: splitSelectT,
+		},
+		{
+			Name:  "push-select",
+			Class: Traditional,
+			Doc: `σ[p](L × R) → σ[p](L) × R when p mentions only variables of L
+(likewise for R, and for ⋈). A pair survives the selection exactly when its
+L part does, so filtering before the product drops the same pairs (the
+paper's O1).`,
+			Apply: pushSelect,
+		},
+		{
+			Name:  "push-select-t",
+			Class: Traditional,
+			Doc: `σT[p](L × R) → σT[p](L) × R when p mentions only variables of L
+(likewise for R, and for ⋈): as push-select, for valid times.`,
+			Apply: pushSelectT,
+		},
+		{
+			Name:  "select-to-join",
+			Class: Traditional,
+			Doc: `σ[l = r](L × R) → L ⋈[l = r] R when l is an attribute of L and r of R
+(either way round), and σ[l = r](L ⋈[c] R) → L ⋈[c and l = r] R. ⋈ is by
+definition the product restricted to the pairs its equalities hold for.`,
+			Apply: selectToJoin,
+		},
+		{
+			Name:  "project-pushdown",
+			Class: Traditional,
+			Doc: `π[targets](… α_v …) → π[targets](… α_v{used} …): an α's packets
+need only carry the attributes of v the block uses (in its targets, where
+clause and joins) and its flag holder. Attributes no expression reads
+cannot change any result.`,
+			Apply: projectPushdown,
+		},
+	}
+}
+
+func splitSelect(_ *Context, n plan.Node) plan.Node {
+	s, ok := n.(*plan.Select)
+	if !ok {
+		return nil
+	}
+	cs := expr.Conjuncts(s.Pred)
+	if len(cs) < 2 {
+		return nil
+	}
+	var out plan.Node = s.In
+	for i := len(cs) - 1; i >= 0; i-- {
+		out = &plan.Select{Pred: cs[i], In: out}
+	}
+	return out
+}
+
+func splitSelectT(_ *Context, n plan.Node) plan.Node {
+	s, ok := n.(*plan.SelectT)
+	if !ok {
+		return nil
+	}
+	cs := expr.PConjuncts(s.Pred)
+	if len(cs) < 2 {
+		return nil
+	}
+	var out plan.Node = s.In
+	for i := len(cs) - 1; i >= 0; i-- {
+		out = &plan.SelectT{Pred: cs[i], In: out}
+	}
+	return out
+}
+
+// binaryKids returns the operands of a product or join.
+func binaryKids(n plan.Node) (l, r plan.Node, ok bool) {
+	switch n := n.(type) {
+	case *plan.Product:
+		return n.L, n.R, true
+	case *plan.Join:
+		return n.L, n.R, true
+	}
+	return nil, nil, false
+}
+
+func withSides(n plan.Node, l, r plan.Node) plan.Node {
+	return plan.WithChildren(n, []plan.Node{l, r})
+}
+
+func pushSelect(_ *Context, n plan.Node) plan.Node {
+	s, ok := n.(*plan.Select)
+	if !ok {
+		return nil
+	}
+	l, r, ok := binaryKids(s.In)
+	if !ok {
+		return nil
+	}
+	vars := expr.Vars(s.Pred)
+	switch {
+	case vars == 0:
+		return nil
+	case vars&^varsOf(l) == 0:
+		return withSides(s.In, &plan.Select{Pred: s.Pred, In: l}, r)
+	case vars&^varsOf(r) == 0:
+		return withSides(s.In, l, &plan.Select{Pred: s.Pred, In: r})
+	}
+	return nil
+}
+
+func pushSelectT(_ *Context, n plan.Node) plan.Node {
+	s, ok := n.(*plan.SelectT)
+	if !ok {
+		return nil
+	}
+	l, r, ok := binaryKids(s.In)
+	if !ok {
+		return nil
+	}
+	vars := expr.PVars(s.Pred)
+	switch {
+	case vars == 0:
+		return nil
+	case vars&^varsOf(l) == 0:
+		return withSides(s.In, &plan.SelectT{Pred: s.Pred, In: l}, r)
+	case vars&^varsOf(r) == 0:
+		return withSides(s.In, l, &plan.SelectT{Pred: s.Pred, In: r})
+	}
+	return nil
+}
+
+// joinEquality reports whether c is an equality of attributes, one from
+// each side.
+func joinEquality(c expr.Expr, lv, rv uint64) bool {
+	b, ok := c.(*expr.Binary)
+	if !ok || b.Op != expr.OpEq {
+		return false
+	}
+	x, okx := b.X.(*expr.Col)
+	y, oky := b.Y.(*expr.Col)
+	if !okx || !oky {
+		return false
+	}
+	xv, yv := uint64(1)<<uint(x.Var), uint64(1)<<uint(y.Var)
+	return (xv&lv != 0 && yv&rv != 0) || (xv&rv != 0 && yv&lv != 0)
+}
+
+func selectToJoin(_ *Context, n plan.Node) plan.Node {
+	s, ok := n.(*plan.Select)
+	if !ok {
+		return nil
+	}
+	l, r, ok := binaryKids(s.In)
+	if !ok || !joinEquality(s.Pred, varsOf(l), varsOf(r)) {
+		return nil
+	}
+	var on []expr.Expr
+	if j, isJoin := s.In.(*plan.Join); isJoin {
+		on = append(on, j.On...)
+	}
+	return &plan.Join{L: l, R: r, On: append(on, s.Pred)}
+}
+
+func projectPushdown(_ *Context, n plan.Node) plan.Node {
+	b, ok := decompose(n)
+	if !ok {
+		return nil
+	}
+	used := map[int]map[int]bool{}
+	note := func(e expr.Expr) {
+		var walk func(e expr.Expr)
+		walk = func(e expr.Expr) {
+			switch e := e.(type) {
+			case *expr.Col:
+				if used[e.Var] == nil {
+					used[e.Var] = map[int]bool{}
+				}
+				used[e.Var][e.Attr] = true
+			case *expr.Unary:
+				walk(e.X)
+			case *expr.Binary:
+				walk(e.X)
+				walk(e.Y)
+			}
+		}
+		walk(e)
+	}
+	for _, t := range b.root.Targets {
+		note(t.Expr)
+	}
+	for _, c := range b.conds {
+		note(c)
+	}
+	return mapLeaves(n, func(l plan.Node) plan.Node {
+		a, ok := l.(*plan.Alpha)
+		if !ok {
+			return l
+		}
+		keep := []int{a.Rel.FlagHolder}
+		for attr := range used[a.Var] {
+			if attr != a.Rel.FlagHolder {
+				keep = append(keep, attr)
+			}
+		}
+		sort.Ints(keep)
+		if len(keep) == len(a.Rel.Attrs) {
+			keep = nil
+		}
+		if equalKeep(keep, a.Keep) {
+			return l
+		}
+		c := *a
+		c.Keep = keep
+		return &c
+	})
+}
+
+func equalKeep(a, b []int) bool {
+	if (a == nil) != (b == nil) || len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
