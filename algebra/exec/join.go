@@ -943,7 +943,7 @@ func (in *joinInput) futureSpan(h algebra.Time) varSpan {
 		return varSpan{b: rng{h, algebra.Forever}, e: rng{algebra.Next(h), algebra.Forever}}
 	}
 	lo := algebra.Beginning
-	if in.maxLate != algebra.Forever && h-algebra.Beginning > in.maxLate {
+	if in.maxLate != algebra.Forever && h > algebra.Beginning+in.maxLate {
 		lo = h - in.maxLate
 	}
 	return varSpan{b: rng{lo, algebra.Forever}, e: rng{h, algebra.Forever}}
