@@ -10,6 +10,7 @@ import (
 	"github.com/tqmon/tqmon/algebra/plan"
 	"github.com/tqmon/tqmon/grammar/source"
 	"github.com/tqmon/tqmon/grammar/tquel"
+	"github.com/tqmon/tqmon/rewrite"
 )
 
 // Source is a query text with the name diagnostics use for it.
@@ -133,4 +134,51 @@ func exprAt(e expr.Expr, pos source.Pos) bool {
 		return e.At == pos || exprAt(e.X, pos) || exprAt(e.Y, pos)
 	}
 	return false
+}
+
+// Rewritten translates each retrieve into the algebra with α operators
+// (WithAlphas) and, unless naive, rewrites it. The rewrite results carry
+// the trace --explain shows.
+func (p *Program) Rewritten(naive bool) ([]rewrite.Result, error) {
+	out := make([]rewrite.Result, len(p.Plans))
+	for i, pl := range p.Plans {
+		a := plan.WithAlphas(pl, p.Catalog)
+		if naive {
+			out[i] = rewrite.Result{Initial: a, Final: a}
+			continue
+		}
+		res, err := rewrite.Rewrite(&rewrite.Context{Catalog: p.Catalog}, a)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = res
+	}
+	return out, nil
+}
+
+// RunAcquire evaluates the program acquisitionally over a history: a
+// simulated resident monitor delivers only the packets enabled sensors
+// would produce (see algebra/exec). naive runs the initial plans.
+func (p *Program) RunAcquire(h *algebra.History, naive bool) ([]Result, exec.AcquireStats, error) {
+	rw, err := p.Rewritten(naive)
+	if err != nil {
+		return nil, exec.AcquireStats{}, err
+	}
+	plans := make([]plan.Node, len(rw))
+	for i, r := range rw {
+		plans[i] = r.Final
+	}
+	net, err := exec.Build(p.Catalog, p.Stmts, plans, exec.Options{})
+	if err != nil {
+		return nil, exec.AcquireStats{}, err
+	}
+	stats, err := net.RunAcquire(h)
+	if err != nil {
+		return nil, stats, p.locate(err)
+	}
+	out := make([]Result, len(net.Stmts))
+	for i, s := range net.Stmts {
+		out[i] = Result{Stmt: s.Retrieve, Table: s.Result.Table()}
+	}
+	return out, stats, nil
 }

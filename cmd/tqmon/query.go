@@ -6,13 +6,16 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
+	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/display/format"
 	"github.com/tqmon/tqmon/remote"
+	"github.com/tqmon/tqmon/rewrite"
 	"github.com/tqmon/tqmon/store/history"
 )
 
@@ -58,6 +61,10 @@ type queryFlags struct {
 	format     string
 	timeFormat string
 	params     []string
+	acquire    bool
+	planKind   string
+	stats      bool
+	explain    bool
 }
 
 func newQueryCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -77,6 +84,16 @@ Results are sets: value-equivalent intervals that meet or overlap are
 coalesced. Rows are ordered by time, then values. With several retrieves,
 results are separated by a blank line.
 
+With --acquire the history stands for the running system: a simulated
+resident monitor delivers a packet only when a sensor would fire — when its
+flag holder is enabled — and the plan's α operators decide what is enabled.
+The plan is rewritten so that as few sensors as possible are enabled
+(--plan naive keeps the initial plan); either way the results are the same.
+--stats reports on stderr the packets delivered, in all and per sensor, and
+the most tuples the operators held at once. --explain prints, instead of
+running, each retrieve's initial algebra, every rewrite rule applied, the
+final plan, and for each α what it enables and the packets to expect.
+
 Exit status: 0 on success, 2 for usage, syntax or semantic errors and
 malformed histories, 1 for runtime errors.`,
 		Example: `  # The paper's ResumedbyP1: which processes were resumed by P1?
@@ -84,10 +101,14 @@ malformed histories, 1 for runtime errors.`,
 
   # An ad-hoc question, with a parameter
   tqmon query --history testdata/paper --param p=P2 \
-    -e 'range of p is Process retrieve (p.State) where p.Process = $p'`,
+    -e 'range of p is Process retrieve (p.State) where p.Process = $p'
+
+  # Which sensors does ResumedbyP1 need? Run it as the monitor would.
+  tqmon query --history testdata/paper -f testdata/paper/resumed_by_p1.tq --explain
+  tqmon query --history testdata/paper -f testdata/paper/resumed_by_p1.tq --acquire --stats`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runQuery(cmd, &f, stdout)
+			return runQuery(cmd, &f, stdout, stderr)
 		},
 	}
 	fl := cmd.Flags()
@@ -97,10 +118,27 @@ malformed histories, 1 for runtime errors.`,
 	fl.StringVar(&f.format, "format", "table", "output format: table, csv or jsonl")
 	fl.StringVar(&f.timeFormat, "time-format", "clock", "time format: clock (H:MM:SS.fraction), rfc3339 or ns")
 	fl.StringArrayVar(&f.params, "param", nil, "NAME=VALUE: the value of $NAME in queries (repeatable)")
+	fl.BoolVar(&f.acquire, "acquire", false, "run acquisitionally: only packets enabled sensors would deliver")
+	fl.StringVar(&f.planKind, "plan", "optimized", "plan to acquire with: optimized (rewritten) or naive")
+	fl.BoolVar(&f.stats, "stats", false, "print packets delivered (per sensor) and peak operator state on stderr")
+	fl.BoolVar(&f.explain, "explain", false, "print the plans, the rewrite rules applied and what each sensor enables, and do not run")
 	return cmd
 }
 
-func runQuery(cmd *cobra.Command, f *queryFlags, stdout io.Writer) error {
+func printAcquireStats(w io.Writer, st exec.AcquireStats) {
+	fmt.Fprintf(w, "packets: %d\n", st.Total)
+	names := make([]string, 0, len(st.Packets))
+	for n := range st.Packets {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "packets %s: %d\n", n, st.Packets[n])
+	}
+	fmt.Fprintf(w, "peak held: %d\n", st.PeakHeld)
+}
+
+func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error {
 	if f.historyDir == "" {
 		return usageErr(errors.New("query needs --history DIR (a directory with a .sdl file and CSV files)"))
 	}
@@ -135,9 +173,51 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout io.Writer) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	results, _, err := prog.RunHistory(h)
-	if err != nil {
-		return runtimeErr(err)
+	naive := false
+	switch f.planKind {
+	case "optimized", "optimised":
+	case "naive":
+		naive = true
+	default:
+		return usageErr(fmt.Errorf("--plan %q: want optimized or naive", f.planKind))
+	}
+	if f.explain {
+		rw, err := prog.Rewritten(naive)
+		if err != nil {
+			return runtimeErr(err)
+		}
+		w := bufio.NewWriter(stdout)
+		for i, r := range rw {
+			if i > 0 {
+				fmt.Fprintln(w)
+			}
+			name := prog.Stmts[i].Name
+			if name == "" {
+				name = fmt.Sprintf("retrieve %d", i+1)
+			}
+			fmt.Fprintf(w, "%s:\n%s", name, rewrite.Explain(r, h))
+		}
+		return w.Flush()
+	}
+	var results []remote.Result
+	if f.acquire {
+		var st exec.AcquireStats
+		results, st, err = prog.RunAcquire(h, naive)
+		if err != nil {
+			return runtimeErr(err)
+		}
+		if f.stats {
+			printAcquireStats(stderr, st)
+		}
+	} else {
+		var st remote.Stats
+		results, st, err = prog.RunHistory(h)
+		if err != nil {
+			return runtimeErr(err)
+		}
+		if f.stats {
+			fmt.Fprintf(stderr, "packets: %d (complete history, no sensors involved)\npeak held: %d\n", 0, st.PeakHeld)
+		}
 	}
 	w := bufio.NewWriter(stdout)
 	for i, r := range results {

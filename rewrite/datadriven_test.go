@@ -1,0 +1,68 @@
+package rewrite_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cockroachdb/datadriven"
+	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/plan"
+	"github.com/tqmon/tqmon/rewrite"
+	"github.com/tqmon/tqmon/store/history"
+)
+
+// TestDataDriven runs the files under testdata/: one per rule class and
+// one for the paper's queries. Commands:
+//
+//	rewrite [spec=paper|differential]   the initial plan, each rule applied
+//	                                    (name: plan after), the final tree
+//	explain                             rewrite.Explain over the paper
+//	                                    example history (with estimates)
+//
+// Regenerate the expected output with: go test ./rewrite -run DataDriven -rewrite
+func TestDataDriven(t *testing.T) {
+	specs := map[string]*algebra.Catalog{
+		"paper":        paperCatalog(t),
+		"differential": catalog(t, filepath.Join("..", "testdata", "differential", "spec.sdl")),
+	}
+	paperHist, err := history.Load(filepath.Join("..", "testdata", "paper"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
+		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
+			cat := specs["paper"]
+			for _, arg := range d.CmdArgs {
+				if arg.Key == "spec" {
+					cat = specs[arg.Vals[0]]
+				}
+			}
+			stmts := compile(t, cat, d.Pos, d.Input, 0)
+			var b strings.Builder
+			for i, s := range stmts {
+				if i > 0 {
+					b.WriteString("\n")
+				}
+				res, err := rewrite.Rewrite(&rewrite.Context{Catalog: cat}, plan.WithAlphas(plan.Translate(s), cat))
+				if err != nil {
+					return err.Error()
+				}
+				switch d.Cmd {
+				case "rewrite":
+					fmt.Fprintf(&b, "initial: %s\n", plan.String(res.Initial))
+					for _, st := range res.Steps {
+						fmt.Fprintf(&b, "%s: %s\n", st.Rule, plan.String(st.After))
+					}
+					b.WriteString("final:\n" + plan.Tree(res.Final))
+				case "explain":
+					b.WriteString(rewrite.Explain(res, paperHist))
+				default:
+					t.Fatalf("%s: unknown command %s", d.Pos, d.Cmd)
+				}
+			}
+			return b.String()
+		})
+	})
+}
