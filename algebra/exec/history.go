@@ -74,6 +74,9 @@ func (n *Network) RunHistory(h *algebra.History) error {
 		event := t.Rel.IsEvent()
 		begins := make([]Elem, len(t.Rows))
 		var ends []Elem
+		if !event {
+			ends = make([]Elem, 0, len(t.Rows))
+		}
 		recs := make([]Rec, len(t.Rows)) // one allocation per relation
 		for i := range t.Rows {
 			row := &t.Rows[i]

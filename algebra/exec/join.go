@@ -65,7 +65,12 @@ type Join struct {
 	live   int
 	seq    uint64
 
+	// toHasConst: the valid clause's end mentions a constant, so the
+	// horizon alone may settle an output's end.
+	toHasConst bool
+
 	// scratch
+	slab   []entry
 	keybuf []byte
 	vs     []varSpan
 	bind   []*entry
@@ -173,6 +178,7 @@ func NewJoin(spec JoinSpec, out Receiver, st *runState, sweepMin int) *Join {
 	for _, t := range spec.Targets {
 		j.targets = append(j.targets, expr.Compile(t))
 	}
+	j.toHasConst = spec.Valid.To == nil || hasConst(spec.Valid.To)
 	j.compilePlans()
 	return j
 }
@@ -409,7 +415,8 @@ func (j *Join) process(in *joinInput, e Elem) {
 				}
 			}
 		}
-		ent := &entry{rec: e.Rec, b: e.T}
+		ent := j.newEntry()
+		ent.rec, ent.b = e.Rec, e.T
 		h := algebra.Next(e.T) // Ends at e.T are done
 		switch e.Kind {
 		case Event:
@@ -453,6 +460,17 @@ func (j *Join) process(in *joinInput, e Elem) {
 			j.kill(in, ent)
 		}
 	}
+}
+
+// newEntry takes an entry from the current slab (entries are allocated
+// 256 at a time).
+func (j *Join) newEntry() *entry {
+	if len(j.slab) == 0 {
+		j.slab = make([]entry, 256)
+	}
+	e := &j.slab[0]
+	j.slab = j.slab[1:]
+	return e
 }
 
 // close records that an open entry's valid time ends at t and decides what
@@ -722,6 +740,11 @@ func (j *Join) eval(c *cand, h algebra.Time) {
 		}
 	}
 	c.ver++
+	if c.state == begun && !j.toHasConst {
+		// Only the end is open, and it is a min/max of interval ends:
+		// only an End can settle it, and it is at least the horizon.
+		return
+	}
 	if w, ok := j.wakeTime(c, h, v); ok {
 		j.wake.push(candItem{key: w, c: c, ver: c.ver})
 	}
@@ -729,6 +752,21 @@ func (j *Join) eval(c *cand, h algebra.Time) {
 	if low := j.nextLow(c); low < algebra.Forever {
 		j.lb.push(candItem{key: low, c: c, ver: c.ver})
 	}
+}
+
+// hasConst reports whether a temporal expression mentions a constant.
+func hasConst(e expr.TExpr) bool {
+	switch e := e.(type) {
+	case *expr.TConst, *expr.TAll:
+		return true
+	case *expr.TBeginEnd:
+		return hasConst(e.X)
+	case *expr.TAfter:
+		return hasConst(e.X)
+	case *expr.TBinary:
+		return hasConst(e.X) || hasConst(e.Y)
+	}
+	return false
 }
 
 func (j *Join) finish(c *cand) {
