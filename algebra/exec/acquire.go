@@ -110,19 +110,19 @@ type sensorCursor struct {
 	steps  []algebra.Time // driver instants not yet decided
 }
 
-// decide delivers α's packets at instant t. Its arguments are known
-// through t.
-func (a *Alpha) decide(t algebra.Time, stats *AcquireStats) {
-	cur := &a.cursor
+// simSource derives, from the recorded history, the packets a resident
+// would report for an α at an instant (before the α filters them by its
+// enablement): every tuple beginning, ending or firing then, and at the α's
+// sampling instants every tuple valid then.
+type simSource struct {
+	cur *sensorCursor
+}
+
+func (s simSource) packetsAt(a *Alpha, t algebra.Time) []packet {
+	cur := s.cur
 	sd := cur.sd
 	flagKey := func(row int) string { return sd.rows[row].Vals[a.Flag].S }
-	out := a.pending[:0]
-	event := sd.rel.IsEvent()
-
-	// Ends at t: the state at t's preceding chronon decides.
-	if a.enable != nil {
-		a.enable.applyThrough(algebra.Prev(t))
-	}
+	var out []packet
 	for cur.end < len(sd.byEnd) && sd.rows[sd.byEnd[cur.end]].To <= t {
 		r := sd.byEnd[cur.end]
 		cur.end++
@@ -130,39 +130,22 @@ func (a *Alpha) decide(t algebra.Time, stats *AcquireStats) {
 		if row.To < t {
 			continue // before this α started
 		}
+		p := packet{t: t, key: uint64(r), from: row.From, vals: row.Vals, row: r}
 		switch a.Kind {
 		case algebra.Traced:
-			if rec := a.begun[r]; rec != nil {
-				delete(a.begun, r)
-				out = append(out, Elem{Kind: End, T: t, Rec: rec})
-				sd.deliver(r, markEnd)
-			} else if a.enabled(flagKey(r)) {
-				out = append(out, Elem{Kind: Whole, T: t, Rec: &Rec{Vals: a.packetVals(row.Vals), From: row.From}})
-				sd.deliver(r, markFirst|markEnd)
-			}
+			p.kind = pEnd
 		case algebra.TracedThenDisabled:
-			if a.enabled(flagKey(r)) {
-				out = append(out, Elem{Kind: Whole, T: t, Rec: &Rec{Vals: a.packetVals(row.Vals), From: row.From}})
-				sd.deliver(r, markFirst)
-				stats.Rearms++
-			}
+			p.kind = pWhole
 		case algebra.Sampled:
+			p.kind = pSampleEnd
 			if m := cur.active[flagKey(r)]; m != nil {
 				delete(m, r)
 				if len(m) == 0 {
 					delete(cur.active, flagKey(r))
 				}
 			}
-			if rec := a.begun[r]; rec != nil {
-				delete(a.begun, r)
-				out = append(out, Elem{Kind: End, T: t, Rec: rec})
-			}
 		}
-	}
-
-	// Begins and events at t: the state at t decides.
-	if a.enable != nil {
-		a.enable.applyThrough(t)
+		out = append(out, p)
 	}
 	for cur.begin < len(sd.byBegin) && sd.rows[sd.byBegin[cur.begin]].From <= t {
 		r := sd.byBegin[cur.begin]
@@ -171,6 +154,7 @@ func (a *Alpha) decide(t algebra.Time, stats *AcquireStats) {
 		if row.From < t && !(a.Kind == algebra.Sampled && row.To > t) {
 			continue // before this α started
 		}
+		p := packet{t: t, key: uint64(r), from: row.From, vals: row.Vals, row: r}
 		switch {
 		case a.Kind == algebra.Sampled:
 			k := flagKey(r)
@@ -178,61 +162,44 @@ func (a *Alpha) decide(t algebra.Time, stats *AcquireStats) {
 				cur.active[k] = map[int]bool{}
 			}
 			cur.active[k][r] = true
-		case event:
-			if a.enabled(flagKey(r)) {
-				out = append(out, Elem{Kind: Event, T: t, Rec: &Rec{Vals: a.packetVals(row.Vals), From: t}})
-				sd.deliver(r, markFirst)
-				if a.Kind == algebra.TracedThenDisabled {
-					stats.Rearms++
-				}
-			}
+			continue
+		case sd.rel.IsEvent():
+			p.kind = pEvent
 		case a.Kind == algebra.Traced:
-			if a.enabled(flagKey(r)) {
-				rec := &Rec{Vals: a.packetVals(row.Vals), From: t}
-				a.begun[r] = rec
-				out = append(out, Elem{Kind: Begin, T: t, Rec: rec})
-				sd.deliver(r, markFirst)
+			p.kind = pBegin
+		default:
+			continue // a D interval fires at its end
+		}
+		out = append(out, p)
+	}
+	if a.Kind == algebra.Sampled && a.samplesAt(t) {
+		keys := make([]string, 0, len(cur.active))
+		for k := range cur.active {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			for _, r := range sortedRows(cur.active[k]) {
+				row := &sd.rows[r]
+				out = append(out, packet{kind: pSample, t: t, key: uint64(r), from: row.From, vals: row.Vals, row: r})
 			}
 		}
 	}
+	return out
+}
 
-	// Samples at t.
-	if a.when != nil {
-		a.when.applyThrough(t)
-		for _, tick := range a.when.ticks {
-			if tick != t {
-				continue // sampling instants are driver instants
-			}
-			for k, rows := range cur.active {
-				if !a.enabled(k) {
-					continue
-				}
-				for _, r := range sortedRows(rows) {
-					row := &sd.rows[r]
-					sd.sample(r, t)
-					if a.begun[r] != nil {
-						continue
-					}
-					rec := &Rec{Vals: a.packetVals(row.Vals), From: row.From}
-					a.begun[r] = rec
-					kind := Late
-					if row.From == t {
-						kind = Begin
-					}
-					out = append(out, Elem{Kind: kind, T: t, Rec: rec})
-				}
-			}
-		}
-		a.when.ticks = a.when.ticks[:0]
+// count records that an α delivered a packet derived from the history.
+func (s simSource) count(p packet) {
+	sd := s.cur.sd
+	switch p.kind {
+	case pSample:
+		sd.sample(p.row, p.t)
+	case pEnd:
+		sd.deliver(p.row, markEnd)
+	case pSampleEnd:
+	default:
+		sd.deliver(p.row, markFirst)
 	}
-
-	slices.SortStableFunc(out, func(x, y Elem) int { return cmp.Compare(x.phase(), y.phase()) })
-	for i, e := range out {
-		a.out.Push(e)
-		out[i] = Elem{}
-	}
-	a.pending = out[:0]
-	a.out.Advance(t)
 }
 
 func sortedRows(m map[int]bool) []int {
@@ -246,7 +213,7 @@ func sortedRows(m map[int]bool) []int {
 
 // finish reports, at the end of the observation, the intervals still in
 // progress that α's sensor would report: whole, valid until forever.
-func (a *Alpha) finish() {
+func (a *Alpha) finishSim() {
 	sd := a.cursor.sd
 	if sd.rel.IsEvent() || a.Kind == algebra.Sampled {
 		return // sampled tuples were reported at their sampling instants
@@ -256,7 +223,7 @@ func (a *Alpha) finish() {
 	}
 	for r := range sd.rows {
 		row := &sd.rows[r]
-		if row.To != algebra.Forever || a.begun[r] != nil || !a.enabled(row.Vals[a.Flag].S) {
+		if row.To != algebra.Forever || a.begun[uint64(r)] != nil || !a.enabled(row.Vals[a.Flag].S) {
 			continue
 		}
 		a.out.Push(Elem{Kind: Whole, T: algebra.Forever, Rec: &Rec{Vals: a.packetVals(row.Vals), From: row.From}})
@@ -284,7 +251,7 @@ func (a *Alpha) catchUp(stats *AcquireStats) {
 		if !a.ready(t) {
 			break
 		}
-		a.decide(t, stats)
+		a.step(t, stats)
 	}
 	cur.steps = cur.steps[i:]
 }
@@ -306,6 +273,7 @@ func (n *Network) RunAcquire(h *algebra.History) (AcquireStats, error) {
 			sensors[a.Rel.Name] = sd
 		}
 		a.cursor = sensorCursor{sd: sd, active: map[string]map[int]bool{}}
+		a.src = simSource{cur: &a.cursor}
 	}
 
 	// Every instant something can happen at: always-available tuples,
@@ -457,7 +425,7 @@ func (n *Network) RunAcquire(h *algebra.History) (AcquireStats, error) {
 		if len(a.cursor.steps) > 0 || !a.ready(algebra.Forever) {
 			return stats, fmt.Errorf("α %s: arguments never settled", a.VarName)
 		}
-		a.finish()
+		a.finishSim()
 		a.out.Advance(algebra.Forever)
 	}
 	if err := n.Err(); err != nil {

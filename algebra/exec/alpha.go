@@ -1,6 +1,9 @@
 package exec
 
 import (
+	"cmp"
+	"slices"
+
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/expr"
 )
@@ -43,9 +46,51 @@ type Alpha struct {
 	res Resident
 
 	// acquisition state, kept by the driver
-	begun   map[int]*Rec // interval rows whose begin (or first sample) was delivered
-	pending []Elem       // outputs of the instant being decided
+	begun   map[uint64]*Rec // interval rows whose begin (or first sample) was delivered
+	pending []Elem          // outputs of the instant being decided
 	cursor  sensorCursor
+	src     packetSource
+}
+
+// pkind is the kind of a packet a resident reports for an α.
+type pkind uint8
+
+const (
+	pEvent     pkind = iota + 1 // an event at t
+	pBegin                      // an interval begins at t
+	pEnd                        // an interval ends at t (carrying its begin and values)
+	pWhole                      // a D interval, complete, at its end t
+	pSample                     // a sampled interval valid at t (since from)
+	pSampleEnd                  // a sampled interval ends at t
+)
+
+// packet is what a resident reports, before the α filters it by its exact
+// enablement. key identifies an interval tuple across its packets.
+type packet struct {
+	kind pkind
+	t    algebra.Time
+	key  uint64
+	from algebra.Time
+	vals []algebra.Value
+	row  int // simulation: the history row
+}
+
+// packetSource supplies an α's candidate packets at an instant, in the
+// order they happened; count is told of each one delivered.
+type packetSource interface {
+	packetsAt(a *Alpha, t algebra.Time) []packet
+	count(p packet)
+}
+
+// samplesAt reports whether t is one of α's sampling instants (after its
+// When argument was applied through t).
+func (a *Alpha) samplesAt(t algebra.Time) bool {
+	for _, tick := range a.when.ticks {
+		if tick == t {
+			return true
+		}
+	}
+	return false
 }
 
 // Output returns the stream of the tuples α delivers.
@@ -197,3 +242,105 @@ func (f *Filter) Push(e Elem) {
 }
 
 func (f *Filter) Advance(t algebra.Time) { f.out.Advance(t) }
+
+// step decides α's output at instant t from the packets its source reports
+// then: a packet is delivered when its flag holder is enabled — at t for
+// events, begins and samples, at t's preceding chronon for ends (the
+// tuple's last chronon) — or, for an end, when its begin was delivered.
+// α's arguments are known through t.
+func (a *Alpha) step(t algebra.Time, stats *AcquireStats) {
+	if a.enable != nil {
+		a.enable.applyThrough(algebra.Prev(t))
+	}
+	if a.when != nil {
+		a.when.applyThrough(t)
+	}
+	ps := a.src.packetsAt(a, t)
+	flag := func(p *packet) string { return p.vals[a.Flag].S }
+	out := a.pending[:0]
+	// A tuple that begins and ends at t is empty: drop both packets.
+	var empty map[uint64]bool
+	for i := range ps {
+		if ps[i].kind == pEnd && ps[i].from == t {
+			if empty == nil {
+				empty = map[uint64]bool{}
+			}
+			empty[ps[i].key] = true
+		}
+	}
+	// Ends first: the state at t's preceding chronon decides.
+	for i := range ps {
+		p := &ps[i]
+		switch p.kind {
+		case pEnd:
+			if rec := a.begun[p.key]; rec != nil {
+				delete(a.begun, p.key)
+				out = append(out, Elem{Kind: End, T: t, Rec: rec})
+				a.src.count(*p)
+			} else if !empty[p.key] && a.enabled(flag(p)) {
+				out = append(out, Elem{Kind: Whole, T: t, Rec: &Rec{Vals: a.packetVals(p.vals), From: p.from}})
+				a.src.count(*p)
+			}
+		case pWhole:
+			if p.from < t && a.enabled(flag(p)) {
+				out = append(out, Elem{Kind: Whole, T: t, Rec: &Rec{Vals: a.packetVals(p.vals), From: p.from}})
+				a.src.count(*p)
+				stats.Rearms++
+			}
+		case pSampleEnd:
+			if rec := a.begun[p.key]; rec != nil {
+				delete(a.begun, p.key)
+				out = append(out, Elem{Kind: End, T: t, Rec: rec})
+			}
+		}
+	}
+	// Begins, events and samples: the state at t decides.
+	if a.enable != nil {
+		a.enable.applyThrough(t)
+	}
+	for i := range ps {
+		p := &ps[i]
+		switch p.kind {
+		case pEvent:
+			if a.enabled(flag(p)) {
+				out = append(out, Elem{Kind: Event, T: t, Rec: &Rec{Vals: a.packetVals(p.vals), From: t}})
+				a.src.count(*p)
+				if a.Kind == algebra.TracedThenDisabled {
+					stats.Rearms++
+				}
+			}
+		case pBegin:
+			if !empty[p.key] && a.enabled(flag(p)) {
+				rec := &Rec{Vals: a.packetVals(p.vals), From: t}
+				a.begun[p.key] = rec
+				out = append(out, Elem{Kind: Begin, T: t, Rec: rec})
+				a.src.count(*p)
+			}
+		case pSample:
+			if !a.samplesAt(t) || !a.enabled(flag(p)) {
+				continue
+			}
+			a.src.count(*p)
+			if a.begun[p.key] != nil {
+				continue
+			}
+			rec := &Rec{Vals: a.packetVals(p.vals), From: p.from}
+			a.begun[p.key] = rec
+			kind := Late
+			if p.from == t {
+				kind = Begin
+			}
+			out = append(out, Elem{Kind: kind, T: t, Rec: rec})
+		}
+	}
+	if a.when != nil {
+		a.when.ticks = a.when.ticks[:0]
+	}
+	slices.SortStableFunc(out, func(x, y Elem) int { return cmp.Compare(x.phase(), y.phase()) })
+	for i, e := range out {
+		a.out.Push(e)
+		out[i] = Elem{}
+	}
+	a.pending = out[:0]
+	a.out.Advance(t)
+}
