@@ -7,7 +7,10 @@ FUZZ_TARGETS := \
 	./grammar/sdl:FuzzParse \
 	./algebra/exec:FuzzQuery \
 	./store/history:FuzzReadCSV \
-	./algebra:FuzzParseTime
+	./algebra:FuzzParseTime \
+	./resident/wire:FuzzDecodeBatch \
+	./resident/wire:FuzzDecodeCommand \
+	./resident/wire:FuzzDecodeHello
 
 .PHONY: all build test test-long bench grammar grammar-check fuzz vet fmt-check demo
 

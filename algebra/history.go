@@ -82,6 +82,14 @@ func LessTuple(a, b *Tuple) bool {
 type History struct {
 	Catalog *Catalog
 	Tables  map[string]*Table
+	// Window, when set, is the span the history observed; otherwise it is
+	// taken from the tuples (Extent).
+	Window *Window
+}
+
+// Window is an observation span [From, To] (inclusive).
+type Window struct {
+	From, To Time
 }
 
 // NewHistory makes an empty history with a table for every relation of c.
@@ -96,10 +104,14 @@ func NewHistory(c *Catalog) *History {
 // Table returns the table of a relation (nil if unknown).
 func (h *History) Table(name string) *Table { return h.Tables[name] }
 
-// Extent is the span the history observes: from its earliest time to its
-// latest finite time (inclusive). Clock ticks exist only inside it, and
-// "now" is its end. ok is false for an empty history.
+// Extent is the span the history observes: its Window if it has one,
+// otherwise from its earliest time to its latest finite time (inclusive).
+// Clock ticks exist only inside it, and "now" is its end. ok is false for
+// an empty history without a window.
 func (h *History) Extent() (start, end Time, ok bool) {
+	if h.Window != nil {
+		return h.Window.From, h.Window.To, true
+	}
 	start, end = Forever, Beginning
 	for _, r := range h.Catalog.Relations {
 		t := h.Tables[r.Name]

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/expr"
+	"github.com/tqmon/tqmon/algebra/plan"
 )
 
 // Resident is what α operators ask of the resident monitor(s): set and
@@ -30,6 +31,8 @@ type Resident interface {
 // packets. Tuples may come late (Whole, Late elements): MaxLate bounds how
 // late.
 type Alpha struct {
+	// Plan is the α of the plan this operator was built from.
+	Plan    *plan.Alpha
 	Rel     *algebra.Relation
 	VarName string
 	Kind    algebra.StrategyKind
@@ -167,6 +170,10 @@ func (s *argState) applyThrough(c algebra.Time) {
 		s.buf, s.head = s.buf[:0], 0
 	}
 }
+
+// SetResident makes α tell r of every enable and disable its argument
+// implies (when nothing else sets the resident's flags).
+func (a *Alpha) SetResident(r Resident) { a.res = r }
 
 // enabled reports whether the flag of entity id is set (after
 // applyThrough).

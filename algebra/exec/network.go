@@ -217,7 +217,7 @@ func (n *Network) rel(node plan.Node) (*Tee, algebra.Time, error) {
 
 // alpha compiles an α operator and its arguments.
 func (n *Network) alpha(x *plan.Alpha) (*Tee, algebra.Time, error) {
-	a := &Alpha{Rel: x.Rel, VarName: x.VarName, Kind: x.Rel.Strategy.Kind, Flag: x.Rel.FlagHolder,
+	a := &Alpha{Plan: x, Rel: x.Rel, VarName: x.VarName, Kind: x.Rel.Strategy.Kind, Flag: x.Rel.FlagHolder,
 		Keep: x.Keep, out: &Tee{}, res: n.opts.Resident, begun: map[uint64]*Rec{}}
 	if _, all := x.Enable.(*plan.AllOf); !all {
 		t, _, err := n.rel(x.Enable)

@@ -69,7 +69,7 @@ Start with the paper's example:
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newQueryCmd(stdout, stderr), newSensorsCmd(stdout, stderr))
+	root.AddCommand(newQueryCmd(stdout, stderr), newSensorsCmd(stdout, stderr), newDemoCmd(stdout, stderr))
 	return root
 }
 

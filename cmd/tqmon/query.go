@@ -2,20 +2,27 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/display/format"
+	"github.com/tqmon/tqmon/grammar/sdl"
 	"github.com/tqmon/tqmon/remote"
+	"github.com/tqmon/tqmon/resident/transport"
+	"github.com/tqmon/tqmon/resident/wire"
 	"github.com/tqmon/tqmon/rewrite"
+	"github.com/tqmon/tqmon/sensor"
 	"github.com/tqmon/tqmon/store/history"
 )
 
@@ -65,6 +72,46 @@ type queryFlags struct {
 	planKind   string
 	stats      bool
 	explain    bool
+	connect    []string
+	token      string
+	duration   time.Duration
+}
+
+// outputOptions reads --format and --time-format.
+func outputOptions(kind, timeFormat string) (format.Options, error) {
+	k, err := format.ParseKind(kind)
+	if err != nil {
+		return format.Options{}, err
+	}
+	tf, err := algebra.ParseTimeFormat(timeFormat)
+	if err != nil {
+		return format.Options{}, err
+	}
+	return format.Options{Kind: k, Time: tf}, nil
+}
+
+// planNaive reads --plan.
+func planNaive(kind string) (bool, error) {
+	switch kind {
+	case "optimized", "optimised":
+		return false, nil
+	case "naive":
+		return true, nil
+	}
+	return false, fmt.Errorf("--plan %q: want optimized or naive", kind)
+}
+
+// parseParams reads --param NAME=VALUE flags.
+func parseParams(flags []string) (map[string]string, error) {
+	params := map[string]string{}
+	for _, p := range flags {
+		name, val, ok := strings.Cut(p, "=")
+		if !ok || name == "" {
+			return nil, fmt.Errorf("--param %q: want NAME=VALUE", p)
+		}
+		params[strings.TrimPrefix(name, "$")] = val
+	}
+	return params, nil
 }
 
 func newQueryCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -122,7 +169,62 @@ malformed histories, 1 for runtime errors.`,
 	fl.StringVar(&f.planKind, "plan", "optimized", "plan to acquire with: optimized (rewritten) or naive")
 	fl.BoolVar(&f.stats, "stats", false, "print packets delivered (per sensor) and peak operator state on stderr")
 	fl.BoolVar(&f.explain, "explain", false, "print the plans, the rewrite rules applied and what each sensor enables, and do not run")
+	fl.StringArrayVar(&f.connect, "connect", nil, "ADDR of a resident monitor to query live (repeatable; a unix socket path or host:port)")
+	fl.StringVar(&f.token, "token", "", "shared token for residents reached over TCP")
+	fl.DurationVar(&f.duration, "duration", 0, "with --connect: stop after this long (default: until interrupted or the residents end)")
 	return cmd
+}
+
+// runConnect runs the statements live against resident monitors,
+// printing results as they are produced.
+func runConnect(f *queryFlags, out format.Options, params map[string]string, naive bool, stdout, stderr io.Writer) error {
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer cancel()
+	var conns []wire.Conn
+	for _, addr := range f.connect {
+		c, err := transport.Dial(ctx, addr, f.token)
+		if err != nil {
+			for _, c := range conns {
+				c.Close()
+			}
+			return runtimeErr(fmt.Errorf("connect %s: %w", addr, err))
+		}
+		conns = append(conns, c)
+	}
+	if err := remote.CheckHellos(conns); err != nil {
+		return runtimeErr(err)
+	}
+	hello := conns[0].Hello()
+	sf, err := sdl.Parse(hello.Name+".sdl", hello.SDL)
+	if err != nil {
+		return runtimeErr(fmt.Errorf("resident %s announces a description that does not parse: %w", hello.Name, err))
+	}
+	cat, err := sensor.Compile(sf)
+	if err != nil {
+		return runtimeErr(fmt.Errorf("resident %s announces an invalid description: %w", hello.Name, err))
+	}
+	prog, err := remote.Compile(cat, f.srcs, check.Options{Params: params})
+	if err != nil {
+		return usageErr(err)
+	}
+	w := bufio.NewWriter(stdout)
+	defer w.Flush()
+	st := newStreamer(w, out, prog)
+	_, stats, err := prog.RunLive(ctx, conns, remote.LiveOptions{Duration: f.duration, Naive: naive, OnElem: func(i int, e exec.Elem) {
+		st.elem(i, e)
+		w.Flush()
+	}})
+	if err != nil {
+		return runtimeErr(err)
+	}
+	if err := st.s.Close(); err != nil {
+		return runtimeErr(err)
+	}
+	if f.stats {
+		w.Flush()
+		printLiveStats(stderr, stats)
+	}
+	return nil
 }
 
 func printAcquireStats(w io.Writer, st exec.AcquireStats) {
@@ -139,27 +241,29 @@ func printAcquireStats(w io.Writer, st exec.AcquireStats) {
 }
 
 func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error {
-	if f.historyDir == "" {
-		return usageErr(errors.New("query needs --history DIR (a directory with a .sdl file and CSV files)"))
-	}
 	if len(f.srcs) == 0 {
 		return usageErr(errors.New("query needs at least one -f FILE or -e TEXT"))
 	}
-	kind, err := format.ParseKind(f.format)
+	out, err := outputOptions(f.format, f.timeFormat)
 	if err != nil {
 		return usageErr(err)
 	}
-	tf, err := algebra.ParseTimeFormat(f.timeFormat)
+	kind, tf := out.Kind, out.Time
+	params, err := parseParams(f.params)
 	if err != nil {
 		return usageErr(err)
 	}
-	params := map[string]string{}
-	for _, p := range f.params {
-		name, val, ok := strings.Cut(p, "=")
-		if !ok || name == "" {
-			return usageErr(fmt.Errorf("--param %q: want NAME=VALUE", p))
-		}
-		params[strings.TrimPrefix(name, "$")] = val
+	naive, err := planNaive(f.planKind)
+	if err != nil {
+		return usageErr(err)
+	}
+	switch {
+	case len(f.connect) > 0 && f.historyDir != "":
+		return usageErr(errors.New("give either --history DIR or --connect ADDR, not both"))
+	case len(f.connect) > 0:
+		return runConnect(f, out, params, naive, stdout, stderr)
+	case f.historyDir == "":
+		return usageErr(errors.New("query needs --history DIR (a directory with a .sdl file and CSV files) or --connect ADDR (a resident monitor)"))
 	}
 	h, err := history.Load(f.historyDir)
 	if err != nil {
@@ -172,14 +276,6 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error
 	prog, err := remote.Compile(h.Catalog, f.srcs, check.Options{Params: params, Now: now})
 	if err != nil {
 		return usageErr(err)
-	}
-	naive := false
-	switch f.planKind {
-	case "optimized", "optimised":
-	case "naive":
-		naive = true
-	default:
-		return usageErr(fmt.Errorf("--plan %q: want optimized or naive", f.planKind))
 	}
 	if f.explain {
 		rw, err := prog.Rewritten(naive)

@@ -59,6 +59,15 @@ func Load(dir string) (*algebra.History, error) {
 	sort.Strings(csvs)
 	for _, name := range csvs {
 		base := strings.TrimSuffix(name, ".csv")
+		if base == "observation" {
+			w, err := readWindow(filepath.Join(dir, name))
+			if err != nil {
+				errs = append(errs, source.Diagnostics(err)...)
+				continue
+			}
+			h.Window = w
+			continue
+		}
 		if !isIdent(base) {
 			// Not a relation's file (e.g. an expected result, x.expected.csv).
 			continue
@@ -81,6 +90,35 @@ func Load(dir string) (*algebra.History, error) {
 		return nil, err
 	}
 	return h, nil
+}
+
+// readWindow reads observation.csv: a header "from,to" and one row, the
+// span the history observed.
+func readWindow(path string) (*algebra.Window, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	r := csv.NewReader(bytes.NewReader(data))
+	recs, err := r.ReadAll()
+	if err != nil {
+		return nil, source.Errorf(path, source.Pos{}, "%v", err)
+	}
+	if len(recs) != 2 || len(recs[0]) != 2 || recs[0][0] != "from" || recs[0][1] != "to" || len(recs[1]) != 2 {
+		return nil, source.Errorf(path, source.Pos{Line: 1, Col: 1}, "want a header from,to and one row: the span the history observed")
+	}
+	from, err := algebra.ParseTime(strings.TrimSpace(recs[1][0]))
+	if err != nil {
+		return nil, source.Errorf(path, source.Pos{Line: 2, Col: 1}, "from: %v", err)
+	}
+	to, err := algebra.ParseTime(strings.TrimSpace(recs[1][1]))
+	if err != nil {
+		return nil, source.Errorf(path, source.Pos{Line: 2, Col: len(recs[1][0]) + 2}, "to: %v", err)
+	}
+	if to < from {
+		return nil, source.Errorf(path, source.Pos{Line: 2, Col: 1}, "to is before from")
+	}
+	return &algebra.Window{From: from, To: to}, nil
 }
 
 func isIdent(s string) bool {

@@ -10,8 +10,8 @@ import (
 )
 
 // Write writes a history directory: the sensor description (spec, written
-// as <specName>) and one <Relation>.csv per relation of h's catalog,
-// readable by Load. Times are written as integer nanoseconds; open
+// as <specName>), one <Relation>.csv per relation of h's catalog and, if h
+// has an observation window, observation.csv; Load reads it back. Times are written as integer nanoseconds; open
 // intervals have an empty to.
 func Write(dir string, h *algebra.History, spec, specName string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -19,6 +19,12 @@ func Write(dir string, h *algebra.History, spec, specName string) error {
 	}
 	if err := os.WriteFile(filepath.Join(dir, specName), []byte(spec), 0o644); err != nil {
 		return err
+	}
+	if w := h.Window; w != nil {
+		text := fmt.Sprintf("from,to\n%s,%s\n", timeField(w.From), timeField(w.To))
+		if err := os.WriteFile(filepath.Join(dir, "observation.csv"), []byte(text), 0o644); err != nil {
+			return err
+		}
 	}
 	for _, r := range h.Catalog.Relations {
 		t := h.Table(r.Name)

@@ -1,0 +1,539 @@
+package remote
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/exec"
+	"github.com/tqmon/tqmon/algebra/expr"
+	"github.com/tqmon/tqmon/algebra/plan"
+	"github.com/tqmon/tqmon/resident/wire"
+)
+
+// LiveOptions shape a live run.
+type LiveOptions struct {
+	// Duration stops the run after this long (0: until the residents end
+	// or the context is done).
+	Duration time.Duration
+	// Naive runs the initial plans instead of the rewritten ones.
+	Naive bool
+	// Lease is the lease the remote keeps renewing (default 3 s).
+	Lease time.Duration
+	// OnElem, if set, is called with each result element as it is
+	// produced (streaming output): the statement's index and the element.
+	OnElem func(stmt int, e exec.Elem)
+	// Ready, if set, is called once the residents have been told what to
+	// enable (a subject started after it misses nothing).
+	Ready func()
+}
+
+// LiveStats describe a live run.
+type LiveStats struct {
+	// Packets counts the sensor packets received, per relation.
+	Packets map[string]int
+	// Wanted and Dropped are the residents' cumulative counts, per
+	// relation: packets sensors produced while enabled, and those lost.
+	Wanted  map[string]uint64
+	Dropped map[string]uint64
+	// PeakHeld is the most tuples the operators held at once.
+	PeakHeld int
+	// Widened lists the α operators whose argument the residents cannot
+	// compute themselves (it derives from the remote's results): their
+	// sensor is enabled for every entity, and α keeps what it needs.
+	Widened []string
+}
+
+// CheckHellos verifies that every resident speaks this protocol version
+// and announces the same sensor description as the first.
+func CheckHellos(conns []wire.Conn) error {
+	if len(conns) == 0 {
+		return errors.New("no resident to connect to")
+	}
+	first := conns[0].Hello()
+	for i, c := range conns {
+		h := c.Hello()
+		if h.Version != wire.Version {
+			return fmt.Errorf("resident %s speaks protocol %d, not %d", h.Name, h.Version, wire.Version)
+		}
+		if i > 0 && h.SDL != first.SDL {
+			return fmt.Errorf("residents %s and %s describe different sensors", first.Name, h.Name)
+		}
+	}
+	return nil
+}
+
+type connState struct {
+	conn  wire.Conn
+	hello *wire.Hello
+	idx   int
+	defs  map[uint64]string
+	queue []liveItem
+	wm    algebra.Time
+	done  bool
+	ids   map[string]uint16 // sensor name → id
+	types map[string]uint16 // entity type → id
+}
+
+type liveItem struct {
+	t      algebra.Time
+	phase  int
+	entity bool
+	begin  bool
+	rel    string
+	kind   exec.PacketKind
+	key    uint64
+	from   algebra.Time
+	vals   []algebra.Value
+}
+
+func (c *connState) global(mono int64) algebra.Time {
+	if mono == math.MaxInt64 {
+		return algebra.Forever
+	}
+	return c.hello.WallBase + (mono - c.hello.MonoBase)
+}
+
+// RunLive runs the program against live residents until the duration
+// passes, the context ends or every resident has ended, and returns the
+// results. Residents enable what the plans need themselves where they can
+// (whole types, constants, and the rewriter's join restrictions as
+// triggers); α operators keep exactly what their arguments say.
+func (p *Program) RunLive(ctx context.Context, conns []wire.Conn, opts LiveOptions) ([]Result, LiveStats, error) {
+	stats := LiveStats{Wanted: map[string]uint64{}, Dropped: map[string]uint64{}}
+	if err := CheckHellos(conns); err != nil {
+		return nil, stats, err
+	}
+	if opts.Lease <= 0 {
+		opts.Lease = 3 * time.Second
+	}
+	rw, err := p.Rewritten(opts.Naive)
+	if err != nil {
+		return nil, stats, err
+	}
+	plans := make([]plan.Node, len(rw))
+	for i, r := range rw {
+		plans[i] = r.Final
+	}
+	net, err := exec.Build(p.Catalog, p.Stmts, plans, exec.Options{})
+	if err != nil {
+		return nil, stats, err
+	}
+	if opts.OnElem != nil {
+		for i, s := range net.Stmts {
+			i := i
+			s.Result.OnElem = func(e exec.Elem) { opts.OnElem(i, e) }
+		}
+	}
+	states := make([]*connState, len(conns))
+	start := algebra.Forever
+	for i, c := range conns {
+		h := c.Hello()
+		st := &connState{conn: c, hello: h, idx: i, defs: map[uint64]string{}, wm: algebra.Beginning,
+			ids: map[string]uint16{}, types: map[string]uint16{}}
+		for id, name := range h.Sensors {
+			st.ids[name] = uint16(id)
+		}
+		for id, name := range h.Types {
+			st.types[name] = uint16(id)
+		}
+		states[i] = st
+		start = min(start, h.WallBase)
+	}
+	cmd := &commander{states: states}
+	for _, a := range net.Alphas {
+		if err := cmd.push(a, p.Catalog); err != nil {
+			return nil, stats, err
+		}
+		if !cmd.timely {
+			stats.Widened = append(stats.Widened, a.VarName)
+		}
+	}
+	cmd.renew(opts.Lease)
+	if cmd.err != nil {
+		return nil, stats, cmd.err
+	}
+	if opts.Ready != nil {
+		opts.Ready()
+	}
+
+	live := net.Live(start)
+	type recv struct {
+		i   int
+		b   *wire.Batch
+		err error
+	}
+	batches := make(chan recv, 64)
+	for i, c := range conns {
+		go func() {
+			for {
+				b, err := c.Recv()
+				select {
+				case batches <- recv{i, b, err}:
+				case <-ctx.Done():
+					return
+				}
+				if err != nil {
+					return
+				}
+			}
+		}()
+	}
+	var deadline <-chan time.Time
+	if opts.Duration > 0 {
+		deadline = time.After(opts.Duration)
+	}
+	renew := time.NewTicker(opts.Lease / 3)
+	defer renew.Stop()
+	end := start
+	stopped := false
+	for !stopped {
+		select {
+		case <-ctx.Done():
+			stopped = true
+		case <-deadline:
+			stopped = true
+		case <-renew.C:
+			cmd.renew(opts.Lease)
+		case r := <-batches:
+			st := states[r.i]
+			if r.err != nil {
+				st.done = true
+			} else if err := st.take(r.b, p.Catalog, &stats); err != nil {
+				return nil, stats, err
+			}
+			w, all := mergeWatermark(states)
+			if err := deliver(live, states, w); err != nil {
+				return nil, stats, err
+			}
+			if w > end && w != algebra.Forever {
+				end = w
+			}
+			if err := live.Advance(end); err != nil {
+				return nil, stats, err
+			}
+			if all {
+				stopped = true
+			}
+		}
+	}
+	for _, st := range states {
+		if !st.done {
+			st.conn.Close()
+		}
+	}
+	// What every resident has sent so far is all there is.
+	if err := deliver(live, states, algebra.Forever); err != nil {
+		return nil, stats, err
+	}
+	ast, err := live.Finish(end)
+	if err != nil {
+		return nil, stats, err
+	}
+	stats.Packets = ast.Packets
+	stats.PeakHeld = ast.PeakHeld
+	out := make([]Result, len(net.Stmts))
+	for i, s := range net.Stmts {
+		out[i] = Result{Stmt: s.Retrieve, Table: s.Result.Table()}
+	}
+	return out, stats, nil
+}
+
+// mergeWatermark is the least watermark of the residents still sending;
+// all is true when none is.
+func mergeWatermark(states []*connState) (algebra.Time, bool) {
+	w, all := algebra.Forever, true
+	for _, st := range states {
+		if !st.done {
+			all = false
+			w = min(w, st.wm)
+		}
+	}
+	return w, all
+}
+
+// deliver feeds the live network every queued input at or before w, in
+// time order across residents.
+func deliver(live *exec.Live, states []*connState, w algebra.Time) error {
+	var items []liveItem
+	for _, st := range states {
+		i := 0
+		for i < len(st.queue) && st.queue[i].t <= w {
+			i++
+		}
+		items = append(items, st.queue[:i]...)
+		st.queue = st.queue[i:]
+	}
+	slices.SortStableFunc(items, func(a, b liveItem) int {
+		if c := cmp.Compare(a.t, b.t); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.phase, b.phase)
+	})
+	for _, it := range items {
+		var err error
+		if it.entity {
+			err = live.Entity(it.rel, it.begin, it.key, it.vals, it.t)
+		} else {
+			err = live.Packet(it.rel, it.kind, it.key, it.from, it.vals, it.t)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// take converts a batch into queued inputs.
+func (st *connState) take(b *wire.Batch, cat *algebra.Catalog, stats *LiveStats) error {
+	for _, d := range b.Defs {
+		st.defs[d.Key] = d.ID
+	}
+	for _, p := range b.Packets {
+		if int(p.Sensor) >= len(st.hello.Sensors) {
+			return fmt.Errorf("resident %s: packet of unknown sensor %d", st.hello.Name, p.Sensor)
+		}
+		rel := cat.Lookup(st.hello.Sensors[p.Sensor])
+		if rel == nil {
+			return fmt.Errorf("resident %s: packet of %s, which the catalog lacks", st.hello.Name, st.hello.Sensors[p.Sensor])
+		}
+		vals, err := st.values(rel, p.Vals)
+		if err != nil {
+			return err
+		}
+		it := liveItem{t: st.global(p.TS), rel: rel.Name, key: uint64(st.idx)<<56 | p.Tuple, from: st.global(p.Begin), vals: vals, phase: 1}
+		switch p.Kind {
+		case wire.PEntityBegin:
+			it.entity, it.begin = true, true
+		case wire.PEntityEnd:
+			it.entity, it.phase = true, 0
+		case wire.PEvent:
+			it.kind = exec.PacketEvent
+		case wire.PBegin:
+			it.kind = exec.PacketBegin
+		case wire.PEnd:
+			it.kind, it.phase = exec.PacketEnd, 0
+			if rel.Strategy.Kind == algebra.Sampled {
+				it.kind = exec.PacketSampleEnd
+			}
+		case wire.PWhole:
+			it.kind, it.phase = exec.PacketWhole, 0
+		case wire.PSample:
+			it.kind = exec.PacketSample
+		default:
+			return fmt.Errorf("resident %s: packet of unknown kind %d", st.hello.Name, p.Kind)
+		}
+		st.queue = append(st.queue, it)
+	}
+	if w := st.global(b.Watermark); w > st.wm {
+		st.wm = w
+	}
+	for _, c := range b.Counts {
+		if int(c.Sensor) < len(st.hello.Sensors) {
+			name := st.hello.Sensors[c.Sensor]
+			stats.Wanted[name] = c.Wanted
+			stats.Dropped[name] = c.Drops
+		}
+	}
+	return nil
+}
+
+func (st *connState) values(rel *algebra.Relation, vs []wire.Value) ([]algebra.Value, error) {
+	if len(vs) != len(rel.Attrs) {
+		return nil, fmt.Errorf("resident %s: %s packet with %d values, want %d", st.hello.Name, rel.Name, len(vs), len(rel.Attrs))
+	}
+	out := make([]algebra.Value, len(vs))
+	for i, v := range vs {
+		a := rel.Attrs[i]
+		switch a.Type.Kind {
+		case algebra.KindEntity:
+			id, ok := st.defs[v.N]
+			if !ok {
+				return nil, fmt.Errorf("resident %s: entity key %d used before it was named", st.hello.Name, v.N)
+			}
+			out[i] = algebra.Entity(id)
+		case algebra.KindEnum:
+			n := int(v.N)
+			if n >= len(a.Type.Enum.Members) {
+				return nil, fmt.Errorf("resident %s: %s.%s ordinal %d out of range", st.hello.Name, rel.Name, a.Name, n)
+			}
+			out[i] = algebra.Enum(a.Type.Enum.Members[n], n)
+		case algebra.KindInt:
+			out[i] = algebra.Int(int64(v.N))
+		case algebra.KindFloat:
+			out[i] = algebra.Float(math.Float64frombits(v.N))
+		case algebra.KindString:
+			out[i] = algebra.Str(v.S)
+		case algebra.KindBool:
+			out[i] = algebra.Bool(v.N != 0)
+		case algebra.KindTime:
+			out[i] = algebra.TimeVal(int64(v.N))
+		case algebra.KindDuration:
+			out[i] = algebra.DurationVal(int64(v.N))
+		}
+	}
+	return out, nil
+}
+
+// commander turns α arguments into resident commands.
+type commander struct {
+	states []*connState
+	next   uint64
+	err    error
+	timely bool // the last α pushed is enabled by the residents themselves
+}
+
+func (c *commander) send(cmd wire.Command) {
+	for _, st := range c.states {
+		cc := cmd
+		if err := st.conn.Send(&cc); err != nil && c.err == nil {
+			c.err = fmt.Errorf("resident %s: %w", st.hello.Name, err)
+		}
+	}
+}
+
+func (c *commander) renew(lease time.Duration) {
+	c.send(wire.Command{Kind: wire.CLease, Period: int64(lease)})
+}
+
+func (c *commander) sensor(name string) uint16 { return c.states[0].ids[name] }
+
+// push sends the commands that make the residents enable, by themselves
+// and in time, at least what α a needs. Where they cannot (an argument the
+// remote computes from streams the residents do not see), enabling it from
+// the remote would come late and lose packets; instead the sensor is
+// enabled for every entity — a superset, which α filters — and timely is
+// false.
+func (c *commander) push(a *exec.Alpha, cat *algebra.Catalog) error {
+	c.timely = true
+	x := a.Plan
+	sensor := c.sensor(a.Rel.Name)
+	if a.Rel.Strategy.Kind == algebra.Sampled {
+		clk, ok := x.When.(*plan.ClockSrc)
+		if !ok {
+			return fmt.Errorf("α %s: live sampling needs a Clock[n] sampling argument, not %s", x.VarName, plan.String(x.When))
+		}
+		period := clk.N * cat.ClockPeriod
+		if consts, ok := x.Enable.(*plan.Const); ok {
+			for _, v := range consts.Vals {
+				c.next++
+				c.send(wire.Command{Kind: wire.CSample, ID: c.next, Sensor: sensor, Entity: v.S, Period: period,
+					Type: c.states[0].types[a.Rel.Attrs[a.Flag].Type.Entity]})
+			}
+		} else {
+			c.next++
+			c.send(wire.Command{Kind: wire.CSample, ID: c.next, Sensor: sensor, All: true, Period: period})
+		}
+		return c.err
+	}
+	if !c.enable(sensor, a.Rel, x.Enable) {
+		c.timely = false
+		c.send(wire.Command{Kind: wire.CEnableAll, Sensor: sensor})
+	}
+	return c.err
+}
+
+// enable sends commands enabling at least what arg holds for sensor, in
+// time; it reports false when it cannot.
+func (c *commander) enable(sensor uint16, rel *algebra.Relation, arg plan.Node) bool {
+	typ := c.states[0].types[rel.Attrs[rel.FlagHolder].Type.Entity]
+	switch x := arg.(type) {
+	case *plan.EntitySource, *plan.AllOf:
+		c.send(wire.Command{Kind: wire.CEnableAll, Sensor: sensor})
+		return true
+	case *plan.Const:
+		for _, v := range x.Vals {
+			c.send(wire.Command{Kind: wire.CEnable, Sensor: sensor, Type: typ, Entity: v.S})
+		}
+		return true
+	case *plan.Empty:
+		return true
+	case *plan.SelectEntity:
+		return c.enable(sensor, rel, x.In) // a superset; α filters
+	case *plan.SetOp:
+		if !x.Union {
+			// Either side is a superset of the intersection: prefer one
+			// the residents can do alone.
+			if c.enable(sensor, rel, x.R) {
+				return true
+			}
+			return c.enable(sensor, rel, x.L)
+		}
+		return c.enable(sensor, rel, x.L) && c.enable(sensor, rel, x.R)
+	case *plan.Project:
+		return c.trigger(sensor, x)
+	}
+	return false
+}
+
+// trigger handles the rewriter's join restriction,
+// π[F = u.A](πT[from begin of u | after u to …](σ[…](α_u(…)))): whenever
+// u's sensor delivers a packet, the resident enables sensor for the
+// packet's attribute A, from then on — no later than the argument.
+// Equalities with constants among the conditions on u travel with the
+// trigger; other conditions are left to α.
+func (c *commander) trigger(sensor uint16, p *plan.Project) bool {
+	if len(p.Targets) != 1 {
+		return false
+	}
+	col, ok := p.Targets[0].Expr.(*expr.Col)
+	if !ok {
+		return false
+	}
+	pt, ok := p.In.(*plan.ProjectT)
+	if !ok || pt.Valid.From == nil {
+		return false
+	}
+	var conds []expr.Expr
+	n := pt.In
+	if s, ok := n.(*plan.Select); ok {
+		conds = expr.Conjuncts(s.Pred)
+		n = s.In
+	}
+	u, ok := n.(*plan.Alpha)
+	if !ok || u.Var != col.Var {
+		return false
+	}
+	cmd := wire.Command{Kind: wire.CTrigger, Sensor: sensor, On: c.sensor(u.Rel.Name), Attr: uint16(col.Attr)}
+	for _, cond := range conds {
+		b, ok := cond.(*expr.Binary)
+		if !ok || b.Op != expr.OpEq {
+			continue
+		}
+		l, lok := b.X.(*expr.Col)
+		k, kok := b.Y.(*expr.Const)
+		if !lok || !kok {
+			continue
+		}
+		cmd.Conds = append(cmd.Conds, wire.Cond{Attr: uint16(l.Attr), Value: wireValue(k.V)})
+	}
+	c.next++
+	cmd.ID = c.next
+	c.send(cmd)
+	return true
+}
+
+func wireValue(v algebra.Value) wire.Value {
+	switch v.K {
+	case algebra.KindEntity:
+		return wire.Value{Kind: wire.VEntity, S: v.S}
+	case algebra.KindEnum:
+		return wire.Value{Kind: wire.VEnum, N: uint64(v.N)}
+	case algebra.KindString:
+		return wire.Value{Kind: wire.VString, S: v.S}
+	case algebra.KindFloat:
+		return wire.Value{Kind: wire.VFloat, N: uint64(v.N)}
+	case algebra.KindBool:
+		return wire.Value{Kind: wire.VBool, N: uint64(v.N)}
+	case algebra.KindTime:
+		return wire.Value{Kind: wire.VTime, N: uint64(v.N)}
+	case algebra.KindDuration:
+		return wire.Value{Kind: wire.VDuration, N: uint64(v.N)}
+	}
+	return wire.Value{Kind: wire.VInt, N: uint64(v.N)}
+}

@@ -1,0 +1,325 @@
+package resident
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tqmon/tqmon/resident/wire"
+)
+
+// MooBench-style sensor overhead: the same subject work, uninstrumented,
+// with a disabled sensor, with the sensor armed for another entity, and
+// enabled (packets written and drained concurrently). Run them in one go:
+//
+//	go test -run '^$' -bench 'BenchmarkSensor|BenchmarkSubject|BenchmarkDrain' -benchmem -count 5 ./resident/
+
+// work is the subject's work: an inlinable function.
+func work(x uint64) uint64 { return x*6364136223846793005 + 1442695040888963407 }
+
+var benchSink uint64
+
+// benchSend is a sensor as generated code holds it: a package variable.
+var benchSend *Sensor
+
+// sendMessageCall is a generated-style sensor function written in one
+// piece: it costs more than the inliner's budget, so every call is a
+// call, enabled or not.
+func sendMessageCall(p, m *Entity) {
+	if benchSend.Armed() {
+		v := [2]Value{{E: p}, {E: m}}
+		benchSend.Event(v[:])
+	}
+}
+
+// sendMessage is the same function split as generated code should be:
+// the gate inlines into the caller, the slow path stays out of line.
+func sendMessage(p, m *Entity) {
+	if benchSend.Armed() {
+		sendMessageSlow(p, m)
+	}
+}
+
+//go:noinline
+func sendMessageSlow(p, m *Entity) {
+	v := [2]Value{{E: p}, {E: m}}
+	benchSend.Event(v[:])
+}
+
+func benchResident(b *testing.B) (*Resident, *Entity, *Entity) {
+	r := New(testSpec(), Options{})
+	b.Cleanup(r.Close)
+	benchSend = r.Sensor(sSendMessage)
+	return r, r.Create(tProcess, "P1", nil), r.Create(tMailbox, "M", nil)
+}
+
+func BenchmarkSensorUninstrumented(b *testing.B) {
+	x := uint64(1)
+	for i := 0; i < b.N; i++ {
+		x = work(x)
+	}
+	benchSink = x
+}
+
+// The sensor as generated code writes it, in the subject's code.
+func BenchmarkSensorDisabled(b *testing.B) {
+	_, p, m := benchResident(b)
+	x := uint64(1)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		x = work(x)
+		if benchSend.Armed() {
+			v := [2]Value{{E: p}, {E: m}}
+			benchSend.Event(v[:])
+		}
+	}
+	benchSink = x
+}
+
+// The sensor behind a generated function split for inlining.
+func BenchmarkSensorDisabledWrapper(b *testing.B) {
+	_, p, m := benchResident(b)
+	x := uint64(1)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		x = work(x)
+		sendMessage(p, m)
+	}
+	benchSink = x
+}
+
+// The sensor behind a generated function that does not inline.
+func BenchmarkSensorDisabledCall(b *testing.B) {
+	_, p, m := benchResident(b)
+	x := uint64(1)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		x = work(x)
+		sendMessageCall(p, m)
+	}
+	benchSink = x
+}
+
+func BenchmarkSensorOtherEntityEnabled(b *testing.B) {
+	r, p, m := benchResident(b)
+	r.Create(tProcess, "P2", nil)
+	s := r.Open()
+	if err := s.Apply(&wire.Command{Kind: wire.CEnable, Sensor: uint16(sSendMessage), Type: uint16(tProcess), Entity: "P2"}); err != nil {
+		b.Fatal(err)
+	}
+	x := uint64(1)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		x = work(x)
+		if benchSend.Armed() {
+			v := [2]Value{{E: p}, {E: m}}
+			benchSend.Event(v[:])
+		}
+	}
+	benchSink = x
+}
+
+// enabledSession opens a session with the benchmark sensor enabled for P1
+// and a remote receiving in a loop; it returns the count of SendMessage
+// packets received and a stop function returning the final count.
+func enabledSession(b *testing.B, r *Resident) (*atomic.Uint64, func() uint64) {
+	s := r.Open()
+	if err := s.Apply(&wire.Command{Kind: wire.CEnable, Sensor: uint16(sSendMessage), Type: uint16(tProcess), Entity: "P1"}); err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var n atomic.Uint64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			bt, err := s.Recv(ctx)
+			if err != nil {
+				return
+			}
+			for _, pk := range bt.Packets {
+				if pk.Sensor == uint16(sSendMessage) {
+					n.Add(1)
+				}
+			}
+		}
+	}()
+	return &n, func() uint64 {
+		r.Close()
+		cancel()
+		<-done
+		return n.Load()
+	}
+}
+
+// Enabled: every call writes a packet, drained concurrently by the
+// resident's drain and received by a remote. The calls come in bursts
+// that fit in the ring (the timer stops between bursts until the remote
+// has everything), so no packet is dropped: this is the cost of a packet
+// written while the drain works on the other core.
+func BenchmarkSensorEnabled(b *testing.B) {
+	r, p, m := benchResident(b)
+	recv, stop := enabledSession(b, r)
+	burst := len(r.ring.slots) / 2
+	x := uint64(1)
+	b.ResetTimer()
+	for done := 0; done < b.N; {
+		n := min(burst, b.N-done)
+		for range n {
+			x = work(x)
+			if benchSend.Armed() {
+				v := [2]Value{{E: p}, {E: m}}
+				benchSend.Event(v[:])
+			}
+		}
+		done += n
+		b.StopTimer()
+		for recv.Load() < uint64(done) && benchSend.drops.Load() == 0 {
+			time.Sleep(100 * time.Microsecond)
+		}
+		b.StartTimer()
+	}
+	b.StopTimer()
+	benchSink = x
+	drops := benchSend.drops.Load()
+	delivered := stop()
+	b.ReportMetric(float64(drops)/float64(b.N), "drops/op")
+	if delivered+drops != uint64(b.N) {
+		b.Fatalf("delivered %d + dropped %d != %d", delivered, drops, b.N)
+	}
+}
+
+// Enabled, saturated: calls back to back, as fast as the producer goes.
+// No drain keeps up with that (BenchmarkDrain: a drained packet costs
+// more than a written one), so most calls find the ring full and count a
+// drop: drops/op says how many. ns/op is a mix of both paths.
+func BenchmarkSensorEnabledSaturated(b *testing.B) {
+	r, p, m := benchResident(b)
+	_, stop := enabledSession(b, r)
+	x := uint64(1)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		x = work(x)
+		if benchSend.Armed() {
+			v := [2]Value{{E: p}, {E: m}}
+			benchSend.Event(v[:])
+		}
+	}
+	b.StopTimer()
+	benchSink = x
+	drops := benchSend.drops.Load()
+	delivered := stop()
+	b.ReportMetric(float64(drops)/float64(b.N), "drops/op")
+	if delivered+drops != uint64(b.N) {
+		b.Fatalf("delivered %d + dropped %d != %d", delivered, drops, b.N)
+	}
+}
+
+// MooBench proper: a subject operation doing some work (≈ 250 dependent
+// multiply-adds), uninstrumented and with the sensor enabled; the drain
+// keeps up at this rate. The overhead is the difference.
+const subjectWork = 250
+
+func subjectOp(x uint64) uint64 {
+	for range subjectWork {
+		x = work(x)
+	}
+	return x
+}
+
+func BenchmarkSubjectUninstrumented(b *testing.B) {
+	x := uint64(1)
+	for i := 0; i < b.N; i++ {
+		x = subjectOp(x)
+	}
+	benchSink = x
+}
+
+func BenchmarkSubjectEnabled(b *testing.B) {
+	r, p, m := benchResident(b)
+	_, stop := enabledSession(b, r)
+	x := uint64(1)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		x = subjectOp(x)
+		if benchSend.Armed() {
+			v := [2]Value{{E: p}, {E: m}}
+			benchSend.Event(v[:])
+		}
+	}
+	b.StopTimer()
+	benchSink = x
+	drops := benchSend.drops.Load()
+	stop()
+	b.ReportMetric(float64(drops)/float64(b.N), "drops/op")
+}
+
+// manualResident returns a resident whose drain rounds the caller runs,
+// with a session that has SendMessage enabled for P1.
+func manualResident(b *testing.B) (*Resident, *Session, *Entity, *Entity) {
+	r := newResident(testSpec(), Options{})
+	close(r.drainDone)
+	b.Cleanup(r.Close)
+	benchSend = r.Sensor(sSendMessage)
+	p, m := r.Create(tProcess, "P1", nil), r.Create(tMailbox, "M", nil)
+	s := r.Open()
+	if err := s.Apply(&wire.Command{Kind: wire.CEnable, Sensor: uint16(sSendMessage), Type: uint16(tProcess), Entity: "P1"}); err != nil {
+		b.Fatal(err)
+	}
+	return r, s, p, m
+}
+
+// Enabled, the producer alone: the cost of writing a packet (clock, claim,
+// slot, publication) with no drain running concurrently; the ring is
+// emptied between bursts, untimed.
+func BenchmarkSensorEnabledWrite(b *testing.B) {
+	r, _, p, m := manualResident(b)
+	q := r.ring
+	x := uint64(1)
+	b.ResetTimer()
+	for done := 0; done < b.N; {
+		n := min(int(q.size/2), b.N-done)
+		for range n {
+			x = work(x)
+			if benchSend.Armed() {
+				v := [2]Value{{E: p}, {E: m}}
+				benchSend.Event(v[:])
+			}
+		}
+		b.StopTimer()
+		q.head.Store(q.tail.Load())
+		b.StartTimer()
+		done += n
+	}
+	benchSink = x
+}
+
+// The drain's cost per packet: packets written to the ring (untimed),
+// then drained to one session and received.
+func BenchmarkDrain(b *testing.B) {
+	r, s, p, m := manualResident(b)
+	send := r.Sensor(sSendMessage)
+	v := []Value{{E: p}, {E: m}}
+	b.ResetTimer()
+	for done := 0; done < b.N; {
+		n := min(b.N-done, int(r.ring.size/2))
+		b.StopTimer()
+		for range n {
+			send.Event(v)
+		}
+		b.StartTimer()
+		r.round(false)
+		for got := 0; got < n; {
+			bt, err := s.Recv(context.Background())
+			if err != nil {
+				b.Fatal(err)
+			}
+			got += len(bt.Packets)
+			if len(bt.Packets) == 0 {
+				r.round(false)
+			}
+		}
+		done += n
+	}
+}

@@ -1,0 +1,373 @@
+package resident
+
+import (
+	"sync"
+
+	"github.com/tqmon/tqmon/resident/wire"
+)
+
+// Sampled relations. Generated code reports a sampled relation's tuples
+// as they begin and end (StateBegin, StateEnd) — always, armed or not: the
+// resident keeps them in the sensor's state table, so that a sampling
+// request started later sees the tuples already valid. Nothing is sent
+// then. A sampling request (CSample) reports, at every multiple c of its
+// period on the global clock, every tuple of its entity (or of every
+// entity) valid at c — begin ≤ c < end — as PSample{TS: c, Tuple, Begin,
+// Vals}: once per tick per tuple and session. A tuple a session was told
+// about gets a PEnd when it ends.
+//
+// Ticks run in the drain goroutine, a little after c. A tuple that ended
+// after c but before the tick ran is still reported, from the grace log:
+// the tuples ended since the earliest pending tick of the sensor's
+// samplers (exact, however late the tick runs). The session's watermark
+// stays below a pending tick, so a late sample is never behind it.
+//
+// Exactness at the boundaries: StateBegin and StateEnd read the clock
+// under the table's lock, and a tick c runs (under that lock) only once the
+// clock is past c, so every tuple is on the right side of c.
+
+// minSamplePeriod bounds the sampling rate (every tick scans the state
+// table; a stalled resident catches up on every missed tick).
+const minSamplePeriod = 100_000 // 100 µs
+
+// stateTuple is a live tuple of a sampled relation.
+type stateTuple struct {
+	id       uint64 // 0: free entry
+	begin    int64
+	holder   *Entity
+	reported uint64 // sessions that got a PSample of it (they get its PEnd)
+	n        uint8
+	vals     [MaxAttrs]Value
+}
+
+// graceTuple is a recently ended tuple.
+type graceTuple struct {
+	stateTuple
+	end     int64
+	endSent uint64 // sessions its PEnd went to
+}
+
+// stateTable is a sampled sensor's state: live tuples (a slab indexed by
+// Interval.idx) and the grace log.
+type stateTable struct {
+	mu    sync.Mutex
+	live  []stateTuple
+	free  []uint32
+	grace []graceTuple
+	nsamp int // samplers on the sensor
+}
+
+// sampler is a CSample request.
+type sampler struct {
+	sess   *Session
+	id     uint64
+	sensor *Sensor
+	all    bool
+	entity string
+	period int64 // ns
+	next   int64 // next tick, global clock (smu)
+}
+
+// StateBegin records that a tuple of a sampled relation begins (vals in
+// attribute order; the flag holder's tuples are what an entity's sampling
+// request reports). No packet is sent. Call it whether or not the sensor
+// is armed (sampled sensors always are).
+func (s *Sensor) StateBegin(vals []Value) Interval {
+	r := s.r
+	st := s.st
+	if st == nil {
+		return Interval{Begin: r.now()}
+	}
+	id := r.tupleID()
+	st.mu.Lock()
+	ts := r.now()
+	var idx uint32
+	if n := len(st.free); n > 0 {
+		idx = st.free[n-1]
+		st.free = st.free[:n-1]
+	} else {
+		idx = uint32(len(st.live))
+		st.live = append(st.live, stateTuple{})
+	}
+	t := &st.live[idx]
+	t.id, t.begin, t.reported = id, ts, 0
+	t.n = uint8(copy(t.vals[:s.nattr], vals))
+	t.holder = nil
+	if s.flag >= 0 && s.flag < int(t.n) {
+		t.holder = t.vals[s.flag].E
+	}
+	st.mu.Unlock()
+	if r.truth != nil {
+		r.truth.Begin(s.id, id, r.truthVals(vals), ts)
+	}
+	return Interval{ID: id, Begin: ts, idx: idx}
+}
+
+// StateEnd records that the tuple iv ends; sessions that were sent a
+// sample of it get a PEnd (with the values recorded at StateBegin).
+func (s *Sensor) StateEnd(iv Interval, vals []Value) {
+	r := s.r
+	st := s.st
+	if st == nil || iv.ID == 0 {
+		return
+	}
+	st.mu.Lock()
+	if int(iv.idx) >= len(st.live) || st.live[iv.idx].id != iv.ID {
+		st.mu.Unlock()
+		return
+	}
+	t := &st.live[iv.idx]
+	var ts int64
+	if t.reported != 0 {
+		// reported is only changed under st.mu and a closing session
+		// clears its bit (under st.mu) before the epoch moves on, so the
+		// epoch read here names the sessions in it.
+		var ok bool
+		if ts, ok = s.put(wire.PEnd, t.reported, r.epoch.Load(), t.id, t.begin, 0, 0, t.vals[:t.n]); !ok {
+			ts = r.now()
+		}
+	} else {
+		ts = r.now()
+	}
+	if st.nsamp > 0 {
+		st.grace = append(st.grace, graceTuple{stateTuple: *t, end: ts, endSent: t.reported})
+	}
+	*t = stateTuple{}
+	st.free = append(st.free, iv.idx)
+	st.mu.Unlock()
+	if r.truth != nil {
+		r.truth.End(s.id, iv.ID, ts)
+	}
+}
+
+func (s *Session) addSampler(cmd *wire.Command) error {
+	r := s.r
+	sen, err := s.sensorArg(cmd, "sensor", cmd.Sensor)
+	if err != nil {
+		return err
+	}
+	if sen.st == nil {
+		return s.fail(cmd, "sensor", "%s is not a sampled sensor", sen.describe())
+	}
+	if s.samplers[cmd.ID] != nil {
+		return s.fail(cmd, "id", "sampling request %d already exists in this session", cmd.ID)
+	}
+	if !cmd.All {
+		if err := s.entityArg(cmd, sen); err != nil {
+			return err
+		}
+	}
+	period := cmd.Period
+	if period < 0 {
+		return s.fail(cmd, "period", "sampling period %d ns is negative", period)
+	}
+	if period == 0 {
+		period = r.period
+	}
+	if period < minSamplePeriod {
+		return s.fail(cmd, "period", "sampling period %d ns is below the minimum %d ns", period, minSamplePeriod)
+	}
+	sp := &sampler{sess: s, id: cmd.ID, sensor: sen, all: cmd.All, entity: cmd.Entity, period: period}
+	r.smu.Lock()
+	sen.st.mu.Lock()
+	sen.st.nsamp++
+	// The first tick is the first multiple of the period not before now:
+	// tuples ended before it are not needed in the grace log, and it is
+	// after every watermark the session was sent.
+	sp.next = ceilMultiple(r.global(r.now()), period)
+	sen.st.mu.Unlock()
+	r.samplers = append(r.samplers, sp)
+	r.smu.Unlock()
+	s.samplers[sp.id] = sp
+	return nil
+}
+
+// removeSampler removes a sampling request (r.mu).
+func (r *Resident) removeSampler(sp *sampler) {
+	delete(sp.sess.samplers, sp.id)
+	r.smu.Lock()
+	for i, x := range r.samplers {
+		if x == sp {
+			r.samplers = append(r.samplers[:i], r.samplers[i+1:]...)
+			break
+		}
+	}
+	st := sp.sensor.st
+	st.mu.Lock()
+	st.nsamp--
+	if st.nsamp == 0 {
+		clear(st.grace)
+		st.grace = st.grace[:0]
+	}
+	st.mu.Unlock()
+	r.smu.Unlock()
+}
+
+// forgetReported clears a closing session's bit from every sampled
+// tuple (r.mu).
+func (r *Resident) forgetReported(bit uint64) {
+	for _, s := range r.sensors {
+		st := s.st
+		if st == nil {
+			continue
+		}
+		st.mu.Lock()
+		for i := range st.live {
+			st.live[i].reported &^= bit
+		}
+		for i := range st.grace {
+			st.grace[i].reported &^= bit
+			st.grace[i].endSent &^= bit
+		}
+		st.mu.Unlock()
+	}
+}
+
+// sampleDue runs every sampling tick that is due — whose instant the clock
+// has passed — in time order. The drain calls it each round; tests call it
+// to tick deterministically.
+func (r *Resident) sampleDue() {
+	r.smu.Lock()
+	defer r.smu.Unlock()
+	var group []*sampler
+	for {
+		if len(r.samplers) == 0 {
+			return
+		}
+		c := r.samplers[0].next
+		for _, sp := range r.samplers[1:] {
+			c = min(c, sp.next)
+		}
+		if r.now() <= r.mono(c) {
+			break
+		}
+		group = group[:0]
+		for _, sp := range r.samplers {
+			if sp.next == c {
+				group = append(group, sp)
+			}
+		}
+		for i, sp := range group {
+			if sp == nil {
+				continue
+			}
+			// All the group's samplers on this sensor run together: one
+			// packet per tuple per session.
+			var same []*sampler
+			for j := i; j < len(group); j++ {
+				if group[j] != nil && group[j].sensor == sp.sensor {
+					same = append(same, group[j])
+					group[j] = nil
+				}
+			}
+			r.sampleAt(sp.sensor, c, same)
+		}
+		for _, sp := range r.samplers {
+			if sp.next == c {
+				sp.next += sp.period
+			}
+		}
+	}
+	r.pruneGrace()
+}
+
+// sampleAt runs the tick at global time c of samplers on sensor s (smu).
+func (r *Resident) sampleAt(s *Sensor, c int64, samplers []*sampler) {
+	st := s.st
+	cm := r.mono(c)
+	match := func(t *stateTuple) uint64 {
+		var m uint64
+		for _, sp := range samplers {
+			if sp.all || (t.holder != nil && t.holder.id == sp.entity) {
+				m |= sp.sess.bit
+			}
+		}
+		return m
+	}
+	var sess [MaxSessions]*Session
+	for _, sp := range samplers {
+		sess[sp.sess.idx] = sp.sess
+	}
+	deliver := func(m uint64, p wire.Packet, ents []*Entity) {
+		s.wanted.Add(1)
+		sessionsIn(m, func(i int) { sess[i].enqueue(p, ents) })
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for i := range st.live {
+		t := &st.live[i]
+		if t.id == 0 || t.begin > cm {
+			continue
+		}
+		m := match(t)
+		if m == 0 {
+			continue
+		}
+		p, ents := samplePacket(s, wire.PSample, cm, t)
+		deliver(m, p, ents)
+		t.reported |= m
+	}
+	for i := range st.grace {
+		g := &st.grace[i]
+		if g.begin > cm || cm >= g.end {
+			continue
+		}
+		m := match(&g.stateTuple)
+		if m == 0 {
+			continue
+		}
+		p, ents := samplePacket(s, wire.PSample, cm, &g.stateTuple)
+		deliver(m, p, ents)
+		if late := m &^ g.endSent; late != 0 {
+			// Ended before the tick ran: its PEnd goes now.
+			p, ents := samplePacket(s, wire.PEnd, g.end, &g.stateTuple)
+			deliver(late, p, ents)
+			g.endSent |= late
+		}
+	}
+}
+
+// pruneGrace drops grace entries no pending tick can see (smu).
+func (r *Resident) pruneGrace() {
+	for _, s := range r.sensors {
+		st := s.st
+		if st == nil {
+			continue
+		}
+		next, any := int64(0), false
+		for _, sp := range r.samplers {
+			if sp.sensor == s && (!any || sp.next < next) {
+				next, any = sp.next, true
+			}
+		}
+		st.mu.Lock()
+		if !any {
+			st.grace = st.grace[:0]
+		} else {
+			nm := r.mono(next)
+			keep := st.grace[:0]
+			for _, g := range st.grace {
+				if g.end > nm {
+					keep = append(keep, g)
+				}
+			}
+			clear(st.grace[len(keep):])
+			st.grace = keep
+		}
+		st.mu.Unlock()
+	}
+}
+
+// sampleHold returns, per session index, the earliest pending tick of its
+// samplers (monotonic), for the watermark; ok[i] false when none.
+func (r *Resident) sampleHold(hold *[MaxSessions]int64, ok *[MaxSessions]bool) {
+	r.smu.Lock()
+	defer r.smu.Unlock()
+	for _, sp := range r.samplers {
+		i := sp.sess.idx
+		c := r.mono(sp.next)
+		if !ok[i] || c < hold[i] {
+			hold[i], ok[i] = c, true
+		}
+	}
+}

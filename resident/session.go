@@ -1,0 +1,661 @@
+package resident
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+	"sync"
+	"sync/atomic"
+
+	"github.com/tqmon/tqmon/resident/wire"
+)
+
+// Errors a session ends with (Recv returns them; Apply wraps them).
+var (
+	ErrClosed          = errors.New("resident: session closed")
+	ErrLeaseExpired    = errors.New("resident: session lease expired")
+	ErrTooManySessions = fmt.Errorf("resident: more than %d sessions", MaxSessions)
+)
+
+// Session is one remote monitor's session: what it enabled (so that its
+// end undoes exactly that) and the batches flowing to it.
+type Session struct {
+	r         *Resident
+	idx       int
+	bit       uint64
+	openEpoch uint32
+	expiry    atomic.Int64 // lease end (real monotonic ns: leases run on real time, whatever the resident's clock)
+	expiring  atomic.Bool
+
+	// Enable state (r.mu). Flags are counted per (sensor, entity ID): an
+	// entity is enabled for the session while own+trig > 0 for its ID.
+	own      map[flagKey]int32
+	trig     map[flagKey]int32
+	all      map[SensorID]int32
+	triggers map[uint64]*trigger
+	samplers map[uint64]*sampler
+	seq      uint64 // commands received
+	closed   bool
+
+	// Delivery state (qmu; see drain.go).
+	qmu      sync.Mutex
+	q        []wire.Packet    // packets not yet sent (timestamp > last watermark)
+	defs     []wire.EntityDef // definitions not yet sent
+	box      *wire.Batch
+	lastW    int64
+	lastEmit int64
+	over     []uint64 // per sensor: packets lost to a full session queue
+	ended    bool
+	err      error
+	ready    chan struct{}
+	done     chan struct{}
+}
+
+// flagKey names a flag: a sensor and an entity ID.
+type flagKey struct {
+	s  SensorID
+	id string
+}
+
+// holds reports whether the session's own or trigger enables hold entity
+// id for sensor sid (r.mu).
+func (s *Session) holds(sid SensorID, id string) bool {
+	k := flagKey{sid, id}
+	return s.own[k]+s.trig[k] > 0
+}
+
+// Open starts a session: a remote monitor's view of the resident. It
+// starts with a 10 s lease. Its first batch carries the entity relation
+// tuples of the live entities (with their begin times). After Close, or
+// with MaxSessions sessions open, the session is born ended (Recv and
+// Apply return the error).
+func (r *Resident) Open() *Session {
+	s := &Session{
+		r:        r,
+		own:      map[flagKey]int32{},
+		trig:     map[flagKey]int32{},
+		all:      map[SensorID]int32{},
+		triggers: map[uint64]*trigger{},
+		samplers: map[uint64]*sampler{},
+		lastW:    math.MinInt64,
+		over:     make([]uint64, len(r.sensors)),
+		ready:    make(chan struct{}, 1),
+		done:     make(chan struct{}),
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		s.closed = true
+		s.end(ErrClosed, false)
+		return s
+	}
+	idx := -1
+	for i := range MaxSessions {
+		j := (r.nextIdx + i) % MaxSessions
+		if r.sessions[j] == nil {
+			idx = j
+			break
+		}
+	}
+	if idx < 0 {
+		s.closed = true
+		s.end(ErrTooManySessions, false)
+		return s
+	}
+	r.nextIdx = (idx + 1) % MaxSessions
+	s.idx, s.bit = idx, 1<<idx
+	s.openEpoch = r.epoch.Add(1)
+	s.expiry.Store(nanotime() + defaultLease)
+	// The live entities: their definitions, and their entity relation
+	// tuples. (Their seen bit may be left over from the index's previous
+	// session: it is set either way.)
+	for t := range r.types {
+		ts := &r.types[t]
+		for _, es := range ts.byID {
+			for _, e := range es {
+				e.seen.Or(s.bit)
+				s.defs = append(s.defs, e.def())
+				if ts.rel != nil {
+					s.q = append(s.q, entitySnapshot(ts.rel, e))
+					ts.rel.wanted.Add(1)
+				}
+			}
+		}
+	}
+	r.sessions[idx] = s
+	r.openMask |= s.bit
+	r.dmu.Lock()
+	r.table[idx] = s
+	r.dmu.Unlock()
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+	return s
+}
+
+// Close ends the session: every flag, whole-type enable, trigger and
+// sampler it set is undone; Recv returns ErrClosed.
+func (s *Session) Close() { s.closeWith(ErrClosed) }
+
+func (s *Session) closeWith(err error) {
+	r := s.r
+	r.mu.Lock()
+	if s.closed {
+		r.mu.Unlock()
+		return
+	}
+	s.closed = true
+	r.clearSession(s)
+	r.openMask &^= s.bit
+	r.epoch.Add(1)
+	r.sessions[s.idx] = nil
+	r.dmu.Lock()
+	r.table[s.idx] = nil
+	r.dmu.Unlock()
+	s.end(err, false) // before the index can be reused (see Open)
+	r.mu.Unlock()
+}
+
+// end marks the session ended with err; keep keeps the undelivered batch
+// for Recv (Resident.Close's last batch).
+func (s *Session) end(err error, keep bool) {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	if s.ended {
+		return
+	}
+	s.ended, s.err = true, err
+	if !keep {
+		s.box = nil
+	}
+	s.q = nil
+	close(s.done)
+}
+
+// Recv returns the session's next batch: packets in timestamp order (and
+// after the previous batch's watermark), the definitions of the entity
+// keys the session has not seen, the new watermark and the cumulative
+// per-sensor counts. It blocks until packets are ready or, without
+// packets, for a few milliseconds (≤ ~10 ms: an empty batch still advances
+// the watermark). It returns the session's error once the session ended
+// (Close, CBye, lease expiry, Resident.Close), or ctx's.
+//
+// Packet values may be shared with other sessions' batches: do not modify
+// them.
+func (s *Session) Recv(ctx context.Context) (*wire.Batch, error) {
+	for {
+		s.qmu.Lock()
+		if b := s.box; b != nil {
+			s.box = nil
+			s.qmu.Unlock()
+			return b, nil
+		}
+		if s.ended {
+			err := s.err
+			s.qmu.Unlock()
+			return nil, err
+		}
+		s.qmu.Unlock()
+		select {
+		case <-s.ready:
+		case <-s.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// CommandError is a command the resident refused: which command of the
+// session it was (1-based), its kind, the field at fault and why.
+type CommandError struct {
+	Seq   uint64
+	Kind  wire.CommandKind
+	Field string
+	Msg   string
+}
+
+func (e *CommandError) Error() string {
+	return fmt.Sprintf("resident: command %d (%s): %s: %s", e.Seq, kindName(e.Kind), e.Field, e.Msg)
+}
+
+func kindName(k wire.CommandKind) string {
+	switch k {
+	case wire.CEnable:
+		return "enable"
+	case wire.CDisable:
+		return "disable"
+	case wire.CEnableAll:
+		return "enable all"
+	case wire.CDisableAll:
+		return "disable all"
+	case wire.CTrigger:
+		return "trigger"
+	case wire.CUntrigger:
+		return "untrigger"
+	case wire.CSample:
+		return "sample"
+	case wire.CUnsample:
+		return "unsample"
+	case wire.CLease:
+		return "lease"
+	case wire.CBye:
+		return "bye"
+	}
+	return fmt.Sprintf("kind %d", k)
+}
+
+var strategyNames = [...]string{NotSensed: "not sensed", Traced: "traced", Sampled: "sampled", TracedThenDisabled: "traced then disabled"}
+
+func (s *Sensor) describe() string {
+	if s.class == ClassEntity {
+		return fmt.Sprintf("%s (an entity relation)", s.spec.Name)
+	}
+	if int(s.strat) < len(strategyNames) {
+		return fmt.Sprintf("%s (%s)", s.spec.Name, strategyNames[s.strat])
+	}
+	return s.spec.Name
+}
+
+// Apply carries out one command from the session's remote monitor. A bad
+// command (unknown sensor or type, a sensor of the wrong kind, a disable
+// without enable…) changes nothing and gets a *CommandError naming the
+// command and field.
+func (s *Session) Apply(cmd *wire.Command) error {
+	r := s.r
+	if cmd == nil {
+		return errors.New("resident: nil command")
+	}
+	r.mu.Lock()
+	s.seq++
+	if s.closed {
+		r.mu.Unlock()
+		s.qmu.Lock()
+		err := s.err
+		s.qmu.Unlock()
+		if err == nil {
+			err = ErrClosed
+		}
+		return fmt.Errorf("resident: command %d (%s): %w", s.seq, kindName(cmd.Kind), err)
+	}
+	if cmd.Kind == wire.CBye {
+		r.mu.Unlock()
+		s.closeWith(ErrClosed)
+		return nil
+	}
+	err := s.apply(cmd)
+	r.mu.Unlock()
+	return err
+}
+
+func (s *Session) fail(cmd *wire.Command, field, format string, args ...any) error {
+	return &CommandError{Seq: s.seq, Kind: cmd.Kind, Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// sensorArg resolves a sensor field.
+func (s *Session) sensorArg(cmd *wire.Command, field string, id uint16) (*Sensor, error) {
+	if int(id) >= len(s.r.sensors) {
+		return nil, s.fail(cmd, field, "unknown sensor %d (the resident has %d)", id, len(s.r.sensors))
+	}
+	return s.r.sensors[id], nil
+}
+
+// tracedArg resolves a sensor field that must name a traced sensor.
+func (s *Session) tracedArg(cmd *wire.Command, field string, id uint16) (*Sensor, error) {
+	sen, err := s.sensorArg(cmd, field, id)
+	if err != nil {
+		return nil, err
+	}
+	if !sen.traced() {
+		return nil, s.fail(cmd, field, "%s is not a traced sensor", sen.describe())
+	}
+	return sen, nil
+}
+
+// entityArg checks an entity (Type, Entity) against sen's flag holder.
+func (s *Session) entityArg(cmd *wire.Command, sen *Sensor) error {
+	if sen.flag < 0 {
+		return s.fail(cmd, "sensor", "%s has no flag holder", sen.describe())
+	}
+	if int(cmd.Type) >= len(s.r.types) {
+		return s.fail(cmd, "type", "unknown type %d (the resident has %d)", cmd.Type, len(s.r.types))
+	}
+	if TypeID(cmd.Type) != sen.ht {
+		return s.fail(cmd, "type", "%s's flag holder is a %s, not a %s", sen.spec.Name, s.r.types[sen.ht].name, s.r.types[cmd.Type].name)
+	}
+	if cmd.Entity == "" {
+		return s.fail(cmd, "entity", "empty entity ID")
+	}
+	return nil
+}
+
+func (s *Session) apply(cmd *wire.Command) error {
+	r := s.r
+	switch cmd.Kind {
+	case wire.CEnable, wire.CDisable:
+		sen, err := s.tracedArg(cmd, "sensor", cmd.Sensor)
+		if err != nil {
+			return err
+		}
+		if err := s.entityArg(cmd, sen); err != nil {
+			return err
+		}
+		k := flagKey{sen.id, cmd.Entity}
+		if cmd.Kind == wire.CEnable {
+			s.own[k]++
+			if s.own[k]+s.trig[k] == 1 {
+				r.setFlag(sen, cmd.Entity, s.bit)
+			}
+			return nil
+		}
+		if s.own[k] == 0 {
+			return s.fail(cmd, "entity", "%s is not enabled for %s %q by this session", sen.spec.Name, r.types[sen.ht].name, cmd.Entity)
+		}
+		s.own[k]--
+		if s.own[k] == 0 {
+			delete(s.own, k)
+		}
+		if s.own[k]+s.trig[k] == 0 {
+			r.clearFlag(sen, cmd.Entity, s.bit)
+		}
+	case wire.CEnableAll, wire.CDisableAll:
+		sen, err := s.tracedArg(cmd, "sensor", cmd.Sensor)
+		if err != nil {
+			return err
+		}
+		if cmd.Kind == wire.CEnableAll {
+			s.all[sen.id]++
+			if s.all[sen.id] == 1 {
+				r.setAll(sen, s.bit)
+			}
+			return nil
+		}
+		if s.all[sen.id] == 0 {
+			return s.fail(cmd, "sensor", "%s is not enabled for every entity by this session", sen.spec.Name)
+		}
+		s.all[sen.id]--
+		if s.all[sen.id] == 0 {
+			delete(s.all, sen.id)
+			r.clearAll(sen, s.bit)
+		}
+	case wire.CTrigger:
+		return s.addTrigger(cmd)
+	case wire.CUntrigger:
+		t := s.triggers[cmd.ID]
+		if t == nil {
+			return s.fail(cmd, "id", "no trigger %d in this session", cmd.ID)
+		}
+		r.removeTrigger(t)
+	case wire.CSample:
+		return s.addSampler(cmd)
+	case wire.CUnsample:
+		sp := s.samplers[cmd.ID]
+		if sp == nil {
+			return s.fail(cmd, "id", "no sampling request %d in this session", cmd.ID)
+		}
+		r.removeSampler(sp)
+	case wire.CLease:
+		if cmd.Period <= 0 {
+			return s.fail(cmd, "period", "lease period %d ns is not positive", cmd.Period)
+		}
+		s.expiry.Store(nanotime() + cmd.Period)
+	default:
+		return s.fail(cmd, "kind", "unknown command kind %d", cmd.Kind)
+	}
+	return nil
+}
+
+// setFlag adds session bit to sen's flag on the live entities with ID id
+// (r.mu).
+func (r *Resident) setFlag(sen *Sensor, id string, bit uint64) {
+	for _, e := range r.types[sen.ht].byID[id] {
+		old := e.flags[sen.slot].Load()
+		e.flags[sen.slot].Store(old | bit)
+		if old == 0 {
+			sen.armed.Add(1)
+		}
+	}
+}
+
+// clearFlag removes session bit from sen's flag on the live entities with
+// ID id (r.mu).
+func (r *Resident) clearFlag(sen *Sensor, id string, bit uint64) {
+	for _, e := range r.types[sen.ht].byID[id] {
+		old := e.flags[sen.slot].Load()
+		if old&bit == 0 {
+			continue
+		}
+		e.flags[sen.slot].Store(old &^ bit)
+		if old == bit {
+			sen.armed.Add(-1)
+		}
+	}
+}
+
+func (r *Resident) setAll(sen *Sensor, bit uint64) {
+	old := sen.all.Load()
+	sen.all.Store(old | bit)
+	if old == 0 {
+		sen.armed.Add(1)
+	}
+}
+
+func (r *Resident) clearAll(sen *Sensor, bit uint64) {
+	old := sen.all.Load()
+	if old&bit == 0 {
+		return
+	}
+	sen.all.Store(old &^ bit)
+	if old == bit {
+		sen.armed.Add(-1)
+	}
+}
+
+// clearSession undoes everything session s set (r.mu held).
+func (r *Resident) clearSession(s *Session) {
+	for k := range s.own {
+		r.clearFlag(r.sensors[k.s], k.id, s.bit)
+	}
+	for k := range s.trig {
+		r.clearFlag(r.sensors[k.s], k.id, s.bit)
+	}
+	for sid := range s.all {
+		r.clearAll(r.sensors[sid], s.bit)
+	}
+	for _, t := range s.triggers {
+		r.removeTrigger(t)
+	}
+	for _, sp := range s.samplers {
+		r.removeSampler(sp)
+	}
+	r.forgetReported(s.bit)
+	clear(s.own)
+	clear(s.trig)
+	clear(s.all)
+}
+
+// trigger is a CTrigger: when sensor on delivers a packet to sess whose
+// values satisfy conds, target is enabled for sess for the entity in
+// attribute attr (once per entity ID, until the trigger is removed).
+type trigger struct {
+	sess   *Session
+	id     uint64
+	on     *Sensor
+	target *Sensor
+	attr   int
+	conds  []wire.Cond
+	done   map[string]struct{} // entity IDs enabled (r.mu)
+	dead   bool                // removed (r.mu)
+}
+
+func (s *Session) addTrigger(cmd *wire.Command) error {
+	r := s.r
+	if s.triggers[cmd.ID] != nil {
+		return s.fail(cmd, "id", "trigger %d already exists in this session", cmd.ID)
+	}
+	on, err := s.sensorArg(cmd, "on", cmd.On)
+	if err != nil {
+		return err
+	}
+	if !on.traced() && on.class != ClassEntity {
+		return s.fail(cmd, "on", "%s is neither traced nor an entity relation", on.describe())
+	}
+	target, err := s.tracedArg(cmd, "sensor", cmd.Sensor)
+	if err != nil {
+		return err
+	}
+	if target.slot < 0 {
+		return s.fail(cmd, "sensor", "%s has no flag holder", target.describe())
+	}
+	if int(cmd.Attr) >= int(on.nattr) {
+		return s.fail(cmd, "attr", "%s has no attribute %d", on.spec.Name, cmd.Attr)
+	}
+	if a := on.spec.Attrs[cmd.Attr]; a.Kind != wire.VEntity || a.Type != target.ht {
+		return s.fail(cmd, "attr", "%s.%s is not a %s (the flag holder of %s)", on.spec.Name, a.Name, r.types[target.ht].name, target.spec.Name)
+	}
+	for i, c := range cmd.Conds {
+		field := fmt.Sprintf("conds[%d]", i)
+		if int(c.Attr) >= int(on.nattr) {
+			return s.fail(cmd, field, "%s has no attribute %d", on.spec.Name, c.Attr)
+		}
+		if a := on.spec.Attrs[c.Attr]; a.Kind != c.Value.Kind {
+			return s.fail(cmd, field, "%s.%s has kind %d, the condition %d", on.spec.Name, a.Name, a.Kind, c.Value.Kind)
+		}
+	}
+	t := &trigger{sess: s, id: cmd.ID, on: on, target: target, attr: int(cmd.Attr),
+		conds: append([]wire.Cond(nil), cmd.Conds...), done: map[string]struct{}{}}
+	s.triggers[t.id] = t
+	var list []*trigger
+	if p := on.trigs.Load(); p != nil {
+		list = append(list, *p...)
+	}
+	list = append(list, t)
+	on.trigs.Store(&list)
+	target.armed.Add(1)
+	return nil
+}
+
+// removeTrigger removes t and the enables it made (r.mu).
+func (r *Resident) removeTrigger(t *trigger) {
+	if t.dead {
+		return
+	}
+	t.dead = true
+	s := t.sess
+	delete(s.triggers, t.id)
+	var list []*trigger
+	for _, x := range *t.on.trigs.Load() {
+		if x != t {
+			list = append(list, x)
+		}
+	}
+	if len(list) == 0 {
+		t.on.trigs.Store(nil)
+	} else {
+		t.on.trigs.Store(&list)
+	}
+	for id := range t.done {
+		k := flagKey{t.target.id, id}
+		s.trig[k]--
+		if s.trig[k] == 0 {
+			delete(s.trig, k)
+		}
+		if s.own[k]+s.trig[k] == 0 {
+			r.clearFlag(t.target, id, s.bit)
+		}
+	}
+	t.target.armed.Add(-1)
+}
+
+// match reports whether vals satisfy the trigger's conditions.
+func (t *trigger) match(vals []Value) bool {
+	for _, c := range t.conds {
+		if int(c.Attr) >= len(vals) {
+			return false
+		}
+		v := &vals[c.Attr]
+		switch c.Value.Kind {
+		case wire.VEntity:
+			if v.E == nil || v.E.id != c.Value.S {
+				return false
+			}
+		case wire.VString:
+			if v.S != c.Value.S {
+				return false
+			}
+		default:
+			if v.N != c.Value.N {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// runTriggers evaluates the sensor's triggers for a packet delivered to
+// the sessions in m (as of epoch ep): a match enables the target before
+// the sensor call returns.
+func (s *Sensor) runTriggers(m uint64, ep uint32, vals []Value) {
+	p := s.trigs.Load()
+	if p == nil {
+		return
+	}
+	for _, t := range *p {
+		if m&t.sess.bit == 0 || t.attr >= len(vals) || !t.match(vals) {
+			continue
+		}
+		e := vals[t.attr].E
+		if e == nil {
+			continue
+		}
+		s.r.fireTrigger(t, e.id, ep)
+	}
+}
+
+// fireTrigger enables t's target for entity id in t's session, once.
+func (r *Resident) fireTrigger(t *trigger, id string, ep uint32) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := t.sess
+	if t.dead || s.closed || int32(ep-s.openEpoch) < 0 {
+		return
+	}
+	if _, ok := t.done[id]; ok {
+		return
+	}
+	t.done[id] = struct{}{}
+	k := flagKey{t.target.id, id}
+	s.trig[k]++
+	if s.own[k]+s.trig[k] == 1 {
+		r.setFlag(t.target, id, s.bit)
+	}
+}
+
+// Local returns an in-process connection to the resident: it opens a
+// session; Recv receives its batches, Send applies commands, Close ends
+// it.
+func (r *Resident) Local() wire.Conn { return &localConn{r: r, s: r.Open()} }
+
+type localConn struct {
+	r *Resident
+	s *Session
+}
+
+func (c *localConn) Hello() *wire.Hello { return c.r.Hello() }
+
+func (c *localConn) Recv() (*wire.Batch, error) { return c.s.Recv(context.Background()) }
+
+func (c *localConn) Send(cmd *wire.Command) error { return c.s.Apply(cmd) }
+
+func (c *localConn) Close() error { c.s.Close(); return nil }
+
+// sessionsIn iterates the session indices in m.
+func sessionsIn(m uint64, f func(i int)) {
+	for m != 0 {
+		i := bits.TrailingZeros64(m)
+		m &= m - 1
+		f(i)
+	}
+}

@@ -1,0 +1,239 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/tqmon/tqmon/resident/wire"
+)
+
+// closeGrace bounds how long Close waits for the resident to acknowledge
+// CBye (by ending the stream) before cutting the connection.
+const closeGrace = 2 * time.Second
+
+// recvAhead is how many decoded batches a connection holds for Recv; past
+// that the reader stops and gRPC flow control pushes back on the resident.
+const recvAhead = 4
+
+// errClosed is what Recv and Send return after Close.
+var errClosed = errors.New("transport: connection closed")
+
+// Dial connects to the resident at addr (see ParseAddr), presenting token
+// when non-empty, and reads its Hello: a resident speaking another protocol
+// version is refused. ctx bounds the connection and handshake only.
+//
+// Errors from the resident keep their gRPC status (status.Code(err) is
+// codes.Unauthenticated for a missing or wrong token). The returned Conn's
+// Recv returns io.EOF when the resident ends the session normally; Send may
+// be called from several goroutines, Recv from one at a time.
+func Dial(ctx context.Context, addr, token string) (wire.Conn, error) {
+	network, address, err := ParseAddr(addr)
+	if err != nil {
+		return nil, err
+	}
+	opts := []grpc.DialOption{
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, network, address)
+		}),
+		grpc.WithDefaultCallOptions(
+			grpc.ForceCodec(rawCodec{}),
+			grpc.MaxCallRecvMsgSize(wire.MaxFrame),
+			grpc.MaxCallSendMsgSize(wire.MaxFrame),
+		),
+		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: keepaliveTime, Timeout: keepaliveTimeout}),
+	}
+	if network == "unix" {
+		opts = append(opts, grpc.WithAuthority("localhost"))
+	}
+	cc, err := grpc.NewClient("passthrough:///"+address, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("transport: %s: %w", addr, err)
+	}
+
+	// The stream outlives ctx (which bounds the dial only) but keeps its
+	// values.
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	if token != "" {
+		sctx = metadata.AppendToOutgoingContext(sctx, "authorization", "Bearer "+token)
+	}
+	fail := func(err error) (wire.Conn, error) {
+		cancel()
+		cc.Close()
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("transport: %s: %w (%v)", addr, ctx.Err(), err)
+		}
+		return nil, err
+	}
+	stop := context.AfterFunc(ctx, cancel)
+	defer stop()
+
+	stream, err := cc.NewStream(sctx, &serviceDesc.Streams[0], SessionMethod)
+	if err != nil {
+		return fail(fmt.Errorf("transport: %s: %w", addr, err))
+	}
+	var f frame
+	if err := stream.RecvMsg(&f); err != nil {
+		if err == io.EOF {
+			err = errors.New("the resident ended the stream before its handshake")
+		}
+		return fail(fmt.Errorf("transport: %s: handshake: %w", addr, err))
+	}
+	hello := new(wire.Hello)
+	if err := hello.UnmarshalBinary(f.b); err != nil {
+		var ve *wire.VersionError
+		if errors.As(err, &ve) {
+			return fail(fmt.Errorf("transport: %s: the resident speaks protocol version %d; this monitor speaks version %d: %w",
+				addr, ve.Got, wire.Version, err))
+		}
+		return fail(fmt.Errorf("transport: %s: handshake: %w", addr, err))
+	}
+	if !stop() { // ctx ended during the handshake
+		return fail(fmt.Errorf("transport: %s: handshake interrupted", addr))
+	}
+
+	c := &conn{
+		addr:    addr,
+		cc:      cc,
+		stream:  stream,
+		cancel:  cancel,
+		hello:   hello,
+		batches: make(chan *wire.Batch, recvAhead),
+		done:    make(chan struct{}),
+		closing: make(chan struct{}),
+	}
+	go c.read()
+	return c, nil
+}
+
+// conn is a wire.Conn over a gRPC stream. A reader goroutine owns RecvMsg
+// and decodes batches ahead of Recv.
+type conn struct {
+	addr   string
+	cc     *grpc.ClientConn
+	stream grpc.ClientStream
+	cancel context.CancelFunc
+	hello  *wire.Hello
+
+	batches chan *wire.Batch
+	done    chan struct{} // closed when the reader ends; err is set before
+	err     error
+
+	sendMu     sync.Mutex
+	sendClosed bool
+
+	closing   chan struct{} // closed when Close starts
+	closeOnce sync.Once
+	closeErr  error
+}
+
+func (c *conn) Hello() *wire.Hello { return c.hello }
+
+func (c *conn) read() {
+	defer close(c.done)
+	for {
+		var f frame
+		if err := c.stream.RecvMsg(&f); err != nil {
+			if err == io.EOF {
+				c.err = io.EOF // the resident ended the session
+			} else {
+				c.err = fmt.Errorf("transport: %s: %w", c.addr, err)
+			}
+			return
+		}
+		b := new(wire.Batch)
+		if err := b.UnmarshalBinary(f.b); err != nil {
+			c.err = fmt.Errorf("transport: %s: %w", c.addr, err)
+			c.cancel() // a resident sending garbage: end the stream
+			return
+		}
+		select {
+		case c.batches <- b:
+		case <-c.closing: // nobody will read it; drain to the end
+		}
+	}
+}
+
+// Recv returns the next batch, io.EOF when the resident ended the session,
+// or the error that ended the connection.
+func (c *conn) Recv() (*wire.Batch, error) {
+	select {
+	case <-c.closing:
+		return nil, errClosed
+	default:
+	}
+	select {
+	case b := <-c.batches:
+		return b, nil
+	case <-c.closing:
+		return nil, errClosed
+	case <-c.done:
+		select {
+		case b := <-c.batches:
+			return b, nil
+		default:
+			return nil, c.err
+		}
+	}
+}
+
+// Send encodes and sends cmd.
+func (c *conn) Send(cmd *wire.Command) error {
+	enc, err := cmd.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	c.sendMu.Lock()
+	defer c.sendMu.Unlock()
+	if c.sendClosed {
+		return errClosed
+	}
+	if err := c.stream.SendMsg(&frame{enc}); err != nil {
+		if err == io.EOF { // the stream is over; its status comes from the reader
+			select {
+			case <-c.done:
+				if c.err != io.EOF {
+					return c.err
+				}
+			default:
+			}
+			return fmt.Errorf("transport: %s: connection ended", c.addr)
+		}
+		return fmt.Errorf("transport: %s: %w", c.addr, err)
+	}
+	return nil
+}
+
+// Close sends CBye, closes its side, waits (briefly) for the resident to
+// end the stream, then closes the connection.
+func (c *conn) Close() error {
+	c.closeOnce.Do(func() {
+		close(c.closing)
+		cut := time.AfterFunc(closeGrace, c.cancel)
+		defer cut.Stop()
+		c.sendMu.Lock()
+		if !c.sendClosed {
+			c.sendClosed = true
+			if enc, err := (&wire.Command{Kind: wire.CBye}).MarshalBinary(); err == nil {
+				_ = c.stream.SendMsg(&frame{enc})
+			}
+			_ = c.stream.CloseSend()
+		}
+		c.sendMu.Unlock()
+		<-c.done // the resident ends the stream, or cut does
+		c.cancel()
+		c.closeErr = c.cc.Close()
+	})
+	return c.closeErr
+}

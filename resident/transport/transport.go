@@ -1,0 +1,164 @@
+// Package transport carries the resident ↔ remote protocol (package wire)
+// over gRPC, without protoc or generated code: a hand-written service
+// "tqmon.Resident" with one bidirectional streaming method, "Session",
+// whose messages are raw wire frames passed through a codec that neither
+// marshals nor registers anything globally.
+//
+// On a stream the resident (server) sends the encoded Hello first, then
+// encoded Batches; the remote (client) sends encoded Commands. Each stream
+// is one session. The server side runs in the subject process and serves a
+// Sessions (the resident runtime); the client side, Dial, gives a remote
+// monitor a wire.Conn.
+//
+// Addresses: "unix:/path" or a bare path (anything starting with '/' or
+// '.', or without ':') is a unix socket; "tcp:host:port" or "host:port" is
+// TCP. TCP needs a shared token, sent as "authorization: Bearer <token>";
+// over a unix socket the file's 0600 permissions guard access and a token
+// is optional (checked when set). Tokens travel in clear: on an untrusted
+// network, tunnel the port (ssh -L) or use a unix socket.
+package transport
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"google.golang.org/grpc"
+)
+
+// Service and method names.
+const (
+	ServiceName   = "tqmon.Resident"
+	SessionMethod = "/" + ServiceName + "/Session"
+)
+
+// frame is one raw message on the stream: an encoded wire frame.
+type frame struct{ b []byte }
+
+// rawCodec passes frames through as their bytes. It is selected per server
+// (grpc.ForceServerCodec) and per call (grpc.ForceCodec), never registered.
+type rawCodec struct{}
+
+func (rawCodec) Marshal(v any) ([]byte, error) {
+	f, ok := v.(*frame)
+	if !ok {
+		return nil, fmt.Errorf("transport: codec cannot marshal %T", v)
+	}
+	return f.b, nil
+}
+
+func (rawCodec) Unmarshal(data []byte, v any) error {
+	f, ok := v.(*frame)
+	if !ok {
+		return fmt.Errorf("transport: codec cannot unmarshal into %T", v)
+	}
+	// gRPC may reuse data's buffer once Unmarshal returns.
+	f.b = append([]byte(nil), data...)
+	return nil
+}
+
+func (rawCodec) Name() string { return "tqmon" }
+
+// sessionHandler is what serviceDesc's handler calls; *Server implements it.
+type sessionHandler interface {
+	session(grpc.ServerStream) error
+}
+
+var serviceDesc = grpc.ServiceDesc{
+	ServiceName: ServiceName,
+	HandlerType: (*sessionHandler)(nil),
+	Streams: []grpc.StreamDesc{{
+		StreamName: "Session",
+		Handler: func(srv any, stream grpc.ServerStream) error {
+			return srv.(sessionHandler).session(stream)
+		},
+		ServerStreams: true,
+		ClientStreams: true,
+	}},
+	Metadata: "tqmon/resident/transport",
+}
+
+// Keepalive: a dead peer is noticed within about a minute even when no
+// batch is flowing.
+const (
+	keepaliveTime    = 30 * time.Second
+	keepaliveTimeout = 20 * time.Second
+	keepaliveMinTime = 10 * time.Second // what the server tolerates
+)
+
+// ParseAddr splits an address into a network ("unix" or "tcp") and the
+// address to listen on or dial.
+func ParseAddr(addr string) (network, address string, err error) {
+	switch {
+	case addr == "":
+		return "", "", errors.New("transport: empty address")
+	case strings.HasPrefix(addr, "unix:"):
+		p := strings.TrimPrefix(addr, "unix:")
+		if strings.HasPrefix(p, "//") { // unix:///abs/path
+			p = p[2:]
+		}
+		if p == "" {
+			return "", "", fmt.Errorf("transport: address %q: no socket path", addr)
+		}
+		return "unix", p, nil
+	case strings.HasPrefix(addr, "tcp:"):
+		a := strings.TrimPrefix(addr, "tcp:")
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			return "", "", fmt.Errorf("transport: address %q: want tcp:host:port: %v", addr, err)
+		}
+		return "tcp", a, nil
+	case strings.HasPrefix(addr, "/"), strings.HasPrefix(addr, "."), !strings.Contains(addr, ":"):
+		return "unix", addr, nil
+	default:
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			return "", "", fmt.Errorf("transport: address %q: want host:port or a socket path: %v", addr, err)
+		}
+		return "tcp", addr, nil
+	}
+}
+
+// Listen listens on addr (see ParseAddr). A unix socket's file is created
+// with mode 0600; a stale socket file (nobody accepting on it) is removed
+// first, while a live socket or a file that is not a socket is an error.
+func Listen(addr string) (net.Listener, error) {
+	network, address, err := ParseAddr(addr)
+	if err != nil {
+		return nil, err
+	}
+	if network == "tcp" {
+		lis, err := net.Listen("tcp", address)
+		if err != nil {
+			return nil, fmt.Errorf("transport: %w", err)
+		}
+		return lis, nil
+	}
+	if fi, err := os.Lstat(address); err == nil {
+		if fi.Mode()&os.ModeSocket == 0 {
+			return nil, fmt.Errorf("transport: %s exists and is not a socket; not replacing it", address)
+		}
+		c, err := net.DialTimeout("unix", address, time.Second)
+		if err == nil {
+			c.Close()
+			return nil, fmt.Errorf("transport: %s: something is already listening there", address)
+		}
+		if !errors.Is(err, syscall.ECONNREFUSED) {
+			return nil, fmt.Errorf("transport: %s exists and may be in use (%v); not replacing it", address, err)
+		}
+		if err := os.Remove(address); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("transport: removing stale socket: %w", err)
+		}
+	}
+	lis, err := net.Listen("unix", address)
+	if err != nil {
+		return nil, fmt.Errorf("transport: %w", err)
+	}
+	if err := os.Chmod(address, 0o600); err != nil {
+		lis.Close()
+		return nil, fmt.Errorf("transport: %w", err)
+	}
+	return lis, nil
+}

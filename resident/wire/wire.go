@@ -1,0 +1,176 @@
+// Package wire owns the resident ↔ remote protocol: the messages (Hello,
+// Batch, Command), their binary encoding, and the transport-neutral Conn a
+// remote monitor uses to talk to one resident, in process or over gRPC.
+//
+// A session: the resident sends Hello (version, its sensor description,
+// clock information); then Batches flow from resident to remote — packets
+// in timestamp order, each batch ending with a watermark (no later packet
+// has a timestamp ≤ it) and cumulative per-sensor counts of packets wanted
+// and dropped — while Commands flow the other way: enable and disable
+// flags, whole-type enables, triggers, standing sampling requests, lease
+// renewals. If the remote stops renewing its lease, the resident clears
+// everything the session set.
+package wire
+
+// Version is the protocol version; Hello carries it and a remote refuses
+// other versions.
+const Version = 1
+
+// MaxFrame bounds an encoded message; decoders refuse larger input.
+const MaxFrame = 4 << 20
+
+// Hello is the resident's handshake.
+type Hello struct {
+	Version uint32
+	Name    string // the resident's name (e.g. "demo", a host name)
+	SDL     string // the sensor description the resident announces
+	// Types are the entity types, indexed by TypeID.
+	Types []string
+	// Sensors are the relation names, indexed by SensorID.
+	Sensors []string
+	// MonoBase and WallBase map the resident's monotonic clock to the
+	// global clock: global = WallBase + (mono − MonoBase), in ns.
+	MonoBase int64
+	WallBase int64
+	// Period is the base Clock period (ns).
+	Period int64
+}
+
+// PacketKind says what a packet reports.
+type PacketKind uint8
+
+const (
+	// PEvent: an event tuple at TS.
+	PEvent PacketKind = iota + 1
+	// PBegin: an interval tuple (identified by Tuple) begins at TS.
+	PBegin
+	// PEnd: interval Tuple ends at TS; Begin carries its begin time and
+	// Vals its values (so an end whose begin was not delivered is still a
+	// whole tuple).
+	PEnd
+	// PWhole: a complete interval [Begin, TS) reported at its end (a
+	// traced-then-disabled sensor fires once).
+	PWhole
+	// PSample: interval Tuple, valid since Begin, seen by a sample at TS.
+	PSample
+	// PEntityBegin, PEntityEnd: an entity relation's tuple (an entity's
+	// existence, or a state of it) begins or ends; always delivered.
+	PEntityBegin
+	PEntityEnd
+)
+
+// ValueKind is the kind of an encoded attribute value.
+type ValueKind uint8
+
+const (
+	VEntity   ValueKind = iota + 1 // N is an entity key (see EntityDef)
+	VInt                           // N is an int64
+	VFloat                         // N holds float64 bits
+	VString                        // S
+	VBool                          // N is 0 or 1
+	VTime                          // N is an int64 (ns, global clock)
+	VDuration                      // N is an int64 (ns)
+	VEnum                          // N is the member's ordinal
+)
+
+// Value is one attribute value on the wire.
+type Value struct {
+	Kind ValueKind
+	N    uint64
+	S    string
+}
+
+// Packet is one sensor report. TS and Begin are on the resident's
+// monotonic clock.
+type Packet struct {
+	TS     int64
+	Sensor uint16
+	Kind   PacketKind
+	Tuple  uint64 // identity of an interval tuple (PBegin, PEnd, PWhole, PSample); 0 for events
+	Begin  int64  // PEnd, PWhole, PSample
+	Vals   []Value
+}
+
+// EntityDef names an entity key the first time a batch uses it.
+type EntityDef struct {
+	Key  uint64
+	Type uint16
+	ID   string
+}
+
+// Count is a cumulative per-sensor counter.
+type Count struct {
+	Sensor uint16
+	Wanted uint64 // packets the sensor produced while enabled
+	Drops  uint64 // of those, lost because a buffer was full
+}
+
+// Batch is a run of packets, in timestamp order, closed by a watermark.
+type Batch struct {
+	Defs      []EntityDef
+	Packets   []Packet
+	Watermark int64 // monotonic; no later packet has TS ≤ Watermark
+	Counts    []Count
+}
+
+// CommandKind says what a command asks.
+type CommandKind uint8
+
+const (
+	// CEnable / CDisable: increment / decrement Sensor's flag for entity
+	// (Type, ID); an entity that does not exist yet gets the flag when
+	// created.
+	CEnable CommandKind = iota + 1
+	CDisable
+	// CEnableAll / CDisableAll: Sensor enabled for every entity of its flag
+	// holder's type, existing or future.
+	CEnableAll
+	CDisableAll
+	// CTrigger: from now on, whenever sensor On delivers a packet whose
+	// values satisfy Conds, enable Sensor for the entity in attribute Attr
+	// of that packet (once per entity). CUntrigger removes trigger ID and
+	// what it enabled.
+	CTrigger
+	CUntrigger
+	// CSample: sample Sensor at every multiple of Period (global clock) for
+	// entity (Type, ID), or for every entity when All. CUnsample stops it.
+	CSample
+	CUnsample
+	// CLease: renew the session's lease for Period ns.
+	CLease
+	// CBye: close the session; the resident clears what it set.
+	CBye
+)
+
+// Cond is an equality on a packet attribute, for triggers.
+type Cond struct {
+	Attr  uint16
+	Value Value // entities by ID in S (Kind VEntity, N unused)
+}
+
+// Command is one request from remote to resident.
+type Command struct {
+	Kind   CommandKind
+	ID     uint64 // trigger or sample request identity
+	Sensor uint16
+	Type   uint16
+	Entity string
+	All    bool
+	On     uint16 // CTrigger: the sensor whose packets trigger
+	Attr   uint16 // CTrigger: the attribute holding the entity to enable
+	Conds  []Cond
+	Period int64 // CSample: sampling period; CLease: lease duration (ns)
+}
+
+// Conn is a remote monitor's connection to one resident.
+type Conn interface {
+	// Hello returns the resident's handshake.
+	Hello() *Hello
+	// Recv blocks for the next batch; it returns an error when the
+	// connection ends.
+	Recv() (*Batch, error)
+	// Send delivers a command.
+	Send(*Command) error
+	// Close ends the session (sending CBye when possible).
+	Close() error
+}
