@@ -16,6 +16,11 @@ FUZZ_TARGETS := \
 
 all: build
 
+# The main job: the paper's system running live, monitored by its
+# ResumedbyP1 query (results as they come, then packets per sensor).
+demo:
+	$(GO) run ./cmd/tqmon demo --headless --duration 3s -f testdata/paper/resumed_by_p1.tq --stats
+
 build:
 	$(GO) build ./...
 	$(GO) build -o bin/tqmon ./cmd/tqmon

@@ -75,6 +75,7 @@ type queryFlags struct {
 	connect    []string
 	token      string
 	duration   time.Duration
+	lease      time.Duration
 }
 
 // outputOptions reads --format and --time-format.
@@ -172,6 +173,7 @@ malformed histories, 1 for runtime errors.`,
 	fl.StringArrayVar(&f.connect, "connect", nil, "ADDR of a resident monitor to query live (repeatable; a unix socket path or host:port)")
 	fl.StringVar(&f.token, "token", "", "shared token for residents reached over TCP")
 	fl.DurationVar(&f.duration, "duration", 0, "with --connect: stop after this long (default: until interrupted or the residents end)")
+	fl.DurationVar(&f.lease, "lease", 3*time.Second, "with --connect: the lease residents grant; if the monitor vanishes, they clear its flags once it lapses")
 	return cmd
 }
 
@@ -210,7 +212,7 @@ func runConnect(f *queryFlags, out format.Options, params map[string]string, nai
 	w := bufio.NewWriter(stdout)
 	defer w.Flush()
 	st := newStreamer(w, out, prog)
-	_, stats, err := prog.RunLive(ctx, conns, remote.LiveOptions{Duration: f.duration, Naive: naive, OnElem: func(i int, e exec.Elem) {
+	_, stats, err := prog.RunLive(ctx, conns, remote.LiveOptions{Duration: f.duration, Naive: naive, Lease: f.lease, OnElem: func(i int, e exec.Elem) {
 		st.elem(i, e)
 		w.Flush()
 	}})

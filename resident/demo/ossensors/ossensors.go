@@ -203,9 +203,17 @@ func (s *Sensors) DeleteMailbox(x Mailbox) { x.e.Delete() }
 // load; enabled for the Process, it reports a packet.
 func (s *Sensors) SendMessage(process Process, mailbox Mailbox) {
 	if s.sendMessage.Armed() {
-		v := [2]resident.Value{{E: process.e}, {E: mailbox.e}}
-		s.sendMessage.Event(v[:])
+		s.sendMessageFire(process, mailbox)
 	}
+}
+
+// sendMessageFire is SendMessage's enabled path, kept out of line so that the gate
+// inlines at every call site.
+//
+//go:noinline
+func (s *Sensors) sendMessageFire(process Process, mailbox Mailbox) {
+	v := [2]resident.Value{{E: process.e}, {E: mailbox.e}}
+	s.sendMessage.Event(v[:])
 }
 
 // RunningOnTuple is an open RunningOn tuple, from RunningOnBegin to RunningOnEnd.

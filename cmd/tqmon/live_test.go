@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tqmon/tqmon/resident"
+	"github.com/tqmon/tqmon/resident/demo"
+	"github.com/tqmon/tqmon/resident/demo/ossensors"
+	"github.com/tqmon/tqmon/resident/transport"
+)
+
+// binary builds tqmon once for tests that run it as a separate process.
+func binary(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs tqmon processes")
+	}
+	bin := filepath.Join(os.TempDir(), fmt.Sprintf("tqmon-test-%d", os.Getpid()))
+	if _, err := os.Stat(bin); err != nil {
+		out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+		if err != nil {
+			t.Fatalf("build: %v\n%s", err, out)
+		}
+	}
+	return bin
+}
+
+func waitFor(t *testing.T, what string, d time.Duration, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// sortedRows drops a CSV's header and sorts its rows.
+func sortedRows(csv string) []string {
+	lines := strings.Split(strings.TrimSpace(csv), "\n")
+	rows := slices.Clone(lines[1:])
+	slices.Sort(rows)
+	return rows
+}
+
+// TestConnectSeparateSubject runs the demo subject as its own process and
+// tqmon query --connect as another: the streamed results, once sorted,
+// are those of the same query over the ground truth the subject wrote.
+func TestConnectSeparateSubject(t *testing.T) {
+	bin := binary(t)
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "subject.sock")
+	truthDir := filepath.Join(dir, "truth")
+	q := filepath.Join(root, "testdata", "paper", "resumed_by_p1.tq")
+	subj := exec.Command(bin, "demo", "--subject", "--listen", sock, "--duration", "700ms", "--seed", "5", "--truth", truthDir)
+	var subjErr strings.Builder
+	subj.Stderr = &subjErr
+	if err := subj.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer subj.Process.Kill()
+	waitFor(t, "the subject's socket", 10*time.Second, func() bool { _, err := os.Stat(sock); return err == nil })
+	mon := exec.Command(bin, "query", "--connect", sock, "-f", q, "--format", "csv", "--time-format", "ns", "--stats")
+	var monErr strings.Builder
+	mon.Stderr = &monErr
+	out, err := mon.Output()
+	if err != nil {
+		t.Fatalf("monitor: %v\n%s", err, monErr.String())
+	}
+	if err := subj.Wait(); err != nil {
+		t.Fatalf("subject: %v\n%s", err, subjErr.String())
+	}
+	code, want, stderr := tqmon(t, "query", "--history", truthDir, "-f", q, "--format", "csv", "--time-format", "ns")
+	if code != 0 {
+		t.Fatalf("query over the truth: %s", stderr)
+	}
+	g, w := sortedRows(string(out)), sortedRows(want)
+	if len(w) == 0 {
+		t.Fatal("the truth gives no result: the run was too short")
+	}
+	if !slices.Equal(g, w) {
+		t.Errorf("live rows\n%s\ntruth rows\n%s", strings.Join(g, "\n"), strings.Join(w, "\n"))
+	}
+	if !strings.Contains(monErr.String(), "packets SendMessage: ") {
+		t.Errorf("--stats output lacks per-sensor packets:\n%s", monErr.String())
+	}
+}
+
+// TestKilledMonitorLeavesNoFlags: a monitor killed with SIGKILL leaves no
+// enable flag set in the subject once its lease has lapsed.
+func TestKilledMonitorLeavesNoFlags(t *testing.T) {
+	bin := binary(t)
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "s.sock")
+	clock := demo.NewClock(1000)
+	res := resident.New(ossensors.Spec(), demo.Options(clock, nil))
+	defer res.Close()
+	srv, err := transport.NewServer(transport.Adapt(res.Hello, res.Open), transport.ServerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis, err := transport.Listen(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(lis)
+	defer srv.Stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go demo.New(ossensors.New(res), demo.DefaultConfig(2)).Run(ctx)
+
+	mon := exec.Command(bin, "query", "--connect", sock, "--lease", "500ms",
+		"-e", `range of s is SendMessage retrieve (s.Mailbox) where s.Process = "P1"`)
+	if err := mon.Start(); err != nil {
+		t.Fatal(err)
+	}
+	enabled := func() bool { return len(res.Flags()) > 0 }
+	waitFor(t, "the monitor to enable SendMessage for P1", 10*time.Second, enabled)
+	if got := res.Flags()["SendMessage"]; !slices.Contains(got, "P1") {
+		t.Fatalf("flags %v, want SendMessage for P1", res.Flags())
+	}
+	mon.Process.Signal(syscall.SIGKILL)
+	mon.Wait()
+	waitFor(t, "the flags to be cleared", 5*time.Second, func() bool { return len(res.Flags()) == 0 })
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	os.Remove(filepath.Join(os.TempDir(), fmt.Sprintf("tqmon-test-%d", os.Getpid())))
+	os.Exit(code)
+}
