@@ -466,6 +466,11 @@ func (c *commander) enable(sensor uint16, rel *algebra.Relation, arg plan.Node) 
 		}
 		return c.enable(sensor, rel, x.L) && c.enable(sensor, rel, x.R)
 	case *plan.Project:
+		if len(c.states) > 1 {
+			// A trigger sees only its own resident's packets, but entities
+			// with one identifier are one entity across residents.
+			return false
+		}
 		return c.trigger(sensor, x)
 	}
 	return false
