@@ -192,6 +192,7 @@ func (r *Resident) Close() {
 	r.dmu.Lock()
 	tab := r.table
 	r.dmu.Unlock()
+	r.sampleThrough(true) // ticks up to the end, while samplers still exist
 	r.reportOpen(&tab)
 	var open []*Session
 	for _, s := range r.sessions {

@@ -226,7 +226,12 @@ func (r *Resident) forgetReported(bit uint64) {
 // sampleDue runs every sampling tick that is due — whose instant the clock
 // has passed — in time order. The drain calls it each round; tests call it
 // to tick deterministically.
-func (r *Resident) sampleDue() {
+func (r *Resident) sampleDue() { r.sampleThrough(false) }
+
+// sampleThrough runs the due sampling ticks: those before now, or, when
+// closing (the subject has stopped and its state is settled), those at now
+// too.
+func (r *Resident) sampleThrough(closing bool) {
 	r.smu.Lock()
 	defer r.smu.Unlock()
 	var group []*sampler
@@ -238,7 +243,7 @@ func (r *Resident) sampleDue() {
 		for _, sp := range r.samplers[1:] {
 			c = min(c, sp.next)
 		}
-		if r.now() <= r.mono(c) {
+		if now := r.now(); now < r.mono(c) || now == r.mono(c) && !closing {
 			break
 		}
 		group = group[:0]
