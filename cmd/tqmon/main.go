@@ -69,7 +69,10 @@ Start with the paper's example:
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newQueryCmd(stdout, stderr), newSensorsCmd(stdout, stderr), newDemoCmd(stdout, stderr))
+	// Subcommands, one per line.
+	root.AddCommand(newQueryCmd(stdout, stderr))
+	root.AddCommand(newSensorsCmd(stdout, stderr))
+	root.AddCommand(newDemoCmd(stdout, stderr))
 	return root
 }
 
