@@ -31,6 +31,11 @@ type LiveOptions struct {
 	// Ready, if set, is called once the residents have been told what to
 	// enable (a subject started after it misses nothing).
 	Ready func()
+	// Tap, if set, sees every input delivered to the network, in time
+	// order — the primitive relations as the sensors reported them (for
+	// recording). Inputs whose time the residents' watermarks have not yet
+	// passed are delivered (and tapped) later.
+	Tap func(Input)
 }
 
 // LiveStats describe a live run.
@@ -73,23 +78,38 @@ type connState struct {
 	hello *wire.Hello
 	idx   int
 	defs  map[uint64]string
-	queue []liveItem
+	queue []Input
 	wm    algebra.Time
 	done  bool
 	ids   map[string]uint16 // sensor name → id
 	types map[string]uint16 // entity type → id
 }
 
-type liveItem struct {
-	t      algebra.Time
-	phase  int
-	entity bool
-	begin  bool
-	rel    string
-	kind   exec.PacketKind
-	key    uint64
-	from   algebra.Time
-	vals   []algebra.Value
+// Input is one input of the live network, as the remote delivers it: an
+// entity relation's tuple beginning or ending, or a sensor packet. Tap
+// observers see inputs in delivery (time) order; the values are shared
+// and must not be modified.
+type Input struct {
+	// T is the input's time on the global clock.
+	T algebra.Time
+	// Rel is the primitive relation.
+	Rel string
+	// Entity marks an entity relation's tuple; Begin says whether it
+	// begins (true) or ends at T.
+	Entity bool
+	Begin  bool
+	// Kind is a sensor packet's kind (zero for entity inputs).
+	Kind exec.PacketKind
+	// Key identifies an interval tuple (and an entity tuple) across its
+	// begin and end; keys of different residents differ.
+	Key uint64
+	// From is an ended or whole interval's begin, or a sample's "valid
+	// since" time.
+	From algebra.Time
+	// Vals are the tuple's values, in the relation's attribute order.
+	Vals []algebra.Value
+
+	phase int
 }
 
 func (c *connState) global(mono int64) algebra.Time {
@@ -208,7 +228,7 @@ func (p *Program) RunLive(ctx context.Context, conns []wire.Conn, opts LiveOptio
 				return nil, stats, err
 			}
 			w, all := mergeWatermark(states)
-			if err := deliver(live, states, w); err != nil {
+			if err := deliver(live, states, w, opts.Tap); err != nil {
 				return nil, stats, err
 			}
 			if w > end && w != algebra.Forever {
@@ -228,7 +248,7 @@ func (p *Program) RunLive(ctx context.Context, conns []wire.Conn, opts LiveOptio
 		}
 	}
 	// What every resident has sent so far is all there is.
-	if err := deliver(live, states, algebra.Forever); err != nil {
+	if err := deliver(live, states, algebra.Forever, opts.Tap); err != nil {
 		return nil, stats, err
 	}
 	ast, err := live.Finish(end)
@@ -259,28 +279,31 @@ func mergeWatermark(states []*connState) (algebra.Time, bool) {
 
 // deliver feeds the live network every queued input at or before w, in
 // time order across residents.
-func deliver(live *exec.Live, states []*connState, w algebra.Time) error {
-	var items []liveItem
+func deliver(live *exec.Live, states []*connState, w algebra.Time, tap func(Input)) error {
+	var items []Input
 	for _, st := range states {
 		i := 0
-		for i < len(st.queue) && st.queue[i].t <= w {
+		for i < len(st.queue) && st.queue[i].T <= w {
 			i++
 		}
 		items = append(items, st.queue[:i]...)
 		st.queue = st.queue[i:]
 	}
-	slices.SortStableFunc(items, func(a, b liveItem) int {
-		if c := cmp.Compare(a.t, b.t); c != 0 {
+	slices.SortStableFunc(items, func(a, b Input) int {
+		if c := cmp.Compare(a.T, b.T); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.phase, b.phase)
 	})
 	for _, it := range items {
 		var err error
-		if it.entity {
-			err = live.Entity(it.rel, it.begin, it.key, it.vals, it.t)
+		if tap != nil {
+			tap(it)
+		}
+		if it.Entity {
+			err = live.Entity(it.Rel, it.Begin, it.Key, it.Vals, it.T)
 		} else {
-			err = live.Packet(it.rel, it.kind, it.key, it.from, it.vals, it.t)
+			err = live.Packet(it.Rel, it.Kind, it.Key, it.From, it.Vals, it.T)
 		}
 		if err != nil {
 			return err
@@ -306,25 +329,25 @@ func (st *connState) take(b *wire.Batch, cat *algebra.Catalog, stats *LiveStats)
 		if err != nil {
 			return err
 		}
-		it := liveItem{t: st.global(p.TS), rel: rel.Name, key: uint64(st.idx)<<56 | p.Tuple, from: st.global(p.Begin), vals: vals, phase: 1}
+		it := Input{T: st.global(p.TS), Rel: rel.Name, Key: uint64(st.idx)<<56 | p.Tuple, From: st.global(p.Begin), Vals: vals, phase: 1}
 		switch p.Kind {
 		case wire.PEntityBegin:
-			it.entity, it.begin = true, true
+			it.Entity, it.Begin = true, true
 		case wire.PEntityEnd:
-			it.entity, it.phase = true, 0
+			it.Entity, it.phase = true, 0
 		case wire.PEvent:
-			it.kind = exec.PacketEvent
+			it.Kind = exec.PacketEvent
 		case wire.PBegin:
-			it.kind = exec.PacketBegin
+			it.Kind = exec.PacketBegin
 		case wire.PEnd:
-			it.kind, it.phase = exec.PacketEnd, 0
+			it.Kind, it.phase = exec.PacketEnd, 0
 			if rel.Strategy.Kind == algebra.Sampled {
-				it.kind = exec.PacketSampleEnd
+				it.Kind = exec.PacketSampleEnd
 			}
 		case wire.PWhole:
-			it.kind, it.phase = exec.PacketWhole, 0
+			it.Kind, it.phase = exec.PacketWhole, 0
 		case wire.PSample:
-			it.kind = exec.PacketSample
+			it.Kind = exec.PacketSample
 		default:
 			return fmt.Errorf("resident %s: packet of unknown kind %d", st.hello.Name, p.Kind)
 		}
@@ -470,6 +493,9 @@ func (c *commander) enable(sensor uint16, rel *algebra.Relation, arg plan.Node) 
 			// A trigger sees only its own resident's packets, but entities
 			// with one identifier are one entity across residents.
 			return false
+		}
+		if !c.states[0].hello.Has(wire.CapTriggers) {
+			return false // e.g. a kernel resident
 		}
 		return c.trigger(sensor, x)
 	}

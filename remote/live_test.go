@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
+	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/grammar/sdl"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident"
@@ -88,6 +90,12 @@ func renderTables(rs []remote.Result) string {
 // runDemo runs the demo subject with the program live, in one process, and
 // returns the live results, stats and the ground truth.
 func runDemo(t *testing.T, prog *remote.Program, cfg demo.Config, d time.Duration) ([]remote.Result, remote.LiveStats, *algebra.History) {
+	return runDemoWith(t, prog, cfg, d, remote.LiveOptions{}, nil)
+}
+
+// runDemoWith is runDemo with live options and a wrapper around the
+// resident's connection.
+func runDemoWith(t *testing.T, prog *remote.Program, cfg demo.Config, d time.Duration, opts remote.LiveOptions, wrap func(wire.Conn) wire.Conn) ([]remote.Result, remote.LiveStats, *algebra.History) {
 	t.Helper()
 	cat := demoCatalog(t)
 	clock := demo.NewClock(cfg.Scale)
@@ -103,7 +111,12 @@ func runDemo(t *testing.T, prog *remote.Program, cfg demo.Config, d time.Duratio
 	}
 	done := make(chan out, 1)
 	go func() {
-		rs, st, err := prog.RunLive(context.Background(), []wire.Conn{res.Local()}, remote.LiveOptions{Ready: func() { close(ready) }})
+		var conn wire.Conn = res.Local()
+		if wrap != nil {
+			conn = wrap(conn)
+		}
+		opts.Ready = func() { close(ready) }
+		rs, st, err := prog.RunLive(context.Background(), []wire.Conn{conn}, opts)
 		done <- out{rs, st, err}
 	}()
 	select {
@@ -279,5 +292,109 @@ func TestLiveTwoResidents(t *testing.T) {
 		os.WriteFile(filepath.Join(dir, "live.txt"), []byte(g), 0o644)
 		os.WriteFile(filepath.Join(dir, "truth.txt"), []byte(w), 0o644)
 		t.Fatalf("merged live results differ from the union of the truths (%s)", dir)
+	}
+}
+
+// noCaps hides a resident's optional capabilities (as a kernel resident
+// has none).
+type noCaps struct{ wire.Conn }
+
+func (c noCaps) Hello() *wire.Hello {
+	h := *c.Conn.Hello()
+	h.Caps = nil
+	return &h
+}
+
+// TestLiveWithoutTriggers: a resident that does not advertise triggers
+// never gets one; the restricted sensor is widened and α keeps exactly
+// what the plan needs, so the result is unchanged.
+func TestLiveWithoutTriggers(t *testing.T) {
+	cat := demoCatalog(t)
+	prog, err := remote.Compile(cat, []remote.Source{{Name: "q", Text: liveQueries[0].text}}, check.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, st, h := runDemoWith(t, prog, demo.DefaultConfig(4), 300*time.Millisecond, remote.LiveOptions{},
+		func(c wire.Conn) wire.Conn { return noCaps{c} })
+	want, _, err := prog.RunHistory(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if renderTables(got) != renderTables(want) {
+		t.Fatal("live result differs from the ground truth's")
+	}
+	if !slices.Equal(st.Widened, []string{"W"}) {
+		t.Errorf("widened %v, want [W]", st.Widened)
+	}
+	if n, all := st.Packets["Waiting"], len(h.Table("Waiting").Rows); n != all {
+		t.Errorf("Waiting packets %d; widened, every one of the %d waits should arrive", n, all)
+	}
+}
+
+// TestLiveTap: the tap sees the primitive relations exactly as the ground
+// truth has them — what a recorder stores.
+func TestLiveTap(t *testing.T) {
+	cat := demoCatalog(t)
+	prog, err := remote.Compile(cat, []remote.Source{
+		{Name: "a", Text: `range of s is SendMessage retrieve (s.Process)`},
+		{Name: "b", Text: `range of w is Waiting retrieve (w.Process)`},
+		{Name: "c", Text: `range of r is RunningOn retrieve (r.Process)`},
+	}, check.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rebuilt := algebra.NewHistory(cat)
+	type openTuple struct {
+		rel string
+		row algebra.Tuple
+	}
+	open := map[uint64]openTuple{}
+	last := algebra.Beginning
+	var order error
+	tap := func(in remote.Input) {
+		if in.T < last && order == nil {
+			order = fmt.Errorf("input at %d after %d", in.T, last)
+		}
+		last = in.T
+		tab := rebuilt.Table(in.Rel)
+		switch {
+		case in.Entity && in.Begin, !in.Entity && in.Kind == exec.PacketBegin:
+			open[in.Key] = openTuple{in.Rel, algebra.Tuple{Vals: slices.Clone(in.Vals), From: in.T}}
+		case in.Kind == exec.PacketSample:
+			if _, ok := open[in.Key]; !ok {
+				open[in.Key] = openTuple{in.Rel, algebra.Tuple{Vals: slices.Clone(in.Vals), From: in.From}}
+			}
+		case in.Entity, in.Kind == exec.PacketEnd, in.Kind == exec.PacketSampleEnd:
+			o, ok := open[in.Key]
+			if !ok {
+				o.row = algebra.Tuple{Vals: slices.Clone(in.Vals), From: in.From}
+			}
+			delete(open, in.Key)
+			o.row.To = in.T
+			tab.Rows = append(tab.Rows, o.row)
+		case in.Kind == exec.PacketEvent:
+			tab.AddEvent(slices.Clone(in.Vals), in.T)
+		case in.Kind == exec.PacketWhole:
+			tab.Add(slices.Clone(in.Vals), in.From, in.T)
+		default:
+			t.Errorf("unexpected input %+v", in)
+		}
+	}
+	_, _, h := runDemoWith(t, prog, demo.DefaultConfig(7), 300*time.Millisecond, remote.LiveOptions{Tap: tap}, nil)
+	if order != nil {
+		t.Fatal(order)
+	}
+	for _, o := range open {
+		rebuilt.Table(o.rel).Add(o.row.Vals, o.row.From, algebra.Forever)
+	}
+	for _, name := range []string{"SendMessage", "Waiting", "RunningOn", "Process", "Mailbox", "Processor"} {
+		g, w := rebuilt.Table(name), h.Table(name)
+		g.SortRows()
+		w.SortRows()
+		if gs, ws := fmt.Sprint(g.Rows), fmt.Sprint(w.Rows); gs != ws {
+			t.Errorf("%s: tapped\n%s\nwant\n%s", name, gs, ws)
+		} else if len(g.Rows) == 0 {
+			t.Errorf("%s: no tuples", name)
+		}
 	}
 }

@@ -159,6 +159,7 @@ func (r *Resident) Hello() *wire.Hello {
 		MonoBase: r.monoBase,
 		WallBase: r.wallBase,
 		Period:   r.period,
+		Caps:     []string{wire.CapTriggers},
 	}
 	for _, s := range r.spec.Sensors {
 		h.Sensors = append(h.Sensors, s.Name)

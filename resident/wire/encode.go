@@ -13,6 +13,7 @@ package wire
 //	         Name:string SDL:string
 //	         Types:count string* Sensors:count string*
 //	         MonoBase:varint WallBase:varint Period:varint
+//	         Caps:count string*
 //
 //	Batch    'B' version:uvarint(Version)
 //	         Watermark:varint
@@ -179,6 +180,10 @@ func (h *Hello) AppendBinary(b []byte) ([]byte, error) {
 	b = binary.AppendVarint(b, h.MonoBase)
 	b = binary.AppendVarint(b, h.WallBase)
 	b = binary.AppendVarint(b, h.Period)
+	b = binary.AppendUvarint(b, uint64(len(h.Caps)))
+	for _, s := range h.Caps {
+		b = appendString(b, s)
+	}
 	if n := len(b) - start; n > MaxFrame {
 		return b[:start], tooLarge("hello", n, MaxFrame)
 	}
@@ -676,6 +681,14 @@ func (h *Hello) UnmarshalBinary(data []byte) error {
 	h.MonoBase = d.varint("mono base")
 	h.WallBase = d.varint("wall base")
 	h.Period = d.varint("period")
+	if n := d.count("caps", minString); n > 0 {
+		h.Caps = make([]string, n)
+		for i := range h.Caps {
+			if h.Caps[i] = d.string("cap"); d.err != nil {
+				break
+			}
+		}
+	}
 	if err := d.finish(); err != nil {
 		*h = Hello{Version: h.Version}
 		return err

@@ -93,6 +93,9 @@ func randHello(r *rand.Rand) *Hello {
 	for n := r.IntN(8); n > 0; n-- {
 		h.Sensors = append(h.Sensors, randString(r))
 	}
+	for n := r.IntN(3); n > 0; n-- {
+		h.Caps = append(h.Caps, randString(r))
+	}
 	return h
 }
 
@@ -192,7 +195,7 @@ func TestRoundTripTable(t *testing.T) {
 		{"hello zero", &Hello{Version: Version}},
 		{"hello", &Hello{Version: Version, Name: "demo", SDL: "entity Process(pid: int)\n",
 			Types: []string{"Process", "Mailbox"}, Sensors: []string{"Process", "Running", "Send"},
-			MonoBase: 12345, WallBase: 1_700_000_000_000_000_000, Period: 1e9}},
+			MonoBase: 12345, WallBase: 1_700_000_000_000_000_000, Period: 1e9, Caps: []string{CapTriggers}}},
 		{"hello extremes", &Hello{Version: Version, Types: []string{""}, MonoBase: math.MinInt64,
 			WallBase: math.MaxInt64, Period: -1}},
 		{"batch empty", &Batch{}},

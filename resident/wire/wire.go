@@ -34,6 +34,25 @@ type Hello struct {
 	WallBase int64
 	// Period is the base Clock period (ns).
 	Period int64
+	// Caps lists the optional commands the resident carries out (see
+	// CapTriggers). A remote never sends a command the resident does not
+	// advertise; it widens instead.
+	Caps []string
+}
+
+// CapTriggers: the resident evaluates CTrigger commands itself (enables
+// an entity when a packet of another sensor carries it). A kernel resident
+// does not; the remote then widens the restricted sensor.
+const CapTriggers = "triggers"
+
+// Has reports whether the resident advertises capability c.
+func (h *Hello) Has(c string) bool {
+	for _, x := range h.Caps {
+		if x == c {
+			return true
+		}
+	}
+	return false
 }
 
 // PacketKind says what a packet reports.

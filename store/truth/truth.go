@@ -5,6 +5,7 @@ package truth
 
 import (
 	"math"
+	"slices"
 	"sync"
 
 	"github.com/tqmon/tqmon/algebra"
@@ -122,6 +123,12 @@ func (t *Recorder) End(s resident.SensorID, tuple uint64, at int64) {
 // until forever. The observation window runs from the resident's start
 // (its WallBase) to end (a monotonic time, usually when the subject
 // stopped).
+//
+// A sampled relation is known only at its sampling instants: its truth
+// holds the tuples valid at some tick of the base clock inside the window
+// (with their exact begin and end), which is everything a monitor sampling
+// at every tick sees. A tuple that begins and ends between two ticks is no
+// part of any observable history.
 func (t *Recorder) History(end int64) *algebra.History {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -134,7 +141,22 @@ func (t *Recorder) History(end int64) *algebra.History {
 		h.Table(o.rel.Name).Add(o.vals, o.from, algebra.Forever)
 	}
 	for _, tab := range h.Tables {
+		if tab.Rel.Strategy.Kind == algebra.Sampled {
+			tab.Rows = slices.DeleteFunc(tab.Rows, func(row algebra.Tuple) bool {
+				return !sampled(row, h.Window, h.Catalog.ClockPeriod)
+			})
+		}
 		tab.SortRows()
 	}
 	return h
+}
+
+// sampled reports whether a tick of the base clock (every multiple of
+// period inside w) falls in row's valid time.
+func sampled(row algebra.Tuple, w *algebra.Window, period algebra.Time) bool {
+	if period <= 0 {
+		return true
+	}
+	from, last := max(row.From, w.From), min(row.To-1, w.To)
+	return from <= last && algebra.FirstTick(period, from) <= last
 }
