@@ -192,7 +192,7 @@ func CompareTuples(a, b []Value) int {
 
 // AppendKey appends a canonical binary encoding of v, for hashing: two values
 // of the same kind have equal keys exactly when they are Equal (floats: -0
-// and +0 share a key).
+// and +0 share a key, and so do all NaNs).
 func AppendKey(buf []byte, v Value) []byte {
 	buf = append(buf, byte(v.K))
 	switch v.K {
@@ -201,8 +201,11 @@ func AppendKey(buf []byte, v Value) []byte {
 		buf = append(buf, v.S...)
 	case KindFloat:
 		f := v.F()
-		if f == 0 {
+		switch {
+		case f == 0:
 			f = 0
+		case f != f:
+			f = math.NaN() // every NaN is one value (Compare says so)
 		}
 		buf = binary.BigEndian.AppendUint64(buf, math.Float64bits(f))
 	default:

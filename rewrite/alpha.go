@@ -41,7 +41,9 @@ enabled, i.e. e−1 ≥ u's instant s, i.e. u.e = s+1 ≤ v.e, which is "u
 precede end of v"; an interval v whose begin is enabled (b ≥ s) has e−1 ≥ s
 too, so no other tuple is delivered. For an event v at t, t ≥ s+1 is "u
 precede v". As u contributed nothing else to the result, the join with u
-was a semijoin, and the enabled α computes it (results are sets).
+was a semijoin, and the enabled α computes it (results are sets). Not in
+a bag block (an aggregate's inner query), where every binding counts:
+removing u would merge the bindings that differ only in u.
 
 Why not the paper's O3 as stated: it enables the traced-then-disabled
 sensor once per u and relies on the sensor disabling itself after firing.
@@ -354,7 +356,7 @@ func hasMark(marks []string, m string) bool {
 
 func alphaSemijoin(_ *Context, n plan.Node) plan.Node {
 	b, ok := decompose(n)
-	if !ok {
+	if !ok || b.root.Bag {
 		return nil
 	}
 	for _, c := range b.candidates() {
@@ -395,7 +397,7 @@ func alphaSemijoin(_ *Context, n plan.Node) plan.Node {
 		for i, t := range b.root.Targets {
 			targets[i] = check.Target{Name: t.Name, Expr: expr.Remap(t.Expr, m), Pos: t.Pos}
 		}
-		return rebuild(targets, expr.RemapValid(b.valid, m), conds, whens, leaves)
+		return rebuild(targets, expr.RemapValid(b.valid, m), conds, whens, leaves, b.root.Bag)
 	}
 	return nil
 }

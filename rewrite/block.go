@@ -107,7 +107,7 @@ func (b *block) targetVars() uint64 {
 }
 
 // rebuild makes the canonical block π(πT(σT(σ(L1 × … × Lk)))) from parts.
-func rebuild(targets []check.Target, valid *expr.Valid, conds []expr.Expr, whens []expr.Pred, leaves []plan.Node) *plan.Project {
+func rebuild(targets []check.Target, valid *expr.Valid, conds []expr.Expr, whens []expr.Pred, leaves []plan.Node, bag bool) *plan.Project {
 	var n plan.Node
 	for _, l := range leaves {
 		if n == nil {
@@ -125,7 +125,7 @@ func rebuild(targets []check.Target, valid *expr.Valid, conds []expr.Expr, whens
 	if len(whens) > 0 {
 		n = &plan.SelectT{Pred: expr.PAndOf(whens), In: n}
 	}
-	return &plan.Project{Targets: targets, In: &plan.ProjectT{Valid: valid, In: n}}
+	return &plan.Project{Targets: targets, In: &plan.ProjectT{Valid: valid, In: n}, Bag: bag}
 }
 
 // mapLeaves rebuilds a block with each leaf replaced by fn(leaf), without

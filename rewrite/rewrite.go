@@ -63,6 +63,7 @@ const maxSteps = 1000
 func Rules() []Rule {
 	var all []Rule
 	all = append(all, traditionalRules()...)
+	all = append(all, aggregateRules()...)
 	all = append(all, alphaRules()...)
 	all = append(all, entitySourceRules()...)
 	all = append(all, clockRules()...)

@@ -58,6 +58,31 @@ type Retrieve struct {
 	Result *algebra.Relation
 	// Text is the statement's source text.
 	Text string
+	// Aggs are the aggregate terms of the targets and the where clause;
+	// expr.AggRef.Index indexes them.
+	Aggs []*Agg
+	// Bag marks an aggregate's inner query: every binding is a tuple of
+	// its result (nothing is coalesced), and it is never named.
+	Bag bool
+}
+
+// Agg is a checked aggregate term. Its variables are its own (Quel's
+// rule): it is correlated with the enclosing query only through its by
+// list, whose variables are variables of the enclosing query too.
+type Agg struct {
+	Func   expr.AggFunc
+	Window expr.Window
+	// By are the by-list expressions over the enclosing query's variables:
+	// they pick the group whose value the enclosing query sees.
+	By []expr.Expr
+	// Inner is the aggregate's own query, a bag: its targets are the
+	// by-list expressions over its variables, then the argument; its
+	// valid time is the default one (its variables' overlap).
+	Inner *Retrieve
+	// T is the aggregate's type.
+	T    algebra.Type
+	At   source.Pos
+	Text string // as written
 }
 
 // VarNames lists the names of the statement's variables.
@@ -303,6 +328,8 @@ type stmtChecker struct {
 	vars   []*Var
 	index  map[string]int
 	bad    bool
+	aggs   []*Agg
+	depth  int // aggregate nesting depth (0: the retrieve itself)
 }
 
 func (c *stmtChecker) errorf(pos source.Pos, format string, args ...any) {
@@ -404,6 +431,7 @@ func (c *stmtChecker) retrieve(st *tquel.RetrieveStmt) *Retrieve {
 		return nil
 	}
 	r.Vars = c.vars
+	r.Aggs = c.aggs
 	res := &algebra.Relation{
 		Name: r.Name, Class: algebra.ClassInterval, FlagHolder: -1,
 		File: c.file, Pos: st.At, Derived: true,
@@ -431,9 +459,30 @@ func unparen(e tquel.Expr) tquel.Expr {
 	}
 }
 
-// collectVars finds the range variables used outside aggregates and orders
-// them by declaration.
+// root is an expression whose variables a query uses.
+type root struct {
+	e        tquel.Expr
+	temporal bool
+}
+
+// collectVars finds the range variables a retrieve uses outside aggregates
+// (and in their by lists) and orders them by declaration.
 func (c *stmtChecker) collectVars(st *tquel.RetrieveStmt) {
+	var roots []root
+	for _, t := range st.Targets {
+		roots = append(roots, root{t.Expr, false})
+	}
+	roots = append(roots, root{st.Where, false}, root{st.When, true})
+	if st.Valid != nil {
+		roots = append(roots, root{st.Valid.At, true}, root{st.Valid.From, true}, root{st.Valid.To, true})
+	}
+	c.collect(roots, st.At)
+}
+
+// collect finds the range variables the roots use — outside aggregates,
+// and in the by lists of the aggregates they contain — and orders them by
+// declaration.
+func (c *stmtChecker) collect(roots []root, at source.Pos) {
 	used := map[string]bool{}
 	var walk func(e tquel.Expr, temporal bool)
 	walk = func(e tquel.Expr, temporal bool) {
@@ -462,18 +511,15 @@ func (c *stmtChecker) collectVars(st *tquel.RetrieveStmt) {
 		case *tquel.TimeOf:
 			walk(e.X, true)
 		case *tquel.Aggregate:
-			// Variables inside an aggregate are local to it.
+			// Variables inside an aggregate are local to it, except those
+			// of its by list, which correlate it with this query.
+			for _, b := range e.By {
+				walk(b, false)
+			}
 		}
 	}
-	for _, t := range st.Targets {
-		walk(t.Expr, false)
-	}
-	walk(st.Where, false)
-	walk(st.When, true)
-	if st.Valid != nil {
-		walk(st.Valid.At, true)
-		walk(st.Valid.From, true)
-		walk(st.Valid.To, true)
+	for _, r := range roots {
+		walk(r.e, r.temporal)
 	}
 	type vs struct {
 		d    *rangeDecl
@@ -491,8 +537,8 @@ func (c *stmtChecker) collectVars(st *tquel.RetrieveStmt) {
 		c.vars = append(c.vars, x.d.v)
 		c.index[x.name] = i
 	}
-	if len(c.vars) > 64 {
-		c.errorf(st.At, "a retrieve may use at most 64 range variables, not %d", len(c.vars))
+	if len(c.vars) > 63 {
+		c.errorf(at, "a query may use at most 63 range variables, not %d", len(c.vars))
 	}
 }
 
@@ -905,11 +951,13 @@ func (c *stmtChecker) operand(e tquel.Expr) operand {
 	case *tquel.Binary:
 		return operand{e: c.binary(e)}
 	case *tquel.Aggregate:
-		c.errorf(e.At, "aggregate %s is parsed but not evaluated yet", e.Func)
-		return operand{}
+		return operand{e: c.aggregate(e)}
 	case *tquel.TimeOf:
-		c.errorf(e.At, "%s in a value expression is not supported yet", e.Op)
-		return operand{}
+		x := c.texpr(e.X)
+		if x == nil {
+			return operand{}
+		}
+		return operand{e: &expr.TimeOf{End: e.Op == tquel.OpEndOf, X: x, At: e.At}}
 	case *tquel.TemporalBinary:
 		c.errorf(e.OpPos, "temporal operator %s is not allowed in a value expression (use it in a when clause)", e.Op)
 		return operand{}

@@ -26,6 +26,15 @@ type JoinSpec struct {
 	// binding must overlap and inputs come in time order, so a stored tuple
 	// is dropped once it has ended, without evaluating When.
 	OverlapPurge bool
+	// Times are the `begin of X` / `end of X` values the targets and
+	// TimeConds use, bound as the attributes of a pseudo-variable after
+	// the inputs' (variable k, attribute i is Times[i]). A binding is acted
+	// on only once they are known; one for which some X is empty is
+	// dropped.
+	Times []*expr.TimeOf
+	// TimeConds are where conjuncts that mention Times; they are checked
+	// with them.
+	TimeConds []expr.Expr
 }
 
 // Join evaluates a JoinSpec incrementally. Each input is a Receiver
@@ -53,6 +62,7 @@ type Join struct {
 	filters [][]expr.Fn // per input: conjuncts over that input alone
 	plans   [][]step    // per arriving input: how to bind the others
 	targets []expr.Fn
+	tconds  []expr.Fn
 
 	started  bool
 	done     algebra.Time // inputs processed up to here (inclusive)
@@ -177,6 +187,9 @@ func NewJoin(spec JoinSpec, out Receiver, st *runState, sweepMin int) *Join {
 	}
 	for _, t := range spec.Targets {
 		j.targets = append(j.targets, expr.Compile(t))
+	}
+	for _, c := range spec.TimeConds {
+		j.tconds = append(j.tconds, expr.Compile(c))
 	}
 	j.toHasConst = spec.Valid.To == nil || hasConst(spec.Valid.To)
 	j.compilePlans()
@@ -668,6 +681,9 @@ func (j *Join) decide(c *cand, h algebra.Time) (verdict, algebra.Time, algebra.T
 			return vDrop, 0, 0
 		}
 		if p == yes && s.empty == no && s.b.exact() {
+			if t := j.timesOK(c); t != yes {
+				return drop3(t), 0, 0
+			}
 			return vEmitEvent, s.b.lo, 0
 		}
 		return vUndecided, 0, 0
@@ -682,12 +698,80 @@ func (j *Join) decide(c *cand, h algebra.Time) (verdict, algebra.Time, algebra.T
 		return vDrop, 0, 0 // from ≥ to whatever the unknowns are
 	}
 	if p == yes && f.empty == no && t.empty == no && from.exact() && to.lo > from.lo {
+		if t := j.timesOK(c); t != yes {
+			return drop3(t), 0, 0
+		}
 		if to.exact() {
 			return vInterval, from.lo, to.lo
 		}
 		return vBegin, from.lo, 0
 	}
 	return vUndecided, 0, 0
+}
+
+// drop3 is the verdict of a time gate that did not pass: drop when it
+// failed, wait when it cannot tell yet.
+func drop3(t tri) verdict {
+	if t == no {
+		return vDrop
+	}
+	return vUndecided
+}
+
+// timesOK says whether c's Times are known (yes), and its TimeConds hold;
+// no when some Times operand is empty or a TimeCond fails; maybe when a
+// time is still unknown. It uses the spans decide just computed.
+func (j *Join) timesOK(c *cand) tri {
+	if len(j.spec.Times) == 0 {
+		return yes
+	}
+	tv, t := j.times()
+	if t != yes || len(j.tconds) == 0 {
+		return t
+	}
+	b := j.withTimes(c, tv)
+	for _, f := range j.tconds {
+		v, err := f(b)
+		if err != nil {
+			j.st.fail(err)
+			return no
+		}
+		if !v.B() {
+			return no
+		}
+	}
+	return yes
+}
+
+// times evaluates the Times over j.vs.
+func (j *Join) times() ([]algebra.Value, tri) {
+	out := make([]algebra.Value, len(j.spec.Times))
+	for i, t := range j.spec.Times {
+		s := evalT(t.X, j.vs)
+		switch s.empty {
+		case yes:
+			return nil, no
+		case maybe:
+			return nil, maybe
+		}
+		r := s.b
+		if t.End && !t.X.IsEvent() {
+			r = s.e
+		}
+		if !r.exact() {
+			return nil, maybe
+		}
+		out[i] = algebra.TimeVal(r.lo)
+	}
+	return out, yes
+}
+
+// withTimes is c's binding with the times as variable k.
+func (j *Join) withTimes(c *cand, tv []algebra.Value) expr.Binding {
+	b := make(expr.Binding, j.k+1)
+	copy(b, c.vals)
+	b[j.k] = tv
+	return b
 }
 
 // eval decides what it can about c at horizon h and acts on it.
@@ -779,11 +863,17 @@ func (j *Join) finish(c *cand) {
 	}
 }
 
-// result computes the target values of c's binding.
+// result computes the target values of c's binding (decide has just
+// computed the spans, and found the Times known).
 func (j *Join) result(c *cand, from algebra.Time) *Rec {
+	b := c.vals
+	if len(j.spec.Times) > 0 {
+		tv, _ := j.times()
+		b = j.withTimes(c, tv)
+	}
 	vals := make([]algebra.Value, len(j.targets))
 	for i, t := range j.targets {
-		v, err := t(c.vals)
+		v, err := t(b)
 		if err != nil {
 			j.st.fail(err)
 			return nil

@@ -81,7 +81,15 @@ func Build(cat *algebra.Catalog, stmts []*check.Retrieve, plans []plan.Node, opt
 	for i, r := range stmts {
 		s := &Stmt{Retrieve: r, Plan: plans[i]}
 		s.Result = NewCollector(r.Result)
-		out, j, c, err := n.block(plans[i])
+		var out *Tee
+		var j *Join
+		var c *Coalesce
+		var err error
+		if ap, ok := plans[i].(*plan.Apply); ok {
+			out, err = n.apply(ap)
+		} else {
+			out, j, c, err = n.block(plans[i])
+		}
 		if err != nil {
 			if r.Name != "" {
 				return nil, fmt.Errorf("%s: %w", r.Name, err)
@@ -113,9 +121,17 @@ func (n *Network) block(root plan.Node) (*Tee, *Join, *Coalesce, error) {
 		srcs[v], spec.MaxLate[v] = t, late
 	}
 	out := &Tee{}
-	c := NewCoalesce(out)
-	j := NewJoin(spec, c, n.st, n.opts.SweepMin)
-	n.holders = append(n.holders, j, c)
+	var c *Coalesce
+	var jout Receiver = out
+	if pr, _ := root.(*plan.Project); pr == nil || !pr.Bag {
+		c = NewCoalesce(out)
+		jout = c
+	}
+	j := NewJoin(spec, jout, n.st, n.opts.SweepMin)
+	n.holders = append(n.holders, j)
+	if c != nil {
+		n.holders = append(n.holders, c)
+	}
 	if len(leaves) == 0 {
 		n.Heartbeat.Add(j.Input(0))
 	}
@@ -208,6 +224,9 @@ func (n *Network) rel(node plan.Node) (*Tee, algebra.Time, error) {
 		return out, 0, nil
 	case *plan.Project:
 		out, _, _, err := n.block(x)
+		return out, 0, err
+	case *plan.Apply:
+		out, err := n.apply(x)
 		return out, 0, err
 	case *plan.AllOf:
 		return nil, 0, fmt.Errorf("%s can only be a whole α argument", x.Label())
@@ -349,7 +368,45 @@ func compileBlock(root plan.Node) (JoinSpec, []plan.Node, error) {
 	if unit && len(out) > 0 {
 		return spec, nil, fmt.Errorf("unit relation beside scans")
 	}
+	bindTimes(&spec, len(out))
 	return spec, out, nil
+}
+
+// bindTimes moves the `begin of` / `end of` values the targets and where
+// conjuncts use into spec.Times, as attributes of pseudo-variable k, and
+// the conjuncts that use them into spec.TimeConds.
+func bindTimes(spec *JoinSpec, k int) {
+	idx := map[string]int{}
+	bind := func(e expr.Expr) expr.Expr {
+		return expr.ReplaceLeaves(e, func(x expr.Expr) expr.Expr {
+			t, ok := x.(*expr.TimeOf)
+			if !ok {
+				return nil
+			}
+			key := expr.Key(t)
+			i, ok := idx[key]
+			if !ok {
+				i = len(spec.Times)
+				idx[key] = i
+				spec.Times = append(spec.Times, t)
+			}
+			return &expr.Col{Var: k, Attr: i, T: algebra.TypeTime, AttrName: t.String(), At: t.At}
+		})
+	}
+	for i, t := range spec.Targets {
+		if expr.HasTimeOf(t) {
+			spec.Targets[i] = bind(t)
+		}
+	}
+	conds := spec.Conds[:0:0]
+	for _, c := range spec.Conds {
+		if expr.HasTimeOf(c) {
+			spec.TimeConds = append(spec.TimeConds, bind(c))
+		} else {
+			conds = append(conds, c)
+		}
+	}
+	spec.Conds = conds
 }
 
 // Err is the first runtime error of the run, if any.
@@ -371,4 +428,59 @@ func (n *Network) notePeak() {
 	if h := n.Held(); h > n.peak {
 		n.peak = h
 	}
+}
+
+// apply compiles an apply and the aggregates under it.
+func (n *Network) apply(x *plan.Apply) (*Tee, error) {
+	outer, _, err := n.rel(x.In)
+	if err != nil {
+		return nil, err
+	}
+	spec := ApplySpec{Pred: x.Pred, Bag: x.Bag}
+	for _, t := range x.Targets {
+		spec.Targets = append(spec.Targets, t.Expr)
+	}
+	var inners []*Tee
+	for j, g := range x.Aggs {
+		in, _, err := n.rel(g.In)
+		if err != nil {
+			return nil, err
+		}
+		inners = append(inners, in)
+		at, ok := argType(g.In)
+		if !ok {
+			return nil, fmt.Errorf("aggregate %s: its input is %s, want a query", g.Text, g.In.Label())
+		}
+		spec.Aggs = append(spec.Aggs, AggSpec{Func: g.Func, Window: g.Window, NBy: g.NBy, ArgType: at, Group: x.Groups[j]})
+	}
+	out := &Tee{}
+	var dst Receiver = out
+	if !x.Bag {
+		c := NewCoalesce(out)
+		n.holders = append(n.holders, c)
+		dst = c
+	}
+	op := NewApply(spec, dst, n.st)
+	n.holders = append(n.holders, op)
+	outer.Add(op.Input(0))
+	for j, in := range inners {
+		in.Add(op.Input(j + 1))
+	}
+	return out, nil
+}
+
+// argType is the type of an aggregate's argument: its inner query's last
+// column.
+func argType(n plan.Node) (algebra.Type, bool) {
+	switch n := n.(type) {
+	case *plan.Project:
+		if len(n.Targets) > 0 {
+			return n.Targets[len(n.Targets)-1].Expr.Type(), true
+		}
+	case *plan.Apply:
+		if len(n.Targets) > 0 {
+			return n.Targets[len(n.Targets)-1].Expr.Type(), true
+		}
+	}
+	return algebra.Type{}, false
 }

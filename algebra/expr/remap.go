@@ -16,6 +16,10 @@ func Remap(e Expr, m []int) Expr {
 		b := *e
 		b.X, b.Y = Remap(e.X, m), Remap(e.Y, m)
 		return &b
+	case *TimeOf:
+		t := *e
+		t.X = RemapT(e.X, m)
+		return &t
 	}
 	return e
 }

@@ -181,6 +181,8 @@ func Vars(e Expr) uint64 {
 		return Vars(e.X)
 	case *Binary:
 		return Vars(e.X) | Vars(e.Y)
+	case *TimeOf:
+		return TVars(e.X)
 	}
 	return 0
 }
@@ -323,6 +325,8 @@ func Eval(e Expr, b Binding) (algebra.Value, error) {
 			return r, &EvalError{Pos: e.At, Err: err}
 		}
 		return r, nil
+	case *TimeOf, *AggRef:
+		return algebra.Value{}, errUnbound
 	}
 	return algebra.Value{}, errors.New("unknown expression")
 }
@@ -415,6 +419,8 @@ func Compile(e Expr) Fn {
 				return r, nil
 			}
 		}
+	case *TimeOf, *AggRef:
+		return func(Binding) (algebra.Value, error) { return algebra.Value{}, errUnbound }
 	}
 	panic("expr.Compile: unknown expression " + strings.TrimSpace(e.String()))
 }

@@ -150,7 +150,7 @@ func EntityType(n Node) (algebra.Type, bool) {
 	case *SetOp:
 		return EntityType(n.L)
 	case *Project:
-		if len(n.Targets) == 1 && n.Targets[0].Expr.Type().Kind == algebra.KindEntity {
+		if !n.Bag && len(n.Targets) == 1 && n.Targets[0].Expr.Type().Kind == algebra.KindEntity {
 			return n.Targets[0].Expr.Type(), true
 		}
 	}
@@ -234,7 +234,19 @@ func WithChildren(n Node, kids []Node) Node {
 	case *ProjectT:
 		return &ProjectT{Valid: n.Valid, In: kids[0]}
 	case *Project:
-		return &Project{Targets: n.Targets, In: kids[0]}
+		return &Project{Targets: n.Targets, In: kids[0], Bag: n.Bag}
+	case *Aggregate:
+		c := *n
+		c.In = kids[0]
+		return &c
+	case *Apply:
+		c := *n
+		c.In = kids[0]
+		c.Aggs = make([]*Aggregate, len(kids)-1)
+		for i, k := range kids[1:] {
+			c.Aggs[i] = k.(*Aggregate)
+		}
+		return &c
 	case *SetOp:
 		return &SetOp{Union: n.Union, L: kids[0], R: kids[1]}
 	case *SelectEntity:

@@ -71,10 +71,12 @@ type ProjectT struct {
 }
 
 // Project is π[Targets](In): computes the result's attributes; the result is
-// a set, coalesced.
+// a set, coalesced — unless Bag, which keeps one tuple per binding (an
+// aggregate's inner query, where every binding counts).
 type Project struct {
 	Targets []check.Target
 	In      Node
+	Bag     bool
 }
 
 // SetOp is L ∩ R or L ∪ R over entity relations (one identifier attribute):
@@ -136,6 +138,9 @@ func (n *Project) Label() string {
 	for i, t := range n.Targets {
 		parts[i] = t.Name + " = " + t.Expr.String()
 	}
+	if n.Bag {
+		return "πbag[" + strings.Join(parts, ", ") + "]"
+	}
 	return "π[" + strings.Join(parts, ", ") + "]"
 }
 func (n *SetOp) Label() string {
@@ -158,10 +163,18 @@ func exprList(es []expr.Expr, sep string) string {
 //	π[targets](πT[valid](σT[when](σ[where](R1 × … × Rk))))
 //
 // with σ omitted when there is no where clause and σT omitted when the when
-// clause is trivially true.
+// clause is trivially true. A retrieve with aggregates gets an apply over
+// that block and the aggregates' own plans (translateAggs).
 func Translate(r *check.Retrieve) Node {
+	if len(r.Aggs) > 0 {
+		return translateAggs(r)
+	}
+	return translateBlock(r.Vars, r.Targets, r.Where, r.When, r.Valid, r.Bag)
+}
+
+func translateBlock(vars []*check.Var, targets []check.Target, where expr.Expr, when expr.Pred, valid *expr.Valid, bag bool) Node {
 	var n Node
-	for i, v := range r.Vars {
+	for i, v := range vars {
 		s := &Scan{Var: i, VarName: v.Name, Rel: v.Rel, From: v.From}
 		if n == nil {
 			n = s
@@ -172,14 +185,14 @@ func Translate(r *check.Retrieve) Node {
 	if n == nil {
 		n = &Unit{}
 	}
-	if r.Where != nil {
-		n = &Select{Pred: r.Where, In: n}
+	if where != nil {
+		n = &Select{Pred: where, In: n}
 	}
-	if _, trivial := r.When.(*expr.PTrue); !trivial {
-		n = &SelectT{Pred: r.When, In: n}
+	if _, trivial := when.(*expr.PTrue); !trivial {
+		n = &SelectT{Pred: when, In: n}
 	}
-	n = &ProjectT{Valid: r.Valid, In: n}
-	return &Project{Targets: r.Targets, In: n}
+	n = &ProjectT{Valid: valid, In: n}
+	return &Project{Targets: targets, In: n, Bag: bag}
 }
 
 // String prints a plan on one line, e.g.

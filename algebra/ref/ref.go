@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/agg"
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/expr"
 )
@@ -12,49 +13,143 @@ import (
 // Eval evaluates the statements over a history and returns one table per
 // statement. Clock ticks exist inside the history's extent.
 func Eval(h *algebra.History, stmts []*check.Retrieve) ([]*algebra.Table, error) {
-	derived := map[*check.Retrieve]*algebra.Table{}
+	ev := &evaluator{h: h, derived: map[*check.Retrieve]*algebra.Table{}}
 	var out []*algebra.Table
 	for _, r := range stmts {
-		rels := make([][]algebra.Tuple, len(r.Vars))
-		for i, v := range r.Vars {
-			switch {
-			case v.Rel.IsClock():
-				start, end, ok := h.Extent()
-				if !ok {
-					continue
-				}
-				for _, t := range algebra.ClockTicks(v.Rel.ClockN, h.Catalog.ClockPeriod, start, end) {
-					rels[i] = append(rels[i], algebra.Tuple{From: t, To: algebra.Next(t)})
-				}
-			case v.From != nil:
-				t := derived[v.From]
-				if t == nil {
-					return nil, fmt.Errorf("%s is read before it is derived", v.Rel.Name)
-				}
-				rels[i] = t.Rows
-			default:
-				t := h.Table(v.Rel.Name)
-				if t == nil {
-					return nil, fmt.Errorf("history has no relation %s", v.Rel.Name)
-				}
-				rels[i] = t.Rows
-			}
-		}
-		t, err := evalRetrieve(r, rels)
+		rows, err := ev.query(r)
 		if err != nil {
 			return nil, err
 		}
-		derived[r] = t
+		t := &algebra.Table{Rel: r.Result, Rows: Coalesce(rows, r.Valid.IsEvent())}
+		t.SortRows()
+		ev.derived[r] = t
 		out = append(out, t)
 	}
 	return out, nil
 }
 
-func evalRetrieve(r *check.Retrieve, rels [][]algebra.Tuple) (*algebra.Table, error) {
+type evaluator struct {
+	h       *algebra.History
+	derived map[*check.Retrieve]*algebra.Table
+}
+
+// relation returns the tuples a variable ranges over.
+func (ev *evaluator) relation(v *check.Var) ([]algebra.Tuple, error) {
+	switch {
+	case v.Rel.IsClock():
+		start, end, ok := ev.h.Extent()
+		if !ok {
+			return nil, nil
+		}
+		var rows []algebra.Tuple
+		for _, t := range algebra.ClockTicks(v.Rel.ClockN, ev.h.Catalog.ClockPeriod, start, end) {
+			rows = append(rows, algebra.Tuple{From: t, To: algebra.Next(t)})
+		}
+		return rows, nil
+	case v.From != nil:
+		t := ev.derived[v.From]
+		if t == nil {
+			return nil, fmt.Errorf("%s is read before it is derived", v.Rel.Name)
+		}
+		return t.Rows, nil
+	}
+	t := ev.h.Table(v.Rel.Name)
+	if t == nil {
+		return nil, fmt.Errorf("history has no relation %s", v.Rel.Name)
+	}
+	return t.Rows, nil
+}
+
+// query evaluates a retrieve straight from the tuple-calculus semantics,
+// as a multiset: one tuple per binding that qualifies — per maximal piece
+// of constant values and qualification, when aggregates vary over its
+// valid time. Eval coalesces it into a set.
+func (ev *evaluator) query(r *check.Retrieve) ([]algebra.Tuple, error) {
 	k := len(r.Vars)
+	rels := make([][]algebra.Tuple, k)
+	for i, v := range r.Vars {
+		rows, err := ev.relation(v)
+		if err != nil {
+			return nil, err
+		}
+		rels[i] = rows
+	}
+	tls := make([]*timeline, len(r.Aggs))
+	for j, g := range r.Aggs {
+		tl, err := ev.timeline(g)
+		if err != nil {
+			return nil, err
+		}
+		tls[j] = tl
+	}
+	// begin of / end of values become pseudo-variable k, aggregate values
+	// pseudo-variable k+1.
+	var times []*expr.TimeOf
+	timeIdx := map[string]int{}
+	bind := func(e expr.Expr) expr.Expr {
+		return expr.ReplaceLeaves(e, func(x expr.Expr) expr.Expr {
+			switch x := x.(type) {
+			case *expr.TimeOf:
+				key := expr.Key(x)
+				i, ok := timeIdx[key]
+				if !ok {
+					i = len(times)
+					timeIdx[key] = i
+					times = append(times, x)
+				}
+				return &expr.Col{Var: k, Attr: i, T: algebra.TypeTime}
+			case *expr.AggRef:
+				return &expr.Col{Var: k + 1, Attr: x.Index, T: x.T}
+			}
+			return nil
+		})
+	}
+	targets := make([]expr.Expr, len(r.Targets))
+	for i, t := range r.Targets {
+		targets[i] = bind(t.Expr)
+	}
+	var valueConds, timeConds, aggConds []expr.Expr
+	for _, c := range expr.Conjuncts(r.Where) {
+		switch {
+		case expr.HasAgg(c):
+			aggConds = append(aggConds, bind(c))
+		case expr.HasTimeOf(c):
+			timeConds = append(timeConds, bind(c))
+		default:
+			valueConds = append(valueConds, c)
+		}
+	}
+	groupBy := make([][]expr.Expr, len(r.Aggs))
+	for j, g := range r.Aggs {
+		for _, b := range g.By {
+			groupBy[j] = append(groupBy[j], bind(b))
+		}
+	}
+
 	binding := make([]algebra.Tuple, k)
-	vals := make(expr.Binding, k)
+	vals := make(expr.Binding, k+2)
+	aggVals := make([]algebra.Value, len(r.Aggs))
 	var rows []algebra.Tuple
+	holds := func(conds []expr.Expr) (bool, error) {
+		for _, c := range conds {
+			v, err := expr.Eval(c, vals)
+			if err != nil || !v.B() {
+				return false, err
+			}
+		}
+		return true, nil
+	}
+	row := func() ([]algebra.Value, error) {
+		out := make([]algebra.Value, len(targets))
+		for j, t := range targets {
+			v, err := expr.Eval(t, vals)
+			if err != nil {
+				return nil, err
+			}
+			out[j] = v
+		}
+		return out, nil
+	}
 	var loop func(i int) error
 	loop = func(i int) error {
 		if i < k {
@@ -67,14 +162,8 @@ func evalRetrieve(r *check.Retrieve, rels [][]algebra.Tuple) (*algebra.Table, er
 			}
 			return nil
 		}
-		if r.Where != nil {
-			ok, err := expr.Eval(r.Where, vals)
-			if err != nil {
-				return err
-			}
-			if !ok.B() {
-				return nil
-			}
+		if ok, err := holds(valueConds); !ok || err != nil {
+			return err
 		}
 		if !pred(r.When, binding, r) {
 			return nil
@@ -83,23 +172,240 @@ func evalRetrieve(r *check.Retrieve, rels [][]algebra.Tuple) (*algebra.Table, er
 		if !ok {
 			return nil
 		}
-		row := algebra.Tuple{Vals: make([]algebra.Value, len(r.Targets)), From: from, To: to}
-		for j, t := range r.Targets {
-			v, err := expr.Eval(t.Expr, vals)
+		tv := make([]algebra.Value, len(times))
+		for i, t := range times {
+			s := temporal(t.X, binding, r)
+			if s.empty {
+				return nil // no value: the binding contributes nothing
+			}
+			tv[i] = algebra.TimeVal(s.b)
+			if t.End && !t.X.IsEvent() {
+				tv[i] = algebra.TimeVal(s.e)
+			}
+		}
+		vals[k] = tv
+		if ok, err := holds(timeConds); !ok || err != nil {
+			return err
+		}
+		if len(r.Aggs) == 0 {
+			v, err := row()
 			if err != nil {
 				return err
 			}
-			row.Vals[j] = v
+			rows = append(rows, algebra.Tuple{Vals: v, From: from, To: to})
+			return nil
 		}
-		rows = append(rows, row)
+		// The aggregates' values vary over [from, to): cut it where any of
+		// the groups this binding picks changes, evaluate each piece, and
+		// merge neighbours with the same values.
+		groups := make([]string, len(r.Aggs))
+		for j := range r.Aggs {
+			var key []byte
+			for _, b := range groupBy[j] {
+				v, err := expr.Eval(b, vals)
+				if err != nil {
+					return err
+				}
+				key = algebra.AppendKey(key, v)
+			}
+			groups[j] = string(key)
+		}
+		cuts := []algebra.Time{from}
+		if r.Valid.IsEvent() {
+			cuts = append(cuts, from) // one chronon: from (Forever too)
+		} else {
+			for j, tl := range tls {
+				cuts = append(cuts, tl.cuts(groups[j], from, to)...)
+			}
+			sort.Slice(cuts, func(a, b int) bool { return cuts[a] < cuts[b] })
+			cuts = append(cuts, to)
+		}
+		var cur *algebra.Tuple
+		for c := 0; c+1 < len(cuts); c++ {
+			s, e := cuts[c], cuts[c+1]
+			if s == e && !r.Valid.IsEvent() {
+				continue
+			}
+			ok := true
+			for j, tl := range tls {
+				v, has := tl.at(groups[j], s)
+				if !has {
+					ok = false
+					break
+				}
+				aggVals[j] = v
+			}
+			vals[k+1] = aggVals
+			if ok {
+				var err error
+				if ok, err = holds(aggConds); err != nil {
+					return err
+				}
+			}
+			if !ok {
+				if cur != nil {
+					rows = append(rows, *cur)
+					cur = nil
+				}
+				continue
+			}
+			v, err := row()
+			if err != nil {
+				return err
+			}
+			if cur != nil && string(algebra.AppendTupleKey(nil, cur.Vals)) == string(algebra.AppendTupleKey(nil, v)) {
+				cur.To = e
+				continue
+			}
+			if cur != nil {
+				rows = append(rows, *cur)
+			}
+			cur = &algebra.Tuple{Vals: v, From: s, To: e}
+			if r.Valid.IsEvent() {
+				cur.To = to
+			}
+		}
+		if cur != nil {
+			rows = append(rows, *cur)
+		}
 		return nil
 	}
 	if err := loop(0); err != nil {
 		return nil, err
 	}
-	t := &algebra.Table{Rel: r.Result, Rows: Coalesce(rows, r.Valid.IsEvent())}
-	t.SortRows()
-	return t, nil
+	return rows, nil
+}
+
+// timeline is an aggregate's value over time, per group: the maximal
+// pieces of constant value where it has one.
+type timeline struct {
+	g      *check.Agg
+	groups map[string][]piece
+	// atForever is each group's value at Forever, which only an event at
+	// Forever (the end of an interval still open) asks for: the
+	// contributions that last until Forever — intervals never ending,
+	// for-ever windows, and events at Forever — count there.
+	atForever map[string]piece
+	def       algebra.Value // the value where nothing contributes (count, countU, any)
+	total     bool
+}
+
+type piece struct {
+	from, to algebra.Time
+	v        algebra.Value
+}
+
+// timeline computes an aggregate: its inner query's tuples, each
+// contributing at the chronons its window says, grouped by the by list,
+// with the function applied to the contributions at every chronon.
+func (ev *evaluator) timeline(g *check.Agg) (*timeline, error) {
+	inner, err := ev.query(g.Inner)
+	if err != nil {
+		return nil, err
+	}
+	nby := len(g.By)
+	argT := g.Inner.Targets[nby].Expr.Type()
+	tl := &timeline{g: g, groups: map[string][]piece{}, atForever: map[string]piece{}, total: g.Func.Total()}
+	if tl.total {
+		tl.def, _, _ = agg.Compute(g.Func, argT, nil)
+	}
+	type contrib struct {
+		from, to algebra.Time
+		v        algebra.Value
+	}
+	byGroup := map[string][]contrib{}
+	for _, t := range inner {
+		key := string(algebra.AppendTupleKey(nil, t.Vals[:nby]))
+		to := t.To
+		if g.Inner.Valid.IsEvent() {
+			to = algebra.Next(t.From)
+		}
+		byGroup[key] = append(byGroup[key], contrib{t.From, g.Window.Stretch(to), t.Vals[nby]})
+	}
+	for key, cs := range byGroup {
+		var bounds []algebra.Time
+		for _, c := range cs {
+			bounds = append(bounds, c.from, c.to)
+		}
+		sort.Slice(bounds, func(a, b int) bool { return bounds[a] < bounds[b] })
+		var pieces []piece
+		for i := 0; i+1 < len(bounds); i++ {
+			s, e := bounds[i], bounds[i+1]
+			if s == e {
+				continue
+			}
+			var vs []algebra.Value
+			for _, c := range cs {
+				if c.from <= s && s < c.to {
+					vs = append(vs, c.v)
+				}
+			}
+			if len(vs) == 0 {
+				continue
+			}
+			v, ok, err := agg.Compute(g.Func, argT, vs)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				continue
+			}
+			if n := len(pieces); n > 0 && pieces[n-1].to == s && sameValue(pieces[n-1].v, v) {
+				pieces[n-1].to = e
+				continue
+			}
+			pieces = append(pieces, piece{s, e, v})
+		}
+		tl.groups[key] = pieces
+		var vs []algebra.Value
+		for _, c := range cs {
+			if c.to == algebra.Forever {
+				vs = append(vs, c.v)
+			}
+		}
+		if len(vs) > 0 {
+			v, ok, err := agg.Compute(g.Func, argT, vs)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				tl.atForever[key] = piece{v: v}
+			}
+		}
+	}
+	return tl, nil
+}
+
+func sameValue(a, b algebra.Value) bool { return a.K == b.K && a.N == b.N && a.S == b.S }
+
+// at is the value of group key at chronon t; ok is false where it has none.
+func (tl *timeline) at(key string, t algebra.Time) (algebra.Value, bool) {
+	if t == algebra.Forever {
+		if p, ok := tl.atForever[key]; ok {
+			return p.v, true
+		}
+		return tl.def, tl.total
+	}
+	ps := tl.groups[key]
+	i := sort.Search(len(ps), func(i int) bool { return ps[i].to > t })
+	if i < len(ps) && ps[i].from <= t {
+		return ps[i].v, true
+	}
+	return tl.def, tl.total
+}
+
+// cuts lists the times in (from, to) where group key's value may change.
+func (tl *timeline) cuts(key string, from, to algebra.Time) []algebra.Time {
+	var out []algebra.Time
+	for _, p := range tl.groups[key] {
+		if p.from > from && p.from < to {
+			out = append(out, p.from)
+		}
+		if p.to > from && p.to < to {
+			out = append(out, p.to)
+		}
+	}
+	return out
 }
 
 // span is the value of a temporal expression: [b, e), or empty.

@@ -1,0 +1,137 @@
+package agg
+
+import (
+	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/expr"
+)
+
+// Acc is one group's aggregate kept up to date as contributions come and
+// go: Add and Remove a value, read Value. Its Value equals Compute over the
+// multiset of values added and not removed. count and any keep a counter
+// only; the others keep what they need (a running exact sum, or the
+// distinct values with their multiplicities).
+type Acc struct {
+	f        expr.AggFunc
+	t        algebra.Type
+	n        int
+	distinct map[string]*entry // countU, sumU, avgU, min, max
+	s        sum
+	ext      algebra.Value // min or max, when extOK
+	extOK    bool
+	keybuf   []byte
+}
+
+type entry struct {
+	v algebra.Value
+	n int
+}
+
+// New makes an empty accumulator of f over arguments of type t.
+func New(f expr.AggFunc, t algebra.Type) *Acc {
+	a := &Acc{f: f, t: t}
+	switch f {
+	case expr.AggCountU, expr.AggSumU, expr.AggAvgU, expr.AggMin, expr.AggMax:
+		a.distinct = map[string]*entry{}
+	}
+	return a
+}
+
+// Len is the number of contributions held.
+func (a *Acc) Len() int { return a.n }
+
+// Add adds one contribution.
+func (a *Acc) Add(v algebra.Value) {
+	a.n++
+	switch a.f {
+	case expr.AggSum, expr.AggAvg:
+		a.s.add(v, a.t, 1)
+	}
+	if a.distinct == nil {
+		return
+	}
+	a.keybuf = algebra.AppendKey(a.keybuf[:0], v)
+	e := a.distinct[string(a.keybuf)]
+	if e == nil {
+		e = &entry{v: v}
+		a.distinct[string(a.keybuf)] = e
+		if a.f == expr.AggSumU || a.f == expr.AggAvgU {
+			a.s.add(v, a.t, 1)
+		}
+		if a.extOK && a.better(v, a.ext) {
+			a.ext = v
+		}
+		if a.n == 1 {
+			a.ext, a.extOK = v, true
+		}
+	}
+	e.n++
+}
+
+// Remove removes one contribution of v, which must have been added.
+func (a *Acc) Remove(v algebra.Value) {
+	a.n--
+	switch a.f {
+	case expr.AggSum, expr.AggAvg:
+		a.s.add(v, a.t, -1)
+	}
+	if a.distinct == nil {
+		return
+	}
+	a.keybuf = algebra.AppendKey(a.keybuf[:0], v)
+	e := a.distinct[string(a.keybuf)]
+	if e == nil {
+		return
+	}
+	e.n--
+	if e.n > 0 {
+		return
+	}
+	delete(a.distinct, string(a.keybuf))
+	if a.f == expr.AggSumU || a.f == expr.AggAvgU {
+		a.s.add(e.v, a.t, -1)
+	}
+	if a.extOK && algebra.Compare(e.v, a.ext) == 0 {
+		a.extOK = false
+	}
+}
+
+func (a *Acc) better(x, than algebra.Value) bool {
+	c := algebra.Compare(x, than)
+	return a.f == expr.AggMin && c < 0 || a.f == expr.AggMax && c > 0
+}
+
+// Value is the aggregate of what is held; ok is false where it has none.
+func (a *Acc) Value() (v algebra.Value, ok bool, err error) {
+	switch a.f {
+	case expr.AggCount:
+		return algebra.Int(int64(a.n)), true, nil
+	case expr.AggCountU:
+		return algebra.Int(int64(len(a.distinct))), true, nil
+	case expr.AggAny:
+		return algebra.Bool(a.n > 0), true, nil
+	}
+	if a.n == 0 {
+		return algebra.Value{}, false, nil
+	}
+	switch a.f {
+	case expr.AggSum, expr.AggSumU:
+		v, err := a.s.total(a.t)
+		return v, err == nil, err
+	case expr.AggAvg:
+		v, err := a.s.mean(a.t, int64(a.n))
+		return v, err == nil, err
+	case expr.AggAvgU:
+		v, err := a.s.mean(a.t, int64(len(a.distinct)))
+		return v, err == nil, err
+	}
+	if !a.extOK {
+		first := true
+		for _, e := range a.distinct {
+			if first || a.better(e.v, a.ext) {
+				a.ext, first = e.v, false
+			}
+		}
+		a.extOK = true
+	}
+	return canonical(a.ext), true, nil
+}

@@ -1,0 +1,182 @@
+package check
+
+import (
+	"strconv"
+
+	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/expr"
+	"github.com/tqmon/tqmon/grammar/source"
+	"github.com/tqmon/tqmon/grammar/tquel"
+)
+
+// maxAggDepth bounds aggregate nesting.
+const maxAggDepth = 8
+
+var aggFuncs = map[tquel.AggFunc]expr.AggFunc{
+	tquel.AggCount: expr.AggCount, tquel.AggCountU: expr.AggCountU,
+	tquel.AggSum: expr.AggSum, tquel.AggSumU: expr.AggSumU,
+	tquel.AggAvg: expr.AggAvg, tquel.AggAvgU: expr.AggAvgU,
+	tquel.AggMin: expr.AggMin, tquel.AggMax: expr.AggMax, tquel.AggAny: expr.AggAny,
+}
+
+// aggregate checks an aggregate term of the query c checks and returns the
+// reference to it.
+//
+// Quel's scoping: the aggregate's variables are its own — a variable named
+// inside it ranges independently of the same name outside — except that
+// its by list is evaluated twice, over the aggregate's copies to group its
+// bindings and over the enclosing query's to pick the group. collect made
+// the by-list variables variables of the enclosing query.
+func (c *stmtChecker) aggregate(a *tquel.Aggregate) expr.Expr {
+	fn, ok := aggFuncs[a.Func]
+	if !ok {
+		c.errorf(a.At, "unknown aggregate")
+		return nil
+	}
+	if c.depth >= maxAggDepth {
+		c.errorf(a.At, "aggregates nest at most %d deep", maxAggDepth)
+		return nil
+	}
+	text := tquel.FormatExpr(a)
+	bad := false
+
+	// The by list over the enclosing query's variables.
+	var outerBy []expr.Expr
+	for _, b := range a.By {
+		if containsAggregate(b) {
+			c.errorf(b.Pos(), "a by list cannot contain an aggregate")
+			bad = true
+			continue
+		}
+		e := c.value(b)
+		if e == nil {
+			bad = true
+			continue
+		}
+		outerBy = append(outerBy, e)
+	}
+
+	// The aggregate's own query.
+	sub := &stmtChecker{s: c.s, file: c.file, ranges: c.ranges, failed: c.failed, errs: c.errs, depth: c.depth + 1}
+	roots := []root{{a.Arg, false}, {a.Where, false}, {a.When, true}}
+	for _, b := range a.By {
+		roots = append(roots, root{b, false})
+	}
+	sub.collect(roots, a.At)
+	inner := &Retrieve{File: c.file, Pos: a.At, Bag: true, Text: text}
+	for i, b := range a.By {
+		e := sub.value(b)
+		if e != nil {
+			inner.Targets = append(inner.Targets, Target{Name: "by" + strconv.Itoa(i+1), Expr: e, Pos: b.Pos()})
+		}
+	}
+	arg := sub.value(a.Arg)
+	if arg != nil {
+		inner.Targets = append(inner.Targets, Target{Name: "arg", Expr: arg, Pos: a.Arg.Pos()})
+	}
+	if a.Where != nil {
+		if w := sub.value(a.Where); w != nil {
+			if w.Type().Kind != algebra.KindBool {
+				sub.errorf(a.Where.Pos(), "where clause must be a condition, but this is %s", article(w.Type().String()))
+			} else {
+				inner.Where = w
+			}
+		}
+	}
+	if a.When != nil {
+		inner.When = sub.pred(a.When)
+	} else {
+		inner.When = sub.defaultWhen()
+		inner.WhenDefault = true
+	}
+	inner.Valid = sub.defaultValid()
+	inner.ValidDefault = true
+	if sub.bad {
+		c.bad = true
+		return nil
+	}
+	if bad || arg == nil {
+		return nil
+	}
+	inner.Vars = sub.vars
+	inner.Aggs = sub.aggs
+	res := &algebra.Relation{Class: algebra.ClassInterval, FlagHolder: -1, File: c.file, Pos: a.At, Derived: true}
+	if inner.Valid.IsEvent() {
+		res.Class = algebra.ClassEvent
+	}
+	for _, t := range inner.Targets {
+		res.Attrs = append(res.Attrs, algebra.Attr{Name: t.Name, Type: t.Expr.Type(), Pos: t.Pos})
+	}
+	inner.Result = res
+
+	t, ok := c.aggType(fn, arg, a.Arg.Pos())
+	if !ok {
+		return nil
+	}
+	w := expr.Window{}
+	switch a.Window.Kind {
+	case tquel.WindowEver:
+		w.Kind = expr.WindowEver
+	case tquel.WindowMoving:
+		w.Kind = expr.WindowMoving
+		if a.Window.Size == nil {
+			c.errorf(a.Window.At, "for each needs a duration")
+			return nil
+		}
+		if a.Window.Size.NS <= 0 {
+			c.errorf(a.Window.Size.At, "a moving window must be longer than 0, not %s", a.Window.Size.Text)
+			return nil
+		}
+		w.D = a.Window.Size.NS
+	}
+	g := &Agg{Func: fn, Window: w, By: outerBy, Inner: inner, T: t, At: a.At, Text: text}
+	c.aggs = append(c.aggs, g)
+	return &expr.AggRef{Index: len(c.aggs) - 1, T: t, At: a.At, Txt: text}
+}
+
+// aggType is the type of fn over arguments like arg.
+func (c *stmtChecker) aggType(fn expr.AggFunc, arg expr.Expr, pos source.Pos) (algebra.Type, bool) {
+	at := arg.Type()
+	switch fn {
+	case expr.AggCount, expr.AggCountU:
+		return algebra.TypeInt, true
+	case expr.AggAny:
+		return algebra.TypeBool, true
+	case expr.AggSum, expr.AggSumU:
+		switch at.Kind {
+		case algebra.KindInt, algebra.KindFloat, algebra.KindDuration:
+			return at, true
+		}
+		c.errorf(pos, "%s adds numbers or durations, not %s values", fn, at)
+	case expr.AggAvg, expr.AggAvgU:
+		switch at.Kind {
+		case algebra.KindInt, algebra.KindFloat:
+			return algebra.TypeFloat, true
+		case algebra.KindDuration:
+			return algebra.TypeDuration, true
+		}
+		c.errorf(pos, "%s averages numbers or durations, not %s values", fn, at)
+	case expr.AggMin, expr.AggMax:
+		if ordered(at) {
+			return at, true
+		}
+		c.errorf(pos, "%s needs ordered values, but %s values are not ordered", fn, at)
+	}
+	return algebra.Type{}, false
+}
+
+func containsAggregate(e tquel.Expr) bool {
+	switch e := e.(type) {
+	case *tquel.Aggregate:
+		return true
+	case *tquel.Paren:
+		return containsAggregate(e.X)
+	case *tquel.Unary:
+		return containsAggregate(e.X)
+	case *tquel.Not:
+		return containsAggregate(e.X)
+	case *tquel.Binary:
+		return containsAggregate(e.X) || containsAggregate(e.Y)
+	}
+	return false
+}

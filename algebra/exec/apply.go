@@ -1,0 +1,442 @@
+package exec
+
+import (
+	"cmp"
+	"container/heap"
+	"slices"
+
+	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/agg"
+	"github.com/tqmon/tqmon/algebra/expr"
+)
+
+// AggSpec is one aggregate an Apply maintains.
+type AggSpec struct {
+	Func   expr.AggFunc
+	Window expr.Window
+	// NBy is the number of by-list values leading each inner tuple; the
+	// argument follows them.
+	NBy int
+	// ArgType is the argument's type.
+	ArgType algebra.Type
+	// Group lists the outer columns holding the by-list values.
+	Group []int
+}
+
+// ApplySpec is an Apply ready to run.
+type ApplySpec struct {
+	Aggs []AggSpec
+	// Targets and Pred are over pseudo-variables 0 (the outer tuple) and 1
+	// (the aggregate values); Pred is nil when there is none.
+	Targets []expr.Expr
+	Pred    expr.Expr
+	// Bag keeps the output a multiset: each outer tuple's maximal pieces
+	// of constant values (an aggregate's inner query).
+	Bag bool
+}
+
+// Apply evaluates aggregates incrementally and applies them to the outer
+// tuples (plan.Apply). Input 0 is the outer stream; input j+1 is aggregate
+// j's inner stream, a bag of (by…, argument) tuples.
+//
+// Each aggregate keeps, per group, an accumulator of the contributions
+// valid now under its window (agg.Acc): an inner tuple valid over [b, e)
+// is added at b and removed at the window's stretch of e (e for each
+// instant, never for ever, e + D − 1 for a moving window), so the state is
+// the open inner tuples and those still inside their window — not the
+// history. The inputs are merged in time order behind the least of their
+// watermarks; at each time t the operator ends the outer tuples that end
+// at t, applies the inner changes at t, re-evaluates the open outer tuples
+// of every group whose value changed (ending the current piece and
+// beginning the next when the result changes), and then begins the outer
+// tuples that begin at t. Outputs at t are therefore final once every
+// input has passed t.
+type Apply struct {
+	spec    ApplySpec
+	targets []expr.Fn
+	pred    expr.Fn
+	out     Receiver
+	st      *runState
+	ins     []*applyInput
+	aggs    []*aggState
+	open    map[*Rec]*outerEnt
+	touched []*aggGroup
+	done    algebra.Time
+	started bool
+	lastAdv algebra.Time
+	binding expr.Binding
+	keybuf  []byte
+	seq     uint64
+}
+
+type applyInput struct {
+	a    *Apply
+	i    int
+	buf  []Elem
+	head int
+	wm   algebra.Time
+	seen bool
+}
+
+type aggState struct {
+	spec     AggSpec
+	groups   map[string]*aggGroup
+	removals removalHeap
+}
+
+type aggGroup struct {
+	key     string
+	st      *aggState
+	acc     *agg.Acc
+	val     algebra.Value
+	ok      bool
+	outers  map[*outerEnt]struct{}
+	pending int // removals scheduled
+	touched bool
+}
+
+type outerEnt struct {
+	rec    *Rec
+	groups []*aggGroup
+	piece  *Rec // the current output piece, nil while none qualifies
+	dirty  bool // queued for re-evaluation
+	seq    uint64
+}
+
+type removal struct {
+	t algebra.Time
+	g *aggGroup
+	v algebra.Value
+}
+
+type removalHeap []removal
+
+func (h removalHeap) Len() int           { return len(h) }
+func (h removalHeap) Less(i, j int) bool { return h[i].t < h[j].t }
+func (h removalHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *removalHeap) Push(x any)        { *h = append(*h, x.(removal)) }
+func (h *removalHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// NewApply builds the operator; outputs go to out.
+func NewApply(spec ApplySpec, out Receiver, st *runState) *Apply {
+	a := &Apply{spec: spec, out: out, st: st, open: map[*Rec]*outerEnt{},
+		done: algebra.Beginning, lastAdv: algebra.Beginning, binding: make(expr.Binding, 2)}
+	for _, t := range spec.Targets {
+		a.targets = append(a.targets, expr.Compile(t))
+	}
+	if spec.Pred != nil {
+		a.pred = expr.Compile(spec.Pred)
+	}
+	for i := 0; i <= len(spec.Aggs); i++ {
+		a.ins = append(a.ins, &applyInput{a: a, i: i})
+	}
+	for _, s := range spec.Aggs {
+		a.aggs = append(a.aggs, &aggState{spec: s, groups: map[string]*aggGroup{}})
+	}
+	a.binding[1] = make([]algebra.Value, len(spec.Aggs))
+	return a
+}
+
+// Input returns input i: 0 the outer stream, j+1 aggregate j's.
+func (a *Apply) Input(i int) Receiver { return a.ins[i] }
+
+func (in *applyInput) Push(e Elem) { in.buf = append(in.buf, e) }
+
+func (in *applyInput) Advance(t algebra.Time) {
+	if in.seen && t <= in.wm {
+		return
+	}
+	in.wm, in.seen = t, true
+	in.a.advance()
+}
+
+// Held counts open outer tuples, groups, scheduled removals and buffered
+// inputs.
+func (a *Apply) Held() int {
+	n := len(a.open)
+	for _, s := range a.aggs {
+		n += len(s.groups) + len(s.removals)
+	}
+	for _, in := range a.ins {
+		n += len(in.buf) - in.head
+	}
+	return n
+}
+
+func (a *Apply) advance() {
+	if a.st.err != nil {
+		return
+	}
+	w := algebra.Forever
+	for _, in := range a.ins {
+		if !in.seen {
+			return
+		}
+		w = min(w, in.wm)
+	}
+	for a.st.err == nil {
+		t, ok := a.nextTime(w)
+		if !ok {
+			break
+		}
+		a.step(t)
+	}
+	for _, in := range a.ins {
+		if in.head > 0 && in.head == len(in.buf) {
+			in.buf, in.head = in.buf[:0], 0
+		}
+	}
+	if !a.started || w > a.lastAdv {
+		a.started, a.lastAdv = true, w
+		a.out.Advance(w)
+	}
+}
+
+// nextTime is the least time ≤ w with something to process.
+func (a *Apply) nextTime(w algebra.Time) (algebra.Time, bool) {
+	t, ok := algebra.Forever, false
+	for _, in := range a.ins {
+		if in.head < len(in.buf) && in.buf[in.head].T <= w && in.buf[in.head].T <= t {
+			t, ok = in.buf[in.head].T, true
+		}
+	}
+	for _, s := range a.aggs {
+		if len(s.removals) > 0 && s.removals[0].t <= w && s.removals[0].t <= t {
+			t, ok = s.removals[0].t, true
+		}
+	}
+	return t, ok
+}
+
+// take returns input in's elements at time t.
+func (in *applyInput) take(t algebra.Time) []Elem {
+	start := in.head
+	for in.head < len(in.buf) && in.buf[in.head].T == t {
+		in.head++
+	}
+	return in.buf[start:in.head]
+}
+
+func (a *Apply) step(t algebra.Time) {
+	outer := a.ins[0].take(t)
+	// Outer tuples ending at t.
+	for _, e := range outer {
+		if e.Kind != End {
+			continue
+		}
+		ent := a.open[e.Rec]
+		if ent == nil {
+			continue
+		}
+		delete(a.open, e.Rec)
+		if ent.piece != nil {
+			a.out.Push(Elem{Kind: End, T: t, Rec: ent.piece})
+		}
+		for _, g := range ent.groups {
+			delete(g.outers, ent)
+			a.drop(g)
+		}
+	}
+	// The aggregates' changes at t.
+	for j, s := range a.aggs {
+		for _, e := range a.ins[j+1].take(t) {
+			g, v := a.inner(s, e.Rec.Vals)
+			switch e.Kind {
+			case Begin:
+				g.acc.Add(v)
+			case Event:
+				g.acc.Add(v)
+				a.schedule(s, g, v, s.spec.Window.Stretch(algebra.Next(t)))
+			case End:
+				if r := s.spec.Window.Stretch(t); r == t {
+					g.acc.Remove(v)
+				} else {
+					a.schedule(s, g, v, r)
+				}
+			}
+			a.touch(g)
+		}
+		for len(s.removals) > 0 && s.removals[0].t == t {
+			r := heap.Pop(&s.removals).(removal)
+			r.g.pending--
+			r.g.acc.Remove(r.v)
+			a.touch(r.g)
+		}
+	}
+	// Groups whose value changed: first every new value, then the open
+	// outer tuples of those groups, each once with all its values current.
+	var changed []*outerEnt
+	for _, g := range a.touched {
+		g.touched = false
+		v, ok, err := g.acc.Value()
+		if err != nil {
+			a.st.fail(err)
+			return
+		}
+		if ok != g.ok || ok && !sameValue(v, g.val) {
+			g.val, g.ok = v, ok
+			for ent := range g.outers {
+				if !ent.dirty {
+					ent.dirty = true
+					changed = append(changed, ent)
+				}
+			}
+		}
+	}
+	for _, g := range a.touched {
+		a.drop(g)
+	}
+	a.touched = a.touched[:0]
+	slices.SortFunc(changed, func(x, y *outerEnt) int { return cmp.Compare(x.seq, y.seq) })
+	for _, ent := range changed {
+		ent.dirty = false
+		if t != algebra.Forever { // an interval's last piece runs to Forever
+			a.eval(ent, t)
+		}
+	}
+	// Outer tuples beginning at t.
+	for _, e := range outer {
+		switch e.Kind {
+		case Begin:
+			a.seq++
+			ent := &outerEnt{rec: e.Rec, groups: a.groupsOf(e.Rec.Vals), seq: a.seq}
+			a.open[e.Rec] = ent
+			for _, g := range ent.groups {
+				g.outers[ent] = struct{}{}
+			}
+			a.eval(ent, t)
+		case Event:
+			ent := &outerEnt{rec: e.Rec, groups: a.groupsOf(e.Rec.Vals)}
+			if row, ok := a.row(ent); ok {
+				a.out.Push(Elem{Kind: Event, T: t, Rec: &Rec{Vals: row, From: t}})
+			}
+			for _, g := range ent.groups {
+				a.drop(g)
+			}
+		}
+	}
+}
+
+// inner finds the group of an inner tuple and its argument.
+func (a *Apply) inner(s *aggState, vals []algebra.Value) (*aggGroup, algebra.Value) {
+	a.keybuf = algebra.AppendTupleKey(a.keybuf[:0], vals[:s.spec.NBy])
+	return a.group(s, a.keybuf), vals[s.spec.NBy]
+}
+
+// group returns the group of key, making it (empty) if need be.
+func (a *Apply) group(s *aggState, key []byte) *aggGroup {
+	g := s.groups[string(key)]
+	if g == nil {
+		g = &aggGroup{key: string(key), st: s, acc: agg.New(s.spec.Func, s.spec.ArgType), outers: map[*outerEnt]struct{}{}}
+		g.val, g.ok, _ = g.acc.Value() // an empty group's value: 0, false or none
+		s.groups[g.key] = g
+	}
+	return g
+}
+
+// groupsOf returns the groups an outer tuple picks, one per aggregate.
+func (a *Apply) groupsOf(vals []algebra.Value) []*aggGroup {
+	gs := make([]*aggGroup, len(a.aggs))
+	for j, s := range a.aggs {
+		a.keybuf = a.keybuf[:0]
+		for _, c := range s.spec.Group {
+			a.keybuf = algebra.AppendKey(a.keybuf, vals[c])
+		}
+		gs[j] = a.group(s, a.keybuf)
+	}
+	return gs
+}
+
+func (a *Apply) touch(g *aggGroup) {
+	if !g.touched {
+		g.touched = true
+		a.touched = append(a.touched, g)
+	}
+}
+
+// drop forgets a group that holds nothing and nobody reads.
+func (a *Apply) drop(g *aggGroup) {
+	if g.acc.Len() == 0 && g.pending == 0 && len(g.outers) == 0 && !g.touched {
+		delete(g.st.groups, g.key)
+	}
+}
+
+func (a *Apply) schedule(s *aggState, g *aggGroup, v algebra.Value, at algebra.Time) {
+	if at == algebra.Forever {
+		return // contributes for ever
+	}
+	g.pending++
+	heap.Push(&s.removals, removal{t: at, g: g, v: v})
+}
+
+// row evaluates an outer tuple's targets with the aggregates' current
+// values; ok is false when it does not qualify now (an aggregate without a
+// value, or the where clause false).
+func (a *Apply) row(ent *outerEnt) ([]algebra.Value, bool) {
+	a.binding[0] = ent.rec.Vals
+	aggVals := a.binding[1]
+	for j, g := range ent.groups {
+		if !g.ok {
+			return nil, false
+		}
+		aggVals[j] = g.val
+	}
+	if a.pred != nil {
+		v, err := a.pred(a.binding)
+		if err != nil {
+			a.st.fail(err)
+			return nil, false
+		}
+		if !v.B() {
+			return nil, false
+		}
+	}
+	row := make([]algebra.Value, len(a.targets))
+	for i, f := range a.targets {
+		v, err := f(a.binding)
+		if err != nil {
+			a.st.fail(err)
+			return nil, false
+		}
+		row[i] = v
+	}
+	return row, true
+}
+
+// eval brings an open outer tuple's output up to date at t: the current
+// piece goes on while the row is the same, and is ended (and a new one
+// begun) when it changes.
+func (a *Apply) eval(ent *outerEnt, t algebra.Time) {
+	row, ok := a.row(ent)
+	if ok && ent.piece != nil && sameRow(row, ent.piece.Vals) {
+		return
+	}
+	if ent.piece != nil {
+		a.out.Push(Elem{Kind: End, T: t, Rec: ent.piece})
+		ent.piece = nil
+	}
+	if ok {
+		ent.piece = &Rec{Vals: row, From: t}
+		a.out.Push(Elem{Kind: Begin, T: t, Rec: ent.piece})
+	}
+}
+
+func sameValue(a, b algebra.Value) bool { return a.K == b.K && a.N == b.N && a.S == b.S }
+
+// sameRow reports value equivalence (as coalescing decides it).
+func sameRow(a, b []algebra.Value) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !sameValue(a[i], b[i]) && string(algebra.AppendKey(nil, a[i])) != string(algebra.AppendKey(nil, b[i])) {
+			return false
+		}
+	}
+	return true
+}
