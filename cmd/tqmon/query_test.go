@@ -68,6 +68,34 @@ func TestAcceptanceResumedByP1(t *testing.T) {
 	}
 }
 
+// TestPaperQueries runs every query of testdata/paper (ResumedbyP1, the
+// queue length of each mailbox, the interval from a send to the unblocking
+// of its recipient) over the paper's example history — evaluated, and
+// acquired with the optimised and the naive plan — against its expected
+// result.
+func TestPaperQueries(t *testing.T) {
+	queries, _ := filepath.Glob(filepath.Join(paper, "*.tq"))
+	if len(queries) < 3 {
+		t.Fatalf("found %d paper queries", len(queries))
+	}
+	for _, q := range queries {
+		want, err := os.ReadFile(strings.TrimSuffix(q, ".tq") + ".expected.csv")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mode := range [][]string{nil, {"--acquire"}, {"--acquire", "--plan", "naive"}} {
+			args := append([]string{"query", "--history", paper, "-f", q, "--format", "csv"}, mode...)
+			code, out, errs := tqmon(t, args...)
+			if code != 0 || errs != "" {
+				t.Fatalf("%s %v: exit %d, stderr:\n%s", filepath.Base(q), mode, code, errs)
+			}
+			if out != string(want) {
+				t.Errorf("%s %v: got:\n%s\nwant:\n%s", filepath.Base(q), mode, out, want)
+			}
+		}
+	}
+}
+
 // TestTQuelExamples runs TQUEL.md's worked examples through the command.
 func TestTQuelExamples(t *testing.T) {
 	dir := filepath.Join(root, "testdata", "tquel")
