@@ -6,9 +6,12 @@ require (
 	github.com/antlr4-go/antlr/v4 v4.13.1
 	github.com/cilium/ebpf v0.22.0
 	github.com/cockroachdb/datadriven v1.0.3
+	github.com/creack/pty v1.1.24
 	github.com/dgraph-io/badger/v4 v4.9.6
+	github.com/ergochat/readline v0.1.3
 	github.com/gdamore/tcell/v2 v2.13.10
 	github.com/spf13/cobra v1.10.2
+	golang.org/x/term v0.46.0
 	google.golang.org/grpc v1.85.0
 )
 
@@ -33,7 +36,6 @@ require (
 	golang.org/x/exp v0.0.0-20240506185415-9bf2ced13842 // indirect
 	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
-	golang.org/x/term v0.46.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect

@@ -119,6 +119,25 @@ func NewSession(cat *algebra.Catalog, opts Options) *Session {
 	}
 }
 
+// Clone returns an independent copy of the session: checking with it
+// leaves s unchanged (for explaining a statement without running it).
+func (s *Session) Clone() *Session {
+	c := &Session{cat: s.cat.Clone(), opts: s.opts, ranges: map[string]*rangeDecl{}, seq: s.seq, derived: map[string]*Retrieve{}}
+	for k, v := range s.ranges {
+		c.ranges[k] = v
+	}
+	for k, v := range s.derived {
+		c.derived[k] = v
+	}
+	return c
+}
+
+// SetParams replaces the values of $NAME references for later checks.
+func (s *Session) SetParams(p map[string]string) { s.opts.Params = p }
+
+// Derived returns the retrieve that derived the relation name, or nil.
+func (s *Session) Derived(name string) *Retrieve { return s.derived[name] }
+
 // Catalog returns the session's catalog, including derived relations.
 func (s *Session) Catalog() *algebra.Catalog { return s.cat }
 

@@ -92,21 +92,58 @@ func Write(w io.Writer, t *algebra.Table, o Options) error {
 }
 
 func writeTable(w io.Writer, t *algebra.Table, tf algebra.TimeFormat) error {
-	head := Header(t.Rel)
 	rows := make([][]string, len(t.Rows))
+	for i := range t.Rows {
+		rows[i] = Row(t.Rel, &t.Rows[i], tf)
+	}
+	return writeGrid(w, t.Rel.Name, Header(t.Rel), rows, "tuple")
+}
+
+// WriteFacts writes rows that are not tuples of a historical relation —
+// a catalog listing, a schema — in the chosen format, without valid-time
+// columns: a table, CSV with a header, or one JSON object per row.
+func WriteFacts(w io.Writer, head []string, rows [][]string, o Options) error {
+	switch o.Kind {
+	case CSV:
+		cw := csv.NewWriter(w)
+		cw.Write(head)
+		cw.WriteAll(rows)
+		return cw.Error()
+	case JSONL:
+		for _, r := range rows {
+			m := make(map[string]string, len(head))
+			for i, h := range head {
+				if i < len(r) {
+					m[h] = r[i]
+				}
+			}
+			data, err := json.Marshal(m)
+			if err != nil {
+				return err
+			}
+			if _, err := fmt.Fprintf(w, "%s\n", data); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return writeGrid(w, "", head, rows, "row")
+}
+
+// writeGrid draws an aligned table with a count of its rows.
+func writeGrid(w io.Writer, title string, head []string, rows [][]string, unit string) error {
 	width := make([]int, len(head))
 	for i, h := range head {
 		width[i] = utf8.RuneCountInString(h)
 	}
-	for i := range t.Rows {
-		rows[i] = Row(t.Rel, &t.Rows[i], tf)
-		for j, c := range rows[i] {
+	for _, r := range rows {
+		for j, c := range r {
 			width[j] = max(width[j], utf8.RuneCountInString(c))
 		}
 	}
 	var b strings.Builder
-	if t.Rel.Name != "" {
-		b.WriteString(t.Rel.Name + "\n")
+	if title != "" {
+		b.WriteString(title + "\n")
 	}
 	line := func(cells []string) {
 		for j, c := range cells {
@@ -133,9 +170,9 @@ func writeTable(w io.Writer, t *algebra.Table, tf algebra.TimeFormat) error {
 	for _, r := range rows {
 		line(r)
 	}
-	noun := "tuples"
+	noun := unit + "s"
 	if len(rows) == 1 {
-		noun = "tuple"
+		noun = unit
 	}
 	fmt.Fprintf(&b, "(%d %s)\n", len(rows), noun)
 	_, err := io.WriteString(w, b.String())

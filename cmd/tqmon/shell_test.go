@@ -1,0 +1,227 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+)
+
+// term is a program running on a pseudo-terminal, as a person would use
+// it: what it prints accumulates, and the test types at it.
+type pterm struct {
+	t    *testing.T
+	cmd  *exec.Cmd
+	f    *os.File
+	mu   sync.Mutex
+	out  bytes.Buffer
+	mark int // Expect searches output after this offset
+	done chan struct{}
+}
+
+var ansi = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]|\r`)
+
+func startTerm(t *testing.T, name string, args ...string) *pterm {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Env = append(os.Environ(), "TERM=xterm", "HOME="+t.TempDir())
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 50, Cols: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm := &pterm{t: t, cmd: cmd, f: f, done: make(chan struct{})}
+	go func() {
+		defer close(tm.done)
+		buf := make([]byte, 4096)
+		answered := 0
+		for {
+			n, err := f.Read(buf)
+			tm.mu.Lock()
+			tm.out.Write(buf[:n])
+			// Answer cursor-position queries as a terminal does (line
+			// editors ask before drawing the prompt).
+			asked := strings.Count(tm.out.String(), "\x1b[6n")
+			tm.mu.Unlock()
+			for ; answered < asked; answered++ {
+				io.WriteString(f, "\x1b[1;1R")
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		f.Close()
+	})
+	return tm
+}
+
+// text is what the terminal showed since the last mark, without escape
+// sequences.
+func (tm *pterm) text() string {
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	return ansi.ReplaceAllString(tm.out.String()[tm.mark:], "")
+}
+
+func (tm *pterm) all() string {
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	return ansi.ReplaceAllString(tm.out.String(), "")
+}
+
+// expect waits until every pattern has appeared since the last mark,
+// then moves the mark to the end.
+func (tm *pterm) expect(d time.Duration, patterns ...string) {
+	tm.t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		txt := tm.text()
+		missing := ""
+		for _, p := range patterns {
+			if !strings.Contains(txt, p) {
+				missing = p
+				break
+			}
+		}
+		if missing == "" {
+			tm.mu.Lock()
+			tm.mark = tm.out.Len()
+			tm.mu.Unlock()
+			return
+		}
+		if time.Now().After(deadline) {
+			tm.t.Fatalf("timed out waiting for %q; the terminal shows:\n%s", missing, tm.all())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (tm *pterm) typeText(s string) {
+	tm.t.Helper()
+	if _, err := io.WriteString(tm.f, s); err != nil {
+		tm.t.Fatal(err)
+	}
+}
+
+// exit waits for the program to end and returns its exit code.
+func (tm *pterm) exit(d time.Duration) int {
+	tm.t.Helper()
+	errc := make(chan error, 1)
+	go func() { errc <- tm.cmd.Wait() }()
+	select {
+	case err := <-errc:
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode()
+		}
+		if err != nil {
+			tm.t.Fatal(err)
+		}
+		return 0
+	case <-time.After(d):
+		tm.t.Fatalf("did not exit; the terminal shows:\n%s", tm.all())
+	}
+	return -1
+}
+
+// TestShellOnPaperHistory drives tqmon shell through a pseudo-terminal as
+// a person would: \d, tab completion of a relation name, ResumedbyP1 typed
+// over several lines, a syntax error that leaves the session going,
+// \explain, \q.
+func TestShellOnPaperHistory(t *testing.T) {
+	bin := binary(t)
+	tm := startTerm(t, bin, "shell", "--history", paper)
+	tm.expect(10*time.Second, "tqmon shell", "tqmon=> ")
+
+	tm.typeText(`\d` + "\r")
+	tm.expect(5*time.Second, "SendMessage", "RunningOn", "Waiting", "Processor", "Mailbox", "(6 rows)", "tqmon=> ")
+
+	tm.typeText("range of S is SendM\t")
+	tm.expect(5*time.Second, "range of S is SendMessage")
+	tm.typeText("\r")
+	tm.expect(5*time.Second, "tqmon-> ")
+	for _, l := range []string{
+		"range of W is Waiting",
+		"retrieve ResumedbyP1 (Process = W.Process)",
+		"valid at end of W",
+		`where S.Mailbox = W.Mailbox and S.Process = "P1"`,
+		"when S precede end of W;",
+	} {
+		tm.typeText(l + "\r")
+	}
+	tm.expect(5*time.Second, "ResumedbyP1", "P2", "2:54:20", "(1 tuple)", "tqmon=> ")
+
+	tm.typeText("retrieve (S.Mailbox where S.Process = P1;\r")
+	tm.expect(5*time.Second, "^", "tqmon=> ")
+	if !strings.Contains(tm.all(), "[") {
+		t.Fatalf("no positioned error:\n%s", tm.all())
+	}
+	// The session goes on: the ranges are still declared.
+	tm.typeText(`retrieve (S.Mailbox) where S.Process = "P2";` + "\r")
+	tm.expect(5*time.Second, "M1", "M3", "M5", "(3 tuples)")
+
+	tm.typeText(`\explain retrieve (S.Mailbox) where S.Process = "P1"` + "\r")
+	tm.expect(5*time.Second, "final plan:", "α[T:I] S", "P1", "alpha-flag-select")
+
+	tm.typeText(`\q` + "\r")
+	if code := tm.exit(5 * time.Second); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+}
+
+// TestShellLiveDemo: with the demo system running inside the shell, a
+// query streams results until Ctrl-C stops it — the query, not the shell
+// — and a second query runs.
+func TestShellLiveDemo(t *testing.T) {
+	bin := binary(t)
+	tm := startTerm(t, bin, "shell", "--demo")
+	tm.expect(10*time.Second, "the demo system", "tqmon=> ")
+
+	tm.typeText("range of s is SendMessage retrieve (s.Process, s.Mailbox);\r")
+	tm.expect(10*time.Second, "running live", "Process", "Mailbox", "P1")
+	tm.typeText("\x03") // Ctrl-C
+	tm.expect(10*time.Second, "tqmon=> ")
+
+	tm.typeText(`retrieve (Sends = count(s.Process for ever));` + "\r")
+	tm.expect(10*time.Second, "running live", "Sends")
+	time.Sleep(300 * time.Millisecond)
+	tm.typeText("\x03")
+	tm.expect(10*time.Second, "tqmon=> ")
+
+	tm.typeText(`\sensors` + "\r")
+	tm.expect(5*time.Second, "SendMessage", "packets received")
+	if os.Getenv("TQMON_SHOW_TERM") != "" {
+		t.Log(tm.all())
+	}
+	tm.typeText(`\q` + "\r")
+	if code := tm.exit(10 * time.Second); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+}
+
+// TestShellScript: statements piped in run without prompts, like a file.
+func TestShellScript(t *testing.T) {
+	script, err := os.ReadFile(filepath.Join(paper, "resumed_by_p1.tq"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	code := runShell(&shellFlags{historyDir: paper, format: "csv", timeFormat: "clock"}, bytes.NewReader(script), &out, &errb)
+	if code != nil || errb.Len() > 0 {
+		t.Fatalf("error %v, stderr:\n%s", code, errb.String())
+	}
+	want, _ := os.ReadFile(filepath.Join(paper, "resumed_by_p1.expected.csv"))
+	if out.String() != string(want) {
+		t.Errorf("got:\n%s\nwant:\n%s", out.String(), want)
+	}
+}
