@@ -244,4 +244,3 @@ func (sh *shell) include(path string) {
 	}
 	sh.runChecked(stmts)
 }
-
