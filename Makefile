@@ -5,6 +5,7 @@ FUZZTIME  ?= 10s
 FUZZ_TARGETS := \
 	./grammar/tquel:FuzzParse \
 	./grammar/sdl:FuzzParse \
+	./grammar/display:FuzzParse \
 	./algebra/exec:FuzzQuery \
 	./store/history:FuzzReadCSV \
 	./algebra:FuzzParseTime \
