@@ -14,6 +14,24 @@ type (
 	LinkKind = dgram.LinkKind
 )
 
+// The shapes, sides and relationship kinds.
+const (
+	Box    = dgram.Box
+	Circle = dgram.Circle
+	Oval   = dgram.Oval
+	Text   = dgram.Text
+	Point  = dgram.Point
+	Line   = dgram.Line
+
+	Left   = dgram.Left
+	Center = dgram.Center
+	Right  = dgram.Right
+
+	Inside    = dgram.Inside
+	Arrow     = dgram.Arrow
+	Connector = dgram.Connector
+)
+
 // DefaultDecay is how long past states take to fade (animationtrace) and
 // events stay visible when the spec does not say.
 const DefaultDecay int64 = 2e9
