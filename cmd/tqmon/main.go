@@ -73,6 +73,7 @@ Start with the paper's example:
 	root.AddCommand(newQueryCmd(stdout, stderr))
 	root.AddCommand(newSensorsCmd(stdout, stderr))
 	root.AddCommand(newDemoCmd(stdout, stderr))
+	root.AddCommand(newViewCmd(stdout, stderr))
 	return root
 }
 

@@ -89,19 +89,27 @@ func Path(c Canvas, pts []Point, head bool, st Style) {
 		inSide = sideOf(-dx, -dy)
 	}
 	last := p[len(p)-1]
-	dx, dy := dir(p[len(p)-2], last)
-	r := joins[sideOf(dx, dy)|sideOf(-dx, -dy)]
 	if head {
-		switch {
-		case dx > 0:
-			r = '>'
+		Head(c, p[len(p)-2], last, st)
+		return
+	}
+	dx, dy := dir(p[len(p)-2], last)
+	c.Set(last.X, last.Y, joins[sideOf(dx, dy)|sideOf(-dx, -dy)], st)
+}
+
+// Head draws an arrowhead at to, pointing the way from from (a cell in
+// line with it) to to.
+func Head(c Canvas, from, to Point, st Style) {
+	r := '>'
+	if from != to {
+		switch dx, dy := dir(from, to); {
 		case dx < 0:
 			r = '<'
 		case dy > 0:
 			r = 'v'
-		default:
+		case dy < 0:
 			r = '^'
 		}
 	}
-	c.Set(last.X, last.Y, r, st)
+	c.Set(to.X, to.Y, r, st)
 }

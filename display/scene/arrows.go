@@ -90,10 +90,23 @@ func (d *drawing) arrows() {
 			r.lane = lo
 		}
 	}
+	// Lines first, then the heads, so that a line leaving an icon where
+	// another arrow arrives does not hide its head.
 	for _, r := range routes {
-		pts := []draw.Point{r.exit, {X: r.lane, Y: r.exit.Y}, {X: r.lane, Y: r.entry.Y}, r.entry}
-		draw.Path(d.c, pts, r.head, r.st)
+		draw.Path(d.c, r.points(), false, r.st)
 	}
+	for _, r := range routes {
+		if r.head {
+			pts := r.points()
+			draw.Head(d.c, pts[2], pts[3], r.st)
+		}
+	}
+}
+
+// points is the route's path: out of the first icon to its lane, along
+// the lane, into the second.
+func (r *route) points() []draw.Point {
+	return []draw.Point{r.exit, {X: r.lane, Y: r.exit.Y}, {X: r.lane, Y: r.entry.Y}, r.entry}
 }
 
 // arrowStyle is how an arrow looks at now, if it is visible: open tuples

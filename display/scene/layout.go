@@ -31,6 +31,7 @@ type column struct {
 // further columns; columns that cannot all fit the width drop their last
 // sub-columns, whose icons are hidden.
 func (s *Scene) relayout(area draw.Rect) {
+	s.layouts++
 	s.lay = layout{area: area}
 	s.stale = false
 	var cols [3]*column

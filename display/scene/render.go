@@ -68,7 +68,7 @@ func (s *Scene) Draw(c draw.Canvas, area draw.Rect, now algebra.Time) {
 				// Held elsewhere: a trace of it where it was.
 				if s.sp.Trace {
 					if lvl, ok := s.fade(p.since, now); ok {
-						d.trace(in, in.home, lvl)
+						d.trace(in, in.home, lvl, -1)
 					}
 				}
 				continue
@@ -231,7 +231,7 @@ func (d *drawing) children(p *Instance) {
 			if child == nil || !ok {
 				continue
 			}
-			d.trace(child, slotRect(p, in.child, g.slot), lvl)
+			d.trace(child, slotRect(p, in.child, g.slot), lvl, box)
 		}
 	}
 }
@@ -245,7 +245,7 @@ func (d *drawing) icon(in *Instance, r draw.Rect, box int) {
 	if !in.active(d.now) {
 		if d.s.sp.Trace {
 			if lvl, ok := d.s.fade(in.seen, d.now); ok {
-				d.trace(in, r, lvl)
+				d.trace(in, r, lvl, box)
 			}
 		}
 		return
@@ -254,13 +254,14 @@ func (d *drawing) icon(in *Instance, r draw.Rect, box int) {
 	d.shape(in, r, frame, label, box, false)
 }
 
-// trace draws a past state of an icon, faded to lvl.
-func (d *drawing) trace(in *Instance, r draw.Rect, lvl float64) {
+// trace draws a past state of an icon, faded to lvl (in the box at index
+// box of the placed icons, or -1).
+func (d *drawing) trace(in *Instance, r draw.Rect, lvl float64, box int) {
 	if r.W == 0 {
 		return
 	}
 	st := traceStyle(lvl)
-	d.shape(in, r, st, st, -1, true)
+	d.shape(in, r, st, st, box, true)
 }
 
 // styles are an icon's frame and label styles now: colour, shade, flash.

@@ -21,8 +21,9 @@ type Scene struct {
 
 	// layout is the current placement; stale when the model changed in a
 	// way that moves icons, or the size changed.
-	lay   layout
-	stale bool
+	lay     layout
+	stale   bool
+	layouts int // relayouts so far
 
 	// placed is what the last Draw put where (tests check overlaps).
 	placed []Placed
@@ -34,6 +35,10 @@ func New(sp *spec.Spec) *Scene {
 	s.SetSpec(sp, algebra.Beginning)
 	return s
 }
+
+// Layouts is the number of times the layout has been computed: only when
+// icons must move (tests check that other changes do not).
+func (s *Scene) Layouts() int { return s.layouts }
 
 // Spec is the scene's spec.
 func (s *Scene) Spec() *spec.Spec { return s.sp }
@@ -73,6 +78,7 @@ func (s *Scene) SetSpec(sp *spec.Spec, now algebra.Time) {
 			in := &insideSet{sc: s, l: l, child: from, parent: to,
 				member: map[algebra.Value][]membership{}, ghosts: map[algebra.Value]*ghost{}}
 			to.container = true
+			to.capacity = max(to.capacity, 1)
 			to.childSets = append(to.childSets, from)
 			s.insides = append(s.insides, in)
 			s.attach(l.Rel, in)

@@ -21,6 +21,18 @@ var scales = func() []int64 {
 	return s
 }()
 
+// ticks are the round spans between axis labels.
+var ticks = func() []int64 {
+	var t []int64
+	for d := int64(1e6); d < 1e9; d *= 10 {
+		t = append(t, d, 2*d, 5*d)
+	}
+	for _, s := range []int64{1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 43200, 86400} {
+		t = append(t, s*1e9)
+	}
+	return t
+}()
+
 // View is the timeline's state: what the rows are, the zoom, and whether
 // the right edge follows the present.
 type View struct {
@@ -171,7 +183,7 @@ func (v *View) Draw(c draw.Canvas, area draw.Rect, now algebra.Time) {
 func (v *View) axis(c draw.Canvas, area draw.Rect, x0, cols int, start, scale int64) {
 	dim := draw.Style{Dim: true}
 	step := scale * 14
-	for _, s := range scales {
+	for _, s := range ticks {
 		if s >= scale*14 {
 			step = s
 			break

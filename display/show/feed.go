@@ -1,4 +1,4 @@
-package run
+package show
 
 import (
 	"github.com/tqmon/tqmon/algebra/exec"

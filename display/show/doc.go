@@ -1,4 +1,4 @@
-// Package run wires a display spec to a run of the monitor: Compile checks
+// Package show wires a display spec to a run of the monitor: Compile checks
 // the spec against the catalog and the user's queries and adds, for each
 // primitive relation the spec draws, a retrieve of that relation compiled
 // with the user's queries — so its α operators enable exactly the sensors
@@ -12,4 +12,4 @@
 // Live runs the program against resident monitors with the subject's
 // clock. Both return once the user quits, the context ends or the run
 // fails, with the terminal restored.
-package run
+package show

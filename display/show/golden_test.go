@@ -1,10 +1,11 @@
-package run
+package show
 
 import (
 	"context"
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/tqmon/tqmon/display/play"
 	"github.com/tqmon/tqmon/display/scene"
 	"github.com/tqmon/tqmon/display/term"
+	"github.com/tqmon/tqmon/display/ui"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/store/history"
 )
@@ -92,7 +94,7 @@ func checkGolden(t *testing.T, name, got string) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test ./display/run -run Golden -update to create it)", err)
+		t.Fatalf("%v (run go test ./display/show -run Golden -update to create it)", err)
 	}
 	if got != string(want) {
 		t.Errorf("%s differs from the frame drawn:\n%s", path, got)
@@ -287,4 +289,68 @@ func checkLayout(t *testing.T, placed []scene.Placed, w, h int) {
 			}
 		}
 	}
+}
+
+// The timeline of the paper example: a row per entity with its states as
+// bars shaded as the icons are, ResumedbyP1 as a '*' on P2's row; then a
+// row per RunningOn tuple.
+func TestGoldenTimelinePaper(t *testing.T) {
+	pb := paperPlayback(t)
+	sim := simScreen(t, 100, 30)
+	pb.Player.Seek(clockTime(t, "2:58:00"))
+	settle(t, pb)
+	pb.Model.Handle(ui.KeyTimeline)
+	for i := 0; i < 5; i++ {
+		pb.Model.Handle(ui.KeyZoomOut)
+	}
+	frame(pb, sim)
+	checkGolden(t, "paper-timeline-2-58-00.txt", term.Dump(sim))
+	g := screenText(sim)
+	row := func(label string) string {
+		for _, l := range strings.Split(g, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(l), label+" ") || strings.HasPrefix(strings.TrimSpace(l), label+"│") {
+				return l
+			}
+		}
+		t.Fatalf("no row %s in\n%s", label, g)
+		return ""
+	}
+	if p1 := row("P1"); !strings.Contains(p1, "█") || !strings.Contains(p1, "▓") || !strings.Contains(p1, "░") {
+		t.Errorf("P1's row lacks running, ready or done: %s", p1)
+	}
+	if p2 := row("P2"); !strings.Contains(p2, "*") || !strings.Contains(p2, "▒") {
+		t.Errorf("P2's row lacks the wait or ResumedbyP1: %s", p2)
+	}
+	if !strings.Contains(g, "timeline: entities, 50s/column") {
+		t.Errorf("status:\n%s", g)
+	}
+	for i := 0; i < 4; i++ {
+		pb.Model.Handle(ui.KeyRows)
+	}
+	frame(pb, sim)
+	g = screenText(sim)
+	for _, label := range []string{"P1 A", "P2 A", "P2 B"} {
+		if r := row(label); !strings.Contains(r, "█") {
+			t.Errorf("no bar on %s", r)
+		}
+	}
+	if !strings.Contains(g, "timeline: RunningOn") {
+		t.Errorf("status:\n%s", g)
+	}
+}
+
+func screenText(sim tcell.SimulationScreen) string {
+	cells, w, h := sim.GetContents()
+	var b strings.Builder
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			r := ' '
+			if c := cells[y*w+x]; len(c.Runes) > 0 {
+				r = c.Runes[0]
+			}
+			b.WriteRune(r)
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
 }
