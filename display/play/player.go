@@ -55,6 +55,8 @@ type Player struct {
 	peek    item
 	have    bool         // peek holds the next element
 	beatAt  algebra.Time // the last heartbeat's time
+	beatWas time.Time    // and the real time it was given
+	forced  bool         // a control moved the position: a heartbeat now
 	wake    chan struct{}
 	waiting chan struct{}
 }
@@ -117,6 +119,9 @@ func (p *Player) rebase() {
 }
 
 func (p *Player) poke() {
+	p.mu.Lock()
+	p.forced = true
+	p.mu.Unlock()
 	select {
 	case p.wake <- struct{}{}:
 	default:
@@ -187,8 +192,8 @@ func (p *Player) Seek(t algebra.Time) {
 }
 
 // Waiting receives a value each time Next waits with nothing to release
-// and the heartbeat for the position given: the network has then seen
-// everything up to the position (tests synchronise on it).
+// and the heartbeat for the present position given: the network has then
+// seen everything up to the position (tests synchronise on it).
 func (p *Player) Waiting() <-chan struct{} { return p.waiting }
 
 // Next is exec.Source's: the next element once the position has reached
@@ -197,6 +202,9 @@ func (p *Player) Waiting() <-chan struct{} { return p.waiting }
 // context's error when it ends.
 func (p *Player) Next() (string, exec.Elem, bool, error) {
 	for {
+		if err := p.ctx.Err(); err != nil {
+			return "", exec.Elem{}, false, err
+		}
 		p.mu.Lock()
 		if !p.have && !p.done {
 			p.mu.Unlock()
@@ -230,26 +238,33 @@ func (p *Player) Next() (string, exec.Elem, bool, error) {
 			p.mu.Unlock()
 			return "", exec.Elem{}, false, nil
 		}
-		// A heartbeat just after the position: the network then decides
-		// everything up to it.
-		if beat := algebra.Next(now); p.started && beat > p.beatAt && (!p.have || beat <= p.peek.e.T) {
-			p.beatAt = beat
+		// A heartbeat just after the position, so the network decides
+		// everything up to it: at most one per beat while playing, at once
+		// when paused or a control moved the position.
+		beat := algebra.Next(now)
+		realNow := p.clock.Now()
+		due := p.forced || p.paused || realNow.Sub(p.beatWas) >= p.beat
+		if p.started && beat > p.beatAt && (!p.have || beat <= p.peek.e.T) && due {
+			p.beatAt, p.beatWas, p.forced = beat, realNow, false
 			p.mu.Unlock()
 			return "", exec.Elem{Kind: exec.Event, T: beat}, true, nil
 		}
+		caughtUp := p.beatAt >= beat
 		var timer <-chan time.Time
 		if !p.paused {
-			wait := p.beat
+			wait := p.beat - realNow.Sub(p.beatWas)
 			if p.have {
 				real := time.Duration(float64(p.peek.e.T-now) / p.speed)
-				wait = max(time.Millisecond, min(wait, real))
+				wait = min(wait, real)
 			}
-			timer = p.clock.After(wait)
+			timer = p.clock.After(max(time.Millisecond, wait))
 		}
 		p.mu.Unlock()
-		select {
-		case p.waiting <- struct{}{}:
-		default:
+		if caughtUp {
+			select {
+			case p.waiting <- struct{}{}:
+			default:
+			}
 		}
 		select {
 		case <-timer:

@@ -295,3 +295,27 @@ retrieve (r.Process, r.Processor)`}}, check.Options{})
 		}
 	}
 }
+
+// While playing, heartbeats come at most once per beat, not as fast as the
+// network can take them (the position moves on every call).
+func TestHeartbeatsBounded(t *testing.T) {
+	zero := int64(0)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	p := NewPlayer(ctx, events(3600*sec), Options{Start: &zero, Beat: 20 * time.Millisecond})
+	beats := 0
+	deadline := time.Now().Add(300 * time.Millisecond)
+	for time.Now().Before(deadline) {
+		rel, _, ok, err := p.Next()
+		if err != nil || !ok || rel != "" {
+			t.Fatalf("%q %v %v", rel, ok, err)
+		}
+		beats++
+	}
+	if beats > 300/20+3 {
+		t.Errorf("%d heartbeats in 300 ms at one per 20 ms", beats)
+	}
+	if beats < 5 {
+		t.Errorf("only %d heartbeats in 300 ms", beats)
+	}
+}

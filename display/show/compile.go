@@ -165,13 +165,13 @@ func posOf(sp *spec.Spec, name string) source.Pos {
 		}
 	}
 	for _, x := range sp.Icons {
-		consider(x.Pos, x.Rel)
+		consider(x.RelPos, x.Rel)
 	}
 	for _, x := range sp.Links {
-		consider(x.Pos, x.Rel)
+		consider(x.RelPos, x.Rel)
 	}
 	for _, x := range sp.Flashes {
-		consider(x.Pos, x.Rel)
+		consider(x.RelPos, x.Rel)
 	}
 	return best
 }

@@ -182,7 +182,7 @@ func (c *checker) icon(x *dgram.DisplayStmt) {
 		c.errorf(x.Rel.At, "%s has no attributes to tell its tuples apart", rel.Name)
 		return
 	}
-	ic := &Icon{Pos: x.At, Rel: rel, Shape: rep.Shape, Side: dgram.Left}
+	ic := &Icon{Pos: x.At, RelPos: x.Rel.At, Rel: rel, Shape: rep.Shape, Side: dgram.Left}
 	for i, a := range rel.Attrs {
 		if a.Type.Kind == algebra.KindEntity {
 			ic.Key = i
@@ -384,7 +384,7 @@ func (c *checker) link(x *dgram.DisplayStmt) {
 	if rel == nil {
 		return
 	}
-	l := &Link{Pos: x.At, Rel: rel, Kind: rep.Kind}
+	l := &Link{Pos: x.At, RelPos: x.Rel.At, Rel: rel, Kind: rep.Kind}
 	var ok1, ok2 bool
 	l.From, l.FromIcon = c.endpoint(rel, rep.From)
 	l.To, l.ToIcon = c.endpoint(rel, rep.To)
@@ -455,7 +455,7 @@ func (c *checker) flash(x *dgram.DisplayStmt) {
 	if rel == nil {
 		return
 	}
-	fl := &Flash{Pos: x.At, Rel: rel, Blink: rep.Blink, For: c.sp.Decay}
+	fl := &Flash{Pos: x.At, RelPos: x.Rel.At, Rel: rel, Blink: rep.Blink, For: c.sp.Decay}
 	var icon int
 	fl.Attr, icon = c.endpoint(rel, rep.Attr)
 	for _, a := range aspects {

@@ -106,9 +106,10 @@ func (s *Spec) stmts() []*algebra.Relation {
 // Key attribute's value: the tuples of one entity over time are one icon
 // that changes.
 type Icon struct {
-	Pos   source.Pos
-	Rel   *algebra.Relation
-	Shape Shape
+	// Pos is the statement's place, RelPos its relation's.
+	Pos, RelPos source.Pos
+	Rel         *algebra.Relation
+	Shape       Shape
 	// Key is the identifying attribute: the first of an entity type, or
 	// the first attribute.
 	Key int
@@ -192,10 +193,10 @@ func (c *Colour) Of(v algebra.Value) draw.Color {
 // entities its From and To attributes name: inclusion (From's icon inside
 // To's), an arrow from From to To, or a connecting line.
 type Link struct {
-	Pos      source.Pos
-	Rel      *algebra.Relation
-	Kind     LinkKind
-	From, To int // attribute indexes
+	Pos, RelPos source.Pos
+	Rel         *algebra.Relation
+	Kind        LinkKind
+	From, To    int // attribute indexes
 	// FromIcon and ToIcon index Spec.Icons.
 	FromIcon, ToIcon int
 	Shade            *Shade
@@ -205,12 +206,12 @@ type Link struct {
 // Flash makes the icon of the entity Attr names flash (or blink) while a
 // tuple of Rel is valid, and for For after each event.
 type Flash struct {
-	Pos   source.Pos
-	Rel   *algebra.Relation
-	Attr  int
-	Icon  int // index into Spec.Icons
-	Blink bool
-	For   int64
+	Pos, RelPos source.Pos
+	Rel         *algebra.Relation
+	Attr        int
+	Icon        int // index into Spec.Icons
+	Blink       bool
+	For         int64
 }
 
 // normal makes equal values equal map keys (-0 and +0).
