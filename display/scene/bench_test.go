@@ -121,6 +121,18 @@ func workload(b *testing.B, n int) (*scene.Scene, []delta, int) {
 	return s, out[:n], tuples
 }
 
+// benchScreen is a 160×50 tcell simulation screen and the scene's area
+// on it.
+func benchScreen(b *testing.B) (tcell.SimulationScreen, term.Canvas, draw.Rect) {
+	sim := tcell.NewSimulationScreen("UTF-8")
+	if err := sim.Init(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(sim.Fini)
+	sim.SetSize(160, 50)
+	return sim, term.Canvas{Screen: sim}, draw.Rect{X: 0, Y: 1, W: 160, H: 48}
+}
+
 // BenchmarkDisplayAbsorb: how many derived tuples per second the display
 // absorbs while drawing 30 frames a second of a 200-entity system on a
 // 160×50 tcell screen: a producer goroutine (the update network) queues
@@ -143,14 +155,7 @@ func BenchmarkDisplayAbsorb(b *testing.B) {
 					tuples++
 				}
 			}
-			sim := tcell.NewSimulationScreen("UTF-8")
-			if err := sim.Init(); err != nil {
-				b.Fatal(err)
-			}
-			defer sim.Fini()
-			sim.SetSize(160, 50)
-			canvas := term.Canvas{Screen: sim}
-			area := draw.Rect{X: 0, Y: 1, W: 160, H: 48}
+			sim, canvas, area := benchScreen(b)
 			inbox := scene.NewInbox()
 			b.ResetTimer()
 			start := time.Now()
@@ -218,14 +223,7 @@ func BenchmarkDisplayFrame(b *testing.B) {
 	for _, d := range deltas {
 		d.rel.Push(d.e)
 	}
-	sim := tcell.NewSimulationScreen("UTF-8")
-	if err := sim.Init(); err != nil {
-		b.Fatal(err)
-	}
-	defer sim.Fini()
-	sim.SetSize(160, 50)
-	canvas := term.Canvas{Screen: sim}
-	area := draw.Rect{X: 0, Y: 1, W: 160, H: 48}
+	sim, canvas, area := benchScreen(b)
 	now := deltas[len(deltas)-1].e.T
 	s.Draw(canvas, area, now)
 	layouts := s.Layouts()

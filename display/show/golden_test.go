@@ -305,7 +305,7 @@ func TestGoldenTimelinePaper(t *testing.T) {
 	}
 	frame(pb, sim)
 	checkGolden(t, "paper-timeline-2-58-00.txt", term.Dump(sim))
-	g := screenText(sim)
+	g := term.Text(sim)
 	row := func(label string) string {
 		for _, l := range strings.Split(g, "\n") {
 			if strings.HasPrefix(strings.TrimSpace(l), label+" ") || strings.HasPrefix(strings.TrimSpace(l), label+"│") {
@@ -328,7 +328,7 @@ func TestGoldenTimelinePaper(t *testing.T) {
 		pb.Model.Handle(ui.KeyRows)
 	}
 	frame(pb, sim)
-	g = screenText(sim)
+	g = term.Text(sim)
 	for _, label := range []string{"P1 A", "P2 A", "P2 B"} {
 		if r := row(label); !strings.Contains(r, "█") {
 			t.Errorf("no bar on %s", r)
@@ -337,20 +337,4 @@ func TestGoldenTimelinePaper(t *testing.T) {
 	if !strings.Contains(g, "timeline: RunningOn") {
 		t.Errorf("status:\n%s", g)
 	}
-}
-
-func screenText(sim tcell.SimulationScreen) string {
-	cells, w, h := sim.GetContents()
-	var b strings.Builder
-	for y := 0; y < h; y++ {
-		for x := 0; x < w; x++ {
-			r := ' '
-			if c := cells[y*w+x]; len(c.Runes) > 0 {
-				r = c.Runes[0]
-			}
-			b.WriteRune(r)
-		}
-		b.WriteByte('\n')
-	}
-	return b.String()
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/display/play"
+	"github.com/tqmon/tqmon/display/term"
 	"github.com/tqmon/tqmon/display/ui"
 	"github.com/tqmon/tqmon/grammar/sdl"
 	"github.com/tqmon/tqmon/remote"
@@ -59,7 +60,7 @@ show clock`}})
 	shots := make(chan string, 1000)
 	frame := func() {
 		select {
-		case shots <- screenText(sim):
+		case shots <- term.Text(sim):
 		default:
 		}
 	}
@@ -144,14 +145,14 @@ func TestReloadSpec(t *testing.T) {
 	text = "display Process as box label State\ndisplay Mailbox as oval at right\ndisplay Waiting as arrow from Mailbox to Process\n"
 	pb.Model.Handle(ui.KeyReload)
 	frame(pb, sim)
-	g := screenText(sim)
+	g := term.Text(sim)
 	if !strings.Contains(g, "(P2)") || !strings.Contains(g, "spec not changed: t.display:3:9: Waiting is not collected in this run") {
 		t.Errorf("a spec drawing an uncollected relation was not refused:\n%s", g)
 	}
 	text = "display Process as box label State\ndisplay Mailbox as oval at right\n"
 	pb.Model.Handle(ui.KeyReload)
 	frame(pb, sim)
-	g = screenText(sim)
+	g = term.Text(sim)
 	if !strings.Contains(g, " Waiting ┐") || !strings.Contains(g, "spec read again") {
 		t.Errorf("the new spec is not drawn:\n%s", g)
 	}

@@ -1,8 +1,6 @@
 package spec
 
 import (
-	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -241,26 +239,13 @@ func (c *checker) shade(rel *algebra.Relation, a *dgram.ShadeAspect) *Shade {
 			a.Attr.Name, "VALUE", a.Attr.Name, article(t.String()))
 		return nil
 	}
-	s.Map = map[algebra.Value]int{}
-	seen := map[algebra.Value]source.Pos{}
-	ok := true
-	for _, e := range a.Map {
-		v, good := c.value(rel.Attrs[i], e.Key)
-		if !good {
-			ok = false
-			continue
-		}
-		if p, dup := seen[v]; dup {
-			c.errorf(e.Key.At, "%s is mapped twice (first at %s)", e.Key.Text, p)
-			ok = false
-			continue
-		}
-		seen[v] = e.Key.At
-		s.Map[v] = e.Percent
-	}
+	m, ok := mapping(c, rel.Attrs[i], a.Map, func(e *dgram.ShadeEntry) (*dgram.Key, int, bool) {
+		return e.Key, e.Percent, true
+	})
 	if !ok {
 		return nil
 	}
+	s.Map = m
 	return s
 }
 
@@ -274,32 +259,43 @@ func (c *checker) colour(rel *algebra.Relation, a *dgram.ColourAspect) *Colour {
 	if a.Map == nil {
 		return col
 	}
-	col.Map = map[algebra.Value]draw.Color{}
-	seen := map[algebra.Value]source.Pos{}
-	ok := true
-	for _, e := range a.Map {
-		v, good := c.value(rel.Attrs[i], e.Key)
+	m, ok := mapping(c, rel.Attrs[i], a.Map, func(e *dgram.ColourEntry) (*dgram.Key, draw.Color, bool) {
 		named, known := draw.ColorNamed(e.Colour.Name)
 		if !known {
 			c.errorf(e.Colour.At, "unknown colour %s%s", e.Colour.Name, suggest(e.Colour.Name, draw.ColorNames()))
-			ok = false
 		}
+		return e.Key, named, known
+	})
+	if !ok {
+		return nil
+	}
+	col.Map = m
+	return col
+}
+
+// mapping reads the entries of a value mapping: each key a value of the
+// attribute, each value what entry says (which reports its own errors);
+// a key mapped twice is an error.
+func mapping[E any, V any](c *checker, a algebra.Attr, entries []E, entry func(E) (*dgram.Key, V, bool)) (map[algebra.Value]V, bool) {
+	m := map[algebra.Value]V{}
+	seen := map[algebra.Value]source.Pos{}
+	ok := true
+	for _, e := range entries {
+		k, val, good := entry(e)
+		v, known := c.value(a, k)
 		if !good || !known {
 			ok = false
 			continue
 		}
 		if p, dup := seen[v]; dup {
-			c.errorf(e.Key.At, "%s is mapped twice (first at %s)", e.Key.Text, p)
+			c.errorf(k.At, "%s is mapped twice (first at %s)", k.Text, p)
 			ok = false
 			continue
 		}
-		seen[v] = e.Key.At
-		col.Map[v] = named
+		seen[v] = k.At
+		m[v] = val
 	}
-	if !ok {
-		return nil
-	}
-	return col
+	return m, ok
 }
 
 // value reads a mapping key as a value of the attribute's type.
@@ -498,46 +494,8 @@ func (c *checker) show(x *dgram.ShowStmt) {
 	}
 }
 
-// suggest returns " (did you mean X?)" for the closest candidate, or the
-// candidates when they are few.
-func suggest(name string, cands []string) string {
-	best, bestD := "", 1<<30
-	for _, c := range cands {
-		if d := editDistance(strings.ToLower(name), strings.ToLower(c)); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	if best != "" && bestD <= max(2, len(name)/3) && bestD < len([]rune(name)) {
-		return fmt.Sprintf(" (did you mean %s?)", best)
-	}
-	if len(cands) > 0 && len(cands) <= 12 {
-		sorted := append([]string(nil), cands...)
-		sort.Strings(sorted)
-		return " (known: " + strings.Join(sorted, ", ") + ")"
-	}
-	return ""
-}
-
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
-}
+// suggest is source.Suggest.
+func suggest(name string, cands []string) string { return source.Suggest(name, cands) }
 
 func article(s string) string {
 	if s != "" && strings.ContainsRune("aeiou", rune(s[0])) {

@@ -76,3 +76,20 @@ func Dump(s tcell.SimulationScreen) string {
 		return r, describe(c.Style)
 	})
 }
+
+// Text is what a simulation screen shows (after Show), one line per row.
+func Text(s tcell.SimulationScreen) string {
+	cells, w, h := s.GetContents()
+	var b strings.Builder
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			r := ' '
+			if c := cells[y*w+x]; len(c.Runes) > 0 {
+				r = c.Runes[0]
+			}
+			b.WriteRune(r)
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}

@@ -79,7 +79,7 @@ func snapshots(scr tcell.SimulationScreen) (chan string, func()) {
 	ch := make(chan string, 1000)
 	return ch, func() {
 		select {
-		case ch <- contents(scr):
+		case ch <- Text(scr):
 		default:
 		}
 	}
@@ -99,22 +99,6 @@ func waitFor(t *testing.T, ch chan string, what string, ok func(string) bool) st
 			t.Fatalf("no frame with %s", what)
 		}
 	}
-}
-
-func contents(s tcell.SimulationScreen) string {
-	cells, w, h := s.GetContents()
-	var b strings.Builder
-	for y := 0; y < h; y++ {
-		for x := 0; x < w; x++ {
-			if c := cells[y*w+x]; len(c.Runes) > 0 {
-				b.WriteRune(c.Runes[0])
-			} else {
-				b.WriteByte(' ')
-			}
-		}
-		b.WriteByte('\n')
-	}
-	return b.String()
 }
 
 // Keys reach the controls and the views; q ends the display with the
