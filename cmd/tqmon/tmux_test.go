@@ -43,8 +43,14 @@ func newTmux(t *testing.T, w, h int, cmdline string) *tmuxSession {
 }
 
 // screen is what the pane shows now.
-func (s *tmuxSession) screen() string {
-	out, err := exec.Command("tmux", "-L", s.socket, "capture-pane", "-p", "-J", "-t", "t").Output()
+func (s *tmuxSession) screen() string { return s.capture("-J") }
+
+// styled is what the pane shows now with its attributes as escape
+// sequences.
+func (s *tmuxSession) styled() string { return s.capture("-e") }
+
+func (s *tmuxSession) capture(flag string) string {
+	out, err := exec.Command("tmux", "-L", s.socket, "capture-pane", "-p", flag, "-t", "t").Output()
 	if err != nil {
 		s.t.Fatalf("capture-pane: %v", err)
 	}
@@ -129,6 +135,20 @@ func TestDemoInTerminal(t *testing.T) {
 	if strings.Contains(later, "live: ended") {
 		t.Errorf("the demo ended by itself")
 	}
+	// P1 resumes P2 or P3 within seconds: ResumedbyP1 makes its circle
+	// flash (bold reverse video, lit first).
+	deadline := time.Now().Add(20 * time.Second)
+	flashRE := regexp.MustCompile("\x1b\\[1;7m\\((?:\x1b\\[[0-9;]*m)*(P[0-9]+)")
+	for {
+		if m := flashRE.FindStringSubmatch(s.styled()); m != nil {
+			t.Logf("%s flashes after %v", m[1], time.Since(s.start).Round(100*time.Millisecond))
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no process flashed (ResumedbyP1) in 20 s:\n%s", s.styled())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	s.keys("q")
 	scr := s.exited(0)
 	if strings.Contains(scr, "( M1 )") {
@@ -185,4 +205,32 @@ func TestBadSpecInTerminal(t *testing.T) {
 	if !strings.Contains(scr, "bad.display:1:33: Process has no attribute Sate (did you mean State?)") {
 		t.Errorf("no positioned error:\n%s", scr)
 	}
+}
+
+// tqmon query --connect --display: the demo subject in its own process,
+// the monitor drawing it in a terminal; q ends the monitor (the subject
+// carries on), the terminal restored.
+func TestConnectDisplayInTerminal(t *testing.T) {
+	bin := binary(t)
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "subject.sock")
+	subj := exec.Command(bin, "demo", "--subject", "--listen", sock, "--duration", "60s", "--scale", "5")
+	if err := subj.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { subj.Process.Kill(); subj.Wait() })
+	waitFor(t, "the subject's socket", 10*time.Second, func() bool { _, err := os.Stat(sock); return err == nil })
+	s := newTmux(t, 100, 30, fmt.Sprintf("%s query --connect %s --display %s -f %s", bin, sock, paperSpec, paperQuery))
+	first := s.waitScreen("processors, processes, mailboxes and a clock", 5*time.Second, func(scr string) bool {
+		_, clk := headerClock(scr)
+		return clk && strings.Contains(scr, "┌─── A ┐") && strings.Contains(scr, "(P8)") && strings.Contains(scr, "( M8 )") &&
+			strings.Contains(scr, "tqmon query --connect")
+	})
+	clk1, _ := headerClock(first)
+	s.waitScreen("the clock running", 5*time.Second, func(scr string) bool {
+		clk, ok := headerClock(scr)
+		return ok && clk != clk1
+	})
+	s.keys("q")
+	s.exited(0)
 }

@@ -306,6 +306,26 @@ display Waiting as arrow from Process to Mailbox`)
 	}
 }
 
+// A connecting line has no head; a text icon is its label; a point a dot.
+func TestLineTextPoint(t *testing.T) {
+	f := newFeeder(t, `display Process as text at left
+display Mailbox as point at right
+display Waiting as line from Process to Mailbox colour Mailbox (M1 = red)`)
+	f.begin("Process", 0, "P1", "Ready")
+	f.begin("Mailbox", 0, "M1")
+	f.begin("Waiting", 0, "P1", "M1")
+	g := f.draw(sec)
+	p, _ := f.placed("Process", "P1", false)
+	m, _ := f.placed("Mailbox", "M1", false)
+	if !strings.HasPrefix(strings.TrimLeft(g.Row(p.Rect.Y), " "), "P1─") || !strings.Contains(g.Row(m.Rect.Y), "─• M1") {
+		t.Errorf("line between text and point:\n%s", g)
+	}
+	r, st := g.At(m.Rect.X-1, m.Rect.Y)
+	if red, _ := draw.ColorNamed("red"); r != '─' || st.Fg != red {
+		t.Errorf("line end %q %v", r, st)
+	}
+}
+
 // More icons than rows: the column wraps into sub-columns; what cannot fit
 // the width is hidden and counted; nothing overlaps.
 func TestWrapAndHide(t *testing.T) {

@@ -321,8 +321,21 @@ func TestGoldenTimelinePaper(t *testing.T) {
 	if p2 := row("P2"); !strings.Contains(p2, "*") || !strings.Contains(p2, "▒") {
 		t.Errorf("P2's row lacks the wait or ResumedbyP1: %s", p2)
 	}
-	if !strings.Contains(g, "timeline: entities, 50s/column") {
+	if !strings.Contains(g, "timeline: entities, 50s/column, following") {
 		t.Errorf("status:\n%s", g)
+	}
+	// Scrolled back a quarter screen (25 columns of 50 s), then forward
+	// to the present again; zoomed in.
+	pb.Model.Handle(ui.KeyBack)
+	frame(pb, sim)
+	if g := term.Text(sim); !strings.Contains(g, "timeline: entities, 50s/column, at 2:37:10") {
+		t.Errorf("scroll back:\n%s", g)
+	}
+	pb.Model.Handle(ui.KeyForward)
+	pb.Model.Handle(ui.KeyZoomIn)
+	frame(pb, sim)
+	if g := term.Text(sim); !strings.Contains(g, "timeline: entities, 20s/column, following") {
+		t.Errorf("scroll forward, zoom in:\n%s", g)
 	}
 	for i := 0; i < 4; i++ {
 		pb.Model.Handle(ui.KeyRows)
