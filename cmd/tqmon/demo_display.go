@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"os/signal"
 	"sync"
@@ -13,6 +15,7 @@ import (
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/display/defaults"
 	"github.com/tqmon/tqmon/display/show"
+	"github.com/tqmon/tqmon/display/term"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident"
 	"github.com/tqmon/tqmon/resident/demo"
@@ -109,6 +112,9 @@ func runDemoDisplay(cmd *cobra.Command, f *demoFlags) error {
 	wg.Wait()
 	stop := clock.Stop()
 	res.Close()
+	if errors.Is(err, term.ErrNoTerminal) {
+		return runtimeErr(fmt.Errorf("%w (--headless prints the results instead)", err))
+	}
 	if err != nil {
 		return runtimeErr(err)
 	}

@@ -2,6 +2,7 @@ package term
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"time"
@@ -11,6 +12,9 @@ import (
 	"github.com/tqmon/tqmon/display/scene"
 	"github.com/tqmon/tqmon/display/ui"
 )
+
+// ErrNoTerminal is returned when there is no terminal to draw on.
+var ErrNoTerminal = errors.New("no terminal for the animated display")
 
 // Options shape a terminal display.
 type Options struct {
@@ -34,11 +38,11 @@ func Run(ctx context.Context, m *ui.Model, o Options) (err error) {
 	scr := o.Screen
 	if scr == nil {
 		if scr, err = tcell.NewScreen(); err != nil {
-			return fmt.Errorf("terminal: %w", err)
+			return fmt.Errorf("%w: %v", ErrNoTerminal, err)
 		}
 	}
 	if err := scr.Init(); err != nil {
-		return fmt.Errorf("terminal: %w", err)
+		return fmt.Errorf("%w: %v", ErrNoTerminal, err)
 	}
 	defer func() {
 		r := recover()
