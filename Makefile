@@ -5,6 +5,7 @@ FUZZTIME  ?= 10s
 FUZZ_TARGETS := \
 	./grammar/tquel:FuzzParse \
 	./grammar/sdl:FuzzParse \
+	./grammar/display:FuzzParse \
 	./algebra/exec:FuzzQuery \
 	./store/history:FuzzReadCSV \
 	./algebra:FuzzParseTime \
@@ -12,7 +13,7 @@ FUZZ_TARGETS := \
 	./resident/wire:FuzzDecodeCommand \
 	./resident/wire:FuzzDecodeHello
 
-.PHONY: all build test test-long bench grammar grammar-check fuzz vet fmt-check demo
+.PHONY: all build test test-long bench grammar grammar-check fuzz vet fmt-check demo bench-display
 
 all: build
 
@@ -37,6 +38,11 @@ test-long:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# The animated display: derived tuples/s absorbed while drawing 30 frames/s
+# of a 200-entity system, and the time to draw a frame.
+bench-display:
+	$(GO) test -run '^$$' -bench 'BenchmarkDisplay' -benchmem ./display/scene/
 
 grammar:
 	bash grammar/generate.sh

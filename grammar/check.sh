@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Verify that the committed generated parsers match their grammars: regenerate
-# into a temporary tree and compare with grammar/{tquel,sdl}/gen.
+# into a temporary tree and compare with grammar/{tquel,sdl,display}/gen.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -10,7 +10,7 @@ trap 'rm -rf "$tmp"' EXIT
 bash "$repo/grammar/generate.sh" "$tmp"
 
 stale=0
-for lang in tquel sdl; do
+for lang in tquel sdl display; do
 	if ! diff -r "$repo/grammar/$lang/gen" "$tmp/grammar/$lang/gen" >"$tmp/$lang.diff" 2>&1; then
 		stale=1
 		echo "grammar/$lang/gen differs from grammar/$lang/*.g4:" >&2

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Regenerate the ANTLR parsers of the TQuel and SDL front ends.
+# Regenerate the ANTLR parsers of the TQuel, SDL and display-spec front ends.
 #
-#   bash grammar/generate.sh          # into grammar/{tquel,sdl}/gen (make grammar)
-#   bash grammar/generate.sh ROOT     # into ROOT/grammar/{tquel,sdl}/gen (used by check.sh)
+#   bash grammar/generate.sh          # into grammar/{tquel,sdl,display}/gen (make grammar)
+#   bash grammar/generate.sh ROOT     # into ROOT/grammar/{tquel,sdl,display}/gen (used by check.sh)
 #
 # Needs node/npm (npx fetches antlr-ng on first use) and Go (gofmt). The
 # output is deterministic: the same grammar gives byte-identical files, so
@@ -96,3 +96,4 @@ DOC
 
 gen tquel TQuel
 gen sdl SDL
+gen display Display

@@ -31,6 +31,10 @@ type LiveOptions struct {
 	// Ready, if set, is called once the residents have been told what to
 	// enable (a subject started after it misses nothing).
 	Ready func()
+	// Progress, if set, is called with the time up to which every
+	// resident has reported (the merged watermark) each time it advances:
+	// the subject's clock as the monitor knows it (a live display's clock).
+	Progress func(t algebra.Time)
 	// Tap, if set, sees every input delivered to the network, in time
 	// order — the primitive relations as the sensors reported them (for
 	// recording). Inputs whose time the residents' watermarks have not yet
@@ -236,6 +240,9 @@ func (p *Program) RunLive(ctx context.Context, conns []wire.Conn, opts LiveOptio
 			}
 			if err := live.Advance(end); err != nil {
 				return nil, stats, err
+			}
+			if opts.Progress != nil {
+				opts.Progress(end)
 			}
 			if all {
 				stopped = true

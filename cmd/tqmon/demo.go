@@ -42,12 +42,13 @@ type demoFlags struct {
 	params     []string
 	stats      bool
 	planKind   string
+	display    string
 }
 
 func newDemoCmd(stdout, stderr io.Writer) *cobra.Command {
 	f := demoFlags{cfg: demo.DefaultConfig(1)}
 	cmd := &cobra.Command{
-		Use:   "demo --headless [--duration D] [--seed S] [--truth DIR] (-f FILE | -e TEXT)...",
+		Use:   "demo [--headless] [--display SPEC] [--duration D] [--seed S] [--truth DIR] [(-f FILE | -e TEXT)...]",
 		Short: "Run the paper's example system live and monitor it",
 		Long: `Run the paper's example system — processors running processes that send
 messages to mailboxes and block on empty ones — as a real concurrent program
@@ -65,8 +66,22 @@ give the same results.
 With --subject, only the subject and its resident run, serving remote
 monitors at --listen (a unix socket path, or host:port with --token); by
 default the subject waits for a monitor to connect before it starts, so
-nothing it does is missed.`,
-		Example: `  tqmon demo --headless --duration 3s -f testdata/paper/resumed_by_p1.tq
+nothing it does is missed.
+
+Without --headless the system is shown animated in the terminal (see tqmon
+view --help for the keys): the paper's display spec by default — processes
+inside the processors running them, shaded by state, mailboxes, arrows for
+waits and sends, past states fading — with the paper's ResumedbyP1 query
+(when no -f or -e is given) flashing the processes P1 resumed. Time then
+runs at 2 subject seconds per real second unless --scale says otherwise,
+and the demo runs until q (or --duration, when given).`,
+		Example: `  # The paper's system, animated (q quits)
+  tqmon demo
+
+  # Your own display spec and queries
+  tqmon demo --display testdata/paper/os.display -f testdata/paper/resumed_by_p1.tq
+
+  tqmon demo --headless --duration 3s -f testdata/paper/resumed_by_p1.tq
 
   # The same, checked against the ground truth
   tqmon demo --headless --duration 3s --seed 7 --truth /tmp/truth -f testdata/paper/resumed_by_p1.tq
@@ -79,6 +94,9 @@ nothing it does is missed.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.subject {
 				return runSubject(&f, stderr)
+			}
+			if !f.headless {
+				return runDemoDisplay(cmd, &f)
 			}
 			return runDemo(&f, stdout, stderr)
 		},
@@ -105,6 +123,7 @@ nothing it does is missed.`,
 	fl.StringArrayVar(&f.params, "param", nil, "NAME=VALUE: the value of $NAME in queries (repeatable)")
 	fl.BoolVar(&f.stats, "stats", false, "print packets received (per sensor) and peak operator state on stderr")
 	fl.StringVar(&f.planKind, "plan", "optimized", "optimized (rewritten) or naive plans")
+	fl.StringVar(&f.display, "display", "", "display spec of the animated view (default: the paper's)")
 	return cmd
 }
 
@@ -126,9 +145,6 @@ func truthSink(rec *truth.Recorder) resident.TruthSink {
 }
 
 func runDemo(f *demoFlags, stdout, stderr io.Writer) error {
-	if !f.headless {
-		return usageErr(errors.New("the animated view is not available yet: run with --headless"))
-	}
 	if len(f.srcs) == 0 {
 		return usageErr(errors.New("demo needs at least one -f FILE or -e TEXT to run"))
 	}

@@ -74,6 +74,7 @@ Start with the paper's example:
 	root.AddCommand(newSensorsCmd(stdout, stderr))
 	root.AddCommand(newDemoCmd(stdout, stderr))
 	root.AddCommand(newShellCmd(stdout, stderr))
+	root.AddCommand(newViewCmd(stdout, stderr))
 	return root
 }
 

@@ -76,6 +76,7 @@ type queryFlags struct {
 	token      string
 	duration   time.Duration
 	lease      time.Duration
+	display    string
 }
 
 // outputOptions reads --format and --time-format.
@@ -174,6 +175,7 @@ malformed histories, 1 for runtime errors.`,
 	fl.StringVar(&f.token, "token", "", "shared token for residents reached over TCP")
 	fl.DurationVar(&f.duration, "duration", 0, "with --connect: stop after this long (default: until interrupted or the residents end)")
 	fl.DurationVar(&f.lease, "lease", 3*time.Second, "with --connect: the lease residents grant; if the monitor vanishes, they clear its flags once it lapses")
+	fl.StringVar(&f.display, "display", "", "with --connect: show the results animated in the terminal as the display spec SPEC says (see tqmon view --help)")
 	return cmd
 }
 
@@ -204,6 +206,10 @@ func runConnect(f *queryFlags, out format.Options, params map[string]string, nai
 	cat, err := sensor.Compile(sf)
 	if err != nil {
 		return runtimeErr(fmt.Errorf("resident %s announces an invalid description: %w", hello.Name, err))
+	}
+	if f.display != "" {
+		return runLiveDisplay(ctx, liveDisplay{cat: cat, conns: conns, srcs: f.srcs, display: f.display, params: params,
+			naive: naive, lease: f.lease, duration: f.duration, title: "tqmon query --connect " + strings.Join(f.connect, " ")})
 	}
 	prog, err := remote.Compile(cat, f.srcs, check.Options{Params: params})
 	if err != nil {
@@ -243,7 +249,10 @@ func printAcquireStats(w io.Writer, st exec.AcquireStats) {
 }
 
 func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error {
-	if len(f.srcs) == 0 {
+	if f.display != "" && len(f.connect) == 0 {
+		return usageErr(errors.New("--display goes with --connect; to play a recorded history into a display, use tqmon view --history DIR --display SPEC"))
+	}
+	if len(f.srcs) == 0 && f.display == "" {
 		return usageErr(errors.New("query needs at least one -f FILE or -e TEXT"))
 	}
 	out, err := outputOptions(f.format, f.timeFormat)

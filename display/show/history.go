@@ -1,0 +1,127 @@
+package show
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"sync"
+
+	"github.com/gdamore/tcell/v2"
+
+	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/exec"
+	"github.com/tqmon/tqmon/display/play"
+	"github.com/tqmon/tqmon/display/spec"
+	"github.com/tqmon/tqmon/display/term"
+	"github.com/tqmon/tqmon/display/ui"
+)
+
+// Options shape the terminal side of a display run.
+type Options struct {
+	// Title is shown top left.
+	Title string
+	// Screen is where to draw; nil: the process's terminal.
+	Screen tcell.Screen
+	// FPS is the frame rate (default 30).
+	FPS int
+	// ReadSpec reads the display spec's text again for the r key; nil: r
+	// does nothing.
+	ReadSpec func() (string, error)
+	// Frame, if set, is called after each frame (tests).
+	Frame func()
+}
+
+// model makes the screen's model over a feed.
+func (s *Setup) model(f *Feed, o Options, clock func() algebra.Time) *ui.Model {
+	m := ui.New(f.Scene, o.Title, clock)
+	if o.ReadSpec != nil {
+		m.Reload = func() (*spec.Spec, error) {
+			text, err := o.ReadSpec()
+			if err != nil {
+				return nil, err
+			}
+			return s.Reload(text)
+		}
+	}
+	return m
+}
+
+// guard runs f, turning a panic into an error on errs: a failing network
+// must not take the process down with the terminal in raw mode.
+func guard(errs chan<- error, f func() error) {
+	defer func() {
+		if r := recover(); r != nil {
+			errs <- fmt.Errorf("internal error: %v\n%s", r, debug.Stack())
+		}
+	}()
+	if err := f(); err != nil {
+		errs <- err
+	}
+}
+
+// Playback is a display of recorded data being played: the update
+// network runs in a goroutine of its own, pulling elements from Player;
+// its results wait in Feed's inbox for the goroutine that draws Model.
+type Playback struct {
+	Player *play.Player
+	Feed   *Feed
+	Model  *ui.Model
+	errs   chan error
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	o      Options
+}
+
+// NewPlayback starts playing src — primitive elements in time order, such
+// as play.HistorySource or a store's replay — through the setup's program,
+// paced by a player (po: speed, start, clock); window, when not nil, is the
+// span the data observes (Clock ticks). Close stops it.
+func NewPlayback(ctx context.Context, s *Setup, src exec.Source, window *algebra.Window, po play.Options, o Options) (*Playback, error) {
+	net, err := exec.Build(s.Prog.Catalog, s.Prog.Stmts, s.Prog.Plans, exec.Options{})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	pb := &Playback{Feed: s.NewFeed(), errs: make(chan error, 1), cancel: cancel, o: o}
+	pb.Feed.Hook(net)
+	pb.Player = play.NewPlayer(ctx, src, po)
+	pb.Model = s.model(pb.Feed, o, pb.Player.Now)
+	pb.Model.Controls = pb.Player
+	pb.wg.Add(1)
+	go func() {
+		defer pb.wg.Done()
+		guard(pb.errs, func() error {
+			_, err := net.RunSource(pb.Player, window)
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		})
+	}()
+	return pb, nil
+}
+
+// Run shows the playback in the terminal until the user quits, ctx ends or
+// the network fails.
+func (pb *Playback) Run(ctx context.Context) error {
+	return term.Run(ctx, pb.Model, term.Options{Screen: pb.o.Screen, FPS: pb.o.FPS, Inbox: pb.Feed.Inbox, Errs: pb.errs, Frame: pb.o.Frame})
+}
+
+// Close stops the playback and waits for its network to stop.
+func (pb *Playback) Close() {
+	pb.cancel()
+	pb.Feed.Inbox.Close()
+	pb.wg.Wait()
+}
+
+// History plays src into the display in the terminal (see NewPlayback)
+// until the user quits or ctx ends (nil), or the run fails; the terminal
+// is restored however it ends.
+func History(ctx context.Context, s *Setup, src exec.Source, window *algebra.Window, po play.Options, o Options) error {
+	pb, err := NewPlayback(ctx, s, src, window, po, o)
+	if err != nil {
+		return err
+	}
+	defer pb.Close()
+	return pb.Run(ctx)
+}

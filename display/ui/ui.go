@@ -1,0 +1,268 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/display/draw"
+	"github.com/tqmon/tqmon/display/play"
+	"github.com/tqmon/tqmon/display/scene"
+	"github.com/tqmon/tqmon/display/spec"
+	"github.com/tqmon/tqmon/display/timeline"
+)
+
+// Controls change how recorded data plays (play.Player has them); live
+// displays have none.
+type Controls interface {
+	TogglePause()
+	Faster()
+	Slower()
+	Step()
+	State() play.State
+}
+
+// Key is a command key.
+type Key uint8
+
+const (
+	KeyNone     Key = iota
+	KeyPause        // space: pause, resume
+	KeyFaster       // +
+	KeySlower       // -
+	KeyStep         // →: to the next change
+	KeyTimeline     // t: timeline view, and back
+	KeyHelp         // ?
+	KeyQuit         // q, Ctrl-C
+	KeyReload       // r: read the display spec again
+	KeyZoomIn       // z (timeline)
+	KeyZoomOut      // x (timeline)
+	KeyBack         // ← or < (timeline: scroll back)
+	KeyForward      // > (timeline: scroll forward)
+	KeyFollow       // f (timeline: follow the present, or stay)
+	KeyRows         // Tab (timeline: entities, or a relation's tuples)
+)
+
+// Model is the whole display's state.
+type Model struct {
+	Scene    *scene.Scene
+	Timeline *timeline.View
+	// Title is shown top left.
+	Title string
+	// Controls are nil for live displays.
+	Controls Controls
+	// Reload reads the display spec again (nil: not possible); it returns
+	// the new spec or the error to show.
+	Reload func() (*spec.Spec, error)
+	// Clock is the display's present time (the play position, or the
+	// live subject's clock).
+	Clock func() algebra.Time
+	// Ended says the data has ended (the residents stopped, or the
+	// recording was played to its end).
+	Ended func() bool
+
+	timelineOn bool
+	help       bool
+	message    string
+	area       draw.Rect
+}
+
+// New makes a model over a scene.
+func New(sc *scene.Scene, title string, clock func() algebra.Time) *Model {
+	m := &Model{Scene: sc, Timeline: timeline.New(sc), Title: title, Clock: clock}
+	m.timelineOn = sc.Spec().Timeline
+	return m
+}
+
+// Message shows a message in the status line until the next key.
+func (m *Model) Message(format string, args ...any) { m.message = fmt.Sprintf(format, args...) }
+
+// Handle acts on a key; it reports whether the display should end.
+func (m *Model) Handle(k Key) (quit bool) {
+	if k != KeyNone {
+		m.message = ""
+	}
+	if m.help && k != KeyQuit && k != KeyNone {
+		m.help = false
+		return false
+	}
+	now := m.Clock()
+	switch k {
+	case KeyQuit:
+		return true
+	case KeyHelp:
+		m.help = true
+	case KeyTimeline:
+		m.timelineOn = !m.timelineOn
+	case KeyPause, KeyFaster, KeySlower, KeyStep:
+		c := m.Controls
+		if c == nil {
+			m.Message("live: time runs with the subject (pause, speed and step are for recorded data)")
+			return false
+		}
+		switch k {
+		case KeyPause:
+			c.TogglePause()
+		case KeyFaster:
+			c.Faster()
+		case KeySlower:
+			c.Slower()
+		case KeyStep:
+			c.Step()
+		}
+	case KeyReload:
+		if m.Reload == nil {
+			m.Message("this display spec cannot be read again")
+			return false
+		}
+		sp, err := m.Reload()
+		if err != nil {
+			m.Message("spec not changed: %s", firstLine(err.Error()))
+			return false
+		}
+		m.Scene.SetSpec(sp, now)
+		m.Timeline.Mode = 0
+		m.Message("spec read again: %d icons, %d relationships, %d flashes", len(sp.Icons), len(sp.Links), len(sp.Flashes))
+	case KeyZoomIn:
+		m.Timeline.ZoomIn()
+	case KeyZoomOut:
+		m.Timeline.ZoomOut()
+	case KeyBack, KeyForward:
+		n := -1
+		if k == KeyForward {
+			n = 1
+		}
+		m.Timeline.Scroll(n, now, m.area.W)
+	case KeyFollow:
+		m.Timeline.ToggleFollow(now)
+	case KeyRows:
+		m.Timeline.NextMode()
+	}
+	return false
+}
+
+func firstLine(s string) string {
+	first, rest, _ := strings.Cut(s, "\n")
+	if rest != "" {
+		n := strings.Count(rest, "\n") + 1
+		return fmt.Sprintf("%s (and %d more)", first, n)
+	}
+	return first
+}
+
+// TimelineOn reports whether the timeline view is showing.
+func (m *Model) TimelineOn() bool { return m.timelineOn }
+
+// FormatClock is the digital clock's text: H:MM:SS, with tenths when the
+// time is not a whole second.
+func FormatClock(t algebra.Time) string {
+	if t == algebra.Beginning || t == algebra.Forever {
+		return "-:--:--"
+	}
+	return algebra.FormatTime(t-t%1e8, algebra.TimeClock)
+}
+
+// Draw draws the whole screen.
+func (m *Model) Draw(c draw.Canvas) {
+	w, h := c.Size()
+	draw.Fill(c, draw.Rect{W: w, H: h}, ' ', draw.Plain)
+	if w < 10 || h < 4 {
+		draw.Text(c, 0, 0, draw.Clip("too small", w), draw.Plain)
+		return
+	}
+	now := m.Clock()
+	m.area = draw.Rect{X: 0, Y: 1, W: w, H: h - 2}
+	// Header: title, clock.
+	head := draw.Style{Bold: true}
+	draw.Text(c, 1, 0, draw.Clip(m.Title, w-14), head)
+	if m.Scene.Spec().Clock {
+		clk := FormatClock(now)
+		draw.Text(c, w-1-draw.Width(clk), 0, clk, draw.Style{Bold: true, Reverse: true})
+	}
+	if m.timelineOn {
+		m.Timeline.Draw(c, m.area, now)
+	} else {
+		m.Scene.Draw(c, m.area, now)
+	}
+	m.status(c, w, h)
+	if m.help {
+		m.drawHelp(c, w, h)
+	}
+}
+
+// status writes the bottom line: play state, then a message or the view
+// and key hints, then how many icons did not fit.
+func (m *Model) status(c draw.Canvas, w, h int) {
+	y := h - 1
+	var state string
+	switch {
+	case m.Controls != nil:
+		st := m.Controls.State()
+		sym := "▶"
+		if st.Paused {
+			sym = "❚❚"
+		}
+		state = fmt.Sprintf("%s %s", sym, formatSpeed(st.Speed))
+		if st.Ended {
+			state += " end"
+		}
+	case m.Ended != nil && m.Ended():
+		state = "live: ended"
+	default:
+		state = "live"
+	}
+	x := draw.Text(c, 1, y, state, draw.Style{Bold: true})
+	var right string
+	if n := m.Scene.Hidden(); n > 0 && !m.timelineOn {
+		right = fmt.Sprintf("+%d hidden", n)
+	}
+	text := m.message
+	if text == "" && m.timelineOn {
+		text = m.Timeline.Describe() + "  z/x zoom  </> scroll  tab rows  ? help"
+	}
+	if text == "" {
+		text = "space pause  +/- speed  → step  t timeline  ? help  q quit"
+		if m.Controls == nil {
+			text = "t timeline  ? help  q quit"
+		}
+	}
+	room := w - x - 3 - draw.Width(right)
+	draw.Text(c, x+2, y, draw.Clip(text, room), draw.Style{Dim: m.message == ""})
+	if right != "" {
+		draw.Text(c, w-1-draw.Width(right), y, right, draw.Style{Bold: true})
+	}
+}
+
+func formatSpeed(s float64) string {
+	if s >= 1 {
+		return fmt.Sprintf("%gx", s)
+	}
+	return fmt.Sprintf("1/%gx", 1/s)
+}
+
+var helpLines = []string{
+	"space   pause / resume (recorded data)",
+	"+ -     faster / slower",
+	"→       step to the next change",
+	"t       timeline view / animation",
+	"r       read the display spec again",
+	"q       quit",
+	"",
+	"timeline: z x zoom, < > scroll,",
+	"          f follow, tab rows",
+	"",
+	"any key closes this help",
+}
+
+func (m *Model) drawHelp(c draw.Canvas, w, h int) {
+	bw, bh := 42, len(helpLines)+2
+	r := draw.Rect{X: max(0, (w-bw)/2), Y: max(0, (h-bh)/2), W: min(bw, w), H: min(bh, h)}
+	draw.Fill(c, r, ' ', draw.Plain)
+	draw.Frame(c, r, draw.Style{Bold: true})
+	draw.Text(c, r.X+2, r.Y, " keys ", draw.Style{Bold: true})
+	for i, l := range helpLines {
+		if 1+i < r.H-1 {
+			draw.Text(c, r.X+2, r.Y+1+i, draw.Clip(l, r.W-4), draw.Plain)
+		}
+	}
+}
