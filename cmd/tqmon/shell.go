@@ -109,6 +109,8 @@ type shell struct {
 	buf     strings.Builder // the statement being typed
 	n       int             // statements run, for naming them in diagnostics
 	derived []*check.Retrieve
+	log     []remote.Source // the statements that checked, for \view
+	display string          // \display's spec file
 	quit    bool
 	rl      *readline.Instance
 }
@@ -290,6 +292,9 @@ func (sh *shell) compileIn(sess *check.Session, name, text string) ([]*check.Ret
 		var stmts []*check.Retrieve
 		stmts, err = sess.Check(f, text)
 		if err == nil {
+			if sess == sh.sess {
+				sh.log = append(sh.log, remote.Source{Name: name, Text: text})
+			}
 			return stmts, true
 		}
 	}

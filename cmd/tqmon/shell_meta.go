@@ -29,6 +29,8 @@ func init() {
 			sh.timing = !sh.timing
 			fmt.Fprintf(sh.out, "Timing is %s.\n", map[bool]string{true: "on", false: "off"}[sh.timing])
 		}},
+		{`\display`, "[SPEC]", "choose the display spec \\view shows (default: the paper's)", (*shell).setDisplay},
+		{`\view`, "[SPEED]", "switch to the animated view of the session's statements; q comes back", (*shell).view},
 		{`\param`, "NAME=VALUE", "set the value of $NAME in later statements", (*shell).setParam},
 		{`\i`, "FILE", "run the statements in FILE", (*shell).include},
 		{`\help`, "", "this help, and a reminder of TQuel", func(sh *shell, _ string) { sh.help() }},

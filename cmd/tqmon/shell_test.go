@@ -173,6 +173,14 @@ func TestShellOnPaperHistory(t *testing.T) {
 	tm.typeText(`\explain retrieve (S.Mailbox) where S.Process = "P1"` + "\r")
 	tm.expect(5*time.Second, "final plan:", "α[T:I] S", "P1", "alpha-flag-select")
 
+	// The animated view of the session's results, and back.
+	tm.typeText(`\view 600` + "\r")
+	tm.expect(10*time.Second, "M7", "P1", "tqmon shell")
+	tm.typeText("q")
+	tm.expect(10*time.Second, "tqmon=> ")
+	tm.typeText(`retrieve (S.Mailbox) where S.Process = "P1";` + "\r")
+	tm.expect(5*time.Second, "M3", "M4", "M7", "(3 tuples)")
+
 	tm.typeText(`\q` + "\r")
 	if code := tm.exit(5 * time.Second); code != 0 {
 		t.Fatalf("exit %d", code)
