@@ -419,15 +419,16 @@ func openBlock(data []byte, rel uint16, sch *schema) (*blockReader, error) {
 		r.fail("relation %d, want %d", got, rel)
 	}
 	br.n = r.count(2)
-	br.nv = int(r.uvarint())
+	if nv := r.uvarint(); r.err == nil && nv > uint64(br.n) {
+		r.fail("%d value elements of %d", nv, br.n)
+	} else {
+		br.nv = int(nv)
+	}
 	br.first = int64(r.u64())
 	br.dict = r.dict()
 	elemsLen := r.count(1)
 	if r.err == nil && elemsLen != len(r.b) {
 		r.fail("elements take %d bytes, %d remain", elemsLen, len(r.b))
-	}
-	if r.err == nil && br.nv > br.n {
-		r.fail("%d value elements of %d", br.nv, br.n)
 	}
 	if r.err != nil {
 		return nil, r.err

@@ -21,9 +21,9 @@ var (
 	// ErrVersion: the database has an on-disk format this build does not read.
 	ErrVersion = errors.New("unsupported database format version")
 	// ErrCorrupt: a record does not decode (checksum, structure, schema).
-	ErrCorrupt = errors.New("corrupt database")
+	ErrCorrupt = errors.New("corrupt")
 	// ErrInUse: another process has the database open for writing.
-	ErrInUse = errors.New("database in use")
+	ErrInUse = errors.New("in use")
 	// ErrExists: the directory already holds something.
 	ErrExists = errors.New("already exists")
 )
@@ -237,7 +237,7 @@ func openBadger(dir string, readOnly bool) (bdb *badger.DB, err error) {
 		}
 	}()
 	bdb, err = badger.Open(badgerOptions(dir, readOnly))
-	if readOnly && errors.Is(err, badger.ErrTruncateNeeded) {
+	if readOnly && err != nil && (errors.Is(err, badger.ErrTruncateNeeded) || strings.Contains(err.Error(), badger.ErrTruncateNeeded.Error())) {
 		bdb, err = badger.Open(badgerOptions(dir, false))
 		if err == nil {
 			// Recovered; reopen as asked so others may read too.
