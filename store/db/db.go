@@ -90,8 +90,14 @@ func Create(dir string, spec Spec) (*DB, error) {
 	return create(dir, spec, false)
 }
 
-// create is Create, or with inMemory a database that lives only in memory
-// (for tests of what does not depend on the disk).
+// CreateInMemory makes a database that lives only in memory (gone when
+// closed): to replay or query a history through the store's machinery
+// without a directory, and for tests.
+func CreateInMemory(spec Spec) (*DB, error) {
+	return create("(memory)", spec, true)
+}
+
+// create is Create, or with inMemory a database that lives only in memory.
 func create(dir string, spec Spec, inMemory bool) (*DB, error) {
 	cat, err := compileSpec(spec)
 	if err != nil {
