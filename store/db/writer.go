@@ -167,6 +167,9 @@ func (w *Writer) Relation(name string) (*RelWriter, error) {
 	return r, nil
 }
 
+// Name is the relation's name.
+func (r *RelWriter) Name() string { return r.m.rel.Name }
+
 // SetWindow sets the observation window written with each flush. While
 // recording, its end is capped by what is durable (CommitInfo.Through).
 func (w *Writer) SetWindow(win algebra.Window) {
@@ -279,9 +282,6 @@ func (r *RelWriter) Event(at algebra.Time, vals []algebra.Value) error {
 	if !r.m.rel.IsEvent() {
 		return fmt.Errorf("%s is an interval relation: no events", r.m.rel.Name)
 	}
-	if at == algebra.Forever {
-		return fmt.Errorf("%s: an event cannot happen at forever", r.m.rel.Name)
-	}
 	if err := r.order(at, "event"); err != nil {
 		return err
 	}
@@ -293,8 +293,9 @@ func (r *RelWriter) Event(at algebra.Time, vals []algebra.Value) error {
 	return r.w.maybeFlush()
 }
 
-// Whole records a complete interval tuple [from, to), learnt at to. An
-// empty one (from ≥ to) is not recorded.
+// Whole records a complete interval tuple [from, to), learnt at to (to
+// Forever: a tuple still going on). An empty one (from ≥ to) is not
+// recorded.
 func (r *RelWriter) Whole(from, to algebra.Time, vals []algebra.Value) error {
 	if err := r.check(vals); err != nil {
 		return err
@@ -306,7 +307,9 @@ func (r *RelWriter) Whole(from, to algebra.Time, vals []algebra.Value) error {
 		return nil
 	}
 	if to == algebra.Forever {
-		return fmt.Errorf("%s: a whole tuple ends before forever", r.m.rel.Name)
+		// Reported whole, but still going on: an open tuple.
+		r.begin(from, algebra.Forever, vals)
+		return r.w.maybeFlush()
 	}
 	if err := r.order(to, "end"); err != nil {
 		return err
