@@ -95,4 +95,3 @@ func declare(cat *algebra.Catalog, r *algebra.Relation) (string, error) {
 	}
 	return fmt.Sprintf("%s relation %s(%s)", class, r.Name, strings.Join(attrs, ", ")), nil
 }
-
