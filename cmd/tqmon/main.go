@@ -73,6 +73,10 @@ Start with the paper's example:
 	root.AddCommand(newQueryCmd(stdout, stderr))
 	root.AddCommand(newSensorsCmd(stdout, stderr))
 	root.AddCommand(newDemoCmd(stdout, stderr))
+	root.AddCommand(newRecordCmd(stdout, stderr))
+	root.AddCommand(newReplayCmd(stdout, stderr))
+	root.AddCommand(newExportCmd(stdout, stderr))
+	root.AddCommand(newImportCmd(stdout, stderr))
 	return root
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/tqmon/tqmon/resident/wire"
 	"github.com/tqmon/tqmon/rewrite"
 	"github.com/tqmon/tqmon/sensor"
+	"github.com/tqmon/tqmon/store/db"
 	"github.com/tqmon/tqmon/store/history"
 )
 
@@ -76,6 +77,8 @@ type queryFlags struct {
 	token      string
 	duration   time.Duration
 	lease      time.Duration
+	dbDir      string // query --db (querydb.go)
+	record     string // --record DB: store the results
 }
 
 // outputOptions reads --format and --time-format.
@@ -174,6 +177,8 @@ malformed histories, 1 for runtime errors.`,
 	fl.StringVar(&f.token, "token", "", "shared token for residents reached over TCP")
 	fl.DurationVar(&f.duration, "duration", 0, "with --connect: stop after this long (default: until interrupted or the residents end)")
 	fl.DurationVar(&f.lease, "lease", 3*time.Second, "with --connect: the lease residents grant; if the monitor vanishes, they clear its flags once it lapses")
+	fl.StringVar(&f.dbDir, "db", "", "database to query (see tqmon record, tqmon import); --stats reports the blocks read")
+	fl.StringVar(&f.record, "record", "", "DB: also store each named retrieve's result there, as it is produced (a new database, or an existing one)")
 	return cmd
 }
 
@@ -209,13 +214,30 @@ func runConnect(f *queryFlags, out format.Options, params map[string]string, nai
 	if err != nil {
 		return usageErr(err)
 	}
+	var rec *recording
+	if f.record != "" {
+		if rec, err = startRecording(f.record, nil, db.Spec{Name: hello.Name + ".sdl", Text: hello.SDL}, prog.Stmts, nil); err != nil {
+			return err
+		}
+	}
 	w := bufio.NewWriter(stdout)
 	defer w.Flush()
 	st := newStreamer(w, out, prog)
 	_, stats, err := prog.RunLive(ctx, conns, remote.LiveOptions{Duration: f.duration, Naive: naive, Lease: f.lease, OnElem: func(i int, e exec.Elem) {
 		st.elem(i, e)
 		w.Flush()
+		if rec != nil {
+			rec.d.Elem(i, e)
+		}
 	}})
+	if rec != nil {
+		if rec.fresh {
+			rec.w.SetWindow(algebra.Window{From: stats.Start, To: max(stats.End, stats.Start)})
+		}
+		if ferr := rec.finish(); err == nil {
+			err = ferr
+		}
+	}
 	if err != nil {
 		return runtimeErr(err)
 	}
@@ -242,7 +264,7 @@ func printAcquireStats(w io.Writer, st exec.AcquireStats) {
 	fmt.Fprintf(w, "peak held: %d\n", st.PeakHeld)
 }
 
-func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error {
+func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) (err error) {
 	if len(f.srcs) == 0 {
 		return usageErr(errors.New("query needs at least one -f FILE or -e TEXT"))
 	}
@@ -260,12 +282,14 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error
 		return usageErr(err)
 	}
 	switch {
-	case len(f.connect) > 0 && f.historyDir != "":
-		return usageErr(errors.New("give either --history DIR or --connect ADDR, not both"))
+	case len(f.connect) > 0 && f.historyDir != "", f.dbDir != "" && (len(f.connect) > 0 || f.historyDir != ""):
+		return usageErr(errors.New("give one of --history DIR, --db DB or --connect ADDR"))
+	case f.dbDir != "":
+		return runQueryDB(f, out, params, naive, stdout, stderr)
 	case len(f.connect) > 0:
 		return runConnect(f, out, params, naive, stdout, stderr)
 	case f.historyDir == "":
-		return usageErr(errors.New("query needs --history DIR (a directory with a .sdl file and CSV files) or --connect ADDR (a resident monitor)"))
+		return usageErr(errors.New("query needs --history DIR (a directory with a .sdl file and CSV files), --db DB (a database) or --connect ADDR (a resident monitor)"))
 	}
 	h, err := history.Load(f.historyDir)
 	if err != nil {
@@ -298,6 +322,11 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error
 		return w.Flush()
 	}
 	var results []remote.Result
+	defer func() {
+		if err == nil && f.record != "" {
+			err = recordTables(f.record, f.historyDir, prog, results, h.Window)
+		}
+	}()
 	if f.acquire {
 		var st exec.AcquireStats
 		results, st, err = prog.RunAcquire(h, naive)

@@ -517,6 +517,18 @@ func (r *RelWriter) retain(t int64) {
 	r.epochMin = slices.Clone(r.epochMin[i:])
 }
 
+// Advance promises that no element earlier than t will come for any
+// relation (a live recording's inputs arrive in time order): each
+// relation's latest instant, if before t, can no longer change and is
+// written with the next flush.
+func (w *Writer) Advance(t algebra.Time) {
+	for _, r := range w.rels {
+		if r != nil && len(r.tail) > 0 && r.tail[0].t < t {
+			r.flushTail()
+		}
+	}
+}
+
 func (w *Writer) maybeFlush() error {
 	if w.pending < w.opts.FlushBytes {
 		return nil

@@ -228,6 +228,8 @@ func (tp *Tap) sync() {
 	if tp.err != nil {
 		return
 	}
+	// Inputs come in time order: nothing earlier than the latest will.
+	tp.w.Advance(tp.last)
 	tp.w.SetWindow(algebra.Window{From: tp.start, To: max(tp.last, tp.start)})
 	tp.fail(tp.w.Sync())
 }
