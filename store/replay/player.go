@@ -37,7 +37,19 @@ type PlayerOptions struct {
 	Clock Clock
 	// Paused starts the player paused.
 	Paused bool
+	// Heartbeat, when positive, is how often (in wall time) a player
+	// waiting for its next element lets time pass in the network: it
+	// delivers an element of the relation Heartbeat (which no statement
+	// reads: exec.RunSource skips it, but moves time, so Clock ticks and
+	// results that wait on time come paced too). The player also
+	// delivers one at End, so a replay lasts until then.
+	Heartbeat time.Duration
 }
+
+// Heartbeat names the relation of a player's heartbeat elements.
+const Heartbeat = ""
+
+var heartbeatRec = &exec.Rec{}
 
 // Player is a paced, time-ordered source: it delivers the elements of
 // another source no sooner than their recorded time, mapped onto the wall
@@ -69,6 +81,8 @@ type Player struct {
 	aheadR  string
 	aheadE  exec.Elem
 	aheadOK bool
+	beat    time.Duration
+	ended   bool // the source is exhausted
 }
 
 // NewPlayer makes a player over src; ctx ends it (as Stop does).
@@ -77,7 +91,7 @@ func NewPlayer(ctx context.Context, src exec.Source, opts PlayerOptions) *Player
 		opts.Clock = WallClock
 	}
 	return &Player{src: src, ctx: ctx, clock: opts.Clock, speed: opts.Speed, start: opts.Start, end: opts.End,
-		paused: opts.Paused, pos: opts.Start, anchorT: opts.Start, wake: make(chan struct{}, 1)}
+		paused: opts.Paused, pos: opts.Start, anchorT: opts.Start, wake: make(chan struct{}, 1), beat: opts.Heartbeat}
 }
 
 func (p *Player) notify() {
@@ -104,12 +118,23 @@ func (p *Player) virtual(now time.Time) algebra.Time {
 
 // Next delivers the next element once its time has come.
 func (p *Player) Next() (string, exec.Elem, bool, error) {
-	if !p.ahead {
+	if !p.ahead && !p.ended {
 		rel, e, ok, err := p.src.Next()
-		if err != nil || !ok {
+		if err != nil {
 			return rel, e, ok, err
 		}
+		if !ok {
+			p.ended = true
+			if p.beat <= 0 || p.end == algebra.Forever || p.Position() >= p.end {
+				return rel, e, ok, err
+			}
+			// A last heartbeat at the end: the replay lasts until then.
+			rel, e = Heartbeat, exec.Elem{Kind: exec.Event, T: p.end, Rec: heartbeatRec}
+		}
 		p.aheadR, p.aheadE, p.aheadOK, p.ahead = rel, e, ok, true
+	}
+	if !p.ahead {
+		return "", exec.Elem{}, false, nil
 	}
 	e := p.aheadE
 	p.mu.Lock()
@@ -127,6 +152,9 @@ func (p *Player) Next() (string, exec.Elem, bool, error) {
 			return "", exec.Elem{}, false, nil
 		}
 		immediate := e.T <= p.start || e.T > p.end
+		if p.aheadR == Heartbeat && p.ended {
+			immediate = false // the last heartbeat, at End, waits
+		}
 		if p.paused && p.steps > 0 && !immediate && e.T > p.anchorT {
 			// A step: the replay moves to this element's instant.
 			p.steps--
@@ -143,16 +171,33 @@ func (p *Player) Next() (string, exec.Elem, bool, error) {
 			return p.aheadR, e, true, nil
 		}
 		var wait <-chan time.Time
+		beat := false
 		if !p.paused {
 			d := time.Duration(float64(e.T-v) / p.speed)
 			if d < time.Millisecond {
 				d = time.Millisecond
+			}
+			if p.beat > 0 && d > p.beat {
+				d, beat = p.beat, true
 			}
 			wait = p.clock.After(d)
 		}
 		p.mu.Unlock()
 		select {
 		case <-wait:
+			if beat {
+				// Let the network's time reach where the replay is.
+				p.mu.Lock()
+				v := p.virtual(p.clock.Now())
+				ok := v > p.pos && v < e.T
+				if ok {
+					p.pos = v
+				}
+				p.mu.Unlock()
+				if ok {
+					return Heartbeat, exec.Elem{Kind: exec.Event, T: v, Rec: heartbeatRec}, true, nil
+				}
+			}
 		case <-p.wake:
 		case <-p.ctx.Done():
 		}

@@ -188,3 +188,44 @@ func TestPlayerMaxAndEnd(t *testing.T) {
 	cancel()
 	<-c.done
 }
+
+// TestPlayerHeartbeat: while waiting, a player lets time pass in
+// heartbeats, and ends with one at End.
+func TestPlayerHeartbeat(t *testing.T) {
+	clock := newFakeClock()
+	p := NewPlayer(context.Background(), &listSource{ts: []algebra.Time{0, 3 * sec}},
+		PlayerOptions{Speed: 1, Start: 0, End: 5 * sec, Clock: clock, Heartbeat: time.Second})
+	type got struct {
+		rel string
+		t   algebra.Time
+	}
+	out := make(chan got, 100)
+	go func() {
+		defer close(out)
+		for {
+			rel, e, ok, err := p.Next()
+			if err != nil || !ok {
+				return
+			}
+			out <- got{rel, e.T}
+		}
+	}()
+	want := []got{{"R", 0}, {Heartbeat, sec}, {Heartbeat, 2 * sec}, {"R", 3 * sec}, {Heartbeat, 4 * sec}, {Heartbeat, 5 * sec}}
+	for i, w := range want {
+		select {
+		case g := <-out:
+			if g != w {
+				t.Fatalf("element %d: %+v, want %+v", i, g, w)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("element %d never came", i)
+		}
+		if i < len(want)-1 {
+			time.Sleep(10 * time.Millisecond) // let the player wait again
+			clock.Advance(time.Second)
+		}
+	}
+	if _, more := <-out; more {
+		t.Error("elements after the last heartbeat")
+	}
+}

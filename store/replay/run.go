@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
@@ -140,6 +141,9 @@ func Run(d *db.DB, q *Query, opts Options) ([]Result, Stats, error) {
 	var from exec.Source = src
 	if opts.Pace != nil {
 		po := *opts.Pace
+		if po.Heartbeat == 0 {
+			po.Heartbeat = 50 * time.Millisecond
+		}
 		po.Start, po.End = algebra.Beginning, algebra.Forever
 		if ok {
 			po.Start, po.End = span.From, span.To
