@@ -187,6 +187,12 @@ type relReader struct {
 
 	open     map[uint64]*exec.Rec
 	fromSnap bool // a checkpoint listed tuples
+	// pre: the read is before its window; tuples begun there (ids) are
+	// delivered (preq) only if still open when it starts.
+	pre  bool
+	ids  []uint64
+	preq []exec.Elem
+	qi   int
 	recs     []exec.Rec
 	ends     []exec.Elem
 	ei       int
@@ -220,6 +226,7 @@ func (r *relReader) start() error {
 		}
 		r.fromSnap = len(r.snap) > 0
 	}
+	r.pre = r.lo > at
 	r.begin = at
 	opts := badger.DefaultIteratorOptions
 	opts.PrefetchValues = false
@@ -378,6 +385,15 @@ func (r *relReader) step() error {
 	for {
 		switch r.phase {
 		case 0:
+			if r.pre {
+				// Before the window, tuples are collected, not delivered:
+				// only those still open when it starts will be.
+				for _, t := range r.snap {
+					r.open[t.id] = r.rec(t.vals, t.from)
+					r.ids = append(r.ids, t.id)
+				}
+				r.si = len(r.snap)
+			}
 			if r.si < len(r.snap) {
 				t := &r.snap[r.si]
 				r.si++
@@ -417,6 +433,11 @@ func (r *relReader) step() error {
 // end; ok is false once there is none.
 func (r *relReader) stepBlocks() (bool, error) {
 	for {
+		if r.qi < len(r.preq) {
+			r.head, r.ok = r.preq[r.qi], true
+			r.qi++
+			return true, nil
+		}
 		// Open every block that may hold the next element.
 		for r.haveNext && (len(r.curs) == 0 || r.nextKey <= r.curs[0].e.t) {
 			if err := r.openBlock(); err != nil {
@@ -424,10 +445,18 @@ func (r *relReader) stepBlocks() (bool, error) {
 			}
 		}
 		if len(r.curs) == 0 {
+			if r.pre {
+				r.release()
+				continue
+			}
 			return false, nil
 		}
 		c := r.curs[0]
 		e := c.e
+		if r.pre && !(e.t < r.lo || e.t == r.lo && e.kind == kEnd) {
+			r.release()
+			continue
+		}
 		if e.t > r.hi {
 			return false, nil
 		}
@@ -451,6 +480,10 @@ func (r *relReader) stepBlocks() (bool, error) {
 			}
 			rec := r.rec(e.vals, e.t)
 			r.open[e.id] = rec
+			if r.pre {
+				r.ids = append(r.ids, e.id)
+				continue
+			}
 			r.head, r.ok = exec.Elem{Kind: exec.Begin, T: e.t, Rec: rec}, true
 			return true, nil
 		case kEnd:
@@ -459,6 +492,9 @@ func (r *relReader) stepBlocks() (bool, error) {
 				continue // began before what this read covers
 			}
 			delete(r.open, e.id)
+			if r.pre {
+				continue // ended before the window
+			}
 			r.head, r.ok = exec.Elem{Kind: exec.End, T: e.t, Rec: rec}, true
 			return true, nil
 		default:
@@ -468,6 +504,38 @@ func (r *relReader) stepBlocks() (bool, error) {
 			r.head, r.ok = exec.Elem{Kind: exec.Event, T: e.t, Rec: r.rec(e.vals, e.t)}, true
 			return true, nil
 		}
+	}
+}
+
+// release delivers, in time order, the Begins of the tuples collected
+// before the window that are still open when it starts.
+func (r *relReader) release() {
+	r.pre = false
+	type cand struct {
+		id  uint64
+		rec *exec.Rec
+	}
+	var cands []cand
+	for _, id := range r.ids {
+		if rec := r.open[id]; rec != nil {
+			cands = append(cands, cand{id, rec})
+		}
+	}
+	r.ids = nil
+	slices.SortFunc(cands, func(a, b cand) int {
+		if a.rec.From != b.rec.From {
+			if a.rec.From < b.rec.From {
+				return -1
+			}
+			return 1
+		}
+		if a.id < b.id {
+			return -1
+		}
+		return 1
+	})
+	for _, c := range cands {
+		r.preq = append(r.preq, exec.Elem{Kind: exec.Begin, T: c.rec.From, Rec: c.rec})
 	}
 }
 
