@@ -189,14 +189,14 @@ type relReader struct {
 	fromSnap bool // a checkpoint listed tuples
 	// pre: the read is before its window; tuples begun there (ids) are
 	// delivered (preq) only if still open when it starts.
-	pre  bool
-	ids  []uint64
-	preq []exec.Elem
-	qi   int
-	recs     []exec.Rec
-	ends     []exec.Elem
-	ei       int
-	begin    int64 // the checkpoint (or Beginning) the read starts at
+	pre   bool
+	ids   []uint64
+	preq  []exec.Elem
+	qi    int
+	recs  []exec.Rec
+	ends  []exec.Elem
+	ei    int
+	begin int64 // the checkpoint (or Beginning) the read starts at
 }
 
 // start finds the checkpoint to begin at and positions the block iterator.
