@@ -442,3 +442,41 @@ func TestRecordKilled(t *testing.T) {
 		t.Errorf("query after the kill: %d %s", code, stderr)
 	}
 }
+
+// TestRecordRetain: record --retain keeps the last stretch of the
+// recording: the window starts late, and nothing ending before it is kept.
+func TestRecordRetain(t *testing.T) {
+	if testing.Short() {
+		t.Skip("records for 1 s")
+	}
+	dir := t.TempDir()
+	dbDir := filepath.Join(dir, "db")
+	if code, _, stderr := tqmon(t, "record", "--demo", "--duration", "1s", "--db", dbDir, "--retain", "5m"); code != 0 {
+		t.Fatal(stderr)
+	}
+	d, err := db.Open(dbDir, db.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	h, err := d.History(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 1 s of the demo is about 1000 subject seconds; 5 minutes are kept
+	// (from a checkpoint at most that much earlier).
+	if h.Window == nil || h.Window.From < 60*1e9 || h.Window.To-h.Window.From < 5*60*1e9 {
+		t.Fatalf("window %v", h.Window)
+	}
+	old := 0
+	for _, tab := range h.Tables {
+		for _, row := range tab.Rows {
+			if row.To < h.Window.From-10*60*1e9 {
+				old++
+			}
+		}
+	}
+	if old > 0 {
+		t.Errorf("%d tuples ended long before the retained window", old)
+	}
+}

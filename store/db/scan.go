@@ -29,12 +29,12 @@ type Read struct {
 
 // Source is a time-ordered stream of stored relations' elements (an
 // exec.Source): Begins, Ends and Events in time order, Ends first at equal
-// times. A windowed read delivers every tuple valid in its window with its
-// exact valid time (and possibly some others, which a query's own temporal
-// selection drops): it starts at the checkpoint at or before the window,
-// reads blocks up to the window's end, and looks up when the tuples still
-// open there end. A tuple whose end was never recorded is open: it has a
-// Begin and no End.
+// times. A windowed read delivers exactly the tuples valid somewhere in
+// its window, with their whole valid times: it starts at the checkpoint at
+// or before the window, reads blocks up to the window's end (delivering
+// those begun earlier only if still open when the window starts), and
+// looks up when the tuples still open there end. A tuple whose end was
+// never recorded is open: it has a Begin and no End.
 type Source struct {
 	txn   *badger.Txn
 	rels  []*relReader
@@ -226,7 +226,7 @@ func (r *relReader) start() error {
 		}
 		r.fromSnap = len(r.snap) > 0
 	}
-	r.pre = r.lo > at
+	r.pre = r.lo > algebra.Beginning && r.lo >= at
 	r.begin = at
 	opts := badger.DefaultIteratorOptions
 	opts.PrefetchValues = false

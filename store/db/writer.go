@@ -25,8 +25,8 @@ type WriterOptions struct {
 	// 1 MiB), bounding memory and the size of each commit.
 	FlushBytes int
 	// Retain, when positive, drops what is older than this (in the
-	// recording's time) as checkpoints pass: every tuple valid at or after
-	// latest−Retain is kept.
+	// recording's time) as checkpoints pass (they come at least every
+	// Retain/4 then): every tuple valid at or after latest−Retain is kept.
 	Retain int64
 	// OnCommit, when set, is called (from the writer's committing
 	// goroutine) after each flush is durable.
@@ -118,7 +118,8 @@ type RelWriter struct {
 	// tuple id each needs the ends of.
 	epochs    []int64
 	epochMin  []uint64
-	since     int
+	since     int   // elements since the last checkpoint
+	lastCheck int64 // time of the last checkpoint (or the first element)
 	late      map[int64][]elem // epoch (Beginning: before the first) → late Begins
 	ckpts     []pendingCheck
 	ckptParts map[int64]uint64
@@ -344,8 +345,16 @@ func (r *RelWriter) advance(t int64) {
 	if r.haveTail {
 		r.flushTail()
 	}
-	if r.since >= max(r.w.opts.CheckpointElems, r.w.opts.CheckpointFactor*len(r.open)) {
+	switch {
+	case r.since >= max(r.w.opts.CheckpointElems, r.w.opts.CheckpointFactor*len(r.open)):
 		r.checkpoint(t)
+	case r.w.opts.Retain > 0 && r.since > 0 && t-r.lastCheck >= r.w.opts.Retain/4:
+		// Retention moves the floor from checkpoint to checkpoint: keep
+		// them no further apart than a quarter of the span kept.
+		r.checkpoint(t)
+	}
+	if !r.haveTail {
+		r.lastCheck = t
 	}
 	st.frontier, r.haveTail = t, true
 }
@@ -452,7 +461,7 @@ func (r *RelWriter) checkpoint(t int64) {
 	r.ckptParts[t] = 1
 	r.epochs = append(r.epochs, t)
 	r.epochMin = append(r.epochMin, minID)
-	r.since = 0
+	r.since, r.lastCheck = 0, t
 	r.w.pending += 16 * len(tuples)
 	r.retain(t)
 }
