@@ -1,10 +1,8 @@
 package rewrite_test
 
 import (
-	"cmp"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -52,60 +50,6 @@ func storePlans(t *testing.T, cat *algebra.Catalog, stmts []*check.Retrieve) str
 	return b.String()
 }
 
-// sourceOf plays a history's tuples as a time-ordered element source.
-type sliceSource struct {
-	rels  []string
-	elems []exec.Elem
-	i     int
-}
-
-func (s *sliceSource) Next() (string, exec.Elem, bool, error) {
-	if s.i == len(s.elems) {
-		return "", exec.Elem{}, false, nil
-	}
-	s.i++
-	return s.rels[s.i-1], s.elems[s.i-1], true, nil
-}
-
-func sourceOf(h *algebra.History) *sliceSource {
-	type item struct {
-		rel string
-		e   exec.Elem
-	}
-	var items []item
-	for _, r := range h.Catalog.Relations {
-		for _, row := range h.Table(r.Name).Rows {
-			rec := &exec.Rec{Vals: row.Vals, From: row.From}
-			if r.IsEvent() {
-				items = append(items, item{r.Name, exec.Elem{Kind: exec.Event, T: row.From, Rec: rec}})
-				continue
-			}
-			items = append(items, item{r.Name, exec.Elem{Kind: exec.Begin, T: row.From, Rec: rec}})
-			if row.To != algebra.Forever {
-				items = append(items, item{r.Name, exec.Elem{Kind: exec.End, T: row.To, Rec: rec}})
-			}
-		}
-	}
-	phase := func(e exec.Elem) int {
-		if e.Kind == exec.End {
-			return 0
-		}
-		return 1
-	}
-	slices.SortStableFunc(items, func(a, b item) int {
-		if c := cmp.Compare(a.e.T, b.e.T); c != 0 {
-			return c
-		}
-		return phase(a.e) - phase(b.e)
-	})
-	s := &sliceSource{}
-	for _, it := range items {
-		s.rels = append(s.rels, it.rel)
-		s.elems = append(s.elems, it.e)
-	}
-	return s
-}
-
 // runWindowed runs plans as a store that honours their windows would:
 // each relation only where its window says, Clock ticks only in the
 // clock window.
@@ -132,7 +76,7 @@ func runWindowed(t *testing.T, cat *algebra.Catalog, h *algebra.History, stmts [
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := net.RunSource(sourceOf(kept), window); err != nil {
+	if _, err := net.RunSource(exec.TableSource(kept), window); err != nil {
 		t.Fatal(err)
 	}
 	var out []*algebra.Table

@@ -22,23 +22,11 @@ import (
 // plans rewritten so temporal selections read only the blocks they need.
 func runQueryDB(f *queryFlags, out format.Options, params map[string]string, naive bool, stdout, stderr io.Writer) error {
 	same := f.record != "" && samePath(f.record, f.dbDir)
-	d, err := db.Open(f.dbDir, db.Options{ReadOnly: !same})
+	d, prog, q, err := openStored(f.dbDir, !same, f.srcs, params)
 	if err != nil {
-		return usageErr(err)
+		return err
 	}
 	defer d.Close()
-	now := algebra.Time(0)
-	if _, end, ok := d.Extent(); ok {
-		now = end
-	}
-	prog, err := remote.Compile(d.Catalog(), f.srcs, check.Options{Params: params, Now: now})
-	if err != nil {
-		return usageErr(err)
-	}
-	q, err := replay.Plan(d.Catalog(), prog.Stmts)
-	if err != nil {
-		return runtimeErr(err)
-	}
 	if f.explain {
 		return explainStored(stdout, q)
 	}
@@ -88,6 +76,30 @@ func runQueryDB(f *queryFlags, out format.Options, params map[string]string, nai
 		}
 	}
 	return writeResults(stdout, results, out)
+}
+
+// openStored opens a database and compiles statements over it ("now" is
+// the end of what it observed), planned for stored relations.
+func openStored(dir string, readOnly bool, srcs []remote.Source, params map[string]string) (*db.DB, *remote.Program, *replay.Query, error) {
+	d, err := db.Open(dir, db.Options{ReadOnly: readOnly})
+	if err != nil {
+		return nil, nil, nil, usageErr(err)
+	}
+	now := algebra.Time(0)
+	if _, end, ok := d.Extent(); ok {
+		now = end
+	}
+	prog, err := remote.Compile(d.Catalog(), srcs, check.Options{Params: params, Now: now})
+	if err != nil {
+		d.Close()
+		return nil, nil, nil, usageErr(err)
+	}
+	q, err := replay.Plan(d.Catalog(), prog.Stmts)
+	if err != nil {
+		d.Close()
+		return nil, nil, nil, runtimeErr(err)
+	}
+	return d, prog, q, nil
 }
 
 func writeResults(stdout io.Writer, results []remote.Result, out format.Options) error {

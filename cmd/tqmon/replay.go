@@ -13,11 +13,9 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/tqmon/tqmon/algebra"
-	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/display/progress"
 	"github.com/tqmon/tqmon/remote"
-	"github.com/tqmon/tqmon/store/db"
 	"github.com/tqmon/tqmon/store/replay"
 )
 
@@ -129,23 +127,11 @@ func runReplay(cmd *cobra.Command, f *replayFlags, stdout, stderr io.Writer) err
 	if from != nil && to != nil && *to < *from {
 		return usageErr(errors.New("--to is before --from"))
 	}
-	d, err := db.Open(f.dbDir, db.Options{ReadOnly: true})
+	d, prog, q, err := openStored(f.dbDir, true, f.srcs, params)
 	if err != nil {
-		return usageErr(err)
+		return err
 	}
 	defer d.Close()
-	now := algebra.Time(0)
-	if _, end, ok := d.Extent(); ok {
-		now = end
-	}
-	prog, err := remote.Compile(d.Catalog(), f.srcs, check.Options{Params: params, Now: now})
-	if err != nil {
-		return usageErr(err)
-	}
-	q, err := replay.Plan(d.Catalog(), prog.Stmts)
-	if err != nil {
-		return runtimeErr(err)
-	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
 

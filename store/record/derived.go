@@ -1,9 +1,7 @@
 package record
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 	"sync"
 
 	"github.com/tqmon/tqmon/algebra"
@@ -95,34 +93,4 @@ func (d *Derived) Err() error {
 }
 
 // Elems are a table's tuples as a time-ordered element stream.
-func Elems(t *algebra.Table) []exec.Elem {
-	var out []exec.Elem
-	for _, row := range t.Rows {
-		rec := &exec.Rec{Vals: row.Vals, From: row.From}
-		if t.Rel.IsEvent() {
-			out = append(out, exec.Elem{Kind: exec.Event, T: row.From, Rec: rec})
-			continue
-		}
-		out = append(out, exec.Elem{Kind: exec.Begin, T: row.From, Rec: rec})
-		if row.To != algebra.Forever {
-			out = append(out, exec.Elem{Kind: exec.End, T: row.To, Rec: rec})
-		}
-	}
-	sortElems(out)
-	return out
-}
-
-func sortElems(es []exec.Elem) {
-	phase := func(e exec.Elem) int {
-		if e.Kind == exec.End {
-			return 0
-		}
-		return 1
-	}
-	slices.SortStableFunc(es, func(a, b exec.Elem) int {
-		if c := cmp.Compare(a.T, b.T); c != 0 {
-			return c
-		}
-		return phase(a) - phase(b)
-	})
-}
+func Elems(t *algebra.Table) []exec.Elem { return exec.TableElems(t) }
