@@ -118,8 +118,8 @@ type RelWriter struct {
 	// tuple id each needs the ends of.
 	epochs    []int64
 	epochMin  []uint64
-	since     int   // elements since the last checkpoint
-	lastCheck int64 // time of the last checkpoint (or the first element)
+	since     int              // elements since the last checkpoint
+	lastCheck int64            // time of the last checkpoint (or the first element)
 	late      map[int64][]elem // epoch (Beginning: before the first) → late Begins
 	ckpts     []pendingCheck
 	ckptParts map[int64]uint64
