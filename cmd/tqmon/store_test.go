@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tqmon/tqmon/algebra"
+	execpkg "github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/algebra/histgen"
 	"github.com/tqmon/tqmon/resident"
 	"github.com/tqmon/tqmon/resident/demo"
@@ -22,6 +23,7 @@ import (
 	"github.com/tqmon/tqmon/resident/transport"
 	"github.com/tqmon/tqmon/store/db"
 	"github.com/tqmon/tqmon/store/history"
+	"github.com/tqmon/tqmon/store/replay"
 	"github.com/tqmon/tqmon/store/truth"
 )
 
@@ -478,5 +480,116 @@ func TestRecordRetain(t *testing.T) {
 	}
 	if old > 0 {
 		t.Errorf("%d tuples ended long before the retained window", old)
+	}
+}
+
+// TestReplayKeys: the keys of an interactive replay drive the player.
+func TestReplayKeys(t *testing.T) {
+	p := replay.NewPlayer(context.Background(), emptySource{}, replay.PlayerOptions{Speed: 4, Start: 0, End: algebra.Forever})
+	applyKey(p, ' ')
+	if !p.Paused() {
+		t.Error("space does not pause")
+	}
+	applyKey(p, ' ')
+	if p.Paused() {
+		t.Error("space does not resume")
+	}
+	applyKey(p, 'n')
+	if !p.Paused() {
+		t.Error("n does not pause to step")
+	}
+	applyKey(p, '+')
+	if p.Speed() != 8 {
+		t.Errorf("+: speed %v", p.Speed())
+	}
+	applyKey(p, '-')
+	applyKey(p, '-')
+	if p.Speed() != 2 {
+		t.Errorf("-: speed %v", p.Speed())
+	}
+	applyKey(p, 'q')
+	if _, _, ok, _ := p.Next(); ok {
+		t.Error("q does not stop")
+	}
+	if note := replayNote(p, algebra.Window{From: 0, To: 10e9}); !strings.Contains(note, "paused") || !strings.Contains(note, "×2") {
+		t.Errorf("progress note %q", note)
+	}
+}
+
+type emptySource struct{}
+
+func (emptySource) Next() (string, execpkg.Elem, bool, error) { return "", execpkg.Elem{}, false, nil }
+
+// TestQueryDBExplain: --explain over a database shows the scan windows.
+func TestQueryDBExplain(t *testing.T) {
+	dbDir := filepath.Join(t.TempDir(), "db")
+	if code, _, stderr := tqmon(t, "import", "--history", paper, "--db", dbDir); code != 0 {
+		t.Fatal(stderr)
+	}
+	code, out, stderr := tqmon(t, "query", "--db", dbDir, "--explain", "-e", `range of p is Process retrieve (p.Process) when p overlap "1:00:00"`)
+	if code != 0 || !strings.Contains(out, "scan-window: ") || !strings.Contains(out, "reads Process through @[1:00:00, 1:00:00]") {
+		t.Errorf("explain: %s%s", out, stderr)
+	}
+}
+
+// TestQueryConnectRecord: query --connect --record stores results as they
+// are produced live; they equal the query's over the ground truth.
+func TestQueryConnectRecord(t *testing.T) {
+	dir := t.TempDir()
+	sock, out := filepath.Join(dir, "s.sock"), filepath.Join(dir, "out")
+	cat, err := demoCatalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := demo.NewClock(1000)
+	rec := truth.New(cat, 0, 0)
+	res := resident.New(ossensors.Spec(), demo.Options(clock, rec))
+	hello := res.Hello()
+	rec.SetClock(hello.MonoBase, hello.WallBase)
+	rs := &readySessions{r: res, ready: make(chan struct{})}
+	srv, err := transport.NewServer(transport.Adapt(res.Hello, func() readySession {
+		return readySession{Session: res.Open(), rs: rs}
+	}), transport.ServerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis, err := transport.Listen(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(lis)
+	defer srv.Stop()
+	q := filepath.Join(paper, "resumed_by_p1.tq")
+	type result struct {
+		code           int
+		stdout, stderr string
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, o, e := tqmon(t, "query", "--connect", sock, "-f", q, "--record", out, "--format", "csv", "--time-format", "ns")
+		done <- result{code, o, e}
+	}()
+	select {
+	case <-rs.ready:
+	case r := <-done:
+		t.Fatalf("the monitor ended: %s", r.stderr)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	demo.New(ossensors.New(res), demo.DefaultConfig(8)).Run(ctx)
+	stop := clock.Stop()
+	res.Close()
+	r := <-done
+	if r.code != 0 {
+		t.Fatalf("query --connect --record: %s", r.stderr)
+	}
+	truthDir := filepath.Join(dir, "truth")
+	if err := history.Write(truthDir, rec.History(stop), ossensors.SDL, "os.sdl"); err != nil {
+		t.Fatal(err)
+	}
+	_, want, _ := tqmon(t, "query", "--history", truthDir, "-f", q, "--format", "csv", "--time-format", "ns")
+	code, got, stderr := tqmon(t, "query", "--db", out, "-e", "range of r is ResumedbyP1 retrieve (r.Process) valid at r", "--format", "csv", "--time-format", "ns")
+	if code != 0 || !slices.Equal(sortedRows(got), sortedRows(want)) || len(sortedRows(want)) == 0 {
+		t.Errorf("recorded live\n%s%s\nover the truth\n%s", got, stderr, want)
 	}
 }
