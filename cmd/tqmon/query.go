@@ -121,7 +121,7 @@ func parseParams(flags []string) (map[string]string, error) {
 func newQueryCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f queryFlags
 	cmd := &cobra.Command{
-		Use:   "query --history DIR (-f FILE | -e TEXT)...",
+		Use:   "query (--history DIR | --db DB | --connect ADDR) (-f FILE | -e TEXT)...",
 		Short: "Evaluate TQuel statements over a recorded history",
 		Long: `Evaluate TQuel statements over a recorded history and print each retrieve's
 result relation.
@@ -145,6 +145,12 @@ the most tuples the operators held at once. --explain prints, instead of
 running, each retrieve's initial algebra, every rewrite rule applied, the
 final plan, and for each α what it enables and the packets to expect.
 
+--db DB queries a database (tqmon record, tqmon import) instead: temporal
+selections on a variable become time windows, so a timeslice reads only
+the blocks it needs (--stats reports them, --explain shows the windows).
+--record DB also stores each named retrieve's result in a database, as it
+is produced (a new one, or beside what an existing one holds).
+
 Exit status: 0 on success, 2 for usage, syntax or semantic errors and
 malformed histories, 1 for runtime errors.`,
 		Example: `  # The paper's ResumedbyP1: which processes were resumed by P1?
@@ -156,7 +162,10 @@ malformed histories, 1 for runtime errors.`,
 
   # Which sensors does ResumedbyP1 need? Run it as the monitor would.
   tqmon query --history testdata/paper -f testdata/paper/resumed_by_p1.tq --explain
-  tqmon query --history testdata/paper -f testdata/paper/resumed_by_p1.tq --acquire --stats`,
+  tqmon query --history testdata/paper -f testdata/paper/resumed_by_p1.tq --acquire --stats
+
+  # Over a database, one instant
+  tqmon query --db /tmp/run.db --stats -e 'range of p is Process retrieve (p.Process, p.State) when p overlap "0:10:00"'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runQuery(cmd, &f, stdout, stderr)

@@ -109,6 +109,9 @@ func runRecord(f *recordFlags, stderr io.Writer) error {
 	case f.retain < 0:
 		return usageErr(errors.New("--retain must not be negative"))
 	}
+	for i, r := range f.relations {
+		f.relations[i] = strings.TrimSpace(r)
+	}
 	opts := record.Options{Relations: f.relations, Duration: f.duration, Lease: f.lease, SyncEvery: f.sync}
 	wopts := db.WriterOptions{Retain: int64(f.retain)}
 	if f.verbose {
