@@ -87,6 +87,16 @@ func FuzzDecodeBlock(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzBlock(t, data)
+		// Past the checksum too: the same bytes with a right one.
+		if len(data) > 4 {
+			fuzzBlock(t, appendCRC(append([]byte(nil), data[:len(data)-4]...)))
+		}
+	})
+}
+
+func fuzzBlock(t *testing.T, data []byte) {
+	{
 		elems, first, err := decodeBlock(data, 3, fuzzSchema)
 		if err != nil {
 			return
@@ -109,7 +119,7 @@ func FuzzDecodeBlock(f *testing.F) {
 		if !reflect.DeepEqual(normal(elems), normal(again)) {
 			t.Fatalf("re-encoded block differs:\n%v\n%v", elems, again)
 		}
-	})
+	}
 }
 
 // normal makes decoded elements comparable (floats by their bits).
@@ -122,6 +132,15 @@ func FuzzDecodeRecord(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzRecord(t, data)
+		if len(data) > 4 {
+			fuzzRecord(t, appendCRC(append([]byte(nil), data[:len(data)-4]...)))
+		}
+	})
+}
+
+func fuzzRecord(t *testing.T, data []byte) {
+	{
 		if at, tuples, err := decodeCheckpoint(data, 3, fuzzSchema); err == nil {
 			at2, tuples2, err := decodeCheckpoint(encodeCheckpoint(3, fuzzSchema, at, tuples), 3, fuzzSchema)
 			if err != nil || at2 != at || fmt.Sprint(tuples2) != fmt.Sprint(tuples) {
@@ -157,5 +176,5 @@ func FuzzDecodeRecord(f *testing.F) {
 			}
 		}
 		decodeFormat(data)
-	})
+	}
 }
