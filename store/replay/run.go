@@ -128,6 +128,32 @@ func Run(d *db.DB, q *Query, opts Options) ([]Result, Stats, error) {
 	if err != nil {
 		return nil, st, err
 	}
+	// Whatever the network reads that the plans' scans do not show (an
+	// operator with inputs of its own) is read whole, and Clock ticks are
+	// generated over the whole span unless every clock is a scan with a
+	// window.
+	read := map[string]bool{}
+	for _, r := range st.Reads {
+		read[r.Rel] = true
+	}
+	for name := range net.Sources {
+		if !read[name] && d.Catalog().Lookup(name) != nil {
+			st.Reads = append(st.Reads, db.Read{Rel: name, Window: limit})
+		}
+	}
+	windowed := map[int64]bool{}
+	for _, p := range q.Plans {
+		plan.Walk(p, func(n plan.Node) {
+			if s, ok := n.(*plan.Scan); ok && s.Rel.IsClock() && s.Window != nil {
+				windowed[s.Rel.ClockN] = true
+			}
+		})
+	}
+	for c := range net.Clocks {
+		if !windowed[c] && ok && clock != nil {
+			clock = &span
+		}
+	}
 	if opts.OnElem != nil {
 		for i, s := range net.Stmts {
 			s.Result.OnElem = func(e exec.Elem) { opts.OnElem(i, e) }
