@@ -11,9 +11,11 @@ FUZZ_TARGETS := \
 	./algebra:FuzzParseTime \
 	./resident/wire:FuzzDecodeBatch \
 	./resident/wire:FuzzDecodeCommand \
-	./resident/wire:FuzzDecodeHello
+	./resident/wire:FuzzDecodeHello \
+	./store/db:FuzzDecodeBlock \
+	./store/db:FuzzDecodeRecord
 
-.PHONY: all build test test-long bench grammar grammar-check fuzz vet fmt-check demo bench-display
+.PHONY: all build test test-long bench grammar grammar-check fuzz vet fmt-check demo bench-display bench-store
 
 all: build
 
@@ -63,3 +65,11 @@ fuzz:
 		echo "fuzz $$pkg $$name ($(FUZZTIME))"; \
 		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; \
 	done
+
+# The store's figures: recording and replaying (blocks against one badger
+# key per tuple, same run) and a timeslice over histories 1, 10, 100 times
+# the base size.
+bench-store:
+	$(GO) test -run '^$$' -bench 'BenchmarkStoreRecord' -benchtime 2000000x -count 3 ./store/db
+	$(GO) test -run '^$$' -bench 'BenchmarkStoreReplay' -benchtime 5x -count 3 ./store/db
+	$(GO) test -run '^$$' -bench 'BenchmarkStoreTimeslice' ./store/replay

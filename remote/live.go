@@ -56,6 +56,9 @@ type LiveStats struct {
 	// compute themselves (it derives from the remote's results): their
 	// sensor is enabled for every entity, and α keeps what it needs.
 	Widened []string
+	// Start and End span what was observed: from the residents' start to
+	// the last time their merged streams reached.
+	Start, End algebra.Time
 }
 
 // CheckHellos verifies that every resident speaks this protocol version
@@ -264,6 +267,7 @@ func (p *Program) RunLive(ctx context.Context, conns []wire.Conn, opts LiveOptio
 	}
 	stats.Packets = ast.Packets
 	stats.PeakHeld = ast.PeakHeld
+	stats.Start, stats.End = start, end
 	out := make([]Result, len(net.Stmts))
 	for i, s := range net.Stmts {
 		out[i] = Result{Stmt: s.Retrieve, Table: s.Result.Table()}

@@ -91,6 +91,10 @@ func (p *Program) RunHistory(h *algebra.History) ([]Result, Stats, error) {
 	return out, Stats{PeakHeld: net.PeakHeld()}, nil
 }
 
+// Locate places a runtime error of a run of the program's statements
+// made elsewhere (over a store, say) as the program's own runs do.
+func (p *Program) Locate(err error) error { return p.locate(err) }
+
 // locate names the source of a runtime error raised by an expression (an
 // expr.EvalError carries a line and column but no file): the file of the
 // one statement with an expression at that place. Other errors, and errors

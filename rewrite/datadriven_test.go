@@ -20,6 +20,8 @@ import (
 //	                                    (name: plan after), the final tree
 //	explain                             rewrite.Explain over the paper
 //	                                    example history (with estimates)
+//	store [spec=…]                      the plan over stored relations and
+//	                                    each scan rule applied (scan_test.go)
 //
 // Regenerate the expected output with: go test ./rewrite -run DataDriven -rewrite
 func TestDataDriven(t *testing.T) {
@@ -40,6 +42,9 @@ func TestDataDriven(t *testing.T) {
 				}
 			}
 			stmts := compile(t, cat, d.Pos, d.Input, 0)
+			if d.Cmd == "store" {
+				return storePlans(t, cat, stmts)
+			}
 			var b strings.Builder
 			for i, s := range stmts {
 				if i > 0 {

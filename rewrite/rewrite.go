@@ -16,14 +16,17 @@ const (
 	EntitySources
 	ClockRules
 	Variants
+	// Scans: rules for plans over stored relations (RewriteStored), not
+	// part of Rules.
+	Scans
 )
 
-var classNames = [...]string{"traditional", "alpha", "entity-source", "clock", "variant"}
+var classNames = [...]string{"traditional", "alpha", "entity-source", "clock", "variant", "scan"}
 
 func (c Class) String() string { return classNames[c] }
 
 // Classes lists the classes in application order.
-var Classes = []Class{Traditional, AlphaRules, EntitySources, ClockRules, Variants}
+var Classes = []Class{Traditional, AlphaRules, EntitySources, ClockRules, Variants, Scans}
 
 // Rule is one transformation. Apply looks at one node and returns its
 // replacement, or nil when the rule does not apply there. Doc states the

@@ -28,6 +28,11 @@ type Scan struct {
 	Rel     *algebra.Relation
 	// From is the retrieve that derives Rel, for derived relations.
 	From *check.Retrieve
+	// Window, when set, promises that only tuples valid somewhere in it
+	// (inclusive) can contribute to the result; the rewriter's scan rules
+	// derive it from the when clause, and a store reads just those. It
+	// never changes a result: a reader may deliver more.
+	Window *algebra.Window
 }
 
 // Unit is the relation holding one empty tuple valid over all time: the
@@ -108,10 +113,14 @@ func (*Project) node()  {}
 func (*SetOp) node()    {}
 
 func (n *Scan) Label() string {
-	if n.VarName == "" {
-		return n.Rel.Name
+	l := n.Rel.Name
+	if n.VarName != "" {
+		l += " " + n.VarName
 	}
-	return n.Rel.Name + " " + n.VarName
+	if n.Window != nil {
+		l += " " + WindowLabel(*n.Window)
+	}
+	return l
 }
 func (*Unit) Label() string { return "unit" }
 func (n *Product) Label() string {

@@ -160,67 +160,35 @@ func runDemo(f *demoFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	cat, err := demoCatalog()
+	sub, err := newLocalSubject(f.cfg, f.truthDir != "")
 	if err != nil {
 		return runtimeErr(err)
 	}
-	prog, err := remote.Compile(cat, f.srcs, check.Options{Params: params})
+	prog, err := remote.Compile(sub.cat, f.srcs, check.Options{Params: params})
 	if err != nil {
 		return usageErr(err)
 	}
-
-	clock := demo.NewClock(f.cfg.Scale)
-	var rec *truth.Recorder
-	if f.truthDir != "" {
-		rec = truth.New(cat, 0, 0)
-	}
-	res := resident.New(ossensors.Spec(), demo.Options(clock, truthSink(rec)))
-	hello := res.Hello()
-	if rec != nil {
-		rec.SetClock(hello.MonoBase, hello.WallBase)
-	}
-	sens := ossensors.New(res)
-
 	w := bufio.NewWriter(stdout)
 	defer w.Flush()
 	st := newStreamer(w, out, prog)
-	ready := make(chan struct{})
-	var (
-		stats  remote.LiveStats
-		runErr error
-		wg     sync.WaitGroup
-	)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		_, stats, runErr = prog.RunLive(context.Background(), []wire.Conn{res.Local()}, remote.LiveOptions{
+	var stats remote.LiveStats
+	stop, err := sub.run(f.cfg, f.duration, func(conn wire.Conn, ready func()) error {
+		var err error
+		_, stats, err = prog.RunLive(context.Background(), []wire.Conn{conn}, remote.LiveOptions{
 			Naive:  naive,
 			OnElem: st.elem,
-			Ready:  func() { close(ready) },
+			Ready:  ready,
 		})
-	}()
-	select {
-	case <-ready:
-	case <-time.After(10 * time.Second):
-		return runtimeErr(errors.New("the monitor did not start"))
-	}
-	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer cancel()
-	ctx, cancelRun := context.WithTimeout(ctx, f.duration)
-	defer cancelRun()
-	sys := demo.New(sens, f.cfg)
-	sys.Run(ctx)
-	stop := clock.Stop()
-	res.Close() // a last drain, then the session ends and the monitor finishes
-	wg.Wait()
-	if runErr != nil {
-		return runtimeErr(runErr)
+		return err
+	})
+	if err != nil {
+		return runtimeErr(err)
 	}
 	if err := st.s.Close(); err != nil {
 		return runtimeErr(err)
 	}
-	if rec != nil {
-		if err := history.Write(f.truthDir, rec.History(stop), ossensors.SDL, "os.sdl"); err != nil {
+	if f.truthDir != "" {
+		if err := sub.writeTruth(f.truthDir, stop); err != nil {
 			return runtimeErr(err)
 		}
 	}

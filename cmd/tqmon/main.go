@@ -75,6 +75,10 @@ Start with the paper's example:
 	root.AddCommand(newDemoCmd(stdout, stderr))
 	root.AddCommand(newShellCmd(stdout, stderr))
 	root.AddCommand(newViewCmd(stdout, stderr))
+	root.AddCommand(newRecordCmd(stdout, stderr))
+	root.AddCommand(newReplayCmd(stdout, stderr))
+	root.AddCommand(newExportCmd(stdout, stderr))
+	root.AddCommand(newImportCmd(stdout, stderr))
 	return root
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/tqmon/tqmon/resident/wire"
 	"github.com/tqmon/tqmon/rewrite"
 	"github.com/tqmon/tqmon/sensor"
+	"github.com/tqmon/tqmon/store/db"
 	"github.com/tqmon/tqmon/store/history"
 )
 
@@ -77,6 +78,8 @@ type queryFlags struct {
 	duration   time.Duration
 	lease      time.Duration
 	display    string
+	dbDir      string // query --db (querydb.go)
+	record     string // --record DB: store the results
 }
 
 // outputOptions reads --format and --time-format.
@@ -119,7 +122,7 @@ func parseParams(flags []string) (map[string]string, error) {
 func newQueryCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f queryFlags
 	cmd := &cobra.Command{
-		Use:   "query --history DIR (-f FILE | -e TEXT)...",
+		Use:   "query (--history DIR | --db DB | --connect ADDR) (-f FILE | -e TEXT)...",
 		Short: "Evaluate TQuel statements over a recorded history",
 		Long: `Evaluate TQuel statements over a recorded history and print each retrieve's
 result relation.
@@ -143,6 +146,12 @@ the most tuples the operators held at once. --explain prints, instead of
 running, each retrieve's initial algebra, every rewrite rule applied, the
 final plan, and for each α what it enables and the packets to expect.
 
+--db DB queries a database (tqmon record, tqmon import) instead: temporal
+selections on a variable become time windows, so a timeslice reads only
+the blocks it needs (--stats reports them, --explain shows the windows).
+--record DB also stores each named retrieve's result in a database, as it
+is produced (a new one, or beside what an existing one holds).
+
 Exit status: 0 on success, 2 for usage, syntax or semantic errors and
 malformed histories, 1 for runtime errors.`,
 		Example: `  # The paper's ResumedbyP1: which processes were resumed by P1?
@@ -154,7 +163,10 @@ malformed histories, 1 for runtime errors.`,
 
   # Which sensors does ResumedbyP1 need? Run it as the monitor would.
   tqmon query --history testdata/paper -f testdata/paper/resumed_by_p1.tq --explain
-  tqmon query --history testdata/paper -f testdata/paper/resumed_by_p1.tq --acquire --stats`,
+  tqmon query --history testdata/paper -f testdata/paper/resumed_by_p1.tq --acquire --stats
+
+  # Over a database, one instant
+  tqmon query --db /tmp/run.db --stats -e 'range of p is Process retrieve (p.Process, p.State) when p overlap "0:10:00"'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runQuery(cmd, &f, stdout, stderr)
@@ -176,6 +188,8 @@ malformed histories, 1 for runtime errors.`,
 	fl.DurationVar(&f.duration, "duration", 0, "with --connect: stop after this long (default: until interrupted or the residents end)")
 	fl.DurationVar(&f.lease, "lease", 3*time.Second, "with --connect: the lease residents grant; if the monitor vanishes, they clear its flags once it lapses")
 	fl.StringVar(&f.display, "display", "", "with --connect: show the results animated in the terminal as the display spec SPEC says (see tqmon view --help)")
+	fl.StringVar(&f.dbDir, "db", "", "database to query (see tqmon record, tqmon import); --stats reports the blocks read")
+	fl.StringVar(&f.record, "record", "", "DB: also store each named retrieve's result there, as it is produced (a new database, or an existing one)")
 	return cmd
 }
 
@@ -215,13 +229,30 @@ func runConnect(f *queryFlags, out format.Options, params map[string]string, nai
 	if err != nil {
 		return usageErr(err)
 	}
+	var rec *recording
+	if f.record != "" {
+		if rec, err = startRecording(f.record, nil, db.Spec{Name: hello.Name + ".sdl", Text: hello.SDL}, prog.Stmts, nil); err != nil {
+			return err
+		}
+	}
 	w := bufio.NewWriter(stdout)
 	defer w.Flush()
 	st := newStreamer(w, out, prog)
 	_, stats, err := prog.RunLive(ctx, conns, remote.LiveOptions{Duration: f.duration, Naive: naive, Lease: f.lease, OnElem: func(i int, e exec.Elem) {
 		st.elem(i, e)
 		w.Flush()
+		if rec != nil {
+			rec.d.Elem(i, e)
+		}
 	}})
+	if rec != nil {
+		if rec.fresh {
+			rec.w.SetWindow(algebra.Window{From: stats.Start, To: max(stats.End, stats.Start)})
+		}
+		if ferr := rec.finish(); err == nil {
+			err = ferr
+		}
+	}
 	if err != nil {
 		return runtimeErr(err)
 	}
@@ -248,7 +279,7 @@ func printAcquireStats(w io.Writer, st exec.AcquireStats) {
 	fmt.Fprintf(w, "peak held: %d\n", st.PeakHeld)
 }
 
-func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error {
+func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) (err error) {
 	if f.display != "" && len(f.connect) == 0 {
 		return usageErr(errors.New("--display goes with --connect; to play a recorded history into a display, use tqmon view --history DIR --display SPEC"))
 	}
@@ -269,12 +300,14 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error
 		return usageErr(err)
 	}
 	switch {
-	case len(f.connect) > 0 && f.historyDir != "":
-		return usageErr(errors.New("give either --history DIR or --connect ADDR, not both"))
+	case len(f.connect) > 0 && f.historyDir != "", f.dbDir != "" && (len(f.connect) > 0 || f.historyDir != ""):
+		return usageErr(errors.New("give one of --history DIR, --db DB or --connect ADDR"))
+	case f.dbDir != "":
+		return runQueryDB(f, out, params, naive, stdout, stderr)
 	case len(f.connect) > 0:
 		return runConnect(f, out, params, naive, stdout, stderr)
 	case f.historyDir == "":
-		return usageErr(errors.New("query needs --history DIR (a directory with a .sdl file and CSV files) or --connect ADDR (a resident monitor)"))
+		return usageErr(errors.New("query needs --history DIR (a directory with a .sdl file and CSV files), --db DB (a database) or --connect ADDR (a resident monitor)"))
 	}
 	h, err := history.Load(f.historyDir)
 	if err != nil {
@@ -307,6 +340,11 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error
 		return w.Flush()
 	}
 	var results []remote.Result
+	defer func() {
+		if err == nil && f.record != "" {
+			err = recordTables(f.record, f.historyDir, prog, results, h.Window)
+		}
+	}()
 	if f.acquire {
 		var st exec.AcquireStats
 		results, st, err = prog.RunAcquire(h, naive)

@@ -1,0 +1,129 @@
+// Package progress draws a one-line progress bar on a terminal (for long
+// replays, exports and imports), and nothing at all when the output is not
+// a terminal, so logs and pipes stay clean.
+package progress
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Bar is a progress line redrawn in place with carriage returns.
+type Bar struct {
+	mu      sync.Mutex
+	w       io.Writer
+	on      bool
+	width   int
+	shown   string
+	last    time.Time
+	every   time.Duration
+	cleared bool
+}
+
+// New makes a bar writing to w; when enabled is false (w is not a
+// terminal) it draws nothing.
+func New(w io.Writer, enabled bool) *Bar {
+	return &Bar{w: w, on: enabled, width: 30, every: 100 * time.Millisecond}
+}
+
+// Enabled reports whether the bar draws.
+func (b *Bar) Enabled() bool { return b != nil && b.on }
+
+// Line renders a bar: the fraction done (clamped to [0, 1]) and a note.
+func Line(frac float64, width int, note string) string {
+	frac = max(0, min(1, frac))
+	full := int(frac * float64(width))
+	var s strings.Builder
+	s.WriteByte('[')
+	s.WriteString(strings.Repeat("=", full))
+	if full < width {
+		s.WriteByte('>')
+		s.WriteString(strings.Repeat(" ", width-full-1))
+	}
+	fmt.Fprintf(&s, "] %3d%%", int(frac*100))
+	if note != "" {
+		s.WriteString("  " + note)
+	}
+	return s.String()
+}
+
+// Update redraws the bar if it changed (at most ten times a second, unless
+// force).
+func (b *Bar) Update(frac float64, note string, force bool) {
+	if !b.Enabled() {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := time.Now()
+	if !force && now.Sub(b.last) < b.every {
+		return
+	}
+	line := Line(frac, b.width, note)
+	if line == b.shown && !b.cleared {
+		return
+	}
+	b.last, b.shown, b.cleared = now, line, false
+	fmt.Fprintf(b.w, "\r%s\x1b[K", line)
+}
+
+// Clear erases the bar (before other output is written to the terminal);
+// the next Update draws it again.
+func (b *Bar) Clear() {
+	if !b.Enabled() {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.cleared && b.shown != "" {
+		fmt.Fprint(b.w, "\r\x1b[K")
+		b.cleared = true
+	}
+}
+
+// Redraw draws the last line again after a Clear.
+func (b *Bar) Redraw() {
+	if !b.Enabled() {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.cleared && b.shown != "" {
+		fmt.Fprintf(b.w, "\r%s\x1b[K", b.shown)
+		b.cleared = false
+	}
+}
+
+// Done erases the bar for good.
+func (b *Bar) Done() {
+	b.Clear()
+	if b.Enabled() {
+		b.mu.Lock()
+		b.on = false
+		b.mu.Unlock()
+	}
+}
+
+// Guard wraps a writer sharing the terminal with the bar: each write
+// clears the bar first and draws it again after.
+func (b *Bar) Guard(w io.Writer) io.Writer {
+	if !b.Enabled() {
+		return w
+	}
+	return guarded{b, w}
+}
+
+type guarded struct {
+	b *Bar
+	w io.Writer
+}
+
+func (g guarded) Write(p []byte) (int, error) {
+	g.b.Clear()
+	n, err := g.w.Write(p)
+	g.b.Redraw()
+	return n, err
+}

@@ -1,0 +1,245 @@
+package record
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/check"
+	"github.com/tqmon/tqmon/algebra/exec"
+	"github.com/tqmon/tqmon/remote"
+	"github.com/tqmon/tqmon/resident/wire"
+	"github.com/tqmon/tqmon/store/db"
+)
+
+// Recordable lists the relations a live recording can hold: those with a
+// sensor, and entity relations.
+func Recordable(cat *algebra.Catalog) []string {
+	var out []string
+	for _, r := range cat.Relations {
+		if r.Strategy.Kind != algebra.NotSensed || r.Class == algebra.ClassEntity {
+			out = append(out, r.Name)
+		}
+	}
+	return out
+}
+
+// Program compiles one plain retrieve of every attribute per relation
+// (`range of x is R retrieve (x.A, …)`): run live, it makes the residents
+// enable exactly those relations' sensors, for every entity.
+func Program(cat *algebra.Catalog, relations []string) (*remote.Program, error) {
+	can := Recordable(cat)
+	var srcs []remote.Source
+	for _, name := range relations {
+		r := cat.Lookup(name)
+		switch {
+		case r == nil:
+			return nil, fmt.Errorf("no relation %s to record (the sensors describe %s)", name, strings.Join(can, ", "))
+		case !slices.Contains(can, name):
+			return nil, fmt.Errorf("%s has no sensor and is not an entity relation: nothing can record it live", name)
+		}
+		var targets []string
+		for _, a := range r.Attrs {
+			targets = append(targets, "x."+a.Name)
+		}
+		srcs = append(srcs, remote.Source{Name: "record " + name,
+			Text: fmt.Sprintf("range of x is %s retrieve (%s)", name, strings.Join(targets, ", "))})
+	}
+	return remote.Compile(cat, srcs, check.Options{})
+}
+
+// Options shape a live recording.
+type Options struct {
+	// Relations to record (default: Recordable).
+	Relations []string
+	// Duration stops the recording after this long (0: until the context
+	// ends or the residents do).
+	Duration time.Duration
+	// Lease is the lease the residents grant (default remote's).
+	Lease time.Duration
+	// SyncEvery is how often what was recorded is made durable (default
+	// 200 ms).
+	SyncEvery time.Duration
+	// Ready, when set, is called once the residents have been told what
+	// to enable.
+	Ready func()
+}
+
+// Stats describe a live recording.
+type Stats struct {
+	remote.LiveStats
+	// Last is the latest time of any input recorded.
+	Last algebra.Time
+}
+
+// Live records what live residents report of the chosen relations into w
+// until the context ends, the duration passes or the residents end, making
+// it durable every SyncEvery. It leaves w open: the caller sets the final
+// window and closes it.
+func Live(ctx context.Context, conns []wire.Conn, w *db.Writer, cat *algebra.Catalog, opts Options) (Stats, error) {
+	var st Stats
+	rels := opts.Relations
+	if len(rels) == 0 {
+		rels = Recordable(cat)
+	}
+	if len(rels) == 0 {
+		return st, ErrNothing
+	}
+	prog, err := Program(cat, rels)
+	if err != nil {
+		return st, err
+	}
+	tp, err := NewTap(w, rels)
+	if err != nil {
+		return st, err
+	}
+	start := algebra.Forever
+	for _, c := range conns {
+		start = min(start, c.Hello().WallBase)
+	}
+	tp.start, tp.last = start, start
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	tp.onErr = cancel
+	every := opts.SyncEvery
+	if every <= 0 {
+		every = 200 * time.Millisecond
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				tp.sync()
+			}
+		}
+	}()
+	_, live, err := prog.RunLive(ctx, conns, remote.LiveOptions{Duration: opts.Duration, Lease: opts.Lease,
+		Ready: opts.Ready, Tap: tp.Input})
+	close(done)
+	wg.Wait()
+	st.LiveStats = live
+	tp.mu.Lock()
+	st.Last = tp.last
+	terr := tp.err
+	tp.mu.Unlock()
+	if terr != nil {
+		return st, terr
+	}
+	return st, err
+}
+
+// Tap writes the inputs of a live run (remote.LiveOptions.Tap) into a
+// database writer, as the ground truth would have them: an interval when
+// it begins (a sample when first seen, with the time it was valid since)
+// and when it ends; one reported whole at its end, whole. It is safe to
+// call from the live run while another goroutine syncs.
+type Tap struct {
+	mu      sync.Mutex
+	w       *db.Writer
+	rels    map[string]*db.RelWriter
+	sampled map[uint64]bool
+	start   algebra.Time
+	last    algebra.Time
+	err     error
+	onErr   func()
+}
+
+// NewTap makes a tap recording the named relations.
+func NewTap(w *db.Writer, relations []string) (*Tap, error) {
+	tp := &Tap{w: w, rels: map[string]*db.RelWriter{}, sampled: map[uint64]bool{}, start: algebra.Beginning, last: algebra.Beginning}
+	for _, name := range relations {
+		rw, err := w.Relation(name)
+		if err != nil {
+			return nil, err
+		}
+		tp.rels[name] = rw
+	}
+	return tp, nil
+}
+
+// Input records one input.
+func (tp *Tap) Input(in remote.Input) {
+	tp.mu.Lock()
+	defer tp.mu.Unlock()
+	if tp.err != nil {
+		return
+	}
+	if in.T > tp.last {
+		tp.last = in.T
+	}
+	rw := tp.rels[in.Rel]
+	if rw == nil {
+		return
+	}
+	var err error
+	switch {
+	case in.Entity && in.Begin, !in.Entity && in.Kind == exec.PacketBegin:
+		err = rw.Begin(in.Key, in.T, in.Vals)
+	case !in.Entity && in.Kind == exec.PacketSample:
+		if !tp.sampled[in.Key] {
+			tp.sampled[in.Key] = true
+			err = rw.Begin(in.Key, in.From, in.Vals)
+		}
+	case in.Entity, in.Kind == exec.PacketEnd, in.Kind == exec.PacketSampleEnd:
+		delete(tp.sampled, in.Key)
+		var ok bool
+		ok, err = rw.End(in.Key, in.T)
+		if err == nil && !ok {
+			// Its begin was never seen (enabled in its middle): whole.
+			err = rw.Whole(in.From, in.T, in.Vals)
+		}
+	case in.Kind == exec.PacketEvent:
+		err = rw.Event(in.T, in.Vals)
+	case in.Kind == exec.PacketWhole:
+		err = rw.Whole(in.From, in.T, in.Vals)
+	default:
+		err = fmt.Errorf("%s: input of unknown kind %d", in.Rel, in.Kind)
+	}
+	tp.fail(err)
+}
+
+func (tp *Tap) fail(err error) {
+	if err != nil && tp.err == nil {
+		tp.err = fmt.Errorf("recording: %w", err)
+		if tp.onErr != nil {
+			tp.onErr()
+		}
+	}
+}
+
+// sync makes everything so far durable, the window reaching the latest
+// input.
+func (tp *Tap) sync() {
+	tp.mu.Lock()
+	defer tp.mu.Unlock()
+	if tp.err != nil {
+		return
+	}
+	// Inputs come in time order: nothing earlier than the latest will.
+	tp.w.Advance(tp.last)
+	tp.w.SetWindow(algebra.Window{From: tp.start, To: max(tp.last, tp.start)})
+	tp.fail(tp.w.Sync())
+}
+
+// Err is the first error recording met.
+func (tp *Tap) Err() error {
+	tp.mu.Lock()
+	defer tp.mu.Unlock()
+	return tp.err
+}
+
+// ErrNothing: the sensors describe no relation a live recording can hold.
+var ErrNothing = errors.New("nothing to record: the sensors describe no sensed or entity relation")

@@ -1,0 +1,198 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/check"
+	"github.com/tqmon/tqmon/algebra/exec"
+	"github.com/tqmon/tqmon/algebra/plan"
+	"github.com/tqmon/tqmon/rewrite"
+	"github.com/tqmon/tqmon/store/db"
+)
+
+// Query is a sequence of checked retrieves planned for stored relations:
+// plan.Translate's plans rewritten by the scan rules, so temporal
+// selections become time windows on the scans.
+type Query struct {
+	Catalog *algebra.Catalog
+	Stmts   []*check.Retrieve
+	Plans   []plan.Node
+	Rewrite []rewrite.Result
+}
+
+// Plan plans checked retrieves over stored relations.
+func Plan(cat *algebra.Catalog, stmts []*check.Retrieve) (*Query, error) {
+	q := &Query{Catalog: cat, Stmts: stmts}
+	for _, s := range stmts {
+		res, err := rewrite.RewriteStored(&rewrite.Context{Catalog: cat}, plan.Translate(s))
+		if err != nil {
+			return nil, err
+		}
+		q.Rewrite = append(q.Rewrite, res)
+		q.Plans = append(q.Plans, res.Final)
+	}
+	return q, nil
+}
+
+// Options shape a run over a database.
+type Options struct {
+	// From and To, when set, limit the run to the tuples valid somewhere
+	// in [From, To] (with their whole valid times) and Clock ticks to it.
+	From, To *algebra.Time
+	// Pace, when set, plays the stored elements through a Player with
+	// these options (Start and End are set from the run's span) and
+	// Player, if set, receives it before the run starts, for control.
+	Pace   *PlayerOptions
+	Player func(*Player)
+	// Context ends a paced run early (what was delivered stands).
+	Context context.Context
+	// OnElem, when set, is called with each result element as it is
+	// produced: the statement's index and the element.
+	OnElem func(stmt int, e exec.Elem)
+}
+
+// Result is one retrieve's result relation.
+type Result struct {
+	Stmt  *check.Retrieve
+	Table *algebra.Table
+}
+
+// Stats describe a run.
+type Stats struct {
+	Read     db.ReadStats
+	PeakHeld int
+	// Reads are the relations read and their windows.
+	Reads []db.Read
+}
+
+// Span is the part of the database's extent a run covers: the extent,
+// narrowed to [From, To] when given; ok is false for an empty database
+// without a window.
+func Span(d *db.DB, opts Options) (algebra.Window, bool) {
+	start, end, ok := d.Extent()
+	if !ok {
+		return algebra.Window{}, false
+	}
+	w := algebra.Window{From: start, To: end}
+	if opts.From != nil {
+		w.From = max(w.From, *opts.From)
+	}
+	if opts.To != nil {
+		w.To = min(w.To, *opts.To)
+	}
+	return w, true
+}
+
+// Run evaluates the query over the database: each relation the plans
+// read is read through the hull of its scans' windows (and the run's
+// span), in time order, into the same update network live monitoring
+// uses.
+func Run(d *db.DB, q *Query, opts Options) ([]Result, Stats, error) {
+	var st Stats
+	reads := plan.ReadsOf(q.Plans)
+	var limit *algebra.Window
+	if opts.From != nil || opts.To != nil {
+		w := algebra.Window{From: algebra.Beginning, To: algebra.Forever}
+		if opts.From != nil {
+			w.From = *opts.From
+		}
+		if opts.To != nil {
+			w.To = *opts.To
+		}
+		limit = &w
+	}
+	for _, r := range reads.Rels {
+		w := r.Window
+		if limit != nil {
+			l := *limit
+			if w != nil {
+				l = plan.Intersect(*w, l)
+			}
+			w = &l
+		}
+		st.Reads = append(st.Reads, db.Read{Rel: r.Rel.Name, Window: w})
+	}
+	var clock *algebra.Window
+	span, ok := Span(d, opts)
+	if ok {
+		clock = &span
+		if reads.Clock != nil {
+			w := plan.Intersect(span, *reads.Clock)
+			clock = &w
+		}
+	}
+	net, err := exec.Build(q.Catalog, q.Stmts, q.Plans, exec.Options{})
+	if err != nil {
+		return nil, st, err
+	}
+	// Whatever the network reads that the plans' scans do not show (an
+	// operator with inputs of its own) is read whole, and Clock ticks are
+	// generated over the whole span unless every clock is a scan with a
+	// window.
+	read := map[string]bool{}
+	for _, r := range st.Reads {
+		read[r.Rel] = true
+	}
+	for name := range net.Sources {
+		if !read[name] && d.Catalog().Lookup(name) != nil {
+			st.Reads = append(st.Reads, db.Read{Rel: name, Window: limit})
+		}
+	}
+	windowed := map[int64]bool{}
+	for _, p := range q.Plans {
+		plan.Walk(p, func(n plan.Node) {
+			if s, ok := n.(*plan.Scan); ok && s.Rel.IsClock() && s.Window != nil {
+				windowed[s.Rel.ClockN] = true
+			}
+		})
+	}
+	for c := range net.Clocks {
+		if !windowed[c] && ok && clock != nil {
+			clock = &span
+		}
+	}
+	if opts.OnElem != nil {
+		for i, s := range net.Stmts {
+			s.Result.OnElem = func(e exec.Elem) { opts.OnElem(i, e) }
+		}
+	}
+	src, err := d.NewSource(st.Reads)
+	if err != nil {
+		return nil, st, err
+	}
+	defer src.Close()
+	var from exec.Source = src
+	if opts.Pace != nil {
+		po := *opts.Pace
+		if po.Heartbeat == 0 {
+			po.Heartbeat = 50 * time.Millisecond
+		}
+		po.Start, po.End = algebra.Beginning, algebra.Forever
+		if ok {
+			po.Start, po.End = span.From, span.To
+		}
+		ctx := opts.Context
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		p := NewPlayer(ctx, src, po)
+		if opts.Player != nil {
+			opts.Player(p)
+		}
+		from = p
+	}
+	if _, err := net.RunSource(from, clock); err != nil {
+		st.Read = src.Stats()
+		return nil, st, fmt.Errorf("%w", err)
+	}
+	st.Read = src.Stats()
+	st.PeakHeld = net.PeakHeld()
+	out := make([]Result, len(net.Stmts))
+	for i, s := range net.Stmts {
+		out[i] = Result{Stmt: s.Retrieve, Table: s.Result.Table()}
+	}
+	return out, st, nil
+}
