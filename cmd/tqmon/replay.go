@@ -37,7 +37,7 @@ type replayFlags struct {
 func newReplayCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f replayFlags
 	cmd := &cobra.Command{
-		Use:   "replay --db DB [--speed X | --max] [--from T] [--to T] (-f FILE | -e TEXT)...",
+		Use:   "replay --db DB [--speed X | --max] [--from T] [--to T] [--display SPEC] (-f FILE | -e TEXT)...",
 		Short: "Replay a recorded database into queries, at any speed",
 		Long: `Replay what a database holds, in time order, into TQuel statements, as if
 the recorded system were running again: results print as they are produced
@@ -53,14 +53,21 @@ one instant while paused, + and - double and halve the speed, q stops
 written as for queries: clock notation (H:MM:SS), RFC 3339 or integer
 nanoseconds.
 
-The animated terminal view (--display) is not part of this build.`,
+With --display SPEC the replay plays into the animated terminal view
+instead (see tqmon view): every stored relation, paced as above, with the
+queries' results drawn as the spec says; the view's keys apply (space,
++/-, → step, t timeline, q quit).`,
 		Example: `  tqmon record --demo --duration 3s --db /tmp/run.db
   # The demo's clock runs 1000 times faster than real time: replay it so.
   tqmon replay --db /tmp/run.db --speed 1000 -f testdata/paper/resumed_by_p1.tq
 
   # One stretch, as fast as possible
   tqmon replay --db /tmp/run.db --max --from 0:10:00 --to 0:20:00 \
-    -e 'range of s is SendMessage retrieve (s.Process, s.Mailbox)'`,
+    -e 'range of s is SendMessage retrieve (s.Process, s.Mailbox)'
+
+  # Watch it again, animated, ResumedbyP1 flashing
+  tqmon replay --db /tmp/run.db --speed 2 --display testdata/paper/os.display \
+    -f testdata/paper/resumed_by_p1.tq`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runReplay(cmd, &f, stdout, stderr)
@@ -73,7 +80,7 @@ The animated terminal view (--display) is not part of this build.`,
 	fl.StringVar(&f.from, "from", "", "replay from this time (default: the beginning of the recording)")
 	fl.StringVar(&f.to, "to", "", "replay up to this time (default: its end)")
 	fl.BoolVar(&f.paused, "paused", false, "start paused (on a terminal: space to start, n to step)")
-	fl.StringVar(&f.display, "display", "", "show the animated view described by SPEC (not in this build)")
+	fl.StringVar(&f.display, "display", "", "play into the animated terminal view described by the display spec SPEC")
 	fl.VarP(querySources{list: &f.srcs, file: true}, "file", "f", "read TQuel statements from FILE (repeatable)")
 	fl.VarP(querySources{list: &f.srcs, count: &f.exprs}, "expr", "e", "TQuel statements given as TEXT (repeatable)")
 	fl.StringVar(&f.format, "format", "table", "output format: table, csv or jsonl")
@@ -97,12 +104,10 @@ func parseTimeFlag(name, s string) (*algebra.Time, error) {
 
 func runReplay(cmd *cobra.Command, f *replayFlags, stdout, stderr io.Writer) error {
 	switch {
-	case f.display != "":
-		return usageErr(errors.New("--display: the animated terminal view is not available in this build"))
 	case f.dbDir == "":
 		return usageErr(errors.New("replay needs --db DB"))
-	case len(f.srcs) == 0:
-		return usageErr(errors.New("replay needs at least one -f FILE or -e TEXT"))
+	case len(f.srcs) == 0 && f.display == "":
+		return usageErr(errors.New("replay needs at least one -f FILE or -e TEXT (or --display SPEC)"))
 	case f.max && cmd.Flags().Changed("speed"):
 		return usageErr(errors.New("give --speed X or --max, not both"))
 	case !f.max && f.speed <= 0:
@@ -126,6 +131,9 @@ func runReplay(cmd *cobra.Command, f *replayFlags, stdout, stderr io.Writer) err
 	}
 	if from != nil && to != nil && *to < *from {
 		return usageErr(errors.New("--to is before --from"))
+	}
+	if f.display != "" {
+		return runReplayDisplay(f, params, from, to)
 	}
 	d, prog, q, err := openStored(f.dbDir, true, f.srcs, params)
 	if err != nil {

@@ -28,6 +28,7 @@ import (
 
 type shellFlags struct {
 	historyDir  string
+	dbDir       string
 	connect     []string
 	token       string
 	demo        bool
@@ -41,15 +42,15 @@ type shellFlags struct {
 func newShellCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f shellFlags
 	cmd := &cobra.Command{
-		Use:   "shell [--history DIR | --connect ADDR... | --demo]",
+		Use:   "shell [--history DIR | --db DB | --connect ADDR... | --demo]",
 		Short: "Ask TQuel questions interactively",
 		Long: `An interactive session: type TQuel statements and meta commands, see the
 results, refine, ask again. Statements may span lines; one runs when a line
 ends with ";" or at a blank line. Range declarations and derived relations
 ("retrieve into NAME") last for the whole session.
 
-Over a recorded history (--history) a query's result prints when it is
-computed. Over a live system (--demo runs the paper's example system inside
+Over a recorded history (--history) or database (--db) a query's result
+prints when it is computed. Over a live system (--demo runs the paper's example system inside
 the shell; --connect reaches resident monitors) results print as they are
 produced, until you press Ctrl-C, which stops the query, not the shell.
 
@@ -76,6 +77,7 @@ commands (\d lists the relations, \explain shows what a query enables,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.historyDir, "history", "", "query a recorded history directory")
+	fl.StringVar(&f.dbDir, "db", "", "query a recorded database (see tqmon record)")
 	fl.StringArrayVar(&f.connect, "connect", nil, "query resident monitors live at ADDR (repeatable)")
 	fl.StringVar(&f.token, "token", "", "shared token for residents reached over TCP")
 	fl.BoolVar(&f.demo, "demo", false, "run the paper's example system inside the shell and query it live")
@@ -110,6 +112,7 @@ type shell struct {
 	n       int             // statements run, for naming them in diagnostics
 	derived []*check.Retrieve
 	log     []remote.Source // the statements that checked, for \view
+	record  string          // \record's database
 	display string          // \display's spec file
 	quit    bool
 	rl      *readline.Instance
@@ -125,13 +128,13 @@ func runShell(f *shellFlags, stdin io.Reader, stdout, stderr io.Writer) error {
 		return usageErr(err)
 	}
 	n := 0
-	for _, set := range []bool{f.historyDir != "", len(f.connect) > 0, f.demo} {
+	for _, set := range []bool{f.historyDir != "", f.dbDir != "", len(f.connect) > 0, f.demo} {
 		if set {
 			n++
 		}
 	}
 	if n != 1 {
-		return usageErr(errors.New("shell needs one source: --history DIR, --connect ADDR or --demo"))
+		return usageErr(errors.New("shell needs one source: --history DIR, --db DB, --connect ADDR or --demo"))
 	}
 	var src shellSource
 	switch {
@@ -141,6 +144,12 @@ func runShell(f *shellFlags, stdin io.Reader, stdout, stderr io.Writer) error {
 			return usageErr(err)
 		}
 		src = hs
+	case f.dbDir != "":
+		ds, err := openDBSource(f.dbDir)
+		if err != nil {
+			return usageErr(err)
+		}
+		src = ds
 	case len(f.connect) > 0:
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		ls, err := connectSource(ctx, f.connect, f.token)
@@ -375,11 +384,28 @@ func (sh *shell) runChecked(stmts []*check.Retrieve) {
 		}
 		sh.errorf("(running live: results print as they come; Ctrl-C stops the query)\n")
 	}
+	rec := sh.startRecord(stmts)
+	if rec != nil && show != nil {
+		inner := show
+		show = func(i int, e exec.Elem) {
+			inner(i, e)
+			if i >= first {
+				rec.elem(i-first, e)
+			}
+		}
+	}
 	results, err := sh.src.Run(ctx, prog, show)
 	if err != nil {
+		rec.finish(sh)
 		sh.errorf("%s", renderError(err))
 		return
 	}
+	if rec != nil && stream == nil {
+		for i, r := range results[first:] {
+			rec.table(i, r.Table)
+		}
+	}
+	rec.finish(sh)
 	if stream != nil {
 		if err := stream.Close(); err != nil {
 			sh.errorf("%s", renderError(err))

@@ -19,7 +19,9 @@ import (
 	"github.com/tqmon/tqmon/resident/wire"
 	"github.com/tqmon/tqmon/rewrite"
 	"github.com/tqmon/tqmon/sensor"
+	"github.com/tqmon/tqmon/store/db"
 	"github.com/tqmon/tqmon/store/history"
+	"github.com/tqmon/tqmon/store/replay"
 )
 
 // A shellSource is what a shell session queries: a recorded history, or
@@ -225,4 +227,69 @@ func connectSource(ctx context.Context, addrs []string, token string) (*liveSour
 		return nil, errors.New("no address")
 	}
 	return &liveSource{desc: fmt.Sprintf("resident %s at %s", hello.Name, strings.Join(addrs, ", ")), cat: cat, dial: dial, hello: hello}, nil
+}
+
+// dbSource is a recorded database.
+type dbSource struct {
+	dir string
+	d   *db.DB
+}
+
+func openDBSource(dir string) (*dbSource, error) {
+	d, err := db.Open(dir, db.Options{ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	return &dbSource{dir: dir, d: d}, nil
+}
+
+func (s *dbSource) Describe() string {
+	desc := fmt.Sprintf("database %s: %d relations", s.dir, len(s.d.Catalog().Relations))
+	if start, end, ok := s.d.Extent(); ok {
+		desc += fmt.Sprintf(", %s to %s", algebra.FormatTime(start, algebra.TimeClock), algebra.FormatTime(end, algebra.TimeClock))
+	}
+	return desc
+}
+func (s *dbSource) Catalog() *algebra.Catalog { return s.d.Catalog() }
+func (s *dbSource) Now() algebra.Time {
+	if _, end, ok := s.d.Extent(); ok {
+		return end
+	}
+	return 0
+}
+func (s *dbSource) Live() bool { return false }
+func (s *dbSource) Run(ctx context.Context, prog *remote.Program, _ func(int, exec.Elem)) ([]remote.Result, error) {
+	q, err := replay.Plan(s.d.Catalog(), prog.Stmts)
+	if err != nil {
+		return nil, err
+	}
+	rs, _, err := replay.Run(s.d, q, replay.Options{Context: ctx})
+	if err != nil {
+		return nil, prog.Locate(err)
+	}
+	out := make([]remote.Result, len(rs))
+	for i, r := range rs {
+		out[i] = remote.Result{Stmt: r.Stmt, Table: r.Table}
+	}
+	return out, nil
+}
+func (s *dbSource) Explain(r rewrite.Result) string { return rewrite.Explain(r, nil) }
+func (s *dbSource) Sensors() string {
+	return "no sensors: the source is a recorded database (what was recorded is all there is)\n"
+}
+func (s *dbSource) Close() error { return s.d.Close() }
+
+// storeSpec is the sensor description \record stores results under, and
+// the span they cover.
+func storeSpec(src shellSource) (db.Spec, *algebra.Window, error) {
+	switch s := src.(type) {
+	case *historySource:
+		spec, err := historySpec(s.dir)
+		return spec, s.h.Window, err
+	case *dbSource:
+		return s.d.Spec(), s.d.Window(), nil
+	case *liveSource:
+		return db.Spec{Name: s.hello.Name + ".sdl", Text: s.hello.SDL}, nil, nil
+	}
+	return db.Spec{}, nil, errors.New("this source cannot record")
 }

@@ -31,6 +31,7 @@ func init() {
 		}},
 		{`\display`, "[SPEC]", "choose the display spec \\view shows (default: the paper's)", (*shell).setDisplay},
 		{`\view`, "[SPEED]", "switch to the animated view of the session's statements; q comes back", (*shell).view},
+		{`\record`, "[DB|off]", "store the results of named retrieves in the database DB", (*shell).setRecord},
 		{`\param`, "NAME=VALUE", "set the value of $NAME in later statements", (*shell).setParam},
 		{`\i`, "FILE", "run the statements in FILE", (*shell).include},
 		{`\help`, "", "this help, and a reminder of TQuel", func(sh *shell, _ string) { sh.help() }},

@@ -233,3 +233,51 @@ func TestShellScript(t *testing.T) {
 		t.Errorf("got:\n%s\nwant:\n%s", out.String(), want)
 	}
 }
+
+// TestReplayDisplayInTerminal: a database replayed into the animated view
+// (the paper's history imported, the paper's spec): the picture appears,
+// q ends it cleanly.
+func TestReplayDisplayInTerminal(t *testing.T) {
+	bin := binary(t)
+	dbDir := filepath.Join(t.TempDir(), "paper.db")
+	if out, err := exec.Command(bin, "import", "--history", paper, "--db", dbDir).CombinedOutput(); err != nil {
+		t.Fatalf("import: %v\n%s", err, out)
+	}
+	tm := startTerm(t, bin, "replay", "--db", dbDir, "--display", filepath.Join(paper, "os.display"),
+		"-f", filepath.Join(paper, "resumed_by_p1.tq"), "--speed", "600", "--from", "2:44:00")
+	tm.expect(10*time.Second, "tqmon replay", "M7", "P2", "A")
+	tm.typeText("q")
+	if code := tm.exit(10 * time.Second); code != 0 {
+		t.Fatalf("exit %d; the terminal shows:\n%s", code, tm.all())
+	}
+}
+
+// TestShellDBAndRecord: a session over a database (the paper's history
+// imported) records its named results with \record; the recorded
+// relation is then queried like any other.
+func TestShellDBAndRecord(t *testing.T) {
+	dir := t.TempDir()
+	dbDir, recDir := filepath.Join(dir, "paper.db"), filepath.Join(dir, "results.db")
+	if code, _, errs := tqmon(t, "import", "--history", paper, "--db", dbDir); code != 0 {
+		t.Fatalf("import: exit %d\n%s", code, errs)
+	}
+	script, err := os.ReadFile(filepath.Join(paper, "resumed_by_p1.tq"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := `\record ` + recDir + "\n" + string(script) + "\n"
+	var out, errb bytes.Buffer
+	if err := runShell(&shellFlags{dbDir: dbDir, format: "csv", timeFormat: "clock"}, strings.NewReader(in), &out, &errb); err != nil || errb.Len() > 0 {
+		t.Fatalf("error %v, stderr:\n%s", err, errb.String())
+	}
+	if !strings.Contains(out.String(), "P2,2:54:20") {
+		t.Fatalf("no result:\n%s", out.String())
+	}
+	code, got, errs := tqmon(t, "query", "--db", recDir, "--format", "csv", "-e", "range of r is ResumedbyP1 retrieve (r.Process)")
+	if code != 0 {
+		t.Fatalf("query the recording: exit %d\n%s", code, errs)
+	}
+	if got != "Process,at\nP2,2:54:20\n" {
+		t.Errorf("recorded ResumedbyP1:\n%s", got)
+	}
+}

@@ -199,7 +199,7 @@ func TestStoreCommandErrors(t *testing.T) {
 		{[]string{"query", "--db", filepath.Join(dir, "nope"), "-f", q}, "no database at"},
 		{[]string{"query", "--db", dbDir, "--history", paper, "-f", q}, "give one of --history DIR, --db DB or --connect ADDR"},
 		{[]string{"replay", "--db", paper, "-f", q}, "is not a tqmon database"},
-		{[]string{"replay", "--db", dbDir, "-f", q, "--display", "x"}, "not available in this build"},
+		{[]string{"replay", "--db", dbDir, "-f", q, "--display", filepath.Join(dir, "nope.display")}, "display spec:"},
 		{[]string{"replay", "--db", dbDir, "-f", q, "--max", "--speed", "2"}, "not both"},
 		{[]string{"replay", "--db", dbDir, "-f", q, "--from", "soon"}, "--from: bad time"},
 		{[]string{"export", "--db", paper, "--out", filepath.Join(dir, "x")}, "is not a tqmon database"},
