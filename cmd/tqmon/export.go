@@ -23,8 +23,13 @@ description and one CSV file per relation, see SDL.md), which tqmon query
 --history reads and tqmon import loads back. Tuples whose end was never
 recorded (a recording stopped while they went on) are written open (an
 empty "to"). On a terminal, a progress bar shows on stderr.`,
-		Example: `  tqmon export --db /tmp/run.db --out /tmp/run-history
-  tqmon query --history /tmp/run-history -f testdata/paper/resumed_by_p1.tq`,
+		Example: `  # A database round trip: the paper's history in, and out again
+  tqmon import --history testdata/paper --db /tmp/paper.db
+  tqmon export --db /tmp/paper.db --out /tmp/paper-history
+  tqmon query --history /tmp/paper-history -f testdata/paper/resumed_by_p1.tq
+
+  # A recording of the demo, as CSV files
+  tqmon export --db /tmp/run.db --out /tmp/run-history`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if dbDir == "" || out == "" {

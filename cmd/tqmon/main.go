@@ -67,6 +67,7 @@ Start with the paper's example:
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.CompletionOptions.DisableDefaultCmd = true // ours has examples
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	// Subcommands, one per line.
@@ -79,6 +80,8 @@ Start with the paper's example:
 	root.AddCommand(newReplayCmd(stdout, stderr))
 	root.AddCommand(newExportCmd(stdout, stderr))
 	root.AddCommand(newImportCmd(stdout, stderr))
+	root.AddCommand(newCompletionCmd(stdout))
+	completeFileFlags(root)
 	return root
 }
 

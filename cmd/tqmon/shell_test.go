@@ -32,6 +32,7 @@ var ansi = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]|\r`)
 func startTerm(t *testing.T, name string, args ...string) *pterm {
 	t.Helper()
 	cmd := exec.Command(name, args...)
+	cmd.Dir = root // relative paths are the repository's, as in the README
 	cmd.Env = append(os.Environ(), "TERM=xterm", "HOME="+t.TempDir())
 	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 50, Cols: 200})
 	if err != nil {

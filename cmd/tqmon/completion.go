@@ -1,0 +1,68 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+)
+
+// newCompletionCmd replaces cobra's default completion command with one
+// whose help shows how to install the scripts.
+func newCompletionCmd(stdout io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "completion bash|zsh|fish|powershell",
+		Short: "Print a shell completion script",
+		Long: `Print the completion script for a shell. With it loaded, Tab completes
+tqmon's commands and flags, and file and directory names where a flag
+takes one (--history DIR, -f FILE, --display SPEC, --db DB ...).`,
+		Example: `  # bash, this session; add the line to ~/.bashrc to keep it
+  source <(tqmon completion bash)
+
+  # zsh
+  tqmon completion zsh > "${fpath[1]}/_tqmon"
+
+  # fish
+  tqmon completion fish > ~/.config/fish/completions/tqmon.fish
+
+  # Look at one
+  tqmon completion bash > /tmp/tqmon.bash`,
+		Args:      cobra.ExactArgs(1),
+		ValidArgs: []string{"bash", "zsh", "fish", "powershell"},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			root := cmd.Root()
+			switch args[0] {
+			case "bash":
+				return root.GenBashCompletionV2(stdout, true)
+			case "zsh":
+				return root.GenZshCompletion(stdout)
+			case "fish":
+				return root.GenFishCompletion(stdout, true)
+			case "powershell":
+				return root.GenPowerShellCompletionWithDesc(stdout)
+			}
+			return usageErr(fmt.Errorf("unknown shell %q: want bash, zsh, fish or powershell", args[0]))
+		},
+	}
+}
+
+// completeFileFlags tells shell completion which flags name files or
+// directories, across every command: a flag of one name means the same
+// thing everywhere.
+func completeFileFlags(c *cobra.Command) {
+	dirs := []string{"history", "db", "truth", "out", "go-out", "record"}
+	files := map[string][]string{"file": {"tq"}, "display": {"display"}}
+	for _, name := range dirs {
+		if c.Flags().Lookup(name) != nil {
+			c.MarkFlagDirname(name)
+		}
+	}
+	for name, exts := range files {
+		if c.Flags().Lookup(name) != nil {
+			c.MarkFlagFilename(name, exts...)
+		}
+	}
+	for _, sub := range c.Commands() {
+		completeFileFlags(sub)
+	}
+}
