@@ -1,0 +1,2 @@
+// Package kernel is the kernel resident.
+package kernel
