@@ -3,6 +3,7 @@ package bpfgen
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/cilium/ebpf"
 
@@ -158,6 +159,7 @@ func (c *compiler) binding(s *Sensor, d *sdl.SensorDecl) *Binding {
 	if from == nil {
 		return nil
 	}
+	from.what = fmt.Sprintf("sensor %s at %s", rel.Name, from.probe.name)
 	var to *clause
 	switch {
 	case d.To != nil:
@@ -168,6 +170,8 @@ func (c *compiler) binding(s *Sensor, d *sdl.SensorDecl) *Binding {
 		if to = c.clause(d.To, true); to == nil {
 			return nil
 		}
+		from.what = fmt.Sprintf("sensor %s from %s", rel.Name, from.probe.name)
+		to.what = fmt.Sprintf("sensor %s to %s", rel.Name, to.probe.name)
 	case rel.Class == algebra.ClassInterval:
 		if from.attach.Kind != AttachUprobe {
 			c.errf(d.From.Probe.At, "%s is an interval relation: bind it with `from PROBE … to PROBE`, or `at uprobe` for a call from entry to return", rel.Name)
@@ -180,7 +184,7 @@ func (c *compiler) binding(s *Sensor, d *sdl.SensorDecl) *Binding {
 		if to = c.clause(&ret, true); to == nil {
 			return nil
 		}
-		to.what = "return of " + from.what
+		to.what = fmt.Sprintf("sensor %s: the return of %s %s", rel.Name, d.From.Probe.Path, d.From.Probe.Symbol)
 	}
 	// Every attribute bound once; the flag holder at the begin.
 	bound := map[int]source.Pos{}
@@ -314,7 +318,6 @@ func (c *compiler) clause(d *sdl.ProbeClause, end bool) *clause {
 		return nil
 	}
 	cl.probe = pc
-	cl.what = "sensor " + pc.name
 	ok := true
 	if d.Key != nil {
 		if cl.key = c.resolve(d.Key, pc); cl.key == nil {
@@ -335,9 +338,15 @@ func (c *compiler) clause(d *sdl.ProbeClause, end bool) *clause {
 			ok = false
 			continue
 		}
-		rc := resolvedCond{x: x, op: cd.Op, pos: cd.X.Pos(), text: sdl.FormatBExpr(cd.X) + " " + cd.Op.String()}
+		rc := resolvedCond{x: x, op: cd.Op, pos: cd.X.Pos()}
+		var texts []string
 		for _, v := range cd.Values {
 			rc.vals = append(rc.vals, v.Value)
+			texts = append(texts, v.Text)
+		}
+		rc.text = sdl.FormatBExpr(cd.X) + " " + cd.Op.String() + " " + strings.Join(texts, ", ")
+		if cd.Op == sdl.CondIn {
+			rc.text = sdl.FormatBExpr(cd.X) + " in (" + strings.Join(texts, ", ") + ")"
 		}
 		cl.conds = append(cl.conds, rc)
 	}
