@@ -257,7 +257,9 @@ func stateSize(b *Binding) int {
 
 // defaultKeys sets the keys the clauses do not give: a call (a uprobe's
 // entry to the same function's return) pairs by process and stack
-// pointer, anything else by thread.
+// pointer, anything else by the current task (its address: a thread that
+// executes a program from another thread than its leader takes the
+// leader's pid, but stays the same task).
 func defaultKeys(from, to *clause) {
 	call := from.attach.Kind == AttachUprobe && to.probe.ret &&
 		from.attach.Path == to.attach.Path && from.attach.Symbol == to.attach.Symbol
@@ -272,7 +274,7 @@ func defaultKeys(from, to *clause) {
 			}
 			continue
 		}
-		cl.key = &value{pos: cl.pos, text: "pid (the default key)", op: opPid}
+		cl.key = &value{pos: cl.pos, text: "task (the default key)", op: opTask}
 	}
 }
 

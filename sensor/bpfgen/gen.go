@@ -132,6 +132,11 @@ func (g *gen) num(v *value, dst asm.Register) {
 		g.emit(asm.LoadMem(dst, asm.R10, stPidTgid, asm.DWord), asm.Mov.Reg32(dst, dst))
 	case opTgid:
 		g.emit(asm.LoadMem(dst, asm.R10, stPidTgid, asm.DWord), asm.RSh.Imm(dst, 32))
+	case opTask:
+		g.call(asm.FnGetCurrentTask)
+		if dst != asm.R0 {
+			g.emit(asm.Mov.Reg(dst, asm.R0))
+		}
 	case opCPU:
 		g.call(asm.FnGetSmpProcessorId)
 		if dst != asm.R0 {

@@ -20,6 +20,7 @@ const (
 	opTgid                        // the current thread group's ID
 	opCPU                         // the current CPU
 	opComm                        // the current command name (string)
+	opTask                        // the current task's address (stable across exec, unlike its pid)
 	opConst                       // a constant
 	opArg                         // a tracepoint argument (ctx[n]), then loads through BTF pointers
 	opReg                         // a register of a uprobe's context (pt_regs at offset n)
@@ -166,6 +167,8 @@ func (r *resolver) ref(e *sdl.BRef, p *probeCtx, text string) *value {
 		return simple(opCPU)
 	case "comm":
 		return simple(opComm)
+	case "task":
+		return simple(opTask)
 	case "ret":
 		if p.kind == AttachTracepoint || !p.ret {
 			return r.fail(head.At, "ret is a function's return value: only at a uretprobe (%s has none)", p.name)
@@ -177,7 +180,7 @@ func (r *resolver) ref(e *sdl.BRef, p *probeCtx, text string) *value {
 	}
 	n, ok := argIndex(name)
 	if !ok {
-		return r.fail(head.At, "unknown value %s (want pid, tgid, cpu, comm, ret, argN, a number or a function)", name)
+		return r.fail(head.At, "unknown value %s (want pid, tgid, cpu, comm, task, ret, argN, a number or a function)", name)
 	}
 	if p.kind != AttachTracepoint {
 		regs := cArgRegs
