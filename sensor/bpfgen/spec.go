@@ -48,11 +48,11 @@ func (k Kind) String() string {
 
 // Entity record layouts (after the event header).
 const (
-	OffPid    = 16 // u64
-	OffTgid   = 24 // u64
-	OffArg    = 32 // u64: exec's old pid, exit's group-dead flag
-	OffComm   = 40 // [16]byte: fork's and exec's command name
-	CommSize  = 16
+	OffPid     = 16 // u64
+	OffTgid    = 24 // u64
+	OffArg     = 32 // u64: exec's old pid, exit's group-dead flag
+	OffComm    = 40 // [16]byte: fork's and exec's command name
+	CommSize   = 16
 	EntitySize = OffComm + CommSize
 )
 
@@ -156,11 +156,11 @@ type SourceAt struct {
 
 // Binding is one `sensor` statement of a relation.
 type Binding struct {
-	Index  int
-	File   string
-	Pos    source.Pos
-	Mode   Mode
-	Layout Layout
+	Index    int
+	File     string
+	Pos      source.Pos
+	Mode     Mode
+	Layout   Layout
 	Programs []*Program
 
 	clauses [2]*clause // begin (or event) and end

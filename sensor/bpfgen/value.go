@@ -46,14 +46,14 @@ type value struct {
 	// the pointer the previous one produced.
 	loads []load
 	// final narrowing of the argument itself (opArg without loads).
-	size   int
-	signed bool
-	strOff int32 // opKernelStr: the array's offset from the last pointer
-	strLen int   // strings: the buffer size
-	inner  *value
-	mask   uint64
+	size    int
+	signed  bool
+	strOff  int32 // opKernelStr: the array's offset from the last pointer
+	strLen  int   // strings: the buffer size
+	inner   *value
+	mask    uint64
 	hasMask bool
-	decode Decoder
+	decode  Decoder
 }
 
 func (v *value) isStr() bool { return v.op == opComm || v.op == opUserStr || v.op == opKernelStr }
