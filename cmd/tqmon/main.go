@@ -73,6 +73,8 @@ Start with the paper's example:
 	root.AddCommand(newQueryCmd(stdout, stderr))
 	root.AddCommand(newSensorsCmd(stdout, stderr))
 	root.AddCommand(newDemoCmd(stdout, stderr))
+	root.AddCommand(newResidentCmd(stdout, stderr))
+	root.AddCommand(newShimCmd(stderr))
 	return root
 }
 

@@ -76,6 +76,7 @@ type queryFlags struct {
 	token      string
 	duration   time.Duration
 	lease      time.Duration
+	kernel     kernelFlags
 }
 
 // outputOptions reads --format and --time-format.
@@ -154,12 +155,13 @@ malformed histories, 1 for runtime errors.`,
   # Which sensors does ResumedbyP1 need? Run it as the monitor would.
   tqmon query --history testdata/paper -f testdata/paper/resumed_by_p1.tq --explain
   tqmon query --history testdata/paper -f testdata/paper/resumed_by_p1.tq --acquire --stats`,
-		Args: cobra.NoArgs,
+		Args: kernelArgs(&f.kernel),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runQuery(cmd, &f, stdout, stderr)
 		},
 	}
 	fl := cmd.Flags()
+	addKernelFlags(cmd, fl, &f.kernel)
 	fl.StringVar(&f.historyDir, "history", "", "history directory: one .sdl file and one CSV per relation")
 	fl.VarP(querySources{list: &f.srcs, file: true}, "file", "f", "read TQuel statements from FILE (repeatable)")
 	fl.VarP(querySources{list: &f.srcs, count: &f.exprs}, "expr", "e", "TQuel statements given as TEXT (repeatable)")
@@ -172,7 +174,7 @@ malformed histories, 1 for runtime errors.`,
 	fl.BoolVar(&f.explain, "explain", false, "print the plans, the rewrite rules applied and what each sensor enables, and do not run")
 	fl.StringArrayVar(&f.connect, "connect", nil, "ADDR of a resident monitor to query live (repeatable; a unix socket path or host:port)")
 	fl.StringVar(&f.token, "token", "", "shared token for residents reached over TCP")
-	fl.DurationVar(&f.duration, "duration", 0, "with --connect: stop after this long (default: until interrupted or the residents end)")
+	fl.DurationVar(&f.duration, "duration", 0, "with --connect or --kernel: stop after this long (default: until interrupted, the residents end or the -c command exits)")
 	fl.DurationVar(&f.lease, "lease", 3*time.Second, "with --connect: the lease residents grant; if the monitor vanishes, they clear its flags once it lapses")
 	return cmd
 }
@@ -260,6 +262,8 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error
 		return usageErr(err)
 	}
 	switch {
+	case f.kernel.on:
+		return runKernel(f, out, params, naive, stdout, stderr)
 	case len(f.connect) > 0 && f.historyDir != "":
 		return usageErr(errors.New("give either --history DIR or --connect ADDR, not both"))
 	case len(f.connect) > 0:

@@ -3,6 +3,7 @@ package kernel_test
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -35,6 +36,7 @@ type run struct {
 	kstats  map[string]kernel.SensorStats
 	pid     int
 	state   *os.ProcessState
+	stdout  string // the command's output
 }
 
 // runCommand starts argv paused, runs the queries with $target its pid,
@@ -47,7 +49,12 @@ func runCommand(t *testing.T, opts kernel.Options, argv []string, queries ...str
 		t.Fatal(err)
 	}
 	defer res.Close()
-	cmd, err := launch.Start(argv, launch.Options{Self: []string{os.Args[0], launch.ShimCommand}})
+	outFile, err := os.Create(filepath.Join(t.TempDir(), "stdout"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer outFile.Close()
+	cmd, err := launch.Start(argv, launch.Options{Self: []string{os.Args[0], launch.ShimCommand}, Stdout: outFile})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,6 +88,8 @@ func runCommand(t *testing.T, opts kernel.Options, argv []string, queries ...str
 		t.Fatal("the command did not finish")
 	}
 	out.state, _ = cmd.Wait()
+	text, _ := os.ReadFile(outFile.Name())
+	out.stdout = string(text)
 	time.Sleep(20 * time.Millisecond) // its last context switch
 	out.kstats = res.Stats()
 	res.Close()

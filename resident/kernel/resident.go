@@ -113,22 +113,11 @@ func New(opts Options) (*Resident, error) {
 	if err := Available(); err != nil {
 		return nil, err
 	}
-	files, text, err := parseDescription(opts.Specs)
+	d, err := Describe(opts.Specs)
 	if err != nil {
 		return nil, err
 	}
-	merged := &sdl.File{Name: files[len(files)-1].Name}
-	for _, f := range files {
-		merged.Stmts = append(merged.Stmts, f.Stmts...)
-	}
-	cat, err := sensor.Compile(merged)
-	if err != nil {
-		return nil, err
-	}
-	spec, err := bpfgen.Compile(cat, files, &system{})
-	if err != nil {
-		return nil, err
-	}
+	text, cat, spec := d.SDL, d.Catalog, d.Spec
 	r := &Resident{opts: opts, text: text, cat: cat, spec: spec}
 	for i, t := range bpfgen.EntityTypes {
 		if cat.EntityTypes[i] != t {
@@ -156,6 +145,38 @@ func New(opts Options) (*Resident, error) {
 		r.hello.Sensors = append(r.hello.Sensors, rel.Name)
 	}
 	return r, nil
+}
+
+// Description is linux.sdl with extensions, compiled: what a kernel
+// resident announces and the programs it would load.
+type Description struct {
+	// SDL is the text announced: linux.sdl, then each extension.
+	SDL     string
+	Catalog *algebra.Catalog
+	Spec    *bpfgen.Spec
+}
+
+// Describe compiles linux.sdl and the extensions against the running
+// kernel's BTF (readable without root) and the executables uprobes name,
+// without loading anything.
+func Describe(specs []Source) (*Description, error) {
+	files, text, err := parseDescription(specs)
+	if err != nil {
+		return nil, err
+	}
+	merged := &sdl.File{Name: files[len(files)-1].Name}
+	for _, f := range files {
+		merged.Stmts = append(merged.Stmts, f.Stmts...)
+	}
+	cat, err := sensor.Compile(merged)
+	if err != nil {
+		return nil, err
+	}
+	spec, err := bpfgen.Compile(cat, files, &system{})
+	if err != nil {
+		return nil, err
+	}
+	return &Description{SDL: text, Catalog: cat, Spec: spec}, nil
 }
 
 // parseDescription parses linux.sdl and the extensions; the announced

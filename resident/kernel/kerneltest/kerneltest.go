@@ -79,7 +79,7 @@ func BuildGo(t testing.TB, src string) string {
 	if err := os.WriteFile(filepath.Join(dir, "main.go"), text, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module work\n\ngo 1.21\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/worktest\n\ngo 1.21\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "work")
