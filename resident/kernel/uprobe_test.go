@@ -81,4 +81,3 @@ func TestUprobeGo(t *testing.T) {
 	bin := kerneltest.BuildGo(t, "testdata/work.go.txt")
 	checkCalls(t, bin, "main.work", 50)
 }
-
