@@ -77,6 +77,8 @@ func kernelArgs(k *kernelFlags) cobra.PositionalArgs {
 		switch {
 		case !k.on && (k.command || k.target != "" || len(k.specs) > 0):
 			return usageErr(errors.New("-c, --target and --spec go with --kernel"))
+		case !k.on:
+			return cobra.NoArgs(cmd, args)
 		case k.command && len(args) == 0:
 			return usageErr(errors.New("-c needs a command after --: tqmon query --kernel -e QUERY -c -- CMD ARGS..."))
 		case !k.command && len(args) > 0:
