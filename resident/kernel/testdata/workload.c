@@ -4,9 +4,10 @@
 //
 //   workload N BURN_MS OUT FILE...
 //
-// OUT receives three lines: /proc/self/stat's utime+stime (clock ticks),
+// OUT receives four lines: /proc/self/stat's utime+stime (clock ticks),
 // /proc/self/schedstat's run time (ns) at the end, and at the start of
-// main (what ran before — the launcher's shim — is not the workload's). Built statically, so that nothing
+// main (what ran before — the launcher's shim — is not the workload's),
+// and the time the N calls took (ns, monotonic clock). Built statically, so that nothing
 // but what is written here runs in the process (no dynamic loader opening
 // libraries).
 #include <fcntl.h>
@@ -42,8 +43,11 @@ int main(int argc, char **argv) {
 	char sched0[256];
 	if (slurp("/proc/self/schedstat", sched0, sizeof sched0) < 0)
 		return 3;
+	struct timespec c0, c1;
+	clock_gettime(CLOCK_MONOTONIC, &c0);
 	for (long i = 0; i < n; i++)
 		syscall(SYS_getppid);
+	clock_gettime(CLOCK_MONOTONIC, &c1);
 	for (int i = 4; i < argc; i++) {
 		int fd = open(argv[i], O_RDONLY);
 		if (fd >= 0)
@@ -77,7 +81,7 @@ int main(int argc, char **argv) {
 	int fd = open(argv[3], O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0)
 		return 4;
-	dprintf(fd, "%lu\n%lu\n%lu\n", utime + stime, strtoul(sched, NULL, 10), strtoul(sched0, NULL, 10));
+	dprintf(fd, "%lu\n%lu\n%lu\n%ld\n", utime + stime, strtoul(sched, NULL, 10), strtoul(sched0, NULL, 10), elapsed_ns(&c0, &c1));
 	close(fd);
 	return 0;
 }
