@@ -119,6 +119,7 @@ func (r *Resident) reconcile(ss *sensorState) error {
 		ss.att = nil
 		if r.tr != nil {
 			r.tr.writeAll(ss)
+			r.tr.forget(ss.s.ID)
 		}
 	}
 	return nil

@@ -210,3 +210,13 @@ func (t *tracker) counts() []wire.Count {
 	}
 	return out
 }
+
+// forget drops the intervals in progress of a sensor that was detached:
+// their ends will not come (r.mu).
+func (t *tracker) forget(sensor int) {
+	for k := range t.begun {
+		if int(k.sensor) == sensor {
+			delete(t.begun, k)
+		}
+	}
+}

@@ -1,6 +1,8 @@
 package bpfgen
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"flag"
 	"fmt"
@@ -8,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/tqmon/tqmon/grammar/sdl"
@@ -264,5 +267,17 @@ event relation K(Process: Process performer, St: enum(Running, Sleeping)) traced
 		if err.Error() != tt.want {
 			t.Errorf("%s:\ngot  %s\nwant %s", tt.in, err, tt.want)
 		}
+	}
+}
+
+// The decrement of traced-then-disabled sensors fetches the old counter:
+// its immediate must say BPF_ADD | BPF_FETCH once marshalled.
+func TestFetchAddEncoding(t *testing.T) {
+	var b bytes.Buffer
+	if _, err := fetchAdd(asm.R0, asm.R1).Marshal(&b, binary.LittleEndian); err != nil {
+		t.Fatal(err)
+	}
+	if got := binary.LittleEndian.Uint32(b.Bytes()[4:8]); got != 0x01 {
+		t.Errorf("fetch-add immediate %#x, want 0x01 (% x)", got, b.Bytes())
 	}
 }

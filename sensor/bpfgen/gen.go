@@ -273,7 +273,7 @@ func (g *gen) enableTest(s *Sensor, v *value, on, out string) {
 	g.emit(asm.JEq.Imm(asm.R0, 0, out))
 	if s.Decrement {
 		g.emit(asm.Mov.Imm(asm.R1, -1),
-			asm.FetchAdd.Mem(asm.R0, asm.R1, asm.DWord, 0),
+			fetchAdd(asm.R0, asm.R1),
 			asm.JSGT.Imm(asm.R1, 0, on),
 			asm.Mov.Imm(asm.R1, 1),
 			asm.AddAtomic.Mem(asm.R0, asm.R1, asm.DWord, 0),
@@ -579,4 +579,15 @@ func keyText(cl *clause) string {
 		return "tgid, sp (a call)"
 	}
 	return cl.key.text
+}
+
+// fetchAdd is `r = atomic_fetch_add((u64 *)(dst + 0), r)`. cilium/ebpf
+// v0.22 marshals the immediate of its fetch atomics as 0 (computing the
+// immediate after having read it), which the kernel runs as an atomic add
+// that leaves src unchanged; the immediate (BPF_ADD | BPF_FETCH) is set
+// here, which stays right once that is fixed.
+func fetchAdd(dst, src asm.Register) asm.Instruction {
+	ins := asm.FetchAdd.Mem(dst, src, asm.DWord, 0)
+	ins.Constant = 0x01 // BPF_ADD | BPF_FETCH
+	return ins
 }

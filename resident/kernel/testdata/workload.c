@@ -1,6 +1,6 @@
 // The kernel tests' workload: exactly N getppid calls, opens the files it
-// is given, burns CPU for a while, then reports its CPU time as /proc
-// sees it.
+// is given, burns CPU for a while, sleeps 10 ms, then reports its CPU time
+// as /proc sees it.
 //
 //   workload N BURN_MS OUT FILE...
 //
@@ -61,6 +61,9 @@ int main(int argc, char **argv) {
 			x += k;
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &e);
 	} while (elapsed_ns(&s, &e) < burn * 1000000L);
+	// Off the processor for 10 ms.
+	struct timespec nap = {0, 10 * 1000000L};
+	nanosleep(&nap, NULL);
 
 	char stat[4096], sched[256];
 	if (slurp("/proc/self/stat", stat, sizeof stat) < 0 || slurp("/proc/self/schedstat", sched, sizeof sched) < 0)
