@@ -211,20 +211,25 @@ func loadError(progs []*bpfgen.Program, err error) error {
 	if p == nil || len(p.Source) == 0 {
 		return err
 	}
-	insn := -1
-	last := ""
+	// The last instruction line, and the complaint after it.
+	insn, last := -1, ""
 	for i := len(ve.Log) - 1; i >= 0; i-- {
-		line := strings.TrimSpace(ve.Log[i])
-		if line == "" {
+		m := verifierInsn.FindStringSubmatch(strings.TrimSpace(ve.Log[i]))
+		if m == nil {
 			continue
 		}
-		if last == "" {
-			last = line
+		insn, _ = strconv.Atoi(m[1])
+		for _, l := range ve.Log[i+1:] {
+			l = strings.TrimSpace(l)
+			if l != "" && !strings.HasPrefix(l, "processed ") && !strings.HasPrefix(l, "verification time") {
+				last = l
+				break
+			}
 		}
-		if m := verifierInsn.FindStringSubmatch(line); m != nil {
-			insn, _ = strconv.Atoi(m[1])
-			break
-		}
+		break
+	}
+	if last == "" && len(ve.Log) > 0 {
+		last = strings.TrimSpace(ve.Log[len(ve.Log)-1])
 	}
 	src := p.Source[0]
 	for _, s := range p.Source {

@@ -159,7 +159,9 @@ type Description struct {
 // Describe compiles linux.sdl and the extensions against the running
 // kernel's BTF (readable without root) and the executables uprobes name,
 // without loading anything.
-func Describe(specs []Source) (*Description, error) {
+func Describe(specs []Source) (*Description, error) { return describe(specs, &system{}) }
+
+func describe(specs []Source, k bpfgen.Kernel) (*Description, error) {
 	files, text, err := parseDescription(specs)
 	if err != nil {
 		return nil, err
@@ -172,7 +174,7 @@ func Describe(specs []Source) (*Description, error) {
 	if err != nil {
 		return nil, err
 	}
-	spec, err := bpfgen.Compile(cat, files, &system{})
+	spec, err := bpfgen.Compile(cat, files, k)
 	if err != nil {
 		return nil, err
 	}

@@ -8,15 +8,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/tqmon/tqmon/resident/kernel"
+	"github.com/tqmon/tqmon/resident/kernel/internal/testlock"
 )
-
-var mu sync.Mutex
 
 // Need skips the test, saying why, unless kernel sensors can run here
 // (root, BPF, BTF, x86-64); else it holds a machine-wide lock until the
@@ -29,22 +25,7 @@ func Need(t testing.TB) {
 	if testing.Short() {
 		t.Skip("skipping kernel test in -short mode")
 	}
-	mu.Lock()
-	f, err := os.OpenFile(filepath.Join(os.TempDir(), "tqmon-kernel-tests.lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		mu.Unlock()
-		t.Fatal(err)
-	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
-		f.Close()
-		mu.Unlock()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		unix.Flock(int(f.Fd()), unix.LOCK_UN)
-		f.Close()
-		mu.Unlock()
-	})
+	testlock.Hold(t)
 }
 
 // BuildC compiles a C program (statically when static) into the test's
