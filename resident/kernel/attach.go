@@ -56,7 +56,10 @@ func (r *Resident) setFlag(ss *sensorState, id uint32, delta int) error {
 		return err
 	}
 	if ss.att != nil {
-		return writeFlag(ss, id)
+		if err := writeFlag(ss, id); err != nil {
+			return err
+		}
+		return r.tr.writeAll(ss)
 	}
 	return nil
 }

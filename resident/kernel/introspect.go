@@ -26,7 +26,7 @@ func (r *Resident) Flags() map[string][]string {
 				out[ss.s.Rel.Name] = append(out[ss.s.Rel.Name], strconv.FormatUint(uint64(id), 10))
 			}
 		}
-		if r.tr != nil && r.tr.allVal[ss.s.ID] > 0 {
+		if r.tr != nil && r.tr.flags[ss.s.ID].All > 0 {
 			out[ss.s.Rel.Name] = append(out[ss.s.Rel.Name], "*")
 		}
 		slices.Sort(out[ss.s.Rel.Name])

@@ -22,7 +22,7 @@ type tracker struct {
 	events *ring
 	ents   *entities
 	entAtt *attachment
-	allVal []uint64
+	flags  []bpfgen.Flags // per relation, as written to the allflags map
 
 	stop  chan struct{}
 	done  chan struct{}
@@ -77,7 +77,7 @@ func (r *Resident) startTracking() (*tracker, error) {
 	t := &tracker{r: r, specs: r.spec.SharedMaps(r.opts.RingBytes, r.opts.EntityRingBytes), maps: map[string]*ebpf.Map{},
 		stop: make(chan struct{}), done: make(chan struct{}), begun: map[beginKey]*begunTuple{},
 		rearm: map[flagKey]bool{}, delivered: make([]atomic.Uint64, len(r.cat.Relations)),
-		allVal: make([]uint64, max(r.spec.Relations, 1))}
+		flags: make([]bpfgen.Flags, max(r.spec.Relations, 1))}
 	fail := func(err error) (*tracker, error) {
 		t.teardown()
 		return nil, err
@@ -166,22 +166,33 @@ func (t *tracker) loop() {
 	}
 }
 
-// writeAll writes a sensor's whole-type enable count to the kernel.
+// writeAll writes a sensor's Flags (its whole-type enable count, and
+// which entities it is enabled for) to the kernel.
 func (t *tracker) writeAll(ss *sensorState) error {
-	n := uint64(0)
+	var f bpfgen.Flags
 	if ss.att != nil {
-		n = uint64(ss.all)
+		f.All = uint64(ss.all)
+		switch len(ss.ids) {
+		case 0:
+		case 1:
+			for id := range ss.ids {
+				f.One = uint64(id) + 1
+			}
+		default:
+			f.One = bpfgen.Many
+		}
 	}
-	if t.allVal[ss.s.ID] == n {
+	if t.flags[ss.s.ID] == f {
 		return nil
 	}
-	t.allVal[ss.s.ID] = n
-	buf := make([]byte, 8*len(t.allVal))
-	for i, v := range t.allVal {
-		binary.LittleEndian.PutUint64(buf[8*i:], v)
+	t.flags[ss.s.ID] = f
+	buf := make([]byte, bpfgen.FlagsSize*len(t.flags))
+	for i, x := range t.flags {
+		binary.LittleEndian.PutUint64(buf[bpfgen.FlagsSize*i:], x.All)
+		binary.LittleEndian.PutUint64(buf[bpfgen.FlagsSize*i+8:], x.One)
 	}
 	if err := t.maps[bpfgen.MapAll].Put(uint32(0), buf); err != nil {
-		return fmt.Errorf("%s: whole-type enable: %w", ss.s.Rel.Name, err)
+		return fmt.Errorf("%s: writing its flags: %w", ss.s.Rel.Name, err)
 	}
 	return nil
 }

@@ -258,15 +258,23 @@ func (g *gen) jumpImm(op asm.JumpOp, reg asm.Register, v uint64, label string) {
 }
 
 // enableTest jumps to on when the sensor is enabled for the flag holder
-// (v), to out when not: the whole-type flag first, then the entity's
-// counter (decremented by traced-then-disabled sensors, which fire only
-// while it is positive).
+// (v), to out when not: the whole-type flag first, then — with plain
+// loads — the one entity enabled when there is only one, and only then
+// the enable map (whose counters traced-then-disabled sensors decrement:
+// they fire only while it is positive, and always look it up).
 func (g *gen) enableTest(s *Sensor, v *value, on, out string) {
 	g.num(v, asm.R1)
 	g.emit(asm.StoreMem(asm.R10, stFlag, asm.R1, asm.Word))
-	g.emit(asm.LoadMapValue(asm.R1, 0, uint32(8*s.ID)).WithReference(MapAll),
-		asm.LoadMem(asm.R1, asm.R1, 0, asm.DWord),
-		asm.JNE.Imm(asm.R1, 0, on))
+	g.emit(asm.LoadMapValue(asm.R2, 0, uint32(FlagsSize*s.ID)).WithReference(MapAll),
+		asm.LoadMem(asm.R3, asm.R2, 0, asm.DWord),
+		asm.JNE.Imm(asm.R3, 0, on))
+	if !s.Decrement {
+		g.emit(asm.LoadMem(asm.R3, asm.R2, 8, asm.DWord),
+			asm.Mov.Reg32(asm.R1, asm.R1),
+			asm.Add.Imm(asm.R1, 1),
+			asm.JEq.Reg(asm.R3, asm.R1, on),
+			asm.JNE.Imm(asm.R3, -1, out)) // -1: Many
+	}
 	g.mapPtr(asm.R1, MapEnable)
 	g.emit(asm.Mov.Reg(asm.R2, asm.R10), asm.Add.Imm(asm.R2, stFlag))
 	g.call(asm.FnMapLookupElem)

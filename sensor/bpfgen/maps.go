@@ -12,7 +12,7 @@ const (
 	MapEvents   = "events"   // ring buffer of sensor packets
 	MapEntities = "entities" // ring buffer of entity records (never shared with packets: a flood cannot drop them)
 	MapCounts   = "counts"   // per-CPU array: per relation, packets wanted and dropped
-	MapAll      = "allflags" // array of one value: per relation, the whole-type enable count (u64)
+	MapAll      = "allflags" // array of one value: per relation, its Flags (two u64)
 	MapScratch  = "scratch"  // per-CPU array of one value: where a whole interval's begin is composed
 	MapEnable   = "enable"   // a sensor's enable flags: entity ID (u32) → counter (u64)
 )
@@ -25,6 +25,22 @@ type Counter struct {
 	Wanted  uint64
 	Dropped uint64
 }
+
+// Flags is a relation's entry in the allflags map, read with plain loads
+// before any map lookup: All is the whole-type enable count; One says
+// which entities are enabled: 0 none, ID+1 that one only, Many several
+// (the enable map decides).
+type Flags struct {
+	All uint64
+	One uint64
+}
+
+// FlagsSize is the size of a relation's Flags; Many is One for several
+// entities.
+const (
+	FlagsSize = 16
+	Many      = ^uint64(0)
+)
 
 // Map sizes.
 const (
@@ -40,7 +56,7 @@ func (s *Spec) SharedMaps(ringBytes, entityBytes int) map[string]*ebpf.MapSpec {
 		MapEvents:   {Name: "tqm_events", Type: ebpf.RingBuf, MaxEntries: uint32(ringBytes)},
 		MapEntities: {Name: "tqm_entities", Type: ebpf.RingBuf, MaxEntries: uint32(entityBytes)},
 		MapCounts:   {Name: "tqm_counts", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 16, MaxEntries: uint32(s.Relations + 1)},
-		MapAll:      {Name: "tqm_allflags", Type: ebpf.Array, KeySize: 4, ValueSize: uint32(8 * max(s.Relations, 1)), MaxEntries: 1},
+		MapAll:      {Name: "tqm_allflags", Type: ebpf.Array, KeySize: 4, ValueSize: uint32(FlagsSize * max(s.Relations, 1)), MaxEntries: 1},
 		MapScratch:  {Name: "tqm_scratch", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: uint32(max(s.MaxRecord, 8)), MaxEntries: 1},
 	}
 }
