@@ -118,16 +118,10 @@ func openKernel(k *kernelFlags, params map[string]string) (*kernelRun, error) {
 		}
 		params["target"] = k.target
 	}
-	var specs []kernel.Source
-	for _, path := range k.specs {
-		text, err := os.ReadFile(path)
-		if err != nil {
-			return nil, usageErr(err)
-		}
-		texts[path] = string(text)
-		specs = append(specs, kernel.Source{Name: path, Text: string(text)})
+	specs, err := readKernelSpecs(k.specs)
+	if err != nil {
+		return nil, err
 	}
-	texts[kernel.LinuxSDLName] = kernel.LinuxSDL
 	res, err := kernel.New(kernel.Options{Specs: specs, RingBytes: k.ringBytes})
 	if errors.Is(err, kernel.ErrUnavailable) {
 		return nil, runtimeErr(err)
@@ -226,4 +220,20 @@ func runKernel(f *queryFlags, out format.Options, params map[string]string, naiv
 		fmt.Fprintf(stderr, "tqmon: the command exited with status %d\n", code)
 	}
 	return nil
+}
+
+// readKernelSpecs reads --spec files (kept for diagnostics' snippets, as
+// is linux.sdl).
+func readKernelSpecs(paths []string) ([]kernel.Source, error) {
+	texts[kernel.LinuxSDLName] = kernel.LinuxSDL
+	var specs []kernel.Source
+	for _, path := range paths {
+		text, err := os.ReadFile(path)
+		if err != nil {
+			return nil, usageErr(err)
+		}
+		texts[path] = string(text)
+		specs = append(specs, kernel.Source{Name: path, Text: string(text)})
+	}
+	return specs, nil
 }

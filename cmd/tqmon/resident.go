@@ -72,16 +72,10 @@ func runResident(f *residentFlags, stderr io.Writer) error {
 		}
 		return usageErr(errors.New("a TCP listener needs a shared token: --token"))
 	}
-	var specs []kernel.Source
-	for _, path := range f.specs {
-		text, err := os.ReadFile(path)
-		if err != nil {
-			return usageErr(err)
-		}
-		texts[path] = string(text)
-		specs = append(specs, kernel.Source{Name: path, Text: string(text)})
+	specs, err := readKernelSpecs(f.specs)
+	if err != nil {
+		return err
 	}
-	texts[kernel.LinuxSDLName] = kernel.LinuxSDL
 	res, err := kernel.New(kernel.Options{Specs: specs, RingBytes: f.ringBytes,
 		Logf: func(format string, args ...any) { fmt.Fprintf(stderr, "tqmon resident: "+format+"\n", args...) }})
 	if errors.Is(err, kernel.ErrUnavailable) {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -31,16 +30,10 @@ spec lines they come from (no root needed: nothing is loaded).`,
 			if !kern {
 				return usageErr(errors.New("list shows the kernel's sensors: give --kernel (for a .sdl file, use sensors check)"))
 			}
-			var srcs []kernel.Source
-			for _, path := range specs {
-				text, err := os.ReadFile(path)
-				if err != nil {
-					return usageErr(err)
-				}
-				texts[path] = string(text)
-				srcs = append(srcs, kernel.Source{Name: path, Text: string(text)})
+			srcs, err := readKernelSpecs(specs)
+			if err != nil {
+				return err
 			}
-			texts[kernel.LinuxSDLName] = kernel.LinuxSDL
 			if !programs && len(srcs) == 0 {
 				fmt.Fprint(stdout, kernel.LinuxSDL)
 				return nil

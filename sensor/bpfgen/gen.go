@@ -484,12 +484,7 @@ func genSplitBegin(g *gen, s *Sensor, b *Binding, cl *clause) {
 
 func genSplitEnd(g *gen, s *Sensor, b *Binding, cl *clause) {
 	const drop, out = "drop", "out"
-	g.at(b.File, cl.pos, cl.what)
-	g.prologue(cl.usesPid(true))
-	g.conds(b.File, cl.conds, out)
-	g.at(b.File, cl.pos, "key: "+keyText(cl))
-	g.key(cl)
-	g.lookupState(b, out)
+	g.endStart(b, cl, out)
 	g.emit(asm.LoadMem(rState, asm.R0, 0, asm.DWord))
 	g.deleteState(b)
 	g.counters(s.ID, out)
@@ -535,12 +530,7 @@ func genWholeBegin(g *gen, s *Sensor, b *Binding, cl *clause) {
 
 func genWholeEnd(g *gen, s *Sensor, b *Binding, cl *clause) {
 	const drop, out = "drop", "out"
-	g.at(b.File, cl.pos, cl.what)
-	g.prologue(cl.usesPid(true))
-	g.conds(b.File, cl.conds, out)
-	g.at(b.File, cl.pos, "key: "+keyText(cl))
-	g.key(cl)
-	g.lookupState(b, out)
+	g.endStart(b, cl, out)
 	g.emit(asm.Mov.Reg(rState, asm.R0))
 	g.counters(s.ID, out)
 	g.reserve(MapEvents, b.Layout.Size, s.ID, KindWhole, b.Index, drop)
@@ -564,6 +554,18 @@ func genWholeEnd(g *gen, s *Sensor, b *Binding, cl *clause) {
 	g.dropped()
 	g.deleteState(b)
 	g.epilogue(out)
+}
+
+// endStart begins an end probe: its conditions, its key, and the lookup
+// of the interval's state (r0; out when there is none: its begin was not
+// reported).
+func (g *gen) endStart(b *Binding, cl *clause, out string) {
+	g.at(b.File, cl.pos, cl.what)
+	g.prologue(cl.usesPid(true))
+	g.conds(b.File, cl.conds, out)
+	g.at(b.File, cl.pos, "key: "+keyText(cl))
+	g.key(cl)
+	g.lookupState(b, out)
 }
 
 func (g *gen) lookupState(b *Binding, out string) {
