@@ -56,8 +56,8 @@ const kernelQueryExamples = `
     -e 'range of f is FileOpen retrieve (f.Path) where f.Process = $target'
 
   # Calls of a function of your program (a uprobe, declared in a spec)
-  sudo tqmon query --kernel --spec calls.sdl -c -- ./myprog \
-    -e 'range of c is WorkCall retrieve (c.N) where c.Process = $target'`
+  sudo tqmon query --kernel --spec calls.sdl \
+    -e 'range of c is WorkCall retrieve (c.N) where c.Process = $target' -c -- ./myprog`
 
 // addKernelFlags adds the kernel flags and help to a command whose
 // positional arguments are the -c command.
