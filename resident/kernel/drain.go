@@ -97,6 +97,9 @@ func (t *tracker) round(final bool) {
 	clear(t.pending[rest:])
 	t.pending = t.pending[:rest]
 	t.lastW = w
+	if t.rounds++; t.rounds%1000 == 0 {
+		t.ents.prune(w)
+	}
 	counts := t.counts()
 	now := monoNow()
 	var expired []*Session

@@ -27,6 +27,7 @@ type entity struct {
 	comm  string  // a process's command
 	proc  *entity // a thread's process
 	dead  bool
+	ended int64 // when it ended
 }
 
 // entities is the entity table (r.mu).
@@ -70,7 +71,7 @@ func (e *entities) end(x *entity, ts int64, out *roundOut) {
 	if x.dead {
 		return
 	}
-	x.dead = true
+	x.dead, x.ended = true, ts
 	delete(e.live[x.typ], x.num)
 	e.grave[x.typ][x.num] = x
 	e.t.sendAll(out, e.packet(x, wire.PEntityEnd, ts), x.refs())
@@ -111,6 +112,21 @@ func (e *entities) packet(x *entity, kind wire.PacketKind, ts int64) wire.Packet
 		p.Begin = x.begin
 	}
 	return p
+}
+
+// graveTime is how long an ended entity still names the packets that
+// come after its end.
+const graveTime = 1_000_000_000 // 1 s
+
+// prune forgets the entities that ended before w − graveTime.
+func (e *entities) prune(w int64) {
+	for typ := range e.grave {
+		for num, x := range e.grave[typ] {
+			if x.ended < w-graveTime {
+				delete(e.grave[typ], num)
+			}
+		}
+	}
 }
 
 // snapshot returns the live entities' tuples (in time order) and

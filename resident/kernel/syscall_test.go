@@ -64,11 +64,16 @@ func workloadRun(t *testing.T, bin string) (running, cpu int64) {
 	}
 	defer noise.Wait()
 	argv := append([]string{bin, strconv.Itoa(n), "400", report}, files...)
-	r := runCommand(t, kernel.Options{}, argv,
+	// A relation of getppid calls only: its sensor filters in the kernel.
+	only := kernel.Source{Name: "getppid.sdl", Text: `event relation Getppid(Process: Process performer, Thread: Thread) traced on performer
+sensor Getppid at tracepoint raw_syscalls:sys_enter (Process = tgid, Thread = pid) when arg1 = 110
+`}
+	r := runCommand(t, kernel.Options{Specs: []kernel.Source{only}}, argv,
 		`range of s is Syscall retrieve (s.Name) where s.Process = $target and s.Name = "getppid"`,
 		`range of s is Syscall retrieve (s.Name, s.Thread) where s.Process = $target`,
 		`range of f is FileOpen retrieve (f.Path, f.Flags) where f.Process = $target`,
 		`range of r is RunningOn retrieve (r.Thread, r.Processor) where r.Process = $target`,
+		`range of g is Getppid retrieve (g.Thread) where g.Process = $target`,
 	)
 	if !r.state.Success() {
 		t.Fatalf("workload: %v", r.state)
@@ -100,7 +105,12 @@ func workloadRun(t *testing.T, bin string) (running, cpu int64) {
 	if w, d := r.stats.Wanted["Syscall"], r.stats.Dropped["Syscall"]; w != uint64(all) || d != 0 {
 		t.Errorf("Syscall: the kernel wanted %d and dropped %d, want %d and 0", w, d, all)
 	}
-	for _, rel := range []string{"Syscall", "FileOpen", "RunningOn"} {
+	// With the filter in the kernel, the packets delivered are exactly the
+	// N calls.
+	if got, w := r.stats.Packets["Getppid"], r.stats.Wanted["Getppid"]; got != n || w != n || len(r.results[4].Table.Rows) != n {
+		t.Errorf("Getppid: %d packets delivered, %d wanted, %d tuples; want %d", got, w, len(r.results[4].Table.Rows), n)
+	}
+	for _, rel := range []string{"Syscall", "FileOpen", "RunningOn", "Getppid"} {
 		if got := r.flags[rel]; !slices.Equal(got, []string{pid}) {
 			t.Errorf("enable map of %s: %v, want only the target %s", rel, got, pid)
 		}

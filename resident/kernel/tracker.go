@@ -36,8 +36,9 @@ type tracker struct {
 	tuples    uint64
 	rearm     map[flagKey]bool
 	delivered []atomic.Uint64 // per relation: records read from the ring
-	late      uint64          // records stamped at or before a watermark already sent
-	bad       uint64          // records that did not decode
+	rounds    uint64
+	late      uint64 // records stamped at or before a watermark already sent
+	bad       uint64 // records that did not decode
 	out       roundOut
 }
 
