@@ -131,6 +131,7 @@ func TestLeaseExpiry(t *testing.T) {
 	defer res.Close()
 	s := res.Open()
 	h := res.Hello()
+	start := time.Now()
 	for _, c := range []*wire.Command{
 		{Kind: wire.CLease, Period: int64(200 * time.Millisecond)},
 		{Kind: wire.CEnableAll, Sensor: sensorID(t, h, "Syscall")},
@@ -139,7 +140,6 @@ func TestLeaseExpiry(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	start := time.Now()
 	for {
 		_, err := s.Recv(context.Background())
 		if errors.Is(err, kernel.ErrLeaseExpired) {
