@@ -155,6 +155,12 @@ func TestKernelUsage(t *testing.T) {
 			t.Errorf("%v: exit %d, %q; want %q", tt.args, code, errs, tt.want)
 		}
 	}
+	spec := filepath.Join(t.TempDir(), "x.sdl")
+	os.WriteFile(spec, []byte("event relation Syscall(Process: Process performer) traced on performer\n"), 0o644)
+	code, _, errs := tqmon(t, "sensors", "list", "--kernel", "--spec", spec)
+	if want := spec + ":1:16: relation Syscall is already declared (at linux.sdl:"; code != exitUsage || !strings.HasPrefix(errs, want) {
+		t.Errorf("a spec redeclaring Syscall: exit %d, %q; want %q…", code, errs, want)
+	}
 	code, out, _ := tqmon(t, "sensors", "list", "--kernel")
 	if code != 0 || out != kernel.LinuxSDL {
 		t.Errorf("sensors list --kernel: exit %d, %d bytes", code, len(out))

@@ -17,6 +17,7 @@ import (
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/grammar/sdl"
+	"github.com/tqmon/tqmon/grammar/source"
 	"github.com/tqmon/tqmon/resident/wire"
 	"github.com/tqmon/tqmon/sensor"
 	"github.com/tqmon/tqmon/sensor/bpfgen"
@@ -166,6 +167,9 @@ func describe(specs []Source, k bpfgen.Kernel) (*Description, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkNames(files); err != nil {
+		return nil, err
+	}
 	merged := &sdl.File{Name: files[len(files)-1].Name}
 	for _, f := range files {
 		merged.Stmts = append(merged.Stmts, f.Stmts...)
@@ -179,6 +183,36 @@ func describe(specs []Source, k bpfgen.Kernel) (*Description, error) {
 		return nil, err
 	}
 	return &Description{SDL: text, Catalog: cat, Spec: spec}, nil
+}
+
+// checkNames reports, in the extension that does it, an entity type or a
+// relation declared again (the description is compiled as one file,
+// whose errors could not say which file came first).
+func checkNames(files []*sdl.File) error {
+	var errs source.ErrorList
+	first := map[string]string{} // name → "file:line:col"
+	note := func(f *sdl.File, id *sdl.Ident, what string) {
+		key := what + " " + id.Name
+		if at, dup := first[key]; dup {
+			errs.Add(f.Name, id.At, "%s %s is already declared (at %s)", what, id.Name, at)
+			return
+		}
+		first[key] = fmt.Sprintf("%s:%s", f.Name, id.At)
+	}
+	for _, f := range files {
+		for _, st := range f.Stmts {
+			switch d := st.(type) {
+			case *sdl.EntityTypeDecl:
+				for _, n := range d.Names {
+					note(f, n, "entity type")
+				}
+			case *sdl.RelationDecl:
+				note(f, d.Name, "relation")
+			}
+		}
+	}
+	errs.Sort()
+	return errs.Err()
 }
 
 // parseDescription parses linux.sdl and the extensions; the announced
