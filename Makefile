@@ -15,7 +15,7 @@ FUZZ_TARGETS := \
 	./store/db:FuzzDecodeBlock \
 	./store/db:FuzzDecodeRecord
 
-.PHONY: all build test test-long bench grammar grammar-check fuzz vet fmt-check demo bench-display bench-store
+.PHONY: all build test test-long bench grammar grammar-check fuzz vet fmt-check demo bench-display bench-store bench-kernel
 
 all: build
 
@@ -73,3 +73,15 @@ bench-store:
 	$(GO) test -run '^$$' -bench 'BenchmarkStoreRecord' -benchtime 2000000x -count 3 ./store/db
 	$(GO) test -run '^$$' -bench 'BenchmarkStoreReplay' -benchtime 5x -count 3 ./store/db
 	$(GO) test -run '^$$' -bench 'BenchmarkStoreTimeslice' ./store/replay
+
+# Kernel sensors against bpftrace (root): the N-getppid workload timed
+# uninstrumented, under tqmon and under an equivalent bpftrace script, for
+# per-event delivery of the target's calls and for a predicate matching no
+# event; reports added ns per call and the ratio tqmon/bpftrace.
+# BENCH_N calls per run, BENCH_ROUNDS interleaved rounds (medians).
+BENCH_N      ?= 200000
+BENCH_ROUNDS ?= 5
+bench-kernel:
+	@command -v bpftrace >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bpftrace; }
+	TQMON_BENCH_KERNEL=1 TQMON_BENCH_N=$(BENCH_N) TQMON_BENCH_ROUNDS=$(BENCH_ROUNDS) \
+		$(GO) test -run '^$$' -bench BenchmarkKernelOverhead -benchtime 1x -count 1 -v ./resident/kernel/

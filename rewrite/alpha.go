@@ -17,7 +17,8 @@ func alphaRules() []Rule {
 holder F (the paper's O2). α delivers only tuples whose flag holder is
 enabled; enabling only the holders p accepts drops exactly the tuples σ
 would drop, and leaves the others' enablement — hence their packets —
-unchanged.`,
+unchanged. Selections between σ[p] and α stay where they are
+(selections commute).`,
 			Apply: alphaFlagSelect,
 		},
 		{
@@ -116,13 +117,36 @@ func alphaFlagSelect(_ *Context, n plan.Node) plan.Node {
 	if !ok {
 		return nil
 	}
-	a, ok := s.In.(*plan.Alpha)
+	// Other selections may stand between σ[p] and α: selections commute,
+	// so σ[p] moves past them into α and they stay.
+	var between []*plan.Select
+	in := s.In
+	for {
+		x, ok := in.(*plan.Select)
+		if !ok {
+			break
+		}
+		between = append(between, x)
+		in = x.In
+	}
+	a, ok := in.(*plan.Alpha)
 	if !ok || !flagOnly(s.Pred, a.Var, a.Rel.FlagHolder) || expr.Vars(s.Pred) == 0 {
 		return nil
 	}
+	for _, x := range between {
+		if flagOnly(x.Pred, a.Var, a.Rel.FlagHolder) && expr.Vars(x.Pred) != 0 {
+			return nil // the one nearest α moves first
+		}
+	}
 	c := *a
 	c.Enable = &plan.SelectEntity{Pred: asColumn1(s.Pred), In: a.Enable}
-	return &c
+	var out plan.Node = &c
+	for i := len(between) - 1; i >= 0; i-- {
+		x := *between[i]
+		x.In = out
+		out = &x
+	}
+	return out
 }
 
 // restriction is what a when conjunct relating u and v implies about the

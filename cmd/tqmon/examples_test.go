@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/tqmon/tqmon/resident/kernel/kerneltest"
 )
 
 // exampleParagraphs splits a command's Example text into paragraphs (blank
@@ -34,7 +36,7 @@ func exampleParagraphs(example string) [][]string {
 				paras = append(paras, cur)
 				cur = nil
 			}
-		case strings.HasPrefix(t, "tqmon ") || strings.HasPrefix(t, "source <(tqmon "):
+		case strings.HasPrefix(t, "tqmon ") || strings.HasPrefix(t, "sudo tqmon ") || strings.HasPrefix(t, "source <(tqmon "):
 			if strings.HasSuffix(t, `\`) {
 				pending = strings.TrimSuffix(t, `\`)
 				continue
@@ -56,8 +58,9 @@ type exampleRun struct {
 	// keys, for an interactive example: it runs on a terminal until the
 	// picture shows want, then the keys are typed and it must exit 0.
 	keys string
-	// skip names the condition under which the example cannot run here.
-	skip func() string
+	// kernel examples need kernel sensors (root, BPF): they skip
+	// elsewhere, and hold the lock of the tests that load programs.
+	kernel bool
 }
 
 // helpExamples is, for every command, the example of its --help the test
@@ -74,6 +77,8 @@ var helpExamples = map[string]exampleRun{
 	"sensors check":   {para: 0},
 	"sensors compile": {para: 0},
 	"completion":      {para: 3},
+	"resident":        {para: 0, kernel: true},
+	"sensors list":    {para: 0, want: "Syscall"},
 }
 
 func commandPaths(c *cobra.Command, prefix string, out *[]*cobra.Command) {
@@ -104,41 +109,51 @@ func TestHelpExamples(t *testing.T) {
 			if !ok {
 				t.Fatalf("no example of tqmon %s is run by this test: add it to helpExamples", path)
 			}
-			if run.skip != nil {
-				if why := run.skip(); why != "" {
-					t.Skip(why)
-				}
+			if run.kernel {
+				kerneltest.Need(t)
 			}
 			paras := exampleParagraphs(c.Example)
 			if run.para >= len(paras) {
 				t.Fatalf("tqmon %s --help has %d example paragraphs", path, len(paras))
 			}
 			tmp := t.TempDir()
-			for i, line := range paras[run.para] {
+			lines := paras[run.para]
+			for i, line := range lines {
 				line = strings.ReplaceAll(line, "/tmp/", tmp+"/")
+				line = strings.ReplaceAll(line, "/run/", tmp+"/")
 				line = strings.ReplaceAll(line, "./ossensors", tmp+"/ossensors")
-				line = strings.Replace(line, "tqmon ", bin+" ", 1)
-				last := i == len(paras[run.para])-1
-				if last && run.keys != "" {
-					args := strings.Fields(line)
-					tm := startTerm(t, args[0], args[1:]...)
-					tm.expect(15*time.Second, run.want)
-					tm.typeText(run.keys)
-					if code := tm.exit(10 * time.Second); code != 0 {
-						t.Fatalf("%s: exit %d", line, code)
-					}
-					continue
+				line = strings.TrimPrefix(line, "sudo ") // the tests run as root where it matters
+				lines[i] = strings.Replace(line, "tqmon ", bin+" ", 1)
+			}
+			if run.keys != "" { // interactive: on a terminal
+				args := strings.Fields(lines[len(lines)-1])
+				tm := startTerm(t, args[0], args[1:]...)
+				tm.expect(15*time.Second, run.want)
+				tm.typeText(run.keys)
+				if code := tm.exit(10 * time.Second); code != 0 {
+					t.Fatalf("%s: exit %d", lines[len(lines)-1], code)
 				}
-				cmd := exec.Command("bash", "-c", line)
-				cmd.Dir = root
-				cmd.Env = append(os.Environ(), "HOME="+tmp)
-				out, err := cmd.CombinedOutput()
-				if err != nil {
-					t.Fatalf("%s: %v\n%s", line, err, out)
+				return
+			}
+			// One script, as a person would type it; what it starts in the
+			// background is given a second to come up, and stopped at the
+			// end.
+			script := "set -e\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n"
+			for _, l := range lines {
+				script += l + "\n"
+				if strings.HasSuffix(l, "&") {
+					script += "sleep 1\n"
 				}
-				if last && run.want != "" && !strings.Contains(string(out), run.want) {
-					t.Fatalf("%s: output lacks %q:\n%s", line, run.want, out)
-				}
+			}
+			cmd := exec.Command("bash", "-c", script)
+			cmd.Dir = root
+			cmd.Env = append(os.Environ(), "HOME="+tmp)
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("%s: %v\n%s", strings.Join(lines, "\n"), err, out)
+			}
+			if run.want != "" && !strings.Contains(string(out), run.want) {
+				t.Fatalf("%s: output lacks %q:\n%s", strings.Join(lines, "\n"), run.want, out)
 			}
 		})
 	}

@@ -81,6 +81,8 @@ Start with the paper's example:
 	root.AddCommand(newExportCmd(stdout, stderr))
 	root.AddCommand(newImportCmd(stdout, stderr))
 	root.AddCommand(newCompletionCmd(stdout))
+	root.AddCommand(newResidentCmd(stdout, stderr))
+	root.AddCommand(newShimCmd(stderr))
 	completeFileFlags(root)
 	return root
 }

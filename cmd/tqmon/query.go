@@ -80,6 +80,7 @@ type queryFlags struct {
 	display    string
 	dbDir      string // query --db (querydb.go)
 	record     string // --record DB: store the results
+	kernel     kernelFlags
 }
 
 // outputOptions reads --format and --time-format.
@@ -167,12 +168,13 @@ malformed histories, 1 for runtime errors.`,
 
   # Over a database, one instant
   tqmon query --db /tmp/run.db --stats -e 'range of p is Process retrieve (p.Process, p.State) when p overlap "0:10:00"'`,
-		Args: cobra.NoArgs,
+		Args: kernelArgs(&f.kernel),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runQuery(cmd, &f, stdout, stderr)
 		},
 	}
 	fl := cmd.Flags()
+	addKernelFlags(cmd, fl, &f.kernel)
 	fl.StringVar(&f.historyDir, "history", "", "history directory: one .sdl file and one CSV per relation")
 	fl.VarP(querySources{list: &f.srcs, file: true}, "file", "f", "read TQuel statements from FILE (repeatable)")
 	fl.VarP(querySources{list: &f.srcs, count: &f.exprs}, "expr", "e", "TQuel statements given as TEXT (repeatable)")
@@ -185,7 +187,7 @@ malformed histories, 1 for runtime errors.`,
 	fl.BoolVar(&f.explain, "explain", false, "print the plans, the rewrite rules applied and what each sensor enables, and do not run")
 	fl.StringArrayVar(&f.connect, "connect", nil, "ADDR of a resident monitor to query live (repeatable; a unix socket path or host:port)")
 	fl.StringVar(&f.token, "token", "", "shared token for residents reached over TCP")
-	fl.DurationVar(&f.duration, "duration", 0, "with --connect: stop after this long (default: until interrupted or the residents end)")
+	fl.DurationVar(&f.duration, "duration", 0, "with --connect or --kernel: stop after this long (default: until interrupted, the residents end or the -c command exits)")
 	fl.DurationVar(&f.lease, "lease", 3*time.Second, "with --connect: the lease residents grant; if the monitor vanishes, they clear its flags once it lapses")
 	fl.StringVar(&f.display, "display", "", "with --connect: show the results animated in the terminal as the display spec SPEC says (see tqmon view --help)")
 	fl.StringVar(&f.dbDir, "db", "", "database to query (see tqmon record, tqmon import); --stats reports the blocks read")
@@ -300,6 +302,8 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) (err 
 		return usageErr(err)
 	}
 	switch {
+	case f.kernel.on:
+		return runKernel(f, out, params, naive, stdout, stderr)
 	case len(f.connect) > 0 && f.historyDir != "", f.dbDir != "" && (len(f.connect) > 0 || f.historyDir != ""):
 		return usageErr(errors.New("give one of --history DIR, --db DB or --connect ADDR"))
 	case f.dbDir != "":

@@ -19,7 +19,7 @@ func newSensorsCmd(stdout, stderr io.Writer) *cobra.Command {
 		Long: `Work with sensor descriptions (.sdl files, see SDL.md): check one, or
 compile it into sensors a subject program links in.`,
 	}
-	cmd.AddCommand(newSensorsCheckCmd(stdout), newSensorsCompileCmd(stdout))
+	cmd.AddCommand(newSensorsCheckCmd(stdout), newSensorsCompileCmd(stdout), newSensorsListCmd(stdout))
 	return cmd
 }
 

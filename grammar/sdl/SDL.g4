@@ -9,9 +9,17 @@
 // used as a name wherever a name is expected (relation, attribute, entity
 // type and enum member names), except `enum` as a type name.
 //
-// New statements (e.g. sensor bindings such as
-// `sensor Name at tracepoint sys:event (...)`) are added as further
-// alternatives of stmt, each starting with its own keyword.
+// New statements are added as further alternatives of stmt, each starting
+// with its own keyword. A sensor binding says where a relation's sensor
+// lives (a kernel tracepoint, a uprobe) and how its attributes are read
+// there:
+//
+//   sensor Syscall at tracepoint raw_syscalls:sys_enter
+//       (Process = tgid, Thread = pid, Name = syscall(arg1))
+//   sensor SyscallCall
+//       from tracepoint raw_syscalls:sys_enter (Process = tgid, Name = syscall(arg1))
+//       to tracepoint raw_syscalls:sys_exit (Result = arg1)
+//   sensor Call at uprobe "/usr/bin/prog" "main.work" (Process = tgid, N = arg0)
 
 grammar SDL;
 
@@ -27,6 +35,43 @@ stmt
     : ENTITY (TYPE name (COMMA name)* | relation) # entityStmt
     | cls = (EVENT | INTERVAL) relation           # relationStmt
     | CLOCK DURATION                              # clockStmt
+    | SENSOR name (AT probeClause | FROM probeClause TO probeClause) # sensorStmt
+    ;
+
+// A probe, the attributes it fills, the key that pairs an interval's begin
+// with its end, and the conditions under which it fires.
+probeClause
+    : probe binds? (KEY bexpr)? (WHEN test (AND test)*)?
+    ;
+
+probe
+    : TRACEPOINT name COLON name              # tracepointProbe
+    | kind = (UPROBE | URETPROBE) STRING STRING # uprobeProbe
+    ;
+
+binds
+    : LPAREN bind (COMMA bind)* RPAREN
+    ;
+
+bind
+    : name EQ bexpr
+    ;
+
+test
+    : bexpr op = (EQ | NE | LT | LE | GT | GE) NUMBER # compareTest
+    | bexpr IN LPAREN NUMBER (COMMA NUMBER)* RPAREN   # inTest
+    ;
+
+// A value read at the probe: a name (pid, tgid, cpu, comm, arg0…, ret),
+// a path through kernel structures (arg1.tgid), a conversion (syscall(arg1)),
+// a number, and a mask (arg3 & 128).
+bexpr
+    : bterm (AMP NUMBER)?
+    ;
+
+bterm
+    : name (LPAREN bexpr RPAREN | (DOT name)*) # refTerm
+    | NUMBER                                   # numTerm
     ;
 
 relation
@@ -65,6 +110,7 @@ typeName
     | ENTITY | TYPE | RELATION | EVENT | INTERVAL
     | PERFORMER | INITIATOR | TARGET
     | TRACED | SAMPLED | THEN | DISABLED | ON | COUNTER | CLOCK
+    | SENSOR | AT | FROM | TO | TRACEPOINT | UPROBE | URETPROBE | KEY | WHEN | AND | IN
     ;
 
 // ---------------------------------------------------------------- lexer
@@ -85,6 +131,17 @@ DISABLED  : D I S A B L E D ;
 ON        : O N ;
 COUNTER   : C O U N T E R ;
 CLOCK     : C L O C K ;
+SENSOR    : S E N S O R ;
+AT        : A T ;
+FROM      : F R O M ;
+TO        : T O ;
+TRACEPOINT: T R A C E P O I N T ;
+UPROBE    : U P R O B E ;
+URETPROBE : U R E T P R O B E ;
+KEY       : K E Y ;
+WHEN      : W H E N ;
+AND       : A N D ;
+IN        : I N ;
 
 // As in TQuel: 10s, 5ms, 1h30m, 1.5s; a number run into letters is one
 // malformed token reported by the Go side.
@@ -98,11 +155,26 @@ BAD_NUMBER
 
 IDENT : [a-zA-Z_] [a-zA-Z_0-9]* ;
 
+// Escapes are checked (and resolved) by the Go side.
+STRING : '"' (ESC | ~["\\\r\n])* '"' ;
+
+// A string that runs into the end of the line or the input: emitted as a
+// STRING without its closing quote; the Go side reports it.
+UNTERMINATED_STRING : '"' (ESC | ~["\\\r\n])* '\\'? -> type(STRING) ;
+
 LPAREN : '(' ;
 RPAREN : ')' ;
 COMMA  : ',' ;
 COLON  : ':' ;
 SEMI   : ';' ;
+EQ     : '=' ;
+NE     : '!=' ;
+LE     : '<=' ;
+LT     : '<' ;
+GE     : '>=' ;
+GT     : '>' ;
+AMP    : '&' ;
+DOT    : '.' ;
 
 COMMENT : ('--' | '//') ~[\r\n]* -> skip ;
 WS      : [ \t\r\n\f]+ -> skip ;
@@ -112,6 +184,7 @@ WS      : [ \t\r\n\f]+ -> skip ;
 ERROR_CHAR : . ;
 
 fragment DIGITS : [0-9]+ ;
+fragment ESC    : '\\' ~[\r\n] ;
 fragment UNIT   : 'ns' | 'us' | '\u00B5s' | '\u03BCs' | 'ms' | 's' | 'm' | 'h' ;
 
 fragment A : [aA] ;

@@ -161,3 +161,155 @@ func (*ClockDecl) node()      {}
 func (*EntityTypeDecl) stmt() {}
 func (*RelationDecl) stmt()   {}
 func (*ClockDecl) stmt()      {}
+
+// SensorDecl is a sensor binding: where a relation's sensor lives and how
+// its attributes are read there.
+//
+//	sensor Name at PROBE (binds) [key E] [when C]
+//	sensor Name from PROBE (binds) [key E] [when C] to PROBE [(binds)] [key E] [when C]
+//
+// `at` binds an event (or, for a uprobe on an interval relation, the call
+// from entry to return); `from … to …` binds an interval from the first
+// probe to the second.
+type SensorDecl struct {
+	At   Pos // the `sensor` keyword
+	Name *Ident
+	From *ProbeClause // the `at` or `from` clause
+	To   *ProbeClause // the `to` clause; nil for `at`
+}
+
+// ProbeKind is the kind of place a sensor is attached to.
+type ProbeKind uint8
+
+const (
+	ProbeTracepoint ProbeKind = iota + 1 // a kernel tracepoint (group:event)
+	ProbeUprobe                          // a function's entry in an executable
+	ProbeUretprobe                       // a function's return in an executable
+)
+
+func (k ProbeKind) String() string {
+	switch k {
+	case ProbeTracepoint:
+		return "tracepoint"
+	case ProbeUprobe:
+		return "uprobe"
+	case ProbeUretprobe:
+		return "uretprobe"
+	}
+	return "?"
+}
+
+// Probe is `tracepoint GROUP:EVENT` or `(uprobe|uretprobe) "PATH" "SYMBOL"`.
+type Probe struct {
+	At    Pos // the kind keyword
+	Kind  ProbeKind
+	Group *Ident // tracepoints
+	Event *Ident
+	// Path and Symbol, for uprobes, with the places of their strings.
+	Path, Symbol       string
+	PathPos, SymbolPos Pos
+}
+
+// ProbeClause is a probe with the attributes it fills, the key pairing an
+// interval's ends (nil: the default) and its firing conditions (all must
+// hold).
+type ProbeClause struct {
+	Probe  *Probe
+	Binds  []*Bind
+	Key    BExpr
+	KeyPos Pos // the `key` keyword
+	Conds  []*Cond
+}
+
+// Bind is `Attr = value`.
+type Bind struct {
+	Name  *Ident
+	Value BExpr
+}
+
+// BExpr is a value read at a probe (sealed): *BRef, *BCall, *BNum, *BMask.
+type BExpr interface {
+	Node
+	bexpr()
+}
+
+// BRef is a name or a path through kernel structures: pid, arg1.tgid.
+type BRef struct {
+	Path []*Ident
+}
+
+// BCall is a conversion: syscall(arg1), user_string(arg0).
+type BCall struct {
+	Func *Ident
+	Arg  BExpr
+}
+
+// BNum is a non-negative integer constant.
+type BNum struct {
+	At    Pos
+	Text  string
+	Value uint64
+}
+
+// BMask is `X & Mask`.
+type BMask struct {
+	X    BExpr
+	Mask *BNum
+}
+
+// CondOp is a firing condition's comparison.
+type CondOp uint8
+
+const (
+	CondEq CondOp = iota + 1
+	CondNe
+	CondLt
+	CondLe
+	CondGt
+	CondGe
+	CondIn
+)
+
+var condOpText = [...]string{CondEq: "=", CondNe: "!=", CondLt: "<", CondLe: "<=", CondGt: ">", CondGe: ">=", CondIn: "in"}
+
+func (o CondOp) String() string {
+	if int(o) < len(condOpText) && condOpText[o] != "" {
+		return condOpText[o]
+	}
+	return "?"
+}
+
+// Cond is `X op N` or `X in (N, …)`.
+type Cond struct {
+	X      BExpr
+	Op     CondOp
+	OpPos  Pos
+	Values []*BNum // one, except for CondIn
+}
+
+func (x *SensorDecl) Pos() Pos  { return x.At }
+func (x *Probe) Pos() Pos       { return x.At }
+func (x *ProbeClause) Pos() Pos { return x.Probe.At }
+func (x *Bind) Pos() Pos        { return x.Name.At }
+func (x *BRef) Pos() Pos        { return x.Path[0].At }
+func (x *BCall) Pos() Pos       { return x.Func.At }
+func (x *BNum) Pos() Pos        { return x.At }
+func (x *BMask) Pos() Pos       { return x.X.Pos() }
+func (x *Cond) Pos() Pos        { return x.X.Pos() }
+
+func (*SensorDecl) node()  {}
+func (*Probe) node()       {}
+func (*ProbeClause) node() {}
+func (*Bind) node()        {}
+func (*BRef) node()        {}
+func (*BCall) node()       {}
+func (*BNum) node()        {}
+func (*BMask) node()       {}
+func (*Cond) node()        {}
+
+func (*SensorDecl) stmt() {}
+
+func (*BRef) bexpr()  {}
+func (*BCall) bexpr() {}
+func (*BNum) bexpr()  {}
+func (*BMask) bexpr() {}

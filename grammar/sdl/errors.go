@@ -23,11 +23,20 @@ var syntax = front.Syntax{
 		gen.SDLLexerCOMMA:    "','",
 		gen.SDLLexerCOLON:    "':'",
 		gen.SDLLexerSEMI:     "';'",
+		gen.SDLLexerSTRING:   "string",
+		gen.SDLLexerEQ:       "'='",
+		gen.SDLLexerNE:       "'!='",
+		gen.SDLLexerLT:       "'<'",
+		gen.SDLLexerLE:       "'<='",
+		gen.SDLLexerGT:       "'>'",
+		gen.SDLLexerGE:       "'>='",
+		gen.SDLLexerAMP:      "'&'",
+		gen.SDLLexerDOT:      "'.'",
 	},
 	// What may start a statement, listed last.
 	Last: []int{
 		gen.SDLLexerENTITY, gen.SDLLexerEVENT, gen.SDLLexerINTERVAL, gen.SDLLexerCLOCK,
-		gen.SDLLexerSEMI, antlr.TokenEOF,
+		gen.SDLLexerSENSOR, gen.SDLLexerSEMI, antlr.TokenEOF,
 	},
 }
 
@@ -47,7 +56,9 @@ var nameKeywords = front.NewTokenSet(
 	gen.SDLLexerINTERVAL, gen.SDLLexerENUM, gen.SDLLexerPERFORMER,
 	gen.SDLLexerINITIATOR, gen.SDLLexerTARGET, gen.SDLLexerTRACED,
 	gen.SDLLexerSAMPLED, gen.SDLLexerTHEN, gen.SDLLexerDISABLED, gen.SDLLexerON,
-	gen.SDLLexerCOUNTER, gen.SDLLexerCLOCK,
+	gen.SDLLexerCOUNTER, gen.SDLLexerCLOCK, gen.SDLLexerSENSOR, gen.SDLLexerAT,
+	gen.SDLLexerFROM, gen.SDLLexerTO, gen.SDLLexerTRACEPOINT, gen.SDLLexerUPROBE,
+	gen.SDLLexerURETPROBE, gen.SDLLexerKEY, gen.SDLLexerWHEN, gen.SDLLexerAND, gen.SDLLexerIN,
 )
 
 var identToken = front.NewTokenSet(gen.SDLLexerIDENT)
@@ -88,6 +99,23 @@ func afterStatement(last antlr.Tree) string {
 		rel = st.Relation()
 	case *gen.RelationStmtContext:
 		rel = st.Relation()
+	case *gen.SensorStmtContext:
+		cl := st.AllProbeClause()
+		if len(cl) == 0 {
+			break
+		}
+		last := cl[len(cl)-1]
+		switch {
+		case last.WHEN() != nil:
+			return "'and' or a new statement"
+		case last.KEY() != nil:
+			return "'when' or a new statement"
+		case st.FROM() != nil && st.TO() == nil:
+			return "'to'"
+		case last.Binds() == nil:
+			return "'(' or a new statement"
+		}
+		return "'key', 'when' or a new statement"
 	}
 	if rel != nil {
 		if str := rel.Strategy(); str == nil {
@@ -96,5 +124,5 @@ func afterStatement(last antlr.Tree) string {
 			return "'counter' or a new statement"
 		}
 	}
-	return "a statement ('entity', 'event', 'interval' or 'clock')"
+	return "a statement ('entity', 'event', 'interval', 'clock' or 'sensor')"
 }

@@ -3,6 +3,8 @@ package sdl
 import (
 	"strconv"
 	"strings"
+
+	"github.com/tqmon/tqmon/grammar/internal/front"
 )
 
 // FormatStmt renders a statement as canonical SDL text on one line that
@@ -45,6 +47,18 @@ func FormatStmt(s Stmt) string {
 	case *ClockDecl:
 		b.WriteString("clock ")
 		b.WriteString(x.Text)
+	case *SensorDecl:
+		b.WriteString("sensor ")
+		b.WriteString(identName(x.Name))
+		if x.To == nil {
+			b.WriteString(" at ")
+			formatClause(&b, x.From)
+		} else {
+			b.WriteString(" from ")
+			formatClause(&b, x.From)
+			b.WriteString(" to ")
+			formatClause(&b, x.To)
+		}
 	default:
 		return "<?>"
 	}
@@ -95,4 +109,81 @@ func FormatFile(f *File) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+func formatClause(b *strings.Builder, c *ProbeClause) {
+	if c == nil || c.Probe == nil {
+		b.WriteString("<nil>")
+		return
+	}
+	p := c.Probe
+	b.WriteString(p.Kind.String())
+	b.WriteByte(' ')
+	if p.Kind == ProbeTracepoint {
+		b.WriteString(identName(p.Group))
+		b.WriteByte(':')
+		b.WriteString(identName(p.Event))
+	} else {
+		b.WriteString(front.Quote(p.Path))
+		b.WriteByte(' ')
+		b.WriteString(front.Quote(p.Symbol))
+	}
+	if len(c.Binds) > 0 {
+		b.WriteString(" (")
+		for i, x := range c.Binds {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(identName(x.Name))
+			b.WriteString(" = ")
+			b.WriteString(FormatBExpr(x.Value))
+		}
+		b.WriteByte(')')
+	}
+	if c.Key != nil {
+		b.WriteString(" key ")
+		b.WriteString(FormatBExpr(c.Key))
+	}
+	for i, cond := range c.Conds {
+		if i == 0 {
+			b.WriteString(" when ")
+		} else {
+			b.WriteString(" and ")
+		}
+		b.WriteString(FormatBExpr(cond.X))
+		b.WriteByte(' ')
+		b.WriteString(cond.Op.String())
+		b.WriteByte(' ')
+		if cond.Op == CondIn {
+			b.WriteByte('(')
+		}
+		for j, v := range cond.Values {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(v.Text)
+		}
+		if cond.Op == CondIn {
+			b.WriteByte(')')
+		}
+	}
+}
+
+// FormatBExpr renders a binding value as written canonically.
+func FormatBExpr(x BExpr) string {
+	switch e := x.(type) {
+	case *BRef:
+		parts := make([]string, len(e.Path))
+		for i, p := range e.Path {
+			parts[i] = identName(p)
+		}
+		return strings.Join(parts, ".")
+	case *BCall:
+		return identName(e.Func) + "(" + FormatBExpr(e.Arg) + ")"
+	case *BNum:
+		return e.Text
+	case *BMask:
+		return FormatBExpr(e.X) + " & " + e.Mask.Text
+	}
+	return "<nil>"
 }

@@ -7,5 +7,6 @@ import "testing"
 // to the same text.
 func FuzzParse(f *testing.F) {
 	f.Add(sdlExample)
+	f.Add(sensorExample)
 	f.Fuzz(frontEnd.Fuzz)
 }

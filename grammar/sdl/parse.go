@@ -29,6 +29,7 @@ var language = front.Language[*gen.SDLParser, File]{
 		ErrorChar: gen.SDLLexerERROR_CHAR,
 		Number:    gen.SDLLexerNUMBER,
 		Duration:  gen.SDLLexerDURATION,
+		String:    gen.SDLLexerSTRING,
 	},
 	// The grammar itself nests at most two levels; the bound only keeps
 	// error recovery on hostile input cheap.
@@ -120,6 +121,8 @@ func (c *converter) stmt(ctx gen.IStmtContext) Stmt {
 			class = ClassInterval
 		}
 		return c.relation(kw, class, s.Relation())
+	case *gen.SensorStmtContext:
+		return c.sensor(s)
 	case *gen.ClockStmtContext:
 		t := front.TermTok(s.DURATION())
 		if front.Missing(t) {

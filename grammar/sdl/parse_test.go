@@ -211,6 +211,10 @@ func checkTree(f *File) string {
 			if x.Period <= 0 {
 				return "clock period"
 			}
+		case *SensorDecl:
+			if msg := checkSensor(x); msg != "" {
+				return msg
+			}
 		default:
 			return "nil statement"
 		}

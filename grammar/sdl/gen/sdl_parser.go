@@ -33,64 +33,118 @@ func sdlParserInit() {
 	staticData := &SDLParserStaticData
 	staticData.LiteralNames = []string{
 		"", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "",
-		"", "", "", "'('", "')'", "','", "':'", "';'",
+		"", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "'('", "')'",
+		"','", "':'", "';'", "'='", "'!='", "'<='", "'<'", "'>='", "'>'", "'&'",
+		"'.'",
 	}
 	staticData.SymbolicNames = []string{
 		"", "ENTITY", "TYPE", "RELATION", "EVENT", "INTERVAL", "ENUM", "PERFORMER",
 		"INITIATOR", "TARGET", "TRACED", "SAMPLED", "THEN", "DISABLED", "ON",
-		"COUNTER", "CLOCK", "DURATION", "NUMBER", "IDENT", "LPAREN", "RPAREN",
-		"COMMA", "COLON", "SEMI", "COMMENT", "WS", "ERROR_CHAR",
+		"COUNTER", "CLOCK", "SENSOR", "AT", "FROM", "TO", "TRACEPOINT", "UPROBE",
+		"URETPROBE", "KEY", "WHEN", "AND", "IN", "DURATION", "NUMBER", "IDENT",
+		"STRING", "LPAREN", "RPAREN", "COMMA", "COLON", "SEMI", "EQ", "NE",
+		"LE", "LT", "GE", "GT", "AMP", "DOT", "COMMENT", "WS", "ERROR_CHAR",
 	}
 	staticData.RuleNames = []string{
-		"spec", "stmt", "relation", "attr", "typeRef", "role", "strategy", "name",
+		"spec", "stmt", "probeClause", "probe", "binds", "bind", "test", "bexpr",
+		"bterm", "relation", "attr", "typeRef", "role", "strategy", "name",
 		"typeName",
 	}
 	staticData.PredictionContextCache = antlr.NewPredictionContextCache()
 	staticData.serializedATN = []int32{
-		4, 1, 27, 105, 2, 0, 7, 0, 2, 1, 7, 1, 2, 2, 7, 2, 2, 3, 7, 3, 2, 4, 7,
-		4, 2, 5, 7, 5, 2, 6, 7, 6, 2, 7, 7, 7, 2, 8, 7, 8, 1, 0, 1, 0, 5, 0, 21,
-		8, 0, 10, 0, 12, 0, 24, 9, 0, 1, 0, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-		5, 1, 33, 8, 1, 10, 1, 12, 1, 36, 9, 1, 1, 1, 3, 1, 39, 8, 1, 1, 1, 1,
-		1, 1, 1, 1, 1, 3, 1, 45, 8, 1, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 5, 2,
-		53, 8, 2, 10, 2, 12, 2, 56, 9, 2, 1, 2, 1, 2, 3, 2, 60, 8, 2, 1, 3, 1,
-		3, 1, 3, 1, 3, 3, 3, 66, 8, 3, 1, 4, 1, 4, 1, 4, 1, 4, 1, 4, 5, 4, 73,
-		8, 4, 10, 4, 12, 4, 76, 9, 4, 1, 4, 1, 4, 1, 4, 3, 4, 81, 8, 4, 1, 5, 1,
-		5, 1, 6, 1, 6, 1, 6, 3, 6, 88, 8, 6, 1, 6, 3, 6, 91, 8, 6, 1, 6, 1, 6,
-		1, 6, 1, 6, 3, 6, 97, 8, 6, 1, 7, 1, 7, 3, 7, 101, 8, 7, 1, 8, 1, 8, 1,
-		8, 0, 0, 9, 0, 2, 4, 6, 8, 10, 12, 14, 16, 0, 3, 1, 0, 4, 5, 1, 0, 7, 9,
-		3, 0, 1, 5, 7, 16, 19, 19, 110, 0, 22, 1, 0, 0, 0, 2, 44, 1, 0, 0, 0, 4,
-		46, 1, 0, 0, 0, 6, 61, 1, 0, 0, 0, 8, 80, 1, 0, 0, 0, 10, 82, 1, 0, 0,
-		0, 12, 90, 1, 0, 0, 0, 14, 100, 1, 0, 0, 0, 16, 102, 1, 0, 0, 0, 18, 21,
-		3, 2, 1, 0, 19, 21, 5, 24, 0, 0, 20, 18, 1, 0, 0, 0, 20, 19, 1, 0, 0, 0,
-		21, 24, 1, 0, 0, 0, 22, 20, 1, 0, 0, 0, 22, 23, 1, 0, 0, 0, 23, 25, 1,
-		0, 0, 0, 24, 22, 1, 0, 0, 0, 25, 26, 5, 0, 0, 1, 26, 1, 1, 0, 0, 0, 27,
-		38, 5, 1, 0, 0, 28, 29, 5, 2, 0, 0, 29, 34, 3, 14, 7, 0, 30, 31, 5, 22,
-		0, 0, 31, 33, 3, 14, 7, 0, 32, 30, 1, 0, 0, 0, 33, 36, 1, 0, 0, 0, 34,
-		32, 1, 0, 0, 0, 34, 35, 1, 0, 0, 0, 35, 39, 1, 0, 0, 0, 36, 34, 1, 0, 0,
-		0, 37, 39, 3, 4, 2, 0, 38, 28, 1, 0, 0, 0, 38, 37, 1, 0, 0, 0, 39, 45,
-		1, 0, 0, 0, 40, 41, 7, 0, 0, 0, 41, 45, 3, 4, 2, 0, 42, 43, 5, 16, 0, 0,
-		43, 45, 5, 17, 0, 0, 44, 27, 1, 0, 0, 0, 44, 40, 1, 0, 0, 0, 44, 42, 1,
-		0, 0, 0, 45, 3, 1, 0, 0, 0, 46, 47, 5, 3, 0, 0, 47, 48, 3, 14, 7, 0, 48,
-		49, 5, 20, 0, 0, 49, 54, 3, 6, 3, 0, 50, 51, 5, 22, 0, 0, 51, 53, 3, 6,
-		3, 0, 52, 50, 1, 0, 0, 0, 53, 56, 1, 0, 0, 0, 54, 52, 1, 0, 0, 0, 54, 55,
-		1, 0, 0, 0, 55, 57, 1, 0, 0, 0, 56, 54, 1, 0, 0, 0, 57, 59, 5, 21, 0, 0,
-		58, 60, 3, 12, 6, 0, 59, 58, 1, 0, 0, 0, 59, 60, 1, 0, 0, 0, 60, 5, 1,
-		0, 0, 0, 61, 62, 3, 14, 7, 0, 62, 63, 5, 23, 0, 0, 63, 65, 3, 8, 4, 0,
-		64, 66, 3, 10, 5, 0, 65, 64, 1, 0, 0, 0, 65, 66, 1, 0, 0, 0, 66, 7, 1,
-		0, 0, 0, 67, 68, 5, 6, 0, 0, 68, 69, 5, 20, 0, 0, 69, 74, 3, 14, 7, 0,
-		70, 71, 5, 22, 0, 0, 71, 73, 3, 14, 7, 0, 72, 70, 1, 0, 0, 0, 73, 76, 1,
-		0, 0, 0, 74, 72, 1, 0, 0, 0, 74, 75, 1, 0, 0, 0, 75, 77, 1, 0, 0, 0, 76,
-		74, 1, 0, 0, 0, 77, 78, 5, 21, 0, 0, 78, 81, 1, 0, 0, 0, 79, 81, 3, 16,
-		8, 0, 80, 67, 1, 0, 0, 0, 80, 79, 1, 0, 0, 0, 81, 9, 1, 0, 0, 0, 82, 83,
-		7, 1, 0, 0, 83, 11, 1, 0, 0, 0, 84, 87, 5, 10, 0, 0, 85, 86, 5, 12, 0,
-		0, 86, 88, 5, 13, 0, 0, 87, 85, 1, 0, 0, 0, 87, 88, 1, 0, 0, 0, 88, 91,
-		1, 0, 0, 0, 89, 91, 5, 11, 0, 0, 90, 84, 1, 0, 0, 0, 90, 89, 1, 0, 0, 0,
-		91, 92, 1, 0, 0, 0, 92, 93, 5, 14, 0, 0, 93, 96, 3, 10, 5, 0, 94, 95, 5,
-		15, 0, 0, 95, 97, 5, 18, 0, 0, 96, 94, 1, 0, 0, 0, 96, 97, 1, 0, 0, 0,
-		97, 13, 1, 0, 0, 0, 98, 101, 3, 16, 8, 0, 99, 101, 5, 6, 0, 0, 100, 98,
-		1, 0, 0, 0, 100, 99, 1, 0, 0, 0, 101, 15, 1, 0, 0, 0, 102, 103, 7, 2, 0,
-		0, 103, 17, 1, 0, 0, 0, 14, 20, 22, 34, 38, 44, 54, 59, 65, 74, 80, 87,
-		90, 96, 100,
+		4, 1, 47, 215, 2, 0, 7, 0, 2, 1, 7, 1, 2, 2, 7, 2, 2, 3, 7, 3, 2, 4, 7,
+		4, 2, 5, 7, 5, 2, 6, 7, 6, 2, 7, 7, 7, 2, 8, 7, 8, 2, 9, 7, 9, 2, 10, 7,
+		10, 2, 11, 7, 11, 2, 12, 7, 12, 2, 13, 7, 13, 2, 14, 7, 14, 2, 15, 7, 15,
+		1, 0, 1, 0, 5, 0, 35, 8, 0, 10, 0, 12, 0, 38, 9, 0, 1, 0, 1, 0, 1, 1, 1,
+		1, 1, 1, 1, 1, 1, 1, 5, 1, 47, 8, 1, 10, 1, 12, 1, 50, 9, 1, 1, 1, 3, 1,
+		53, 8, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+		1, 1, 1, 1, 1, 3, 1, 68, 8, 1, 3, 1, 70, 8, 1, 1, 2, 1, 2, 3, 2, 74, 8,
+		2, 1, 2, 1, 2, 3, 2, 78, 8, 2, 1, 2, 1, 2, 1, 2, 1, 2, 5, 2, 84, 8, 2,
+		10, 2, 12, 2, 87, 9, 2, 3, 2, 89, 8, 2, 1, 3, 1, 3, 1, 3, 1, 3, 1, 3, 1,
+		3, 1, 3, 1, 3, 3, 3, 99, 8, 3, 1, 4, 1, 4, 1, 4, 1, 4, 5, 4, 105, 8, 4,
+		10, 4, 12, 4, 108, 9, 4, 1, 4, 1, 4, 1, 5, 1, 5, 1, 5, 1, 5, 1, 6, 1, 6,
+		1, 6, 1, 6, 1, 6, 1, 6, 1, 6, 1, 6, 1, 6, 1, 6, 5, 6, 126, 8, 6, 10, 6,
+		12, 6, 129, 9, 6, 1, 6, 1, 6, 3, 6, 133, 8, 6, 1, 7, 1, 7, 1, 7, 3, 7,
+		138, 8, 7, 1, 8, 1, 8, 1, 8, 1, 8, 1, 8, 1, 8, 1, 8, 5, 8, 147, 8, 8, 10,
+		8, 12, 8, 150, 9, 8, 3, 8, 152, 8, 8, 1, 8, 3, 8, 155, 8, 8, 1, 9, 1, 9,
+		1, 9, 1, 9, 1, 9, 1, 9, 5, 9, 163, 8, 9, 10, 9, 12, 9, 166, 9, 9, 1, 9,
+		1, 9, 3, 9, 170, 8, 9, 1, 10, 1, 10, 1, 10, 1, 10, 3, 10, 176, 8, 10, 1,
+		11, 1, 11, 1, 11, 1, 11, 1, 11, 5, 11, 183, 8, 11, 10, 11, 12, 11, 186,
+		9, 11, 1, 11, 1, 11, 1, 11, 3, 11, 191, 8, 11, 1, 12, 1, 12, 1, 13, 1,
+		13, 1, 13, 3, 13, 198, 8, 13, 1, 13, 3, 13, 201, 8, 13, 1, 13, 1, 13, 1,
+		13, 1, 13, 3, 13, 207, 8, 13, 1, 14, 1, 14, 3, 14, 211, 8, 14, 1, 15, 1,
+		15, 1, 15, 0, 0, 16, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26,
+		28, 30, 0, 5, 1, 0, 4, 5, 1, 0, 22, 23, 1, 0, 37, 42, 1, 0, 7, 9, 3, 0,
+		1, 5, 7, 27, 30, 30, 227, 0, 36, 1, 0, 0, 0, 2, 69, 1, 0, 0, 0, 4, 71,
+		1, 0, 0, 0, 6, 98, 1, 0, 0, 0, 8, 100, 1, 0, 0, 0, 10, 111, 1, 0, 0, 0,
+		12, 132, 1, 0, 0, 0, 14, 134, 1, 0, 0, 0, 16, 154, 1, 0, 0, 0, 18, 156,
+		1, 0, 0, 0, 20, 171, 1, 0, 0, 0, 22, 190, 1, 0, 0, 0, 24, 192, 1, 0, 0,
+		0, 26, 200, 1, 0, 0, 0, 28, 210, 1, 0, 0, 0, 30, 212, 1, 0, 0, 0, 32, 35,
+		3, 2, 1, 0, 33, 35, 5, 36, 0, 0, 34, 32, 1, 0, 0, 0, 34, 33, 1, 0, 0, 0,
+		35, 38, 1, 0, 0, 0, 36, 34, 1, 0, 0, 0, 36, 37, 1, 0, 0, 0, 37, 39, 1,
+		0, 0, 0, 38, 36, 1, 0, 0, 0, 39, 40, 5, 0, 0, 1, 40, 1, 1, 0, 0, 0, 41,
+		52, 5, 1, 0, 0, 42, 43, 5, 2, 0, 0, 43, 48, 3, 28, 14, 0, 44, 45, 5, 34,
+		0, 0, 45, 47, 3, 28, 14, 0, 46, 44, 1, 0, 0, 0, 47, 50, 1, 0, 0, 0, 48,
+		46, 1, 0, 0, 0, 48, 49, 1, 0, 0, 0, 49, 53, 1, 0, 0, 0, 50, 48, 1, 0, 0,
+		0, 51, 53, 3, 18, 9, 0, 52, 42, 1, 0, 0, 0, 52, 51, 1, 0, 0, 0, 53, 70,
+		1, 0, 0, 0, 54, 55, 7, 0, 0, 0, 55, 70, 3, 18, 9, 0, 56, 57, 5, 16, 0,
+		0, 57, 70, 5, 28, 0, 0, 58, 59, 5, 17, 0, 0, 59, 67, 3, 28, 14, 0, 60,
+		61, 5, 18, 0, 0, 61, 68, 3, 4, 2, 0, 62, 63, 5, 19, 0, 0, 63, 64, 3, 4,
+		2, 0, 64, 65, 5, 20, 0, 0, 65, 66, 3, 4, 2, 0, 66, 68, 1, 0, 0, 0, 67,
+		60, 1, 0, 0, 0, 67, 62, 1, 0, 0, 0, 68, 70, 1, 0, 0, 0, 69, 41, 1, 0, 0,
+		0, 69, 54, 1, 0, 0, 0, 69, 56, 1, 0, 0, 0, 69, 58, 1, 0, 0, 0, 70, 3, 1,
+		0, 0, 0, 71, 73, 3, 6, 3, 0, 72, 74, 3, 8, 4, 0, 73, 72, 1, 0, 0, 0, 73,
+		74, 1, 0, 0, 0, 74, 77, 1, 0, 0, 0, 75, 76, 5, 24, 0, 0, 76, 78, 3, 14,
+		7, 0, 77, 75, 1, 0, 0, 0, 77, 78, 1, 0, 0, 0, 78, 88, 1, 0, 0, 0, 79, 80,
+		5, 25, 0, 0, 80, 85, 3, 12, 6, 0, 81, 82, 5, 26, 0, 0, 82, 84, 3, 12, 6,
+		0, 83, 81, 1, 0, 0, 0, 84, 87, 1, 0, 0, 0, 85, 83, 1, 0, 0, 0, 85, 86,
+		1, 0, 0, 0, 86, 89, 1, 0, 0, 0, 87, 85, 1, 0, 0, 0, 88, 79, 1, 0, 0, 0,
+		88, 89, 1, 0, 0, 0, 89, 5, 1, 0, 0, 0, 90, 91, 5, 21, 0, 0, 91, 92, 3,
+		28, 14, 0, 92, 93, 5, 35, 0, 0, 93, 94, 3, 28, 14, 0, 94, 99, 1, 0, 0,
+		0, 95, 96, 7, 1, 0, 0, 96, 97, 5, 31, 0, 0, 97, 99, 5, 31, 0, 0, 98, 90,
+		1, 0, 0, 0, 98, 95, 1, 0, 0, 0, 99, 7, 1, 0, 0, 0, 100, 101, 5, 32, 0,
+		0, 101, 106, 3, 10, 5, 0, 102, 103, 5, 34, 0, 0, 103, 105, 3, 10, 5, 0,
+		104, 102, 1, 0, 0, 0, 105, 108, 1, 0, 0, 0, 106, 104, 1, 0, 0, 0, 106,
+		107, 1, 0, 0, 0, 107, 109, 1, 0, 0, 0, 108, 106, 1, 0, 0, 0, 109, 110,
+		5, 33, 0, 0, 110, 9, 1, 0, 0, 0, 111, 112, 3, 28, 14, 0, 112, 113, 5, 37,
+		0, 0, 113, 114, 3, 14, 7, 0, 114, 11, 1, 0, 0, 0, 115, 116, 3, 14, 7, 0,
+		116, 117, 7, 2, 0, 0, 117, 118, 5, 29, 0, 0, 118, 133, 1, 0, 0, 0, 119,
+		120, 3, 14, 7, 0, 120, 121, 5, 27, 0, 0, 121, 122, 5, 32, 0, 0, 122, 127,
+		5, 29, 0, 0, 123, 124, 5, 34, 0, 0, 124, 126, 5, 29, 0, 0, 125, 123, 1,
+		0, 0, 0, 126, 129, 1, 0, 0, 0, 127, 125, 1, 0, 0, 0, 127, 128, 1, 0, 0,
+		0, 128, 130, 1, 0, 0, 0, 129, 127, 1, 0, 0, 0, 130, 131, 5, 33, 0, 0, 131,
+		133, 1, 0, 0, 0, 132, 115, 1, 0, 0, 0, 132, 119, 1, 0, 0, 0, 133, 13, 1,
+		0, 0, 0, 134, 137, 3, 16, 8, 0, 135, 136, 5, 43, 0, 0, 136, 138, 5, 29,
+		0, 0, 137, 135, 1, 0, 0, 0, 137, 138, 1, 0, 0, 0, 138, 15, 1, 0, 0, 0,
+		139, 151, 3, 28, 14, 0, 140, 141, 5, 32, 0, 0, 141, 142, 3, 14, 7, 0, 142,
+		143, 5, 33, 0, 0, 143, 152, 1, 0, 0, 0, 144, 145, 5, 44, 0, 0, 145, 147,
+		3, 28, 14, 0, 146, 144, 1, 0, 0, 0, 147, 150, 1, 0, 0, 0, 148, 146, 1,
+		0, 0, 0, 148, 149, 1, 0, 0, 0, 149, 152, 1, 0, 0, 0, 150, 148, 1, 0, 0,
+		0, 151, 140, 1, 0, 0, 0, 151, 148, 1, 0, 0, 0, 152, 155, 1, 0, 0, 0, 153,
+		155, 5, 29, 0, 0, 154, 139, 1, 0, 0, 0, 154, 153, 1, 0, 0, 0, 155, 17,
+		1, 0, 0, 0, 156, 157, 5, 3, 0, 0, 157, 158, 3, 28, 14, 0, 158, 159, 5,
+		32, 0, 0, 159, 164, 3, 20, 10, 0, 160, 161, 5, 34, 0, 0, 161, 163, 3, 20,
+		10, 0, 162, 160, 1, 0, 0, 0, 163, 166, 1, 0, 0, 0, 164, 162, 1, 0, 0, 0,
+		164, 165, 1, 0, 0, 0, 165, 167, 1, 0, 0, 0, 166, 164, 1, 0, 0, 0, 167,
+		169, 5, 33, 0, 0, 168, 170, 3, 26, 13, 0, 169, 168, 1, 0, 0, 0, 169, 170,
+		1, 0, 0, 0, 170, 19, 1, 0, 0, 0, 171, 172, 3, 28, 14, 0, 172, 173, 5, 35,
+		0, 0, 173, 175, 3, 22, 11, 0, 174, 176, 3, 24, 12, 0, 175, 174, 1, 0, 0,
+		0, 175, 176, 1, 0, 0, 0, 176, 21, 1, 0, 0, 0, 177, 178, 5, 6, 0, 0, 178,
+		179, 5, 32, 0, 0, 179, 184, 3, 28, 14, 0, 180, 181, 5, 34, 0, 0, 181, 183,
+		3, 28, 14, 0, 182, 180, 1, 0, 0, 0, 183, 186, 1, 0, 0, 0, 184, 182, 1,
+		0, 0, 0, 184, 185, 1, 0, 0, 0, 185, 187, 1, 0, 0, 0, 186, 184, 1, 0, 0,
+		0, 187, 188, 5, 33, 0, 0, 188, 191, 1, 0, 0, 0, 189, 191, 3, 30, 15, 0,
+		190, 177, 1, 0, 0, 0, 190, 189, 1, 0, 0, 0, 191, 23, 1, 0, 0, 0, 192, 193,
+		7, 3, 0, 0, 193, 25, 1, 0, 0, 0, 194, 197, 5, 10, 0, 0, 195, 196, 5, 12,
+		0, 0, 196, 198, 5, 13, 0, 0, 197, 195, 1, 0, 0, 0, 197, 198, 1, 0, 0, 0,
+		198, 201, 1, 0, 0, 0, 199, 201, 5, 11, 0, 0, 200, 194, 1, 0, 0, 0, 200,
+		199, 1, 0, 0, 0, 201, 202, 1, 0, 0, 0, 202, 203, 5, 14, 0, 0, 203, 206,
+		3, 24, 12, 0, 204, 205, 5, 15, 0, 0, 205, 207, 5, 29, 0, 0, 206, 204, 1,
+		0, 0, 0, 206, 207, 1, 0, 0, 0, 207, 27, 1, 0, 0, 0, 208, 211, 3, 30, 15,
+		0, 209, 211, 5, 6, 0, 0, 210, 208, 1, 0, 0, 0, 210, 209, 1, 0, 0, 0, 211,
+		29, 1, 0, 0, 0, 212, 213, 7, 4, 0, 0, 213, 31, 1, 0, 0, 0, 27, 34, 36,
+		48, 52, 67, 69, 73, 77, 85, 88, 98, 106, 127, 132, 137, 148, 151, 154,
+		164, 169, 175, 184, 190, 197, 200, 206, 210,
 	}
 	deserializer := antlr.NewATNDeserializer(nil)
 	staticData.atn = deserializer.Deserialize(staticData.serializedATN)
@@ -145,30 +199,57 @@ const (
 	SDLParserON         = 14
 	SDLParserCOUNTER    = 15
 	SDLParserCLOCK      = 16
-	SDLParserDURATION   = 17
-	SDLParserNUMBER     = 18
-	SDLParserIDENT      = 19
-	SDLParserLPAREN     = 20
-	SDLParserRPAREN     = 21
-	SDLParserCOMMA      = 22
-	SDLParserCOLON      = 23
-	SDLParserSEMI       = 24
-	SDLParserCOMMENT    = 25
-	SDLParserWS         = 26
-	SDLParserERROR_CHAR = 27
+	SDLParserSENSOR     = 17
+	SDLParserAT         = 18
+	SDLParserFROM       = 19
+	SDLParserTO         = 20
+	SDLParserTRACEPOINT = 21
+	SDLParserUPROBE     = 22
+	SDLParserURETPROBE  = 23
+	SDLParserKEY        = 24
+	SDLParserWHEN       = 25
+	SDLParserAND        = 26
+	SDLParserIN         = 27
+	SDLParserDURATION   = 28
+	SDLParserNUMBER     = 29
+	SDLParserIDENT      = 30
+	SDLParserSTRING     = 31
+	SDLParserLPAREN     = 32
+	SDLParserRPAREN     = 33
+	SDLParserCOMMA      = 34
+	SDLParserCOLON      = 35
+	SDLParserSEMI       = 36
+	SDLParserEQ         = 37
+	SDLParserNE         = 38
+	SDLParserLE         = 39
+	SDLParserLT         = 40
+	SDLParserGE         = 41
+	SDLParserGT         = 42
+	SDLParserAMP        = 43
+	SDLParserDOT        = 44
+	SDLParserCOMMENT    = 45
+	SDLParserWS         = 46
+	SDLParserERROR_CHAR = 47
 )
 
 // SDLParser rules.
 const (
-	SDLParserRULE_spec     = 0
-	SDLParserRULE_stmt     = 1
-	SDLParserRULE_relation = 2
-	SDLParserRULE_attr     = 3
-	SDLParserRULE_typeRef  = 4
-	SDLParserRULE_role     = 5
-	SDLParserRULE_strategy = 6
-	SDLParserRULE_name     = 7
-	SDLParserRULE_typeName = 8
+	SDLParserRULE_spec        = 0
+	SDLParserRULE_stmt        = 1
+	SDLParserRULE_probeClause = 2
+	SDLParserRULE_probe       = 3
+	SDLParserRULE_binds       = 4
+	SDLParserRULE_bind        = 5
+	SDLParserRULE_test        = 6
+	SDLParserRULE_bexpr       = 7
+	SDLParserRULE_bterm       = 8
+	SDLParserRULE_relation    = 9
+	SDLParserRULE_attr        = 10
+	SDLParserRULE_typeRef     = 11
+	SDLParserRULE_role        = 12
+	SDLParserRULE_strategy    = 13
+	SDLParserRULE_name        = 14
+	SDLParserRULE_typeName    = 15
 )
 
 // ISpecContext is an interface to support dynamic dispatch.
@@ -288,30 +369,30 @@ func (p *SDLParser) Spec() (localctx ISpecContext) {
 	var _la int
 
 	p.EnterOuterAlt(localctx, 1)
-	p.SetState(22)
+	p.SetState(36)
 	p.GetErrorHandler().Sync(p)
 	if p.HasError() {
 		goto errorExit
 	}
 	_la = p.GetTokenStream().LA(1)
 
-	for (int64(_la) & ^0x3f) == 0 && ((int64(1)<<_la)&16842802) != 0 {
-		p.SetState(20)
+	for (int64(_la) & ^0x3f) == 0 && ((int64(1)<<_la)&68719673394) != 0 {
+		p.SetState(34)
 		p.GetErrorHandler().Sync(p)
 		if p.HasError() {
 			goto errorExit
 		}
 
 		switch p.GetTokenStream().LA(1) {
-		case SDLParserENTITY, SDLParserEVENT, SDLParserINTERVAL, SDLParserCLOCK:
+		case SDLParserENTITY, SDLParserEVENT, SDLParserINTERVAL, SDLParserCLOCK, SDLParserSENSOR:
 			{
-				p.SetState(18)
+				p.SetState(32)
 				p.Stmt()
 			}
 
 		case SDLParserSEMI:
 			{
-				p.SetState(19)
+				p.SetState(33)
 				p.Match(SDLParserSEMI)
 				if p.HasError() {
 					// Recognition error - abort rule
@@ -324,7 +405,7 @@ func (p *SDLParser) Spec() (localctx ISpecContext) {
 			goto errorExit
 		}
 
-		p.SetState(24)
+		p.SetState(38)
 		p.GetErrorHandler().Sync(p)
 		if p.HasError() {
 			goto errorExit
@@ -332,7 +413,7 @@ func (p *SDLParser) Spec() (localctx ISpecContext) {
 		_la = p.GetTokenStream().LA(1)
 	}
 	{
-		p.SetState(25)
+		p.SetState(39)
 		p.Match(SDLParserEOF)
 		if p.HasError() {
 			// Recognition error - abort rule
@@ -573,12 +654,103 @@ func (s *ClockStmtContext) DURATION() antlr.TerminalNode {
 	return s.GetToken(SDLParserDURATION, 0)
 }
 
+type SensorStmtContext struct {
+	StmtContext
+}
+
+func NewSensorStmtContext(parser antlr.Parser, ctx antlr.ParserRuleContext) *SensorStmtContext {
+	var p = new(SensorStmtContext)
+
+	InitEmptyStmtContext(&p.StmtContext)
+	p.parser = parser
+	p.CopyAll(ctx.(*StmtContext))
+
+	return p
+}
+
+func (s *SensorStmtContext) GetRuleContext() antlr.RuleContext {
+	return s
+}
+
+func (s *SensorStmtContext) SENSOR() antlr.TerminalNode {
+	return s.GetToken(SDLParserSENSOR, 0)
+}
+
+func (s *SensorStmtContext) Name() INameContext {
+	var t antlr.RuleContext
+	for _, ctx := range s.GetChildren() {
+		if _, ok := ctx.(INameContext); ok {
+			t = ctx.(antlr.RuleContext)
+			break
+		}
+	}
+
+	if t == nil {
+		return nil
+	}
+
+	return t.(INameContext)
+}
+
+func (s *SensorStmtContext) AT() antlr.TerminalNode {
+	return s.GetToken(SDLParserAT, 0)
+}
+
+func (s *SensorStmtContext) AllProbeClause() []IProbeClauseContext {
+	children := s.GetChildren()
+	len := 0
+	for _, ctx := range children {
+		if _, ok := ctx.(IProbeClauseContext); ok {
+			len++
+		}
+	}
+
+	tst := make([]IProbeClauseContext, len)
+	i := 0
+	for _, ctx := range children {
+		if t, ok := ctx.(IProbeClauseContext); ok {
+			tst[i] = t.(IProbeClauseContext)
+			i++
+		}
+	}
+
+	return tst
+}
+
+func (s *SensorStmtContext) ProbeClause(i int) IProbeClauseContext {
+	var t antlr.RuleContext
+	j := 0
+	for _, ctx := range s.GetChildren() {
+		if _, ok := ctx.(IProbeClauseContext); ok {
+			if j == i {
+				t = ctx.(antlr.RuleContext)
+				break
+			}
+			j++
+		}
+	}
+
+	if t == nil {
+		return nil
+	}
+
+	return t.(IProbeClauseContext)
+}
+
+func (s *SensorStmtContext) FROM() antlr.TerminalNode {
+	return s.GetToken(SDLParserFROM, 0)
+}
+
+func (s *SensorStmtContext) TO() antlr.TerminalNode {
+	return s.GetToken(SDLParserTO, 0)
+}
+
 func (p *SDLParser) Stmt() (localctx IStmtContext) {
 	localctx = NewStmtContext(p, p.GetParserRuleContext(), p.GetState())
 	p.EnterRule(localctx, 2, SDLParserRULE_stmt)
 	var _la int
 
-	p.SetState(44)
+	p.SetState(69)
 	p.GetErrorHandler().Sync(p)
 	if p.HasError() {
 		goto errorExit
@@ -589,14 +761,14 @@ func (p *SDLParser) Stmt() (localctx IStmtContext) {
 		localctx = NewEntityStmtContext(p, localctx)
 		p.EnterOuterAlt(localctx, 1)
 		{
-			p.SetState(27)
+			p.SetState(41)
 			p.Match(SDLParserENTITY)
 			if p.HasError() {
 				// Recognition error - abort rule
 				goto errorExit
 			}
 		}
-		p.SetState(38)
+		p.SetState(52)
 		p.GetErrorHandler().Sync(p)
 		if p.HasError() {
 			goto errorExit
@@ -605,7 +777,7 @@ func (p *SDLParser) Stmt() (localctx IStmtContext) {
 		switch p.GetTokenStream().LA(1) {
 		case SDLParserTYPE:
 			{
-				p.SetState(28)
+				p.SetState(42)
 				p.Match(SDLParserTYPE)
 				if p.HasError() {
 					// Recognition error - abort rule
@@ -613,10 +785,10 @@ func (p *SDLParser) Stmt() (localctx IStmtContext) {
 				}
 			}
 			{
-				p.SetState(29)
+				p.SetState(43)
 				p.Name()
 			}
-			p.SetState(34)
+			p.SetState(48)
 			p.GetErrorHandler().Sync(p)
 			if p.HasError() {
 				goto errorExit
@@ -625,7 +797,7 @@ func (p *SDLParser) Stmt() (localctx IStmtContext) {
 
 			for _la == SDLParserCOMMA {
 				{
-					p.SetState(30)
+					p.SetState(44)
 					p.Match(SDLParserCOMMA)
 					if p.HasError() {
 						// Recognition error - abort rule
@@ -633,11 +805,11 @@ func (p *SDLParser) Stmt() (localctx IStmtContext) {
 					}
 				}
 				{
-					p.SetState(31)
+					p.SetState(45)
 					p.Name()
 				}
 
-				p.SetState(36)
+				p.SetState(50)
 				p.GetErrorHandler().Sync(p)
 				if p.HasError() {
 					goto errorExit
@@ -647,7 +819,7 @@ func (p *SDLParser) Stmt() (localctx IStmtContext) {
 
 		case SDLParserRELATION:
 			{
-				p.SetState(37)
+				p.SetState(51)
 				p.Relation()
 			}
 
@@ -660,7 +832,7 @@ func (p *SDLParser) Stmt() (localctx IStmtContext) {
 		localctx = NewRelationStmtContext(p, localctx)
 		p.EnterOuterAlt(localctx, 2)
 		{
-			p.SetState(40)
+			p.SetState(54)
 
 			var _lt = p.GetTokenStream().LT(1)
 
@@ -678,7 +850,7 @@ func (p *SDLParser) Stmt() (localctx IStmtContext) {
 			}
 		}
 		{
-			p.SetState(41)
+			p.SetState(55)
 			p.Relation()
 		}
 
@@ -686,7 +858,7 @@ func (p *SDLParser) Stmt() (localctx IStmtContext) {
 		localctx = NewClockStmtContext(p, localctx)
 		p.EnterOuterAlt(localctx, 3)
 		{
-			p.SetState(42)
+			p.SetState(56)
 			p.Match(SDLParserCLOCK)
 			if p.HasError() {
 				// Recognition error - abort rule
@@ -694,8 +866,1660 @@ func (p *SDLParser) Stmt() (localctx IStmtContext) {
 			}
 		}
 		{
-			p.SetState(43)
+			p.SetState(57)
 			p.Match(SDLParserDURATION)
+			if p.HasError() {
+				// Recognition error - abort rule
+				goto errorExit
+			}
+		}
+
+	case SDLParserSENSOR:
+		localctx = NewSensorStmtContext(p, localctx)
+		p.EnterOuterAlt(localctx, 4)
+		{
+			p.SetState(58)
+			p.Match(SDLParserSENSOR)
+			if p.HasError() {
+				// Recognition error - abort rule
+				goto errorExit
+			}
+		}
+		{
+			p.SetState(59)
+			p.Name()
+		}
+		p.SetState(67)
+		p.GetErrorHandler().Sync(p)
+		if p.HasError() {
+			goto errorExit
+		}
+
+		switch p.GetTokenStream().LA(1) {
+		case SDLParserAT:
+			{
+				p.SetState(60)
+				p.Match(SDLParserAT)
+				if p.HasError() {
+					// Recognition error - abort rule
+					goto errorExit
+				}
+			}
+			{
+				p.SetState(61)
+				p.ProbeClause()
+			}
+
+		case SDLParserFROM:
+			{
+				p.SetState(62)
+				p.Match(SDLParserFROM)
+				if p.HasError() {
+					// Recognition error - abort rule
+					goto errorExit
+				}
+			}
+			{
+				p.SetState(63)
+				p.ProbeClause()
+			}
+			{
+				p.SetState(64)
+				p.Match(SDLParserTO)
+				if p.HasError() {
+					// Recognition error - abort rule
+					goto errorExit
+				}
+			}
+			{
+				p.SetState(65)
+				p.ProbeClause()
+			}
+
+		default:
+			p.SetError(antlr.NewNoViableAltException(p, nil, nil, nil, nil, nil))
+			goto errorExit
+		}
+
+	default:
+		p.SetError(antlr.NewNoViableAltException(p, nil, nil, nil, nil, nil))
+		goto errorExit
+	}
+
+	if false {
+		goto errorExit // keep the label used
+	}
+errorExit:
+	if p.HasError() {
+		v := p.GetError()
+		localctx.SetException(v)
+		p.GetErrorHandler().ReportError(p, v)
+		p.GetErrorHandler().Recover(p, v)
+		p.SetError(nil)
+	}
+	p.ExitRule()
+	return localctx
+}
+
+// IProbeClauseContext is an interface to support dynamic dispatch.
+type IProbeClauseContext interface {
+	antlr.ParserRuleContext
+
+	// GetParser returns the parser.
+	GetParser() antlr.Parser
+
+	// Getter signatures
+	Probe() IProbeContext
+	Binds() IBindsContext
+	KEY() antlr.TerminalNode
+	Bexpr() IBexprContext
+	WHEN() antlr.TerminalNode
+	AllTest() []ITestContext
+	Test(i int) ITestContext
+	AllAND() []antlr.TerminalNode
+	AND(i int) antlr.TerminalNode
+
+	// IsProbeClauseContext differentiates from other interfaces.
+	IsProbeClauseContext()
+}
+
+type ProbeClauseContext struct {
+	antlr.BaseParserRuleContext
+	parser antlr.Parser
+}
+
+func NewEmptyProbeClauseContext() *ProbeClauseContext {
+	var p = new(ProbeClauseContext)
+	antlr.InitBaseParserRuleContext(&p.BaseParserRuleContext, nil, -1)
+	p.RuleIndex = SDLParserRULE_probeClause
+	return p
+}
+
+func InitEmptyProbeClauseContext(p *ProbeClauseContext) {
+	antlr.InitBaseParserRuleContext(&p.BaseParserRuleContext, nil, -1)
+	p.RuleIndex = SDLParserRULE_probeClause
+}
+
+func (*ProbeClauseContext) IsProbeClauseContext() {}
+
+func NewProbeClauseContext(parser antlr.Parser, parent antlr.ParserRuleContext, invokingState int) *ProbeClauseContext {
+	var p = new(ProbeClauseContext)
+
+	antlr.InitBaseParserRuleContext(&p.BaseParserRuleContext, parent, invokingState)
+
+	p.parser = parser
+	p.RuleIndex = SDLParserRULE_probeClause
+
+	return p
+}
+
+func (s *ProbeClauseContext) GetParser() antlr.Parser { return s.parser }
+
+func (s *ProbeClauseContext) Probe() IProbeContext {
+	var t antlr.RuleContext
+	for _, ctx := range s.GetChildren() {
+		if _, ok := ctx.(IProbeContext); ok {
+			t = ctx.(antlr.RuleContext)
+			break
+		}
+	}
+
+	if t == nil {
+		return nil
+	}
+
+	return t.(IProbeContext)
+}
+
+func (s *ProbeClauseContext) Binds() IBindsContext {
+	var t antlr.RuleContext
+	for _, ctx := range s.GetChildren() {
+		if _, ok := ctx.(IBindsContext); ok {
+			t = ctx.(antlr.RuleContext)
+			break
+		}
+	}
+
+	if t == nil {
+		return nil
+	}
+
+	return t.(IBindsContext)
+}
+
+func (s *ProbeClauseContext) KEY() antlr.TerminalNode {
+	return s.GetToken(SDLParserKEY, 0)
+}
+
+func (s *ProbeClauseContext) Bexpr() IBexprContext {
+	var t antlr.RuleContext
+	for _, ctx := range s.GetChildren() {
+		if _, ok := ctx.(IBexprContext); ok {
+			t = ctx.(antlr.RuleContext)
+			break
+		}
+	}
+
+	if t == nil {
+		return nil
+	}
+
+	return t.(IBexprContext)
+}
+
+func (s *ProbeClauseContext) WHEN() antlr.TerminalNode {
+	return s.GetToken(SDLParserWHEN, 0)
+}
+
+func (s *ProbeClauseContext) AllTest() []ITestContext {
+	children := s.GetChildren()
+	len := 0
+	for _, ctx := range children {
+		if _, ok := ctx.(ITestContext); ok {
+			len++
+		}
+	}
+
+	tst := make([]ITestContext, len)
+	i := 0
+	for _, ctx := range children {
+		if t, ok := ctx.(ITestContext); ok {
+			tst[i] = t.(ITestContext)
+			i++
+		}
+	}
+
+	return tst
+}
+
+func (s *ProbeClauseContext) Test(i int) ITestContext {
+	var t antlr.RuleContext
+	j := 0
+	for _, ctx := range s.GetChildren() {
+		if _, ok := ctx.(ITestContext); ok {
+			if j == i {
+				t = ctx.(antlr.RuleContext)
+				break
+			}
+			j++
+		}
+	}
+
+	if t == nil {
+		return nil
+	}
+
+	return t.(ITestContext)
+}
+
+func (s *ProbeClauseContext) AllAND() []antlr.TerminalNode {
+	return s.GetTokens(SDLParserAND)
+}
+
+func (s *ProbeClauseContext) AND(i int) antlr.TerminalNode {
+	return s.GetToken(SDLParserAND, i)
+}
+
+func (s *ProbeClauseContext) GetRuleContext() antlr.RuleContext {
+	return s
+}
+
+func (s *ProbeClauseContext) ToStringTree(ruleNames []string, recog antlr.Recognizer) string {
+	return antlr.TreesStringTree(s, ruleNames, recog)
+}
+
+func (p *SDLParser) ProbeClause() (localctx IProbeClauseContext) {
+	localctx = NewProbeClauseContext(p, p.GetParserRuleContext(), p.GetState())
+	p.EnterRule(localctx, 4, SDLParserRULE_probeClause)
+	var _la int
+
+	p.EnterOuterAlt(localctx, 1)
+	{
+		p.SetState(71)
+		p.Probe()
+	}
+	p.SetState(73)
+	p.GetErrorHandler().Sync(p)
+	if p.HasError() {
+		goto errorExit
+	}
+	_la = p.GetTokenStream().LA(1)
+
+	if _la == SDLParserLPAREN {
+		{
+			p.SetState(72)
+			p.Binds()
+		}
+
+	}
+	p.SetState(77)
+	p.GetErrorHandler().Sync(p)
+	if p.HasError() {
+		goto errorExit
+	}
+	_la = p.GetTokenStream().LA(1)
+
+	if _la == SDLParserKEY {
+		{
+			p.SetState(75)
+			p.Match(SDLParserKEY)
+			if p.HasError() {
+				// Recognition error - abort rule
+				goto errorExit
+			}
+		}
+		{
+			p.SetState(76)
+			p.Bexpr()
+		}
+
+	}
+	p.SetState(88)
+	p.GetErrorHandler().Sync(p)
+	if p.HasError() {
+		goto errorExit
+	}
+	_la = p.GetTokenStream().LA(1)
+
+	if _la == SDLParserWHEN {
+		{
+			p.SetState(79)
+			p.Match(SDLParserWHEN)
+			if p.HasError() {
+				// Recognition error - abort rule
+				goto errorExit
+			}
+		}
+		{
+			p.SetState(80)
+			p.Test()
+		}
+		p.SetState(85)
+		p.GetErrorHandler().Sync(p)
+		if p.HasError() {
+			goto errorExit
+		}
+		_la = p.GetTokenStream().LA(1)
+
+		for _la == SDLParserAND {
+			{
+				p.SetState(81)
+				p.Match(SDLParserAND)
+				if p.HasError() {
+					// Recognition error - abort rule
+					goto errorExit
+				}
+			}
+			{
+				p.SetState(82)
+				p.Test()
+			}
+
+			p.SetState(87)
+			p.GetErrorHandler().Sync(p)
+			if p.HasError() {
+				goto errorExit
+			}
+			_la = p.GetTokenStream().LA(1)
+		}
+
+	}
+
+	if false {
+		goto errorExit // keep the label used
+	}
+errorExit:
+	if p.HasError() {
+		v := p.GetError()
+		localctx.SetException(v)
+		p.GetErrorHandler().ReportError(p, v)
+		p.GetErrorHandler().Recover(p, v)
+		p.SetError(nil)
+	}
+	p.ExitRule()
+	return localctx
+}
+
+// IProbeContext is an interface to support dynamic dispatch.
+type IProbeContext interface {
+	antlr.ParserRuleContext
+
+	// GetParser returns the parser.
+	GetParser() antlr.Parser
+	// IsProbeContext differentiates from other interfaces.
+	IsProbeContext()
+}
+
+type ProbeContext struct {
+	antlr.BaseParserRuleContext
+	parser antlr.Parser
+}
+
+func NewEmptyProbeContext() *ProbeContext {
+	var p = new(ProbeContext)
+	antlr.InitBaseParserRuleContext(&p.BaseParserRuleContext, nil, -1)
+	p.RuleIndex = SDLParserRULE_probe
+	return p
+}
+
+func InitEmptyProbeContext(p *ProbeContext) {
+	antlr.InitBaseParserRuleContext(&p.BaseParserRuleContext, nil, -1)
+	p.RuleIndex = SDLParserRULE_probe
+}
+
+func (*ProbeContext) IsProbeContext() {}
+
+func NewProbeContext(parser antlr.Parser, parent antlr.ParserRuleContext, invokingState int) *ProbeContext {
+	var p = new(ProbeContext)
+
+	antlr.InitBaseParserRuleContext(&p.BaseParserRuleContext, parent, invokingState)
+
+	p.parser = parser
+	p.RuleIndex = SDLParserRULE_probe
+
+	return p
+}
+
+func (s *ProbeContext) GetParser() antlr.Parser { return s.parser }
+
+func (s *ProbeContext) CopyAll(ctx *ProbeContext) {
+	s.CopyFrom(&ctx.BaseParserRuleContext)
+}
+
+func (s *ProbeContext) GetRuleContext() antlr.RuleContext {
+	return s
+}
+
+func (s *ProbeContext) ToStringTree(ruleNames []string, recog antlr.Recognizer) string {
+	return antlr.TreesStringTree(s, ruleNames, recog)
+}
+
+type TracepointProbeContext struct {
+	ProbeContext
+}
+
+func NewTracepointProbeContext(parser antlr.Parser, ctx antlr.ParserRuleContext) *TracepointProbeContext {
+	var p = new(TracepointProbeContext)
+
+	InitEmptyProbeContext(&p.ProbeContext)
+	p.parser = parser
+	p.CopyAll(ctx.(*ProbeContext))
+
+	return p
+}
+
+func (s *TracepointProbeContext) GetRuleContext() antlr.RuleContext {
+	return s
+}
+
+func (s *TracepointProbeContext) TRACEPOINT() antlr.TerminalNode {
+	return s.GetToken(SDLParserTRACEPOINT, 0)
+}
+
+func (s *TracepointProbeContext) AllName() []INameContext {
+	children := s.GetChildren()
+	len := 0
+	for _, ctx := range children {
+		if _, ok := ctx.(INameContext); ok {
+			len++
+		}
+	}
+
+	tst := make([]INameContext, len)
+	i := 0
+	for _, ctx := range children {
+		if t, ok := ctx.(INameContext); ok {
+			tst[i] = t.(INameContext)
+			i++
+		}
+	}
+
+	return tst
+}
+
+func (s *TracepointProbeContext) Name(i int) INameContext {
+	var t antlr.RuleContext
+	j := 0
+	for _, ctx := range s.GetChildren() {
+		if _, ok := ctx.(INameContext); ok {
+			if j == i {
+				t = ctx.(antlr.RuleContext)
+				break
+			}
+			j++
+		}
+	}
+
+	if t == nil {
+		return nil
+	}
+
+	return t.(INameContext)
+}
+
+func (s *TracepointProbeContext) COLON() antlr.TerminalNode {
+	return s.GetToken(SDLParserCOLON, 0)
+}
+
+type UprobeProbeContext struct {
+	ProbeContext
+	kind antlr.Token
+}
+
+func NewUprobeProbeContext(parser antlr.Parser, ctx antlr.ParserRuleContext) *UprobeProbeContext {
+	var p = new(UprobeProbeContext)
+
+	InitEmptyProbeContext(&p.ProbeContext)
+	p.parser = parser
+	p.CopyAll(ctx.(*ProbeContext))
+
+	return p
+}
+
+func (s *UprobeProbeContext) GetKind() antlr.Token { return s.kind }
+
+func (s *UprobeProbeContext) SetKind(v antlr.Token) { s.kind = v }
+
+func (s *UprobeProbeContext) GetRuleContext() antlr.RuleContext {
+	return s
+}
+
+func (s *UprobeProbeContext) AllSTRING() []antlr.TerminalNode {
+	return s.GetTokens(SDLParserSTRING)
+}
+
+func (s *UprobeProbeContext) STRING(i int) antlr.TerminalNode {
+	return s.GetToken(SDLParserSTRING, i)
+}
+
+func (s *UprobeProbeContext) UPROBE() antlr.TerminalNode {
+	return s.GetToken(SDLParserUPROBE, 0)
+}
+
+func (s *UprobeProbeContext) URETPROBE() antlr.TerminalNode {
+	return s.GetToken(SDLParserURETPROBE, 0)
+}
+
+func (p *SDLParser) Probe() (localctx IProbeContext) {
+	localctx = NewProbeContext(p, p.GetParserRuleContext(), p.GetState())
+	p.EnterRule(localctx, 6, SDLParserRULE_probe)
+	var _la int
+
+	p.SetState(98)
+	p.GetErrorHandler().Sync(p)
+	if p.HasError() {
+		goto errorExit
+	}
+
+	switch p.GetTokenStream().LA(1) {
+	case SDLParserTRACEPOINT:
+		localctx = NewTracepointProbeContext(p, localctx)
+		p.EnterOuterAlt(localctx, 1)
+		{
+			p.SetState(90)
+			p.Match(SDLParserTRACEPOINT)
+			if p.HasError() {
+				// Recognition error - abort rule
+				goto errorExit
+			}
+		}
+		{
+			p.SetState(91)
+			p.Name()
+		}
+		{
+			p.SetState(92)
+			p.Match(SDLParserCOLON)
+			if p.HasError() {
+				// Recognition error - abort rule
+				goto errorExit
+			}
+		}
+		{
+			p.SetState(93)
+			p.Name()
+		}
+
+	case SDLParserUPROBE, SDLParserURETPROBE:
+		localctx = NewUprobeProbeContext(p, localctx)
+		p.EnterOuterAlt(localctx, 2)
+		{
+			p.SetState(95)
+
+			var _lt = p.GetTokenStream().LT(1)
+
+			localctx.(*UprobeProbeContext).kind = _lt
+
+			_la = p.GetTokenStream().LA(1)
+
+			if !(_la == SDLParserUPROBE || _la == SDLParserURETPROBE) {
+				var _ri = p.GetErrorHandler().RecoverInline(p)
+
+				localctx.(*UprobeProbeContext).kind = _ri
+			} else {
+				p.GetErrorHandler().ReportMatch(p)
+				p.Consume()
+			}
+		}
+		{
+			p.SetState(96)
+			p.Match(SDLParserSTRING)
+			if p.HasError() {
+				// Recognition error - abort rule
+				goto errorExit
+			}
+		}
+		{
+			p.SetState(97)
+			p.Match(SDLParserSTRING)
+			if p.HasError() {
+				// Recognition error - abort rule
+				goto errorExit
+			}
+		}
+
+	default:
+		p.SetError(antlr.NewNoViableAltException(p, nil, nil, nil, nil, nil))
+		goto errorExit
+	}
+
+	if false {
+		goto errorExit // keep the label used
+	}
+errorExit:
+	if p.HasError() {
+		v := p.GetError()
+		localctx.SetException(v)
+		p.GetErrorHandler().ReportError(p, v)
+		p.GetErrorHandler().Recover(p, v)
+		p.SetError(nil)
+	}
+	p.ExitRule()
+	return localctx
+}
+
+// IBindsContext is an interface to support dynamic dispatch.
+type IBindsContext interface {
+	antlr.ParserRuleContext
+
+	// GetParser returns the parser.
+	GetParser() antlr.Parser
+
+	// Getter signatures
+	LPAREN() antlr.TerminalNode
+	AllBind() []IBindContext
+	Bind(i int) IBindContext
+	RPAREN() antlr.TerminalNode
+	AllCOMMA() []antlr.TerminalNode
+	COMMA(i int) antlr.TerminalNode
+
+	// IsBindsContext differentiates from other interfaces.
+	IsBindsContext()
+}
+
+type BindsContext struct {
+	antlr.BaseParserRuleContext
+	parser antlr.Parser
+}
+
+func NewEmptyBindsContext() *BindsContext {
+	var p = new(BindsContext)
+	antlr.InitBaseParserRuleContext(&p.BaseParserRuleContext, nil, -1)
+	p.RuleIndex = SDLParserRULE_binds
+	return p
+}
+
+func InitEmptyBindsContext(p *BindsContext) {
+	antlr.InitBaseParserRuleContext(&p.BaseParserRuleContext, nil, -1)
+	p.RuleIndex = SDLParserRULE_binds
+}
+
+func (*BindsContext) IsBindsContext() {}
+
+func NewBindsContext(parser antlr.Parser, parent antlr.ParserRuleContext, invokingState int) *BindsContext {
+	var p = new(BindsContext)
+
+	antlr.InitBaseParserRuleContext(&p.BaseParserRuleContext, parent, invokingState)
+
+	p.parser = parser
+	p.RuleIndex = SDLParserRULE_binds
+
+	return p
+}
+
+func (s *BindsContext) GetParser() antlr.Parser { return s.parser }
+
+func (s *BindsContext) LPAREN() antlr.TerminalNode {
+	return s.GetToken(SDLParserLPAREN, 0)
+}
+
+func (s *BindsContext) AllBind() []IBindContext {
+	children := s.GetChildren()
+	len := 0
+	for _, ctx := range children {
+		if _, ok := ctx.(IBindContext); ok {
+			len++
+		}
+	}
+
+	tst := make([]IBindContext, len)
+	i := 0
+	for _, ctx := range children {
+		if t, ok := ctx.(IBindContext); ok {
+			tst[i] = t.(IBindContext)
+			i++
+		}
+	}
+
+	return tst
+}
+
+func (s *BindsContext) Bind(i int) IBindContext {
+	var t antlr.RuleContext
+	j := 0
+	for _, ctx := range s.GetChildren() {
+		if _, ok := ctx.(IBindContext); ok {
+			if j == i {
+				t = ctx.(antlr.RuleContext)
+				break
+			}
+			j++
+		}
+	}
+
+	if t == nil {
+		return nil
+	}
+
+	return t.(IBindContext)
+}
+
+func (s *BindsContext) RPAREN() antlr.TerminalNode {
+	return s.GetToken(SDLParserRPAREN, 0)
+}
+
+func (s *BindsContext) AllCOMMA() []antlr.TerminalNode {
+	return s.GetTokens(SDLParserCOMMA)
+}
+
+func (s *BindsContext) COMMA(i int) antlr.TerminalNode {
+	return s.GetToken(SDLParserCOMMA, i)
+}
+
+func (s *BindsContext) GetRuleContext() antlr.RuleContext {
+	return s
+}
+
+func (s *BindsContext) ToStringTree(ruleNames []string, recog antlr.Recognizer) string {
+	return antlr.TreesStringTree(s, ruleNames, recog)
+}
+
+func (p *SDLParser) Binds() (localctx IBindsContext) {
+	localctx = NewBindsContext(p, p.GetParserRuleContext(), p.GetState())
+	p.EnterRule(localctx, 8, SDLParserRULE_binds)
+	var _la int
+
+	p.EnterOuterAlt(localctx, 1)
+	{
+		p.SetState(100)
+		p.Match(SDLParserLPAREN)
+		if p.HasError() {
+			// Recognition error - abort rule
+			goto errorExit
+		}
+	}
+	{
+		p.SetState(101)
+		p.Bind()
+	}
+	p.SetState(106)
+	p.GetErrorHandler().Sync(p)
+	if p.HasError() {
+		goto errorExit
+	}
+	_la = p.GetTokenStream().LA(1)
+
+	for _la == SDLParserCOMMA {
+		{
+			p.SetState(102)
+			p.Match(SDLParserCOMMA)
+			if p.HasError() {
+				// Recognition error - abort rule
+				goto errorExit
+			}
+		}
+		{
+			p.SetState(103)
+			p.Bind()
+		}
+
+		p.SetState(108)
+		p.GetErrorHandler().Sync(p)
+		if p.HasError() {
+			goto errorExit
+		}
+		_la = p.GetTokenStream().LA(1)
+	}
+	{
+		p.SetState(109)
+		p.Match(SDLParserRPAREN)
+		if p.HasError() {
+			// Recognition error - abort rule
+			goto errorExit
+		}
+	}
+
+	if false {
+		goto errorExit // keep the label used
+	}
+errorExit:
+	if p.HasError() {
+		v := p.GetError()
+		localctx.SetException(v)
+		p.GetErrorHandler().ReportError(p, v)
+		p.GetErrorHandler().Recover(p, v)
+		p.SetError(nil)
+	}
+	p.ExitRule()
+	return localctx
+}
+
+// IBindContext is an interface to support dynamic dispatch.
+type IBindContext interface {
+	antlr.ParserRuleContext
+
+	// GetParser returns the parser.
+	GetParser() antlr.Parser
+
+	// Getter signatures
+	Name() INameContext
+	EQ() antlr.TerminalNode
+	Bexpr() IBexprContext
+
+	// IsBindContext differentiates from other interfaces.
+	IsBindContext()
+}
+
+type BindContext struct {
+	antlr.BaseParserRuleContext
+	parser antlr.Parser
+}
+
+func NewEmptyBindContext() *BindContext {
+	var p = new(BindContext)
+	antlr.InitBaseParserRuleContext(&p.BaseParserRuleContext, nil, -1)
+	p.RuleIndex = SDLParserRULE_bind
+	return p
+}
+
+func InitEmptyBindContext(p *BindContext) {
+	antlr.InitBaseParserRuleContext(&p.BaseParserRuleContext, nil, -1)
+	p.RuleIndex = SDLParserRULE_bind
+}
+
+func (*BindContext) IsBindContext() {}
+
+func NewBindContext(parser antlr.Parser, parent antlr.ParserRuleContext, invokingState int) *BindContext {
+	var p = new(BindContext)
+
+	antlr.InitBaseParserRuleContext(&p.BaseParserRuleContext, parent, invokingState)
+
+	p.parser = parser
+	p.RuleIndex = SDLParserRULE_bind
+
+	return p
+}
+
+func (s *BindContext) GetParser() antlr.Parser { return s.parser }
+
+func (s *BindContext) Name() INameContext {
+	var t antlr.RuleContext
+	for _, ctx := range s.GetChildren() {
+		if _, ok := ctx.(INameContext); ok {
+			t = ctx.(antlr.RuleContext)
+			break
+		}
+	}
+
+	if t == nil {
+		return nil
+	}
+
+	return t.(INameContext)
+}
+
+func (s *BindContext) EQ() antlr.TerminalNode {
+	return s.GetToken(SDLParserEQ, 0)
+}
+
+func (s *BindContext) Bexpr() IBexprContext {
+	var t antlr.RuleContext
+	for _, ctx := range s.GetChildren() {
+		if _, ok := ctx.(IBexprContext); ok {
+			t = ctx.(antlr.RuleContext)
+			break
+		}
+	}
+
+	if t == nil {
+		return nil
+	}
+
+	return t.(IBexprContext)
+}
+
+func (s *BindContext) GetRuleContext() antlr.RuleContext {
+	return s
+}
+
+func (s *BindContext) ToStringTree(ruleNames []string, recog antlr.Recognizer) string {
+	return antlr.TreesStringTree(s, ruleNames, recog)
+}
+
+func (p *SDLParser) Bind() (localctx IBindContext) {
+	localctx = NewBindContext(p, p.GetParserRuleContext(), p.GetState())
+	p.EnterRule(localctx, 10, SDLParserRULE_bind)
+	p.EnterOuterAlt(localctx, 1)
+	{
+		p.SetState(111)
+		p.Name()
+	}
+	{
+		p.SetState(112)
+		p.Match(SDLParserEQ)
+		if p.HasError() {
+			// Recognition error - abort rule
+			goto errorExit
+		}
+	}
+	{
+		p.SetState(113)
+		p.Bexpr()
+	}
+
+	if false {
+		goto errorExit // keep the label used
+	}
+errorExit:
+	if p.HasError() {
+		v := p.GetError()
+		localctx.SetException(v)
+		p.GetErrorHandler().ReportError(p, v)
+		p.GetErrorHandler().Recover(p, v)
+		p.SetError(nil)
+	}
+	p.ExitRule()
+	return localctx
+}
+
+// ITestContext is an interface to support dynamic dispatch.
+type ITestContext interface {
+	antlr.ParserRuleContext
+
+	// GetParser returns the parser.
+	GetParser() antlr.Parser
+	// IsTestContext differentiates from other interfaces.
+	IsTestContext()
+}
+
+type TestContext struct {
+	antlr.BaseParserRuleContext
+	parser antlr.Parser
+}
+
+func NewEmptyTestContext() *TestContext {
+	var p = new(TestContext)
+	antlr.InitBaseParserRuleContext(&p.BaseParserRuleContext, nil, -1)
+	p.RuleIndex = SDLParserRULE_test
+	return p
+}
+
+func InitEmptyTestContext(p *TestContext) {
+	antlr.InitBaseParserRuleContext(&p.BaseParserRuleContext, nil, -1)
+	p.RuleIndex = SDLParserRULE_test
+}
+
+func (*TestContext) IsTestContext() {}
+
+func NewTestContext(parser antlr.Parser, parent antlr.ParserRuleContext, invokingState int) *TestContext {
+	var p = new(TestContext)
+
+	antlr.InitBaseParserRuleContext(&p.BaseParserRuleContext, parent, invokingState)
+
+	p.parser = parser
+	p.RuleIndex = SDLParserRULE_test
+
+	return p
+}
+
+func (s *TestContext) GetParser() antlr.Parser { return s.parser }
+
+func (s *TestContext) CopyAll(ctx *TestContext) {
+	s.CopyFrom(&ctx.BaseParserRuleContext)
+}
+
+func (s *TestContext) GetRuleContext() antlr.RuleContext {
+	return s
+}
+
+func (s *TestContext) ToStringTree(ruleNames []string, recog antlr.Recognizer) string {
+	return antlr.TreesStringTree(s, ruleNames, recog)
+}
+
+type CompareTestContext struct {
+	TestContext
+	op antlr.Token
+}
+
+func NewCompareTestContext(parser antlr.Parser, ctx antlr.ParserRuleContext) *CompareTestContext {
+	var p = new(CompareTestContext)
+
+	InitEmptyTestContext(&p.TestContext)
+	p.parser = parser
+	p.CopyAll(ctx.(*TestContext))
+
+	return p
+}
+
+func (s *CompareTestContext) GetOp() antlr.Token { return s.op }
+
+func (s *CompareTestContext) SetOp(v antlr.Token) { s.op = v }
+
+func (s *CompareTestContext) GetRuleContext() antlr.RuleContext {
+	return s
+}
+
+func (s *CompareTestContext) Bexpr() IBexprContext {
+	var t antlr.RuleContext
+	for _, ctx := range s.GetChildren() {
+		if _, ok := ctx.(IBexprContext); ok {
+			t = ctx.(antlr.RuleContext)
+			break
+		}
+	}
+
+	if t == nil {
+		return nil
+	}
+
+	return t.(IBexprContext)
+}
+
+func (s *CompareTestContext) NUMBER() antlr.TerminalNode {
+	return s.GetToken(SDLParserNUMBER, 0)
+}
+
+func (s *CompareTestContext) EQ() antlr.TerminalNode {
+	return s.GetToken(SDLParserEQ, 0)
+}
+
+func (s *CompareTestContext) NE() antlr.TerminalNode {
+	return s.GetToken(SDLParserNE, 0)
+}
+
+func (s *CompareTestContext) LT() antlr.TerminalNode {
+	return s.GetToken(SDLParserLT, 0)
+}
+
+func (s *CompareTestContext) LE() antlr.TerminalNode {
+	return s.GetToken(SDLParserLE, 0)
+}
+
+func (s *CompareTestContext) GT() antlr.TerminalNode {
+	return s.GetToken(SDLParserGT, 0)
+}
+
+func (s *CompareTestContext) GE() antlr.TerminalNode {
+	return s.GetToken(SDLParserGE, 0)
+}
+
+type InTestContext struct {
+	TestContext
+}
+
+func NewInTestContext(parser antlr.Parser, ctx antlr.ParserRuleContext) *InTestContext {
+	var p = new(InTestContext)
+
+	InitEmptyTestContext(&p.TestContext)
+	p.parser = parser
+	p.CopyAll(ctx.(*TestContext))
+
+	return p
+}
+
+func (s *InTestContext) GetRuleContext() antlr.RuleContext {
+	return s
+}
+
+func (s *InTestContext) Bexpr() IBexprContext {
+	var t antlr.RuleContext
+	for _, ctx := range s.GetChildren() {
+		if _, ok := ctx.(IBexprContext); ok {
+			t = ctx.(antlr.RuleContext)
+			break
+		}
+	}
+
+	if t == nil {
+		return nil
+	}
+
+	return t.(IBexprContext)
+}
+
+func (s *InTestContext) IN() antlr.TerminalNode {
+	return s.GetToken(SDLParserIN, 0)
+}
+
+func (s *InTestContext) LPAREN() antlr.TerminalNode {
+	return s.GetToken(SDLParserLPAREN, 0)
+}
+
+func (s *InTestContext) AllNUMBER() []antlr.TerminalNode {
+	return s.GetTokens(SDLParserNUMBER)
+}
+
+func (s *InTestContext) NUMBER(i int) antlr.TerminalNode {
+	return s.GetToken(SDLParserNUMBER, i)
+}
+
+func (s *InTestContext) RPAREN() antlr.TerminalNode {
+	return s.GetToken(SDLParserRPAREN, 0)
+}
+
+func (s *InTestContext) AllCOMMA() []antlr.TerminalNode {
+	return s.GetTokens(SDLParserCOMMA)
+}
+
+func (s *InTestContext) COMMA(i int) antlr.TerminalNode {
+	return s.GetToken(SDLParserCOMMA, i)
+}
+
+func (p *SDLParser) Test() (localctx ITestContext) {
+	localctx = NewTestContext(p, p.GetParserRuleContext(), p.GetState())
+	p.EnterRule(localctx, 12, SDLParserRULE_test)
+	var _la int
+
+	p.SetState(132)
+	p.GetErrorHandler().Sync(p)
+	if p.HasError() {
+		goto errorExit
+	}
+
+	switch p.GetInterpreter().AdaptivePredict(p.BaseParser, p.GetTokenStream(), 13, p.GetParserRuleContext()) {
+	case 1:
+		localctx = NewCompareTestContext(p, localctx)
+		p.EnterOuterAlt(localctx, 1)
+		{
+			p.SetState(115)
+			p.Bexpr()
+		}
+		{
+			p.SetState(116)
+
+			var _lt = p.GetTokenStream().LT(1)
+
+			localctx.(*CompareTestContext).op = _lt
+
+			_la = p.GetTokenStream().LA(1)
+
+			if !((int64(_la) & ^0x3f) == 0 && ((int64(1)<<_la)&8658654068736) != 0) {
+				var _ri = p.GetErrorHandler().RecoverInline(p)
+
+				localctx.(*CompareTestContext).op = _ri
+			} else {
+				p.GetErrorHandler().ReportMatch(p)
+				p.Consume()
+			}
+		}
+		{
+			p.SetState(117)
+			p.Match(SDLParserNUMBER)
+			if p.HasError() {
+				// Recognition error - abort rule
+				goto errorExit
+			}
+		}
+
+	case 2:
+		localctx = NewInTestContext(p, localctx)
+		p.EnterOuterAlt(localctx, 2)
+		{
+			p.SetState(119)
+			p.Bexpr()
+		}
+		{
+			p.SetState(120)
+			p.Match(SDLParserIN)
+			if p.HasError() {
+				// Recognition error - abort rule
+				goto errorExit
+			}
+		}
+		{
+			p.SetState(121)
+			p.Match(SDLParserLPAREN)
+			if p.HasError() {
+				// Recognition error - abort rule
+				goto errorExit
+			}
+		}
+		{
+			p.SetState(122)
+			p.Match(SDLParserNUMBER)
+			if p.HasError() {
+				// Recognition error - abort rule
+				goto errorExit
+			}
+		}
+		p.SetState(127)
+		p.GetErrorHandler().Sync(p)
+		if p.HasError() {
+			goto errorExit
+		}
+		_la = p.GetTokenStream().LA(1)
+
+		for _la == SDLParserCOMMA {
+			{
+				p.SetState(123)
+				p.Match(SDLParserCOMMA)
+				if p.HasError() {
+					// Recognition error - abort rule
+					goto errorExit
+				}
+			}
+			{
+				p.SetState(124)
+				p.Match(SDLParserNUMBER)
+				if p.HasError() {
+					// Recognition error - abort rule
+					goto errorExit
+				}
+			}
+
+			p.SetState(129)
+			p.GetErrorHandler().Sync(p)
+			if p.HasError() {
+				goto errorExit
+			}
+			_la = p.GetTokenStream().LA(1)
+		}
+		{
+			p.SetState(130)
+			p.Match(SDLParserRPAREN)
+			if p.HasError() {
+				// Recognition error - abort rule
+				goto errorExit
+			}
+		}
+
+	case antlr.ATNInvalidAltNumber:
+		goto errorExit
+	}
+
+	if false {
+		goto errorExit // keep the label used
+	}
+errorExit:
+	if p.HasError() {
+		v := p.GetError()
+		localctx.SetException(v)
+		p.GetErrorHandler().ReportError(p, v)
+		p.GetErrorHandler().Recover(p, v)
+		p.SetError(nil)
+	}
+	p.ExitRule()
+	return localctx
+}
+
+// IBexprContext is an interface to support dynamic dispatch.
+type IBexprContext interface {
+	antlr.ParserRuleContext
+
+	// GetParser returns the parser.
+	GetParser() antlr.Parser
+
+	// Getter signatures
+	Bterm() IBtermContext
+	AMP() antlr.TerminalNode
+	NUMBER() antlr.TerminalNode
+
+	// IsBexprContext differentiates from other interfaces.
+	IsBexprContext()
+}
+
+type BexprContext struct {
+	antlr.BaseParserRuleContext
+	parser antlr.Parser
+}
+
+func NewEmptyBexprContext() *BexprContext {
+	var p = new(BexprContext)
+	antlr.InitBaseParserRuleContext(&p.BaseParserRuleContext, nil, -1)
+	p.RuleIndex = SDLParserRULE_bexpr
+	return p
+}
+
+func InitEmptyBexprContext(p *BexprContext) {
+	antlr.InitBaseParserRuleContext(&p.BaseParserRuleContext, nil, -1)
+	p.RuleIndex = SDLParserRULE_bexpr
+}
+
+func (*BexprContext) IsBexprContext() {}
+
+func NewBexprContext(parser antlr.Parser, parent antlr.ParserRuleContext, invokingState int) *BexprContext {
+	var p = new(BexprContext)
+
+	antlr.InitBaseParserRuleContext(&p.BaseParserRuleContext, parent, invokingState)
+
+	p.parser = parser
+	p.RuleIndex = SDLParserRULE_bexpr
+
+	return p
+}
+
+func (s *BexprContext) GetParser() antlr.Parser { return s.parser }
+
+func (s *BexprContext) Bterm() IBtermContext {
+	var t antlr.RuleContext
+	for _, ctx := range s.GetChildren() {
+		if _, ok := ctx.(IBtermContext); ok {
+			t = ctx.(antlr.RuleContext)
+			break
+		}
+	}
+
+	if t == nil {
+		return nil
+	}
+
+	return t.(IBtermContext)
+}
+
+func (s *BexprContext) AMP() antlr.TerminalNode {
+	return s.GetToken(SDLParserAMP, 0)
+}
+
+func (s *BexprContext) NUMBER() antlr.TerminalNode {
+	return s.GetToken(SDLParserNUMBER, 0)
+}
+
+func (s *BexprContext) GetRuleContext() antlr.RuleContext {
+	return s
+}
+
+func (s *BexprContext) ToStringTree(ruleNames []string, recog antlr.Recognizer) string {
+	return antlr.TreesStringTree(s, ruleNames, recog)
+}
+
+func (p *SDLParser) Bexpr() (localctx IBexprContext) {
+	localctx = NewBexprContext(p, p.GetParserRuleContext(), p.GetState())
+	p.EnterRule(localctx, 14, SDLParserRULE_bexpr)
+	var _la int
+
+	p.EnterOuterAlt(localctx, 1)
+	{
+		p.SetState(134)
+		p.Bterm()
+	}
+	p.SetState(137)
+	p.GetErrorHandler().Sync(p)
+	if p.HasError() {
+		goto errorExit
+	}
+	_la = p.GetTokenStream().LA(1)
+
+	if _la == SDLParserAMP {
+		{
+			p.SetState(135)
+			p.Match(SDLParserAMP)
+			if p.HasError() {
+				// Recognition error - abort rule
+				goto errorExit
+			}
+		}
+		{
+			p.SetState(136)
+			p.Match(SDLParserNUMBER)
+			if p.HasError() {
+				// Recognition error - abort rule
+				goto errorExit
+			}
+		}
+
+	}
+
+	if false {
+		goto errorExit // keep the label used
+	}
+errorExit:
+	if p.HasError() {
+		v := p.GetError()
+		localctx.SetException(v)
+		p.GetErrorHandler().ReportError(p, v)
+		p.GetErrorHandler().Recover(p, v)
+		p.SetError(nil)
+	}
+	p.ExitRule()
+	return localctx
+}
+
+// IBtermContext is an interface to support dynamic dispatch.
+type IBtermContext interface {
+	antlr.ParserRuleContext
+
+	// GetParser returns the parser.
+	GetParser() antlr.Parser
+	// IsBtermContext differentiates from other interfaces.
+	IsBtermContext()
+}
+
+type BtermContext struct {
+	antlr.BaseParserRuleContext
+	parser antlr.Parser
+}
+
+func NewEmptyBtermContext() *BtermContext {
+	var p = new(BtermContext)
+	antlr.InitBaseParserRuleContext(&p.BaseParserRuleContext, nil, -1)
+	p.RuleIndex = SDLParserRULE_bterm
+	return p
+}
+
+func InitEmptyBtermContext(p *BtermContext) {
+	antlr.InitBaseParserRuleContext(&p.BaseParserRuleContext, nil, -1)
+	p.RuleIndex = SDLParserRULE_bterm
+}
+
+func (*BtermContext) IsBtermContext() {}
+
+func NewBtermContext(parser antlr.Parser, parent antlr.ParserRuleContext, invokingState int) *BtermContext {
+	var p = new(BtermContext)
+
+	antlr.InitBaseParserRuleContext(&p.BaseParserRuleContext, parent, invokingState)
+
+	p.parser = parser
+	p.RuleIndex = SDLParserRULE_bterm
+
+	return p
+}
+
+func (s *BtermContext) GetParser() antlr.Parser { return s.parser }
+
+func (s *BtermContext) CopyAll(ctx *BtermContext) {
+	s.CopyFrom(&ctx.BaseParserRuleContext)
+}
+
+func (s *BtermContext) GetRuleContext() antlr.RuleContext {
+	return s
+}
+
+func (s *BtermContext) ToStringTree(ruleNames []string, recog antlr.Recognizer) string {
+	return antlr.TreesStringTree(s, ruleNames, recog)
+}
+
+type RefTermContext struct {
+	BtermContext
+}
+
+func NewRefTermContext(parser antlr.Parser, ctx antlr.ParserRuleContext) *RefTermContext {
+	var p = new(RefTermContext)
+
+	InitEmptyBtermContext(&p.BtermContext)
+	p.parser = parser
+	p.CopyAll(ctx.(*BtermContext))
+
+	return p
+}
+
+func (s *RefTermContext) GetRuleContext() antlr.RuleContext {
+	return s
+}
+
+func (s *RefTermContext) AllName() []INameContext {
+	children := s.GetChildren()
+	len := 0
+	for _, ctx := range children {
+		if _, ok := ctx.(INameContext); ok {
+			len++
+		}
+	}
+
+	tst := make([]INameContext, len)
+	i := 0
+	for _, ctx := range children {
+		if t, ok := ctx.(INameContext); ok {
+			tst[i] = t.(INameContext)
+			i++
+		}
+	}
+
+	return tst
+}
+
+func (s *RefTermContext) Name(i int) INameContext {
+	var t antlr.RuleContext
+	j := 0
+	for _, ctx := range s.GetChildren() {
+		if _, ok := ctx.(INameContext); ok {
+			if j == i {
+				t = ctx.(antlr.RuleContext)
+				break
+			}
+			j++
+		}
+	}
+
+	if t == nil {
+		return nil
+	}
+
+	return t.(INameContext)
+}
+
+func (s *RefTermContext) LPAREN() antlr.TerminalNode {
+	return s.GetToken(SDLParserLPAREN, 0)
+}
+
+func (s *RefTermContext) Bexpr() IBexprContext {
+	var t antlr.RuleContext
+	for _, ctx := range s.GetChildren() {
+		if _, ok := ctx.(IBexprContext); ok {
+			t = ctx.(antlr.RuleContext)
+			break
+		}
+	}
+
+	if t == nil {
+		return nil
+	}
+
+	return t.(IBexprContext)
+}
+
+func (s *RefTermContext) RPAREN() antlr.TerminalNode {
+	return s.GetToken(SDLParserRPAREN, 0)
+}
+
+func (s *RefTermContext) AllDOT() []antlr.TerminalNode {
+	return s.GetTokens(SDLParserDOT)
+}
+
+func (s *RefTermContext) DOT(i int) antlr.TerminalNode {
+	return s.GetToken(SDLParserDOT, i)
+}
+
+type NumTermContext struct {
+	BtermContext
+}
+
+func NewNumTermContext(parser antlr.Parser, ctx antlr.ParserRuleContext) *NumTermContext {
+	var p = new(NumTermContext)
+
+	InitEmptyBtermContext(&p.BtermContext)
+	p.parser = parser
+	p.CopyAll(ctx.(*BtermContext))
+
+	return p
+}
+
+func (s *NumTermContext) GetRuleContext() antlr.RuleContext {
+	return s
+}
+
+func (s *NumTermContext) NUMBER() antlr.TerminalNode {
+	return s.GetToken(SDLParserNUMBER, 0)
+}
+
+func (p *SDLParser) Bterm() (localctx IBtermContext) {
+	localctx = NewBtermContext(p, p.GetParserRuleContext(), p.GetState())
+	p.EnterRule(localctx, 16, SDLParserRULE_bterm)
+	var _la int
+
+	p.SetState(154)
+	p.GetErrorHandler().Sync(p)
+	if p.HasError() {
+		goto errorExit
+	}
+
+	switch p.GetTokenStream().LA(1) {
+	case SDLParserENTITY, SDLParserTYPE, SDLParserRELATION, SDLParserEVENT, SDLParserINTERVAL, SDLParserENUM, SDLParserPERFORMER, SDLParserINITIATOR, SDLParserTARGET, SDLParserTRACED, SDLParserSAMPLED, SDLParserTHEN, SDLParserDISABLED, SDLParserON, SDLParserCOUNTER, SDLParserCLOCK, SDLParserSENSOR, SDLParserAT, SDLParserFROM, SDLParserTO, SDLParserTRACEPOINT, SDLParserUPROBE, SDLParserURETPROBE, SDLParserKEY, SDLParserWHEN, SDLParserAND, SDLParserIN, SDLParserIDENT:
+		localctx = NewRefTermContext(p, localctx)
+		p.EnterOuterAlt(localctx, 1)
+		{
+			p.SetState(139)
+			p.Name()
+		}
+		p.SetState(151)
+		p.GetErrorHandler().Sync(p)
+		if p.HasError() {
+			goto errorExit
+		}
+
+		switch p.GetTokenStream().LA(1) {
+		case SDLParserLPAREN:
+			{
+				p.SetState(140)
+				p.Match(SDLParserLPAREN)
+				if p.HasError() {
+					// Recognition error - abort rule
+					goto errorExit
+				}
+			}
+			{
+				p.SetState(141)
+				p.Bexpr()
+			}
+			{
+				p.SetState(142)
+				p.Match(SDLParserRPAREN)
+				if p.HasError() {
+					// Recognition error - abort rule
+					goto errorExit
+				}
+			}
+
+		case SDLParserEOF, SDLParserENTITY, SDLParserEVENT, SDLParserINTERVAL, SDLParserCLOCK, SDLParserSENSOR, SDLParserTO, SDLParserWHEN, SDLParserIN, SDLParserRPAREN, SDLParserCOMMA, SDLParserSEMI, SDLParserEQ, SDLParserNE, SDLParserLE, SDLParserLT, SDLParserGE, SDLParserGT, SDLParserAMP, SDLParserDOT:
+			p.SetState(148)
+			p.GetErrorHandler().Sync(p)
+			if p.HasError() {
+				goto errorExit
+			}
+			_la = p.GetTokenStream().LA(1)
+
+			for _la == SDLParserDOT {
+				{
+					p.SetState(144)
+					p.Match(SDLParserDOT)
+					if p.HasError() {
+						// Recognition error - abort rule
+						goto errorExit
+					}
+				}
+				{
+					p.SetState(145)
+					p.Name()
+				}
+
+				p.SetState(150)
+				p.GetErrorHandler().Sync(p)
+				if p.HasError() {
+					goto errorExit
+				}
+				_la = p.GetTokenStream().LA(1)
+			}
+
+		default:
+			p.SetError(antlr.NewNoViableAltException(p, nil, nil, nil, nil, nil))
+			goto errorExit
+		}
+
+	case SDLParserNUMBER:
+		localctx = NewNumTermContext(p, localctx)
+		p.EnterOuterAlt(localctx, 2)
+		{
+			p.SetState(153)
+			p.Match(SDLParserNUMBER)
 			if p.HasError() {
 				// Recognition error - abort rule
 				goto errorExit
@@ -879,12 +2703,12 @@ func (s *RelationContext) ToStringTree(ruleNames []string, recog antlr.Recognize
 
 func (p *SDLParser) Relation() (localctx IRelationContext) {
 	localctx = NewRelationContext(p, p.GetParserRuleContext(), p.GetState())
-	p.EnterRule(localctx, 4, SDLParserRULE_relation)
+	p.EnterRule(localctx, 18, SDLParserRULE_relation)
 	var _la int
 
 	p.EnterOuterAlt(localctx, 1)
 	{
-		p.SetState(46)
+		p.SetState(156)
 		p.Match(SDLParserRELATION)
 		if p.HasError() {
 			// Recognition error - abort rule
@@ -892,11 +2716,11 @@ func (p *SDLParser) Relation() (localctx IRelationContext) {
 		}
 	}
 	{
-		p.SetState(47)
+		p.SetState(157)
 		p.Name()
 	}
 	{
-		p.SetState(48)
+		p.SetState(158)
 		p.Match(SDLParserLPAREN)
 		if p.HasError() {
 			// Recognition error - abort rule
@@ -904,10 +2728,10 @@ func (p *SDLParser) Relation() (localctx IRelationContext) {
 		}
 	}
 	{
-		p.SetState(49)
+		p.SetState(159)
 		p.Attr()
 	}
-	p.SetState(54)
+	p.SetState(164)
 	p.GetErrorHandler().Sync(p)
 	if p.HasError() {
 		goto errorExit
@@ -916,7 +2740,7 @@ func (p *SDLParser) Relation() (localctx IRelationContext) {
 
 	for _la == SDLParserCOMMA {
 		{
-			p.SetState(50)
+			p.SetState(160)
 			p.Match(SDLParserCOMMA)
 			if p.HasError() {
 				// Recognition error - abort rule
@@ -924,11 +2748,11 @@ func (p *SDLParser) Relation() (localctx IRelationContext) {
 			}
 		}
 		{
-			p.SetState(51)
+			p.SetState(161)
 			p.Attr()
 		}
 
-		p.SetState(56)
+		p.SetState(166)
 		p.GetErrorHandler().Sync(p)
 		if p.HasError() {
 			goto errorExit
@@ -936,14 +2760,14 @@ func (p *SDLParser) Relation() (localctx IRelationContext) {
 		_la = p.GetTokenStream().LA(1)
 	}
 	{
-		p.SetState(57)
+		p.SetState(167)
 		p.Match(SDLParserRPAREN)
 		if p.HasError() {
 			// Recognition error - abort rule
 			goto errorExit
 		}
 	}
-	p.SetState(59)
+	p.SetState(169)
 	p.GetErrorHandler().Sync(p)
 	if p.HasError() {
 		goto errorExit
@@ -952,7 +2776,7 @@ func (p *SDLParser) Relation() (localctx IRelationContext) {
 
 	if _la == SDLParserTRACED || _la == SDLParserSAMPLED {
 		{
-			p.SetState(58)
+			p.SetState(168)
 			p.Strategy()
 		}
 
@@ -1084,16 +2908,16 @@ func (s *AttrContext) ToStringTree(ruleNames []string, recog antlr.Recognizer) s
 
 func (p *SDLParser) Attr() (localctx IAttrContext) {
 	localctx = NewAttrContext(p, p.GetParserRuleContext(), p.GetState())
-	p.EnterRule(localctx, 6, SDLParserRULE_attr)
+	p.EnterRule(localctx, 20, SDLParserRULE_attr)
 	var _la int
 
 	p.EnterOuterAlt(localctx, 1)
 	{
-		p.SetState(61)
+		p.SetState(171)
 		p.Name()
 	}
 	{
-		p.SetState(62)
+		p.SetState(172)
 		p.Match(SDLParserCOLON)
 		if p.HasError() {
 			// Recognition error - abort rule
@@ -1101,10 +2925,10 @@ func (p *SDLParser) Attr() (localctx IAttrContext) {
 		}
 	}
 	{
-		p.SetState(63)
+		p.SetState(173)
 		p.TypeRef()
 	}
-	p.SetState(65)
+	p.SetState(175)
 	p.GetErrorHandler().Sync(p)
 	if p.HasError() {
 		goto errorExit
@@ -1113,7 +2937,7 @@ func (p *SDLParser) Attr() (localctx IAttrContext) {
 
 	if (int64(_la) & ^0x3f) == 0 && ((int64(1)<<_la)&896) != 0 {
 		{
-			p.SetState(64)
+			p.SetState(174)
 			p.Role()
 		}
 
@@ -1303,10 +3127,10 @@ func (s *NamedTypeContext) TypeName() ITypeNameContext {
 
 func (p *SDLParser) TypeRef() (localctx ITypeRefContext) {
 	localctx = NewTypeRefContext(p, p.GetParserRuleContext(), p.GetState())
-	p.EnterRule(localctx, 8, SDLParserRULE_typeRef)
+	p.EnterRule(localctx, 22, SDLParserRULE_typeRef)
 	var _la int
 
-	p.SetState(80)
+	p.SetState(190)
 	p.GetErrorHandler().Sync(p)
 	if p.HasError() {
 		goto errorExit
@@ -1317,7 +3141,7 @@ func (p *SDLParser) TypeRef() (localctx ITypeRefContext) {
 		localctx = NewEnumTypeContext(p, localctx)
 		p.EnterOuterAlt(localctx, 1)
 		{
-			p.SetState(67)
+			p.SetState(177)
 			p.Match(SDLParserENUM)
 			if p.HasError() {
 				// Recognition error - abort rule
@@ -1325,7 +3149,7 @@ func (p *SDLParser) TypeRef() (localctx ITypeRefContext) {
 			}
 		}
 		{
-			p.SetState(68)
+			p.SetState(178)
 			p.Match(SDLParserLPAREN)
 			if p.HasError() {
 				// Recognition error - abort rule
@@ -1333,10 +3157,10 @@ func (p *SDLParser) TypeRef() (localctx ITypeRefContext) {
 			}
 		}
 		{
-			p.SetState(69)
+			p.SetState(179)
 			p.Name()
 		}
-		p.SetState(74)
+		p.SetState(184)
 		p.GetErrorHandler().Sync(p)
 		if p.HasError() {
 			goto errorExit
@@ -1345,7 +3169,7 @@ func (p *SDLParser) TypeRef() (localctx ITypeRefContext) {
 
 		for _la == SDLParserCOMMA {
 			{
-				p.SetState(70)
+				p.SetState(180)
 				p.Match(SDLParserCOMMA)
 				if p.HasError() {
 					// Recognition error - abort rule
@@ -1353,11 +3177,11 @@ func (p *SDLParser) TypeRef() (localctx ITypeRefContext) {
 				}
 			}
 			{
-				p.SetState(71)
+				p.SetState(181)
 				p.Name()
 			}
 
-			p.SetState(76)
+			p.SetState(186)
 			p.GetErrorHandler().Sync(p)
 			if p.HasError() {
 				goto errorExit
@@ -1365,7 +3189,7 @@ func (p *SDLParser) TypeRef() (localctx ITypeRefContext) {
 			_la = p.GetTokenStream().LA(1)
 		}
 		{
-			p.SetState(77)
+			p.SetState(187)
 			p.Match(SDLParserRPAREN)
 			if p.HasError() {
 				// Recognition error - abort rule
@@ -1373,11 +3197,11 @@ func (p *SDLParser) TypeRef() (localctx ITypeRefContext) {
 			}
 		}
 
-	case SDLParserENTITY, SDLParserTYPE, SDLParserRELATION, SDLParserEVENT, SDLParserINTERVAL, SDLParserPERFORMER, SDLParserINITIATOR, SDLParserTARGET, SDLParserTRACED, SDLParserSAMPLED, SDLParserTHEN, SDLParserDISABLED, SDLParserON, SDLParserCOUNTER, SDLParserCLOCK, SDLParserIDENT:
+	case SDLParserENTITY, SDLParserTYPE, SDLParserRELATION, SDLParserEVENT, SDLParserINTERVAL, SDLParserPERFORMER, SDLParserINITIATOR, SDLParserTARGET, SDLParserTRACED, SDLParserSAMPLED, SDLParserTHEN, SDLParserDISABLED, SDLParserON, SDLParserCOUNTER, SDLParserCLOCK, SDLParserSENSOR, SDLParserAT, SDLParserFROM, SDLParserTO, SDLParserTRACEPOINT, SDLParserUPROBE, SDLParserURETPROBE, SDLParserKEY, SDLParserWHEN, SDLParserAND, SDLParserIN, SDLParserIDENT:
 		localctx = NewNamedTypeContext(p, localctx)
 		p.EnterOuterAlt(localctx, 2)
 		{
-			p.SetState(79)
+			p.SetState(189)
 			p.TypeName()
 		}
 
@@ -1471,12 +3295,12 @@ func (s *RoleContext) ToStringTree(ruleNames []string, recog antlr.Recognizer) s
 
 func (p *SDLParser) Role() (localctx IRoleContext) {
 	localctx = NewRoleContext(p, p.GetParserRuleContext(), p.GetState())
-	p.EnterRule(localctx, 10, SDLParserRULE_role)
+	p.EnterRule(localctx, 24, SDLParserRULE_role)
 	var _la int
 
 	p.EnterOuterAlt(localctx, 1)
 	{
-		p.SetState(82)
+		p.SetState(192)
 		_la = p.GetTokenStream().LA(1)
 
 		if !((int64(_la) & ^0x3f) == 0 && ((int64(1)<<_la)&896) != 0) {
@@ -1609,11 +3433,11 @@ func (s *StrategyContext) ToStringTree(ruleNames []string, recog antlr.Recognize
 
 func (p *SDLParser) Strategy() (localctx IStrategyContext) {
 	localctx = NewStrategyContext(p, p.GetParserRuleContext(), p.GetState())
-	p.EnterRule(localctx, 12, SDLParserRULE_strategy)
+	p.EnterRule(localctx, 26, SDLParserRULE_strategy)
 	var _la int
 
 	p.EnterOuterAlt(localctx, 1)
-	p.SetState(90)
+	p.SetState(200)
 	p.GetErrorHandler().Sync(p)
 	if p.HasError() {
 		goto errorExit
@@ -1622,14 +3446,14 @@ func (p *SDLParser) Strategy() (localctx IStrategyContext) {
 	switch p.GetTokenStream().LA(1) {
 	case SDLParserTRACED:
 		{
-			p.SetState(84)
+			p.SetState(194)
 			p.Match(SDLParserTRACED)
 			if p.HasError() {
 				// Recognition error - abort rule
 				goto errorExit
 			}
 		}
-		p.SetState(87)
+		p.SetState(197)
 		p.GetErrorHandler().Sync(p)
 		if p.HasError() {
 			goto errorExit
@@ -1638,7 +3462,7 @@ func (p *SDLParser) Strategy() (localctx IStrategyContext) {
 
 		if _la == SDLParserTHEN {
 			{
-				p.SetState(85)
+				p.SetState(195)
 				p.Match(SDLParserTHEN)
 				if p.HasError() {
 					// Recognition error - abort rule
@@ -1646,7 +3470,7 @@ func (p *SDLParser) Strategy() (localctx IStrategyContext) {
 				}
 			}
 			{
-				p.SetState(86)
+				p.SetState(196)
 				p.Match(SDLParserDISABLED)
 				if p.HasError() {
 					// Recognition error - abort rule
@@ -1658,7 +3482,7 @@ func (p *SDLParser) Strategy() (localctx IStrategyContext) {
 
 	case SDLParserSAMPLED:
 		{
-			p.SetState(89)
+			p.SetState(199)
 			p.Match(SDLParserSAMPLED)
 			if p.HasError() {
 				// Recognition error - abort rule
@@ -1671,7 +3495,7 @@ func (p *SDLParser) Strategy() (localctx IStrategyContext) {
 		goto errorExit
 	}
 	{
-		p.SetState(92)
+		p.SetState(202)
 		p.Match(SDLParserON)
 		if p.HasError() {
 			// Recognition error - abort rule
@@ -1679,10 +3503,10 @@ func (p *SDLParser) Strategy() (localctx IStrategyContext) {
 		}
 	}
 	{
-		p.SetState(93)
+		p.SetState(203)
 		p.Role()
 	}
-	p.SetState(96)
+	p.SetState(206)
 	p.GetErrorHandler().Sync(p)
 	if p.HasError() {
 		goto errorExit
@@ -1691,7 +3515,7 @@ func (p *SDLParser) Strategy() (localctx IStrategyContext) {
 
 	if _la == SDLParserCOUNTER {
 		{
-			p.SetState(94)
+			p.SetState(204)
 			p.Match(SDLParserCOUNTER)
 			if p.HasError() {
 				// Recognition error - abort rule
@@ -1699,7 +3523,7 @@ func (p *SDLParser) Strategy() (localctx IStrategyContext) {
 			}
 		}
 		{
-			p.SetState(95)
+			p.SetState(205)
 			p.Match(SDLParserNUMBER)
 			if p.HasError() {
 				// Recognition error - abort rule
@@ -1801,25 +3625,25 @@ func (s *NameContext) ToStringTree(ruleNames []string, recog antlr.Recognizer) s
 
 func (p *SDLParser) Name() (localctx INameContext) {
 	localctx = NewNameContext(p, p.GetParserRuleContext(), p.GetState())
-	p.EnterRule(localctx, 14, SDLParserRULE_name)
-	p.SetState(100)
+	p.EnterRule(localctx, 28, SDLParserRULE_name)
+	p.SetState(210)
 	p.GetErrorHandler().Sync(p)
 	if p.HasError() {
 		goto errorExit
 	}
 
 	switch p.GetTokenStream().LA(1) {
-	case SDLParserENTITY, SDLParserTYPE, SDLParserRELATION, SDLParserEVENT, SDLParserINTERVAL, SDLParserPERFORMER, SDLParserINITIATOR, SDLParserTARGET, SDLParserTRACED, SDLParserSAMPLED, SDLParserTHEN, SDLParserDISABLED, SDLParserON, SDLParserCOUNTER, SDLParserCLOCK, SDLParserIDENT:
+	case SDLParserENTITY, SDLParserTYPE, SDLParserRELATION, SDLParserEVENT, SDLParserINTERVAL, SDLParserPERFORMER, SDLParserINITIATOR, SDLParserTARGET, SDLParserTRACED, SDLParserSAMPLED, SDLParserTHEN, SDLParserDISABLED, SDLParserON, SDLParserCOUNTER, SDLParserCLOCK, SDLParserSENSOR, SDLParserAT, SDLParserFROM, SDLParserTO, SDLParserTRACEPOINT, SDLParserUPROBE, SDLParserURETPROBE, SDLParserKEY, SDLParserWHEN, SDLParserAND, SDLParserIN, SDLParserIDENT:
 		p.EnterOuterAlt(localctx, 1)
 		{
-			p.SetState(98)
+			p.SetState(208)
 			p.TypeName()
 		}
 
 	case SDLParserENUM:
 		p.EnterOuterAlt(localctx, 2)
 		{
-			p.SetState(99)
+			p.SetState(209)
 			p.Match(SDLParserENUM)
 			if p.HasError() {
 				// Recognition error - abort rule
@@ -1871,6 +3695,17 @@ type ITypeNameContext interface {
 	ON() antlr.TerminalNode
 	COUNTER() antlr.TerminalNode
 	CLOCK() antlr.TerminalNode
+	SENSOR() antlr.TerminalNode
+	AT() antlr.TerminalNode
+	FROM() antlr.TerminalNode
+	TO() antlr.TerminalNode
+	TRACEPOINT() antlr.TerminalNode
+	UPROBE() antlr.TerminalNode
+	URETPROBE() antlr.TerminalNode
+	KEY() antlr.TerminalNode
+	WHEN() antlr.TerminalNode
+	AND() antlr.TerminalNode
+	IN() antlr.TerminalNode
 
 	// IsTypeNameContext differentiates from other interfaces.
 	IsTypeNameContext()
@@ -1972,6 +3807,50 @@ func (s *TypeNameContext) CLOCK() antlr.TerminalNode {
 	return s.GetToken(SDLParserCLOCK, 0)
 }
 
+func (s *TypeNameContext) SENSOR() antlr.TerminalNode {
+	return s.GetToken(SDLParserSENSOR, 0)
+}
+
+func (s *TypeNameContext) AT() antlr.TerminalNode {
+	return s.GetToken(SDLParserAT, 0)
+}
+
+func (s *TypeNameContext) FROM() antlr.TerminalNode {
+	return s.GetToken(SDLParserFROM, 0)
+}
+
+func (s *TypeNameContext) TO() antlr.TerminalNode {
+	return s.GetToken(SDLParserTO, 0)
+}
+
+func (s *TypeNameContext) TRACEPOINT() antlr.TerminalNode {
+	return s.GetToken(SDLParserTRACEPOINT, 0)
+}
+
+func (s *TypeNameContext) UPROBE() antlr.TerminalNode {
+	return s.GetToken(SDLParserUPROBE, 0)
+}
+
+func (s *TypeNameContext) URETPROBE() antlr.TerminalNode {
+	return s.GetToken(SDLParserURETPROBE, 0)
+}
+
+func (s *TypeNameContext) KEY() antlr.TerminalNode {
+	return s.GetToken(SDLParserKEY, 0)
+}
+
+func (s *TypeNameContext) WHEN() antlr.TerminalNode {
+	return s.GetToken(SDLParserWHEN, 0)
+}
+
+func (s *TypeNameContext) AND() antlr.TerminalNode {
+	return s.GetToken(SDLParserAND, 0)
+}
+
+func (s *TypeNameContext) IN() antlr.TerminalNode {
+	return s.GetToken(SDLParserIN, 0)
+}
+
 func (s *TypeNameContext) GetRuleContext() antlr.RuleContext {
 	return s
 }
@@ -1982,15 +3861,15 @@ func (s *TypeNameContext) ToStringTree(ruleNames []string, recog antlr.Recognize
 
 func (p *SDLParser) TypeName() (localctx ITypeNameContext) {
 	localctx = NewTypeNameContext(p, p.GetParserRuleContext(), p.GetState())
-	p.EnterRule(localctx, 16, SDLParserRULE_typeName)
+	p.EnterRule(localctx, 30, SDLParserRULE_typeName)
 	var _la int
 
 	p.EnterOuterAlt(localctx, 1)
 	{
-		p.SetState(102)
+		p.SetState(212)
 		_la = p.GetTokenStream().LA(1)
 
-		if !((int64(_la) & ^0x3f) == 0 && ((int64(1)<<_la)&655294) != 0) {
+		if !((int64(_la) & ^0x3f) == 0 && ((int64(1)<<_la)&1342177214) != 0) {
 			p.GetErrorHandler().RecoverInline(p)
 		} else {
 			p.GetErrorHandler().ReportMatch(p)

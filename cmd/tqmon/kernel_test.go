@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tqmon/tqmon/resident/kernel"
+	"github.com/tqmon/tqmon/resident/kernel/kerneltest"
+)
+
+// ourPrograms waits until the kernel's listing of our programs satisfies
+// ok.
+func waitOurPrograms(t *testing.T, what string, ok func([]string) bool) []string {
+	t.Helper()
+	var progs []string
+	waitFor(t, what, 10*time.Second, func() bool {
+		var err error
+		progs, err = kernel.OurPrograms()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok(progs)
+	})
+	return progs
+}
+
+func has(progs []string, name string) bool {
+	for _, p := range progs {
+		if p == name {
+			return true
+		}
+	}
+	return false
+}
+
+// tqmon query --kernel -c: the command's getppid calls, exactly, as CSV.
+func TestKernelQueryCommand(t *testing.T) {
+	kerneltest.Need(t)
+	bin := binary(t)
+	work := kerneltest.BuildC(t, "../../resident/kernel/testdata/workload.c", true)
+	out, err := exec.Command(bin, "query", "--kernel", "--format", "csv", "--stats",
+		"-e", `range of s is Syscall retrieve (s.Name) where s.Process = $target and s.Name = "getppid"`,
+		"-c", "--", work, "1234", "0", filepath.Join(t.TempDir(), "cpu")).Output()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errText(err))
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if lines[0] != "Name,at" || len(lines) != 1235 || lines[1] != "getppid,"+strings.TrimPrefix(lines[1], "getppid,") {
+		t.Errorf("got %d lines, first %q %q", len(lines), lines[0], lines[1])
+	}
+	waitOurPrograms(t, "the query ended", func(p []string) bool { return len(p) == 0 })
+}
+
+func errText(err error) string {
+	if ee, ok := err.(*exec.ExitError); ok {
+		return string(ee.Stderr)
+	}
+	return ""
+}
+
+// Killing tqmon with SIGKILL leaves none of our programs in the kernel:
+// everything it attached goes with its file descriptors.
+func TestKernelKilledLeavesNothing(t *testing.T) {
+	kerneltest.Need(t)
+	bin := binary(t)
+	mon := exec.Command(bin, "query", "--kernel", "--target", strconv.Itoa(os.Getpid()), "--duration", "60s",
+		"-e", `range of s is Syscall retrieve (s.Name) where s.Process = $target`,
+		"-e", `range of r is RunningOn retrieve (r.Thread) where r.Process = $target`)
+	if err := mon.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer mon.Process.Kill()
+	waitOurPrograms(t, "the monitor's programs", func(p []string) bool {
+		return has(p, "tqm_Syscall_0") && has(p, "tqm_RunningOn_0") && has(p, "tqm_fork")
+	})
+	mon.Process.Signal(syscall.SIGKILL)
+	mon.Wait()
+	waitOurPrograms(t, "none of our programs after SIGKILL", func(p []string) bool { return len(p) == 0 })
+}
+
+// The daemon: with no monitor connected nothing is attached; a monitor's
+// query attaches what it needs and gets its results; once it is gone,
+// nothing is attached again.
+func TestKernelResidentDaemon(t *testing.T) {
+	kerneltest.Need(t)
+	bin := binary(t)
+	sock := filepath.Join(t.TempDir(), "k.sock")
+	res := exec.Command(bin, "resident", "--kernel", "--listen", sock)
+	stderr, _ := res.StderrPipe()
+	if err := res.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		res.Process.Signal(os.Interrupt)
+		res.Wait()
+	}()
+	line, _ := bufio.NewReader(stderr).ReadString('\n')
+	if !strings.Contains(line, "serving") {
+		t.Fatalf("resident: %q", line)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if p, _ := kernel.OurPrograms(); len(p) != 0 {
+		t.Fatalf("programs attached with no monitor: %v", p)
+	}
+	// A process that keeps calling getppid, for the monitor to watch.
+	work := kerneltest.BuildC(t, "../../resident/kernel/testdata/workload.c", true)
+	busy := exec.Command(work, "100000000", "0", filepath.Join(t.TempDir(), "cpu"))
+	if err := busy.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { busy.Process.Kill(); busy.Wait() }()
+	out, err := exec.Command(bin, "query", "--connect", sock, "--duration", "300ms", "--format", "csv",
+		"--param", fmt.Sprintf("p=%d", busy.Process.Pid),
+		"-e", `range of s is Syscall retrieve (s.Process, s.Name) where s.Process = $p`).Output()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errText(err))
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	want := fmt.Sprintf("%d,getppid,", busy.Process.Pid)
+	if len(lines) < 100 {
+		t.Errorf("only %d lines", len(lines))
+	}
+	for _, l := range lines[1:] {
+		if !strings.HasPrefix(l, want) {
+			t.Errorf("a row of another process or call: %q", l)
+			break
+		}
+	}
+	waitOurPrograms(t, "nothing attached once the monitor left", func(p []string) bool { return len(p) == 0 })
+}
+
+// Usage errors of the kernel flags, and the built-in description.
+func TestKernelUsage(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"query", "-e", "x", "-c", "--", "ls"}, "-c, --target and --spec go with --kernel"},
+		{[]string{"query", "--kernel", "-e", "x", "-c"}, "-c needs a command after --"},
+		{[]string{"query", "--kernel", "-e", "x", "ls"}, `unexpected argument "ls" (a command to run goes after -c --)`},
+		{[]string{"resident", "--listen", "/tmp/x"}, "resident serves the kernel: give --kernel"},
+		{[]string{"resident", "--kernel", "--listen", "127.0.0.1:7999"}, "a TCP listener needs a shared token: --token"},
+		{[]string{"sensors", "list"}, "give --kernel"},
+	} {
+		code, _, errs := tqmon(t, tt.args...)
+		if code != exitUsage || !strings.Contains(errs, tt.want) {
+			t.Errorf("%v: exit %d, %q; want %q", tt.args, code, errs, tt.want)
+		}
+	}
+	spec := filepath.Join(t.TempDir(), "x.sdl")
+	os.WriteFile(spec, []byte("event relation Syscall(Process: Process performer) traced on performer\n"), 0o644)
+	code, _, errs := tqmon(t, "sensors", "list", "--kernel", "--spec", spec)
+	if want := spec + ":1:16: relation Syscall is already declared (at linux.sdl:"; code != exitUsage || !strings.HasPrefix(errs, want) {
+		t.Errorf("a spec redeclaring Syscall: exit %d, %q; want %q…", code, errs, want)
+	}
+	code, out, _ := tqmon(t, "sensors", "list", "--kernel")
+	if code != 0 || out != kernel.LinuxSDL {
+		t.Errorf("sensors list --kernel: exit %d, %d bytes", code, len(out))
+	}
+	code, out, _ = tqmon(t, "query", "--help")
+	if code != 0 || !strings.Contains(out, "--kernel") || !strings.Contains(out, "-c -- ls /tmp") {
+		t.Errorf("query --help lacks the kernel flags:\n%s", out)
+	}
+}

@@ -1,0 +1,244 @@
+package kernel
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+
+	"github.com/tqmon/tqmon/sensor/bpfgen"
+)
+
+// sensorState is a sensor's enables, summed over sessions, and its
+// programs while attached (r.mu).
+type sensorState struct {
+	s   *bpfgen.Sensor
+	ids map[uint32]int // entity number → sessions' enables
+	all int            // whole-type enables
+	att *attachment
+}
+
+// attachment is a sensor's loaded programs, their links and its maps.
+type attachment struct {
+	tr     *tracker
+	coll   *ebpf.Collection
+	links  []link.Link
+	enable *ebpf.Map
+}
+
+func (a *attachment) close() {
+	for _, l := range a.links {
+		l.Close()
+	}
+	a.coll.Close()
+}
+
+// setFlag changes a sensor's enable count for entity id by delta and
+// attaches or detaches its programs as needed (r.mu).
+func (r *Resident) setFlag(ss *sensorState, id uint32, delta int) error {
+	n := ss.ids[id] + delta
+	if n > 0 {
+		ss.ids[id] = n
+	} else {
+		delete(ss.ids, id)
+	}
+	if err := r.reconcile(ss); err != nil {
+		// Undo: the command changes nothing.
+		if n-delta > 0 {
+			ss.ids[id] = n - delta
+		} else {
+			delete(ss.ids, id)
+		}
+		return err
+	}
+	if ss.att != nil {
+		if err := writeFlag(ss, id); err != nil {
+			return err
+		}
+		return r.tr.writeAll(ss)
+	}
+	return nil
+}
+
+// writeFlag sets entity id's counter in the kernel's enable map.
+func writeFlag(ss *sensorState, id uint32) error {
+	if n := ss.ids[id]; n > 0 {
+		if err := ss.att.enable.Put(id, uint64(n)); err != nil {
+			return fmt.Errorf("%s: enabling %s %d: %w", ss.s.Rel.Name, ss.s.FlagType, id, err)
+		}
+		return nil
+	}
+	if err := ss.att.enable.Delete(id); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+		return fmt.Errorf("%s: disabling %s %d: %w", ss.s.Rel.Name, ss.s.FlagType, id, err)
+	}
+	return nil
+}
+
+// setAll changes a sensor's whole-type enable count (r.mu).
+func (r *Resident) setAll(ss *sensorState, delta int) error {
+	ss.all += delta
+	if err := r.reconcile(ss); err != nil {
+		ss.all -= delta
+		return err
+	}
+	if r.tr != nil {
+		return r.tr.writeAll(ss)
+	}
+	return nil
+}
+
+// reconcile attaches a sensor that has some enable and detaches one that
+// has none (r.mu).
+func (r *Resident) reconcile(ss *sensorState) error {
+	want := ss.all > 0 || len(ss.ids) > 0
+	switch {
+	case want && ss.att == nil:
+		if r.tr == nil {
+			return errors.New("no session is tracking")
+		}
+		att, err := r.tr.attach(ss.s)
+		if err != nil {
+			return err
+		}
+		ss.att = att
+		for id := range ss.ids {
+			if err := writeFlag(ss, id); err != nil {
+				att.close()
+				ss.att = nil
+				return err
+			}
+		}
+		if err := r.tr.writeAll(ss); err != nil {
+			att.close()
+			ss.att = nil
+			return err
+		}
+	case !want && ss.att != nil:
+		ss.att.close()
+		ss.att = nil
+		if r.tr != nil {
+			r.tr.writeAll(ss)
+			r.tr.forget(ss.s.ID)
+		}
+	}
+	return nil
+}
+
+// load loads programs (with the sensor's own maps and the tracker's
+// shared ones) and attaches them. A program the verifier rejects is
+// reported at the spec place of the instruction it stopped at.
+func (t *tracker) load(progs []*bpfgen.Program, own map[string]*ebpf.MapSpec) (*attachment, error) {
+	cs := &ebpf.CollectionSpec{Maps: map[string]*ebpf.MapSpec{}, Programs: map[string]*ebpf.ProgramSpec{}}
+	for n, m := range t.specs {
+		cs.Maps[n] = m
+	}
+	for n, m := range own {
+		cs.Maps[n] = m
+	}
+	for _, p := range progs {
+		cs.Programs[p.Name] = p.Spec
+	}
+	coll, err := ebpf.NewCollectionWithOptions(cs, ebpf.CollectionOptions{MapReplacements: t.maps})
+	if err != nil {
+		return nil, loadError(progs, err)
+	}
+	att := &attachment{tr: t, coll: coll, enable: coll.Maps[bpfgen.MapEnable]}
+	for _, p := range progs {
+		links, err := attachProgram(coll.Programs[p.Name], p.Attach)
+		att.links = append(att.links, links...)
+		if err != nil {
+			att.close()
+			src := p.Source[0]
+			return nil, fmt.Errorf("%s:%s: attaching %s to %s: %w", src.File, src.Pos, p.Name, p.Attach, err)
+		}
+	}
+	return att, nil
+}
+
+func (t *tracker) attach(s *bpfgen.Sensor) (*attachment, error) {
+	return t.load(s.Programs(), s.Maps)
+}
+
+func attachProgram(prog *ebpf.Program, at bpfgen.Attach) ([]link.Link, error) {
+	switch at.Kind {
+	case bpfgen.AttachTracepoint:
+		l, err := link.AttachTracing(link.TracingOptions{Program: prog, AttachType: ebpf.AttachTraceRawTp})
+		if err != nil {
+			return nil, err
+		}
+		return []link.Link{l}, nil
+	case bpfgen.AttachUprobe, bpfgen.AttachUretprobe:
+		ex, err := link.OpenExecutable(at.Path)
+		if err != nil {
+			return nil, err
+		}
+		if at.Kind == bpfgen.AttachUretprobe {
+			l, err := ex.Uretprobe(at.Symbol, prog, nil)
+			if err != nil {
+				return nil, err
+			}
+			return []link.Link{l}, nil
+		}
+		var links []link.Link
+		for _, off := range at.Offsets {
+			l, err := ex.Uprobe(at.Symbol, prog, &link.UprobeOptions{Offset: off})
+			if err != nil {
+				return links, err
+			}
+			links = append(links, l)
+		}
+		return links, nil
+	}
+	return nil, fmt.Errorf("unknown attach kind %d", at.Kind)
+}
+
+var verifierInsn = regexp.MustCompile(`^(\d+): \(`)
+
+// loadError places a load failure: for a verifier rejection, at the spec
+// place of the last instruction the verifier reached.
+func loadError(progs []*bpfgen.Program, err error) error {
+	var ve *ebpf.VerifierError
+	if !errors.As(err, &ve) {
+		return err
+	}
+	var p *bpfgen.Program
+	for _, x := range progs {
+		if strings.Contains(err.Error(), "program "+x.Name+":") {
+			p = x
+		}
+	}
+	if p == nil || len(p.Source) == 0 {
+		return err
+	}
+	// The last instruction line, and the complaint after it.
+	insn, last := -1, ""
+	for i := len(ve.Log) - 1; i >= 0; i-- {
+		m := verifierInsn.FindStringSubmatch(strings.TrimSpace(ve.Log[i]))
+		if m == nil {
+			continue
+		}
+		insn, _ = strconv.Atoi(m[1])
+		for _, l := range ve.Log[i+1:] {
+			l = strings.TrimSpace(l)
+			if l != "" && !strings.HasPrefix(l, "processed ") && !strings.HasPrefix(l, "verification time") {
+				last = l
+				break
+			}
+		}
+		break
+	}
+	if last == "" && len(ve.Log) > 0 {
+		last = strings.TrimSpace(ve.Log[len(ve.Log)-1])
+	}
+	src := p.Source[0]
+	for _, s := range p.Source {
+		if s.Off <= insn {
+			src = s
+		}
+	}
+	return fmt.Errorf("%s:%s: the kernel's verifier rejected %s (%s) at instruction %d: %s", src.File, src.Pos, p.Name, src.What, insn, last)
+}

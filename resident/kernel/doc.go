@@ -1,0 +1,63 @@
+// Package kernel is the kernel resident: the Linux kernel of this machine
+// as a subject system, its sensors eBPF programs (see sensor/bpfgen)
+// generated from the built-in description linux.sdl and any extensions
+// (uprobe sensors of user programs). It speaks the resident protocol
+// (resident/wire) like the Go resident: in process through Local, or as
+// a daemon through Sessions and resident/transport.
+//
+// Unlike package resident, which sits inside subject programs and
+// depends on nothing above it, this resident compiles its own
+// description: it imports grammar/sdl, sensor and sensor/bpfgen (and
+// algebra for the catalog), never remote, rewrite or the interpreter.
+//
+// # Life cycle
+//
+// New compiles the description and checks that kernel sensors can run
+// (root, BPF, BTF, x86-64; else ErrUnavailable) — and attaches nothing.
+// The first session (Open, Local) starts the tracking: the shared maps
+// and ring buffers, the process and thread programs (sched_process_fork,
+// exec, exit), the processes and threads already running (read from
+// /proc), the processors (sysfs), and the drain. A sensor's programs are
+// loaded and attached on its first enable (CEnable for an entity, or
+// CEnableAll) and detached on its last disable: a sensor with no enabled
+// entity costs nothing. When the last session ends (Close, CBye, lease
+// expiry) everything is detached; Resident.Close does the same for all
+// sessions after a last drain. Everything attached is held by file
+// descriptors (BPF links), never pinned: a resident killed with SIGKILL
+// leaves nothing behind.
+//
+// # Enables
+//
+// Enables are counted per (sensor, entity ID) over sessions and written
+// to the sensor's enable map in the kernel (ID → count); whole-type
+// enables to a flag programs read with one load. A program tests its flag
+// holder there before making any packet. Entity IDs are what users see:
+// a Process's pid (thread group ID), a Thread's ID, a Processor's number.
+// An enable names an ID, so — as in the Go resident — it also covers a
+// later process that reuses the pid (rare: pids are reused only after
+// wrapping around pid_max). The resident does not evaluate triggers (its
+// Hello does not advertise wire.CapTriggers): the remote widens the
+// sensors a join restricts instead.
+//
+// # Packets and time
+//
+// Programs stamp packets with the kernel's CLOCK_MONOTONIC, the clock the
+// Hello's MonoBase maps to the global clock. Every millisecond the drain
+// reads the clock (D0), then everything committed in the entity ring and
+// the packet ring (programs read the clock after reserving their record,
+// so a record not yet read has a time ≥ D0), applies the records stamped
+// before D0 in time order — entity records update the entity table,
+// packets resolve their entity numbers to entities and go to the sessions
+// that enable their flag holder — and gives each session its packets
+// with watermark D0 − 1, and the kernel's per-CPU counts of packets
+// wanted and dropped (delivered + dropped = wanted).
+//
+// # Identity
+//
+// Entities have keys for the resident's life: a process and a later one
+// with the same pid are two entities with one ID, their Process tuples
+// one after the other. Packets that come after an entity's end (a
+// thread's last context switch follows its exit) name the entity that
+// ended. Intervals pair their begin and end by task (its address), which
+// unlike a thread ID survives an exec from a non-leader thread.
+package kernel

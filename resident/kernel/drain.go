@@ -1,0 +1,312 @@
+package kernel
+
+import (
+	"fmt"
+	"math/bits"
+	"slices"
+
+	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/resident/wire"
+	"github.com/tqmon/tqmon/sensor/bpfgen"
+)
+
+// The drain, every millisecond while some session is open:
+//
+//  1. read the monotonic clock (D0), then every record committed in both
+//     rings (entity records and sensor packets) — programs read the clock
+//     after reserving their record, so a record not read now was reserved
+//     after the ring's producer position was read, after D0: its time is
+//     ≥ D0;
+//  2. in time order, apply the records stamped before D0 (entity records
+//     update the entity table and become entity relation packets for
+//     every session; sensor records become packets for the sessions that
+//     enable their flag holder) and keep the others for a later round;
+//  3. hand each session its packets with watermark D0 − 1 and the
+//     kernel's cumulative counts of packets wanted and dropped.
+
+func (t *tracker) read() {
+	t.entRing.drain(func(b []byte) {
+		t.pending = append(t.pending, record{ts: int64(le.Uint64(b)), entity: true, b: slices.Clone(b)})
+	})
+	t.events.drain(func(b []byte) {
+		if len(b) < bpfgen.EventHeader {
+			t.bad++
+			return
+		}
+		if id := int(le.Uint16(b[bpfgen.OffSensor:])); id < len(t.delivered) {
+			t.delivered[id].Add(1)
+		}
+		t.pending = append(t.pending, record{ts: int64(le.Uint64(b)), b: slices.Clone(b)})
+	})
+}
+
+func (t *tracker) round(final bool) {
+	r := t.r
+	d0 := monoNow()
+	t.read()
+	slices.SortStableFunc(t.pending, func(a, b record) int {
+		switch {
+		case a.ts < b.ts:
+			return -1
+		case a.ts > b.ts:
+			return 1
+		case a.entity != b.entity: // a task's creation before its packets
+			if a.entity {
+				return -1
+			}
+			return 1
+		}
+		return 0
+	})
+	w := d0 - 1
+	cut := len(t.pending)
+	if !final {
+		cut, _ = slices.BinarySearchFunc(t.pending, w+1, func(x record, ts int64) int {
+			switch {
+			case x.ts < ts:
+				return -1
+			case x.ts > ts:
+				return 1
+			}
+			return 0
+		})
+		for cut < len(t.pending) && t.pending[cut].ts <= w {
+			cut++
+		}
+	}
+	r.mu.Lock()
+	for i := range t.pending[:cut] {
+		rec := &t.pending[i]
+		if rec.ts <= t.lastW {
+			// Stamped before a watermark already sent (a clock read
+			// reordered around the reservation): keep the promise.
+			rec.ts = t.lastW + 1
+			t.late++
+		}
+		if rec.entity {
+			t.ents.record(rec.b, rec.ts, &t.out)
+		} else {
+			t.packet(rec.b, rec.ts, &t.out)
+		}
+	}
+	if final && cut > 0 {
+		w = max(w, t.pending[cut-1].ts)
+	}
+	w = max(w, t.lastW)
+	rest := copy(t.pending, t.pending[cut:])
+	clear(t.pending[rest:])
+	t.pending = t.pending[:rest]
+	t.lastW = w
+	if t.rounds++; t.rounds%1000 == 0 {
+		t.ents.prune(w)
+	}
+	counts := t.counts()
+	now := monoNow()
+	var expired []*Session
+	for i, s := range r.sessions {
+		if s == nil {
+			continue
+		}
+		s.deliver(t.out.pk[i], t.out.defs[i], w, counts)
+		t.out.pk[i], t.out.defs[i] = nil, nil
+		if !final && now > s.expiry.Load() && s.expiring.CompareAndSwap(false, true) {
+			expired = append(expired, s)
+		}
+	}
+	for k := range t.rearm {
+		if ss := r.sensors[k.sensor]; ss != nil && ss.att != nil && ss.att.tr == t {
+			writeFlag(ss, k.id)
+		}
+		delete(t.rearm, k)
+	}
+	r.mu.Unlock()
+	for _, s := range expired {
+		go s.closeWith(ErrLeaseExpired)
+	}
+}
+
+// sendAll sends an entity packet to every session (r.mu).
+func (t *tracker) sendAll(out *roundOut, p wire.Packet, ents []*entity) {
+	if out == nil {
+		return
+	}
+	var mask uint64
+	for i, s := range t.r.sessions {
+		if s != nil {
+			mask |= 1 << i
+		}
+	}
+	t.send(out, mask, p, ents)
+}
+
+// send sends a packet to the sessions in mask, with the definitions of
+// the entities it names that a session lacks (r.mu).
+func (t *tracker) send(out *roundOut, mask uint64, p wire.Packet, ents []*entity) {
+	for m := mask; m != 0; m &= m - 1 {
+		i := bits.TrailingZeros64(m)
+		s := t.r.sessions[i]
+		if s == nil {
+			continue
+		}
+		for _, e := range ents {
+			if !s.defined[e.key] {
+				s.defined[e.key] = true
+				out.defs[i] = append(out.defs[i], e.def())
+			}
+		}
+		out.pk[i] = append(out.pk[i], p)
+	}
+}
+
+// route returns the sessions that enable sensor id for entity num.
+func (t *tracker) route(sensor int, num uint32) uint64 {
+	var mask uint64
+	for i, s := range t.r.sessions {
+		if s != nil && s.holds(sensor, num) {
+			mask |= 1 << i
+		}
+	}
+	return mask
+}
+
+// packet turns a sensor record into packets for the sessions that want
+// it (r.mu).
+func (t *tracker) packet(b []byte, ts int64, out *roundOut) {
+	r := t.r
+	sid := int(le.Uint16(b[bpfgen.OffSensor:]))
+	kind := bpfgen.Kind(b[bpfgen.OffKind])
+	bi := int(b[bpfgen.OffBinding])
+	if sid >= len(r.sensors) || r.sensors[sid] == nil || bi >= len(r.sensors[sid].s.Bindings) {
+		t.bad++
+		return
+	}
+	ss := r.sensors[sid]
+	bd := ss.s.Bindings[bi]
+	if kind == bpfgen.KindEnd {
+		if len(b) < bpfgen.IntervalHeader {
+			t.bad++
+			return
+		}
+		k := beginKey{uint16(sid), uint8(bi), le.Uint64(b[bpfgen.OffKey:]), le.Uint64(b[bpfgen.OffKey+8:])}
+		bt := t.begun[k]
+		if bt == nil {
+			return
+		}
+		delete(t.begun, k)
+		t.send(out, bt.mask, wire.Packet{TS: ts, Sensor: uint16(sid), Kind: wire.PEnd, Tuple: bt.tuple, Begin: bt.begin, Vals: bt.vals}, bt.ents)
+		return
+	}
+	if len(b) < bd.Layout.Size {
+		t.bad++
+		return
+	}
+	vals, ents, flag := t.decode(ss, bd, b, ts, out)
+	if ss.s.Decrement {
+		t.rearm[flagKey{sid, flag}] = true
+	}
+	mask := t.route(sid, flag)
+	if mask == 0 {
+		return
+	}
+	p := wire.Packet{TS: ts, Sensor: uint16(sid), Vals: vals}
+	switch kind {
+	case bpfgen.KindEvent:
+		p.Kind = wire.PEvent
+	case bpfgen.KindBegin:
+		p.Kind, p.Tuple, p.Begin = wire.PBegin, t.tupleID(), ts
+		k := beginKey{uint16(sid), uint8(bi), le.Uint64(b[bpfgen.OffKey:]), le.Uint64(b[bpfgen.OffKey+8:])}
+		t.begun[k] = &begunTuple{tuple: p.Tuple, begin: ts, vals: vals, ents: ents, mask: mask}
+	case bpfgen.KindWhole:
+		p.Kind, p.Tuple, p.Begin = wire.PWhole, t.tupleID(), int64(le.Uint64(b[bpfgen.OffBegin:]))
+		if p.Begin >= ts {
+			p.Begin = ts - 1
+		}
+	default:
+		t.bad++
+		return
+	}
+	t.send(out, mask, p, ents)
+}
+
+// decode reads a record's values; it returns the entities they name and
+// the flag holder's number.
+func (t *tracker) decode(ss *sensorState, bd *bpfgen.Binding, b []byte, ts int64, out *roundOut) ([]wire.Value, []*entity, uint32) {
+	rel := ss.s.Rel
+	vals := make([]wire.Value, len(rel.Attrs))
+	var ents []*entity
+	var flag uint32
+	for i, sl := range bd.Layout.Slots {
+		raw := b[sl.Off : sl.Off+sl.Size]
+		if sl.Str {
+			vals[i] = wire.Value{Kind: wire.VString, S: cstring(raw)}
+			continue
+		}
+		n := le.Uint64(raw)
+		a := rel.Attrs[i]
+		switch {
+		case sl.Entity != "":
+			typ := typeProcess
+			switch sl.Entity {
+			case "Thread":
+				typ = typeThread
+			case "Processor":
+				typ = typeProcessor
+			}
+			e := t.ents.lookup(typ, uint32(n), ts, out)
+			ents = append(ents, e)
+			if e.proc != nil {
+				ents = append(ents, e.proc)
+			}
+			vals[i] = wire.Value{Kind: wire.VEntity, N: e.key}
+		case sl.Decode == bpfgen.DecodeSyscall:
+			name, ok := syscallNames[n]
+			if !ok {
+				name = fmt.Sprintf("syscall_%d", n)
+			}
+			vals[i] = wire.Value{Kind: wire.VString, S: name}
+		case sl.Decode == bpfgen.DecodeTaskState:
+			vals[i] = wire.Value{Kind: wire.VEnum, N: uint64(max(a.Type.Enum.Ordinal(taskState(n)), 0))}
+		default:
+			vals[i] = wire.Value{Kind: valueKind(a.Type.Kind), N: n}
+			if a.Type.Kind == algebra.KindBool && n != 0 {
+				vals[i].N = 1
+			}
+			if a.Type.Kind == algebra.KindEnum && n >= uint64(len(a.Type.Enum.Members)) {
+				vals[i].N = uint64(len(a.Type.Enum.Members) - 1)
+			}
+		}
+		if i == ss.s.Flag {
+			flag = uint32(n)
+		}
+	}
+	return vals, ents, flag
+}
+
+func valueKind(k algebra.Kind) wire.ValueKind {
+	switch k {
+	case algebra.KindBool:
+		return wire.VBool
+	case algebra.KindTime:
+		return wire.VTime
+	case algebra.KindDuration:
+		return wire.VDuration
+	case algebra.KindEnum:
+		return wire.VEnum
+	}
+	return wire.VInt
+}
+
+// taskState names a sched_switch prev_state (see bpfgen.TaskStates).
+func taskState(s uint64) string {
+	switch {
+	case s == 0:
+		return "Preempted"
+	case s&0x400 != 0 && s&2 != 0: // TASK_IDLE = TASK_UNINTERRUPTIBLE | TASK_NOLOAD
+		return "Idle"
+	case s&1 != 0:
+		return "Sleeping"
+	case s&2 != 0:
+		return "Blocked"
+	}
+	return "Other"
+}

@@ -1,0 +1,319 @@
+package kernel
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/rlimit"
+	"golang.org/x/sys/unix"
+
+	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/grammar/sdl"
+	"github.com/tqmon/tqmon/grammar/source"
+	"github.com/tqmon/tqmon/resident/wire"
+	"github.com/tqmon/tqmon/sensor"
+	"github.com/tqmon/tqmon/sensor/bpfgen"
+)
+
+// LinuxSDL is the built-in description of the kernel's sensors.
+//
+//go:embed linux.sdl
+var LinuxSDL string
+
+// LinuxSDLName is its file name in diagnostics.
+const LinuxSDLName = "linux.sdl"
+
+// Source is a sensor description given as text: extensions of
+// linux.sdl (uprobe sensors of user programs).
+type Source struct {
+	Name, Text string
+}
+
+// Options configure a kernel resident.
+type Options struct {
+	// Name is announced in the handshake (default "kernel@HOSTNAME").
+	Name string
+	// Specs extend linux.sdl: further relations and their bindings
+	// (typically uprobes), in the same language.
+	Specs []Source
+	// RingBytes is the size of the packet ring buffer (a power of two,
+	// at least a page; default 8 MiB). EntityRingBytes sizes the ring of
+	// process and thread records (default 2 MiB).
+	RingBytes       int
+	EntityRingBytes int
+	// Logf reports what goes wrong outside any command (default: nothing).
+	Logf func(format string, args ...any)
+}
+
+// ErrUnavailable: the kernel sensors cannot run here (not root, no BPF,
+// no BTF, not x86-64). Tests skip on it.
+var ErrUnavailable = errors.New("kernel sensors are unavailable")
+
+// Resident is the kernel resident monitor: it compiles linux.sdl (and
+// the extensions) into eBPF programs, attaches a sensor's programs only
+// while some session enables it for some entity, keeps the enable maps
+// from the sessions' commands, tracks processes, threads and processors,
+// drains the ring buffers every millisecond and serves the sessions of
+// remote monitors — in process (Local) or through a transport (Sessions).
+type Resident struct {
+	opts    Options
+	text    string // the description announced: linux.sdl and the extensions
+	cat     *algebra.Catalog
+	spec    *bpfgen.Spec
+	hello   *wire.Hello
+	ent     [3]int // the entity relations' sensor IDs: Process, Thread, Processor
+	sensors []*sensorState
+
+	mu       sync.Mutex
+	closed   bool
+	sessions [maxSessions]*Session
+	tr       *tracker // while some session is open
+}
+
+// maxSessions bounds the sessions served at once.
+const maxSessions = 64
+
+// entity type IDs (linux.sdl declares them first, in this order).
+const (
+	typeProcess = iota
+	typeThread
+	typeProcessor
+)
+
+// New compiles the description and checks that kernel sensors can run;
+// it attaches nothing (that waits for a session's enables). Errors in
+// the description are positioned (file:line:col); an unusable system
+// gives an error wrapping ErrUnavailable.
+func New(opts Options) (*Resident, error) {
+	if opts.RingBytes == 0 {
+		opts.RingBytes = 8 << 20
+	}
+	if opts.EntityRingBytes == 0 {
+		opts.EntityRingBytes = 2 << 20
+	}
+	for _, n := range []int{opts.RingBytes, opts.EntityRingBytes} {
+		if n < os.Getpagesize() || n&(n-1) != 0 {
+			return nil, fmt.Errorf("ring buffer size %d: want a power of two of at least %d bytes", n, os.Getpagesize())
+		}
+	}
+	if opts.Name == "" {
+		host, _ := os.Hostname()
+		opts.Name = "kernel@" + host
+	}
+	if opts.Logf == nil {
+		opts.Logf = func(string, ...any) {}
+	}
+	if err := Available(); err != nil {
+		return nil, err
+	}
+	d, err := Describe(opts.Specs)
+	if err != nil {
+		return nil, err
+	}
+	text, cat, spec := d.SDL, d.Catalog, d.Spec
+	r := &Resident{opts: opts, text: text, cat: cat, spec: spec}
+	for i, t := range bpfgen.EntityTypes {
+		if cat.EntityTypes[i] != t {
+			return nil, fmt.Errorf("%s: the entity types must be declared first, as Process, Thread, Processor", LinuxSDLName)
+		}
+		rel := cat.EntityRelation(t)
+		r.ent[i] = slices.Index(cat.Relations, rel)
+	}
+	r.sensors = make([]*sensorState, len(cat.Relations))
+	for _, s := range spec.Sensors {
+		r.sensors[s.ID] = &sensorState{s: s, ids: map[uint32]int{}}
+	}
+	mono, wall := clocks()
+	r.hello = &wire.Hello{
+		Version:  wire.Version,
+		Name:     opts.Name,
+		SDL:      text,
+		Types:    append([]string(nil), cat.EntityTypes...),
+		MonoBase: mono,
+		WallBase: wall,
+		Period:   cat.ClockPeriod,
+		// No wire.CapTriggers: the remote widens join restrictions.
+	}
+	for _, rel := range cat.Relations {
+		r.hello.Sensors = append(r.hello.Sensors, rel.Name)
+	}
+	return r, nil
+}
+
+// Description is linux.sdl with extensions, compiled: what a kernel
+// resident announces and the programs it would load.
+type Description struct {
+	// SDL is the text announced: linux.sdl, then each extension.
+	SDL     string
+	Catalog *algebra.Catalog
+	Spec    *bpfgen.Spec
+}
+
+// Describe compiles linux.sdl and the extensions against the running
+// kernel's BTF (readable without root) and the executables uprobes name,
+// without loading anything.
+func Describe(specs []Source) (*Description, error) { return describe(specs, &system{}) }
+
+func describe(specs []Source, k bpfgen.Kernel) (*Description, error) {
+	files, text, err := parseDescription(specs)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkNames(files); err != nil {
+		return nil, err
+	}
+	merged := &sdl.File{Name: files[len(files)-1].Name}
+	for _, f := range files {
+		merged.Stmts = append(merged.Stmts, f.Stmts...)
+	}
+	cat, err := sensor.Compile(merged)
+	if err != nil {
+		return nil, err
+	}
+	spec, err := bpfgen.Compile(cat, files, k)
+	if err != nil {
+		return nil, err
+	}
+	return &Description{SDL: text, Catalog: cat, Spec: spec}, nil
+}
+
+// checkNames reports, in the extension that does it, an entity type or a
+// relation declared again (the description is compiled as one file,
+// whose errors could not say which file came first).
+func checkNames(files []*sdl.File) error {
+	var errs source.ErrorList
+	first := map[string]string{} // name → "file:line:col"
+	note := func(f *sdl.File, id *sdl.Ident, what string) {
+		key := what + " " + id.Name
+		if at, dup := first[key]; dup {
+			errs.Add(f.Name, id.At, "%s %s is already declared (at %s)", what, id.Name, at)
+			return
+		}
+		first[key] = fmt.Sprintf("%s:%s", f.Name, id.At)
+	}
+	for _, f := range files {
+		for _, st := range f.Stmts {
+			switch d := st.(type) {
+			case *sdl.EntityTypeDecl:
+				for _, n := range d.Names {
+					note(f, n, "entity type")
+				}
+			case *sdl.RelationDecl:
+				note(f, d.Name, "relation")
+			}
+		}
+	}
+	errs.Sort()
+	return errs.Err()
+}
+
+// parseDescription parses linux.sdl and the extensions; the announced
+// text is their concatenation.
+func parseDescription(extra []Source) ([]*sdl.File, string, error) {
+	all := append([]Source{{Name: LinuxSDLName, Text: LinuxSDL}}, extra...)
+	var files []*sdl.File
+	var b strings.Builder
+	for _, s := range all {
+		f, err := sdl.Parse(s.Name, s.Text)
+		if err != nil {
+			return nil, "", err
+		}
+		files = append(files, f)
+		if b.Len() > 0 {
+			fmt.Fprintf(&b, "\n-- from %s\n", s.Name)
+		}
+		b.WriteString(s.Text)
+	}
+	return files, b.String(), nil
+}
+
+// Available reports why kernel sensors cannot run here (an error wrapping
+// ErrUnavailable), or nil.
+func Available() error {
+	if runtime.GOARCH != "amd64" {
+		return fmt.Errorf("%w: they are built for x86-64, not %s", ErrUnavailable, runtime.GOARCH)
+	}
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("%w: loading eBPF programs needs root", ErrUnavailable)
+	}
+	if _, err := os.Stat("/sys/kernel/btf/vmlinux"); err != nil {
+		return fmt.Errorf("%w: the kernel has no BTF (/sys/kernel/btf/vmlinux): %v", ErrUnavailable, err)
+	}
+	// Memory for BPF is accounted by cgroup on recent kernels: a failure
+	// to lift RLIMIT_MEMLOCK is not fatal.
+	_ = rlimit.RemoveMemlock()
+	m, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.RingBuf, MaxEntries: uint32(os.Getpagesize())})
+	if err != nil {
+		return fmt.Errorf("%w: cannot create a BPF ring buffer: %v", ErrUnavailable, err)
+	}
+	m.Close()
+	return nil
+}
+
+// clocks reads the monotonic clock (the one BPF's ktime is) and the wall
+// clock, as close together as possible.
+func clocks() (mono, wall int64) {
+	var ts unix.Timespec
+	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	wall = time.Now().UnixNano()
+	return ts.Nano(), wall
+}
+
+func monoNow() int64 {
+	var ts unix.Timespec
+	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	return ts.Nano()
+}
+
+// Hello returns the handshake.
+func (r *Resident) Hello() *wire.Hello {
+	h := *r.hello
+	h.Types = slices.Clone(h.Types)
+	h.Sensors = slices.Clone(h.Sensors)
+	return &h
+}
+
+// Catalog returns the catalog of the resident's description.
+func (r *Resident) Catalog() *algebra.Catalog { return r.cat }
+
+// SDL returns the description the resident announces.
+func (r *Resident) SDL() string { return r.text }
+
+// Spec returns the generated programs.
+func (r *Resident) Spec() *bpfgen.Spec { return r.spec }
+
+// Close ends every session (each gets what the rings still hold in a
+// last batch, then ErrClosed) and detaches everything. It is idempotent.
+func (r *Resident) Close() {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return
+	}
+	r.closed = true
+	tr := r.tr
+	r.mu.Unlock()
+	if tr != nil {
+		tr.stopDrain(true)
+	}
+	r.mu.Lock()
+	for _, s := range r.sessions {
+		if s != nil {
+			r.dropSessionLocked(s, ErrClosed, true)
+		}
+	}
+	tr = r.tr
+	r.tr = nil
+	r.mu.Unlock()
+	if tr != nil {
+		tr.teardown()
+	}
+}

@@ -1,0 +1,97 @@
+package kernel
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"runtime"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/cilium/ebpf"
+	"golang.org/x/sys/unix"
+)
+
+// ring reads a BPF ring buffer through its mapped pages: the consumer
+// position page (read-write), then the producer position page and the
+// data pages, mapped twice in a row so that a record wrapping around the
+// end reads as one piece (read-only).
+type ring struct {
+	cons, prod []byte
+	data       []byte
+	mask       uint64
+}
+
+// Ring record header bits (kernel/bpf/ringbuf.c).
+const (
+	ringBusy    = 1 << 31
+	ringDiscard = 1 << 30
+	ringHdrSize = 8
+)
+
+func openRing(m *ebpf.Map) (*ring, error) {
+	page := os.Getpagesize()
+	size := int(m.MaxEntries())
+	cons, err := unix.Mmap(m.FD(), 0, page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("mapping a ring buffer's consumer page: %w", err)
+	}
+	prod, err := unix.Mmap(m.FD(), int64(page), page+2*size, unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		unix.Munmap(cons)
+		return nil, fmt.Errorf("mapping a ring buffer's data: %w", err)
+	}
+	return &ring{cons: cons, prod: prod, data: prod[page:], mask: uint64(size - 1)}, nil
+}
+
+func (r *ring) close() {
+	if r.cons != nil {
+		unix.Munmap(r.cons)
+		unix.Munmap(r.prod)
+		r.cons, r.prod, r.data = nil, nil, nil
+	}
+}
+
+func (r *ring) consPos() *uint64 { return (*uint64)(unsafe.Pointer(&r.cons[0])) }
+func (r *ring) prodPos() *uint64 { return (*uint64)(unsafe.Pointer(&r.prod[0])) }
+
+// busyWait bounds how long drain waits for a record a program is still
+// writing (programs write a record in microseconds).
+const busyWait = 10 * time.Millisecond
+
+// drain passes every record committed up to the producer position read on
+// entry to f (the bytes are valid only during the call) and frees their
+// room. A record still being written is waited for (briefly: see
+// busyWait), so that every record reserved before the call is seen. It
+// returns the number of records read.
+func (r *ring) drain(f func([]byte)) int {
+	prod := atomic.LoadUint64(r.prodPos())
+	cons := atomic.LoadUint64(r.consPos())
+	n := 0
+	var waitStart time.Time
+	for cons < prod {
+		hdr := atomic.LoadUint32((*uint32)(unsafe.Pointer(&r.data[cons&r.mask])))
+		if hdr&ringBusy != 0 {
+			if waitStart.IsZero() {
+				waitStart = time.Now()
+			} else if time.Since(waitStart) > busyWait {
+				break
+			}
+			runtime.Gosched()
+			continue
+		}
+		waitStart = time.Time{}
+		size := uint64(hdr &^ (ringBusy | ringDiscard))
+		start := (cons + ringHdrSize) & r.mask
+		if hdr&ringDiscard == 0 {
+			f(r.data[start : start+size])
+			n++
+		}
+		cons += (ringHdrSize + size + 7) &^ 7
+		atomic.StoreUint64(r.consPos(), cons)
+	}
+	return n
+}
+
+var le = binary.LittleEndian

@@ -1,0 +1,234 @@
+package kernel
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/cilium/ebpf"
+
+	"github.com/tqmon/tqmon/resident/wire"
+	"github.com/tqmon/tqmon/sensor/bpfgen"
+)
+
+// tracker is what runs while some session is open: the shared maps and
+// ring buffers, the entity programs, the entity table, and the drain
+// goroutine.
+type tracker struct {
+	r      *Resident
+	specs  map[string]*ebpf.MapSpec
+	maps   map[string]*ebpf.Map
+	events *ring
+	ents   *entities
+	entAtt *attachment
+	flags  []bpfgen.Flags // per relation, as written to the allflags map
+
+	stop  chan struct{}
+	done  chan struct{}
+	final bool
+
+	// The drain's state (drain goroutine; what sessions see under r.mu).
+	entRing   *ring
+	pending   []record
+	lastW     int64
+	begun     map[beginKey]*begunTuple
+	tuples    uint64
+	rearm     map[flagKey]bool
+	delivered []atomic.Uint64 // per relation: records read from the ring
+	rounds    uint64
+	late      uint64 // records stamped at or before a watermark already sent
+	bad       uint64 // records that did not decode
+	out       roundOut
+}
+
+// record is a ring record awaiting its turn (time order).
+type record struct {
+	ts     int64
+	entity bool
+	b      []byte
+}
+
+// beginKey identifies an interval in progress.
+type beginKey struct {
+	sensor  uint16
+	binding uint8
+	k0, k1  uint64
+}
+
+// begunTuple is an interval whose begin went to some sessions.
+type begunTuple struct {
+	tuple uint64
+	begin int64
+	vals  []wire.Value
+	ents  []*entity
+	mask  uint64
+}
+
+// roundOut collects a round's packets per session.
+type roundOut struct {
+	pk   [maxSessions][]wire.Packet
+	defs [maxSessions][]wire.EntityDef
+}
+
+// startTracking creates the shared maps, attaches the entity programs,
+// reads the processes and threads already running from /proc and starts
+// the drain (r.mu held).
+func (r *Resident) startTracking() (*tracker, error) {
+	t := &tracker{r: r, specs: r.spec.SharedMaps(r.opts.RingBytes, r.opts.EntityRingBytes), maps: map[string]*ebpf.Map{},
+		stop: make(chan struct{}), done: make(chan struct{}), begun: map[beginKey]*begunTuple{},
+		rearm: map[flagKey]bool{}, delivered: make([]atomic.Uint64, len(r.cat.Relations)),
+		flags: make([]bpfgen.Flags, max(r.spec.Relations, 1))}
+	fail := func(err error) (*tracker, error) {
+		t.teardown()
+		return nil, err
+	}
+	for name, ms := range t.specs {
+		m, err := ebpf.NewMap(ms)
+		if err != nil {
+			return fail(fmt.Errorf("creating map %s: %w", name, err))
+		}
+		t.maps[name] = m
+	}
+	var err error
+	if t.events, err = openRing(t.maps[bpfgen.MapEvents]); err != nil {
+		return fail(err)
+	}
+	if t.entRing, err = openRing(t.maps[bpfgen.MapEntities]); err != nil {
+		return fail(err)
+	}
+	t.lastW = monoNow() - 1
+	if t.entAtt, err = t.load(r.spec.Entities, nil); err != nil {
+		return fail(fmt.Errorf("attaching the process and thread programs: %w", err))
+	}
+	t.ents = newEntities(r, t)
+	if err := t.ents.scan(); err != nil {
+		return fail(err)
+	}
+	go t.loop()
+	return t, nil
+}
+
+// teardown detaches and closes everything (r.mu not held; the drain has
+// stopped or never started).
+func (t *tracker) teardown() {
+	r := t.r
+	r.mu.Lock()
+	for _, ss := range r.sensors {
+		if ss != nil && ss.att != nil && ss.att.tr == t {
+			ss.att.close()
+			ss.att = nil
+		}
+	}
+	r.mu.Unlock()
+	if t.entAtt != nil {
+		t.entAtt.close()
+	}
+	if t.events != nil {
+		t.events.close()
+	}
+	if t.entRing != nil {
+		t.entRing.close()
+	}
+	for _, m := range t.maps {
+		m.Close()
+	}
+}
+
+// stopDrain stops the drain goroutine, after a last round delivering
+// everything when final (r.mu not held).
+func (t *tracker) stopDrain(final bool) {
+	select {
+	case <-t.stop:
+	default:
+		t.final = final
+		close(t.stop)
+	}
+	<-t.done
+}
+
+// drainEvery is the drain's period.
+const drainEvery = time.Millisecond
+
+func (t *tracker) loop() {
+	defer close(t.done)
+	tick := time.NewTicker(drainEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-t.stop:
+			if t.final {
+				t.round(true)
+			}
+			return
+		case <-tick.C:
+			t.round(false)
+		}
+	}
+}
+
+// writeAll writes a sensor's Flags (its whole-type enable count, and
+// which entities it is enabled for) to the kernel.
+func (t *tracker) writeAll(ss *sensorState) error {
+	var f bpfgen.Flags
+	if ss.att != nil {
+		f.All = uint64(ss.all)
+		switch len(ss.ids) {
+		case 0:
+		case 1:
+			for id := range ss.ids {
+				f.One = uint64(id) + 1
+			}
+		default:
+			f.One = bpfgen.Many
+		}
+	}
+	if t.flags[ss.s.ID] == f {
+		return nil
+	}
+	t.flags[ss.s.ID] = f
+	buf := make([]byte, bpfgen.FlagsSize*len(t.flags))
+	for i, x := range t.flags {
+		binary.LittleEndian.PutUint64(buf[bpfgen.FlagsSize*i:], x.All)
+		binary.LittleEndian.PutUint64(buf[bpfgen.FlagsSize*i+8:], x.One)
+	}
+	if err := t.maps[bpfgen.MapAll].Put(uint32(0), buf); err != nil {
+		return fmt.Errorf("%s: writing its flags: %w", ss.s.Rel.Name, err)
+	}
+	return nil
+}
+
+// counts reads the kernel's per-CPU counters: per sensor, packets wanted
+// and dropped.
+func (t *tracker) counts() []wire.Count {
+	var out []wire.Count
+	var per []bpfgen.Counter
+	for _, ss := range t.r.sensors {
+		if ss == nil {
+			continue
+		}
+		if err := t.maps[bpfgen.MapCounts].Lookup(uint32(ss.s.ID), &per); err != nil {
+			continue
+		}
+		var c wire.Count
+		for _, x := range per {
+			c.Wanted += x.Wanted
+			c.Drops += x.Dropped
+		}
+		if c.Wanted > 0 {
+			c.Sensor = uint16(ss.s.ID)
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// forget drops the intervals in progress of a sensor that was detached:
+// their ends will not come (r.mu).
+func (t *tracker) forget(sensor int) {
+	for k := range t.begun {
+		if int(k.sensor) == sensor {
+			delete(t.begun, k)
+		}
+	}
+}

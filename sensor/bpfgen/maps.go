@@ -1,0 +1,83 @@
+package bpfgen
+
+import (
+	"fmt"
+
+	"github.com/cilium/ebpf"
+)
+
+// Names of the maps programs reference. The shared ones live as long as
+// the resident's tracking; a sensor's own live while it is attached.
+const (
+	MapEvents   = "events"   // ring buffer of sensor packets
+	MapEntities = "entities" // ring buffer of entity records (never shared with packets: a flood cannot drop them)
+	MapCounts   = "counts"   // per-CPU array: per relation, packets wanted and dropped
+	MapAll      = "allflags" // array of one value: per relation, its Flags (two u64)
+	MapScratch  = "scratch"  // per-CPU array of one value: where a whole interval's begin is composed
+	MapEnable   = "enable"   // a sensor's enable flags: entity ID (u32) → counter (u64)
+)
+
+// StateMap names the state map of a sensor's interval binding i.
+func StateMap(i int) string { return fmt.Sprintf("state%d", i) }
+
+// Counter is one CPU's counters of a relation (the counts map's value).
+type Counter struct {
+	Wanted  uint64
+	Dropped uint64
+}
+
+// Flags is a relation's entry in the allflags map, read with plain loads
+// before any map lookup: All is the whole-type enable count; One says
+// which entities are enabled: 0 none, ID+1 that one only, Many several
+// (the enable map decides).
+type Flags struct {
+	All uint64
+	One uint64
+}
+
+// FlagsSize is the size of a relation's Flags; Many is One for several
+// entities.
+const (
+	FlagsSize = 16
+	Many      = ^uint64(0)
+)
+
+// Map sizes.
+const (
+	EnableEntries = 4096  // entities a sensor can be enabled for at once
+	StateEntries  = 16384 // intervals in progress per binding (LRU: the oldest go first)
+)
+
+// SharedMaps returns the specs of the shared maps: ring buffers of
+// ringBytes (sensor packets) and entityBytes (entity records), each a
+// power of two multiple of the page size.
+func (s *Spec) SharedMaps(ringBytes, entityBytes int) map[string]*ebpf.MapSpec {
+	return map[string]*ebpf.MapSpec{
+		MapEvents:   {Name: "tqm_events", Type: ebpf.RingBuf, MaxEntries: uint32(ringBytes)},
+		MapEntities: {Name: "tqm_entities", Type: ebpf.RingBuf, MaxEntries: uint32(entityBytes)},
+		MapCounts:   {Name: "tqm_counts", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 16, MaxEntries: uint32(s.Relations + 1)},
+		MapAll:      {Name: "tqm_allflags", Type: ebpf.Array, KeySize: 4, ValueSize: uint32(FlagsSize * max(s.Relations, 1)), MaxEntries: 1},
+		MapScratch:  {Name: "tqm_scratch", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: uint32(max(s.MaxRecord, 8)), MaxEntries: 1},
+	}
+}
+
+func enableMapSpec(rel string) *ebpf.MapSpec {
+	return &ebpf.MapSpec{Name: shortName("tqm_e_", rel), Type: ebpf.Hash, KeySize: 4, ValueSize: 8, MaxEntries: EnableEntries}
+}
+
+func stateMapSpec(rel string, valueSize int) *ebpf.MapSpec {
+	return &ebpf.MapSpec{Name: shortName("tqm_s_", rel), Type: ebpf.LRUHash, KeySize: 16, ValueSize: uint32(valueSize), MaxEntries: StateEntries}
+}
+
+// shortName makes a kernel object name (at most 15 characters of
+// [A-Za-z0-9_.]) from a prefix and a name.
+func shortName(prefix, name string) string {
+	b := []byte(prefix)
+	for i := 0; i < len(name) && len(b) < 15; i++ {
+		c := name[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' {
+			b = append(b, c)
+		}
+	}
+	return string(b)
+}
