@@ -44,6 +44,7 @@ type liveDisplay struct {
 	lease    time.Duration
 	duration time.Duration
 	title    string
+	ready    func() // called once the sensors are enabled (a paused command starts)
 }
 
 // runLiveDisplay compiles the queries with the display spec (enabling only
@@ -71,7 +72,7 @@ func runLiveDisplay(ctx context.Context, ld liveDisplay) error {
 		ctx, cancel = context.WithTimeout(ctx, ld.duration)
 		defer cancel()
 	}
-	err = show.Live(ctx, setup, ld.conns, remote.LiveOptions{Naive: ld.naive, Lease: ld.lease}, nil,
+	err = show.Live(ctx, setup, ld.conns, remote.LiveOptions{Naive: ld.naive, Lease: ld.lease, Ready: ld.ready}, nil,
 		show.Options{Title: ld.title, ReadSpec: specReader(ld.display)})
 	if err != nil {
 		return runtimeErr(err)

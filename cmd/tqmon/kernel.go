@@ -55,20 +55,24 @@ const kernelQueryExamples = `
   sudo tqmon query --kernel --target 1234 --duration 10s \
     -e 'range of f is FileOpen retrieve (f.Path) where f.Process = $target'
 
+  # The command on the processors, animated (q quits)
+  sudo tqmon query --kernel --display testdata/kernel/cpus.display \
+    -f testdata/kernel/cpus.tq -c -- make -C /tmp/src
+
   # Calls of a function of your program (a uprobe, declared in a spec)
   sudo tqmon query --kernel --spec calls.sdl \
     -e 'range of c is WorkCall retrieve (c.N) where c.Process = $target' -c -- ./myprog`
 
-// addKernelFlags adds the kernel flags and help to a command whose
-// positional arguments are the -c command.
-func addKernelFlags(cmd *cobra.Command, fl *pflag.FlagSet, k *kernelFlags) {
+// addKernelFlags adds the kernel flags to a command whose positional
+// arguments are the -c command, and help and examples to its --help.
+func addKernelFlags(cmd *cobra.Command, fl *pflag.FlagSet, k *kernelFlags, help, examples string) {
 	fl.BoolVar(&k.on, "kernel", false, "monitor this machine's Linux kernel in process (needs root)")
 	fl.BoolVarP(&k.command, "command", "c", false, "with --kernel: run the arguments after -- as a command, paused until the sensors are ready; $target is its pid")
 	fl.StringVar(&k.target, "target", "", "with --kernel: $target is this running process's pid")
 	fl.StringArrayVar(&k.specs, "spec", nil, "with --kernel: FILE extending the kernel's description (uprobe sensors; repeatable)")
 	fl.IntVar(&k.ringBytes, "ring-bytes", 8<<20, "with --kernel: size of the packet ring buffer (a power of two, at least a page)")
-	cmd.Long += kernelQueryHelp
-	cmd.Example += kernelQueryExamples
+	cmd.Long += help
+	cmd.Example += examples
 }
 
 // kernelArgs checks the positional arguments: a command only with -c.
@@ -191,12 +195,18 @@ func runKernel(f *queryFlags, out format.Options, params map[string]string, naiv
 		return err
 	}
 	defer kr.Close()
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer cancel()
+	if f.display != "" {
+		go kr.Watch()
+		return runLiveDisplay(ctx, liveDisplay{cat: kr.res.Catalog(), conns: kr.Conns(), srcs: f.srcs, display: f.display,
+			params: params, naive: naive, lease: f.lease, duration: f.duration, ready: kr.Ready,
+			title: "tqmon query --kernel"})
+	}
 	prog, err := remote.Compile(kr.res.Catalog(), f.srcs, check.Options{Params: params})
 	if err != nil {
 		return usageErr(err)
 	}
-	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer cancel()
 	w := bufio.NewWriter(stdout)
 	defer w.Flush()
 	st := newStreamer(w, out, prog)

@@ -170,3 +170,48 @@ func TestKernelUsage(t *testing.T) {
 		t.Errorf("query --help lacks the kernel flags:\n%s", out)
 	}
 }
+
+// TestRecordKernel: record --kernel -c records the kernel's relations
+// while a command runs (only the relations named), and the database then
+// answers queries about it: the file the command opened is there.
+func TestRecordKernel(t *testing.T) {
+	kerneltest.Need(t)
+	bin := binary(t)
+	dbDir := filepath.Join(t.TempDir(), "k.db")
+	target := filepath.Join(t.TempDir(), "marker.txt")
+	if err := os.WriteFile(target, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(bin, "record", "--kernel", "--db", dbDir, "--relations", "Process,FileOpen", "-c", "--", "cat", target).CombinedOutput()
+	if err != nil {
+		t.Fatalf("record --kernel: %v\n%s", err, out)
+	}
+	q := fmt.Sprintf(`range of f is FileOpen retrieve (f.Path) where f.Path = %q`, target)
+	got, err := exec.Command(bin, "query", "--db", dbDir, "--format", "csv", "-e", q).CombinedOutput()
+	if err != nil {
+		t.Fatalf("query: %v\n%s", err, got)
+	}
+	if !strings.Contains(string(got), target) {
+		t.Fatalf("the recording lacks the command's open of %s:\n%s", target, got)
+	}
+	// RunningOn was not named: its sensor was never enabled.
+	got, err = exec.Command(bin, "query", "--db", dbDir, "--format", "csv", "-e", `range of r is RunningOn retrieve (r.Process)`).CombinedOutput()
+	if err != nil || string(got) != "Process,from,to\n" {
+		t.Fatalf("RunningOn was not named, so nothing of it is recorded; query gave %v:\n%s", err, got)
+	}
+}
+
+// TestKernelDisplayInTerminal: query --kernel --display animates the
+// kernel subject — the processors, and the target command running on them
+// — and q ends it cleanly.
+func TestKernelDisplayInTerminal(t *testing.T) {
+	kerneltest.Need(t)
+	bin := binary(t)
+	tm := startTerm(t, bin, "query", "--kernel", "--display", "testdata/kernel/cpus.display",
+		"-f", "testdata/kernel/cpus.tq", "-c", "--", "sh", "-c", "while :; do :; done")
+	tm.expect(15*time.Second, "tqmon query --kernel", "sh")
+	tm.typeText("q")
+	if code := tm.exit(10 * time.Second); code != 0 {
+		t.Fatalf("exit %d; the terminal shows:\n%s", code, tm.all())
+	}
+}

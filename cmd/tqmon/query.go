@@ -174,7 +174,7 @@ malformed histories, 1 for runtime errors.`,
 		},
 	}
 	fl := cmd.Flags()
-	addKernelFlags(cmd, fl, &f.kernel)
+	addKernelFlags(cmd, fl, &f.kernel, kernelQueryHelp, kernelQueryExamples)
 	fl.StringVar(&f.historyDir, "history", "", "history directory: one .sdl file and one CSV per relation")
 	fl.VarP(querySources{list: &f.srcs, file: true}, "file", "f", "read TQuel statements from FILE (repeatable)")
 	fl.VarP(querySources{list: &f.srcs, count: &f.exprs}, "expr", "e", "TQuel statements given as TEXT (repeatable)")
@@ -282,8 +282,8 @@ func printAcquireStats(w io.Writer, st exec.AcquireStats) {
 }
 
 func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) (err error) {
-	if f.display != "" && len(f.connect) == 0 {
-		return usageErr(errors.New("--display goes with --connect; to play a recorded history into a display, use tqmon view --history DIR --display SPEC"))
+	if f.display != "" && len(f.connect) == 0 && !f.kernel.on {
+		return usageErr(errors.New("--display goes with --connect or --kernel; to play a recorded history into a display, use tqmon view --history DIR --display SPEC"))
 	}
 	if len(f.srcs) == 0 && f.display == "" {
 		return usageErr(errors.New("query needs at least one -f FILE or -e TEXT"))

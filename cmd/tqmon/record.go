@@ -25,7 +25,7 @@ import (
 type recordFlags struct {
 	demo      bool
 	connect   []string
-	kernel    bool
+	kernel    kernelFlags
 	token     string
 	dbDir     string
 	relations []string
@@ -41,7 +41,7 @@ type recordFlags struct {
 func newRecordCmd(stdout, stderr io.Writer) *cobra.Command {
 	f := recordFlags{cfg: demo.DefaultConfig(1)}
 	cmd := &cobra.Command{
-		Use:   "record (--demo | --connect ADDR...) --db DB [--relations R,...] [--duration D]",
+		Use:   "record (--demo | --connect ADDR... | --kernel [-c -- CMD...]) --db DB [--relations R,...] [--duration D]",
 		Short: "Record a live system's primitive relations into a database",
 		Long: `Record what a live system's sensors report into a database, to query and
 replay later ("collect now, analyse later"). Only the sensors of the
@@ -65,7 +65,7 @@ complete ground truth, which tqmon export of the database then equals.
 
   # Only process states and sends, from a subject serving at a socket
   tqmon record --connect /tmp/tqmon.sock --db /tmp/sends.db --relations Process,SendMessage`,
-		Args: cobra.NoArgs,
+		Args: kernelArgs(&f.kernel),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runRecord(&f, stderr)
 		},
@@ -73,7 +73,6 @@ complete ground truth, which tqmon export of the database then equals.
 	fl := cmd.Flags()
 	fl.BoolVar(&f.demo, "demo", false, "record the paper's example system, run in this process")
 	fl.StringArrayVar(&f.connect, "connect", nil, "ADDR of a resident monitor to record (repeatable; a unix socket path or host:port)")
-	fl.BoolVar(&f.kernel, "kernel", false, "record the Linux kernel's sensors (eBPF)")
 	fl.StringVar(&f.token, "token", "", "shared token for residents reached over TCP")
 	fl.StringVar(&f.dbDir, "db", "", "the database to create (a new or empty directory)")
 	fl.StringSliceVar(&f.relations, "relations", nil, "relations to record, comma-separated (default: every sensed and entity relation)")
@@ -85,12 +84,13 @@ complete ground truth, which tqmon export of the database then equals.
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "report on stderr each time the recording is synced")
 	fl.Uint64Var(&f.cfg.Seed, "seed", 1, "with --demo: seed of the workload")
 	fl.Float64Var(&f.cfg.Scale, "scale", f.cfg.Scale, "with --demo: subject seconds per real second")
+	addKernelFlags(cmd, fl, &f.kernel, kernelRecordHelp, kernelRecordExamples)
 	return cmd
 }
 
 func runRecord(f *recordFlags, stderr io.Writer) error {
 	sources := 0
-	for _, on := range []bool{f.demo, len(f.connect) > 0, f.kernel} {
+	for _, on := range []bool{f.demo, len(f.connect) > 0, f.kernel.on} {
 		if on {
 			sources++
 		}
@@ -98,8 +98,6 @@ func runRecord(f *recordFlags, stderr io.Writer) error {
 	switch {
 	case sources != 1:
 		return usageErr(errors.New("record needs exactly one of --demo, --connect ADDR or --kernel"))
-	case f.kernel:
-		return usageErr(errors.New("--kernel: the kernel resident (eBPF sensors) is not available in this build"))
 	case f.dbDir == "":
 		return usageErr(errors.New("record needs --db DB: a new directory to record into"))
 	case f.truthDir != "" && !f.demo:
@@ -121,8 +119,11 @@ func runRecord(f *recordFlags, stderr io.Writer) error {
 			}
 		}
 	}
-	if f.demo {
+	switch {
+	case f.demo:
 		return recordDemo(f, opts, wopts, stderr)
+	case f.kernel.on:
+		return recordKernel(f, opts, wopts, stderr)
 	}
 	return recordConnect(f, opts, wopts, stderr)
 }
@@ -270,4 +271,36 @@ func checkResidents(conns []wire.Conn) error {
 		}
 	}
 	return nil
+}
+
+const kernelRecordHelp = `
+
+--kernel records this machine's Linux kernel (as root): the relations of
+tqmon sensors list --kernel (extended by --spec files), each sensor an eBPF
+program attached only while it records. With -c, the arguments after -- are
+a command: it starts paused, runs once the sensors are attached (nothing it
+does is missed), and the recording ends once it has exited.`
+
+const kernelRecordExamples = `
+
+  # Which processes ran where, and the files opened, while a build runs
+  sudo tqmon record --kernel --db /tmp/build.db --relations Process,RunningOn,FileOpen -c -- make -C /tmp/src
+  tqmon query --db /tmp/build.db -e 'range of f is FileOpen retrieve (f.Process, f.Path)'`
+
+// recordKernel records the kernel resident in this process.
+func recordKernel(f *recordFlags, opts record.Options, wopts db.WriterOptions, stderr io.Writer) error {
+	kr, err := openKernel(&f.kernel, map[string]string{})
+	if err != nil {
+		return err
+	}
+	defer kr.Close()
+	d, w, err := openRecording(f.dbDir, db.Spec{Name: "linux.sdl", Text: kr.res.SDL()}, wopts, f.relations)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer cancel()
+	opts.Ready = kr.Ready
+	go kr.Watch()
+	return recordConns(ctx, kr.Conns(), d, w, opts, stderr)
 }

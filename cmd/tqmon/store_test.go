@@ -207,7 +207,7 @@ func TestStoreCommandErrors(t *testing.T) {
 		{[]string{"import", "--history", paper, "--db", dbDir}, "record into a new directory"},
 		{[]string{"import", "--history", paper, "--db", paper}, "is not empty"},
 		{[]string{"record", "--db", filepath.Join(dir, "r")}, "exactly one of --demo"},
-		{[]string{"record", "--kernel", "--db", filepath.Join(dir, "r")}, "not available in this build"},
+		{[]string{"record", "--kernel", "--db", filepath.Join(dir, "r"), "-c"}, "-c needs a command"},
 		{[]string{"record", "--demo", "--db", filepath.Join(dir, "r"), "--relations", "Nope"}, "no relation Nope"},
 		{[]string{"record", "--demo", "--db", dbDir}, "record into a new directory"},
 		{[]string{"record", "--connect", "x", "--db", filepath.Join(dir, "r"), "--truth", dir}, "--truth needs --demo"},
