@@ -215,3 +215,26 @@ func TestKernelDisplayInTerminal(t *testing.T) {
 		t.Fatalf("exit %d; the terminal shows:\n%s", code, tm.all())
 	}
 }
+
+// TestShellKernel: tqmon shell --kernel --target PID asks the kernel about
+// a running process; Ctrl-C stops the query, not the shell.
+func TestShellKernel(t *testing.T) {
+	kerneltest.Need(t)
+	bin := binary(t)
+	busy := exec.Command("sh", "-c", "while :; do cat /dev/null; done")
+	if err := busy.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { busy.Process.Kill(); busy.Wait() }()
+	tm := startTerm(t, bin, "shell", "--kernel", "--target", strconv.Itoa(busy.Process.Pid))
+	tm.expect(10*time.Second, "Linux kernel", "tqmon=> ")
+	tm.typeText(`range of s is Syscall retrieve (s.Name) where s.Process = $target;` + "\r")
+	tm.expect(10*time.Second, "running live", "wait4")
+	tm.typeText("\x03")
+	tm.expect(10*time.Second, "tqmon=> ")
+	tm.typeText(`\q` + "\r")
+	if code := tm.exit(10 * time.Second); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	waitOurPrograms(t, "no program of ours once the shell has quit", func(p []string) bool { return len(p) == 0 })
+}

@@ -32,6 +32,8 @@ type shellFlags struct {
 	connect     []string
 	token       string
 	demo        bool
+	kernel      bool
+	target      string
 	seed        uint64
 	format      string
 	timeFormat  string
@@ -42,7 +44,7 @@ type shellFlags struct {
 func newShellCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f shellFlags
 	cmd := &cobra.Command{
-		Use:   "shell [--history DIR | --db DB | --connect ADDR... | --demo]",
+		Use:   "shell [--history DIR | --db DB | --connect ADDR... | --demo | --kernel]",
 		Short: "Ask TQuel questions interactively",
 		Long: `An interactive session: type TQuel statements and meta commands, see the
 results, refine, ask again. Statements may span lines; one runs when a line
@@ -51,8 +53,9 @@ ends with ";" or at a blank line. Range declarations and derived relations
 
 Over a recorded history (--history) or database (--db) a query's result
 prints when it is computed. Over a live system (--demo runs the paper's example system inside
-the shell; --connect reaches resident monitors) results print as they are
-produced, until you press Ctrl-C, which stops the query, not the shell.
+the shell; --connect reaches resident monitors; --kernel is this machine's
+Linux kernel, as root) results print as they are produced, until you press
+Ctrl-C, which stops the query, not the shell.
 
 Tab completes keywords, relation names (after "is"), range variables and
 their attributes (after "VAR."). Line editing and history are those of
@@ -69,7 +72,10 @@ commands (\d lists the relations, \explain shows what a query enables,
   tqmon shell --history testdata/paper < testdata/paper/resumed_by_p1.tq
 
   # The paper's system, live
-  tqmon shell --demo`,
+  tqmon shell --demo
+
+  # This machine's kernel; $target is a process of yours
+  sudo tqmon shell --kernel --target 1234`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runShell(&f, os.Stdin, stdout, stderr)
@@ -81,6 +87,8 @@ commands (\d lists the relations, \explain shows what a query enables,
 	fl.StringArrayVar(&f.connect, "connect", nil, "query resident monitors live at ADDR (repeatable)")
 	fl.StringVar(&f.token, "token", "", "shared token for residents reached over TCP")
 	fl.BoolVar(&f.demo, "demo", false, "run the paper's example system inside the shell and query it live")
+	fl.BoolVar(&f.kernel, "kernel", false, "query this machine's Linux kernel live (eBPF sensors; needs root)")
+	fl.StringVar(&f.target, "target", "", "with --kernel: $target is this running process's pid")
 	fl.Uint64Var(&f.seed, "seed", 1, "with --demo: seed of the workload")
 	fl.StringVar(&f.format, "format", "table", "output format: table, csv or jsonl (\\format changes it)")
 	fl.StringVar(&f.timeFormat, "time-format", "clock", "time format: clock, rfc3339 or ns (\\time changes it)")
@@ -128,13 +136,13 @@ func runShell(f *shellFlags, stdin io.Reader, stdout, stderr io.Writer) error {
 		return usageErr(err)
 	}
 	n := 0
-	for _, set := range []bool{f.historyDir != "", f.dbDir != "", len(f.connect) > 0, f.demo} {
+	for _, set := range []bool{f.historyDir != "", f.dbDir != "", len(f.connect) > 0, f.demo, f.kernel} {
 		if set {
 			n++
 		}
 	}
 	if n != 1 {
-		return usageErr(errors.New("shell needs one source: --history DIR, --db DB, --connect ADDR or --demo"))
+		return usageErr(errors.New("shell needs one source: --history DIR, --db DB, --connect ADDR, --demo or --kernel"))
 	}
 	var src shellSource
 	switch {
@@ -158,6 +166,12 @@ func runShell(f *shellFlags, stdin io.Reader, stdout, stderr io.Writer) error {
 			return runtimeErr(err)
 		}
 		src = ls
+	case f.kernel:
+		ks, err := startKernelSource(f.target, params)
+		if err != nil {
+			return err
+		}
+		src = ks
 	default:
 		cfg := demo.DefaultConfig(f.seed)
 		ls, err := startDemoSource(cfg)

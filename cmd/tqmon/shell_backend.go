@@ -293,3 +293,25 @@ func storeSpec(src shellSource) (db.Spec, *algebra.Window, error) {
 	}
 	return db.Spec{}, nil, errors.New("this source cannot record")
 }
+
+// startKernelSource makes a kernel resident for the session; each query is
+// a session of its own, and a sensor is attached only while one needs it.
+func startKernelSource(target string, params map[string]string) (*liveSource, error) {
+	kr, err := openKernel(&kernelFlags{on: true, target: target}, params)
+	if err != nil {
+		return nil, err
+	}
+	desc := "this machine's Linux kernel (eBPF sensors attach only while a query needs them)"
+	if target != "" {
+		desc += "; $target = " + target
+	}
+	return &liveSource{
+		desc:  desc,
+		cat:   kr.res.Catalog(),
+		hello: kr.res.Hello(),
+		dial: func(context.Context) ([]wire.Conn, error) {
+			return kr.Conns(), nil
+		},
+		stop: func() { kr.Close() },
+	}, nil
+}
