@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -237,4 +238,88 @@ func TestShellKernel(t *testing.T) {
 		t.Fatalf("exit %d", code)
 	}
 	waitOurPrograms(t, "no program of ours once the shell has quit", func(p []string) bool { return len(p) == 0 })
+}
+
+// TestKernelSyscallRate is the aggregates' live acceptance: a moving count
+// (for each 1s) of a workload's getppid calls, made at a known rate, over
+// the kernel subject — the rate reported is within 5% of the true one,
+// and only the target's sensor is enabled (a noisy neighbour's calls are
+// not delivered).
+func TestKernelSyscallRate(t *testing.T) {
+	kerneltest.Need(t)
+	bin := binary(t)
+	work := kerneltest.BuildC(t, "testdata/rate.c", true)
+	const rate, secs = 1000, 4
+	noise := exec.Command("sh", "-c", "while :; do cat /dev/null; done")
+	if err := noise.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { noise.Process.Kill(); noise.Wait() }()
+	cmd := exec.Command(bin, "query", "--kernel", "--format", "csv", "--time-format", "ns", "--stats",
+		"-f", filepath.Join(root, "testdata/kernel/syscall_rate.tq"), "-c", "--", work, strconv.Itoa(rate), strconv.Itoa(secs))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	type piece struct{ n, from, to int64 }
+	var ps []piece
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n")[1:] {
+		f := strings.Split(l, ",")
+		n, _ := strconv.ParseInt(f[1], 10, 64)
+		from, _ := strconv.ParseInt(f[2], 10, 64)
+		to, err := strconv.ParseInt(f[3], 10, 64)
+		if err != nil { // forever
+			to = 1<<63 - 1
+		}
+		ps = append(ps, piece{n, from, to})
+	}
+	// The calls run from the first piece with a count to one second
+	// before the last one ends; the window is full from one second in.
+	first, last := int64(-1), int64(-1)
+	for _, p := range ps {
+		if p.n > 0 && first < 0 {
+			first = p.from
+		}
+		if p.n > 0 {
+			last = p.to
+		}
+	}
+	if first < 0 {
+		t.Fatalf("no calls counted:\n%s", out)
+	}
+	lo, hi := first+int64(1100*time.Millisecond), last-int64(1100*time.Millisecond)
+	if hi-lo < int64(time.Second) {
+		t.Fatalf("the steady state lasted only %v:\n%s", time.Duration(hi-lo), out)
+	}
+	var sum, within, total float64
+	for _, p := range ps {
+		a, b := max(p.from, lo), min(p.to, hi)
+		if a >= b {
+			continue
+		}
+		d := float64(b - a)
+		sum += float64(p.n) * d
+		total += d
+		if math.Abs(float64(p.n)-rate) <= 0.05*rate {
+			within += d
+		}
+	}
+	mean := sum / total
+	t.Logf("steady rate %.1f calls/s (true %d); %.1f%% of the time within 5%%", mean, rate, 100*within/total)
+	if math.Abs(mean-rate) > 0.05*rate || within < 0.95*total {
+		t.Errorf("rate %.1f, %.1f%% of the time within 5%% of %d", mean, 100*within/total, rate)
+	}
+	// Only the target's sensor: the packets are the workload's own calls
+	// (its getppid calls, its sleeps and its start-up), not the neighbour's.
+	var packets int
+	for _, l := range strings.Split(stderr.String(), "\n") {
+		if n, ok := strings.CutPrefix(l, "packets Syscall: "); ok {
+			packets, _ = strconv.Atoi(n)
+		}
+	}
+	if packets < rate*secs || packets > 2*rate*secs+500 {
+		t.Errorf("Syscall packets %d: want the target's calls only (about %d)\n%s", packets, 2*rate*secs, stderr.String())
+	}
 }
