@@ -292,6 +292,9 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) (err 
 	if err != nil {
 		return usageErr(err)
 	}
+	if f.kernel.on && !cmd.Flags().Changed("time-format") {
+		out.Time = algebra.TimeRFC3339 // the kernel's times are wall-clock times
+	}
 	kind, tf := out.Kind, out.Time
 	params, err := parseParams(f.params)
 	if err != nil {
