@@ -124,7 +124,7 @@ func newQueryCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f queryFlags
 	cmd := &cobra.Command{
 		Use:   "query (--history DIR | --db DB | --connect ADDR) (-f FILE | -e TEXT)...",
-		Short: "Evaluate TQuel statements over a recorded history",
+		Short: "Evaluate TQuel statements over a history, a database, a live system or the kernel",
 		Long: `Evaluate TQuel statements over a recorded history and print each retrieve's
 result relation.
 
