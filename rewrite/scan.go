@@ -34,13 +34,21 @@ Clock[n] variables get windows too, bounding the ticks generated.`,
 	}
 }
 
-// StoredRules returns the rules for plans over stored relations, as data.
-func StoredRules() []Rule { return scanRules() }
+// StoredRules returns the rules for plans over stored relations, as data:
+// the traditional class (selections pushed to their scans, products with
+// equalities made joins — exact for any plan) and the scan class. The α
+// and entity-source classes have nothing to act on without α operators.
+func StoredRules() []Rule {
+	var all []Rule
+	all = append(all, traditionalRules()...)
+	all = append(all, aggregateRules()...)
+	return append(all, scanRules()...)
+}
 
 // RewriteStored rewrites a plan (plan.Translate's, without α operators)
 // that runs over stored relations.
 func RewriteStored(c *Context, root plan.Node) (Result, error) {
-	return rewriteWith(c, root, scanRules())
+	return rewriteWith(c, root, StoredRules())
 }
 
 func scanWindow(_ *Context, n plan.Node) plan.Node {
