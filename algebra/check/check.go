@@ -294,48 +294,8 @@ func relationNames(cat *algebra.Catalog) []string {
 	return names
 }
 
-// suggest returns ` (did you mean X?)` for the closest candidate, or
-// a list of the candidates when there are few.
-func suggest(name string, cands []string) string {
-	best, bestD := "", 1<<30
-	for _, c := range cands {
-		d := editDistance(strings.ToLower(name), strings.ToLower(c))
-		if d < bestD {
-			best, bestD = c, d
-		}
-	}
-	// A suggestion must keep something of the name: "p" for "q" is no help.
-	if best != "" && bestD <= max(2, len(name)/3) && bestD < len([]rune(name)) {
-		return fmt.Sprintf(" (did you mean %s?)", best)
-	}
-	if len(cands) > 0 && len(cands) <= 12 {
-		sorted := append([]string(nil), cands...)
-		sort.Strings(sorted)
-		return " (known: " + strings.Join(sorted, ", ") + ")"
-	}
-	return ""
-}
-
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
-}
+// suggest is source.Suggest.
+func suggest(name string, cands []string) string { return source.Suggest(name, cands) }
 
 // stmtChecker checks one retrieve.
 type stmtChecker struct {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/display/format"
+	"github.com/tqmon/tqmon/grammar/source"
 )
 
 type metaCommand struct {
@@ -115,37 +116,13 @@ func (sh *shell) facts(head []string, rows [][]string) {
 	}
 }
 
+// didYouMean names the closest of cands, if any is close: no list of
+// them (\d alone lists them).
 func didYouMean(name string, cands []string) string {
-	best, bestD := "", 1<<30
-	for _, c := range cands {
-		if d := levenshtein(strings.ToLower(name), strings.ToLower(c)); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	if best != "" && bestD <= max(2, len(name)/3) {
+	if best, ok := source.Closest(name, cands); ok {
 		return " (did you mean " + best + "?)"
 	}
 	return ""
-}
-
-func levenshtein(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := 1
-			if a[i-1] == b[j-1] {
-				c = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
 
 // relationNames lists the relations a query may range over.

@@ -11,14 +11,7 @@ import (
 // " (known: A, B, …)" when the candidates are few, else "". Diagnostics
 // append it to "unknown X".
 func Suggest(name string, cands []string) string {
-	best, bestD := "", 1<<30
-	for _, c := range cands {
-		if d := editDistance(strings.ToLower(name), strings.ToLower(c)); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	// A suggestion must keep something of the name: "p" for "q" is no help.
-	if best != "" && bestD <= max(2, len(name)/3) && bestD < len([]rune(name)) {
+	if best, ok := Closest(name, cands); ok {
 		return fmt.Sprintf(" (did you mean %s?)", best)
 	}
 	if len(cands) > 0 && len(cands) <= 12 {
@@ -27,6 +20,19 @@ func Suggest(name string, cands []string) string {
 		return " (known: " + strings.Join(sorted, ", ") + ")"
 	}
 	return ""
+}
+
+// Closest returns the candidate closest to name by edit distance,
+// ignoring case, if it is close enough to suggest.
+func Closest(name string, cands []string) (string, bool) {
+	best, bestD := "", 1<<30
+	for _, c := range cands {
+		if d := editDistance(strings.ToLower(name), strings.ToLower(c)); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	// A suggestion must keep something of the name: "p" for "q" is no help.
+	return best, best != "" && bestD <= max(2, len(name)/3) && bestD < len([]rune(name))
 }
 
 // editDistance is the Levenshtein distance between a and b, in runes.
