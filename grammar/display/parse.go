@@ -56,23 +56,11 @@ type converter struct {
 	lits map[int]front.Lit
 }
 
-// tok is the single token of a one-token rule context, or nil.
-func tok(ctx antlr.ParserRuleContext) antlr.Token {
-	if ctx == nil {
-		return nil
-	}
-	t := ctx.GetStart()
-	if ctx.GetStop() != t {
-		return nil
-	}
-	return t
-}
-
 func (c *converter) name(ctx gen.INameContext) *Ident {
 	if ctx == nil {
 		return nil
 	}
-	t := tok(ctx)
+	t := front.OneToken(ctx)
 	if front.Missing(t) {
 		return nil
 	}
@@ -125,7 +113,7 @@ func (c *converter) stmt(ctx gen.IStmtContext) Stmt {
 		}
 		return st
 	case *gen.TimeStmtContext:
-		kw, anim := front.TermTok(s.TIME()), tok(s.TimeMode())
+		kw, anim := front.TermTok(s.TIME()), front.OneToken(s.TimeMode())
 		if front.Missing(kw) || front.Missing(anim) {
 			return nil
 		}
@@ -294,7 +282,7 @@ func (c *converter) key(ctx gen.IKeyContext) *Key {
 	if ctx == nil {
 		return nil
 	}
-	t := tok(ctx)
+	t := front.OneToken(ctx)
 	if front.Missing(t) {
 		return nil
 	}

@@ -56,23 +56,11 @@ type converter struct {
 	lits map[int]front.Lit
 }
 
-// nameTok is the single token of a name-like rule context.
-func nameTok(ctx antlr.ParserRuleContext) antlr.Token {
-	if ctx == nil {
-		return nil
-	}
-	t := ctx.GetStart()
-	if ctx.GetStop() != t {
-		return nil
-	}
-	return t
-}
-
 func (c *converter) name(ctx gen.INameContext) *Ident {
 	if ctx == nil {
 		return nil
 	}
-	t := nameTok(ctx)
+	t := front.OneToken(ctx)
 	if front.Missing(t) {
 		return nil
 	}
@@ -187,7 +175,7 @@ func (c *converter) attr(ctx gen.IAttrContext) *Attr {
 			return nil
 		}
 	case *gen.NamedTypeContext:
-		tok := nameTok(t.TypeName())
+		tok := front.OneToken(t.TypeName())
 		if front.Missing(tok) {
 			return nil
 		}
@@ -205,7 +193,7 @@ func (c *converter) attr(ctx gen.IAttrContext) *Attr {
 }
 
 func role(ctx gen.IRoleContext) (Role, Pos) {
-	t := nameTok(ctx)
+	t := front.OneToken(ctx)
 	if front.Missing(t) {
 		return RoleNone, Pos{}
 	}

@@ -92,6 +92,19 @@ func Shorten(s string) string {
 	return string(r[:max-3]) + "..."
 }
 
+// OneToken is the single token of a one-token rule context (a name, a
+// literal), or nil when ctx is absent or spans more or fewer tokens.
+func OneToken(ctx antlr.ParserRuleContext) antlr.Token {
+	if ctx == nil {
+		return nil
+	}
+	t := ctx.GetStart()
+	if ctx.GetStop() != t {
+		return nil
+	}
+	return t
+}
+
 // Missing reports whether t is absent or conjured by error recovery.
 func Missing(t antlr.Token) bool {
 	return t == nil || t.GetStart() < 0 || t.GetTokenType() == antlr.TokenEOF
