@@ -44,11 +44,13 @@ func runQueryDB(f *queryFlags, out format.Options, params map[string]string, nai
 	if f.acquire {
 		h, err := d.History(nil)
 		if err != nil {
+			rec.abort()
 			return runtimeErr(err)
 		}
 		var st exec.AcquireStats
 		results, st, err = prog.RunAcquire(h, naive)
 		if err != nil {
+			rec.abort()
 			return runtimeErr(err)
 		}
 		if f.stats {
