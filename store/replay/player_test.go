@@ -8,50 +8,12 @@ import (
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/exec"
+	"github.com/tqmon/tqmon/display/play"
 )
 
-// fakeClock is a wall clock that moves only when told.
-type fakeClock struct {
-	mu      sync.Mutex
-	now     time.Time
-	waiters []waiter
-}
-
-type waiter struct {
-	at time.Time
-	ch chan time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Unix(1000, 0)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) After(d time.Duration) <-chan time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ch := make(chan time.Time, 1)
-	c.waiters = append(c.waiters, waiter{c.now.Add(d), ch})
-	return ch
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	keep := c.waiters[:0]
-	for _, w := range c.waiters {
-		if !w.at.After(c.now) {
-			w.ch <- c.now
-		} else {
-			keep = append(keep, w)
-		}
-	}
-	c.waiters = keep
-	c.mu.Unlock()
-}
+// newFakeClock is a wall clock that moves only when told (the display
+// player's, which paces the same way).
+func newFakeClock() *play.FakeClock { return play.NewFakeClock(time.Unix(1000, 0)) }
 
 type listSource struct {
 	ts []algebra.Time
