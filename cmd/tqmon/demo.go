@@ -148,7 +148,7 @@ func runDemo(f *demoFlags, stdout, stderr io.Writer) error {
 	if len(f.srcs) == 0 {
 		return usageErr(errors.New("demo needs at least one -f FILE or -e TEXT to run"))
 	}
-	out, err := outputOptions(f.format, f.timeFormat)
+	out, err := outputOptions(f.format, f.timeFormat, false)
 	if err != nil {
 		return usageErr(err)
 	}

@@ -83,11 +83,19 @@ type queryFlags struct {
 	kernel     kernelFlags
 }
 
-// outputOptions reads --format and --time-format.
-func outputOptions(kind, timeFormat string) (format.Options, error) {
+// outputOptions reads --format and --time-format. An empty time format is
+// the source's natural one: RFC 3339 when its times are wall-clock times
+// (the kernel's), else clock notation (a subject's own time from zero).
+func outputOptions(kind, timeFormat string, wallClock bool) (format.Options, error) {
 	k, err := format.ParseKind(kind)
 	if err != nil {
 		return format.Options{}, err
+	}
+	if timeFormat == "" {
+		timeFormat = "clock"
+		if wallClock {
+			timeFormat = "rfc3339"
+		}
 	}
 	tf, err := algebra.ParseTimeFormat(timeFormat)
 	if err != nil {
@@ -179,7 +187,7 @@ malformed histories, 1 for runtime errors.`,
 	fl.VarP(querySources{list: &f.srcs, file: true}, "file", "f", "read TQuel statements from FILE (repeatable)")
 	fl.VarP(querySources{list: &f.srcs, count: &f.exprs}, "expr", "e", "TQuel statements given as TEXT (repeatable)")
 	fl.StringVar(&f.format, "format", "table", "output format: table, csv or jsonl")
-	fl.StringVar(&f.timeFormat, "time-format", "clock", "time format: clock (H:MM:SS.fraction), rfc3339 or ns")
+	fl.StringVar(&f.timeFormat, "time-format", "", "time format: clock (H:MM:SS.fraction, the default), rfc3339 (the default with --kernel) or ns")
 	fl.StringArrayVar(&f.params, "param", nil, "NAME=VALUE: the value of $NAME in queries (repeatable)")
 	fl.BoolVar(&f.acquire, "acquire", false, "run acquisitionally: only packets enabled sensors would deliver")
 	fl.StringVar(&f.planKind, "plan", "optimized", "plan to acquire with: optimized (rewritten) or naive")
@@ -288,12 +296,9 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) (err 
 	if len(f.srcs) == 0 && f.display == "" {
 		return usageErr(errors.New("query needs at least one -f FILE or -e TEXT"))
 	}
-	out, err := outputOptions(f.format, f.timeFormat)
+	out, err := outputOptions(f.format, f.timeFormat, f.kernel.on)
 	if err != nil {
 		return usageErr(err)
-	}
-	if f.kernel.on && !cmd.Flags().Changed("time-format") {
-		out.Time = algebra.TimeRFC3339 // the kernel's times are wall-clock times
 	}
 	kind, tf := out.Kind, out.Time
 	params, err := parseParams(f.params)

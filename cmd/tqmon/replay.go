@@ -113,7 +113,7 @@ func runReplay(cmd *cobra.Command, f *replayFlags, stdout, stderr io.Writer) err
 	case !f.max && f.speed <= 0:
 		return usageErr(errors.New("--speed must be positive (or use --max)"))
 	}
-	out, err := outputOptions(f.format, f.timeFormat)
+	out, err := outputOptions(f.format, f.timeFormat, false)
 	if err != nil {
 		return usageErr(err)
 	}

@@ -91,7 +91,7 @@ commands (\d lists the relations, \explain shows what a query enables,
 	fl.StringVar(&f.target, "target", "", "with --kernel: $target is this running process's pid")
 	fl.Uint64Var(&f.seed, "seed", 1, "with --demo: seed of the workload")
 	fl.StringVar(&f.format, "format", "table", "output format: table, csv or jsonl (\\format changes it)")
-	fl.StringVar(&f.timeFormat, "time-format", "clock", "time format: clock, rfc3339 or ns (\\time changes it)")
+	fl.StringVar(&f.timeFormat, "time-format", "", "time format: clock (the default), rfc3339 (the default with --kernel) or ns (\\time changes it)")
 	fl.StringArrayVar(&f.params, "param", nil, "NAME=VALUE: the value of $NAME in queries (repeatable; \\param sets one)")
 	fl.StringVar(&f.historyFile, "history-file", defaultHistoryFile(), "where the shell keeps the lines typed (empty: nowhere)")
 	return cmd
@@ -127,7 +127,7 @@ type shell struct {
 }
 
 func runShell(f *shellFlags, stdin io.Reader, stdout, stderr io.Writer) error {
-	opts, err := outputOptions(f.format, f.timeFormat)
+	opts, err := outputOptions(f.format, f.timeFormat, f.kernel)
 	if err != nil {
 		return usageErr(err)
 	}
