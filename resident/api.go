@@ -99,15 +99,20 @@ type TruthSink interface {
 type Options struct {
 	// Name is announced in the handshake.
 	Name string
-	// Slots is the packet ring's capacity in 64-byte slots (rounded up to
-	// a power of two, at least 16; default 1<<16, 4 MiB). An event with
+	// Slots is the capacity of each packet ring (one per P that writes
+	// packets, made on its first packet) in 64-byte slots (rounded up to
+	// a power of two, at least 16; default 1<<15, 2 MiB). An event with
 	// at most two values takes one slot, an interval packet at least two,
 	// a packet with eight values up to five.
 	Slots int
 	// Truth, if set, receives every tuple (and arms every sensor).
 	Truth TruthSink
-	// Clock, if set, replaces the monotonic clock (tests).
+	// Clock, if set, replaces the monotonic clock (tests). It is called
+	// with the goroutine pinned to its P: it must not block.
 	Clock func() int64
+	// NoTSC makes the resident read the runtime's monotonic clock even
+	// where the TSC clock could be used (see tsc.go).
+	NoTSC bool
 	// Wall, if set, gives the global time matching Clock's zero (tests);
 	// default: the wall clock when the resident starts.
 	Wall func() int64

@@ -161,7 +161,7 @@ func enabledSession(b *testing.B, r *Resident) (*atomic.Uint64, func() uint64) {
 func BenchmarkSensorEnabled(b *testing.B) {
 	r, p, m := benchResident(b)
 	recv, stop := enabledSession(b, r)
-	burst := len(r.ring.slots) / 2
+	burst := r.slots / 2
 	x := uint64(1)
 	b.ResetTimer()
 	for done := 0; done < b.N; {
@@ -275,11 +275,10 @@ func manualResident(b *testing.B) (*Resident, *Session, *Entity, *Entity) {
 // emptied between bursts, untimed.
 func BenchmarkSensorEnabledWrite(b *testing.B) {
 	r, _, p, m := manualResident(b)
-	q := r.ring
 	x := uint64(1)
 	b.ResetTimer()
 	for done := 0; done < b.N; {
-		n := min(int(q.size/2), b.N-done)
+		n := min(r.slots/2, b.N-done)
 		for range n {
 			x = work(x)
 			if benchSend.Armed() {
@@ -288,7 +287,11 @@ func BenchmarkSensorEnabledWrite(b *testing.B) {
 			}
 		}
 		b.StopTimer()
-		q.head.Store(q.tail.Load())
+		for _, q := range r.ringList() {
+			if q != nil {
+				q.head.Store(q.claimed())
+			}
+		}
 		b.StartTimer()
 		done += n
 	}
@@ -303,7 +306,7 @@ func BenchmarkDrain(b *testing.B) {
 	v := []Value{{E: p}, {E: m}}
 	b.ResetTimer()
 	for done := 0; done < b.N; {
-		n := min(b.N-done, int(r.ring.size/2))
+		n := min(b.N-done, r.slots/2)
 		b.StopTimer()
 		for range n {
 			send.Event(v)

@@ -5,22 +5,29 @@ import (
 	_ "unsafe" // for go:linkname
 )
 
-// The resident's clock is the runtime's monotonic clock, read with
-// runtime.nanotime through go:linkname: it is what time.Since uses
-// underneath, without the time.Time construction (≈ 24 ns against ≈ 26 ns
-// for time.Since and ≈ 48 ns for time.Now on the reference machine, see
-// PERF-NOTES.md). runtime.nanotime is one of the runtime symbols Go keeps
-// linkname-able for existing users, so this builds with Go 1.26's linkname
-// checks. Its zero is arbitrary (boot time on Linux); Hello maps it to the
-// global clock (MonoBase, WallBase).
+// The resident's clock is a monotonic clock: the TSC clock (tsc.go) where
+// the time-stamp counter can be trusted, else the runtime's monotonic
+// clock, read with runtime.nanotime through go:linkname: it is what
+// time.Since uses underneath, without the time.Time construction (≈ 24 ns
+// against ≈ 26 ns for time.Since and ≈ 48 ns for time.Now on the
+// reference machine, see PERF-NOTES.md). runtime.nanotime is one of the
+// runtime symbols Go keeps linkname-able for existing users, so this
+// builds with Go 1.26's linkname checks. The TSC clock follows it within
+// microseconds. Its zero is arbitrary (boot time on Linux); Hello maps it
+// to the global clock (MonoBase, WallBase).
 
 //go:linkname nanotime runtime.nanotime
 func nanotime() int64
 
-// now reads the clock packets are stamped with: Options.Clock when set
-// (tests), else the monotonic clock (r.clock is then nanotime itself: one
-// indirect call, and now inlines).
-func (r *Resident) now() int64 { return r.clock() }
+// now reads the clock packets are stamped with: the TSC clock, or else
+// Options.Clock when set (tests) or nanotime (r.clock: one indirect call).
+// Producers call it pinned to their P (ring.go): it must not block.
+func (r *Resident) now() int64 {
+	if r.tsc != nil {
+		return r.tsc.now()
+	}
+	return r.clock()
+}
 
 // Now returns the resident's monotonic clock in ns: the clock packets,
 // intervals and truth reports are stamped with.
@@ -42,6 +49,10 @@ func (r *Resident) initClock(opts Options) {
 	r.clock = opts.Clock
 	if r.clock == nil {
 		r.clock = nanotime
+		if tscUsable() && !opts.NoTSC {
+			r.tsc = newTSCClock(tscSample, tscSpan, tscCalibrate)
+			r.clock = r.tsc.now
+		}
 	}
 	wall := opts.Wall
 	if wall == nil {
@@ -50,7 +61,7 @@ func (r *Resident) initClock(opts Options) {
 	if opts.Clock != nil {
 		r.monoBase = 0
 	} else {
-		r.monoBase = nanotime()
+		r.monoBase = r.now()
 	}
 	r.wallBase = wall()
 }

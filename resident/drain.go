@@ -14,19 +14,22 @@ import (
 // millisecond while sessions are open (it sleeps otherwise). A round
 //
 //  1. runs the sampling ticks that are due (sample.go);
-//  2. reads the clock (D0), then the ring's tail;
-//  3. consumes every packet below the tail, waiting for each to be
-//     published, decoding it once (entities to keys, with an EntityDef
-//     for each session that was not sent the entity's yet) and routing it
-//     to the sessions that wanted it;
+//  2. reads the clock (D0), then (after membarrier, see ring.go) each
+//     ring's claim;
+//  3. consumes every packet below the claims, waiting for each to be
+//     published, merging the rings by timestamp (each ring is in
+//     timestamp order), decoding each packet once (entities to keys, with
+//     an EntityDef for each session that was not sent the entity's yet)
+//     and routing it to the sessions that wanted it;
 //  4. per session, merges the new packets with those held back, sorts
 //     them by timestamp, and sends those stamped ≤ W as a batch with
 //     watermark W = D0 − 1 (lower while a sampling tick of the session is
 //     pending: W < that tick); the rest are held for a later round.
 //
 // Why W is safe: producers claim their slot before reading the clock, so
-// a packet not drained this round claimed its slot after the drain read
-// the tail, after D0: its timestamp is ≥ D0 > W. Packets drained this
+// a packet not drained this round made its claim after the drain read
+// the claims — after D0 and the barrier (ring.go) — and read the clock
+// after that: its timestamp is ≥ D0 > W. Packets drained this
 // round but stamped after W wait for a later round; samples are stamped
 // with their tick, which W stays below until the tick has run. So each
 // session gets its packets in non-decreasing timestamp order, each batch's
@@ -60,10 +63,22 @@ type drainState struct {
 	out  [MaxSessions][]wire.Packet
 	defs [MaxSessions][]wire.EntityDef
 	vals []wire.Value // arena for packet values
+	// cur are the round's ring cursors.
+	cur []cursor
 	// wanted counts, per sensor, the round's packets, added to the
 	// sensors' shared counters once at the end of the round (one atomic
 	// add per sensor and round, not per packet).
 	wanted []uint64
+}
+
+// cursor is the drain's place in one ring during a round: positions
+// [pos, end) are left; head is the published head slot at pos, once
+// waited for.
+type cursor struct {
+	q        *ring
+	pos, end uint64
+	head     *slot
+	n        int
 }
 
 func (d *drainState) newVals(n int) []wire.Value {
@@ -116,21 +131,49 @@ func (r *Resident) round(final bool) {
 		r.sampleDue()
 	}
 	d0 := r.now()
-	q := r.ring
-	tail := q.tail.Load()
+	lfence() // the clock read completes before the claims are read
+	if r.plain {
+		membarrier()
+	}
 	r.dmu.Lock()
 	tab := r.table
 	r.dmu.Unlock()
 	if len(r.dr.wanted) != len(r.sensors) {
 		r.dr.wanted = make([]uint64, len(r.sensors))
 	}
-	for pos, n := q.head.Load(), 0; pos < tail; n++ {
-		pos += r.dispatch(pos, q.wait(pos), &tab)
-		if n%256 == 255 {
-			q.head.Store(pos) // room for producers during a long round
+	cur := r.dr.cur[:0]
+	for _, q := range r.ringList() {
+		if q == nil {
+			continue
+		}
+		if pos, end := q.head.Load(), q.claimed(); pos < end {
+			cur = append(cur, cursor{q: q, pos: pos, end: end})
 		}
 	}
-	q.head.Store(tail)
+	for len(cur) > 0 {
+		// The ring whose next packet is earliest (the first such ring on
+		// a tie).
+		b := 0
+		for i := range cur {
+			c := &cur[i]
+			if c.head == nil {
+				c.head = c.q.wait(c.pos)
+			}
+			if i > 0 && int64(c.head.w[0]) < int64(cur[b].head.w[0]) {
+				b = i
+			}
+		}
+		c := &cur[b]
+		c.pos += r.dispatch(c.q, c.pos, c.head, &tab)
+		c.head = nil
+		if c.n++; c.pos == c.end {
+			c.q.head.Store(c.end)
+			cur = append(cur[:b], cur[b+1:]...)
+		} else if c.n%256 == 0 {
+			c.q.head.Store(c.pos) // room for producers during a long round
+		}
+	}
+	r.dr.cur = cur[:0]
 	for sid, n := range r.dr.wanted {
 		if n > 0 {
 			r.sensors[sid].wanted.Add(n)
@@ -163,8 +206,7 @@ func (r *Resident) round(final bool) {
 
 // dispatch decodes the ring packet at pos (head its head slot) for the
 // sessions that wanted it, and returns how many positions it takes.
-func (r *Resident) dispatch(pos uint64, head *slot, tab *[MaxSessions]*Session) uint64 {
-	q := r.ring
+func (r *Resident) dispatch(q *ring, pos uint64, head *slot, tab *[MaxSessions]*Session) uint64 {
 	ep, sid, kind, n, flags := unpackHdr(head.w[2])
 	k := slotsFor(kind, int(n))
 	r.dr.wanted[sid]++

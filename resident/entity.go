@@ -192,7 +192,6 @@ func (r *Resident) emitEntity(rel *Sensor, e *Entity, m uint64, ep uint32, end, 
 	if m == 0 {
 		return r.now()
 	}
-	q := r.ring
 	nEnd, nBegin := 0, 0
 	var k uint64
 	if end != nil {
@@ -204,11 +203,14 @@ func (r *Resident) emitEntity(rel *Sensor, e *Entity, m uint64, ep uint32, end, 
 		k += slotsFor(wire.PEntityBegin, nBegin)
 	}
 	var pos uint64
+	var q *ring
 	for spins := 0; ; spins++ {
 		var ok bool
-		if pos, ok = q.reserve(k); ok {
+		q = r.pin()
+		if pos, ok = q.reserve(k, r.plain); ok {
 			break
 		}
+		procUnpin()
 		if spins < 16 {
 			runtime.Gosched()
 		} else {
@@ -239,5 +241,6 @@ func (r *Resident) emitEntity(rel *Sensor, e *Entity, m uint64, ep uint32, end, 
 	if begin != nil {
 		write(pos, wire.PEntityBegin, begin, nBegin, 0)
 	}
+	procUnpin()
 	return ts
 }

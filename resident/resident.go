@@ -17,16 +17,18 @@ const MaxSessions = 64
 const defaultLease = 10_000_000_000 // 10 s
 
 // Resident is the resident monitor of one subject program: the enable
-// tables, the packet ring and its drain, the sampled-state tables and
+// tables, the packet rings and their drain, the sampled-state tables and
 // samplers, and the sessions of the remote monitors it serves.
 type Resident struct {
 	// Read-only after New (read by every sensor call).
 	spec     *Spec
 	sensors  []*Sensor
 	types    []typeState
-	ring     *ring
+	slots    int  // each ring's capacity
+	plain    bool // claims are plain stores: the drain uses membarrier
 	truth    TruthSink
 	clock    func() int64
+	tsc      *tscClock // the TSC clock, or nil
 	monoBase int64
 	wallBase int64
 	period   int64
@@ -37,6 +39,10 @@ type Resident struct {
 	// two equal loads of epoch names sessions current at that epoch.
 	epoch atomic.Uint32
 	_     [cacheLine - 4]byte
+	// rings are the packet rings by P id (nil: none yet); ringMu guards
+	// making them.
+	rings  atomic.Pointer[[]*ring]
+	ringMu sync.Mutex
 	// tuples and keys allocate interval tuple identities and entity keys.
 	tuples atomic.Uint64
 	_      [cacheLine - 8]byte
@@ -108,11 +114,12 @@ func newResident(spec *Spec, opts Options) *Resident {
 		r.period = 1_000_000_000
 	}
 	r.initClock(opts)
-	slots := opts.Slots
-	if slots <= 0 {
-		slots = 1 << 16
+	r.slots = opts.Slots
+	if r.slots <= 0 {
+		r.slots = 1 << 15
 	}
-	r.ring = newRing(slots)
+	r.rings.Store(&[]*ring{})
+	r.plain = plainStores && membarrierOK()
 	r.autoSample.Store(true)
 
 	r.types = make([]typeState, len(spec.Types))

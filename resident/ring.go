@@ -42,8 +42,9 @@ type slotVal struct {
 // epoch. smask/sepoch: sessions the interval's begin went to (a PEnd also
 // goes to them), as of sepoch.
 type slot struct {
-	// seq is pos+1 once the packet whose head is at pos is published.
-	seq atomic.Uint64
+	// seq is pos+1 once the packet whose head is at pos is published
+	// (storeRel by the producer, atomic load by the drain).
+	seq uint64
 	w   [3]uint64
 	v   [2]slotVal
 }
@@ -78,19 +79,39 @@ func slotsFor(kind wire.PacketKind, n int) uint64 {
 // maxSlots is the most positions a packet takes.
 var maxSlots = slotsFor(wire.PEnd, MaxAttrs)
 
-// ring is a bounded lock-free multi-producer single-consumer queue of
-// slots, after D. Vyukov's bounded queue, with per-slot sequence numbers
-// for publication and a consumer index for room:
+// ring is a bounded single-producer single-consumer queue of slots: one
+// per P (the runtime's processor a goroutine runs on). A producer pins
+// its goroutine to its P (Resident.pin) for the few nanoseconds of a
+// packet write, which makes it the ring's only producer: no other
+// goroutine runs on that P until it unpins, and the runtime does not
+// preempt a pinned goroutine. So a claim is a load and a store, not a
+// compare-and-swap, and no instruction of the write path waits for the
+// store buffer:
 //
-//   - a producer claims positions [tail, tail+k) with a CAS on tail, if
-//     they are below head+size (head: how far the drain has consumed);
-//     otherwise the ring is full and the caller counts a drop;
-//   - it writes the slots, then publishes the packet by storing the head
-//     slot's seq = pos+1 (the packet's other slots need no publication:
-//     the drain reads them after the head's seq);
-//   - the drain consumes packets in position order, waiting for each head
-//     to be published, and advances head (published every few hundred
-//     packets and at the end of its round).
+//   - the producer claims positions [claim, claim+k) if they are below
+//     head+size (head: how far the drain has consumed), by storing
+//     claim+k (storeRel); otherwise the ring is full and the caller counts
+//     a drop;
+//   - it reads the clock, writes the slots, then publishes the packet by
+//     storing the head slot's seq = pos+1 (storeRel: the packet's other
+//     slots need no publication, the drain reads them after the head's
+//     seq);
+//   - the drain consumes packets in position order up to the claim it
+//     read, waiting for each head to be published, and advances head
+//     (every few hundred packets and at the end of its round).
+//
+// A pinned producer writes its packets in claim order and reads the clock
+// after each claim, so each ring's packets are in timestamp order; the
+// drain merges the rings by timestamp.
+//
+// The watermark rule (drain.go) needs: a packet whose claim the drain did
+// not see was stamped at or after the drain's clock read D0. With plain
+// stores (amd64) the claim may still sit in the producer's store buffer
+// when the drain looks; so the drain calls membarrier(2) after reading
+// D0 and before reading the claims: every thread that made a claim store
+// before the barrier point is seen, and every clock read after that point
+// runs after D0. Where membarrier is not available the claim is an atomic
+// (sequentially consistent) store, which the clock read cannot pass.
 //
 // The drain never writes a slot: cache lines only travel from producers
 // to the drain. (So a slot keeps the entities and strings of its last
@@ -101,7 +122,7 @@ type ring struct {
 	size  uint64
 	mask  uint64
 	_     [cacheLine - 40]byte
-	tail  atomic.Uint64 // next position to claim (producers)
+	claim uint64 // positions below are claimed (the P's producer; atomic loads)
 	_     [cacheLine - 8]byte
 	head  atomic.Uint64 // positions below are consumed (drain writes)
 	_     [cacheLine - 8]byte
@@ -119,18 +140,24 @@ func newRing(n int) *ring {
 }
 
 // reserve claims k consecutive positions (k ≤ size) and returns the first;
-// false when the ring has no room for them.
-func (q *ring) reserve(k uint64) (uint64, bool) {
-	for {
-		pos := q.tail.Load()
-		if pos+k-q.head.Load() > q.size {
-			return 0, false
-		}
-		if q.tail.CompareAndSwap(pos, pos+k) {
-			return pos, true
-		}
+// false when the ring has no room for them. The caller is pinned to the
+// ring's P. plain: the claim may be a plain store (the drain uses
+// membarrier).
+func (q *ring) reserve(k uint64, plain bool) (uint64, bool) {
+	pos := q.claim
+	if pos+k-q.head.Load() > q.size {
+		return 0, false
 	}
+	if plain {
+		storeRel(&q.claim, pos+k)
+	} else {
+		atomic.StoreUint64(&q.claim, pos+k)
+	}
+	return pos, true
 }
+
+// claimed returns the ring's claim (drain).
+func (q *ring) claimed() uint64 { return atomic.LoadUint64(&q.claim) }
 
 // at returns position pos's slot.
 func (q *ring) at(pos uint64) *slot { return &q.slots[pos&q.mask] }
@@ -152,16 +179,16 @@ func (q *ring) val(pos uint64, ex bool, i int) *slotVal {
 }
 
 // commit publishes the packet whose head is sl, at pos.
-func (sl *slot) commit(pos uint64) { sl.seq.Store(pos + 1) }
+func (sl *slot) commit(pos uint64) { storeRel(&sl.seq, pos+1) }
 
 // wait returns the head slot at pos once its producer has published it
 // (drain only). A producer is between its claim and its publication for a
-// few nanoseconds unless it was preempted: spin briefly, then yield. (A
-// slot's seq is always some earlier head position + 1, or 0: never pos+1
-// before the packet at pos is published.)
+// few nanoseconds unless its thread was descheduled: spin briefly, then
+// yield. (A slot's seq is always some earlier head position + 1, or 0:
+// never pos+1 before the packet at pos is published.)
 func (q *ring) wait(pos uint64) *slot {
 	sl := &q.slots[pos&q.mask]
-	for spins := 0; sl.seq.Load() != pos+1; spins++ {
+	for spins := 0; atomic.LoadUint64(&sl.seq) != pos+1; spins++ {
 		if spins > 64 {
 			runtime.Gosched()
 		}

@@ -133,16 +133,17 @@ func (s *Sensor) want(vals []Value) (uint64, uint32) {
 	}
 }
 
-// put writes one packet to the ring and returns its timestamp (read
+// put writes one packet to its P's ring and returns its timestamp (read
 // after the slot is claimed: the drain's watermark rule depends on it);
 // false if the ring was full (counted as a drop; the time is not read).
 func (s *Sensor) put(kind wire.PacketKind, m uint64, ep uint32, tuple uint64, begin int64, smask uint64, sep uint32, vals []Value) (int64, bool) {
 	r := s.r
-	q := r.ring
 	n := min(len(vals), int(s.nattr))
 	ex := extras(kind)
-	pos, ok := q.reserve(slotsFor(kind, n))
+	q := r.pin()
+	pos, ok := q.reserve(slotsFor(kind, n), r.plain)
 	if !ok {
+		procUnpin()
 		s.drops.Add(1)
 		return 0, false
 	}
@@ -158,6 +159,7 @@ func (s *Sensor) put(kind wire.PacketKind, m uint64, ep uint32, tuple uint64, be
 		*q.val(pos, ex, i) = encode(s.vk[i], &vals[i])
 	}
 	head.commit(pos)
+	procUnpin()
 	return ts, true
 }
 
@@ -165,13 +167,15 @@ func (s *Sensor) put(kind wire.PacketKind, m uint64, ep uint32, tuple uint64, be
 // values, one slot.
 func (s *Sensor) putEvent1(m uint64, ep uint32, vals []Value) (int64, bool) {
 	r := s.r
-	pos, ok := r.ring.reserve(1)
+	q := r.pin()
+	pos, ok := q.reserve(1, r.plain)
 	if !ok {
+		procUnpin()
 		s.drops.Add(1)
 		return 0, false
 	}
 	ts := r.now()
-	sl := r.ring.at(pos)
+	sl := q.at(pos)
 	sl.w = [3]uint64{uint64(ts), m, s.evHdr | uint64(ep)}
 	if s.nattr > 0 {
 		sl.v[0] = encode(s.vk[0], &vals[0])
@@ -180,6 +184,7 @@ func (s *Sensor) putEvent1(m uint64, ep uint32, vals []Value) (int64, bool) {
 		}
 	}
 	sl.commit(pos)
+	procUnpin()
 	return ts, true
 }
 

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package resident
+
+func membarrierOK() bool { return false }
+
+func membarrier() {}
