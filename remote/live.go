@@ -233,6 +233,8 @@ func (p *Program) RunLive(ctx context.Context, conns []wire.Conn, opts LiveOptio
 				st.done = true
 			} else if err := st.take(r.b, p.Catalog, &stats); err != nil {
 				return nil, stats, err
+			} else if rel, ok := st.conn.(wire.Releaser); ok {
+				rel.Release(r.b) // taken: its values are copied out
 			}
 			w, all := mergeWatermark(states)
 			if err := deliver(live, states, w, opts.Tap); err != nil {

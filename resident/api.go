@@ -101,7 +101,7 @@ type Options struct {
 	Name string
 	// Slots is the capacity of each packet ring (one per P that writes
 	// packets, made on its first packet) in 64-byte slots (rounded up to
-	// a power of two, at least 16; default 1<<15, 2 MiB). An event with
+	// a power of two, at least 16; default 1<<14, 1 MiB). An event with
 	// at most two values takes one slot, an interval packet at least two,
 	// a packet with eight values up to five.
 	Slots int

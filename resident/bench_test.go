@@ -143,6 +143,7 @@ func enabledSession(b *testing.B, r *Resident) (*atomic.Uint64, func() uint64) {
 					n.Add(1)
 				}
 			}
+			s.Release(bt) // as the transport does once it has encoded a batch
 		}
 	}()
 	return &n, func() uint64 {
@@ -318,8 +319,10 @@ func BenchmarkDrain(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			got += len(bt.Packets)
-			if len(bt.Packets) == 0 {
+			k := len(bt.Packets)
+			got += k
+			s.Release(bt)
+			if k == 0 {
 				r.round(false)
 			}
 		}

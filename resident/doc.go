@@ -1,5 +1,5 @@
 // Package resident is the resident monitor that sits inside a subject Go
-// program: the enable tables (counters), the packet ring and its drain,
+// program: the enable tables (counters), the packet rings and their drain,
 // sampled-state tables and samplers, and the sessions of the remote
 // monitors it serves (see /DESIGN.md, "The α operator" and "Resident ↔
 // remote"). Generated sensor code calls it; remote monitors talk to it
@@ -72,13 +72,16 @@
 //
 // # Packets
 //
-// Producers write fixed-size slots into a bounded lock-free ring
-// (ring.go), claiming the slot before reading the clock; the drain
-// (drain.go) turns slots into wire packets per session, in timestamp
-// order, closed by watermarks. A full ring drops the packet and counts it:
-// per sensor, packets delivered + dropped = wanted. Entity relation
-// packets go to every session and are never dropped (their producer waits
-// for room). Sampling (sample.go) runs in the drain.
+// Producers write fixed-size slots into a bounded ring of their own P
+// (ring.go: one single-producer ring per P, the goroutine pinned to its P
+// for the write, no locked instruction on the way), claiming the slot
+// before reading the clock (tsc.go: the TSC where it can be trusted);
+// the drain (drain.go) merges the rings by timestamp and turns slots into
+// wire packets per session, in timestamp order, closed by watermarks. A
+// full ring drops the packet and counts it: per sensor, packets delivered
+// + dropped = wanted. Entity relation packets go to every session and are
+// never dropped (their producer waits for room). Sampling (sample.go)
+// runs in the drain.
 //
 // # Truth
 //

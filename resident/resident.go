@@ -116,7 +116,7 @@ func newResident(spec *Spec, opts Options) *Resident {
 	r.initClock(opts)
 	r.slots = opts.Slots
 	if r.slots <= 0 {
-		r.slots = 1 << 15
+		r.slots = 1 << 14
 	}
 	r.rings.Store(&[]*ring{})
 	r.plain = plainStores && membarrierOK()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -44,6 +45,9 @@ type Session struct {
 	q        []wire.Packet    // packets not yet sent (timestamp > last watermark)
 	defs     []wire.EntityDef // definitions not yet sent
 	box      *wire.Batch
+	held     []wire.Value  // values of the packets in q (drain.go)
+	spare    []wire.Value  // the other held arena, for the next round
+	free     []*wire.Batch // released batches, for reuse (Release)
 	lastW    int64
 	lastEmit int64
 	over     []uint64 // per sensor: packets lost to a full session queue
@@ -206,6 +210,27 @@ func (s *Session) Recv(ctx context.Context) (*wire.Batch, error) {
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// maxFree is how many released batches a session keeps for reuse.
+const maxFree = 4
+
+// Release gives back a batch Recv returned, once the caller is done with
+// it and its packets (encoded them, say): the session reuses its memory
+// for later batches, so a steady stream allocates nothing per packet.
+// Optional; after it, b and every packet and value in it must not be
+// used. Releasing a batch twice, or one Recv did not return, is an error
+// that Release ignores where it can detect it.
+func (s *Session) Release(b *wire.Batch) {
+	if b == nil {
+		return
+	}
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	if len(s.free) >= maxFree || s.box == b || slices.Contains(s.free, b) {
+		return
+	}
+	s.free = append(s.free, b)
 }
 
 // CommandError is a command the resident refused: which command of the
@@ -646,6 +671,9 @@ type localConn struct {
 func (c *localConn) Hello() *wire.Hello { return c.r.Hello() }
 
 func (c *localConn) Recv() (*wire.Batch, error) { return c.s.Recv(context.Background()) }
+
+// Release gives a received batch back to the session (Session.Release).
+func (c *localConn) Release(b *wire.Batch) { c.s.Release(b) }
 
 func (c *localConn) Send(cmd *wire.Command) error { return c.s.Apply(cmd) }
 

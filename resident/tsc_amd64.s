@@ -36,17 +36,6 @@ TEXT ·cpuidTSC(SB),NOSPLIT,$0-2
 done:
 	RET
 
-// func storeRel(p *uint64, v uint64)
-//
-// A plain store: on amd64 (TSO) every store is a release store, and a
-// MOV, unlike the XCHG sync/atomic uses for Store, does not wait for the
-// store buffer to drain.
-TEXT ·storeRel(SB),NOSPLIT,$0-16
-	MOVQ	p+0(FP), AX
-	MOVQ	v+8(FP), BX
-	MOVQ	BX, (AX)
-	RET
-
 // func lfence()
 //
 // No later instruction begins before every earlier one has completed

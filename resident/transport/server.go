@@ -348,6 +348,9 @@ func (srv *Server) session(ss grpc.ServerStream) error {
 			continue
 		}
 		frames, err := b.EncodeSplit(srv.maxFrame)
+		if rel, ok := sess.(wire.Releaser); ok {
+			rel.Release(b) // encoded: its memory can serve the next batch
+		}
 		if err != nil {
 			code := codes.Internal
 			if errors.Is(err, wire.ErrFrameTooLarge) {

@@ -130,6 +130,10 @@ type Batch struct {
 	Packets   []Packet
 	Watermark int64 // monotonic; no later packet has TS ≤ Watermark
 	Counts    []Count
+	// Arena is the backing store of the packets' values when a resident
+	// made the batch, kept for reuse (resident.Session.Release). Never
+	// encoded; nil in decoded batches.
+	Arena []Value
 }
 
 // CommandKind says what a command asks.
@@ -192,4 +196,10 @@ type Conn interface {
 	Send(*Command) error
 	// Close ends the session (sending CBye when possible).
 	Close() error
+}
+
+// Releaser is a Conn (or a resident session) that can reuse a batch's
+// memory once its receiver is done with the batch and everything in it.
+type Releaser interface {
+	Release(*Batch)
 }
