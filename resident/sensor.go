@@ -164,17 +164,45 @@ func (s *Sensor) put(kind wire.PacketKind, m uint64, ep uint32, tuple uint64, be
 }
 
 // putEvent1 is put for the common case: an event with at most two
-// values, one slot.
+// values, one slot. It is put with pin, reserve and the TSC clock's fast
+// path written out (none inlines: each would be a call).
 func (s *Sensor) putEvent1(m uint64, ep uint32, vals []Value) (int64, bool) {
 	r := s.r
-	q := r.pin()
-	pos, ok := q.reserve(1, r.plain)
-	if !ok {
+	pid := procPin()
+	rs := *r.rings.Load()
+	if pid >= len(rs) || rs[pid] == nil {
+		procUnpin()
+		return s.put(wire.PEvent, m, ep, 0, 0, 0, 0, vals) // makes the P's ring
+	}
+	q := rs[pid]
+	pos := atomic.LoadUint64(&q.claim)
+	if pos+1-q.head.Load() > q.size {
 		procUnpin()
 		s.drops.Add(1)
 		return 0, false
 	}
-	ts := r.now()
+	if r.plain {
+		storeRel(&q.claim, pos+1)
+	} else {
+		atomic.StoreUint64(&q.claim, pos+1)
+	}
+	var ts int64
+	if c := r.tsc; c != nil {
+		sg := c.seg.Load()
+		var t uint64
+		if c.lf {
+			t = rdtscLfence()
+		} else {
+			t = rdtscp()
+		}
+		if t-sg.t0 < sg.span {
+			ts = sg.at(t)
+		} else {
+			ts = c.slow(t)
+		}
+	} else {
+		ts = r.clock()
+	}
 	sl := q.at(pos)
 	sl.w = [3]uint64{uint64(ts), m, s.evHdr | uint64(ep)}
 	if s.nattr > 0 {

@@ -11,9 +11,13 @@ import (
 )
 
 // The TSC clock: the resident's monotonic clock, read from the CPU's
-// time-stamp counter with RDTSCP (≈ 19 ns on the reference VM) instead of
-// the runtime's nanotime (≈ 25 ns: the vDSO's ordered TSC read, a seqlock
-// and a conversion).
+// time-stamp counter with LFENCE; RDTSC where LFENCE is dispatch
+// serializing, else RDTSCP (≈ 17 / 19 ns on the reference VM), instead of
+// the runtime's nanotime (≈ 23 ns: the vDSO's ordered TSC read, a seqlock
+// and a conversion). Both reads are ordered after every earlier load, as
+// the kernel's are: a time read after observing another goroutine's
+// write is not before that goroutine's time read before the write, so
+// timestamps respect causality.
 //
 // It is used when the counter can be trusted as one clock for every CPU:
 // amd64 with an invariant TSC and RDTSCP, and the kernel itself using the
@@ -32,11 +36,11 @@ import (
 // monotonic, two reads of the same tick give the same time, and f stays
 // within microseconds of CLOCK_MONOTONIC, slewing toward it as NTP slews
 // the kernel's clock. A read of a tick before the current segment (not
-// possible with RDTSCP, which reads after the load of the segment) is
-// clamped to the segment's start.
+// possible with an ordered read, which reads after the load of the
+// segment) is clamped to the segment's start.
 //
-// The fast path, with no clock segment to define, is a load, RDTSCP, a
-// subtraction, a compare, and a 64×64-bit multiply.
+// The fast path, with no clock segment to define, is a load, the counter
+// read, a subtraction, a compare, and a 64×64-bit multiply.
 
 // tscSpan is a segment's length on the monotonic clock.
 const tscSpan = 100 * time.Millisecond
@@ -72,6 +76,7 @@ type tscClock struct {
 	seg atomic.Pointer[tscSeg]
 	// sample reads a (tick, nanotime) pair; baseT, baseN is the first.
 	sample       func() (uint64, int64)
+	lf           bool // read with LFENCE; RDTSC, not RDTSCP
 	baseT        uint64
 	baseN        int64
 	spanNs       int64
@@ -99,7 +104,7 @@ func tscSample() (uint64, int64) {
 
 // tscUsable reports whether the TSC clock can be used here (see above).
 var tscUsable = sync.OnceValue(func() bool {
-	inv, p := cpuidTSC()
+	inv, p, _ := cpuTSC()
 	if !inv || !p {
 		return false
 	}
@@ -112,28 +117,35 @@ var tscUsable = sync.OnceValue(func() bool {
 // at the end of the measurement.
 func newTSCClock(sample func() (uint64, int64), span, calibrate time.Duration) *tscClock {
 	c := &tscClock{sample: sample, spanNs: int64(span), slew: tscSlew, calibrateFor: int64(calibrate)}
+	_, _, c.lf = cpuTSC()
 	c.baseT, c.baseN = sample()
 	t1, n1 := sample()
 	for n1-c.baseN < c.calibrateFor || t1 == c.baseT {
 		t1, n1 = sample()
 	}
 	rate := float64(n1-c.baseN) / float64(t1-c.baseT)
-	c.seg.Store(&tscSeg{t0: t1, span: c.ticks(rate, c.spanNs), ns0: n1, mult: fixed(rate), st: t1, sn: n1})
+	c.seg.Store(&tscSeg{t0: t1, span: spanTicks(rate, c.spanNs), ns0: n1, mult: fixed(rate), st: t1, sn: n1})
 	return c
 }
 
 // fixed converts ns per tick to 32.32 fixed point.
 func fixed(rate float64) uint64 { return uint64(rate*(1<<32) + 0.5) }
 
-// ticks returns how many ticks ns nanoseconds take at rate (at least 1).
-func (c *tscClock) ticks(rate float64, ns int64) uint64 {
+// spanTicks returns how many ticks ns nanoseconds take at rate (at least
+// 1).
+func spanTicks(rate float64, ns int64) uint64 {
 	return max(1, uint64(float64(ns)/rate))
 }
 
-// now reads the clock.
+// now reads the clock. (Sensor.putEvent1 has a copy of it.)
 func (c *tscClock) now() int64 {
 	s := c.seg.Load()
-	t := rdtscp()
+	var t uint64
+	if c.lf {
+		t = rdtscLfence()
+	} else {
+		t = rdtscp()
+	}
 	if t-s.t0 < s.span {
 		return s.at(t)
 	}
@@ -177,7 +189,7 @@ func (c *tscClock) next(s *tscSeg, t uint64) *tscSeg {
 	if nn-s.sn >= c.spanNs/2 {
 		rate = float64(nn-s.sn) / float64(tn-s.st)
 	}
-	span := c.ticks(rate, c.spanNs)
+	span := spanTicks(rate, c.spanNs)
 	if t-t0 >= span {
 		span += t - t0 // a long gap between reads: one segment covers it
 	}

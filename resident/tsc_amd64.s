@@ -12,28 +12,27 @@ TEXT ·rdtscp(SB),NOSPLIT,$0-8
 	MOVQ	AX, ret+0(FP)
 	RET
 
-// func cpuidTSC() (invariant, rdtscp bool)
-TEXT ·cpuidTSC(SB),NOSPLIT,$0-2
-	MOVB	$0, invariant+0(FP)
-	MOVB	$0, rdtscp+1(FP)
-	MOVL	$0x80000000, AX
-	XORL	CX, CX
+// func rdtscLfence() uint64
+//
+// LFENCE; RDTSC: the same ordering where LFENCE is dispatch serializing
+// (Intel; AMD where CPUID says so), ≈ 2 ns cheaper than RDTSCP.
+TEXT ·rdtscLfence(SB),NOSPLIT,$0-8
+	LFENCE
+	RDTSC
+	SHLQ	$32, DX
+	ORQ	DX, AX
+	MOVQ	AX, ret+0(FP)
+	RET
+
+// func cpuid(leaf, sub uint32) (a, b, c, d uint32)
+TEXT ·cpuid(SB),NOSPLIT,$0-24
+	MOVL	leaf+0(FP), AX
+	MOVL	sub+4(FP), CX
 	CPUID
-	CMPL	AX, $0x80000007
-	JB	done
-	MOVL	$0x80000001, AX
-	XORL	CX, CX
-	CPUID
-	SHRL	$27, DX
-	ANDL	$1, DX
-	MOVB	DX, rdtscp+1(FP)
-	MOVL	$0x80000007, AX
-	XORL	CX, CX
-	CPUID
-	SHRL	$8, DX
-	ANDL	$1, DX
-	MOVB	DX, invariant+0(FP)
-done:
+	MOVL	AX, a+8(FP)
+	MOVL	BX, b+12(FP)
+	MOVL	CX, c+16(FP)
+	MOVL	DX, d+20(FP)
 	RET
 
 // func lfence()

@@ -4,6 +4,8 @@ package resident
 
 func rdtscp() uint64 { panic("resident: no TSC on this architecture") }
 
-func cpuidTSC() (invariant, rdtscp bool) { return false, false }
+func rdtscLfence() uint64 { panic("resident: no TSC on this architecture") }
+
+func cpuTSC() (invariant, rdtscp, lfence bool) { return false, false, false }
 
 func lfence() {}

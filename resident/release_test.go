@@ -1,0 +1,111 @@
+package resident
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/tqmon/tqmon/resident/wire"
+)
+
+// A receiver that releases its batches gets them back: after a warm-up,
+// a drain round of a hundred packets and its Recv allocate nothing per
+// packet, and every packet still carries its own values (no batch's
+// arena is reused while its packets are in use).
+func TestReleaseReusesBatches(t *testing.T) {
+	r := newResident(testSpec(), Options{})
+	close(r.drainDone)
+	defer r.Close()
+	wide := r.Sensor(sWide)
+	p := r.Create(tProcess, "P", nil)
+	m := r.Create(tMailbox, "M", nil)
+	s := r.Open()
+	mustApply(t, s, enable(sWide, tProcess, "P"))
+	const per = 100
+	strs := make([]string, per)
+	for i := range strs {
+		strs[i] = fmt.Sprint("s", i)
+	}
+	next := 0
+	batches := map[*wire.Batch]bool{}
+	round := func() {
+		first := next
+		for range per {
+			i := next % per
+			ev(wide, Value{N: uint64(next)}, Value{E: p}, Value{S: strs[i]}, Value{N: 7}, Value{E: m}, Value{N: 1}, Value{S: strs[per-1-i]}, Value{N: uint64(next) << 20})
+			next++
+		}
+		r.round(false)
+		b, err := s.Recv(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		batches[b] = true
+		pkts := b.Packets
+		if first == 0 { // the session's first batch begins with P's and M's entity tuples
+			pkts = pkts[min(2, len(pkts)):]
+		}
+		if len(pkts) != per {
+			t.Fatalf("batch of %d packets, want %d", len(pkts), per)
+		}
+		for k, pk := range pkts {
+			n := first + k
+			v := pk.Vals
+			if pk.Sensor != uint16(sWide) || len(v) != 8 || v[0].N != uint64(n) || v[2].S != strs[n%per] || v[6].S != strs[per-1-n%per] || v[7].N != uint64(n)<<20 {
+				t.Fatalf("packet %d: values %+v", n, v)
+			}
+		}
+		s.Release(b)
+	}
+	for range 10 {
+		round()
+	}
+	allocs := testing.AllocsPerRun(20, round)
+	t.Logf("%.1f allocations per round of %d packets; %d distinct batches", allocs, per, len(batches))
+	if allocs > 4 {
+		t.Fatalf("%.1f allocations per round of %d packets: batches are not reused", allocs, per)
+	}
+	if len(batches) > maxFree+1 {
+		t.Fatalf("%d distinct batches for %d rounds received and released one by one", len(batches), 31)
+	}
+}
+
+// Packets held back by the watermark keep their values across rounds,
+// although the drain's round arena they were decoded into is reused, and
+// a released batch serves the next one.
+func TestHeldValuesSurvive(t *testing.T) {
+	r := newResident(testSpec(), Options{})
+	close(r.drainDone)
+	defer r.Close()
+	s := r.Open()
+	scratch := []wire.Value{{Kind: wire.VInt, N: 10}, {Kind: wire.VString, S: "ten"}, {Kind: wire.VInt, N: 20}, {Kind: wire.VString, S: "twenty"}}
+	in := []wire.Packet{{TS: 10, Vals: scratch[0:2]}, {TS: 20, Vals: scratch[2:4]}}
+	s.deliver(in, nil, 15, nil, 1, false)
+	clear(scratch) // the next round reuses the drain's arena
+	b1, err := s.Recv(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b1.Packets) != 1 || b1.Packets[0].TS != 10 || b1.Packets[0].Vals[0].N != 10 || b1.Packets[0].Vals[1].S != "ten" {
+		t.Fatalf("first batch %+v", b1.Packets)
+	}
+	s.Release(b1)
+	s.deliver(nil, nil, 25, nil, 2, false)
+	b2, err := s.Recv(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b2 != b1 {
+		t.Error("the released batch was not reused")
+	}
+	if len(b2.Packets) != 1 || b2.Packets[0].TS != 20 || b2.Packets[0].Vals[0].N != 20 || b2.Packets[0].Vals[1].S != "twenty" {
+		t.Fatalf("held packet %+v", b2.Packets)
+	}
+	// Releasing twice, or a batch the session did not make, is ignored.
+	s.Release(b2)
+	s.Release(b2)
+	s.Release(&wire.Batch{})
+	if len(s.free) != 2 {
+		t.Fatalf("%d batches free, want 2 (b2 once, the foreign one)", len(s.free))
+	}
+}
