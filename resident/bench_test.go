@@ -20,6 +20,9 @@ func work(x uint64) uint64 { return x*6364136223846793005 + 1442695040888963407 
 
 var benchSink uint64
 
+// sessionEnded is why enabledSession's session ended early, if it did.
+var sessionEnded atomic.Value
+
 // benchSend is a sensor as generated code holds it: a package variable.
 var benchSend *Sensor
 
@@ -122,11 +125,19 @@ func BenchmarkSensorOtherEntityEnabled(b *testing.B) {
 
 // enabledSession opens a session with the benchmark sensor enabled for P1
 // and a remote receiving in a loop; it returns the count of SendMessage
-// packets received and a stop function returning the final count.
+// packets received and a stop function returning the final count. The
+// session's lease covers the whole benchmark (a run takes longer than the
+// default lease); if the session ends anyway, n stops counting and the
+// benchmark fails rather than wait for packets that cannot come.
 func enabledSession(b *testing.B, r *Resident) (*atomic.Uint64, func() uint64) {
 	s := r.Open()
-	if err := s.Apply(&wire.Command{Kind: wire.CEnable, Sensor: uint16(sSendMessage), Type: uint16(tProcess), Entity: "P1"}); err != nil {
-		b.Fatal(err)
+	for _, c := range []wire.Command{
+		{Kind: wire.CLease, Period: int64(time.Hour)},
+		{Kind: wire.CEnable, Sensor: uint16(sSendMessage), Type: uint16(tProcess), Entity: "P1"},
+	} {
+		if err := s.Apply(&c); err != nil {
+			b.Fatal(err)
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var n atomic.Uint64
@@ -136,6 +147,9 @@ func enabledSession(b *testing.B, r *Resident) (*atomic.Uint64, func() uint64) {
 		for {
 			bt, err := s.Recv(ctx)
 			if err != nil {
+				if ctx.Err() == nil {
+					sessionEnded.Store(err.Error())
+				}
 				return
 			}
 			for _, pk := range bt.Packets {
@@ -177,6 +191,9 @@ func BenchmarkSensorEnabled(b *testing.B) {
 		done += n
 		b.StopTimer()
 		for recv.Load() < uint64(done) && benchSend.drops.Load() == 0 {
+			if e := sessionEnded.Load(); e != nil {
+				b.Fatalf("session ended with %d of %d packets received: %v", recv.Load(), done, e)
+			}
 			time.Sleep(100 * time.Microsecond)
 		}
 		b.StartTimer()
