@@ -154,3 +154,23 @@ func TestMembarrier(t *testing.T) {
 		t.Fatalf("plain claims %v on an architecture where storeRel is plain: %v", r.plain, plainStores)
 	}
 }
+
+var clockSink int64
+
+// The clock a packet is stamped with: the TSC clock against the runtime's
+// monotonic clock it replaces (same run).
+func BenchmarkClockTSC(b *testing.B) {
+	if !tscUsable() {
+		b.Skip("no usable TSC here")
+	}
+	c := newTSCClock(tscSample, tscSpan, tscCalibrate)
+	for i := 0; i < b.N; i++ {
+		clockSink += c.now()
+	}
+}
+
+func BenchmarkClockNanotime(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		clockSink += nanotime()
+	}
+}
