@@ -140,7 +140,11 @@ func (r *Resident) round(final bool) {
 	r.dr.vals = r.dr.vals[:0] // the last round's values were all moved out
 	d0 := r.now()
 	lfence() // the clock read completes before the claims are read
-	if r.plain {
+	// (A ring made after this read was made after D0, and its packets
+	// were stamped after that: no barrier is needed for it, nor at all
+	// before the first ring.)
+	rings := r.ringList()
+	if r.plain && len(rings) > 0 {
 		membarrier()
 	}
 	r.dmu.Lock()
@@ -150,7 +154,7 @@ func (r *Resident) round(final bool) {
 		r.dr.wanted = make([]uint64, len(r.sensors))
 	}
 	cur := r.dr.cur[:0]
-	for _, q := range r.ringList() {
+	for _, q := range rings {
 		if q == nil {
 			continue
 		}
