@@ -77,13 +77,38 @@ type drainState struct {
 }
 
 // cursor is the drain's place in one ring during a round: positions
-// [pos, end) are left; head is the published head slot at pos, once
-// waited for.
+// [pos, end) are left; head is the published head slot at pos; idx is
+// the ring's P (ties between rings go to the lower).
 type cursor struct {
 	q        *ring
+	idx      int
 	pos, end uint64
 	head     *slot
 	n        int
+}
+
+// before orders cursors by their next packet's timestamp, then ring.
+func (c *cursor) before(d *cursor) bool {
+	a, b := int64(c.head.w[0]), int64(d.head.w[0])
+	return a < b || a == b && c.idx < d.idx
+}
+
+// siftDown restores the heap order of h below i.
+func siftDown(h []cursor, i int) {
+	for {
+		m := i
+		if l := 2*i + 1; l < len(h) && h[l].before(&h[m]) {
+			m = l
+		}
+		if r := 2*i + 2; r < len(h) && h[r].before(&h[m]) {
+			m = r
+		}
+		if m == i {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
 }
 
 func (d *drainState) newVals(n int) []wire.Value {
@@ -154,36 +179,33 @@ func (r *Resident) round(final bool) {
 		r.dr.wanted = make([]uint64, len(r.sensors))
 	}
 	cur := r.dr.cur[:0]
-	for _, q := range rings {
+	for i, q := range rings {
 		if q == nil {
 			continue
 		}
 		if pos, end := q.head.Load(), q.claimed(); pos < end {
-			cur = append(cur, cursor{q: q, pos: pos, end: end})
+			cur = append(cur, cursor{q: q, idx: i, pos: pos, end: end, head: q.wait(pos)})
 		}
 	}
+	// Merge by timestamp: cur is a min-heap on (head timestamp, ring), so
+	// a packet costs O(log rings), however many Ps write.
+	for i := len(cur)/2 - 1; i >= 0; i-- {
+		siftDown(cur, i)
+	}
 	for len(cur) > 0 {
-		// The ring whose next packet is earliest (the first such ring on
-		// a tie).
-		b := 0
-		for i := range cur {
-			c := &cur[i]
-			if c.head == nil {
-				c.head = c.q.wait(c.pos)
-			}
-			if i > 0 && int64(c.head.w[0]) < int64(cur[b].head.w[0]) {
-				b = i
-			}
-		}
-		c := &cur[b]
+		c := &cur[0]
 		c.pos += r.dispatch(c.q, c.pos, c.head, &tab)
-		c.head = nil
 		if c.n++; c.pos == c.end {
 			c.q.head.Store(c.end)
-			cur = append(cur[:b], cur[b+1:]...)
-		} else if c.n%256 == 0 {
-			c.q.head.Store(c.pos) // room for producers during a long round
+			cur[0] = cur[len(cur)-1]
+			cur = cur[:len(cur)-1]
+		} else {
+			if c.n%256 == 0 {
+				c.q.head.Store(c.pos) // room for producers during a long round
+			}
+			c.head = c.q.wait(c.pos)
 		}
+		siftDown(cur, 0)
 	}
 	r.dr.cur = cur[:0]
 	for sid, n := range r.dr.wanted {
