@@ -47,7 +47,7 @@ import (
 // batches back (Session.Release: the transport does once it has encoded
 // one, the in-process remote once it has taken one) has them reused, so
 // a steady stream allocates nothing per packet, and the drain adds no
-// garbage for the subject's collector to chase. It costs ≈ 25–31 ns a
+// garbage for the subject's collector to chase. It costs ≈ 25–33 ns a
 // packet on the reference machine (BenchmarkDrain), so it sustains some
 // 30M packets/s.
 
