@@ -276,9 +276,7 @@ func BenchmarkSubjectEnabled(b *testing.B) {
 // manualResident returns a resident whose drain rounds the caller runs,
 // with a session that has SendMessage enabled for P1.
 func manualResident(b *testing.B) (*Resident, *Session, *Entity, *Entity) {
-	r := newResident(testSpec(), Options{})
-	close(r.drainDone)
-	b.Cleanup(r.Close)
+	r := manualRounds(b)
 	benchSend = r.Sensor(sSendMessage)
 	p, m := r.Create(tProcess, "P1", nil), r.Create(tMailbox, "M", nil)
 	s := r.Open()

@@ -66,6 +66,15 @@ func testSpec() *Spec {
 	}
 }
 
+// manualRounds returns a resident on the real clock whose drain rounds
+// the caller runs (r.round), closed when the test ends.
+func manualRounds(tb testing.TB) *Resident {
+	r := newResident(testSpec(), Options{})
+	close(r.drainDone)
+	tb.Cleanup(r.Close)
+	return r
+}
+
 // fakeClock is a test clock: each read advances it by 1 ns; set jumps.
 type fakeClock struct{ t atomic.Int64 }
 

@@ -93,6 +93,10 @@ func TestKernelKilledLeavesNothing(t *testing.T) {
 func TestKernelResidentDaemon(t *testing.T) {
 	kerneltest.Need(t)
 	bin := binary(t)
+	// A program an earlier test's process attached can outlive the
+	// process for a moment (the kernel frees programs after an RCU grace
+	// period): start from none.
+	waitOurPrograms(t, "none of our programs before the daemon starts", func(p []string) bool { return len(p) == 0 })
 	sock := filepath.Join(t.TempDir(), "k.sock")
 	res := exec.Command(bin, "resident", "--kernel", "--listen", sock)
 	stderr, _ := res.StderrPipe()
