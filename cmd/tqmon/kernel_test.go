@@ -19,20 +19,6 @@ import (
 
 // ourPrograms waits until the kernel's listing of our programs satisfies
 // ok.
-func waitOurPrograms(t *testing.T, what string, ok func([]string) bool) []string {
-	t.Helper()
-	var progs []string
-	waitFor(t, what, 10*time.Second, func() bool {
-		var err error
-		progs, err = kernel.OurPrograms()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ok(progs)
-	})
-	return progs
-}
-
 func has(progs []string, name string) bool {
 	for _, p := range progs {
 		if p == name {
@@ -57,7 +43,7 @@ func TestKernelQueryCommand(t *testing.T) {
 	if lines[0] != "Name,at" || len(lines) != 1235 || lines[1] != "getppid,"+strings.TrimPrefix(lines[1], "getppid,") {
 		t.Errorf("got %d lines, first %q %q", len(lines), lines[0], lines[1])
 	}
-	waitOurPrograms(t, "the query ended", func(p []string) bool { return len(p) == 0 })
+	kerneltest.WaitPrograms(t, "the query ended", func(p []string) bool { return len(p) == 0 })
 }
 
 func errText(err error) string {
@@ -79,12 +65,12 @@ func TestKernelKilledLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer mon.Process.Kill()
-	waitOurPrograms(t, "the monitor's programs", func(p []string) bool {
+	kerneltest.WaitPrograms(t, "the monitor's programs", func(p []string) bool {
 		return has(p, "tqm_Syscall_0") && has(p, "tqm_RunningOn_0") && has(p, "tqm_fork")
 	})
 	mon.Process.Signal(syscall.SIGKILL)
 	mon.Wait()
-	waitOurPrograms(t, "none of our programs after SIGKILL", func(p []string) bool { return len(p) == 0 })
+	kerneltest.WaitPrograms(t, "none of our programs after SIGKILL", func(p []string) bool { return len(p) == 0 })
 }
 
 // The daemon: with no monitor connected nothing is attached; a monitor's
@@ -93,10 +79,6 @@ func TestKernelKilledLeavesNothing(t *testing.T) {
 func TestKernelResidentDaemon(t *testing.T) {
 	kerneltest.Need(t)
 	bin := binary(t)
-	// A program an earlier test's process attached can outlive the
-	// process for a moment (the kernel frees programs after an RCU grace
-	// period): start from none.
-	waitOurPrograms(t, "none of our programs before the daemon starts", func(p []string) bool { return len(p) == 0 })
 	sock := filepath.Join(t.TempDir(), "k.sock")
 	res := exec.Command(bin, "resident", "--kernel", "--listen", sock)
 	stderr, _ := res.StderrPipe()
@@ -139,7 +121,7 @@ func TestKernelResidentDaemon(t *testing.T) {
 			break
 		}
 	}
-	waitOurPrograms(t, "nothing attached once the monitor left", func(p []string) bool { return len(p) == 0 })
+	kerneltest.WaitPrograms(t, "nothing attached once the monitor left", func(p []string) bool { return len(p) == 0 })
 }
 
 // Usage errors of the kernel flags, and the built-in description.
@@ -241,7 +223,7 @@ func TestShellKernel(t *testing.T) {
 	if code := tm.exit(10 * time.Second); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	waitOurPrograms(t, "no program of ours once the shell has quit", func(p []string) bool { return len(p) == 0 })
+	kerneltest.WaitPrograms(t, "no program of ours once the shell has quit", func(p []string) bool { return len(p) == 0 })
 }
 
 // TestKernelSyscallRate is the aggregates' live acceptance: a moving count

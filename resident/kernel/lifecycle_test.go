@@ -3,6 +3,7 @@ package kernel_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"strconv"
@@ -26,22 +27,14 @@ func ours(t *testing.T) []string {
 	return progs
 }
 
-// waitPrograms waits until the kernel's listing of our programs is want
-// (programs are freed shortly after their last reference goes).
+// waitPrograms waits until the kernel's listing of our programs is want.
 func waitPrograms(t *testing.T, what string, want ...string) {
 	t.Helper()
 	slices.Sort(want)
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		got := ours(t)
-		if slices.Equal(got, want) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: our programs in the kernel are %v, want %v", what, got, want)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	kerneltest.WaitPrograms(t, what+fmt.Sprintf(" (want %v)", want), func(got []string) bool {
+		slices.Sort(got)
+		return slices.Equal(got, want)
+	})
 }
 
 func sensorID(t *testing.T, h *wire.Hello, name string) uint16 {

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/tqmon/tqmon/resident/kernel"
 	"github.com/tqmon/tqmon/resident/kernel/internal/testlock"
@@ -26,6 +27,32 @@ func Need(t testing.TB) {
 		t.Skip("skipping kernel test in -short mode")
 	}
 	testlock.Hold(t)
+	// An earlier test's programs can outlive its last reference for a
+	// moment (the kernel frees them after an RCU grace period): every
+	// test starts from none.
+	WaitPrograms(t, "none of our programs before the test", func(p []string) bool { return len(p) == 0 })
+}
+
+// WaitPrograms waits (up to 10 s) until ok holds of the kernel's listing
+// of our programs — programs are freed shortly after their last
+// reference goes — and returns the listing; the test fails, naming what
+// it waited for, if that does not come.
+func WaitPrograms(t testing.TB, what string, ok func([]string) bool) []string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		progs, err := kernel.OurPrograms()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok(progs) {
+			return progs
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: our programs in the kernel are %v", what, progs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // BuildC compiles a C program (statically when static) into the test's
