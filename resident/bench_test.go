@@ -20,9 +20,6 @@ func work(x uint64) uint64 { return x*6364136223846793005 + 1442695040888963407 
 
 var benchSink uint64
 
-// sessionEnded is why enabledSession's session ended early, if it did.
-var sessionEnded atomic.Value
-
 // benchSend is a sensor as generated code holds it: a package variable.
 var benchSend *Sensor
 
@@ -123,13 +120,20 @@ func BenchmarkSensorOtherEntityEnabled(b *testing.B) {
 	benchSink = x
 }
 
+// received is what enabledSession's remote got: the SendMessage packets,
+// and why the session ended, if it ended before the benchmark did.
+type received struct {
+	n     atomic.Uint64
+	ended atomic.Value // string
+}
+
 // enabledSession opens a session with the benchmark sensor enabled for P1
 // and a remote receiving in a loop; it returns the count of SendMessage
 // packets received and a stop function returning the final count. The
 // session's lease covers the whole benchmark (a run takes longer than the
 // default lease); if the session ends anyway, n stops counting and the
 // benchmark fails rather than wait for packets that cannot come.
-func enabledSession(b *testing.B, r *Resident) (*atomic.Uint64, func() uint64) {
+func enabledSession(b *testing.B, r *Resident) (*received, func() uint64) {
 	s := r.Open()
 	for _, c := range []wire.Command{
 		{Kind: wire.CLease, Period: int64(time.Hour)},
@@ -140,7 +144,8 @@ func enabledSession(b *testing.B, r *Resident) (*atomic.Uint64, func() uint64) {
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	var n atomic.Uint64
+	got := &received{}
+	n := &got.n
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -148,7 +153,7 @@ func enabledSession(b *testing.B, r *Resident) (*atomic.Uint64, func() uint64) {
 			bt, err := s.Recv(ctx)
 			if err != nil {
 				if ctx.Err() == nil {
-					sessionEnded.Store(err.Error())
+					got.ended.Store(err.Error())
 				}
 				return
 			}
@@ -160,7 +165,7 @@ func enabledSession(b *testing.B, r *Resident) (*atomic.Uint64, func() uint64) {
 			s.Release(bt) // as the transport does once it has encoded a batch
 		}
 	}()
-	return &n, func() uint64 {
+	return got, func() uint64 {
 		r.Close()
 		cancel()
 		<-done
@@ -190,9 +195,9 @@ func BenchmarkSensorEnabled(b *testing.B) {
 		}
 		done += n
 		b.StopTimer()
-		for recv.Load() < uint64(done) && benchSend.drops.Load() == 0 {
-			if e := sessionEnded.Load(); e != nil {
-				b.Fatalf("session ended with %d of %d packets received: %v", recv.Load(), done, e)
+		for recv.n.Load() < uint64(done) && benchSend.drops.Load() == 0 {
+			if e := recv.ended.Load(); e != nil {
+				b.Fatalf("session ended with %d of %d packets received: %v", recv.n.Load(), done, e)
 			}
 			time.Sleep(100 * time.Microsecond)
 		}
