@@ -75,13 +75,11 @@ func (s *tscSeg) at(t uint64) int64 {
 type tscClock struct {
 	seg atomic.Pointer[tscSeg]
 	// sample reads a (tick, nanotime) pair; baseT, baseN is the first.
-	sample       func() (uint64, int64)
-	lf           bool // read with LFENCE; RDTSC, not RDTSCP
-	baseT        uint64
-	baseN        int64
-	spanNs       int64
-	slew         float64
-	calibrateFor int64
+	sample func() (uint64, int64)
+	lf     bool // read with LFENCE; RDTSC, not RDTSCP
+	baseT  uint64
+	baseN  int64
+	spanNs int64
 }
 
 // tscSample reads a tick and nanotime together: nanotime between two
@@ -116,11 +114,11 @@ var tscUsable = sync.OnceValue(func() bool {
 // calibrate (spinning) and returns the clock, its first segment starting
 // at the end of the measurement.
 func newTSCClock(sample func() (uint64, int64), span, calibrate time.Duration) *tscClock {
-	c := &tscClock{sample: sample, spanNs: int64(span), slew: tscSlew, calibrateFor: int64(calibrate)}
+	c := &tscClock{sample: sample, spanNs: int64(span)}
 	_, _, c.lf = cpuTSC()
 	c.baseT, c.baseN = sample()
 	t1, n1 := sample()
-	for n1-c.baseN < c.calibrateFor || t1 == c.baseT {
+	for n1-c.baseN < int64(calibrate) || t1 == c.baseT {
 		t1, n1 = sample()
 	}
 	rate := float64(n1-c.baseN) / float64(t1-c.baseT)
@@ -152,7 +150,7 @@ func (c *tscClock) now() int64 {
 	return c.slow(t)
 }
 
-// at returns f(t) (tests, and now's slow path).
+// at returns f(t) for a tick read earlier (tests).
 func (c *tscClock) at(t uint64) int64 {
 	s := c.seg.Load()
 	if t-s.t0 < s.span {
@@ -195,6 +193,6 @@ func (c *tscClock) next(s *tscSeg, t uint64) *tscSeg {
 	}
 	// The monotonic clock's estimate at the segment's end, less f(t0).
 	want := float64(nn-ns0) + float64(int64(t0+span-tn))*rate
-	r := min(max(want/float64(span), rate*(1-c.slew)), rate*(1+c.slew))
+	r := min(max(want/float64(span), rate*(1-tscSlew)), rate*(1+tscSlew))
 	return &tscSeg{t0: t0, span: span, ns0: ns0, mult: fixed(r), st: tn, sn: nn}
 }
