@@ -63,6 +63,9 @@ type Join struct {
 	plans   [][]step    // per arriving input: how to bind the others
 	targets []expr.Fn
 	tconds  []expr.Fn
+	// unit holds, with no variables (k == 0), the where conjuncts (all
+	// constant): the one empty binding exists only if they hold.
+	unit []expr.Fn
 
 	started  bool
 	done     algebra.Time // inputs processed up to here (inclusive)
@@ -226,6 +229,11 @@ func (j *Join) compilePlans() {
 		}
 		others = append(others, c)
 	}
+	if j.k == 0 {
+		for _, c := range others {
+			j.unit = append(j.unit, expr.Compile(c))
+		}
+	}
 	j.plans = make([][]step, j.k)
 	for start := 0; start < j.k; start++ {
 		bound := uint64(1) << uint(start)
@@ -345,7 +353,9 @@ func (j *Join) advance() {
 		// The single empty binding.
 		if !j.started {
 			j.started = true
-			j.newCand(algebra.Beginning, nil)
+			if j.checks(j.unit) {
+				j.newCand(algebra.Beginning, nil)
+			}
 		}
 	}
 	if j.started && w <= j.done {
