@@ -1,12 +1,9 @@
 package remote
 
 import (
-	"errors"
-
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/exec"
-	"github.com/tqmon/tqmon/algebra/expr"
 	"github.com/tqmon/tqmon/algebra/plan"
 	"github.com/tqmon/tqmon/grammar/source"
 	"github.com/tqmon/tqmon/grammar/tquel"
@@ -46,8 +43,8 @@ func Compile(cat *algebra.Catalog, srcs []Source, opts check.Options) (*Program,
 	}
 	sess := check.NewSession(cat, opts)
 	p := &Program{Catalog: cat}
-	for i, f := range files {
-		stmts, err := sess.Check(f, srcs[i].Text)
+	for _, f := range files {
+		stmts, err := sess.Check(f)
 		if err != nil {
 			errs = append(errs, source.Diagnostics(err)...)
 			continue
@@ -82,62 +79,13 @@ func (p *Program) RunHistory(h *algebra.History) ([]Result, Stats, error) {
 		return nil, Stats{}, err
 	}
 	if err := net.RunHistory(h); err != nil {
-		return nil, Stats{}, p.locate(err)
+		return nil, Stats{}, err
 	}
 	out := make([]Result, len(net.Stmts))
 	for i, s := range net.Stmts {
 		out[i] = Result{Stmt: s.Retrieve, Table: s.Result.Table()}
 	}
 	return out, Stats{PeakHeld: net.PeakHeld()}, nil
-}
-
-// Locate places a runtime error of a run of the program's statements
-// made elsewhere (over a store, say) as the program's own runs do.
-func (p *Program) Locate(err error) error { return p.locate(err) }
-
-// locate names the source of a runtime error raised by an expression (an
-// expr.EvalError carries a line and column but no file): the file of the
-// one statement with an expression at that place. Other errors, and errors
-// whose place is ambiguous, are returned as they are.
-func (p *Program) locate(err error) error {
-	var ee *expr.EvalError
-	if !errors.As(err, &ee) || !ee.Pos.IsValid() {
-		return err
-	}
-	file, found := "", false
-	for _, r := range p.Stmts {
-		if !stmtHasExprAt(r, ee.Pos) {
-			continue
-		}
-		if found && r.File != file {
-			return err
-		}
-		file, found = r.File, true
-	}
-	if !found {
-		return err
-	}
-	return source.Errorf(file, ee.Pos, "%v", ee.Err)
-}
-
-func stmtHasExprAt(r *check.Retrieve, pos source.Pos) bool {
-	for _, t := range r.Targets {
-		if exprAt(t.Expr, pos) {
-			return true
-		}
-	}
-	return r.Where != nil && exprAt(r.Where, pos)
-}
-
-// exprAt reports whether e or one of its operands is an operator at pos.
-func exprAt(e expr.Expr, pos source.Pos) bool {
-	switch e := e.(type) {
-	case *expr.Unary:
-		return e.At == pos || exprAt(e.X, pos)
-	case *expr.Binary:
-		return e.At == pos || exprAt(e.X, pos) || exprAt(e.Y, pos)
-	}
-	return false
 }
 
 // Rewritten translates each retrieve into the algebra with α operators
@@ -178,7 +126,7 @@ func (p *Program) RunAcquire(h *algebra.History, naive bool) ([]Result, exec.Acq
 	}
 	stats, err := net.RunAcquire(h)
 	if err != nil {
-		return nil, stats, p.locate(err)
+		return nil, stats, err
 	}
 	out := make([]Result, len(net.Stmts))
 	for i, s := range net.Stmts {

@@ -140,7 +140,7 @@ func compile(t testing.TB, cat *algebra.Catalog, name, text string, now algebra.
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	stmts, err := check.NewSession(cat, check.Options{Now: now}).Check(f, text)
+	stmts, err := check.NewSession(cat, check.Options{Now: now}).Check(f)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}

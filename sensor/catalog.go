@@ -16,7 +16,7 @@ var reserved = map[string]bool{"from": true, "to": true, "at": true}
 func Compile(f *sdl.File) (*algebra.Catalog, error) {
 	c := algebra.NewCatalog(f.Name)
 	var errs source.ErrorList
-	errf := func(pos source.Pos, format string, args ...any) { errs.Add(f.Name, pos, format, args...) }
+	errf := func(pos source.Pos, format string, args ...any) { errs.AddIn(f.Src, f.Name, pos, format, args...) }
 
 	typePos := map[string]source.Pos{}
 	relPos := map[string]source.Pos{}

@@ -53,7 +53,7 @@ func checkText(t *testing.T, s *Session, name, text string) ([]*Retrieve, error)
 	if err != nil {
 		t.Fatalf("parse %q: %v", text, err)
 	}
-	return s.Check(f, text)
+	return s.Check(f)
 }
 
 func diagLines(err error) string {

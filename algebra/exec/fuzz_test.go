@@ -43,7 +43,7 @@ func FuzzQuery(f *testing.F) {
 		if err != nil {
 			return
 		}
-		stmts, err := check.NewSession(cat, check.Options{Now: 30, Params: map[string]string{"p": "P1"}}).Check(file, text)
+		stmts, err := check.NewSession(cat, check.Options{Now: 30, Params: map[string]string{"p": "P1"}}).Check(file)
 		if err != nil || len(stmts) == 0 {
 			return
 		}

@@ -31,7 +31,7 @@ func translate(t *testing.T, query string) []plan.Node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stmts, err := check.NewSession(cat, check.Options{}).Check(f, query)
+	stmts, err := check.NewSession(cat, check.Options{}).Check(f)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,6 @@ func runDemoDisplay(cmd *cobra.Command, f *demoFlags) error {
 	}
 	srcs := f.srcs
 	if len(srcs) == 0 {
-		texts[defaults.PaperQueryName] = defaults.PaperQuery
 		srcs = []remote.Source{{Name: defaults.PaperQueryName, Text: defaults.PaperQuery}}
 	}
 	dsrc := remote.Source{Name: defaults.PaperSpecName, Text: defaults.PaperSpec}
@@ -54,8 +53,6 @@ func runDemoDisplay(cmd *cobra.Command, f *demoFlags) error {
 			return usageErr(err)
 		}
 		reread = specReader(f.display)
-	} else {
-		texts[dsrc.Name] = dsrc.Text
 	}
 	cat, err := demoCatalog()
 	if err != nil {

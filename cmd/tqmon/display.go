@@ -19,7 +19,6 @@ func readDisplay(path string) (remote.Source, error) {
 	if err != nil {
 		return remote.Source{}, fmt.Errorf("display spec: %w", err)
 	}
-	texts[path] = string(data)
 	return remote.Source{Name: path, Text: string(data)}, nil
 }
 

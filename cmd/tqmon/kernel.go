@@ -232,17 +232,14 @@ func runKernel(f *queryFlags, out format.Options, params map[string]string, naiv
 	return nil
 }
 
-// readKernelSpecs reads --spec files (kept for diagnostics' snippets, as
-// is linux.sdl).
+// readKernelSpecs reads --spec files.
 func readKernelSpecs(paths []string) ([]kernel.Source, error) {
-	texts[kernel.LinuxSDLName] = kernel.LinuxSDL
 	var specs []kernel.Source
 	for _, path := range paths {
 		text, err := os.ReadFile(path)
 		if err != nil {
 			return nil, usageErr(err)
 		}
-		texts[path] = string(text)
 		specs = append(specs, kernel.Source{Name: path, Text: string(text)})
 	}
 	return specs, nil

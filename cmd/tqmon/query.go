@@ -48,7 +48,6 @@ func (q querySources) Set(v string) error {
 		if err != nil {
 			return err
 		}
-		texts[v] = string(data)
 		*q.list = append(*q.list, remote.Source{Name: v, Text: string(data)})
 		return nil
 	}
@@ -57,7 +56,6 @@ func (q querySources) Set(v string) error {
 	if *q.count > 1 {
 		name = fmt.Sprintf("-e#%d", *q.count)
 	}
-	texts[name] = v
 	*q.list = append(*q.list, remote.Source{Name: name, Text: v})
 	return nil
 }

@@ -60,7 +60,7 @@ func runQueryDB(f *queryFlags, out format.Options, params map[string]string, nai
 		rs, st, err := replay.Run(d, q, replay.Options{})
 		if err != nil {
 			rec.abort()
-			return runtimeErr(prog.Locate(err))
+			return runtimeErr(err)
 		}
 		for _, r := range rs {
 			results = append(results, remote.Result{Stmt: r.Stmt, Table: r.Table})

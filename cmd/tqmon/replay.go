@@ -212,7 +212,7 @@ func runReplay(cmd *cobra.Command, f *replayFlags, stdout, stderr io.Writer) err
 	ui.Wait()
 	bar.Done()
 	if err != nil {
-		return runtimeErr(prog.Locate(err))
+		return runtimeErr(err)
 	}
 	if err := st.s.Close(); err != nil {
 		return runtimeErr(err)

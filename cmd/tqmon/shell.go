@@ -300,7 +300,6 @@ func (sh *shell) errorf(format string, args ...any) {
 func (sh *shell) compile(sess *check.Session, text string) ([]*check.Retrieve, bool) {
 	sh.n++
 	name := fmt.Sprintf("[%d]", sh.n)
-	texts[name] = text
 	return sh.compileIn(sess, name, text)
 }
 
@@ -313,7 +312,7 @@ func (sh *shell) compileIn(sess *check.Session, name, text string) ([]*check.Ret
 	f, err := tquel.Parse(name, text)
 	if err == nil {
 		var stmts []*check.Retrieve
-		stmts, err = sess.Check(f, text)
+		stmts, err = sess.Check(f)
 		if err == nil {
 			if sess == sh.sess {
 				sh.log = append(sh.log, remote.Source{Name: name, Text: text})

@@ -265,7 +265,7 @@ func (s *dbSource) Run(ctx context.Context, prog *remote.Program, _ func(int, ex
 	}
 	rs, _, err := replay.Run(s.d, q, replay.Options{Context: ctx})
 	if err != nil {
-		return nil, prog.Locate(err)
+		return nil, err
 	}
 	out := make([]remote.Result, len(rs))
 	for i, r := range rs {

@@ -47,8 +47,6 @@ func (sh *shell) view(arg string) {
 			return
 		}
 		dsrc = src
-	} else {
-		texts[dsrc.Name] = dsrc.Text
 	}
 	speed := 0.0
 	if arg != "" {

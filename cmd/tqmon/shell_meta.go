@@ -217,7 +217,6 @@ func (sh *shell) include(path string) {
 		sh.errorf("%v\n", err)
 		return
 	}
-	texts[path] = string(data)
 	stmts, ok := sh.compileNamed(path, string(data))
 	if !ok || len(stmts) == 0 {
 		return

@@ -147,7 +147,7 @@ func (s *Setup) Reload(text string) (*spec.Spec, error) {
 	var errs source.ErrorList
 	for _, r := range sp.Relations() {
 		if !fed[r.Name] {
-			errs.Add(s.name, posOf(sp, r.Name), "%s is not collected in this run: start the display again with it in the spec", r.Name)
+			errs.AddIn(sp.Src, s.name, posOf(sp, r.Name), "%s is not collected in this run: start the display again with it in the spec", r.Name)
 		}
 	}
 	if err := errs.Err(); err != nil {

@@ -27,7 +27,7 @@ func paperSchema(t *testing.T) Schema {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stmts, err := check.NewSession(cat, check.Options{}).Check(f, string(q))
+	stmts, err := check.NewSession(cat, check.Options{}).Check(f)
 	if err != nil {
 		t.Fatal(err)
 	}

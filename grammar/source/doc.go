@@ -5,7 +5,7 @@
 // A File is a named text with its line table. A Pos is a line and a
 // column; it resolves through its File to a byte offset (File.Offset), so
 // front ends cut statement texts by position. A diagnostic (Error) made
-// through its File (File.Errorf, ErrorList.AddAt) carries the text, so it
+// through its File (File.Errorf, ErrorList.AddIn) carries the text, so it
 // shows its own source line with a caret (Error.Snippet): nobody keeps
 // texts around to print diagnostics.
 package source

@@ -79,9 +79,13 @@ func (l *ErrorList) Add(file string, pos Pos, format string, args ...any) {
 	*l = append(*l, Errorf(file, pos, format, args...))
 }
 
-// AddAt appends a diagnostic at pos in f.
-func (l *ErrorList) AddAt(f *File, pos Pos, format string, args ...any) {
-	*l = append(*l, f.Errorf(pos, format, args...))
+// AddIn appends a diagnostic at pos in the source named file, whose text
+// is src; src may be nil (a syntax tree not made by a parser), and the
+// diagnostic then shows no line.
+func (l *ErrorList) AddIn(src *File, file string, pos Pos, format string, args ...any) {
+	e := Errorf(file, pos, format, args...)
+	e.Src = src
+	*l = append(*l, e)
 }
 
 // Len is the number of diagnostics.

@@ -170,7 +170,7 @@ func describe(specs []Source, k bpfgen.Kernel) (*Description, error) {
 	if err := checkNames(files); err != nil {
 		return nil, err
 	}
-	merged := &sdl.File{Name: files[len(files)-1].Name}
+	merged := &sdl.File{Name: files[len(files)-1].Name, Src: files[len(files)-1].Src}
 	for _, f := range files {
 		merged.Stmts = append(merged.Stmts, f.Stmts...)
 	}
@@ -194,7 +194,7 @@ func checkNames(files []*sdl.File) error {
 	note := func(f *sdl.File, id *sdl.Ident, what string) {
 		key := what + " " + id.Name
 		if at, dup := first[key]; dup {
-			errs.Add(f.Name, id.At, "%s %s is already declared (at %s)", what, id.Name, at)
+			errs.AddIn(f.Src, f.Name, id.At, "%s %s is already declared (at %s)", what, id.Name, at)
 			return
 		}
 		first[key] = fmt.Sprintf("%s:%s", f.Name, id.At)

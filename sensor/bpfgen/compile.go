@@ -30,9 +30,15 @@ var TaskStates = []string{"Preempted", "Sleeping", "Blocked", "Idle", "Other"}
 func Compile(cat *algebra.Catalog, files []*sdl.File, k Kernel) (*Spec, error) {
 	spec := &Spec{Catalog: cat, Relations: len(cat.Relations)}
 	var errs source.ErrorList
+	var catSrc *source.File // the text of the file the catalog is named for
+	for _, f := range files {
+		if f.Name == cat.File {
+			catSrc = f.Src
+		}
+	}
 	for _, t := range EntityTypes {
 		if !cat.HasEntityType(t) {
-			errs.Add(cat.File, source.Pos{Line: 1, Col: 1}, "a kernel description declares entity type %s", t)
+			errs.AddIn(catSrc, cat.File, source.Pos{Line: 1, Col: 1}, "a kernel description declares entity type %s", t)
 		}
 	}
 	byRel := map[string]*Sensor{}
@@ -43,7 +49,7 @@ func Compile(cat *algebra.Catalog, files []*sdl.File, k Kernel) (*Spec, error) {
 				continue
 			}
 			c := &compiler{file: f.Name, k: k}
-			c.errf = func(pos source.Pos, format string, args ...any) { errs.Add(f.Name, pos, format, args...) }
+			c.errf = func(pos source.Pos, format string, args ...any) { errs.AddIn(f.Src, f.Name, pos, format, args...) }
 			c.resolver = resolver{errf: c.errf}
 			rel := cat.Lookup(d.Name.Name)
 			if rel == nil {

@@ -75,7 +75,11 @@ func Load(dir string) (*algebra.History, error) {
 		rel := cat.Lookup(base)
 		path := filepath.Join(dir, name)
 		if rel == nil {
-			errs.Add(path, source.Pos{Line: 1, Col: 1}, "no relation %s in %s", base, specPath)
+			var src *source.File // the file's first line, if it can be read
+			if data, err := os.ReadFile(path); err == nil {
+				src = source.NewFile(path, string(data))
+			}
+			errs.AddIn(src, path, source.Pos{Line: 1, Col: 1}, "no relation %s in %s", base, specPath)
 			continue
 		}
 		data, err := os.ReadFile(path)
@@ -99,24 +103,25 @@ func readWindow(path string) (*algebra.Window, error) {
 	if err != nil {
 		return nil, err
 	}
+	src := source.NewFile(path, string(data))
 	r := csv.NewReader(bytes.NewReader(data))
 	recs, err := r.ReadAll()
 	if err != nil {
-		return nil, source.Errorf(path, source.Pos{}, "%v", err)
+		return nil, src.Errorf(source.Pos{}, "%v", err)
 	}
 	if len(recs) != 2 || len(recs[0]) != 2 || recs[0][0] != "from" || recs[0][1] != "to" || len(recs[1]) != 2 {
-		return nil, source.Errorf(path, source.Pos{Line: 1, Col: 1}, "want a header from,to and one row: the span the history observed")
+		return nil, src.Errorf(source.Pos{Line: 1, Col: 1}, "want a header from,to and one row: the span the history observed")
 	}
 	from, err := algebra.ParseTime(strings.TrimSpace(recs[1][0]))
 	if err != nil {
-		return nil, source.Errorf(path, source.Pos{Line: 2, Col: 1}, "from: %v", err)
+		return nil, src.Errorf(source.Pos{Line: 2, Col: 1}, "from: %v", err)
 	}
 	to, err := algebra.ParseTime(strings.TrimSpace(recs[1][1]))
 	if err != nil {
-		return nil, source.Errorf(path, source.Pos{Line: 2, Col: len(recs[1][0]) + 2}, "to: %v", err)
+		return nil, src.Errorf(source.Pos{Line: 2, Col: len(recs[1][0]) + 2}, "to: %v", err)
 	}
 	if to < from {
-		return nil, source.Errorf(path, source.Pos{Line: 2, Col: 1}, "to is before from")
+		return nil, src.Errorf(source.Pos{Line: 2, Col: 1}, "to is before from")
 	}
 	return &algebra.Window{From: from, To: to}, nil
 }
@@ -148,6 +153,7 @@ func LoadSpec(path string) (*algebra.Catalog, error) {
 // source in diagnostics.
 func ReadCSV(file string, data []byte, t *algebra.Table) error {
 	rel := t.Rel
+	src := source.NewFile(file, string(data))
 	var errs source.ErrorList
 	lines := bytes.Split(data, []byte("\n"))
 	pos := func(line, byteCol int) source.Pos {
@@ -169,10 +175,10 @@ func ReadCSV(file string, data []byte, t *algebra.Table) error {
 	r.ReuseRecord = false
 	header, err := r.Read()
 	if err == io.EOF {
-		return source.Errorf(file, source.Pos{Line: 1, Col: 1}, "empty file: expected a header row")
+		return src.Errorf(source.Pos{Line: 1, Col: 1}, "empty file: expected a header row")
 	}
 	if err != nil {
-		return csvError(file, err, pos)
+		return csvError(src, err, pos)
 	}
 	// Map header columns to attributes and time columns.
 	timeCols := []string{"from", "to"}
@@ -190,11 +196,11 @@ func ReadCSV(file string, data []byte, t *algebra.Table) error {
 			name = strings.TrimPrefix(name, "\ufeff")
 		}
 		if name == "" {
-			errs.Add(file, hpos(i), "empty column name: %s has %s", rel.Name, describeColumns(rel, timeCols))
+			errs.AddIn(src, file, hpos(i), "empty column name: %s has %s", rel.Name, describeColumns(rel, timeCols))
 			continue
 		}
 		if p, dup := col[name]; dup {
-			errs.Add(file, hpos(i), "column %s appears twice (also column %d)", name, p+1)
+			errs.AddIn(src, file, hpos(i), "column %s appears twice (also column %d)", name, p+1)
 			continue
 		}
 		known := rel.AttrIndex(name) >= 0
@@ -202,24 +208,24 @@ func ReadCSV(file string, data []byte, t *algebra.Table) error {
 			known = known || name == tc
 		}
 		if !known {
-			errs.Add(file, hpos(i), "unknown column %s: %s has %s", name, rel.Name, describeColumns(rel, timeCols))
+			errs.AddIn(src, file, hpos(i), "unknown column %s: %s has %s", name, rel.Name, describeColumns(rel, timeCols))
 			continue
 		}
 		col[name] = i
 	}
 	for _, a := range rel.Attrs {
 		if _, ok := col[a.Name]; !ok {
-			errs.Add(file, source.Pos{Line: 1, Col: 1}, "missing column %s (%s has %s)", a.Name, rel.Name, describeColumns(rel, timeCols))
+			errs.AddIn(src, file, source.Pos{Line: 1, Col: 1}, "missing column %s (%s has %s)", a.Name, rel.Name, describeColumns(rel, timeCols))
 		}
 	}
 	for _, tc := range timeCols {
 		if _, ok := col[tc]; !ok {
-			errs.Add(file, source.Pos{Line: 1, Col: 1}, "missing column %s (%s is an %s relation: %s)", tc, rel.Name, classWord(rel), strings.Join(timeCols, ","))
+			errs.AddIn(src, file, source.Pos{Line: 1, Col: 1}, "missing column %s (%s is an %s relation: %s)", tc, rel.Name, classWord(rel), strings.Join(timeCols, ","))
 		}
 	}
 	if len(errs) > maxErrors {
 		errs = errs[:maxErrors]
-		errs.Add(file, source.Pos{}, "too many errors; stopped")
+		errs.AddIn(src, file, source.Pos{}, "too many errors; stopped")
 	}
 	if len(errs) > 0 {
 		return errs
@@ -230,7 +236,7 @@ func ReadCSV(file string, data []byte, t *algebra.Table) error {
 			break
 		}
 		if err != nil {
-			errs = append(errs, csvError(file, err, pos))
+			errs = append(errs, csvError(src, err, pos))
 			if len(errs) >= maxErrors {
 				break
 			}
@@ -246,7 +252,7 @@ func ReadCSV(file string, data []byte, t *algebra.Table) error {
 			if len(rec) > len(header) {
 				p = fpos(len(header))
 			}
-			errs.Add(file, p, "row has %d fields, the header has %d", len(rec), len(header))
+			errs.AddIn(src, file, p, "row has %d fields, the header has %d", len(rec), len(header))
 			if len(errs) >= maxErrors {
 				break
 			}
@@ -258,7 +264,7 @@ func ReadCSV(file string, data []byte, t *algebra.Table) error {
 			i := col[a.Name]
 			v, err := ParseValue(rec[i], a.Type)
 			if err != nil {
-				errs.Add(file, fpos(i), "%s: %v", a.Name, err)
+				errs.AddIn(src, file, fpos(i), "%s: %v", a.Name, err)
 				ok = false
 				continue
 			}
@@ -272,7 +278,7 @@ func ReadCSV(file string, data []byte, t *algebra.Table) error {
 			}
 			tm, err := algebra.ParseTime(s)
 			if err != nil {
-				errs.Add(file, fpos(i), "%s: %v", name, err)
+				errs.AddIn(src, file, fpos(i), "%s: %v", name, err)
 				return 0, false, false
 			}
 			return tm, false, true
@@ -282,9 +288,9 @@ func ReadCSV(file string, data []byte, t *algebra.Table) error {
 			switch {
 			case !good:
 			case empty:
-				errs.Add(file, fpos(col["at"]), "at: an event needs a time")
+				errs.AddIn(src, file, fpos(col["at"]), "at: an event needs a time")
 			case at == algebra.Forever:
-				errs.Add(file, fpos(col["at"]), "at: an event cannot happen at forever")
+				errs.AddIn(src, file, fpos(col["at"]), "at: an event cannot happen at forever")
 			case ok:
 				t.AddEvent(vals, at)
 			}
@@ -292,7 +298,7 @@ func ReadCSV(file string, data []byte, t *algebra.Table) error {
 			from, fEmpty, fGood := parseT("from")
 			to, tEmpty, tGood := parseT("to")
 			if fGood && fEmpty {
-				errs.Add(file, fpos(col["from"]), "from: an interval needs a start time")
+				errs.AddIn(src, file, fpos(col["from"]), "from: an interval needs a start time")
 				fGood = false
 			}
 			if tEmpty {
@@ -301,9 +307,9 @@ func ReadCSV(file string, data []byte, t *algebra.Table) error {
 			if fGood && tGood && ok {
 				switch {
 				case to < from:
-					errs.Add(file, fpos(col["to"]), "to (%s) is before from (%s)", rec[col["to"]], rec[col["from"]])
+					errs.AddIn(src, file, fpos(col["to"]), "to (%s) is before from (%s)", rec[col["to"]], rec[col["from"]])
 				case to == from:
-					errs.Add(file, fpos(col["to"]), "to equals from (%s): an interval must not be empty", rec[col["from"]])
+					errs.AddIn(src, file, fpos(col["to"]), "to equals from (%s): an interval must not be empty", rec[col["from"]])
 				default:
 					t.Add(vals, from, to)
 				}
@@ -315,7 +321,7 @@ func ReadCSV(file string, data []byte, t *algebra.Table) error {
 	}
 	if len(errs) >= maxErrors {
 		errs = errs[:maxErrors] // a row may add several
-		errs.Add(file, source.Pos{}, "too many errors; stopped")
+		errs.AddIn(src, file, source.Pos{}, "too many errors; stopped")
 	}
 	return errs.Err()
 }
@@ -336,12 +342,12 @@ func describeColumns(rel *algebra.Relation, timeCols []string) string {
 	return strings.Join(names, ",")
 }
 
-func csvError(file string, err error, pos func(int, int) source.Pos) *source.Error {
+func csvError(src *source.File, err error, pos func(int, int) source.Pos) *source.Error {
 	var pe *csv.ParseError
 	if errors.As(err, &pe) {
-		return source.Errorf(file, pos(pe.Line, pe.Column), "%v", pe.Err)
+		return src.Errorf(pos(pe.Line, pe.Column), "%v", pe.Err)
 	}
-	return source.Errorf(file, source.Pos{}, "%v", err)
+	return src.Errorf(source.Pos{}, "%v", err)
 }
 
 // ParseValue reads an attribute value written in a CSV field.

@@ -28,7 +28,7 @@ type tooManyErrors struct{}
 // Add reports a diagnostic. Past the cap it stops the parse (by a panic
 // that Parse recovers).
 func (d *Diag) Add(pos source.Pos, format string, args ...any) {
-	d.errs.AddAt(d.src, pos, format, args...)
+	d.errs = append(d.errs, d.src.Errorf(pos, format, args...))
 	if len(d.errs) > MaxErrors {
 		panic(tooManyErrors{})
 	}

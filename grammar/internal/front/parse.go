@@ -70,7 +70,7 @@ func Parse[P antlr.Parser, F any](lang *Language[P, F], name, text string) (file
 					pos = TokPos(t)
 				}
 			}
-			d.errs.AddAt(d.src, pos, "internal parser error: %v", r)
+			d.errs = append(d.errs, d.src.Errorf(pos, "internal parser error: %v", r))
 			file, err = nil, d.result()
 		}
 	}()
