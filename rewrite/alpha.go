@@ -19,7 +19,8 @@ enabled; enabling only the holders p accepts drops exactly the tuples σ
 would drop, and leaves the others' enablement — hence their packets —
 unchanged. Selections between σ[p] and α stay where they are
 (selections commute).`,
-			Apply: alphaFlagSelect,
+			Sets:  Live,
+			apply: on[*plan.Select](alphaFlagSelect),
 		},
 		{
 			Name:  "alpha-semijoin",
@@ -53,7 +54,8 @@ With two waits ending on one mailbox after one send by P1, both satisfy
 disabled after the first would miss the second. Here the argument says
 "from u onwards"; a D sensor that disables itself is re-armed by the
 monitor while its argument still holds the entity.`,
-			Apply: alphaSemijoin,
+			Sets:  Live,
+			apply: on[*plan.Project](alphaSemijoin),
 		},
 		{
 			Name:  "alpha-restrict-by-join",
@@ -68,7 +70,8 @@ event relation: an event is known at its instant, so the enablement it
 implies is settled before v's packets need it; v must not be sampled (a
 sampled tuple is seen only at sampling instants, which a later enablement
 may miss).`,
-			Apply: alphaRestrictByJoin,
+			Sets:  Live,
+			apply: on[*plan.Project](alphaRestrictByJoin),
 		},
 	}
 }
@@ -112,11 +115,7 @@ func asColumn1(e expr.Expr) expr.Expr {
 	return e
 }
 
-func alphaFlagSelect(_ *Context, n plan.Node) plan.Node {
-	s, ok := n.(*plan.Select)
-	if !ok {
-		return nil
-	}
+func alphaFlagSelect(_ *Context, s *plan.Select) plan.Node {
 	// Other selections may stand between σ[p] and α: selections commute,
 	// so σ[p] moves past them into α and they stay.
 	var between []*plan.Select
@@ -378,8 +377,8 @@ func hasMark(marks []string, m string) bool {
 	return false
 }
 
-func alphaSemijoin(_ *Context, n plan.Node) plan.Node {
-	b, ok := decompose(n)
+func alphaSemijoin(_ *Context, pr *plan.Project) plan.Node {
+	b, ok := decompose(pr)
 	if !ok || b.root.Bag {
 		return nil
 	}
@@ -426,8 +425,8 @@ func alphaSemijoin(_ *Context, n plan.Node) plan.Node {
 	return nil
 }
 
-func alphaRestrictByJoin(_ *Context, n plan.Node) plan.Node {
-	b, ok := decompose(n)
+func alphaRestrictByJoin(_ *Context, pr *plan.Project) plan.Node {
+	b, ok := decompose(pr)
 	if !ok {
 		return nil
 	}
@@ -451,7 +450,7 @@ func alphaRestrictByJoin(_ *Context, n plan.Node) plan.Node {
 			c.argument = &arg2
 		}
 		v := c.v
-		return mapLeaves(n, func(l plan.Node) plan.Node {
+		return mapLeaves(pr, func(l plan.Node) plan.Node {
 			al, ok := l.(*plan.Alpha)
 			if !ok || al.Var != v {
 				return l

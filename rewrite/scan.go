@@ -29,30 +29,14 @@ for X starting no earlier than v, gives [beginning, c−1]; C precede X
 gives [d, forever]; a and b give the intersection of their windows, a or
 b their hull. An empty constant makes p false: the window is empty.
 Clock[n] variables get windows too, bounding the ticks generated.`,
-			Apply: scanWindow,
+			Sets:  Stored,
+			apply: on[*plan.Project](scanWindow),
 		},
 	}
 }
 
-// StoredRules returns the rules for plans over stored relations, as data:
-// the traditional class (selections pushed to their scans, products with
-// equalities made joins — exact for any plan) and the scan class. The α
-// and entity-source classes have nothing to act on without α operators.
-func StoredRules() []Rule {
-	var all []Rule
-	all = append(all, traditionalRules()...)
-	all = append(all, aggregateRules()...)
-	return append(all, scanRules()...)
-}
-
-// RewriteStored rewrites a plan (plan.Translate's, without α operators)
-// that runs over stored relations.
-func RewriteStored(c *Context, root plan.Node) (Result, error) {
-	return rewriteWith(c, root, StoredRules())
-}
-
-func scanWindow(_ *Context, n plan.Node) plan.Node {
-	b, ok := decompose(n)
+func scanWindow(_ *Context, pr *plan.Project) plan.Node {
+	b, ok := decompose(pr)
 	if !ok {
 		return nil
 	}
@@ -84,7 +68,7 @@ func scanWindow(_ *Context, n plan.Node) plan.Node {
 			w = &nw
 		}
 		vv, win := v, *w
-		return mapLeaves(n, func(l plan.Node) plan.Node {
+		return mapLeaves(pr, func(l plan.Node) plan.Node {
 			sc, ok := l.(*plan.Scan)
 			if !ok || sc.Var != vv {
 				return l
