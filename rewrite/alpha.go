@@ -1,6 +1,8 @@
 package rewrite
 
 import (
+	"slices"
+
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/expr"
@@ -76,7 +78,7 @@ may miss).`,
 	}
 }
 
-// alphaLeaf returns the α leaf bound to variable v in a block, if any.
+// alpha returns the α leaf bound to variable v in a block, if any.
 func (b *block) alpha(v int) (*plan.Alpha, bool) {
 	a, ok := b.leaves[v].(*plan.Alpha)
 	return a, ok
@@ -175,7 +177,9 @@ func isVarRef(e expr.TExpr, v int) (kind string, ok bool) {
 	return "", false
 }
 
-var forever = &expr.TConst{T: algebra.Forever, Txt: "forever"}
+// forever is the time constant "forever", where the arguments the α join
+// rules build end.
+func forever() expr.TExpr { return &expr.TConst{T: algebra.Forever, Txt: "forever"} }
 
 // analyse derives a restriction from when conjunct p for variables u
 // (events) and v (an α over an event or interval relation).
@@ -198,11 +202,11 @@ func analyse(p expr.Pred, u, v int, uName string, vEvent bool) (restriction, boo
 		}
 		if yk == "end" && !vEvent {
 			// v.e ≥ s+1: v's last chronon is at or after s.
-			return restriction{from: &expr.TBeginEnd{X: uVar}, to: forever, exact: true}, true
+			return restriction{from: &expr.TBeginEnd{X: uVar}, to: forever(), exact: true}, true
 		}
 		// v.b ≥ s+1: every chronon of v is after s. Exact for events; an
 		// interval v may also be delivered by its end packet with b ≤ s.
-		return restriction{from: &expr.TAfter{X: uVar}, to: forever, exact: vEvent}, true
+		return restriction{from: &expr.TAfter{X: uVar}, to: forever(), exact: vEvent}, true
 	case expr.Overlap:
 		xu, okx := isVarRef(c.X, u)
 		yv, oky := isVarRef(c.Y, v)
@@ -218,7 +222,7 @@ func analyse(p expr.Pred, u, v int, uName string, vEvent bool) (restriction, boo
 			return restriction{from: &expr.TBeginEnd{X: uVar}, to: &expr.TAfter{X: uVar}, exact: true}, true
 		}
 		// v.b ≤ s < v.e: v's last chronon is at or after s.
-		return restriction{from: &expr.TBeginEnd{X: uVar}, to: forever, exact: false}, true
+		return restriction{from: &expr.TBeginEnd{X: uVar}, to: forever(), exact: false}, true
 	}
 	return restriction{}, false
 }
@@ -368,15 +372,6 @@ func renumberLeaf(n plan.Node, v int) plan.Node {
 	return n
 }
 
-func hasMark(marks []string, m string) bool {
-	for _, x := range marks {
-		if x == m {
-			return true
-		}
-	}
-	return false
-}
-
 func alphaSemijoin(_ *Context, pr *plan.Project) plan.Node {
 	b, ok := decompose(pr)
 	if !ok || b.root.Bag {
@@ -436,7 +431,7 @@ func alphaRestrictByJoin(_ *Context, pr *plan.Project) plan.Node {
 		}
 		a, _ := b.alpha(c.v)
 		mark := leafName(b.leaves[c.u]) + ": " + c.key.String() + " when " + b.whens[c.when].String()
-		if hasMark(a.Restricted, mark) {
+		if slices.Contains(a.Restricted, mark) {
 			continue
 		}
 		// The argument's valid time ends at forever: a superset is enough.
@@ -444,7 +439,7 @@ func alphaRestrictByJoin(_ *Context, pr *plan.Project) plan.Node {
 		pt := arg.In.(*plan.ProjectT)
 		if _, isEnd := pt.Valid.To.(*expr.TConst); !isEnd {
 			pt2 := *pt
-			pt2.Valid = &expr.Valid{From: pt.Valid.From, To: forever}
+			pt2.Valid = &expr.Valid{From: pt.Valid.From, To: forever()}
 			arg2 := *arg
 			arg2.In = &pt2
 			c.argument = &arg2

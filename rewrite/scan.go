@@ -82,7 +82,7 @@ func scanWindow(_ *Context, pr *plan.Project) plan.Node {
 }
 
 // emptyWindow holds no time at all.
-var emptyWindow = algebra.Window{From: 1, To: 0}
+func emptyWindow() algebra.Window { return algebra.Window{From: 1, To: 0} }
 
 // windowOf derives a window that v's valid time meets whenever p holds;
 // ok is false when p implies none.
@@ -121,7 +121,7 @@ func cmpWindow(p *expr.PCmp, v int) (algebra.Window, bool) {
 				continue
 			}
 			if sp.empty {
-				return emptyWindow, true
+				return emptyWindow(), true
 			}
 			// X (non-empty, within v) shares a chronon with [b, e) — equal
 			// to it, it is [b, e) — so v meets [b, e−1] (empty if b ≥ e:
@@ -131,14 +131,14 @@ func cmpWindow(p *expr.PCmp, v int) (algebra.Window, bool) {
 	case expr.Precede:
 		if sp, ok := constSpan(p.Y); ok && startsIn(p.X, v) {
 			if sp.empty || sp.b == algebra.Beginning {
-				return emptyWindow, true
+				return emptyWindow(), true
 			}
 			// v.from ≤ X.b < X.e ≤ b (X.b = X.e only at forever).
 			return algebra.Window{From: algebra.Beginning, To: sp.b - 1}, true
 		}
 		if sp, ok := constSpan(p.X); ok && inside(p.Y, v) {
 			if sp.empty || sp.e == algebra.Forever {
-				return emptyWindow, true
+				return emptyWindow(), true
 			}
 			// e ≤ Y.b < v.to.
 			return algebra.Window{From: sp.e, To: algebra.Forever}, true

@@ -1,6 +1,7 @@
 package rewrite
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/tqmon/tqmon/algebra/expr"
@@ -222,14 +223,8 @@ func projectPushdown(_ *Context, pr *plan.Project) plan.Node {
 	})
 }
 
+// equalKeep reports whether two α attribute lists are the same (nil, all
+// attributes, differs from every list).
 func equalKeep(a, b []int) bool {
-	if (a == nil) != (b == nil) || len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
+	return (a == nil) == (b == nil) && slices.Equal(a, b)
 }
