@@ -1,6 +1,7 @@
 package plan_test
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/tqmon/tqmon/algebra"
@@ -198,28 +199,12 @@ func TestEqualParameters(t *testing.T) {
 // clone copies a plan: the same tree, every node new.
 func clone(p plan.Node) plan.Node {
 	return plan.Map(p, func(n plan.Node) plan.Node {
-		switch n := n.(type) {
-		case *plan.Scan:
-			c := *n
-			return &c
-		case *plan.Unit:
-			return &plan.Unit{}
-		case *plan.EntitySource:
-			c := *n
-			return &c
-		case *plan.AllOf:
-			c := *n
-			return &c
-		case *plan.Const:
-			c := *n
-			return &c
-		case *plan.Empty:
-			c := *n
-			return &c
-		case *plan.ClockSrc:
-			c := *n
-			return &c
+		if len(n.Children()) > 0 {
+			return n // new already, as its children are
 		}
-		return n // new already: its children are
+		v := reflect.ValueOf(n).Elem()
+		c := reflect.New(v.Type())
+		c.Elem().Set(v)
+		return c.Interface().(plan.Node)
 	})
 }
