@@ -13,6 +13,7 @@ import (
 	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/algebra/expr"
 	"github.com/tqmon/tqmon/algebra/plan"
+	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/resident/wire"
 )
 
@@ -27,7 +28,7 @@ type LiveOptions struct {
 	Lease time.Duration
 	// OnElem, if set, is called with each result element as it is
 	// produced (streaming output): the statement's index and the element.
-	OnElem func(stmt int, e exec.Elem)
+	OnElem func(stmt int, e stream.Elem)
 	// Ready, if set, is called once the residents have been told what to
 	// enable (a subject started after it misses nothing).
 	Ready func()
@@ -106,7 +107,7 @@ type Input struct {
 	Entity bool
 	Begin  bool
 	// Kind is a sensor packet's kind (zero for entity inputs).
-	Kind exec.PacketKind
+	Kind stream.PacketKind
 	// Key identifies an interval tuple (and an entity tuple) across its
 	// begin and end; keys of different residents differ.
 	Key uint64
@@ -154,7 +155,7 @@ func (p *Program) RunLive(ctx context.Context, conns []wire.Conn, opts LiveOptio
 	if opts.OnElem != nil {
 		for i, s := range net.Stmts {
 			i := i
-			s.Result.OnElem = func(e exec.Elem) { opts.OnElem(i, e) }
+			s.Result.OnElem = func(e stream.Elem) { opts.OnElem(i, e) }
 		}
 	}
 	states := make([]*connState, len(conns))
@@ -349,18 +350,18 @@ func (st *connState) take(b *wire.Batch, cat *algebra.Catalog, stats *LiveStats)
 		case wire.PEntityEnd:
 			it.Entity, it.phase = true, 0
 		case wire.PEvent:
-			it.Kind = exec.PacketEvent
+			it.Kind = stream.PacketEvent
 		case wire.PBegin:
-			it.Kind = exec.PacketBegin
+			it.Kind = stream.PacketBegin
 		case wire.PEnd:
-			it.Kind, it.phase = exec.PacketEnd, 0
+			it.Kind, it.phase = stream.PacketEnd, 0
 			if rel.Strategy.Kind == algebra.Sampled {
-				it.Kind = exec.PacketSampleEnd
+				it.Kind = stream.PacketSampleEnd
 			}
 		case wire.PWhole:
-			it.Kind, it.phase = exec.PacketWhole, 0
+			it.Kind, it.phase = stream.PacketWhole, 0
 		case wire.PSample:
-			it.Kind = exec.PacketSample
+			it.Kind = stream.PacketSample
 		default:
 			return fmt.Errorf("resident %s: packet of unknown kind %d", st.hello.Name, p.Kind)
 		}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
-	"github.com/tqmon/tqmon/algebra/exec"
+	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/grammar/sdl"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident"
@@ -370,13 +370,13 @@ func TestLiveTap(t *testing.T) {
 		last = in.T
 		tab := rebuilt.Table(in.Rel)
 		switch {
-		case in.Entity && in.Begin, !in.Entity && in.Kind == exec.PacketBegin:
+		case in.Entity && in.Begin, !in.Entity && in.Kind == stream.PacketBegin:
 			open[in.Key] = openTuple{in.Rel, algebra.Tuple{Vals: slices.Clone(in.Vals), From: in.T}}
-		case in.Kind == exec.PacketSample:
+		case in.Kind == stream.PacketSample:
 			if _, ok := open[in.Key]; !ok {
 				open[in.Key] = openTuple{in.Rel, algebra.Tuple{Vals: slices.Clone(in.Vals), From: in.From}}
 			}
-		case in.Entity, in.Kind == exec.PacketEnd, in.Kind == exec.PacketSampleEnd:
+		case in.Entity, in.Kind == stream.PacketEnd, in.Kind == stream.PacketSampleEnd:
 			o, ok := open[in.Key]
 			if !ok {
 				o.row = algebra.Tuple{Vals: slices.Clone(in.Vals), From: in.From}
@@ -384,9 +384,9 @@ func TestLiveTap(t *testing.T) {
 			delete(open, in.Key)
 			o.row.To = in.T
 			tab.Rows = append(tab.Rows, o.row)
-		case in.Kind == exec.PacketEvent:
+		case in.Kind == stream.PacketEvent:
 			tab.AddEvent(slices.Clone(in.Vals), in.T)
-		case in.Kind == exec.PacketWhole:
+		case in.Kind == stream.PacketWhole:
 			tab.Add(slices.Clone(in.Vals), in.From, in.T)
 		default:
 			t.Errorf("unexpected input %+v", in)

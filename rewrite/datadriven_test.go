@@ -13,8 +13,9 @@ import (
 	"github.com/tqmon/tqmon/store/history"
 )
 
-// TestDataDriven runs the files under testdata/: one per rule class and
-// one for the paper's queries. Commands:
+// TestDataDriven runs the files under testdata/: one per rule class, one
+// for the aggregate rules (of the traditional class) and one for the
+// paper's queries. Commands:
 //
 //	rewrite [spec=paper|differential]   the initial plan, each rule applied
 //	                                    (name: plan after), the final tree

@@ -12,6 +12,7 @@ import (
 	"github.com/tqmon/tqmon/algebra/histgen"
 	"github.com/tqmon/tqmon/algebra/plan"
 	"github.com/tqmon/tqmon/algebra/ref"
+	"github.com/tqmon/tqmon/algebra/stream"
 )
 
 // feedItem is one input to a live network.
@@ -21,7 +22,7 @@ type feedItem struct {
 	entity bool
 	begin  bool
 	rel    string
-	kind   exec.PacketKind
+	kind   stream.PacketKind
 	key    uint64
 	from   algebra.Time
 	vals   []algebra.Value
@@ -48,20 +49,20 @@ func supersetFeed(h *algebra.History) []feedItem {
 			case r.Strategy.Kind == algebra.NotSensed:
 				// Not a sensor of its own: absent from a live subject.
 			case r.IsEvent():
-				feed = append(feed, feedItem{t: row.From, phase: 1, rel: r.Name, kind: exec.PacketEvent, key: key, vals: row.Vals})
+				feed = append(feed, feedItem{t: row.From, phase: 1, rel: r.Name, kind: stream.PacketEvent, key: key, vals: row.Vals})
 			case r.Strategy.Kind == algebra.Traced:
-				feed = append(feed, feedItem{t: row.From, phase: 1, rel: r.Name, kind: exec.PacketBegin, key: key, vals: row.Vals})
-				feed = append(feed, feedItem{t: row.To, phase: 0, rel: r.Name, kind: exec.PacketEnd, key: key, from: row.From, vals: row.Vals})
+				feed = append(feed, feedItem{t: row.From, phase: 1, rel: r.Name, kind: stream.PacketBegin, key: key, vals: row.Vals})
+				feed = append(feed, feedItem{t: row.To, phase: 0, rel: r.Name, kind: stream.PacketEnd, key: key, from: row.From, vals: row.Vals})
 			case r.Strategy.Kind == algebra.TracedThenDisabled:
-				feed = append(feed, feedItem{t: row.To, phase: 0, rel: r.Name, kind: exec.PacketWhole, key: key, from: row.From, vals: row.Vals})
+				feed = append(feed, feedItem{t: row.To, phase: 0, rel: r.Name, kind: stream.PacketWhole, key: key, from: row.From, vals: row.Vals})
 			case r.Strategy.Kind == algebra.Sampled:
 				for _, c := range ticks {
 					if row.From <= c && c < row.To {
-						feed = append(feed, feedItem{t: c, phase: 1, rel: r.Name, kind: exec.PacketSample, key: key, from: row.From, vals: row.Vals})
+						feed = append(feed, feedItem{t: c, phase: 1, rel: r.Name, kind: stream.PacketSample, key: key, from: row.From, vals: row.Vals})
 					}
 				}
 				if row.To != algebra.Forever {
-					feed = append(feed, feedItem{t: row.To, phase: 0, rel: r.Name, kind: exec.PacketSampleEnd, key: key, from: row.From, vals: row.Vals})
+					feed = append(feed, feedItem{t: row.To, phase: 0, rel: r.Name, kind: stream.PacketSampleEnd, key: key, from: row.From, vals: row.Vals})
 				}
 			}
 		}

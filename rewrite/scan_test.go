@@ -12,6 +12,7 @@ import (
 	"github.com/tqmon/tqmon/algebra/histgen"
 	"github.com/tqmon/tqmon/algebra/plan"
 	"github.com/tqmon/tqmon/algebra/ref"
+	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/rewrite"
 )
 
@@ -76,7 +77,7 @@ func runWindowed(t *testing.T, cat *algebra.Catalog, h *algebra.History, stmts [
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := net.RunSource(exec.TableSource(kept), window); err != nil {
+	if _, err := net.RunSource(stream.TableSource(kept), window); err != nil {
 		t.Fatal(err)
 	}
 	var out []*algebra.Table

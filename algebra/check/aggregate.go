@@ -100,7 +100,7 @@ func (c *stmtChecker) aggregate(a *tquel.Aggregate) expr.Expr {
 	}
 	inner.Vars = sub.vars
 	inner.Aggs = sub.aggs
-	res := &algebra.Relation{Class: algebra.ClassInterval, FlagHolder: -1, File: c.rep.file, Pos: a.At, Derived: true}
+	res := &algebra.Relation{Class: algebra.ClassInterval, FlagHolder: -1, File: c.rep.file, Pos: a.At, Src: c.rep.src, Derived: true}
 	if inner.Valid.IsEvent() {
 		res.Class = algebra.ClassEvent
 	}

@@ -357,7 +357,7 @@ func (c *stmtChecker) retrieve(st *tquel.RetrieveStmt) *Retrieve {
 	r.Aggs = c.aggs
 	res := &algebra.Relation{
 		Name: r.Name, Class: algebra.ClassInterval, FlagHolder: -1,
-		File: c.rep.file, Pos: st.At, Derived: true,
+		File: c.rep.file, Pos: st.At, Src: c.rep.src, Derived: true,
 	}
 	if r.Valid.IsEvent() {
 		res.Class = algebra.ClassEvent

@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/stream"
 )
 
 // Acquisitional execution over a recorded history. The history stands for
@@ -226,7 +227,7 @@ func (a *Alpha) finishSim() {
 		if row.To != algebra.Forever || a.begun[uint64(r)] != nil || !a.enabled(row.Vals[a.Flag].S) {
 			continue
 		}
-		a.out.Push(Elem{Kind: Whole, T: algebra.Forever, Rec: &Rec{Vals: a.packetVals(row.Vals), From: row.From}})
+		a.out.Push(stream.Elem{Kind: stream.Whole, T: algebra.Forever, Rec: &stream.Rec{Vals: a.packetVals(row.Vals), From: row.From}})
 		sd.deliver(r, markFirst)
 	}
 }
@@ -280,9 +281,9 @@ func (n *Network) RunAcquire(h *algebra.History) (AcquireStats, error) {
 	// clock ticks, sensor tuples.
 	var times []algebra.Time
 	type srcRows struct {
-		tee  *Tee
+		tee  *stream.Tee
 		rows []algebra.Tuple
-		recs []Rec
+		recs []stream.Rec
 		ev   bool
 	}
 	var srcs []*srcRows
@@ -296,9 +297,9 @@ func (n *Network) RunAcquire(h *algebra.History) (AcquireStats, error) {
 		if t == nil {
 			return stats, fmt.Errorf("history has no relation %s", name)
 		}
-		s := &srcRows{tee: n.Sources[name], rows: t.Rows, recs: make([]Rec, len(t.Rows)), ev: t.Rel.IsEvent()}
+		s := &srcRows{tee: n.Sources[name], rows: t.Rows, recs: make([]stream.Rec, len(t.Rows)), ev: t.Rel.IsEvent()}
 		for i, r := range t.Rows {
-			s.recs[i] = Rec{Vals: r.Vals, From: r.From}
+			s.recs[i] = stream.Rec{Vals: r.Vals, From: r.From}
 			times = append(times, r.From)
 			if !s.ev && r.To != algebra.Forever {
 				times = append(times, r.To)
@@ -317,7 +318,7 @@ func (n *Network) RunAcquire(h *algebra.History) (AcquireStats, error) {
 	start, end, haveExtent := h.Extent()
 	type clk struct {
 		step int64
-		tee  *Tee
+		tee  *stream.Tee
 	}
 	var clocks []clk
 	if haveExtent {
@@ -351,7 +352,7 @@ func (n *Network) RunAcquire(h *algebra.History) (AcquireStats, error) {
 		curs = append(curs, c)
 	}
 
-	alwaysTees := []*Tee{n.Heartbeat}
+	alwaysTees := []*stream.Tee{n.Heartbeat}
 	for _, s := range srcs {
 		alwaysTees = append(alwaysTees, s.tee)
 	}
@@ -361,7 +362,7 @@ func (n *Network) RunAcquire(h *algebra.History) (AcquireStats, error) {
 	for _, c := range n.Consts {
 		alwaysTees = append(alwaysTees, c.Out)
 		for _, v := range c.Vals {
-			c.Out.Push(Elem{Kind: Begin, T: algebra.Beginning, Rec: &Rec{Vals: []algebra.Value{v}, From: algebra.Beginning}})
+			c.Out.Push(stream.Elem{Kind: stream.Begin, T: algebra.Beginning, Rec: &stream.Rec{Vals: []algebra.Value{v}, From: algebra.Beginning}})
 		}
 	}
 
@@ -385,23 +386,23 @@ func (n *Network) RunAcquire(h *algebra.History) (AcquireStats, error) {
 			for c.ei < len(c.ends) && c.s.rows[c.ends[c.ei]].To == t {
 				i := c.ends[c.ei]
 				c.ei++
-				c.s.tee.Push(Elem{Kind: End, T: t, Rec: &c.s.recs[i]})
+				c.s.tee.Push(stream.Elem{Kind: stream.End, T: t, Rec: &c.s.recs[i]})
 			}
 		}
 		for _, c := range curs {
 			for c.bi < len(c.begins) && c.s.rows[c.begins[c.bi]].From == t {
 				i := c.begins[c.bi]
 				c.bi++
-				kind := Begin
+				kind := stream.Begin
 				if c.s.ev {
-					kind = Event
+					kind = stream.Event
 				}
-				c.s.tee.Push(Elem{Kind: kind, T: t, Rec: &c.s.recs[i]})
+				c.s.tee.Push(stream.Elem{Kind: kind, T: t, Rec: &c.s.recs[i]})
 			}
 		}
 		for _, c := range clocks {
 			if t%c.step == 0 && t >= start && t <= end {
-				c.tee.Push(Elem{Kind: Event, T: t, Rec: &Rec{From: t}})
+				c.tee.Push(stream.Elem{Kind: stream.Event, T: t, Rec: &stream.Rec{From: t}})
 			}
 		}
 		for _, tee := range alwaysTees {

@@ -7,6 +7,7 @@ import (
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/expr"
 	"github.com/tqmon/tqmon/algebra/plan"
+	"github.com/tqmon/tqmon/algebra/stream"
 )
 
 // Resident is what α operators ask of the resident monitor(s): set and
@@ -40,7 +41,7 @@ type Alpha struct {
 	Keep    []int // attributes packets carry (nil: all)
 	MaxLate algebra.Time
 
-	out *Tee
+	out *stream.Tee
 	// enable is the flag argument; nil when every entity is enabled (AllOf).
 	enable *argState
 	// when is the sampling argument (sampled relations only).
@@ -49,8 +50,8 @@ type Alpha struct {
 	res Resident
 
 	// acquisition state, kept by the driver
-	begun   map[uint64]*Rec // interval rows whose begin (or first sample) was delivered
-	pending []Elem          // outputs of the instant being decided
+	begun   map[uint64]*stream.Rec // interval rows whose begin (or first sample) was delivered
+	pending []stream.Elem          // outputs of the instant being decided
 	cursor  sensorCursor
 	src     packetSource
 }
@@ -97,14 +98,14 @@ func (a *Alpha) samplesAt(t algebra.Time) bool {
 }
 
 // Output returns the stream of the tuples α delivers.
-func (a *Alpha) Output() *Tee { return a.out }
+func (a *Alpha) Output() *stream.Tee { return a.out }
 
 // argState follows an argument stream: elements are buffered as they come
 // and applied up to a chronon when the driver asks for the state there.
 type argState struct {
 	a       *Alpha // the α it enables (nil for a sampling argument)
 	sampler bool
-	buf     []Elem
+	buf     []stream.Elem
 	head    int
 	count   map[string]int
 	vals    map[string]algebra.Value
@@ -118,7 +119,7 @@ func newArgState(a *Alpha, sampler bool) *argState {
 	return &argState{a: a, sampler: sampler, count: map[string]int{}, vals: map[string]algebra.Value{}}
 }
 
-func (s *argState) Push(e Elem) { s.buf = append(s.buf, e) }
+func (s *argState) Push(e stream.Elem) { s.buf = append(s.buf, e) }
 
 func (s *argState) Advance(t algebra.Time) {
 	if !s.seen || t > s.wm {
@@ -135,10 +136,10 @@ func (s *argState) settled(c algebra.Time) bool {
 func (s *argState) applyThrough(c algebra.Time) {
 	for s.head < len(s.buf) && s.buf[s.head].T <= c {
 		e := s.buf[s.head]
-		s.buf[s.head] = Elem{}
+		s.buf[s.head] = stream.Elem{}
 		s.head++
 		if s.sampler {
-			if e.Kind == Event || e.Kind == Begin {
+			if e.Kind == stream.Event || e.Kind == stream.Begin {
 				s.ticks = append(s.ticks, e.T)
 			}
 			continue
@@ -146,13 +147,13 @@ func (s *argState) applyThrough(c algebra.Time) {
 		v := e.Rec.Vals[0]
 		key := v.S
 		switch e.Kind {
-		case Begin, Late:
+		case stream.Begin, stream.Late:
 			s.count[key]++
 			s.vals[key] = v
 			if s.a.res != nil {
 				s.a.res.Enable(s.a.Rel.Name, v)
 			}
-		case End:
+		case stream.End:
 			s.count[key]--
 			if s.count[key] <= 0 {
 				delete(s.count, key)
@@ -161,7 +162,7 @@ func (s *argState) applyThrough(c algebra.Time) {
 			if s.a.res != nil {
 				s.a.res.Disable(s.a.Rel.Name, v)
 			}
-		case Event:
+		case stream.Event:
 			// An event enables for its one chronon; applying it through c ≥
 			// its time has already passed that chronon.
 		}
@@ -226,17 +227,17 @@ func (a *Alpha) Held() int {
 // values).
 type Filter struct {
 	pred expr.Fn
-	out  Receiver
+	out  stream.Receiver
 	st   *runState
 	bind expr.Binding
 }
 
 // NewFilter builds σ[pred](in) for an entity relation.
-func NewFilter(pred expr.Expr, out Receiver, st *runState) *Filter {
+func NewFilter(pred expr.Expr, out stream.Receiver, st *runState) *Filter {
 	return &Filter{pred: expr.Compile(pred), out: out, st: st, bind: make(expr.Binding, 1)}
 }
 
-func (f *Filter) Push(e Elem) {
+func (f *Filter) Push(e stream.Elem) {
 	f.bind[0] = e.Rec.Vals
 	ok, err := f.pred(f.bind)
 	if err != nil {
@@ -282,22 +283,22 @@ func (a *Alpha) step(t algebra.Time, stats *AcquireStats) {
 		case pEnd:
 			if rec := a.begun[p.key]; rec != nil {
 				delete(a.begun, p.key)
-				out = append(out, Elem{Kind: End, T: t, Rec: rec})
+				out = append(out, stream.Elem{Kind: stream.End, T: t, Rec: rec})
 				a.src.count(*p)
 			} else if !empty[p.key] && a.enabled(flag(p)) {
-				out = append(out, Elem{Kind: Whole, T: t, Rec: &Rec{Vals: a.packetVals(p.vals), From: p.from}})
+				out = append(out, stream.Elem{Kind: stream.Whole, T: t, Rec: &stream.Rec{Vals: a.packetVals(p.vals), From: p.from}})
 				a.src.count(*p)
 			}
 		case pWhole:
 			if p.from < t && a.enabled(flag(p)) {
-				out = append(out, Elem{Kind: Whole, T: t, Rec: &Rec{Vals: a.packetVals(p.vals), From: p.from}})
+				out = append(out, stream.Elem{Kind: stream.Whole, T: t, Rec: &stream.Rec{Vals: a.packetVals(p.vals), From: p.from}})
 				a.src.count(*p)
 				stats.Rearms++
 			}
 		case pSampleEnd:
 			if rec := a.begun[p.key]; rec != nil {
 				delete(a.begun, p.key)
-				out = append(out, Elem{Kind: End, T: t, Rec: rec})
+				out = append(out, stream.Elem{Kind: stream.End, T: t, Rec: rec})
 			}
 		}
 	}
@@ -310,7 +311,7 @@ func (a *Alpha) step(t algebra.Time, stats *AcquireStats) {
 		switch p.kind {
 		case pEvent:
 			if a.enabled(flag(p)) {
-				out = append(out, Elem{Kind: Event, T: t, Rec: &Rec{Vals: a.packetVals(p.vals), From: t}})
+				out = append(out, stream.Elem{Kind: stream.Event, T: t, Rec: &stream.Rec{Vals: a.packetVals(p.vals), From: t}})
 				a.src.count(*p)
 				if a.Kind == algebra.TracedThenDisabled {
 					stats.Rearms++
@@ -318,9 +319,9 @@ func (a *Alpha) step(t algebra.Time, stats *AcquireStats) {
 			}
 		case pBegin:
 			if !empty[p.key] && a.enabled(flag(p)) {
-				rec := &Rec{Vals: a.packetVals(p.vals), From: t}
+				rec := &stream.Rec{Vals: a.packetVals(p.vals), From: t}
 				a.begun[p.key] = rec
-				out = append(out, Elem{Kind: Begin, T: t, Rec: rec})
+				out = append(out, stream.Elem{Kind: stream.Begin, T: t, Rec: rec})
 				a.src.count(*p)
 			}
 		case pSample:
@@ -331,22 +332,22 @@ func (a *Alpha) step(t algebra.Time, stats *AcquireStats) {
 			if a.begun[p.key] != nil {
 				continue
 			}
-			rec := &Rec{Vals: a.packetVals(p.vals), From: p.from}
+			rec := &stream.Rec{Vals: a.packetVals(p.vals), From: p.from}
 			a.begun[p.key] = rec
-			kind := Late
+			kind := stream.Late
 			if p.from == t {
-				kind = Begin
+				kind = stream.Begin
 			}
-			out = append(out, Elem{Kind: kind, T: t, Rec: rec})
+			out = append(out, stream.Elem{Kind: kind, T: t, Rec: rec})
 		}
 	}
 	if a.when != nil {
 		a.when.ticks = a.when.ticks[:0]
 	}
-	slices.SortStableFunc(out, func(x, y Elem) int { return cmp.Compare(x.phase(), y.phase()) })
+	slices.SortStableFunc(out, func(x, y stream.Elem) int { return cmp.Compare(x.Phase(), y.Phase()) })
 	for i, e := range out {
 		a.out.Push(e)
-		out[i] = Elem{}
+		out[i] = stream.Elem{}
 	}
 	a.pending = out[:0]
 	a.out.Advance(t)

@@ -8,6 +8,7 @@ import (
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/agg"
 	"github.com/tqmon/tqmon/algebra/expr"
+	"github.com/tqmon/tqmon/algebra/stream"
 )
 
 // AggSpec is one aggregate an Apply maintains.
@@ -55,11 +56,11 @@ type Apply struct {
 	spec    ApplySpec
 	targets []expr.Fn
 	pred    expr.Fn
-	out     Receiver
+	out     stream.Receiver
 	st      *runState
 	ins     []*applyInput
 	aggs    []*aggState
-	open    map[*Rec]*outerEnt
+	open    map[*stream.Rec]*outerEnt
 	touched []*aggGroup
 	done    algebra.Time
 	started bool
@@ -72,7 +73,7 @@ type Apply struct {
 type applyInput struct {
 	a    *Apply
 	i    int
-	buf  []Elem
+	buf  []stream.Elem
 	head int
 	wm   algebra.Time
 	seen bool
@@ -96,10 +97,10 @@ type aggGroup struct {
 }
 
 type outerEnt struct {
-	rec    *Rec
+	rec    *stream.Rec
 	groups []*aggGroup
-	piece  *Rec // the current output piece, nil while none qualifies
-	dirty  bool // queued for re-evaluation
+	piece  *stream.Rec // the current output piece, nil while none qualifies
+	dirty  bool        // queued for re-evaluation
 	seq    uint64
 }
 
@@ -123,8 +124,8 @@ func (h *removalHeap) Pop() any {
 }
 
 // NewApply builds the operator; outputs go to out.
-func NewApply(spec ApplySpec, out Receiver, st *runState) *Apply {
-	a := &Apply{spec: spec, out: out, st: st, open: map[*Rec]*outerEnt{},
+func NewApply(spec ApplySpec, out stream.Receiver, st *runState) *Apply {
+	a := &Apply{spec: spec, out: out, st: st, open: map[*stream.Rec]*outerEnt{},
 		done: algebra.Beginning, lastAdv: algebra.Beginning, binding: make(expr.Binding, 2)}
 	for _, t := range spec.Targets {
 		a.targets = append(a.targets, expr.Compile(t))
@@ -143,9 +144,9 @@ func NewApply(spec ApplySpec, out Receiver, st *runState) *Apply {
 }
 
 // Input returns input i: 0 the outer stream, j+1 aggregate j's.
-func (a *Apply) Input(i int) Receiver { return a.ins[i] }
+func (a *Apply) Input(i int) stream.Receiver { return a.ins[i] }
 
-func (in *applyInput) Push(e Elem) { in.buf = append(in.buf, e) }
+func (in *applyInput) Push(e stream.Elem) { in.buf = append(in.buf, e) }
 
 func (in *applyInput) Advance(t algebra.Time) {
 	if in.seen && t <= in.wm {
@@ -214,7 +215,7 @@ func (a *Apply) nextTime(w algebra.Time) (algebra.Time, bool) {
 }
 
 // take returns input in's elements at time t.
-func (in *applyInput) take(t algebra.Time) []Elem {
+func (in *applyInput) take(t algebra.Time) []stream.Elem {
 	start := in.head
 	for in.head < len(in.buf) && in.buf[in.head].T == t {
 		in.head++
@@ -226,7 +227,7 @@ func (a *Apply) step(t algebra.Time) {
 	outer := a.ins[0].take(t)
 	// Outer tuples ending at t.
 	for _, e := range outer {
-		if e.Kind != End {
+		if e.Kind != stream.End {
 			continue
 		}
 		ent := a.open[e.Rec]
@@ -235,7 +236,7 @@ func (a *Apply) step(t algebra.Time) {
 		}
 		delete(a.open, e.Rec)
 		if ent.piece != nil {
-			a.out.Push(Elem{Kind: End, T: t, Rec: ent.piece})
+			a.out.Push(stream.Elem{Kind: stream.End, T: t, Rec: ent.piece})
 		}
 		for _, g := range ent.groups {
 			delete(g.outers, ent)
@@ -247,12 +248,12 @@ func (a *Apply) step(t algebra.Time) {
 		for _, e := range a.ins[j+1].take(t) {
 			g, v := a.inner(s, e.Rec.Vals)
 			switch e.Kind {
-			case Begin:
+			case stream.Begin:
 				g.acc.Add(v)
-			case Event:
+			case stream.Event:
 				g.acc.Add(v)
 				a.schedule(s, g, v, s.spec.Window.Stretch(algebra.Next(t)))
-			case End:
+			case stream.End:
 				if r := s.spec.Window.Stretch(t); r == t {
 					g.acc.Remove(v)
 				} else {
@@ -302,7 +303,7 @@ func (a *Apply) step(t algebra.Time) {
 	// Outer tuples beginning at t.
 	for _, e := range outer {
 		switch e.Kind {
-		case Begin:
+		case stream.Begin:
 			a.seq++
 			ent := &outerEnt{rec: e.Rec, groups: a.groupsOf(e.Rec.Vals), seq: a.seq}
 			a.open[e.Rec] = ent
@@ -310,10 +311,10 @@ func (a *Apply) step(t algebra.Time) {
 				g.outers[ent] = struct{}{}
 			}
 			a.eval(ent, t)
-		case Event:
+		case stream.Event:
 			ent := &outerEnt{rec: e.Rec, groups: a.groupsOf(e.Rec.Vals)}
 			if row, ok := a.row(ent); ok {
-				a.out.Push(Elem{Kind: Event, T: t, Rec: &Rec{Vals: row, From: t}})
+				a.out.Push(stream.Elem{Kind: stream.Event, T: t, Rec: &stream.Rec{Vals: row, From: t}})
 			}
 			for _, g := range ent.groups {
 				a.drop(g)
@@ -417,12 +418,12 @@ func (a *Apply) eval(ent *outerEnt, t algebra.Time) {
 		return
 	}
 	if ent.piece != nil {
-		a.out.Push(Elem{Kind: End, T: t, Rec: ent.piece})
+		a.out.Push(stream.Elem{Kind: stream.End, T: t, Rec: ent.piece})
 		ent.piece = nil
 	}
 	if ok {
-		ent.piece = &Rec{Vals: row, From: t}
-		a.out.Push(Elem{Kind: Begin, T: t, Rec: ent.piece})
+		ent.piece = &stream.Rec{Vals: row, From: t}
+		a.out.Push(stream.Elem{Kind: stream.Begin, T: t, Rec: ent.piece})
 	}
 }
 

@@ -1,6 +1,9 @@
 package exec
 
-import "github.com/tqmon/tqmon/algebra"
+import (
+	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/stream"
+)
 
 // Coalesce turns a multiset stream into a set, as TQUEL.md requires of
 // results: value-equivalent intervals that overlap or meet become one
@@ -13,14 +16,14 @@ import "github.com/tqmon/tqmon/algebra"
 // same time continues the interval (meeting intervals merge). Outputs at the
 // current time are therefore held until time moves on, then sent Ends first.
 type Coalesce struct {
-	out    Receiver
+	out    stream.Receiver
 	groups map[string]*group
 	keybuf []byte
 
 	cur      algebra.Time
 	curSet   bool
-	ending   []*group // count fell to zero at cur
-	begins   []Elem   // Begins and Events at cur
+	ending   []*group      // count fell to zero at cur
+	begins   []stream.Elem // Begins and Events at cur
 	evSeen   map[string]bool
 	lastAdv  algebra.Time
 	advanced bool
@@ -29,29 +32,29 @@ type Coalesce struct {
 type group struct {
 	key     string
 	count   int
-	out     *Rec
+	out     *stream.Rec
 	pending bool // count is zero at cur; End not yet sent
 }
 
 // NewCoalesce builds the operator.
-func NewCoalesce(out Receiver) *Coalesce {
+func NewCoalesce(out stream.Receiver) *Coalesce {
 	return &Coalesce{out: out, groups: map[string]*group{}, evSeen: map[string]bool{}}
 }
 
-func (c *Coalesce) Push(e Elem) {
+func (c *Coalesce) Push(e stream.Elem) {
 	if !c.curSet || e.T != c.cur {
 		c.flush()
 		c.cur, c.curSet = e.T, true
 	}
 	c.keybuf = algebra.AppendTupleKey(c.keybuf[:0], e.Rec.Vals)
 	switch e.Kind {
-	case Event:
+	case stream.Event:
 		if c.evSeen[string(c.keybuf)] {
 			return
 		}
 		c.evSeen[string(c.keybuf)] = true
-		c.begins = append(c.begins, Elem{Kind: Event, T: e.T, Rec: &Rec{Vals: e.Rec.Vals, From: e.T}})
-	case Begin:
+		c.begins = append(c.begins, stream.Elem{Kind: stream.Event, T: e.T, Rec: &stream.Rec{Vals: e.Rec.Vals, From: e.T}})
+	case stream.Begin:
 		g := c.groups[string(c.keybuf)]
 		if g == nil {
 			g = &group{key: string(c.keybuf)}
@@ -63,10 +66,10 @@ func (c *Coalesce) Push(e Elem) {
 			return
 		}
 		if g.count == 1 {
-			g.out = &Rec{Vals: e.Rec.Vals, From: e.T}
-			c.begins = append(c.begins, Elem{Kind: Begin, T: e.T, Rec: g.out})
+			g.out = &stream.Rec{Vals: e.Rec.Vals, From: e.T}
+			c.begins = append(c.begins, stream.Elem{Kind: stream.Begin, T: e.T, Rec: g.out})
 		}
-	case End:
+	case stream.End:
 		g := c.groups[string(c.keybuf)]
 		if g == nil {
 			return
@@ -84,7 +87,7 @@ func (c *Coalesce) flush() {
 	for _, g := range c.ending {
 		if g.pending {
 			g.pending = false
-			c.out.Push(Elem{Kind: End, T: c.cur, Rec: g.out})
+			c.out.Push(stream.Elem{Kind: stream.End, T: c.cur, Rec: g.out})
 			g.out = nil
 			delete(c.groups, g.key)
 		}
@@ -92,7 +95,7 @@ func (c *Coalesce) flush() {
 	c.ending = c.ending[:0]
 	for i, e := range c.begins {
 		c.out.Push(e)
-		c.begins[i] = Elem{}
+		c.begins[i] = stream.Elem{}
 	}
 	c.begins = c.begins[:0]
 	if len(c.evSeen) > 0 {

@@ -1,36 +1,39 @@
 package exec
 
-import "github.com/tqmon/tqmon/algebra"
+import (
+	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/stream"
+)
 
 // Collector materialises a stream into a table.
 type Collector struct {
 	Rel   *algebra.Relation
 	rows  []algebra.Tuple
-	open  map[*Rec]int
+	open  map[*stream.Rec]int
 	Done  bool
 	Count int // elements received
 	// OnElem, when set, is called for each element as it arrives (streaming
 	// output).
-	OnElem func(Elem)
+	OnElem func(stream.Elem)
 }
 
 // NewCollector makes a collector for a relation's tuples.
 func NewCollector(rel *algebra.Relation) *Collector {
-	return &Collector{Rel: rel, open: map[*Rec]int{}}
+	return &Collector{Rel: rel, open: map[*stream.Rec]int{}}
 }
 
-func (c *Collector) Push(e Elem) {
+func (c *Collector) Push(e stream.Elem) {
 	c.Count++
 	switch e.Kind {
-	case Begin:
+	case stream.Begin:
 		c.open[e.Rec] = len(c.rows)
 		c.rows = append(c.rows, algebra.Tuple{Vals: e.Rec.Vals, From: e.T, To: algebra.Forever})
-	case End:
+	case stream.End:
 		if i, ok := c.open[e.Rec]; ok {
 			c.rows[i].To = e.T
 			delete(c.open, e.Rec)
 		}
-	case Event:
+	case stream.Event:
 		c.rows = append(c.rows, algebra.Tuple{Vals: e.Rec.Vals, From: e.T, To: algebra.Next(e.T)})
 	}
 	if c.OnElem != nil {

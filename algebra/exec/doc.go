@@ -1,11 +1,9 @@
 // Package exec is tqmon's incremental interpreter: an update network of
 // push-based operators exchanging delta streams.
 //
-// A stream carries Begin(rec) when a tuple's valid time begins, End(rec) when
-// it ends, Event(rec) for an event tuple, and Advance(t): the promise that no
-// element with a time ≤ t will follow. Elements of one stream come in order
-// of time, and at equal times every End comes before any Begin or Event (an
-// interval [b, t) ends before [t, e) begins).
+// Operators exchange the delta streams of package algebra/stream: Begin,
+// End and Event elements in time order (Ends first at equal times) and
+// Advance watermarks.
 //
 // The operators:
 //

@@ -7,35 +7,36 @@ import (
 	"sort"
 
 	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/stream"
 )
 
-// stream is one time-ordered sequence of source elements: the begins (or
+// sourceSeq is one time-ordered sequence of source elements: the begins (or
 // events) of a relation, its ends, or the ticks of a clock.
-type stream struct {
-	tee   *Tee
-	elems []Elem
+type sourceSeq struct {
+	tee   *stream.Tee
+	elems []stream.Elem
 	pos   int
 	// clock ticks, generated lazily instead of elems
 	clock          bool
 	next, step, to algebra.Time
 }
 
-func (s *stream) head() (Elem, bool) {
+func (s *sourceSeq) head() (stream.Elem, bool) {
 	if s.clock {
 		if s.pos > 0 {
-			return Elem{}, false
+			return stream.Elem{}, false
 		}
-		return Elem{Kind: Event, T: s.next}, true
+		return stream.Elem{Kind: stream.Event, T: s.next}, true
 	}
 	if s.pos < len(s.elems) {
 		return s.elems[s.pos], true
 	}
-	return Elem{}, false
+	return stream.Elem{}, false
 }
 
-func (s *stream) pop() Elem {
+func (s *sourceSeq) pop() stream.Elem {
 	if s.clock {
-		e := Elem{Kind: Event, T: s.next, Rec: &Rec{From: s.next}}
+		e := stream.Elem{Kind: stream.Event, T: s.next, Rec: &stream.Rec{From: s.next}}
 		if uint64(s.to)-uint64(s.next) < uint64(s.step) {
 			s.pos = 1 // done
 		} else {
@@ -44,12 +45,12 @@ func (s *stream) pop() Elem {
 		return e
 	}
 	e := s.elems[s.pos]
-	s.elems[s.pos] = Elem{}
+	s.elems[s.pos] = stream.Elem{}
 	s.pos++
 	return e
 }
 
-func byTime(a, b Elem) int { return cmp.Compare(a.T, b.T) }
+func byTime(a, b stream.Elem) int { return cmp.Compare(a.T, b.T) }
 
 // RunHistory plays a recorded history into the network in time order — the
 // order live packets arrive in — then ends every stream. Tuples still open
@@ -59,7 +60,7 @@ func (n *Network) RunHistory(h *algebra.History) error {
 	if len(n.Alphas) > 0 {
 		return fmt.Errorf("the plan has α operators: run it acquisitionally")
 	}
-	var streams []*stream
+	var streams []*sourceSeq
 	names := make([]string, 0, len(n.Sources))
 	for name := range n.Sources {
 		names = append(names, name)
@@ -72,23 +73,23 @@ func (n *Network) RunHistory(h *algebra.History) error {
 			return fmt.Errorf("history has no relation %s", name)
 		}
 		event := t.Rel.IsEvent()
-		begins := make([]Elem, len(t.Rows))
-		var ends []Elem
+		begins := make([]stream.Elem, len(t.Rows))
+		var ends []stream.Elem
 		if !event {
-			ends = make([]Elem, 0, len(t.Rows))
+			ends = make([]stream.Elem, 0, len(t.Rows))
 		}
-		recs := make([]Rec, len(t.Rows)) // one allocation per relation
+		recs := make([]stream.Rec, len(t.Rows)) // one allocation per relation
 		for i := range t.Rows {
 			row := &t.Rows[i]
 			rec := &recs[i]
-			*rec = Rec{Vals: row.Vals, From: row.From}
+			*rec = stream.Rec{Vals: row.Vals, From: row.From}
 			if event {
-				begins[i] = Elem{Kind: Event, T: row.From, Rec: rec}
+				begins[i] = stream.Elem{Kind: stream.Event, T: row.From, Rec: rec}
 				continue
 			}
-			begins[i] = Elem{Kind: Begin, T: row.From, Rec: rec}
+			begins[i] = stream.Elem{Kind: stream.Begin, T: row.From, Rec: rec}
 			if row.To != algebra.Forever { // open at the end: ends with the stream
-				ends = append(ends, Elem{Kind: End, T: row.To, Rec: rec})
+				ends = append(ends, stream.Elem{Kind: stream.End, T: row.To, Rec: rec})
 			}
 		}
 		// Recorded histories are usually in time order already.
@@ -98,9 +99,9 @@ func (n *Network) RunHistory(h *algebra.History) error {
 		if !slices.IsSortedFunc(ends, byTime) {
 			slices.SortFunc(ends, byTime)
 		}
-		streams = append(streams, &stream{tee: tee, elems: begins})
+		streams = append(streams, &sourceSeq{tee: tee, elems: begins})
 		if !event {
-			streams = append(streams, &stream{tee: tee, elems: ends})
+			streams = append(streams, &sourceSeq{tee: tee, elems: ends})
 		}
 	}
 	if start, end, ok := h.Extent(); ok {
@@ -115,7 +116,7 @@ func (n *Network) RunHistory(h *algebra.History) error {
 				continue
 			}
 			first := algebra.FirstTick(step, start)
-			s := &stream{tee: n.Clocks[c], clock: true, next: first, step: step, to: end}
+			s := &sourceSeq{tee: n.Clocks[c], clock: true, next: first, step: step, to: end}
 			if first > end {
 				s.pos = 1
 			}
@@ -123,7 +124,7 @@ func (n *Network) RunHistory(h *algebra.History) error {
 		}
 	}
 
-	tees := []*Tee{n.Heartbeat}
+	tees := []*stream.Tee{n.Heartbeat}
 	for _, name := range names {
 		tees = append(tees, n.Sources[name])
 	}
@@ -141,11 +142,11 @@ func (n *Network) RunHistory(h *algebra.History) error {
 	var cur algebra.Time
 	for {
 		// The next element over all streams: least time, Ends first.
-		var best *stream
-		var bestE Elem
+		var best *sourceSeq
+		var bestE stream.Elem
 		for _, s := range streams {
 			e, ok := s.head()
-			if ok && (best == nil || elemLess(e, bestE)) {
+			if ok && (best == nil || stream.Less(e, bestE)) {
 				best, bestE = s, e
 			}
 		}

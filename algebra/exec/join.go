@@ -3,6 +3,7 @@ package exec
 import (
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/expr"
+	"github.com/tqmon/tqmon/algebra/stream"
 )
 
 // JoinSpec is one select-project-join block of a retrieve, ready to run:
@@ -57,7 +58,7 @@ type Join struct {
 	spec    JoinSpec
 	k       int
 	in      []*joinInput
-	out     Receiver
+	out     stream.Receiver
 	st      *runState
 	filters [][]expr.Fn // per input: conjuncts over that input alone
 	plans   [][]step    // per arriving input: how to bind the others
@@ -102,7 +103,7 @@ type joinInput struct {
 	// compaction.
 	minB algebra.Time
 
-	buf  []Elem
+	buf  []stream.Elem
 	head int
 	wm   algebra.Time
 	seen bool
@@ -116,7 +117,7 @@ type joinInput struct {
 	nDead     int
 	threshold int
 	sweepMin  int
-	open      map[*Rec]*entry
+	open      map[*stream.Rec]*entry
 	idx       []*index
 }
 
@@ -127,7 +128,7 @@ type index struct {
 
 type entry struct {
 	key  string // its key in the input's first index
-	rec  *Rec
+	rec  *stream.Rec
 	b, e algebra.Time
 	open bool
 	dead bool
@@ -156,7 +157,7 @@ type cand struct {
 	entsA      [3]*entry          // storage for ents when k ≤ 3
 	valsA      [3][]algebra.Value // storage for vals when k ≤ 3
 	state      candState
-	out        *Rec
+	out        *stream.Rec
 	from       algebra.Time
 	ver        uint32
 	registered bool
@@ -165,7 +166,7 @@ type cand struct {
 // NewJoin builds the operator. Outputs go to out. sweepMin is the store
 // size at which an input is first swept for purgeable tuples (0: 64); the
 // threshold then doubles with the live store.
-func NewJoin(spec JoinSpec, out Receiver, st *runState, sweepMin int) *Join {
+func NewJoin(spec JoinSpec, out stream.Receiver, st *runState, sweepMin int) *Join {
 	if sweepMin <= 0 {
 		sweepMin = 64
 	}
@@ -176,7 +177,7 @@ func NewJoin(spec JoinSpec, out Receiver, st *runState, sweepMin int) *Join {
 	j.vals = make(expr.Binding, k)
 	for i := 0; i < k; i++ {
 		in := &joinInput{j: j, i: i, event: spec.Events[i], stored: k > 1,
-			open: map[*Rec]*entry{}, threshold: sweepMin, sweepMin: sweepMin}
+			open: map[*stream.Rec]*entry{}, threshold: sweepMin, sweepMin: sweepMin}
 		if i < len(spec.MaxLate) {
 			in.maxLate = spec.MaxLate[i]
 		}
@@ -186,7 +187,7 @@ func NewJoin(spec JoinSpec, out Receiver, st *runState, sweepMin int) *Join {
 	if k == 0 {
 		// No variables: one empty binding. A pseudo input, fed only with
 		// Advance, tells the operator how time passes.
-		j.in = append(j.in, &joinInput{j: j, open: map[*Rec]*entry{}})
+		j.in = append(j.in, &joinInput{j: j, open: map[*stream.Rec]*entry{}})
 	}
 	for _, t := range spec.Targets {
 		j.targets = append(j.targets, expr.Compile(t))
@@ -200,7 +201,7 @@ func NewJoin(spec JoinSpec, out Receiver, st *runState, sweepMin int) *Join {
 }
 
 // Input returns the receiver of input i.
-func (j *Join) Input(i int) Receiver { return j.in[i] }
+func (j *Join) Input(i int) stream.Receiver { return j.in[i] }
 
 // compilePlans decides, for a tuple arriving at each input, the order in
 // which the other inputs are bound, which index each probes and where every
@@ -326,7 +327,7 @@ func equalInts(a, b []int) bool {
 
 // ---- input side ----
 
-func (in *joinInput) Push(e Elem) {
+func (in *joinInput) Push(e stream.Elem) {
 	in.buf = append(in.buf, e)
 }
 
@@ -367,7 +368,7 @@ func (j *Join) advance() {
 		var best *joinInput
 		for _, in := range j.in {
 			if in.head < len(in.buf) && in.buf[in.head].T <= w {
-				if best == nil || elemLess(in.buf[in.head], best.buf[best.head]) {
+				if best == nil || stream.Less(in.buf[in.head], best.buf[best.head]) {
 					best = in
 				}
 			}
@@ -376,7 +377,7 @@ func (j *Join) advance() {
 			break
 		}
 		e := best.buf[best.head]
-		best.buf[best.head] = Elem{}
+		best.buf[best.head] = stream.Elem{}
 		best.head++
 		j.process(best, e)
 		if j.st.err != nil {
@@ -411,9 +412,9 @@ func (j *Join) advance() {
 	j.release(w, h)
 }
 
-func (j *Join) process(in *joinInput, e Elem) {
+func (j *Join) process(in *joinInput, e stream.Elem) {
 	switch e.Kind {
-	case End:
+	case stream.End:
 		ent := in.open[e.Rec]
 		if ent == nil {
 			return
@@ -442,12 +443,12 @@ func (j *Join) process(in *joinInput, e Elem) {
 		ent.rec, ent.b = e.Rec, e.T
 		h := algebra.Next(e.T) // Ends at e.T are done
 		switch e.Kind {
-		case Event:
+		case stream.Event:
 			ent.e = algebra.Next(e.T)
-		case Whole:
+		case stream.Whole:
 			ent.b, ent.e = e.Rec.From, e.T
 			h = e.T // Ends at e.T may still come
-		case Late:
+		case stream.Late:
 			ent.b = e.Rec.From
 			fallthrough
 		default:
@@ -793,22 +794,22 @@ func (j *Join) eval(c *cand, h algebra.Time) {
 		return
 	case vEmitEvent:
 		if rec := j.result(c, from); rec != nil {
-			j.emit(Elem{Kind: Event, T: from, Rec: rec})
+			j.emit(stream.Elem{Kind: stream.Event, T: from, Rec: rec})
 		}
 		j.finish(c)
 		return
 	case vInterval:
 		if rec := j.result(c, from); rec != nil {
-			j.emit(Elem{Kind: Begin, T: from, Rec: rec})
+			j.emit(stream.Elem{Kind: stream.Begin, T: from, Rec: rec})
 			if to != algebra.Forever { // open until the end of the stream
-				j.emit(Elem{Kind: End, T: to, Rec: rec})
+				j.emit(stream.Elem{Kind: stream.End, T: to, Rec: rec})
 			}
 		}
 		j.finish(c)
 		return
 	case vEnd:
 		if to != algebra.Forever {
-			j.emit(Elem{Kind: End, T: to, Rec: c.out})
+			j.emit(stream.Elem{Kind: stream.End, T: to, Rec: c.out})
 		}
 		j.finish(c)
 		return
@@ -818,7 +819,7 @@ func (j *Join) eval(c *cand, h algebra.Time) {
 			j.finish(c)
 			return
 		}
-		j.emit(Elem{Kind: Begin, T: from, Rec: rec})
+		j.emit(stream.Elem{Kind: stream.Begin, T: from, Rec: rec})
 		c.state, c.out, c.from = begun, rec, from
 		c.vals = nil // the targets are computed
 		clear(c.valsA[:])
@@ -875,7 +876,7 @@ func (j *Join) finish(c *cand) {
 
 // result computes the target values of c's binding (decide has just
 // computed the spans, and found the Times known).
-func (j *Join) result(c *cand, from algebra.Time) *Rec {
+func (j *Join) result(c *cand, from algebra.Time) *stream.Rec {
 	b := c.vals
 	if len(j.spec.Times) > 0 {
 		tv, _ := j.times()
@@ -890,10 +891,10 @@ func (j *Join) result(c *cand, from algebra.Time) *Rec {
 		}
 		vals[i] = v
 	}
-	return &Rec{Vals: vals, From: from}
+	return &stream.Rec{Vals: vals, From: from}
 }
 
-func (j *Join) emit(e Elem) {
+func (j *Join) emit(e stream.Elem) {
 	j.seq++
 	j.outBuf.push(e, j.seq)
 }
@@ -1245,7 +1246,7 @@ func (h *candHeap) pop() candItem {
 }
 
 type seqElem struct {
-	e   Elem
+	e   stream.Elem
 	seq uint64
 }
 
@@ -1255,15 +1256,15 @@ func seqLess(x, y seqElem) bool {
 	if x.e.T != y.e.T {
 		return x.e.T < y.e.T
 	}
-	if px, py := x.e.phase(), y.e.phase(); px != py {
+	if px, py := x.e.Phase(), y.e.Phase(); px != py {
 		return px < py
 	}
 	return x.seq < y.seq
 }
 
-func (h *elemHeap) len() int  { return len(h.a) }
-func (h *elemHeap) top() Elem { return h.a[0].e }
-func (h *elemHeap) push(e Elem, seq uint64) {
+func (h *elemHeap) len() int         { return len(h.a) }
+func (h *elemHeap) top() stream.Elem { return h.a[0].e }
+func (h *elemHeap) push(e stream.Elem, seq uint64) {
 	h.a = append(h.a, seqElem{e, seq})
 	i := len(h.a) - 1
 	for i > 0 {
@@ -1275,7 +1276,7 @@ func (h *elemHeap) push(e Elem, seq uint64) {
 		i = p
 	}
 }
-func (h *elemHeap) pop() Elem {
+func (h *elemHeap) pop() stream.Elem {
 	x := h.a[0].e
 	n := len(h.a) - 1
 	h.a[0] = h.a[n]

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/stream"
 )
 
 // Live drives a network with what resident monitors report, as it
@@ -19,9 +20,9 @@ type Live struct {
 	bySens map[string][]*Alpha
 	inbox  map[*Alpha][]packet
 	// pending entity elements at the current instant
-	ents   []Elem
-	entTee []*Tee
-	open   map[uint64]*Rec // entity tuples begun, by identity
+	ents   []stream.Elem
+	entTee []*stream.Tee
+	open   map[uint64]*stream.Rec // entity tuples begun, by identity
 	clocks []liveClock
 	cur    algebra.Time
 	have   bool
@@ -34,7 +35,7 @@ type Live struct {
 
 type liveClock struct {
 	step int64
-	tee  *Tee
+	tee  *stream.Tee
 	next algebra.Time
 }
 
@@ -56,7 +57,7 @@ func (s liveSource) count(packet) {}
 // Live prepares the network for live input observed from start (global
 // time: Clock ticks begin there).
 func (n *Network) Live(start algebra.Time) *Live {
-	l := &Live{n: n, bySens: map[string][]*Alpha{}, inbox: map[*Alpha][]packet{}, open: map[uint64]*Rec{},
+	l := &Live{n: n, bySens: map[string][]*Alpha{}, inbox: map[*Alpha][]packet{}, open: map[uint64]*stream.Rec{},
 		start: start, end: algebra.Forever, last: algebra.Beginning}
 	l.stats = AcquireStats{Packets: map[string]int{}, PeakEnabled: map[string]int{}}
 	for _, a := range n.Alphas {
@@ -70,27 +71,15 @@ func (n *Network) Live(start algebra.Time) *Live {
 	slices.SortFunc(l.clocks, func(a, b liveClock) int { return cmp.Compare(a.step, b.step) })
 	for _, c := range n.Consts {
 		for _, v := range c.Vals {
-			c.Out.Push(Elem{Kind: Begin, T: algebra.Beginning, Rec: &Rec{Vals: []algebra.Value{v}, From: algebra.Beginning}})
+			c.Out.Push(stream.Elem{Kind: stream.Begin, T: algebra.Beginning, Rec: &stream.Rec{Vals: []algebra.Value{v}, From: algebra.Beginning}})
 		}
 	}
 	return l
 }
 
-// PacketKind is the kind of a live sensor packet.
-type PacketKind uint8
-
-const (
-	PacketEvent     PacketKind = iota + 1 // an event at T
-	PacketBegin                           // interval Key begins at T
-	PacketEnd                             // interval Key ends at T (From: its begin)
-	PacketWhole                           // a complete interval [From, T)
-	PacketSample                          // interval Key, valid since From, sampled at T
-	PacketSampleEnd                       // sampled interval Key ends at T
-)
-
-var kinds = map[PacketKind]pkind{
-	PacketEvent: pEvent, PacketBegin: pBegin, PacketEnd: pEnd, PacketWhole: pWhole,
-	PacketSample: pSample, PacketSampleEnd: pSampleEnd,
+var kinds = map[stream.PacketKind]pkind{
+	stream.PacketEvent: pEvent, stream.PacketBegin: pBegin, stream.PacketEnd: pEnd, stream.PacketWhole: pWhole,
+	stream.PacketSample: pSample, stream.PacketSampleEnd: pSampleEnd,
 }
 
 // time moves the driver to instant t, stepping through every instant
@@ -119,10 +108,10 @@ func (l *Live) Entity(rel string, begin bool, key uint64, vals []algebra.Value, 
 		return err
 	}
 	if begin {
-		rec := &Rec{Vals: vals, From: t}
+		rec := &stream.Rec{Vals: vals, From: t}
 		l.open[key] = rec
 		if tee != nil {
-			l.ents = append(l.ents, Elem{Kind: Begin, T: t, Rec: rec})
+			l.ents = append(l.ents, stream.Elem{Kind: stream.Begin, T: t, Rec: rec})
 			l.entTee = append(l.entTee, tee)
 		}
 		return nil
@@ -133,14 +122,14 @@ func (l *Live) Entity(rel string, begin bool, key uint64, vals []algebra.Value, 
 	}
 	delete(l.open, key)
 	if tee != nil {
-		l.ents = append(l.ents, Elem{Kind: End, T: t, Rec: rec})
+		l.ents = append(l.ents, stream.Elem{Kind: stream.End, T: t, Rec: rec})
 		l.entTee = append(l.entTee, tee)
 	}
 	return nil
 }
 
 // Packet reports a sensor packet at t for relation rel.
-func (l *Live) Packet(rel string, kind PacketKind, key uint64, from algebra.Time, vals []algebra.Value, t algebra.Time) error {
+func (l *Live) Packet(rel string, kind stream.PacketKind, key uint64, from algebra.Time, vals []algebra.Value, t algebra.Time) error {
 	if err := l.time(t); err != nil {
 		return err
 	}
@@ -161,13 +150,13 @@ func (l *Live) stepTo(t algebra.Time) error {
 	}
 	l.ticksBefore(t)
 	l.last = t
-	empty := map[*Rec]bool{}
+	empty := map[*stream.Rec]bool{}
 	for _, e := range l.ents {
-		if e.Kind == End && e.Rec.From == t {
+		if e.Kind == stream.End && e.Rec.From == t {
 			empty[e.Rec] = true
 		}
 	}
-	for _, phase := range []Kind{End, Begin} {
+	for _, phase := range []stream.Kind{stream.End, stream.Begin} {
 		for i, e := range l.ents {
 			if e.Kind == phase && !empty[e.Rec] {
 				l.entTee[i].Push(e)
@@ -211,7 +200,7 @@ func (l *Live) tickAt(t algebra.Time) {
 	for i := range l.clocks {
 		c := &l.clocks[i]
 		if c.step > 0 && c.next == t && t <= l.end {
-			c.tee.Push(Elem{Kind: Event, T: t, Rec: &Rec{From: t}})
+			c.tee.Push(stream.Elem{Kind: stream.Event, T: t, Rec: &stream.Rec{From: t}})
 			c.next += c.step
 		}
 	}

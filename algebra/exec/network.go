@@ -7,6 +7,7 @@ import (
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/expr"
 	"github.com/tqmon/tqmon/algebra/plan"
+	"github.com/tqmon/tqmon/algebra/stream"
 )
 
 // Stmt is one retrieve compiled into operators.
@@ -16,7 +17,7 @@ type Stmt struct {
 	Join     *Join
 	Coalesce *Coalesce
 	Result   *Collector
-	out      *Tee // the coalesced result, to the collector and later statements
+	out      *stream.Tee // the coalesced result, to the collector and later statements
 }
 
 // Network is the update network of a sequence of retrieves.
@@ -26,12 +27,12 @@ type Network struct {
 	// (entity relations, relations without a sensor of their own) — and in
 	// plain history runs every primitive relation — to the tee that feeds
 	// every reader.
-	Sources map[string]*Tee
+	Sources map[string]*stream.Tee
 	// Clocks maps n to the tee of Clock[n].
-	Clocks map[int64]*Tee
+	Clocks map[int64]*stream.Tee
 	// Heartbeat receives only Advance: it drives statements without range
 	// variables.
-	Heartbeat *Tee
+	Heartbeat *stream.Tee
 	// ClockPeriod is the base Clock period.
 	ClockPeriod int64
 	// Alphas are the α operators, each after those its arguments read.
@@ -50,7 +51,7 @@ type Network struct {
 // time. The driver starts it.
 type ConstSource struct {
 	Vals []algebra.Value
-	Out  *Tee
+	Out  *stream.Tee
 }
 
 // Options tune a network without changing its results.
@@ -67,9 +68,9 @@ type Options struct {
 // Build compiles plans (one per statement, in order) into a network.
 func Build(cat *algebra.Catalog, stmts []*check.Retrieve, plans []plan.Node, opts Options) (*Network, error) {
 	n := &Network{
-		Sources:     map[string]*Tee{},
-		Clocks:      map[int64]*Tee{},
-		Heartbeat:   &Tee{},
+		Sources:     map[string]*stream.Tee{},
+		Clocks:      map[int64]*stream.Tee{},
+		Heartbeat:   &stream.Tee{},
 		ClockPeriod: algebra.DefaultClockPeriod,
 		st:          &runState{},
 		opts:        opts,
@@ -81,7 +82,7 @@ func Build(cat *algebra.Catalog, stmts []*check.Retrieve, plans []plan.Node, opt
 	for i, r := range stmts {
 		s := &Stmt{Retrieve: r, Plan: plans[i]}
 		s.Result = NewCollector(r.Result)
-		var out *Tee
+		var out *stream.Tee
 		var j *Join
 		var c *Coalesce
 		var err error
@@ -106,12 +107,12 @@ func Build(cat *algebra.Catalog, stmts []*check.Retrieve, plans []plan.Node, opt
 
 // block compiles a retrieve block (π over πT over σ, σT, ×, ⋈ of leaves)
 // into a Join and a Coalesce, and returns the coalesced output.
-func (n *Network) block(root plan.Node) (*Tee, *Join, *Coalesce, error) {
+func (n *Network) block(root plan.Node) (*stream.Tee, *Join, *Coalesce, error) {
 	spec, leaves, err := compileBlock(root)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	srcs := make([]*Tee, len(leaves))
+	srcs := make([]*stream.Tee, len(leaves))
 	spec.MaxLate = make([]algebra.Time, len(leaves))
 	for v, leaf := range leaves {
 		t, late, err := n.rel(leaf)
@@ -120,9 +121,9 @@ func (n *Network) block(root plan.Node) (*Tee, *Join, *Coalesce, error) {
 		}
 		srcs[v], spec.MaxLate[v] = t, late
 	}
-	out := &Tee{}
+	out := &stream.Tee{}
 	var c *Coalesce
-	var jout Receiver = out
+	var jout stream.Receiver = out
 	if pr, _ := root.(*plan.Project); pr == nil || !pr.Bag {
 		c = NewCoalesce(out)
 		jout = c
@@ -141,19 +142,19 @@ func (n *Network) block(root plan.Node) (*Tee, *Join, *Coalesce, error) {
 	return out, j, c, nil
 }
 
-func (n *Network) sourceTee(name string) *Tee {
+func (n *Network) sourceTee(name string) *stream.Tee {
 	t := n.Sources[name]
 	if t == nil {
-		t = &Tee{}
+		t = &stream.Tee{}
 		n.Sources[name] = t
 	}
 	return t
 }
 
-func (n *Network) clockTee(c int64) *Tee {
+func (n *Network) clockTee(c int64) *stream.Tee {
 	t := n.Clocks[c]
 	if t == nil {
-		t = &Tee{}
+		t = &stream.Tee{}
 		n.Clocks[c] = t
 	}
 	return t
@@ -161,7 +162,7 @@ func (n *Network) clockTee(c int64) *Tee {
 
 // rel compiles a relation-valued node into a stream, with a bound on how
 // late its tuples may come.
-func (n *Network) rel(node plan.Node) (*Tee, algebra.Time, error) {
+func (n *Network) rel(node plan.Node) (*stream.Tee, algebra.Time, error) {
 	switch x := node.(type) {
 	case *plan.Scan:
 		switch {
@@ -190,11 +191,11 @@ func (n *Network) rel(node plan.Node) (*Tee, algebra.Time, error) {
 		out, _, _, err := n.block(block)
 		return out, 0, err
 	case *plan.Const:
-		c := &ConstSource{Vals: x.Vals, Out: &Tee{}}
+		c := &ConstSource{Vals: x.Vals, Out: &stream.Tee{}}
 		n.Consts = append(n.Consts, c)
 		return c.Out, 0, nil
 	case *plan.Empty:
-		c := &ConstSource{Out: &Tee{}}
+		c := &ConstSource{Out: &stream.Tee{}}
 		n.Consts = append(n.Consts, c)
 		return c.Out, 0, nil
 	case *plan.ClockSrc:
@@ -204,7 +205,7 @@ func (n *Network) rel(node plan.Node) (*Tee, algebra.Time, error) {
 		if err != nil {
 			return nil, 0, err
 		}
-		out := &Tee{}
+		out := &stream.Tee{}
 		in.Add(NewFilter(x.Pred, out, n.st))
 		return out, late, nil
 	case *plan.SetOp:
@@ -216,7 +217,7 @@ func (n *Network) rel(node plan.Node) (*Tee, algebra.Time, error) {
 		if err != nil {
 			return nil, 0, err
 		}
-		out := &Tee{}
+		out := &stream.Tee{}
 		op := NewSetOp(x.Union, out)
 		n.holders = append(n.holders, op)
 		l.Add(op.Input(0))
@@ -235,9 +236,9 @@ func (n *Network) rel(node plan.Node) (*Tee, algebra.Time, error) {
 }
 
 // alpha compiles an α operator and its arguments.
-func (n *Network) alpha(x *plan.Alpha) (*Tee, algebra.Time, error) {
+func (n *Network) alpha(x *plan.Alpha) (*stream.Tee, algebra.Time, error) {
 	a := &Alpha{Plan: x, Rel: x.Rel, VarName: x.VarName, Kind: x.Rel.Strategy.Kind, Flag: x.Rel.FlagHolder,
-		Keep: x.Keep, out: &Tee{}, res: n.opts.Resident, begun: map[uint64]*Rec{}}
+		Keep: x.Keep, out: &stream.Tee{}, res: n.opts.Resident, begun: map[uint64]*stream.Rec{}}
 	if _, all := x.Enable.(*plan.AllOf); !all {
 		t, _, err := n.rel(x.Enable)
 		if err != nil {
@@ -431,7 +432,7 @@ func (n *Network) notePeak() {
 }
 
 // apply compiles an apply and the aggregates under it.
-func (n *Network) apply(x *plan.Apply) (*Tee, error) {
+func (n *Network) apply(x *plan.Apply) (*stream.Tee, error) {
 	outer, _, err := n.rel(x.In)
 	if err != nil {
 		return nil, err
@@ -440,7 +441,7 @@ func (n *Network) apply(x *plan.Apply) (*Tee, error) {
 	for _, t := range x.Targets {
 		spec.Targets = append(spec.Targets, t.Expr)
 	}
-	var inners []*Tee
+	var inners []*stream.Tee
 	for j, g := range x.Aggs {
 		in, _, err := n.rel(g.In)
 		if err != nil {
@@ -453,8 +454,8 @@ func (n *Network) apply(x *plan.Apply) (*Tee, error) {
 		}
 		spec.Aggs = append(spec.Aggs, AggSpec{Func: g.Func, Window: g.Window, NBy: g.NBy, ArgType: at, Group: x.Groups[j]})
 	}
-	out := &Tee{}
-	var dst Receiver = out
+	out := &stream.Tee{}
+	var dst stream.Receiver = out
 	if !x.Bag {
 		c := NewCoalesce(out)
 		n.holders = append(n.holders, c)

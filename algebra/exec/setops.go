@@ -1,6 +1,9 @@
 package exec
 
-import "github.com/tqmon/tqmon/algebra"
+import (
+	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/stream"
+)
 
 // SetOp is ∩ or ∪ over two entity relations (streams of identifier tuples,
 // each coalesced): an identifier is in L ∩ R while it is in both, in L ∪ R
@@ -8,7 +11,7 @@ import "github.com/tqmon/tqmon/algebra"
 // the entity relations that α operators take as arguments.
 type SetOp struct {
 	union  bool
-	out    Receiver
+	out    stream.Receiver
 	in     [2]*setInput
 	keys   map[string]*setGroup
 	keybuf []byte
@@ -16,7 +19,7 @@ type SetOp struct {
 	cur      algebra.Time
 	curSet   bool
 	ending   []*setGroup
-	begins   []Elem
+	begins   []stream.Elem
 	done     algebra.Time
 	started  bool
 	lastAdv  algebra.Time
@@ -26,7 +29,7 @@ type SetOp struct {
 type setInput struct {
 	op   *SetOp
 	side int
-	buf  []Elem
+	buf  []stream.Elem
 	head int
 	wm   algebra.Time
 	seen bool
@@ -35,12 +38,12 @@ type setInput struct {
 type setGroup struct {
 	key     string
 	count   [2]int
-	out     *Rec
+	out     *stream.Rec
 	pending bool
 }
 
 // NewSetOp builds L ∩ R (union false) or L ∪ R (union true).
-func NewSetOp(union bool, out Receiver) *SetOp {
+func NewSetOp(union bool, out stream.Receiver) *SetOp {
 	s := &SetOp{union: union, out: out, keys: map[string]*setGroup{}}
 	for i := range s.in {
 		s.in[i] = &setInput{op: s, side: i}
@@ -49,9 +52,9 @@ func NewSetOp(union bool, out Receiver) *SetOp {
 }
 
 // Input returns the receiver of side 0 (L) or 1 (R).
-func (s *SetOp) Input(side int) Receiver { return s.in[side] }
+func (s *SetOp) Input(side int) stream.Receiver { return s.in[side] }
 
-func (in *setInput) Push(e Elem) { in.buf = append(in.buf, e) }
+func (in *setInput) Push(e stream.Elem) { in.buf = append(in.buf, e) }
 
 func (in *setInput) Advance(t algebra.Time) {
 	if in.seen && t <= in.wm {
@@ -81,7 +84,7 @@ func (s *SetOp) advance() {
 		var best *setInput
 		for _, in := range s.in {
 			if in.head < len(in.buf) && in.buf[in.head].T <= w {
-				if best == nil || elemLess(in.buf[in.head], best.buf[best.head]) {
+				if best == nil || stream.Less(in.buf[in.head], best.buf[best.head]) {
 					best = in
 				}
 			}
@@ -90,7 +93,7 @@ func (s *SetOp) advance() {
 			break
 		}
 		e := best.buf[best.head]
-		best.buf[best.head] = Elem{}
+		best.buf[best.head] = stream.Elem{}
 		best.head++
 		s.process(best.side, e)
 	}
@@ -110,7 +113,7 @@ func (s *SetOp) advance() {
 	}
 }
 
-func (s *SetOp) process(side int, e Elem) {
+func (s *SetOp) process(side int, e stream.Elem) {
 	if !s.curSet || e.T != s.cur {
 		s.flush()
 		s.cur, s.curSet = e.T, true
@@ -118,7 +121,7 @@ func (s *SetOp) process(side int, e Elem) {
 	s.keybuf = algebra.AppendTupleKey(s.keybuf[:0], e.Rec.Vals)
 	g := s.keys[string(s.keybuf)]
 	if g == nil {
-		if e.Kind == End {
+		if e.Kind == stream.End {
 			return
 		}
 		g = &setGroup{key: string(s.keybuf)}
@@ -126,11 +129,11 @@ func (s *SetOp) process(side int, e Elem) {
 	}
 	was := s.active(g)
 	switch e.Kind {
-	case Begin:
+	case stream.Begin:
 		g.count[side]++
-	case End:
+	case stream.End:
 		g.count[side]--
-	case Event:
+	case stream.Event:
 		// Entity relations are interval relations; the network never feeds
 		// an event stream to a set operator.
 		return
@@ -138,7 +141,7 @@ func (s *SetOp) process(side int, e Elem) {
 	s.settle(g, was, e)
 }
 
-func (s *SetOp) settle(g *setGroup, was bool, e Elem) {
+func (s *SetOp) settle(g *setGroup, was bool, e stream.Elem) {
 	now := s.active(g)
 	switch {
 	case !was && now:
@@ -146,8 +149,8 @@ func (s *SetOp) settle(g *setGroup, was bool, e Elem) {
 			g.pending = false
 			return
 		}
-		g.out = &Rec{Vals: e.Rec.Vals, From: e.T}
-		s.begins = append(s.begins, Elem{Kind: Begin, T: e.T, Rec: g.out})
+		g.out = &stream.Rec{Vals: e.Rec.Vals, From: e.T}
+		s.begins = append(s.begins, stream.Elem{Kind: stream.Begin, T: e.T, Rec: g.out})
 	case was && !now:
 		g.pending = true
 		s.ending = append(s.ending, g)
@@ -159,7 +162,7 @@ func (s *SetOp) flush() {
 		if g.pending {
 			g.pending = false
 			if g.out != nil {
-				s.out.Push(Elem{Kind: End, T: s.cur, Rec: g.out})
+				s.out.Push(stream.Elem{Kind: stream.End, T: s.cur, Rec: g.out})
 				g.out = nil
 			}
 			if g.count[0] == 0 && g.count[1] == 0 {
@@ -170,7 +173,7 @@ func (s *SetOp) flush() {
 	s.ending = s.ending[:0]
 	for i, e := range s.begins {
 		s.out.Push(e)
-		s.begins[i] = Elem{}
+		s.begins[i] = stream.Elem{}
 	}
 	s.begins = s.begins[:0]
 }

@@ -8,16 +8,17 @@ import (
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/exec"
+	"github.com/tqmon/tqmon/algebra/stream"
 )
 
 // feed plays interval tuples (as one stream in time order) into r.
-func feed(r exec.Receiver, rows []algebra.Tuple) {
-	var es []exec.Elem
+func feed(r stream.Receiver, rows []algebra.Tuple) {
+	var es []stream.Elem
 	for i := range rows {
-		rec := &exec.Rec{Vals: rows[i].Vals, From: rows[i].From}
-		es = append(es, exec.Elem{Kind: exec.Begin, T: rows[i].From, Rec: rec}, exec.Elem{Kind: exec.End, T: rows[i].To, Rec: rec})
+		rec := &stream.Rec{Vals: rows[i].Vals, From: rows[i].From}
+		es = append(es, stream.Elem{Kind: stream.Begin, T: rows[i].From, Rec: rec}, stream.Elem{Kind: stream.End, T: rows[i].To, Rec: rec})
 	}
-	slices.SortStableFunc(es, func(a, b exec.Elem) int {
+	slices.SortStableFunc(es, func(a, b stream.Elem) int {
 		if a.T != b.T {
 			return int(a.T - b.T)
 		}

@@ -4,34 +4,25 @@ import (
 	"fmt"
 
 	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/stream"
 )
-
-// Source yields the tuples of primitive relations as stream elements in
-// time order (at equal times, Ends before Begins and Events), for
-// RunSource: a store's scan, a replay.
-type Source interface {
-	// Next returns the next element and the relation it belongs to; ok is
-	// false at the end. An element's Rec must be the same pointer at its
-	// Begin and its End.
-	Next() (rel string, e Elem, ok bool, err error)
-}
 
 // RunSource plays a time-ordered source into a network of scan plans,
 // like RunHistory, then ends every stream (tuples still open are valid
 // until forever). window, when not nil, is the observation span: Clock
 // ticks exist inside it. Elements of relations no statement reads are
 // skipped. It returns the number of elements read.
-func (n *Network) RunSource(src Source, window *algebra.Window) (int, error) {
+func (n *Network) RunSource(src stream.Source, window *algebra.Window) (int, error) {
 	if len(n.Alphas) > 0 {
 		return 0, fmt.Errorf("the plan has α operators: run it acquisitionally")
 	}
-	tees := []*Tee{n.Heartbeat}
+	tees := []*stream.Tee{n.Heartbeat}
 	for _, t := range n.Sources {
 		tees = append(tees, t)
 	}
 	type clk struct {
 		step, next algebra.Time
-		tee        *Tee
+		tee        *stream.Tee
 	}
 	var clocks []*clk
 	if window != nil {
@@ -64,7 +55,7 @@ func (n *Network) RunSource(src Source, window *algebra.Window) (int, error) {
 			}
 			for _, c := range clocks {
 				if c.next == next {
-					c.tee.Push(Elem{Kind: Event, T: next, Rec: &Rec{From: next}})
+					c.tee.Push(stream.Elem{Kind: stream.Event, T: next, Rec: &stream.Rec{From: next}})
 					c.next += c.step
 				}
 			}

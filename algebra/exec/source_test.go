@@ -9,18 +9,19 @@ import (
 	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/algebra/histgen"
 	"github.com/tqmon/tqmon/algebra/plan"
+	"github.com/tqmon/tqmon/algebra/stream"
 )
 
 // sliceSource yields a history's elements in time order.
 type sliceSource struct {
 	rels  []string
-	elems []exec.Elem
+	elems []stream.Elem
 	i     int
 }
 
-func (s *sliceSource) Next() (string, exec.Elem, bool, error) {
+func (s *sliceSource) Next() (string, stream.Elem, bool, error) {
 	if s.i == len(s.elems) {
-		return "", exec.Elem{}, false, nil
+		return "", stream.Elem{}, false, nil
 	}
 	s.i++
 	return s.rels[s.i-1], s.elems[s.i-1], true, nil
@@ -29,19 +30,19 @@ func (s *sliceSource) Next() (string, exec.Elem, bool, error) {
 func historySource(h *algebra.History) *sliceSource {
 	type item struct {
 		rel string
-		e   exec.Elem
+		e   stream.Elem
 	}
 	var items []item
 	for _, r := range h.Catalog.Relations {
 		for _, row := range h.Table(r.Name).Rows {
-			rec := &exec.Rec{Vals: row.Vals, From: row.From}
+			rec := &stream.Rec{Vals: row.Vals, From: row.From}
 			if r.IsEvent() {
-				items = append(items, item{r.Name, exec.Elem{Kind: exec.Event, T: row.From, Rec: rec}})
+				items = append(items, item{r.Name, stream.Elem{Kind: stream.Event, T: row.From, Rec: rec}})
 				continue
 			}
-			items = append(items, item{r.Name, exec.Elem{Kind: exec.Begin, T: row.From, Rec: rec}})
+			items = append(items, item{r.Name, stream.Elem{Kind: stream.Begin, T: row.From, Rec: rec}})
 			if row.To != algebra.Forever {
-				items = append(items, item{r.Name, exec.Elem{Kind: exec.End, T: row.To, Rec: rec}})
+				items = append(items, item{r.Name, stream.Elem{Kind: stream.End, T: row.To, Rec: rec}})
 			}
 		}
 	}
@@ -53,10 +54,10 @@ func historySource(h *algebra.History) *sliceSource {
 			return 1
 		}
 		pa, pb := 1, 1
-		if a.e.Kind == exec.End {
+		if a.e.Kind == stream.End {
 			pa = 0
 		}
-		if b.e.Kind == exec.End {
+		if b.e.Kind == stream.End {
 			pb = 0
 		}
 		return pa - pb

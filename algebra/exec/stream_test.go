@@ -7,18 +7,19 @@ import (
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/algebra/plan"
+	"github.com/tqmon/tqmon/algebra/stream"
 )
 
 // probe remembers the latest input time the driver has delivered.
 type probe struct{ now algebra.Time }
 
-func (p *probe) Push(e exec.Elem)       { p.now = max(p.now, e.T) }
+func (p *probe) Push(e stream.Elem)     { p.now = max(p.now, e.T) }
 func (p *probe) Advance(t algebra.Time) {}
 
 // arrival records, for each result element, the input time at which it came
 // out of the network.
 type arrival struct {
-	e   exec.Elem
+	e   stream.Elem
 	now algebra.Time
 }
 
@@ -37,7 +38,7 @@ func runProbed(t *testing.T, h *algebra.History, query string) ([]arrival, *exec
 		tee.Add(pr)
 	}
 	var got []arrival
-	net.Stmts[0].Result.OnElem = func(e exec.Elem) { got = append(got, arrival{e, pr.now}) }
+	net.Stmts[0].Result.OnElem = func(e stream.Elem) { got = append(got, arrival{e, pr.now}) }
 	if err := net.RunHistory(h); err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +75,7 @@ func TestStreamingDefaultJoin(t *testing.T) {
 	h.Table("RunningOn").Add([]algebra.Value{algebra.Entity("P1"), algebra.Entity("A")}, 5, 20)
 	got, _ := runProbed(t, h, `range of p is Process range of r is RunningOn
 retrieve (p.Process, r.Processor) where p.Process = r.Process`)
-	if len(got) != 2 || got[0].e.Kind != exec.Begin || got[0].e.T != 5 || got[1].e.Kind != exec.End || got[1].e.T != 20 {
+	if len(got) != 2 || got[0].e.Kind != stream.Begin || got[0].e.T != 5 || got[1].e.Kind != stream.End || got[1].e.T != 20 {
 		t.Fatalf("got %+v", got)
 	}
 	if got[0].now > 6 || got[1].now > 21 {
@@ -90,7 +91,7 @@ func TestStreamingHorizonDecides(t *testing.T) {
 	h.Table("Process").Add(proc(cat, "P1", "Running"), 1, algebra.Forever)
 	fill(h, 0, 100)
 	got, _ := runProbed(t, h, `range of p is Process retrieve (p.Process) where p.Process = "P1" when p overlap "5"`)
-	if len(got) != 1 || got[0].e.Kind != exec.Begin || got[0].e.T != 1 { // open: no End at forever
+	if len(got) != 1 || got[0].e.Kind != stream.Begin || got[0].e.T != 1 { // open: no End at forever
 		t.Fatalf("got %+v", got)
 	}
 	if got[0].now > 7 {
@@ -108,7 +109,7 @@ func TestStreamingHeldUntilEnd(t *testing.T) {
 	fill(h, 0, 100)
 	got, _ := runProbed(t, h, `range of S is SendMessage range of W is Waiting
 retrieve (Process = W.Process) valid at end of W where S.Mailbox = W.Mailbox and S.Process = "P1" when S precede end of W`)
-	if len(got) != 1 || got[0].e.Kind != exec.Event || got[0].e.T != 40 {
+	if len(got) != 1 || got[0].e.Kind != stream.Event || got[0].e.T != 40 {
 		t.Fatalf("got %+v", got)
 	}
 	if got[0].now > 41 {

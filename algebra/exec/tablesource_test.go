@@ -8,6 +8,7 @@ import (
 	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/algebra/histgen"
 	"github.com/tqmon/tqmon/algebra/plan"
+	"github.com/tqmon/tqmon/algebra/stream"
 )
 
 // TestTableSource: a history played through TableSource and RunSource
@@ -34,7 +35,7 @@ func TestTableSource(t *testing.T) {
 				t.Fatal(err)
 			}
 			start, end, _ := h.Extent()
-			if _, err := net.RunSource(exec.TableSource(h), &algebra.Window{From: start, To: end}); err != nil {
+			if _, err := net.RunSource(stream.TableSource(h), &algebra.Window{From: start, To: end}); err != nil {
 				t.Fatal(err)
 			}
 			for i, s := range net.Stmts {

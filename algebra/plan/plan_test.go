@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/plan"
 	"github.com/tqmon/tqmon/grammar/sdl"
@@ -13,6 +14,12 @@ import (
 )
 
 func translate(t *testing.T, query string) []plan.Node {
+	t.Helper()
+	return translateIn(t, paperCatalog(t), query)
+}
+
+// paperCatalog compiles the paper's example system.
+func paperCatalog(t *testing.T) *algebra.Catalog {
 	t.Helper()
 	spec := filepath.Join("..", "..", "testdata", "paper", "os.sdl")
 	text, err := os.ReadFile(spec)
@@ -27,6 +34,12 @@ func translate(t *testing.T, query string) []plan.Node {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return cat
+}
+
+// translateIn translates the retrieves of a query over a catalog.
+func translateIn(t *testing.T, cat *algebra.Catalog, query string) []plan.Node {
+	t.Helper()
 	f, err := tquel.Parse("q", query)
 	if err != nil {
 		t.Fatal(err)

@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tqmon/tqmon/algebra/check"
-	"github.com/tqmon/tqmon/algebra/exec"
+	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/display/format"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident/kernel"
@@ -212,7 +212,7 @@ func runKernel(f *queryFlags, out format.Options, params map[string]string, naiv
 	st := newStreamer(w, out, prog)
 	go kr.Watch()
 	_, stats, err := prog.RunLive(ctx, kr.Conns(), remote.LiveOptions{Duration: f.duration, Naive: naive, Ready: kr.Ready,
-		OnElem: func(i int, e exec.Elem) {
+		OnElem: func(i int, e stream.Elem) {
 			st.elem(i, e)
 			w.Flush()
 		}})

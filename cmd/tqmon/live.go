@@ -6,7 +6,7 @@ import (
 	"sort"
 
 	"github.com/tqmon/tqmon/algebra"
-	"github.com/tqmon/tqmon/algebra/exec"
+	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/display/format"
 	"github.com/tqmon/tqmon/remote"
 )
@@ -24,13 +24,13 @@ func newStreamer(w io.Writer, o format.Options, prog *remote.Program) *streamer 
 	return &streamer{s: format.NewStream(w, o, rels)}
 }
 
-func (st *streamer) elem(i int, e exec.Elem) {
+func (st *streamer) elem(i int, e stream.Elem) {
 	switch e.Kind {
-	case exec.Begin:
+	case stream.Begin:
 		st.s.Begin(i, e.Rec, e.Rec.Vals, e.T)
-	case exec.End:
+	case stream.End:
 		st.s.End(i, e.Rec, e.T)
-	case exec.Event:
+	case stream.Event:
 		st.s.Event(i, e.Rec.Vals, e.T)
 	}
 }

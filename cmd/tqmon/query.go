@@ -16,6 +16,7 @@ import (
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/exec"
+	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/display/format"
 	"github.com/tqmon/tqmon/grammar/sdl"
 	"github.com/tqmon/tqmon/remote"
@@ -246,7 +247,7 @@ func runConnect(f *queryFlags, out format.Options, params map[string]string, nai
 	w := bufio.NewWriter(stdout)
 	defer w.Flush()
 	st := newStreamer(w, out, prog)
-	_, stats, err := prog.RunLive(ctx, conns, remote.LiveOptions{Duration: f.duration, Naive: naive, Lease: f.lease, OnElem: func(i int, e exec.Elem) {
+	_, stats, err := prog.RunLive(ctx, conns, remote.LiveOptions{Duration: f.duration, Naive: naive, Lease: f.lease, OnElem: func(i int, e stream.Elem) {
 		st.elem(i, e)
 		w.Flush()
 		if rec != nil {

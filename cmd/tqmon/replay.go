@@ -13,7 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/tqmon/tqmon/algebra"
-	"github.com/tqmon/tqmon/algebra/exec"
+	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/display/progress"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/store/replay"
@@ -153,7 +153,7 @@ func runReplay(cmd *cobra.Command, f *replayFlags, stdout, stderr io.Writer) err
 	bar := progress.New(stderr, isTerminal(stderr))
 	w := bufio.NewWriter(bar.Guard(stdout))
 	st := newStreamer(w, out, prog)
-	opts.OnElem = func(i int, e exec.Elem) {
+	opts.OnElem = func(i int, e stream.Elem) {
 		st.elem(i, e)
 		w.Flush()
 	}

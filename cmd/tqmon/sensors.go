@@ -37,6 +37,9 @@ relations are listed with their α variants.`,
 			if err != nil {
 				return usageErr(err)
 			}
+			if err := gogen.Check(cat); err != nil {
+				return usageErr(err)
+			}
 			for _, r := range cat.Relations {
 				variant := r.Strategy.Variant()
 				if variant == "" {

@@ -18,8 +18,8 @@ import (
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
-	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/algebra/plan"
+	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/display/format"
 	"github.com/tqmon/tqmon/grammar/tquel"
 	"github.com/tqmon/tqmon/remote"
@@ -384,12 +384,12 @@ func (sh *shell) runChecked(stmts []*check.Retrieve) {
 	for _, r := range stmts {
 		rels = append(rels, r.Result)
 	}
-	var stream *format.Stream
-	var show func(int, exec.Elem)
+	var fs *format.Stream
+	var show func(int, stream.Elem)
 	if sh.src.Live() {
-		stream = format.NewStream(sh.out, sh.opts, rels)
-		st := &streamer{s: stream}
-		show = func(i int, e exec.Elem) {
+		fs = format.NewStream(sh.out, sh.opts, rels)
+		st := &streamer{s: fs}
+		show = func(i int, e stream.Elem) {
 			if i >= first {
 				st.elem(i-first, e)
 				sh.out.Flush()
@@ -400,7 +400,7 @@ func (sh *shell) runChecked(stmts []*check.Retrieve) {
 	rec := sh.startRecord(stmts)
 	if rec != nil && show != nil {
 		inner := show
-		show = func(i int, e exec.Elem) {
+		show = func(i int, e stream.Elem) {
 			inner(i, e)
 			if i >= first {
 				rec.elem(i-first, e)
@@ -413,14 +413,14 @@ func (sh *shell) runChecked(stmts []*check.Retrieve) {
 		sh.errorf("%s", renderError(err))
 		return
 	}
-	if rec != nil && stream == nil {
+	if rec != nil && fs == nil {
 		for i, r := range results[first:] {
 			rec.table(i, r.Table)
 		}
 	}
 	rec.finish(sh)
-	if stream != nil {
-		if err := stream.Close(); err != nil {
+	if fs != nil {
+		if err := fs.Close(); err != nil {
 			sh.errorf("%s", renderError(err))
 		}
 	} else {

@@ -9,7 +9,7 @@ import (
 	"sync"
 
 	"github.com/tqmon/tqmon/algebra"
-	"github.com/tqmon/tqmon/algebra/exec"
+	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/grammar/sdl"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident"
@@ -35,7 +35,7 @@ type shellSource interface {
 	// Live sources stream results (show) until the context ends; others
 	// return whole tables.
 	Live() bool
-	Run(ctx context.Context, prog *remote.Program, show func(stmt int, e exec.Elem)) ([]remote.Result, error)
+	Run(ctx context.Context, prog *remote.Program, show func(stmt int, e stream.Elem)) ([]remote.Result, error)
 	// Explain describes a rewrite (with estimates where the source can
 	// give them).
 	Explain(r rewrite.Result) string
@@ -76,7 +76,7 @@ func (s *historySource) Now() algebra.Time {
 	return 0
 }
 func (s *historySource) Live() bool { return false }
-func (s *historySource) Run(_ context.Context, prog *remote.Program, _ func(int, exec.Elem)) ([]remote.Result, error) {
+func (s *historySource) Run(_ context.Context, prog *remote.Program, _ func(int, stream.Elem)) ([]remote.Result, error) {
 	rs, _, err := prog.RunHistory(s.h)
 	return rs, err
 }
@@ -106,7 +106,7 @@ func (s *liveSource) Explain(r rewrite.Result) string {
 	return rewrite.Explain(r, nil)
 }
 
-func (s *liveSource) Run(ctx context.Context, prog *remote.Program, show func(int, exec.Elem)) ([]remote.Result, error) {
+func (s *liveSource) Run(ctx context.Context, prog *remote.Program, show func(int, stream.Elem)) ([]remote.Result, error) {
 	conns, err := s.dial(ctx)
 	if err != nil {
 		return nil, err
@@ -258,7 +258,7 @@ func (s *dbSource) Now() algebra.Time {
 	return 0
 }
 func (s *dbSource) Live() bool { return false }
-func (s *dbSource) Run(ctx context.Context, prog *remote.Program, _ func(int, exec.Elem)) ([]remote.Result, error) {
+func (s *dbSource) Run(ctx context.Context, prog *remote.Program, _ func(int, stream.Elem)) ([]remote.Result, error) {
 	q, err := replay.Plan(s.d.Catalog(), prog.Stmts)
 	if err != nil {
 		return nil, err

@@ -5,7 +5,7 @@ import (
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
-	"github.com/tqmon/tqmon/algebra/exec"
+	"github.com/tqmon/tqmon/algebra/stream"
 )
 
 // setRecord makes the session store the results of its named retrieves in
@@ -71,7 +71,7 @@ func (sh *shell) startRecord(stmts []*check.Retrieve) *shellRecording {
 	return &shellRecording{rec: rec, index: idx}
 }
 
-func (r *shellRecording) elem(i int, e exec.Elem) {
+func (r *shellRecording) elem(i int, e stream.Elem) {
 	if r != nil && r.index[i] >= 0 {
 		r.rec.d.Elem(r.index[i], e)
 	}

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/tqmon/tqmon/algebra"
-	execpkg "github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/algebra/histgen"
+	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/resident"
 	"github.com/tqmon/tqmon/resident/demo"
 	"github.com/tqmon/tqmon/resident/demo/ossensors"
@@ -518,7 +518,7 @@ func TestReplayKeys(t *testing.T) {
 
 type emptySource struct{}
 
-func (emptySource) Next() (string, execpkg.Elem, bool, error) { return "", execpkg.Elem{}, false, nil }
+func (emptySource) Next() (string, stream.Elem, bool, error) { return "", stream.Elem{}, false, nil }
 
 // TestQueryDBExplain: --explain over a database shows the scan windows.
 func TestQueryDBExplain(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	"github.com/tqmon/tqmon/algebra"
-	"github.com/tqmon/tqmon/algebra/exec"
+	"github.com/tqmon/tqmon/algebra/stream"
 )
 
 // historySource yields a recorded history's tuples as elements in time
@@ -17,14 +17,14 @@ type historySource struct {
 
 type item struct {
 	rel string
-	e   exec.Elem
+	e   stream.Elem
 }
 
-// HistorySource is an exec.Source of a recorded history's tuples (of the
+// HistorySource is an stream.Source of a recorded history's tuples (of the
 // named relations; all when names is nil): Begin and End of each interval
 // (tuples open at the end of the history have no End), Event of each
 // event, in time order, Ends first at equal times.
-func HistorySource(h *algebra.History, names []string) exec.Source {
+func HistorySource(h *algebra.History, names []string) stream.Source {
 	if names == nil {
 		for _, r := range h.Catalog.Relations {
 			names = append(names, r.Name)
@@ -37,18 +37,18 @@ func HistorySource(h *algebra.History, names []string) exec.Source {
 			continue
 		}
 		event := t.Rel.IsEvent()
-		recs := make([]exec.Rec, len(t.Rows))
+		recs := make([]stream.Rec, len(t.Rows))
 		for i := range t.Rows {
 			row := &t.Rows[i]
 			rec := &recs[i]
-			*rec = exec.Rec{Vals: row.Vals, From: row.From}
+			*rec = stream.Rec{Vals: row.Vals, From: row.From}
 			if event {
-				items = append(items, item{name, exec.Elem{Kind: exec.Event, T: row.From, Rec: rec}})
+				items = append(items, item{name, stream.Elem{Kind: stream.Event, T: row.From, Rec: rec}})
 				continue
 			}
-			items = append(items, item{name, exec.Elem{Kind: exec.Begin, T: row.From, Rec: rec}})
+			items = append(items, item{name, stream.Elem{Kind: stream.Begin, T: row.From, Rec: rec}})
 			if row.To != algebra.Forever {
-				items = append(items, item{name, exec.Elem{Kind: exec.End, T: row.To, Rec: rec}})
+				items = append(items, item{name, stream.Elem{Kind: stream.End, T: row.To, Rec: rec}})
 			}
 		}
 	}
@@ -62,16 +62,16 @@ func HistorySource(h *algebra.History, names []string) exec.Source {
 }
 
 // phase orders elements at one time: Ends first.
-func phase(e exec.Elem) int {
-	if e.Kind == exec.End {
+func phase(e stream.Elem) int {
+	if e.Kind == stream.End {
 		return 0
 	}
 	return 1
 }
 
-func (s *historySource) Next() (string, exec.Elem, bool, error) {
+func (s *historySource) Next() (string, stream.Elem, bool, error) {
 	if s.pos >= len(s.items) {
-		return "", exec.Elem{}, false, nil
+		return "", stream.Elem{}, false, nil
 	}
 	it := s.items[s.pos]
 	s.items[s.pos] = item{}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/tqmon/tqmon/algebra"
-	"github.com/tqmon/tqmon/algebra/exec"
+	"github.com/tqmon/tqmon/algebra/stream"
 )
 
 // Options shape a Player.
@@ -34,11 +34,11 @@ const (
 )
 
 // Player plays a time-ordered source at a chosen speed: it is an
-// exec.Source whose Next releases each element once the play position has
+// stream.Source whose Next releases each element once the play position has
 // reached the element's time. Its controls (Pause, Faster, Step, Seek…)
 // may be called from any goroutine; Next from one.
 type Player struct {
-	src   exec.Source
+	src   stream.Source
 	clock Clock
 	beat  time.Duration
 	ctx   context.Context
@@ -62,7 +62,7 @@ type Player struct {
 }
 
 // NewPlayer makes a player of src; ctx ends a waiting Next.
-func NewPlayer(ctx context.Context, src exec.Source, o Options) *Player {
+func NewPlayer(ctx context.Context, src stream.Source, o Options) *Player {
 	if o.Speed <= 0 {
 		o.Speed = 1
 	}
@@ -196,21 +196,21 @@ func (p *Player) Seek(t algebra.Time) {
 // seen everything up to the position (tests synchronise on it).
 func (p *Player) Waiting() <-chan struct{} { return p.waiting }
 
-// Next is exec.Source's: the next element once the position has reached
+// Next is stream.Source's: the next element once the position has reached
 // it, heartbeats (elements of relation "", which RunSource skips but reads
 // as time passing) while waiting, ok false at the end of the source, the
 // context's error when it ends.
-func (p *Player) Next() (string, exec.Elem, bool, error) {
+func (p *Player) Next() (string, stream.Elem, bool, error) {
 	for {
 		if err := p.ctx.Err(); err != nil {
-			return "", exec.Elem{}, false, err
+			return "", stream.Elem{}, false, err
 		}
 		p.mu.Lock()
 		if !p.have && !p.done {
 			p.mu.Unlock()
 			rel, e, ok, err := p.src.Next()
 			if err != nil {
-				return "", exec.Elem{}, false, err
+				return "", stream.Elem{}, false, err
 			}
 			p.mu.Lock()
 			if ok {
@@ -236,7 +236,7 @@ func (p *Player) Next() (string, exec.Elem, bool, error) {
 		}
 		if p.done {
 			p.mu.Unlock()
-			return "", exec.Elem{}, false, nil
+			return "", stream.Elem{}, false, nil
 		}
 		// A heartbeat just after the position, so the network decides
 		// everything up to it: at most one per beat while playing, at once
@@ -247,7 +247,7 @@ func (p *Player) Next() (string, exec.Elem, bool, error) {
 		if p.started && beat > p.beatAt && (!p.have || beat <= p.peek.e.T) && due {
 			p.beatAt, p.beatWas, p.forced = beat, realNow, false
 			p.mu.Unlock()
-			return "", exec.Elem{Kind: exec.Event, T: beat}, true, nil
+			return "", stream.Elem{Kind: stream.Event, T: beat}, true, nil
 		}
 		caughtUp := p.beatAt >= beat
 		var timer <-chan time.Time
@@ -270,7 +270,7 @@ func (p *Player) Next() (string, exec.Elem, bool, error) {
 		case <-timer:
 		case <-p.wake:
 		case <-p.ctx.Done():
-			return "", exec.Elem{}, false, p.ctx.Err()
+			return "", stream.Elem{}, false, p.ctx.Err()
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/exec"
+	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/store/history"
 )
@@ -19,9 +20,9 @@ type sliceSource struct {
 	items []item
 }
 
-func (s *sliceSource) Next() (string, exec.Elem, bool, error) {
+func (s *sliceSource) Next() (string, stream.Elem, bool, error) {
 	if len(s.items) == 0 {
-		return "", exec.Elem{}, false, nil
+		return "", stream.Elem{}, false, nil
 	}
 	it := s.items[0]
 	s.items = s.items[1:]
@@ -31,7 +32,7 @@ func (s *sliceSource) Next() (string, exec.Elem, bool, error) {
 func events(times ...int64) *sliceSource {
 	s := &sliceSource{}
 	for _, t := range times {
-		s.items = append(s.items, item{"E", exec.Elem{Kind: exec.Event, T: t, Rec: &exec.Rec{From: t}}})
+		s.items = append(s.items, item{"E", stream.Elem{Kind: stream.Event, T: t, Rec: &stream.Rec{From: t}}})
 	}
 	return s
 }
@@ -48,7 +49,7 @@ type driver struct {
 	got   []algebra.Time
 }
 
-func start(t *testing.T, src exec.Source, o Options) *driver {
+func start(t *testing.T, src stream.Source, o Options) *driver {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	clock := NewFakeClock(time.Unix(100, 0))
@@ -250,14 +251,14 @@ retrieve (r.Process, r.Processor)`}}, check.Options{})
 		t.Fatal(err)
 	}
 	src := HistorySource(h, nil)
-	var prev exec.Elem
+	var prev stream.Elem
 	n := 0
 	for {
 		_, e, ok, _ := src.Next()
 		if !ok {
 			break
 		}
-		if n > 0 && (e.T < prev.T || e.T == prev.T && prev.Kind != exec.End && e.Kind == exec.End) {
+		if n > 0 && (e.T < prev.T || e.T == prev.T && prev.Kind != stream.End && e.Kind == stream.End) {
 			t.Fatalf("out of order: %v after %v", e, prev)
 		}
 		prev = e

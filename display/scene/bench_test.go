@@ -9,7 +9,7 @@ import (
 	"github.com/gdamore/tcell/v2"
 
 	"github.com/tqmon/tqmon/algebra"
-	"github.com/tqmon/tqmon/algebra/exec"
+	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/display/draw"
 	"github.com/tqmon/tqmon/display/scene"
 	"github.com/tqmon/tqmon/display/spec"
@@ -39,7 +39,7 @@ show clock
 // delta is one element for one relation.
 type delta struct {
 	rel *scene.Relation
-	e   exec.Elem
+	e   stream.Elem
 }
 
 // workload makes a scene and a stream of n deltas of a busy system: every
@@ -63,17 +63,17 @@ func workload(b *testing.B, n int) (*scene.Scene, []delta, int) {
 	states := sc["Process"].Attrs[1].Type.Enum
 	var out []delta
 	tuples := 0
-	begin := func(r *scene.Relation, t algebra.Time, vals ...algebra.Value) *exec.Rec {
-		rec := &exec.Rec{Vals: vals, From: t}
-		out = append(out, delta{r, exec.Elem{Kind: exec.Begin, T: t, Rec: rec}})
+	begin := func(r *scene.Relation, t algebra.Time, vals ...algebra.Value) *stream.Rec {
+		rec := &stream.Rec{Vals: vals, From: t}
+		out = append(out, delta{r, stream.Elem{Kind: stream.Begin, T: t, Rec: rec}})
 		tuples++
 		return rec
 	}
-	end := func(r *scene.Relation, rec *exec.Rec, t algebra.Time) {
-		out = append(out, delta{r, exec.Elem{Kind: exec.End, T: t, Rec: rec}})
+	end := func(r *scene.Relation, rec *stream.Rec, t algebra.Time) {
+		out = append(out, delta{r, stream.Elem{Kind: stream.End, T: t, Rec: rec}})
 	}
 	event := func(r *scene.Relation, t algebra.Time, vals ...algebra.Value) {
-		out = append(out, delta{r, exec.Elem{Kind: exec.Event, T: t, Rec: &exec.Rec{Vals: vals, From: t}}})
+		out = append(out, delta{r, stream.Elem{Kind: stream.Event, T: t, Rec: &stream.Rec{Vals: vals, From: t}}})
 		tuples++
 	}
 	proc := func(i int) algebra.Value { return algebra.Entity("P" + strconv.Itoa(i+1)) }
@@ -85,13 +85,13 @@ func workload(b *testing.B, n int) (*scene.Scene, []delta, int) {
 	for i := 0; i < benchBoxes; i++ {
 		begin(boxR, 0, box(i))
 	}
-	state := make([]*exec.Rec, benchProcs)
+	state := make([]*stream.Rec, benchProcs)
 	for i := range state {
 		v, _ := states.Value("Ready")
 		state[i] = begin(procR, 0, proc(i), v)
 	}
-	running := make([]*exec.Rec, benchCPUs)
-	waiting := map[int]*exec.Rec{}
+	running := make([]*stream.Rec, benchCPUs)
+	waiting := map[int]*stream.Rec{}
 	t := algebra.Time(0)
 	for step := 0; len(out) < n; step++ {
 		t += 1e6
@@ -151,7 +151,7 @@ func BenchmarkDisplayAbsorb(b *testing.B) {
 			deltas = deltas[:b.N]
 			tuples := 0
 			for _, d := range deltas {
-				if d.e.Kind != exec.End {
+				if d.e.Kind != stream.End {
 					tuples++
 				}
 			}

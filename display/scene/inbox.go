@@ -3,7 +3,7 @@ package scene
 import (
 	"sync"
 
-	"github.com/tqmon/tqmon/algebra/exec"
+	"github.com/tqmon/tqmon/algebra/stream"
 )
 
 // Inbox hands deltas from the goroutines that produce them (the update
@@ -23,7 +23,7 @@ type Inbox struct {
 
 type delivery struct {
 	r *Relation
-	e exec.Elem
+	e stream.Elem
 }
 
 // NewInbox makes an empty inbox.
@@ -34,7 +34,7 @@ func NewInbox() *Inbox {
 }
 
 // Put queues a delta of relation r. After Close it drops it.
-func (b *Inbox) Put(r *Relation, e exec.Elem) {
+func (b *Inbox) Put(r *Relation, e stream.Elem) {
 	b.mu.Lock()
 	for len(b.queue) >= b.Limit && !b.closed {
 		b.space.Wait()

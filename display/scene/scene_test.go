@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/tqmon/tqmon/algebra"
-	"github.com/tqmon/tqmon/algebra/exec"
+	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/display/draw"
 	"github.com/tqmon/tqmon/display/spec"
 	"github.com/tqmon/tqmon/store/history"
@@ -58,18 +58,18 @@ func (f *feeder) vals(rel string, vs []string) []algebra.Value {
 	return out
 }
 
-func (f *feeder) begin(rel string, at int64, vs ...string) *exec.Rec {
-	rec := &exec.Rec{Vals: f.vals(rel, vs), From: at}
-	f.s.Relation(f.sc[rel]).Push(exec.Elem{Kind: exec.Begin, T: at, Rec: rec})
+func (f *feeder) begin(rel string, at int64, vs ...string) *stream.Rec {
+	rec := &stream.Rec{Vals: f.vals(rel, vs), From: at}
+	f.s.Relation(f.sc[rel]).Push(stream.Elem{Kind: stream.Begin, T: at, Rec: rec})
 	return rec
 }
 
-func (f *feeder) end(rel string, rec *exec.Rec, at int64) {
-	f.s.Relation(f.sc[rel]).Push(exec.Elem{Kind: exec.End, T: at, Rec: rec})
+func (f *feeder) end(rel string, rec *stream.Rec, at int64) {
+	f.s.Relation(f.sc[rel]).Push(stream.Elem{Kind: stream.End, T: at, Rec: rec})
 }
 
 func (f *feeder) event(rel string, at int64, vs ...string) {
-	f.s.Relation(f.sc[rel]).Push(exec.Elem{Kind: exec.Event, T: at, Rec: &exec.Rec{Vals: f.vals(rel, vs), From: at}})
+	f.s.Relation(f.sc[rel]).Push(stream.Elem{Kind: stream.Event, T: at, Rec: &stream.Rec{Vals: f.vals(rel, vs), From: at}})
 }
 
 func newFeeder(t testing.TB, text string) *feeder {

@@ -2,7 +2,7 @@ package scene
 
 import (
 	"github.com/tqmon/tqmon/algebra"
-	"github.com/tqmon/tqmon/algebra/exec"
+	"github.com/tqmon/tqmon/algebra/stream"
 )
 
 // Tuple is a tuple of a displayed relation: its values and valid time.
@@ -22,7 +22,7 @@ const HistoryCap = 1 << 15
 // (Push) and passes them on to the views the spec draws it with.
 type Relation struct {
 	Rel  *algebra.Relation
-	open map[*exec.Rec]*Tuple
+	open map[*stream.Rec]*Tuple
 	// hist is a ring of closed tuples and events in the order they closed.
 	hist  []*Tuple
 	head  int
@@ -40,24 +40,24 @@ type view interface {
 }
 
 func newRelation(r *algebra.Relation) *Relation {
-	return &Relation{Rel: r, open: map[*exec.Rec]*Tuple{}, hist: make([]*Tuple, 0, 64)}
+	return &Relation{Rel: r, open: map[*stream.Rec]*Tuple{}, hist: make([]*Tuple, 0, 64)}
 }
 
 // Push applies one delta of the relation: a tuple begins, ends, or an
 // event happens.
-func (r *Relation) Push(e exec.Elem) {
+func (r *Relation) Push(e stream.Elem) {
 	r.Count++
 	switch e.Kind {
-	case exec.Begin, exec.Late:
+	case stream.Begin, stream.Late:
 		t := &Tuple{Vals: e.Rec.Vals, From: e.T, To: algebra.Forever}
-		if e.Kind == exec.Late {
+		if e.Kind == stream.Late {
 			t.From = e.Rec.From
 		}
 		r.open[e.Rec] = t
 		for _, v := range r.views {
 			v.begin(t)
 		}
-	case exec.End:
+	case stream.End:
 		t := r.open[e.Rec]
 		if t == nil {
 			return
@@ -68,13 +68,13 @@ func (r *Relation) Push(e exec.Elem) {
 		for _, v := range r.views {
 			v.end(t)
 		}
-	case exec.Event:
+	case stream.Event:
 		t := &Tuple{Vals: e.Rec.Vals, From: e.T, To: algebra.Next(e.T), Event: true}
 		r.remember(t)
 		for _, v := range r.views {
 			v.event(t)
 		}
-	case exec.Whole:
+	case stream.Whole:
 		t := &Tuple{Vals: e.Rec.Vals, From: e.Rec.From, To: e.T}
 		for _, v := range r.views {
 			v.begin(t)

@@ -2,6 +2,7 @@ package show
 
 import (
 	"github.com/tqmon/tqmon/algebra/exec"
+	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/display/scene"
 )
 
@@ -29,7 +30,7 @@ func (s *Setup) NewFeed() *Feed {
 }
 
 // OnElem takes a result delta of statement stmt of the setup's program.
-func (f *Feed) OnElem(stmt int, e exec.Elem) {
+func (f *Feed) OnElem(stmt int, e stream.Elem) {
 	if stmt < len(f.rels) && f.rels[stmt] != nil {
 		f.Inbox.Put(f.rels[stmt], e)
 	}
@@ -41,7 +42,7 @@ func (f *Feed) Hook(net *exec.Network) {
 	for i, st := range net.Stmts {
 		if i < len(f.rels) && f.rels[i] != nil {
 			i := i
-			st.Result.OnElem = func(e exec.Elem) { f.OnElem(i, e) }
+			st.Result.OnElem = func(e stream.Elem) { f.OnElem(i, e) }
 		}
 	}
 }

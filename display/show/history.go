@@ -10,6 +10,7 @@ import (
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/exec"
+	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/display/play"
 	"github.com/tqmon/tqmon/display/spec"
 	"github.com/tqmon/tqmon/display/term"
@@ -76,7 +77,7 @@ type Playback struct {
 // as play.HistorySource or a store's replay — through the setup's program,
 // paced by a player (po: speed, start, clock); window, when not nil, is the
 // span the data observes (Clock ticks). Close stops it.
-func NewPlayback(ctx context.Context, s *Setup, src exec.Source, window *algebra.Window, po play.Options, o Options) (*Playback, error) {
+func NewPlayback(ctx context.Context, s *Setup, src stream.Source, window *algebra.Window, po play.Options, o Options) (*Playback, error) {
 	net, err := exec.Build(s.Prog.Catalog, s.Prog.Stmts, s.Prog.Plans, exec.Options{})
 	if err != nil {
 		return nil, err
@@ -117,7 +118,7 @@ func (pb *Playback) Close() {
 // History plays src into the display in the terminal (see NewPlayback)
 // until the user quits or ctx ends (nil), or the run fails; the terminal
 // is restored however it ends.
-func History(ctx context.Context, s *Setup, src exec.Source, window *algebra.Window, po play.Options, o Options) error {
+func History(ctx context.Context, s *Setup, src stream.Source, window *algebra.Window, po play.Options, o Options) error {
 	pb, err := NewPlayback(ctx, s, src, window, po, o)
 	if err != nil {
 		return err

@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/tqmon/tqmon/algebra"
-	"github.com/tqmon/tqmon/algebra/exec"
+	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/display/term"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident/wire"
@@ -26,7 +26,7 @@ func Live(ctx context.Context, s *Setup, conns []wire.Conn, lo remote.LiveOption
 	var reported atomic.Int64
 	reported.Store(algebra.Beginning)
 	onElem, progress := lo.OnElem, lo.Progress
-	lo.OnElem = func(i int, e exec.Elem) {
+	lo.OnElem = func(i int, e stream.Elem) {
 		f.OnElem(i, e)
 		if onElem != nil {
 			onElem(i, e)

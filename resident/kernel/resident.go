@@ -120,7 +120,7 @@ func New(opts Options) (*Resident, error) {
 	}
 	text, cat, spec := d.SDL, d.Catalog, d.Spec
 	r := &Resident{opts: opts, text: text, cat: cat, spec: spec}
-	for i, t := range bpfgen.EntityTypes {
+	for i, t := range bpfgen.EntityTypes() {
 		if cat.EntityTypes[i] != t {
 			return nil, fmt.Errorf("%s: the entity types must be declared first, as Process, Thread, Processor", LinuxSDLName)
 		}

@@ -3,6 +3,7 @@ package gogen_test
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -200,5 +201,47 @@ func main() {
 	want := "map[Cpu/entity-begin:1 Interrupt/event:1 Mailbox/entity-begin:1 Process/entity-begin:3 Process/entity-end:2 SendMessage/event:1 Waiting/whole:1]"
 	if got := strings.TrimSpace(string(out)); got != want {
 		t.Errorf("the monitor saw\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestAttributeLimit: a sensed or entity relation with more attributes than
+// the resident's packet holds is refused, with the place of its first
+// attribute too many, by Check (tqmon sensors check) and Generate (tqmon
+// sensors compile) alike, instead of panicking in the instrumented program;
+// a relation only read from histories is not limited.
+func TestAttributeLimit(t *testing.T) {
+	attrs := func(n int) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, ", A%d: int", i)
+		}
+		return b.String()
+	}
+	spec := "entity type P\nentity relation P(P: P)\n" +
+		"event relation E(X: P performer" + attrs(12) + ") traced on performer\n" +
+		"event relation H(X: P" + attrs(12) + ")\n"
+	f, err := sdl.Parse("x.sdl", spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := sensor.Compile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "x.sdl:3:97: E has 13 attributes; a sensed or entity relation has at most 8 (the resident's packet slots)"
+	if err := gogen.Check(cat); err == nil || err.Error() != want {
+		t.Errorf("Check: %v\nwant %s", err, want)
+	}
+	if _, err := gogen.Generate(cat, spec, "x"); err == nil || err.Error() != want {
+		t.Errorf("Generate: %v\nwant %s", err, want)
+	}
+	ok := "entity type P\nentity relation P(P: P)\nevent relation H(X: P" + attrs(12) + ")\n"
+	f, _ = sdl.Parse("x.sdl", ok)
+	cat, err = sensor.Compile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gogen.Check(cat); err != nil {
+		t.Errorf("a history-only relation was limited: %v", err)
 	}
 }

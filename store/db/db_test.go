@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/tqmon/tqmon/algebra"
-	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/algebra/histgen"
+	"github.com/tqmon/tqmon/algebra/stream"
 )
 
 func specFile(t testing.TB, rel string) Spec {
@@ -141,7 +141,7 @@ func readWindow(t testing.TB, d *DB, reads []Read) (map[string][]algebra.Tuple, 
 	}
 	defer src.Close()
 	out := map[string][]algebra.Tuple{}
-	open := map[*exec.Rec]int{}
+	open := map[*stream.Rec]int{}
 	last := algebra.Beginning
 	lastPhase := 0
 	for {
@@ -153,7 +153,7 @@ func readWindow(t testing.TB, d *DB, reads []Read) (map[string][]algebra.Tuple, 
 			break
 		}
 		phase := 1
-		if e.Kind == exec.End {
+		if e.Kind == stream.End {
 			phase = 0
 		}
 		if e.T < last || e.T == last && phase < lastPhase {
@@ -161,20 +161,20 @@ func readWindow(t testing.TB, d *DB, reads []Read) (map[string][]algebra.Tuple, 
 		}
 		last, lastPhase = e.T, phase
 		switch e.Kind {
-		case exec.Begin:
+		case stream.Begin:
 			if e.Rec.From != e.T {
 				t.Fatalf("begin at %d of a tuple from %d", e.T, e.Rec.From)
 			}
 			open[e.Rec] = len(out[rel])
 			out[rel] = append(out[rel], algebra.Tuple{Vals: e.Rec.Vals, From: e.T, To: algebra.Forever})
-		case exec.End:
+		case stream.End:
 			i, ok := open[e.Rec]
 			if !ok {
 				t.Fatalf("end of a tuple that did not begin")
 			}
 			out[rel][i].To = e.T
 			delete(open, e.Rec)
-		case exec.Event:
+		case stream.Event:
 			out[rel] = append(out[rel], algebra.Tuple{Vals: e.Rec.Vals, From: e.T, To: e.T + 1})
 		}
 	}

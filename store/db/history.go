@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/tqmon/tqmon/algebra"
-	"github.com/tqmon/tqmon/algebra/exec"
+	"github.com/tqmon/tqmon/algebra/stream"
 )
 
 // Progress reports how far a long operation is: done of total units.
@@ -32,7 +32,7 @@ func (d *DB) History(progress Progress) (*algebra.History, error) {
 		tab *algebra.Table
 		i   int
 	}
-	open := map[*exec.Rec]slot{}
+	open := map[*stream.Rec]slot{}
 	var done uint64
 	for {
 		rel, e, ok, err := src.Next()
@@ -48,15 +48,15 @@ func (d *DB) History(progress Progress) (*algebra.History, error) {
 		}
 		tab := h.Tables[rel]
 		switch e.Kind {
-		case exec.Begin:
+		case stream.Begin:
 			open[e.Rec] = slot{tab, len(tab.Rows)}
 			tab.Rows = append(tab.Rows, algebra.Tuple{Vals: e.Rec.Vals, From: e.T, To: algebra.Forever})
-		case exec.End:
+		case stream.End:
 			if s, ok := open[e.Rec]; ok {
 				s.tab.Rows[s.i].To = e.T
 				delete(open, e.Rec)
 			}
-		case exec.Event:
+		case stream.Event:
 			tab.AddEvent(e.Rec.Vals, e.T)
 		}
 	}

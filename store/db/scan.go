@@ -9,7 +9,7 @@ import (
 
 	badger "github.com/dgraph-io/badger/v4"
 	"github.com/tqmon/tqmon/algebra"
-	"github.com/tqmon/tqmon/algebra/exec"
+	"github.com/tqmon/tqmon/algebra/stream"
 )
 
 // ReadStats count what a read fetched from the database.
@@ -28,7 +28,7 @@ type Read struct {
 }
 
 // Source is a time-ordered stream of stored relations' elements (an
-// exec.Source): Begins, Ends and Events in time order, Ends first at equal
+// stream.Source): Begins, Ends and Events in time order, Ends first at equal
 // times. A windowed read delivers exactly the tuples valid somewhere in
 // its window, with their whole valid times: it starts at the checkpoint at
 // or before the window, reads blocks up to the window's end (delivering
@@ -49,8 +49,8 @@ type elemKey struct {
 	phase uint8
 }
 
-func keyOf(e *exec.Elem) elemKey {
-	if e.Kind == exec.End {
+func keyOf(e *stream.Elem) elemKey {
+	if e.Kind == stream.End {
 		return elemKey{e.T, 0}
 	}
 	return elemKey{e.T, 1}
@@ -77,7 +77,7 @@ func (d *DB) NewSource(reads []Read) (*Source, error) {
 		}
 		seen[rd.Rel] = true
 		r := &relReader{m: m, txn: s.txn, stats: &s.stats, lo: algebra.Beginning, hi: algebra.Forever,
-			open: map[uint64]*exec.Rec{}}
+			open: map[uint64]*stream.Rec{}}
 		if rd.Window != nil {
 			r.lo, r.hi = rd.Window.From, rd.Window.To
 		}
@@ -105,15 +105,15 @@ func (s *Source) Close() {
 func (s *Source) Stats() ReadStats { return s.stats }
 
 // Next returns the next element in time order.
-func (s *Source) Next() (string, exec.Elem, bool, error) {
+func (s *Source) Next() (string, stream.Elem, bool, error) {
 	if s.err != nil {
-		return "", exec.Elem{}, false, s.err
+		return "", stream.Elem{}, false, s.err
 	}
 	if s.cur < 0 {
 		for _, r := range s.rels {
 			if err := r.step(); err != nil {
 				s.err = err
-				return "", exec.Elem{}, false, err
+				return "", stream.Elem{}, false, err
 			}
 		}
 		s.pick()
@@ -121,7 +121,7 @@ func (s *Source) Next() (string, exec.Elem, bool, error) {
 		r := s.rels[s.cur]
 		if err := r.step(); err != nil {
 			s.err = err
-			return "", exec.Elem{}, false, err
+			return "", stream.Elem{}, false, err
 		}
 		// Stay with this reader while it is ahead of every other.
 		if !r.ok || !keyOf(&r.head).le(s.bound) {
@@ -129,7 +129,7 @@ func (s *Source) Next() (string, exec.Elem, bool, error) {
 		}
 	}
 	if s.cur < 0 || !s.rels[s.cur].ok {
-		return "", exec.Elem{}, false, nil
+		return "", stream.Elem{}, false, nil
 	}
 	r := s.rels[s.cur]
 	s.stats.Elements++
@@ -172,7 +172,7 @@ type relReader struct {
 	stats  *ReadStats
 	lo, hi int64
 
-	head exec.Elem
+	head stream.Elem
 	ok   bool
 
 	phase int // 0 snapshot, 1 blocks, 2 ends after the window, 3 done
@@ -185,16 +185,16 @@ type relReader struct {
 	nextKey  int64 // time of the next unopened block
 	haveNext bool
 
-	open     map[uint64]*exec.Rec
+	open     map[uint64]*stream.Rec
 	fromSnap bool // a checkpoint listed tuples
 	// pre: the read is before its window; tuples begun there (ids) are
 	// delivered (preq) only if still open when it starts.
 	pre   bool
 	ids   []uint64
-	preq  []exec.Elem
+	preq  []stream.Elem
 	qi    int
-	recs  []exec.Rec
-	ends  []exec.Elem
+	recs  []stream.Rec
+	ends  []stream.Elem
 	ei    int
 	begin int64 // the checkpoint (or Beginning) the read starts at
 }
@@ -370,9 +370,9 @@ func (r *relReader) openBlock() error {
 	return r.peekBlock()
 }
 
-func (r *relReader) rec(vals []algebra.Value, from int64) *exec.Rec {
+func (r *relReader) rec(vals []algebra.Value, from int64) *stream.Rec {
 	if len(r.recs) == 0 {
-		r.recs = make([]exec.Rec, 256)
+		r.recs = make([]stream.Rec, 256)
 	}
 	rec := &r.recs[0]
 	r.recs = r.recs[1:]
@@ -399,7 +399,7 @@ func (r *relReader) step() error {
 				r.si++
 				rec := r.rec(t.vals, t.from)
 				r.open[t.id] = rec
-				r.head, r.ok = exec.Elem{Kind: exec.Begin, T: t.from, Rec: rec}, true
+				r.head, r.ok = stream.Elem{Kind: stream.Begin, T: t.from, Rec: rec}, true
 				return nil
 			}
 			r.snap = nil
@@ -484,7 +484,7 @@ func (r *relReader) stepBlocks() (bool, error) {
 				r.ids = append(r.ids, e.id)
 				continue
 			}
-			r.head, r.ok = exec.Elem{Kind: exec.Begin, T: e.t, Rec: rec}, true
+			r.head, r.ok = stream.Elem{Kind: stream.Begin, T: e.t, Rec: rec}, true
 			return true, nil
 		case kEnd:
 			rec := r.open[e.id]
@@ -495,13 +495,13 @@ func (r *relReader) stepBlocks() (bool, error) {
 			if r.pre {
 				continue // ended before the window
 			}
-			r.head, r.ok = exec.Elem{Kind: exec.End, T: e.t, Rec: rec}, true
+			r.head, r.ok = stream.Elem{Kind: stream.End, T: e.t, Rec: rec}, true
 			return true, nil
 		default:
 			if e.t < r.lo {
 				continue
 			}
-			r.head, r.ok = exec.Elem{Kind: exec.Event, T: e.t, Rec: r.rec(e.vals, e.t)}, true
+			r.head, r.ok = stream.Elem{Kind: stream.Event, T: e.t, Rec: r.rec(e.vals, e.t)}, true
 			return true, nil
 		}
 	}
@@ -513,7 +513,7 @@ func (r *relReader) release() {
 	r.pre = false
 	type cand struct {
 		id  uint64
-		rec *exec.Rec
+		rec *stream.Rec
 	}
 	var cands []cand
 	for _, id := range r.ids {
@@ -535,7 +535,7 @@ func (r *relReader) release() {
 		return 1
 	})
 	for _, c := range cands {
-		r.preq = append(r.preq, exec.Elem{Kind: exec.Begin, T: c.rec.From, Rec: c.rec})
+		r.preq = append(r.preq, stream.Elem{Kind: stream.Begin, T: c.rec.From, Rec: c.rec})
 	}
 }
 
@@ -590,7 +590,7 @@ func (r *relReader) lookupEnds() error {
 					return fmt.Errorf("%w: tuple %d ends at %d, inside what was read", ErrCorrupt, e.id, e.to)
 				}
 				delete(r.open, e.id)
-				r.ends = append(r.ends, exec.Elem{Kind: exec.End, T: e.to, Rec: rec})
+				r.ends = append(r.ends, stream.Elem{Kind: stream.End, T: e.to, Rec: rec})
 			}
 		}
 		it.Close()

@@ -8,10 +8,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/tqmon/tqmon/algebra"
@@ -32,9 +34,6 @@ func Load(dir string) (*algebra.History, error) {
 	}
 	var specs, csvs []string
 	for _, e := range ents {
-		if e.IsDir() {
-			continue
-		}
 		switch filepath.Ext(e.Name()) {
 		case ".sdl":
 			specs = append(specs, e.Name())
@@ -74,15 +73,18 @@ func Load(dir string) (*algebra.History, error) {
 		}
 		rel := cat.Lookup(base)
 		path := filepath.Join(dir, name)
-		if rel == nil {
-			var src *source.File // the file's first line, if it can be read
-			if data, err := os.ReadFile(path); err == nil {
-				src = source.NewFile(path, string(data))
+		if err := regularFile(path); err != nil {
+			if rel == nil {
+				continue // not a relation's file, and no file at all
 			}
-			errs.AddIn(src, path, source.Pos{Line: 1, Col: 1}, "no relation %s in %s", base, specPath)
+			return nil, fmt.Errorf("history %s: %s's file %w", dir, rel.Name, err)
+		}
+		if rel == nil {
+			// Not read: a file that is no relation's history is not echoed.
+			errs.Add(path, source.Pos{Line: 1, Col: 1}, "no relation %s in %s", base, specPath)
 			continue
 		}
-		data, err := os.ReadFile(path)
+		data, err := readFile(path)
 		if err != nil {
 			return nil, err
 		}
@@ -99,7 +101,7 @@ func Load(dir string) (*algebra.History, error) {
 // readWindow reads observation.csv: a header "from,to" and one row, the
 // span the history observed.
 func readWindow(path string) (*algebra.Window, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -126,6 +128,59 @@ func readWindow(path string) (*algebra.Window, error) {
 	return &algebra.Window{From: from, To: to}, nil
 }
 
+// MaxFileSize is the largest history file (CSV or sensor description)
+// Load reads: 4 GiB. A larger one is an error, not an attempt to hold it.
+const MaxFileSize = 4 << 30
+
+// MaxLine is the longest line a history CSV file may have: 1 MiB. A longer
+// one is an error naming its line, before any of it is parsed.
+const MaxLine = 1 << 20
+
+// regularFile checks that path (after symbolic links) is a regular file:
+// a directory, named pipe, device or socket is an error naming what it is,
+// never read (a pipe would block, a device may never end).
+func regularFile(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if fi.Mode().IsRegular() {
+		return nil
+	}
+	what := "not a regular file"
+	switch m := fi.Mode(); {
+	case m.IsDir():
+		what = "a directory"
+	case m&os.ModeNamedPipe != 0:
+		what = "a named pipe"
+	case m&os.ModeSocket != 0:
+		what = "a socket"
+	case m&os.ModeDevice != 0:
+		what = "a device"
+	}
+	return fmt.Errorf("%s is %s, not a regular file", filepath.Base(path), what)
+}
+
+// readFile reads a regular file of at most MaxFileSize bytes.
+func readFile(path string) ([]byte, error) {
+	if err := regularFile(path); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxFileSize {
+		return nil, fmt.Errorf("%s is larger than %d bytes, the most a history file may be", path, int64(MaxFileSize))
+	}
+	return data, nil
+}
+
 func isIdent(s string) bool {
 	for i, r := range s {
 		if r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9' {
@@ -138,7 +193,7 @@ func isIdent(s string) bool {
 
 // LoadSpec parses and compiles a sensor-description file.
 func LoadSpec(path string) (*algebra.Catalog, error) {
-	text, err := os.ReadFile(path)
+	text, err := readFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +205,10 @@ func LoadSpec(path string) (*algebra.Catalog, error) {
 }
 
 // ReadCSV reads one relation's CSV into t, appending tuples. file names the
-// source in diagnostics.
+// source in diagnostics. They carry data as their text, to show their line,
+// except those about text that may not be a history at all (over-long
+// lines, bytes that are not UTF-8 or NUL, a first line naming none of the
+// relation's columns): those do not echo it.
 func ReadCSV(file string, data []byte, t *algebra.Table) error {
 	rel := t.Rel
 	src := source.NewFile(file, string(data))
@@ -169,6 +227,11 @@ func ReadCSV(file string, data []byte, t *algebra.Table) error {
 			}
 		}
 		return source.Pos{Line: line, Col: col}
+	}
+	for i, l := range lines {
+		if len(l) > MaxLine {
+			return source.Errorf(file, source.Pos{Line: i + 1, Col: 1}, "line %d is longer than %d bytes, the most a history line may be", i+1, MaxLine)
+		}
 	}
 	r := csv.NewReader(bytes.NewReader(data))
 	r.FieldsPerRecord = -1
@@ -190,10 +253,19 @@ func ReadCSV(file string, data []byte, t *algebra.Table) error {
 		l, c := r.FieldPos(i)
 		return pos(l, c)
 	}
+	if !anyKnownColumn(rel, timeCols, header) {
+		// Not this relation's history at all (perhaps not a CSV file):
+		// say so without echoing what the file holds.
+		return source.Errorf(file, source.Pos{Line: 1, Col: 1}, "not a history of %s: the first line names none of its columns (%s)", rel.Name, describeColumns(rel, timeCols))
+	}
 	for i, name := range header {
 		name = strings.TrimSpace(name)
 		if i == 0 {
 			name = strings.TrimPrefix(name, "\ufeff")
+		}
+		if msg := badText(name); msg != "" {
+			errs.Add(file, hpos(i), "column name %s", msg)
+			continue
 		}
 		if name == "" {
 			errs.AddIn(src, file, hpos(i), "empty column name: %s has %s", rel.Name, describeColumns(rel, timeCols))
@@ -208,7 +280,7 @@ func ReadCSV(file string, data []byte, t *algebra.Table) error {
 			known = known || name == tc
 		}
 		if !known {
-			errs.AddIn(src, file, hpos(i), "unknown column %s: %s has %s", name, rel.Name, describeColumns(rel, timeCols))
+			errs.AddIn(src, file, hpos(i), "unknown column %s: %s has %s", clip(name), rel.Name, describeColumns(rel, timeCols))
 			continue
 		}
 		col[name] = i
@@ -260,6 +332,18 @@ func ReadCSV(file string, data []byte, t *algebra.Table) error {
 		}
 		vals := make([]algebra.Value, len(rel.Attrs))
 		ok := true
+		for i, f := range rec {
+			if msg := badText(f); msg != "" {
+				errs.Add(file, fpos(i), "value %s", msg)
+				ok = false
+			}
+		}
+		if !ok {
+			if len(errs) >= maxErrors {
+				break
+			}
+			continue
+		}
 		for ai, a := range rel.Attrs {
 			i := col[a.Name]
 			v, err := ParseValue(rec[i], a.Type)
@@ -324,6 +408,49 @@ func ReadCSV(file string, data []byte, t *algebra.Table) error {
 		errs.AddIn(src, file, source.Pos{}, "too many errors; stopped")
 	}
 	return errs.Err()
+}
+
+// badText says what is wrong with a field that is not text tqmon accepts:
+// invalid UTF-8 or a NUL byte; "" when it is fine.
+func badText(s string) string {
+	if !utf8.ValidString(s) {
+		return "is not valid UTF-8"
+	}
+	if strings.IndexByte(s, 0) >= 0 {
+		return "holds a NUL byte"
+	}
+	return ""
+}
+
+// clip prepares a name from a file for a message: cut to 40 characters,
+// and quoted when it holds anything unprintable (an escape sequence must
+// not reach the terminal).
+func clip(s string) string {
+	const max = 40
+	if utf8.RuneCountInString(s) > max {
+		s = string([]rune(s)[:max]) + "…"
+	}
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}
+
+// anyKnownColumn reports whether the header names at least one of the
+// relation's columns.
+func anyKnownColumn(rel *algebra.Relation, timeCols []string, header []string) bool {
+	for i, name := range header {
+		name = strings.TrimSpace(name)
+		if i == 0 {
+			name = strings.TrimPrefix(name, "\ufeff")
+		}
+		if rel.AttrIndex(name) >= 0 || slices.Contains(timeCols, name) {
+			return true
+		}
+	}
+	return false
 }
 
 func classWord(r *algebra.Relation) string {

@@ -4,7 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/grammar/sdl"
@@ -413,4 +415,91 @@ func FuzzReadCSV(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestLoadHostileFiles: a relation's file that is not a regular file is an
+// error naming what it is (never read: a pipe would block), and a file
+// that is not a history of its relation is refused without echoing what
+// it holds.
+func TestLoadHostileFiles(t *testing.T) {
+	spec := "entity type P\nentity relation P(P: P)\nevent relation E(p: P, n: int)\n"
+	t.Run("directory", func(t *testing.T) {
+		dir := writeDir(t, map[string]string{"s.sdl": spec})
+		if err := os.Mkdir(filepath.Join(dir, "E.csv"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(dir)
+		if err == nil || !strings.Contains(err.Error(), "E.csv is a directory, not a regular file") {
+			t.Errorf("got %v", err)
+		}
+	})
+	t.Run("named pipe", func(t *testing.T) {
+		dir := writeDir(t, map[string]string{"s.sdl": spec})
+		if err := syscall.Mkfifo(filepath.Join(dir, "E.csv"), 0o644); err != nil {
+			t.Skipf("mkfifo: %v", err)
+		}
+		done := make(chan error, 1)
+		go func() { _, err := Load(dir); done <- err }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "E.csv is a named pipe, not a regular file") {
+				t.Errorf("got %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("Load blocked on a named pipe")
+		}
+	})
+	t.Run("symlink to a secret", func(t *testing.T) {
+		secret := filepath.Join(t.TempDir(), "shadow")
+		const line = "root:$6$s3cr3tHash$abcdef:19000:0:99999:7:::"
+		if err := os.WriteFile(secret, []byte(line+"\ndaemon:*:19000:0:99999:7:::\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		dir := writeDir(t, map[string]string{"s.sdl": spec})
+		if err := os.Symlink(secret, filepath.Join(dir, "E.csv")); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(dir)
+		if err == nil {
+			t.Fatal("a file that is not a history loaded")
+		}
+		if msg := diagLines(err); strings.Contains(msg, "s3cr3t") || strings.Contains(msg, "root") || strings.Contains(msg, "daemon") {
+			t.Errorf("the error echoes the file's contents: %s", msg)
+		} else if !strings.Contains(msg, "E.csv:1:1: not a history of E: the first line names none of its columns (p,n,at)") {
+			t.Errorf("got %s", msg)
+		}
+	})
+	t.Run("spec that is a directory", func(t *testing.T) {
+		dir := writeDir(t, map[string]string{"E.csv": "p,n,at\n"})
+		if err := os.Mkdir(filepath.Join(dir, "s.sdl"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "s.sdl is a directory, not a regular file") {
+			t.Errorf("got %v", err)
+		}
+	})
+}
+
+// TestReadCSVText: values and column names must be valid UTF-8 without NUL
+// bytes, and a line longer than MaxLine is refused before it is parsed;
+// each error has its place.
+func TestReadCSVText(t *testing.T) {
+	cat := typesCatalog(t)
+	for _, c := range []struct{ name, data, want string }{
+		{"NUL in a value", "Task,N,at\nT1,1,5\nT\x002,2,6\n", "f.csv:3:1: value holds a NUL byte"},
+		{"invalid UTF-8 in a value", "Task,N,at\nT\xff1,1,5\n", "f.csv:2:1: value is not valid UTF-8"},
+		{"invalid UTF-8 in a column name", "Task,N,at,\xfe\n", "f.csv:1:11: column name is not valid UTF-8"},
+		{"line too long", "Task,N,at\nT1,1,5\nT1," + strings.Repeat("9", MaxLine) + ",6\n", "f.csv:3:1: line 3 is longer than 1048576 bytes, the most a history line may be"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tab := algebra.NewHistory(cat).Table("Ping")
+			err := ReadCSV("f.csv", []byte(c.data), tab)
+			if got := diagLines(err); !strings.HasPrefix(got, c.want) {
+				t.Errorf("got %q\nwant %q", got, c.want)
+			}
+			if len(tab.Rows) != 0 && c.name != "NUL in a value" {
+				t.Errorf("%d rows read from a refused file", len(tab.Rows))
+			}
+		})
+	}
 }

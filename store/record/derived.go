@@ -6,7 +6,7 @@ import (
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
-	"github.com/tqmon/tqmon/algebra/exec"
+	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/store/db"
 )
 
@@ -25,11 +25,11 @@ func Results(stmts []*check.Retrieve) ([]*algebra.Relation, error) {
 }
 
 // Derived records the results of a program's retrieves as they are
-// produced (exec.Collector elements), or whole tables.
+// produced (an interpreter Collector's elements), or whole tables.
 type Derived struct {
 	mu   sync.Mutex
 	rels []*db.RelWriter
-	keys map[*exec.Rec]uint64
+	keys map[*stream.Rec]uint64
 	next uint64
 	err  error
 }
@@ -37,7 +37,7 @@ type Derived struct {
 // NewDerived records statement i's results into relation names[i] of w's
 // database (added there with AddRelations).
 func NewDerived(w *db.Writer, names []string) (*Derived, error) {
-	d := &Derived{keys: map[*exec.Rec]uint64{}}
+	d := &Derived{keys: map[*stream.Rec]uint64{}}
 	for _, n := range names {
 		rw, err := w.Relation(n)
 		if err != nil {
@@ -49,7 +49,7 @@ func NewDerived(w *db.Writer, names []string) (*Derived, error) {
 }
 
 // Elem records one result element of statement i.
-func (d *Derived) Elem(i int, e exec.Elem) {
+func (d *Derived) Elem(i int, e stream.Elem) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.err != nil {
@@ -58,18 +58,18 @@ func (d *Derived) Elem(i int, e exec.Elem) {
 	rw := d.rels[i]
 	var err error
 	switch e.Kind {
-	case exec.Begin:
+	case stream.Begin:
 		d.next++
 		d.keys[e.Rec] = d.next
 		err = rw.Begin(d.next, e.T, e.Rec.Vals)
-	case exec.End:
+	case stream.End:
 		key, ok := d.keys[e.Rec]
 		if !ok {
 			return
 		}
 		delete(d.keys, e.Rec)
 		_, err = rw.End(key, e.T)
-	case exec.Event:
+	case stream.Event:
 		err = rw.Event(e.T, e.Rec.Vals)
 	}
 	if err != nil {
@@ -93,4 +93,4 @@ func (d *Derived) Err() error {
 }
 
 // Elems are a table's tuples as a time-ordered element stream.
-func Elems(t *algebra.Table) []exec.Elem { return exec.TableElems(t) }
+func Elems(t *algebra.Table) []stream.Elem { return stream.TableElems(t) }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
-	"github.com/tqmon/tqmon/algebra/exec"
+	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident/wire"
 	"github.com/tqmon/tqmon/store/db"
@@ -186,14 +186,14 @@ func (tp *Tap) Input(in remote.Input) {
 	}
 	var err error
 	switch {
-	case in.Entity && in.Begin, !in.Entity && in.Kind == exec.PacketBegin:
+	case in.Entity && in.Begin, !in.Entity && in.Kind == stream.PacketBegin:
 		err = rw.Begin(in.Key, in.T, in.Vals)
-	case !in.Entity && in.Kind == exec.PacketSample:
+	case !in.Entity && in.Kind == stream.PacketSample:
 		if !tp.sampled[in.Key] {
 			tp.sampled[in.Key] = true
 			err = rw.Begin(in.Key, in.From, in.Vals)
 		}
-	case in.Entity, in.Kind == exec.PacketEnd, in.Kind == exec.PacketSampleEnd:
+	case in.Entity, in.Kind == stream.PacketEnd, in.Kind == stream.PacketSampleEnd:
 		delete(tp.sampled, in.Key)
 		var ok bool
 		ok, err = rw.End(in.Key, in.T)
@@ -201,9 +201,9 @@ func (tp *Tap) Input(in remote.Input) {
 			// Its begin was never seen (enabled in its middle): whole.
 			err = rw.Whole(in.From, in.T, in.Vals)
 		}
-	case in.Kind == exec.PacketEvent:
+	case in.Kind == stream.PacketEvent:
 		err = rw.Event(in.T, in.Vals)
-	case in.Kind == exec.PacketWhole:
+	case in.Kind == stream.PacketWhole:
 		err = rw.Whole(in.From, in.T, in.Vals)
 	default:
 		err = fmt.Errorf("%s: input of unknown kind %d", in.Rel, in.Kind)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
-	"github.com/tqmon/tqmon/algebra/exec"
+	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident"
 	"github.com/tqmon/tqmon/resident/demo"
@@ -211,5 +211,5 @@ retrieve Running (p.Process) where p.State = "Running"`}}, check.Options{})
 	if _, err := Results(anon.Stmts); err == nil || !strings.Contains(err.Error(), "a.tq:1:") {
 		t.Errorf("anonymous retrieve: %v", err)
 	}
-	_ = exec.Begin
+	_ = stream.Begin
 }

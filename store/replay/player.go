@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/tqmon/tqmon/algebra"
-	"github.com/tqmon/tqmon/algebra/exec"
+	"github.com/tqmon/tqmon/algebra/stream"
 )
 
 // Clock is the wall clock a Player paces by; tests inject their own.
@@ -40,7 +40,7 @@ type PlayerOptions struct {
 	// Heartbeat, when positive, is how often (in wall time) a player
 	// waiting for its next element lets time pass in the network: it
 	// delivers an element of the relation Heartbeat (which no statement
-	// reads: exec.RunSource skips it, but moves time, so Clock ticks and
+	// reads: the interpreter's RunSource skips it, but moves time, so Clock ticks and
 	// results that wait on time come paced too). The player also
 	// delivers one at End, so a replay lasts until then.
 	Heartbeat time.Duration
@@ -49,16 +49,16 @@ type PlayerOptions struct {
 // Heartbeat names the relation of a player's heartbeat elements.
 const Heartbeat = ""
 
-var heartbeatRec = &exec.Rec{}
+var heartbeatRec = &stream.Rec{}
 
 // Player is a paced, time-ordered source: it delivers the elements of
 // another source no sooner than their recorded time, mapped onto the wall
 // clock at the chosen speed, and may be paused, stepped one instant at a
 // time, sped up or slowed down, and stopped — from any goroutine while
-// another reads it. It is an exec.Source: a network (and a display) runs
+// another reads it. It is an stream.Source: a network (and a display) runs
 // from it as from any other.
 type Player struct {
-	src   exec.Source
+	src   stream.Source
 	ctx   context.Context
 	clock Clock
 
@@ -79,7 +79,7 @@ type Player struct {
 
 	ahead   bool
 	aheadR  string
-	aheadE  exec.Elem
+	aheadE  stream.Elem
 	aheadOK bool
 	beat    time.Duration
 	ended   bool // the source is exhausted
@@ -87,7 +87,7 @@ type Player struct {
 }
 
 // NewPlayer makes a player over src; ctx ends it (as Stop does).
-func NewPlayer(ctx context.Context, src exec.Source, opts PlayerOptions) *Player {
+func NewPlayer(ctx context.Context, src stream.Source, opts PlayerOptions) *Player {
 	if opts.Clock == nil {
 		opts.Clock = WallClock
 	}
@@ -118,7 +118,7 @@ func (p *Player) virtual(now time.Time) algebra.Time {
 }
 
 // Next delivers the next element once its time has come.
-func (p *Player) Next() (string, exec.Elem, bool, error) {
+func (p *Player) Next() (string, stream.Elem, bool, error) {
 	if !p.ahead && !p.ended {
 		rel, e, ok, err := p.src.Next()
 		if err != nil {
@@ -130,12 +130,12 @@ func (p *Player) Next() (string, exec.Elem, bool, error) {
 				return rel, e, ok, err
 			}
 			// A last heartbeat at the end: the replay lasts until then.
-			rel, e = Heartbeat, exec.Elem{Kind: exec.Event, T: p.end, Rec: heartbeatRec}
+			rel, e = Heartbeat, stream.Elem{Kind: stream.Event, T: p.end, Rec: heartbeatRec}
 		}
 		p.aheadR, p.aheadE, p.aheadOK, p.ahead = rel, e, ok, true
 	}
 	if !p.ahead {
-		return "", exec.Elem{}, false, nil
+		return "", stream.Elem{}, false, nil
 	}
 	e := p.aheadE
 	p.mu.Lock()
@@ -161,7 +161,7 @@ func (p *Player) Next() (string, exec.Elem, bool, error) {
 		if p.stopped || p.ctx.Err() != nil {
 			p.stopped = true
 			p.mu.Unlock()
-			return "", exec.Elem{}, false, nil
+			return "", stream.Elem{}, false, nil
 		}
 		immediate := e.T <= p.start || e.T > p.end
 		if p.aheadR == Heartbeat && p.ended {
@@ -207,7 +207,7 @@ func (p *Player) Next() (string, exec.Elem, bool, error) {
 				}
 				p.mu.Unlock()
 				if ok {
-					return Heartbeat, exec.Elem{Kind: exec.Event, T: v, Rec: heartbeatRec}, true, nil
+					return Heartbeat, stream.Elem{Kind: stream.Event, T: v, Rec: heartbeatRec}, true, nil
 				}
 			}
 		case <-p.wake:

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/tqmon/tqmon/algebra"
-	"github.com/tqmon/tqmon/algebra/exec"
+	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/display/play"
 )
 
@@ -20,13 +20,13 @@ type listSource struct {
 	i  int
 }
 
-func (s *listSource) Next() (string, exec.Elem, bool, error) {
+func (s *listSource) Next() (string, stream.Elem, bool, error) {
 	if s.i == len(s.ts) {
-		return "", exec.Elem{}, false, nil
+		return "", stream.Elem{}, false, nil
 	}
 	t := s.ts[s.i]
 	s.i++
-	return "R", exec.Elem{Kind: exec.Event, T: t, Rec: &exec.Rec{From: t}}, true, nil
+	return "R", stream.Elem{Kind: stream.Event, T: t, Rec: &stream.Rec{From: t}}, true, nil
 }
 
 const sec = algebra.Time(time.Second)

@@ -9,6 +9,7 @@ import (
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/algebra/plan"
+	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/rewrite"
 	"github.com/tqmon/tqmon/store/db"
 )
@@ -51,7 +52,7 @@ type Options struct {
 	Context context.Context
 	// OnElem, when set, is called with each result element as it is
 	// produced: the statement's index and the element.
-	OnElem func(stmt int, e exec.Elem)
+	OnElem func(stmt int, e stream.Elem)
 }
 
 // Result is one retrieve's result relation.
@@ -156,7 +157,7 @@ func Run(d *db.DB, q *Query, opts Options) ([]Result, Stats, error) {
 	}
 	if opts.OnElem != nil {
 		for i, s := range net.Stmts {
-			s.Result.OnElem = func(e exec.Elem) { opts.OnElem(i, e) }
+			s.Result.OnElem = func(e stream.Elem) { opts.OnElem(i, e) }
 		}
 	}
 	src, err := d.NewSource(st.Reads)
@@ -164,7 +165,7 @@ func Run(d *db.DB, q *Query, opts Options) ([]Result, Stats, error) {
 		return nil, st, err
 	}
 	defer src.Close()
-	var from exec.Source = src
+	var from stream.Source = src
 	if opts.Pace != nil {
 		po := *opts.Pace
 		if po.Heartbeat == 0 {

@@ -1,7 +1,6 @@
-package exec
+package stream
 
 import (
-	"cmp"
 	"slices"
 
 	"github.com/tqmon/tqmon/algebra"
@@ -26,12 +25,7 @@ func TableSource(h *algebra.History, rels ...string) Source {
 			s.items = append(s.items, tableItem{name, e})
 		}
 	}
-	slices.SortStableFunc(s.items, func(a, b tableItem) int {
-		if c := cmp.Compare(a.e.T, b.e.T); c != 0 {
-			return c
-		}
-		return int(a.e.phase()) - int(b.e.phase())
-	})
+	slices.SortStableFunc(s.items, func(a, b tableItem) int { return Compare(a.e, b.e) })
 	return s
 }
 
@@ -52,12 +46,7 @@ func TableElems(t *algebra.Table) []Elem {
 			out = append(out, Elem{Kind: End, T: row.To, Rec: rec})
 		}
 	}
-	slices.SortStableFunc(out, func(a, b Elem) int {
-		if c := cmp.Compare(a.T, b.T); c != 0 {
-			return c
-		}
-		return int(a.phase()) - int(b.phase())
-	})
+	slices.SortStableFunc(out, Compare)
 	return out
 }
 
