@@ -10,8 +10,7 @@ import (
 	"testing"
 
 	"github.com/tqmon/tqmon/algebra"
-	"github.com/tqmon/tqmon/grammar/sdl"
-	"github.com/tqmon/tqmon/sensor"
+	"github.com/tqmon/tqmon/internal/testkit"
 	"github.com/tqmon/tqmon/sensor/gogen"
 )
 
@@ -19,19 +18,8 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 
 func load(t *testing.T, path string) (*algebra.Catalog, string) {
 	t.Helper()
-	text, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := sdl.Parse(path, string(text))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := sensor.Compile(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cat, string(text)
+	text := testkit.ReadFile(t, path)
+	return testkit.CompileSpec(t, path, text), text
 }
 
 // TestGeneratedSensorsCurrent: the demo's committed sensors are what the
@@ -82,14 +70,7 @@ func TestNameErrors(t *testing.T) {
 		{"entity type P\nentity relation P(P: P)\nevent relation New(X: P initiator) traced on initiator\n", "New"},
 		{"entity type P\nentity relation P(P: P)\nevent relation Spec(X: P initiator) traced on initiator\n", "Spec"},
 	} {
-		f, err := sdl.Parse("x.sdl", c.spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cat, err := sensor.Compile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cat := testkit.CompileSpec(t, "x.sdl", c.spec)
 		if _, err := gogen.Generate(cat, c.spec, "x"); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("spec with a relation named %s: error %v", c.want, err)
 		}

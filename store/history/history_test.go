@@ -7,9 +7,8 @@ import (
 	"testing"
 
 	"github.com/tqmon/tqmon/algebra"
-	"github.com/tqmon/tqmon/grammar/sdl"
 	"github.com/tqmon/tqmon/grammar/source"
-	"github.com/tqmon/tqmon/sensor"
+	"github.com/tqmon/tqmon/internal/testkit"
 )
 
 const typesSpec = `entity type Task
@@ -19,23 +18,7 @@ event relation Ping(Task: Task, N: int)
 
 func typesCatalog(t testing.TB) *algebra.Catalog {
 	t.Helper()
-	f, err := sdl.Parse("types.sdl", typesSpec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := sensor.Compile(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cat
-}
-
-func diagLines(err error) string {
-	var lines []string
-	for _, d := range source.Diagnostics(err) {
-		lines = append(lines, d.Error())
-	}
-	return strings.Join(lines, "\n")
+	return testkit.CompileSpec(t, "types.sdl", typesSpec)
 }
 
 func row(t *algebra.Table, i int) string {
@@ -246,7 +229,7 @@ func TestReadCSVErrors(t *testing.T) {
 					want = append(want, file+":"+l)
 				}
 			}
-			if got := diagLines(err); got != strings.Join(want, "\n") {
+			if got := testkit.DiagLines(err); got != strings.Join(want, "\n") {
 				t.Errorf("got:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
 			}
 			checkPositions(t, file, tt.data, err)
@@ -292,22 +275,10 @@ func TestReadCSVTooManyErrors(t *testing.T) {
 	}
 }
 
-// writeDir makes a history directory from name → content.
-func writeDir(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for name, text := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
-
 func TestLoadErrors(t *testing.T) {
 	spec := "entity type P\nentity relation P(P: P)\nevent relation E(p: P, n: int)\n"
 	t.Run("extra files ignored", func(t *testing.T) {
-		dir := writeDir(t, map[string]string{
+		dir := testkit.WriteFiles(t, map[string]string{
 			"s.sdl":            spec,
 			"E.csv":            "p,n,at\nP1,1,5\n",
 			"x.expected.csv":   "garbage,\"\n",
@@ -329,24 +300,24 @@ func TestLoadErrors(t *testing.T) {
 		}
 	})
 	t.Run("unknown relation file", func(t *testing.T) {
-		dir := writeDir(t, map[string]string{"s.sdl": spec, "Foo.csv": "a\n"})
+		dir := testkit.WriteFiles(t, map[string]string{"s.sdl": spec, "Foo.csv": "a\n"})
 		_, err := Load(dir)
 		want := filepath.Join(dir, "Foo.csv") + ":1:1: no relation Foo in " + filepath.Join(dir, "s.sdl")
-		if got := diagLines(err); got != want {
+		if got := testkit.DiagLines(err); got != want {
 			t.Errorf("got %q\nwant %q", got, want)
 		}
 	})
 	t.Run("no spec", func(t *testing.T) {
-		dir := writeDir(t, map[string]string{"E.csv": "p,n,at\n"})
+		dir := testkit.WriteFiles(t, map[string]string{"E.csv": "p,n,at\n"})
 		_, err := Load(dir)
-		if got, want := diagLines(err), "history "+dir+": no sensor-description (.sdl) file"; got != want {
+		if got, want := testkit.DiagLines(err), "history "+dir+": no sensor-description (.sdl) file"; got != want {
 			t.Errorf("got %q\nwant %q", got, want)
 		}
 	})
 	t.Run("several specs", func(t *testing.T) {
-		dir := writeDir(t, map[string]string{"a.sdl": spec, "b.sdl": spec})
+		dir := testkit.WriteFiles(t, map[string]string{"a.sdl": spec, "b.sdl": spec})
 		_, err := Load(dir)
-		if got, want := diagLines(err), "history "+dir+": several .sdl files (a.sdl, b.sdl); a history has exactly one"; got != want {
+		if got, want := testkit.DiagLines(err), "history "+dir+": several .sdl files (a.sdl, b.sdl); a history has exactly one"; got != want {
 			t.Errorf("got %q\nwant %q", got, want)
 		}
 	})
@@ -357,7 +328,7 @@ func TestLoadErrors(t *testing.T) {
 		}
 	})
 	t.Run("spec syntax error", func(t *testing.T) {
-		dir := writeDir(t, map[string]string{"s.sdl": "entity type P\nevent relation E(p P)\n"})
+		dir := testkit.WriteFiles(t, map[string]string{"s.sdl": "entity type P\nevent relation E(p P)\n"})
 		_, err := Load(dir)
 		list := source.Diagnostics(err)
 		if len(list) == 0 || list[0].File != filepath.Join(dir, "s.sdl") || list[0].Pos != (source.Pos{Line: 2, Col: 20}) {
@@ -365,15 +336,15 @@ func TestLoadErrors(t *testing.T) {
 		}
 	})
 	t.Run("spec semantic error", func(t *testing.T) {
-		dir := writeDir(t, map[string]string{"s.sdl": "event relation E(p: P)\n", "E.csv": "p,at\n"})
+		dir := testkit.WriteFiles(t, map[string]string{"s.sdl": "event relation E(p: P)\n", "E.csv": "p,at\n"})
 		_, err := Load(dir)
 		want := filepath.Join(dir, "s.sdl") + ":1:21: unknown type P (want an entity type, int, float, string, bool, time, duration or enum(...))"
-		if got := diagLines(err); got != want {
+		if got := testkit.DiagLines(err); got != want {
 			t.Errorf("got %q\nwant %q", got, want)
 		}
 	})
 	t.Run("errors of several files", func(t *testing.T) {
-		dir := writeDir(t, map[string]string{
+		dir := testkit.WriteFiles(t, map[string]string{
 			"s.sdl": spec,
 			"E.csv": "p,n,at\nP1,one,5\nP2,2,5,6\n",
 			"P.csv": "P,from,to\nP1,3,1\n",
@@ -383,7 +354,7 @@ func TestLoadErrors(t *testing.T) {
 		want := e + `:2:4: n: "one" is not an int` + "\n" +
 			e + ":3:8: row has 4 fields, the header has 3\n" +
 			p + ":2:6: to (1) is before from (3)"
-		if got := diagLines(err); got != want {
+		if got := testkit.DiagLines(err); got != want {
 			t.Errorf("got:\n%s\nwant:\n%s", got, want)
 		}
 	})
