@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/tqmon/tqmon/algebra"
@@ -35,7 +36,7 @@ func LoadCatalog(t testing.TB, path string) *algebra.Catalog {
 // testdata/paper/os.sdl; positions in it name the file "os.sdl".
 func PaperCatalog(t testing.TB) *algebra.Catalog {
 	t.Helper()
-	return CompileSpec(t, "os.sdl", ReadFile(t, Testdata(t, "paper", "os.sdl")))
+	return CompileSpec(t, "os.sdl", ReadFile(t, filepath.Join(Root(t), "testdata", "paper", "os.sdl")))
 }
 
 // Compile parses and checks the queries in text (file name) against cat,

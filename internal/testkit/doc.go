@@ -7,8 +7,9 @@
 // Every helper that can fail takes a testing.TB and stops the test on
 // failure, so a test reads as what it checks.
 //
-// The package imports the grammar, the sensor compiler and the checker, so
-// only tests that can import those use it: the internal tests of sensor and
-// algebra/check cannot (an import cycle), and theirs are external tests.
-// It is internal, for the tests of this module only.
+// The package imports the grammars, algebra, the checker and the sensor
+// compiler, so a test of one of those packages uses it only from the
+// external test package (package sensor_test, not package sensor): an
+// internal test would make an import cycle. For the same reason it loads
+// no histories (store/history's tests use it).
 package testkit

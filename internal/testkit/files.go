@@ -26,13 +26,6 @@ func Root(t testing.TB) string {
 	}
 }
 
-// Testdata returns the path of rel under the repository's testdata
-// directory.
-func Testdata(t testing.TB, rel ...string) string {
-	t.Helper()
-	return filepath.Join(append([]string{Root(t), "testdata"}, rel...)...)
-}
-
 // ReadFile returns the contents of the file at path.
 func ReadFile(t testing.TB, path string) string {
 	t.Helper()
