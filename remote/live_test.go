@@ -13,13 +13,12 @@ import (
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/stream"
-	"github.com/tqmon/tqmon/grammar/sdl"
+	"github.com/tqmon/tqmon/internal/testkit"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident"
 	"github.com/tqmon/tqmon/resident/demo"
 	"github.com/tqmon/tqmon/resident/demo/ossensors"
 	"github.com/tqmon/tqmon/resident/wire"
-	"github.com/tqmon/tqmon/sensor"
 	"github.com/tqmon/tqmon/store/truth"
 )
 
@@ -74,27 +73,14 @@ retrieve (s.Process, s.Mailbox) valid at s where u.P = s.Process when u precede 
 }
 
 func demoCatalog(t testing.TB) *algebra.Catalog {
-	f, err := sdl.Parse("os.sdl", ossensors.SDL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := sensor.Compile(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cat
+	return testkit.CompileSpec(t, "os.sdl", ossensors.SDL)
 }
 
 func renderTables(rs []remote.Result) string {
 	var b strings.Builder
 	for _, r := range rs {
 		fmt.Fprintf(&b, "%s:\n", r.Stmt.Name)
-		for _, row := range r.Table.Rows {
-			for _, v := range row.Vals {
-				b.WriteString(v.Format(algebra.TimeNS) + ",")
-			}
-			fmt.Fprintf(&b, "%s,%s\n", algebra.FormatTime(row.From, algebra.TimeNS), algebra.FormatTime(row.To, algebra.TimeNS))
-		}
+		b.WriteString(testkit.Rows(r.Table))
 	}
 	return b.String()
 }

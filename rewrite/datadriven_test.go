@@ -9,6 +9,7 @@ import (
 	"github.com/cockroachdb/datadriven"
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/plan"
+	"github.com/tqmon/tqmon/internal/testkit"
 	"github.com/tqmon/tqmon/rewrite"
 	"github.com/tqmon/tqmon/store/history"
 )
@@ -27,8 +28,8 @@ import (
 // Regenerate the expected output with: go test ./rewrite -run DataDriven -rewrite
 func TestDataDriven(t *testing.T) {
 	specs := map[string]*algebra.Catalog{
-		"paper":        paperCatalog(t),
-		"differential": catalog(t, filepath.Join("..", "testdata", "differential", "spec.sdl")),
+		"paper":        testkit.PaperCatalog(t),
+		"differential": testkit.LoadCatalog(t, filepath.Join("..", "testdata", "differential", "spec.sdl")),
 	}
 	paperHist, err := history.Load(filepath.Join("..", "testdata", "paper"))
 	if err != nil {
@@ -42,7 +43,7 @@ func TestDataDriven(t *testing.T) {
 					cat = specs[arg.Vals[0]]
 				}
 			}
-			stmts := compile(t, cat, d.Pos, d.Input, 0)
+			stmts := testkit.Compile(t, cat, d.Pos, d.Input, 0)
 			if d.Cmd == "store" {
 				return storePlans(t, cat, stmts)
 			}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/plan"
+	"github.com/tqmon/tqmon/internal/testkit"
 	"github.com/tqmon/tqmon/rewrite"
 )
 
@@ -53,11 +54,11 @@ func TestRuleSets(t *testing.T) {
 // (plans over stored relations, RewriteStored).
 func BenchmarkRewrite(b *testing.B) {
 	root := filepath.Join("..", "testdata", "differential")
-	cat := catalog(b, filepath.Join(root, "spec.sdl"))
+	cat := testkit.LoadCatalog(b, filepath.Join(root, "spec.sdl"))
 	var stmts []*check.Retrieve
 	for _, f := range []string{"queries.tq", "rules.tq", "timeslice.tq"} {
-		for _, q := range readCorpus(b, filepath.Join(root, f)) {
-			stmts = append(stmts, compile(b, cat, q.name, q.text, 0)...)
+		for _, q := range testkit.ReadCorpus(b, filepath.Join(root, f)) {
+			stmts = append(stmts, testkit.Compile(b, cat, q.Name, q.Text, 0)...)
 		}
 	}
 	ctx := &rewrite.Context{Catalog: cat}

@@ -7,6 +7,7 @@ import (
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/expr"
 	"github.com/tqmon/tqmon/algebra/plan"
+	"github.com/tqmon/tqmon/internal/testkit"
 )
 
 // equalQueries cover every operator translation and WithAlphas make.
@@ -23,7 +24,7 @@ var equalQueries = []string{
 // its own second translation (distinct nodes, the same tree), no other
 // query's, and not itself with α operators.
 func TestEqualTranslations(t *testing.T) {
-	cat := paperCatalog(t)
+	cat := testkit.PaperCatalog(t)
 	for i, qi := range equalQueries {
 		a := translateIn(t, cat, qi)[0]
 		// The same text further down a file: other positions, same plan.
@@ -46,7 +47,7 @@ func TestEqualTranslations(t *testing.T) {
 	}
 	// Relations are compared by identity: the same query over another
 	// compilation of the catalog is another plan.
-	if plan.Equal(translateIn(t, cat, resumedByP1)[0], translateIn(t, paperCatalog(t), resumedByP1)[0]) {
+	if plan.Equal(translateIn(t, cat, resumedByP1)[0], translateIn(t, testkit.PaperCatalog(t), resumedByP1)[0]) {
 		t.Error("plans over different catalogs are equal")
 	}
 }
@@ -54,7 +55,7 @@ func TestEqualTranslations(t *testing.T) {
 // TestEqualParameters changes one parameter of one operator at a time:
 // each change makes a plan that is not Equal to the original.
 func TestEqualParameters(t *testing.T) {
-	cat := paperCatalog(t)
+	cat := testkit.PaperCatalog(t)
 	process := cat.Lookup("Process").Attrs[0].Type
 	p1 := algebra.Entity("P1")
 	pred := func(txt string) expr.Expr {

@@ -17,6 +17,7 @@ import (
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/histgen"
 	"github.com/tqmon/tqmon/algebra/stream"
+	"github.com/tqmon/tqmon/internal/testkit"
 	"github.com/tqmon/tqmon/resident"
 	"github.com/tqmon/tqmon/resident/demo"
 	"github.com/tqmon/tqmon/resident/demo/ossensors"
@@ -26,31 +27,6 @@ import (
 	"github.com/tqmon/tqmon/store/replay"
 	"github.com/tqmon/tqmon/store/truth"
 )
-
-type namedQuery struct{ name, text string }
-
-// corpus reads a query corpus: "-- query: NAME" lines start queries.
-func corpus(t *testing.T, path string) []namedQuery {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []namedQuery
-	lines := strings.Split(string(data), "\n")
-	for i, l := range lines {
-		name, ok := strings.CutPrefix(l, "-- query: ")
-		if !ok {
-			continue
-		}
-		var b strings.Builder
-		for j := i + 1; j < len(lines) && !strings.HasPrefix(lines[j], "-- query: "); j++ {
-			b.WriteString(lines[j] + "\n")
-		}
-		out = append(out, namedQuery{strings.TrimSpace(name), b.String()})
-	}
-	return out
-}
 
 // sameDirs compares two directories file by file.
 func sameDirs(t *testing.T, a, b string) {
@@ -100,7 +76,7 @@ func TestRecordRoundTrip(t *testing.T) {
 		t.Fatalf("export: %s", stderr)
 	}
 	sameDirs(t, expDir, truthDir)
-	qs := corpus(t, filepath.Join(root, "testdata", "store", "queries.tq"))
+	qs := testkit.ReadCorpus(t, filepath.Join(root, "testdata", "store", "queries.tq"))
 	if len(qs) < 20 {
 		t.Fatalf("the corpus has %d queries", len(qs))
 	}
@@ -109,9 +85,9 @@ func TestRecordRoundTrip(t *testing.T) {
 	args := []string{"--format", "csv", "--time-format", "ns"}
 	var names []string
 	for _, q := range qs {
-		args = append(args, "-e", q.text)
-		for range strings.Count(q.text, "retrieve") {
-			names = append(names, q.name)
+		args = append(args, "-e", q.Text)
+		for range strings.Count(q.Text, "retrieve") {
+			names = append(names, q.Name)
 		}
 	}
 	run := func(src ...string) []string {
@@ -152,9 +128,9 @@ func TestQueryDBEqualsHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var qs []namedQuery
+	var qs []testkit.Query
 	for _, f := range []string{"queries.tq", "rules.tq", "timeslice.tq"} {
-		qs = append(qs, corpus(t, filepath.Join(root, "testdata", "differential", f))...)
+		qs = append(qs, testkit.ReadCorpus(t, filepath.Join(root, "testdata", "differential", f))...)
 	}
 	for seed := uint64(0); seed < 3; seed++ {
 		cfg := histgen.DefaultConfig(seed)
@@ -169,11 +145,11 @@ func TestQueryDBEqualsHistory(t *testing.T) {
 			t.Fatalf("import: %s", stderr)
 		}
 		for _, q := range qs {
-			args := []string{"-e", q.text, "--format", "csv", "--time-format", "ns"}
+			args := []string{"-e", q.Text, "--format", "csv", "--time-format", "ns"}
 			c1, overDB, e1 := tqmon(t, append([]string{"query", "--db", dbDir}, args...)...)
 			c2, overHist, e2 := tqmon(t, append([]string{"query", "--history", hist}, args...)...)
 			if c1 != c2 || overDB != overHist || e1 != e2 {
-				t.Fatalf("seed %d %s: --db exit %d\n%s%s--history exit %d\n%s%s", seed, q.name, c1, overDB, e1, c2, overHist, e2)
+				t.Fatalf("seed %d %s: --db exit %d\n%s%s--history exit %d\n%s%s", seed, q.Name, c1, overDB, e1, c2, overHist, e2)
 			}
 		}
 	}

@@ -11,8 +11,7 @@ import (
 	"testing"
 
 	"github.com/tqmon/tqmon/algebra"
-	"github.com/tqmon/tqmon/grammar/sdl"
-	"github.com/tqmon/tqmon/sensor"
+	"github.com/tqmon/tqmon/internal/testkit"
 	"github.com/tqmon/tqmon/sensor/gogen"
 )
 
@@ -20,19 +19,8 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 
 func load(t *testing.T, path string) (*algebra.Catalog, string) {
 	t.Helper()
-	text, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := sdl.Parse(path, string(text))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := sensor.Compile(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cat, string(text)
+	text := testkit.ReadFile(t, path)
+	return testkit.CompileSpec(t, path, text), text
 }
 
 // TestGeneratedSensorsCurrent: the demo's committed sensors are what the
@@ -83,14 +71,7 @@ func TestNameErrors(t *testing.T) {
 		{"entity type P\nentity relation P(P: P)\nevent relation New(X: P initiator) traced on initiator\n", "New"},
 		{"entity type P\nentity relation P(P: P)\nevent relation Spec(X: P initiator) traced on initiator\n", "Spec"},
 	} {
-		f, err := sdl.Parse("x.sdl", c.spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cat, err := sensor.Compile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cat := testkit.CompileSpec(t, "x.sdl", c.spec)
 		if _, err := gogen.Generate(cat, c.spec, "x"); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("spec with a relation named %s: error %v", c.want, err)
 		}
@@ -220,14 +201,7 @@ func TestAttributeLimit(t *testing.T) {
 	spec := "entity type P\nentity relation P(P: P)\n" +
 		"event relation E(X: P performer" + attrs(12) + ") traced on performer\n" +
 		"event relation H(X: P" + attrs(12) + ")\n"
-	f, err := sdl.Parse("x.sdl", spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := sensor.Compile(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cat := testkit.CompileSpec(t, "x.sdl", spec)
 	want := "x.sdl:3:97: E has 13 attributes; a sensed or entity relation has at most 8 (the resident's packet slots)"
 	if err := gogen.Check(cat); err == nil || err.Error() != want {
 		t.Errorf("Check: %v\nwant %s", err, want)
@@ -236,11 +210,7 @@ func TestAttributeLimit(t *testing.T) {
 		t.Errorf("Generate: %v\nwant %s", err, want)
 	}
 	ok := "entity type P\nentity relation P(P: P)\nevent relation H(X: P" + attrs(12) + ")\n"
-	f, _ = sdl.Parse("x.sdl", ok)
-	cat, err = sensor.Compile(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cat = testkit.CompileSpec(t, "x.sdl", ok)
 	if err := gogen.Check(cat); err != nil {
 		t.Errorf("a history-only relation was limited: %v", err)
 	}

@@ -2,13 +2,13 @@ package replay
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/histgen"
+	"github.com/tqmon/tqmon/internal/testkit"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/store/db"
 )
@@ -16,11 +16,7 @@ import (
 var paperDir = filepath.Join("..", "..", "testdata", "paper")
 
 func paperSpec(t testing.TB) db.Spec {
-	text, err := os.ReadFile(filepath.Join(paperDir, "os.sdl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return db.Spec{Name: "os.sdl", Text: string(text)}
+	return db.Spec{Name: "os.sdl", Text: testkit.ReadFile(t, filepath.Join(paperDir, "os.sdl"))}
 }
 
 // paperHistory is the paper's system run for scale×base sends per process.
