@@ -486,23 +486,6 @@ func (r *Resident) fireTrigger(t *trigger, id string, ep uint32) {
 	}
 }
 
-// Local returns an in-process connection to the resident: it opens a
-// session; Recv receives its batches, Send applies commands, Close ends
-// it.
-func (r *Resident) Local() wire.Conn { return &localConn{r: r, s: r.Open()} }
-
-type localConn struct {
-	r *Resident
-	s *Session
-}
-
-func (c *localConn) Hello() *wire.Hello { return c.r.Hello() }
-
-func (c *localConn) Recv() (*wire.Batch, error) { return c.s.Recv(context.Background()) }
-
-// Release gives a received batch back to the session (Session.Release).
-func (c *localConn) Release(b *wire.Batch) { c.s.Release(b) }
-
-func (c *localConn) Send(cmd *wire.Command) error { return c.s.Apply(cmd) }
-
-func (c *localConn) Close() error { c.s.Close(); return nil }
+// Local returns an in-process connection to the resident: a new session
+// (session.Local).
+func (r *Resident) Local() wire.Conn { return session.Local(r.Hello, r.Open()) }

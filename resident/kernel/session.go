@@ -201,20 +201,9 @@ func (s *Session) holds(sensor int, id uint32) bool {
 	return s.all.Holds(sensor) || s.flags.Holds(flagKey{sensor, id})
 }
 
-// Local returns an in-process connection: a new session; Recv receives
-// its batches, Send applies commands, Close ends it.
-func (r *Resident) Local() wire.Conn { return &localConn{r: r, s: r.Open()} }
-
-type localConn struct {
-	r *Resident
-	s *Session
-}
-
-func (c *localConn) Hello() *wire.Hello           { return c.r.Hello() }
-func (c *localConn) Recv() (*wire.Batch, error)   { return c.s.Recv(context.Background()) }
-func (c *localConn) Release(b *wire.Batch)        { c.s.Release(b) }
-func (c *localConn) Send(cmd *wire.Command) error { return c.s.Apply(cmd) }
-func (c *localConn) Close() error                 { c.s.Close(); return nil }
+// Local returns an in-process connection to the resident: a new session
+// (session.Local).
+func (r *Resident) Local() wire.Conn { return session.Local(r.Hello, r.Open()) }
 
 // Sessions returns the resident as a transport server sees it (for
 // `tqmon resident --kernel --listen`).
