@@ -33,8 +33,10 @@
 //
 // # Bounds
 //
-// What a session may make the resident hold is bounded here and only
-// here: the packets it was given but not sent (Deliver and Enqueue count
-// the excess as drops, reported in the batch's counts), the sessions open
-// at once (Table.Add), and the lease (Command's CLease).
+// The limits on what a session makes its resident hold are kept here:
+// the packets held back for a session (beyond a bound they are dropped
+// and counted, and every batch's counts include those drops), the
+// sessions open at once (Table.Add), and the lease a remote asks for
+// (Command). (The batch a remote has not taken yet, and how many keys a
+// session enables, are not bounded.)
 package session
