@@ -289,7 +289,8 @@ func (r *Resident) SDL() string { return r.text }
 func (r *Resident) Spec() *bpfgen.Spec { return r.spec }
 
 // Close ends every session (each gets what the rings still hold in a
-// last batch, then session.ErrClosed) and detaches everything. It is idempotent.
+// last batch, then session.ErrClosed) and detaches everything. It is
+// idempotent.
 func (r *Resident) Close() {
 	r.mu.Lock()
 	if r.closed {
