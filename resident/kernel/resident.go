@@ -18,6 +18,7 @@ import (
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/grammar/sdl"
 	"github.com/tqmon/tqmon/grammar/source"
+	"github.com/tqmon/tqmon/resident/session"
 	"github.com/tqmon/tqmon/resident/wire"
 	"github.com/tqmon/tqmon/sensor"
 	"github.com/tqmon/tqmon/sensor/bpfgen"
@@ -74,12 +75,9 @@ type Resident struct {
 
 	mu       sync.Mutex
 	closed   bool
-	sessions [maxSessions]*Session
+	sessions session.Table[Session]
 	tr       *tracker // while some session is open
 }
-
-// maxSessions bounds the sessions served at once.
-const maxSessions = 64
 
 // entity type IDs (linux.sdl declares them first, in this order).
 const (
@@ -291,7 +289,8 @@ func (r *Resident) SDL() string { return r.text }
 func (r *Resident) Spec() *bpfgen.Spec { return r.spec }
 
 // Close ends every session (each gets what the rings still hold in a
-// last batch, then ErrClosed) and detaches everything. It is idempotent.
+// last batch, then session.ErrClosed) and detaches everything. It is
+// idempotent.
 func (r *Resident) Close() {
 	r.mu.Lock()
 	if r.closed {
@@ -305,10 +304,8 @@ func (r *Resident) Close() {
 		tr.stopDrain(true)
 	}
 	r.mu.Lock()
-	for _, s := range r.sessions {
-		if s != nil {
-			r.dropSessionLocked(s, ErrClosed, true)
-		}
+	for i := range session.Indices(r.sessions.Mask()) {
+		r.dropSessionLocked(r.sessions.At(i), session.ErrClosed, true)
 	}
 	tr = r.tr
 	r.tr = nil
