@@ -15,6 +15,7 @@ import (
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/grammar/sdl"
+	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident"
 	"github.com/tqmon/tqmon/resident/demo"
@@ -35,7 +36,7 @@ type demoFlags struct {
 	duration   time.Duration
 	truthDir   string
 	cfg        demo.Config
-	srcs       []remote.Source
+	srcs       []query.Source
 	exprs      int
 	format     string
 	timeFormat string
@@ -164,7 +165,7 @@ func runDemo(f *demoFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return runtimeErr(err)
 	}
-	prog, err := remote.Compile(sub.cat, f.srcs, check.Options{Params: params})
+	prog, err := query.Compile(sub.cat, f.srcs, check.Options{Params: params})
 	if err != nil {
 		return usageErr(err)
 	}
@@ -174,7 +175,7 @@ func runDemo(f *demoFlags, stdout, stderr io.Writer) error {
 	var stats remote.LiveStats
 	stop, err := sub.run(f.cfg, f.duration, func(conn wire.Conn, ready func()) error {
 		var err error
-		_, stats, err = prog.RunLive(context.Background(), []wire.Conn{conn}, remote.LiveOptions{
+		_, stats, err = remote.RunLive(context.Background(), prog, []wire.Conn{conn}, remote.LiveOptions{
 			Naive:  naive,
 			OnElem: st.elem,
 			Ready:  ready,

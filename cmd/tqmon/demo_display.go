@@ -16,6 +16,7 @@ import (
 	"github.com/tqmon/tqmon/display/defaults"
 	"github.com/tqmon/tqmon/display/show"
 	"github.com/tqmon/tqmon/display/term"
+	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident"
 	"github.com/tqmon/tqmon/resident/demo"
@@ -45,9 +46,9 @@ func runDemoDisplay(cmd *cobra.Command, f *demoFlags) error {
 	srcs := f.srcs
 	if len(srcs) == 0 {
 		texts[defaults.PaperQueryName] = defaults.PaperQuery
-		srcs = []remote.Source{{Name: defaults.PaperQueryName, Text: defaults.PaperQuery}}
+		srcs = []query.Source{{Name: defaults.PaperQueryName, Text: defaults.PaperQuery}}
 	}
-	dsrc := remote.Source{Name: defaults.PaperSpecName, Text: defaults.PaperSpec}
+	dsrc := query.Source{Name: defaults.PaperSpecName, Text: defaults.PaperSpec}
 	var reread func() (string, error)
 	if f.display != "" {
 		if dsrc, err = readDisplay(f.display); err != nil {

@@ -9,18 +9,19 @@ import (
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/display/show"
+	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident/wire"
 )
 
 // readDisplay reads a display spec file, keeping its text for diagnostics.
-func readDisplay(path string) (remote.Source, error) {
+func readDisplay(path string) (query.Source, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return remote.Source{}, fmt.Errorf("display spec: %w", err)
+		return query.Source{}, fmt.Errorf("display spec: %w", err)
 	}
 	texts[path] = string(data)
-	return remote.Source{Name: path, Text: string(data)}, nil
+	return query.Source{Name: path, Text: string(data)}, nil
 }
 
 // specReader reads a display spec file again (the r key), keeping the new
@@ -37,7 +38,7 @@ func specReader(path string) func() (string, error) {
 type liveDisplay struct {
 	cat      *algebra.Catalog
 	conns    []wire.Conn
-	srcs     []remote.Source
+	srcs     []query.Source
 	display  string // the spec file
 	params   map[string]string
 	naive    bool

@@ -17,6 +17,7 @@ import (
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/display/format"
+	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident/kernel"
 	"github.com/tqmon/tqmon/resident/kernel/launch"
@@ -203,7 +204,7 @@ func runKernel(f *queryFlags, out format.Options, params map[string]string, naiv
 			params: params, naive: naive, lease: f.lease, duration: f.duration, ready: kr.Ready,
 			title: "tqmon query --kernel"})
 	}
-	prog, err := remote.Compile(kr.res.Catalog(), f.srcs, check.Options{Params: params})
+	prog, err := query.Compile(kr.res.Catalog(), f.srcs, check.Options{Params: params})
 	if err != nil {
 		return usageErr(err)
 	}
@@ -211,7 +212,7 @@ func runKernel(f *queryFlags, out format.Options, params map[string]string, naiv
 	defer w.Flush()
 	st := newStreamer(w, out, prog)
 	go kr.Watch()
-	_, stats, err := prog.RunLive(ctx, kr.Conns(), remote.LiveOptions{Duration: f.duration, Naive: naive, Ready: kr.Ready,
+	_, stats, err := remote.RunLive(ctx, prog, kr.Conns(), remote.LiveOptions{Duration: f.duration, Naive: naive, Ready: kr.Ready,
 		OnElem: func(i int, e exec.Elem) {
 			st.elem(i, e)
 			w.Flush()

@@ -8,6 +8,7 @@ import (
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/display/format"
+	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/remote"
 )
 
@@ -16,7 +17,7 @@ type streamer struct {
 	s *format.Stream
 }
 
-func newStreamer(w io.Writer, o format.Options, prog *remote.Program) *streamer {
+func newStreamer(w io.Writer, o format.Options, prog *query.Program) *streamer {
 	var rels []*algebra.Relation
 	for _, r := range prog.Stmts {
 		rels = append(rels, r.Result)

@@ -18,6 +18,7 @@ import (
 	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/display/format"
 	"github.com/tqmon/tqmon/grammar/sdl"
+	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident/transport"
 	"github.com/tqmon/tqmon/resident/wire"
@@ -30,7 +31,7 @@ import (
 // querySources collects -f and -e in command-line order: both flags append
 // to one list, so range declarations flow from one to the next as written.
 type querySources struct {
-	list  *[]remote.Source
+	list  *[]query.Source
 	file  bool
 	count *int
 }
@@ -49,7 +50,7 @@ func (q querySources) Set(v string) error {
 			return err
 		}
 		texts[v] = string(data)
-		*q.list = append(*q.list, remote.Source{Name: v, Text: string(data)})
+		*q.list = append(*q.list, query.Source{Name: v, Text: string(data)})
 		return nil
 	}
 	*q.count++
@@ -58,13 +59,13 @@ func (q querySources) Set(v string) error {
 		name = fmt.Sprintf("-e#%d", *q.count)
 	}
 	texts[name] = v
-	*q.list = append(*q.list, remote.Source{Name: name, Text: v})
+	*q.list = append(*q.list, query.Source{Name: name, Text: v})
 	return nil
 }
 
 type queryFlags struct {
 	historyDir string
-	srcs       []remote.Source
+	srcs       []query.Source
 	exprs      int
 	format     string
 	timeFormat string
@@ -235,7 +236,7 @@ func runConnect(f *queryFlags, out format.Options, params map[string]string, nai
 		return runLiveDisplay(ctx, liveDisplay{cat: cat, conns: conns, srcs: f.srcs, display: f.display, params: params,
 			naive: naive, lease: f.lease, duration: f.duration, title: "tqmon query --connect " + strings.Join(f.connect, " ")})
 	}
-	prog, err := remote.Compile(cat, f.srcs, check.Options{Params: params})
+	prog, err := query.Compile(cat, f.srcs, check.Options{Params: params})
 	if err != nil {
 		return usageErr(err)
 	}
@@ -248,7 +249,7 @@ func runConnect(f *queryFlags, out format.Options, params map[string]string, nai
 	w := bufio.NewWriter(stdout)
 	defer w.Flush()
 	st := newStreamer(w, out, prog)
-	_, stats, err := prog.RunLive(ctx, conns, remote.LiveOptions{Duration: f.duration, Naive: naive, Lease: f.lease, OnElem: func(i int, e exec.Elem) {
+	_, stats, err := remote.RunLive(ctx, prog, conns, remote.LiveOptions{Duration: f.duration, Naive: naive, Lease: f.lease, OnElem: func(i int, e exec.Elem) {
 		st.elem(i, e)
 		w.Flush()
 		if rec != nil {
@@ -329,7 +330,7 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) (err 
 	if _, end, ok := h.Extent(); ok {
 		now = end
 	}
-	prog, err := remote.Compile(h.Catalog, f.srcs, check.Options{Params: params, Now: now})
+	prog, err := query.Compile(h.Catalog, f.srcs, check.Options{Params: params, Now: now})
 	if err != nil {
 		return usageErr(err)
 	}
@@ -351,7 +352,7 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) (err 
 		}
 		return w.Flush()
 	}
-	var results []remote.Result
+	var results []query.Result
 	defer func() {
 		if err == nil && f.record != "" {
 			err = recordTables(f.record, f.historyDir, prog, results, h.Window)
@@ -367,7 +368,7 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) (err 
 			printAcquireStats(stderr, st)
 		}
 	} else {
-		var st remote.Stats
+		var st query.Stats
 		results, st, err = prog.RunHistory(h)
 		if err != nil {
 			return runtimeErr(err)

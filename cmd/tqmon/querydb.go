@@ -12,7 +12,7 @@ import (
 	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/algebra/plan"
 	"github.com/tqmon/tqmon/display/format"
-	"github.com/tqmon/tqmon/remote"
+	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/store/db"
 	"github.com/tqmon/tqmon/store/record"
 	"github.com/tqmon/tqmon/store/replay"
@@ -40,7 +40,7 @@ func runQueryDB(f *queryFlags, out format.Options, params map[string]string, nai
 			return err
 		}
 	}
-	var results []remote.Result
+	var results []query.Result
 	if f.acquire {
 		h, err := d.History(nil)
 		if err != nil {
@@ -63,7 +63,7 @@ func runQueryDB(f *queryFlags, out format.Options, params map[string]string, nai
 			return runtimeErr(prog.Locate(err))
 		}
 		for _, r := range rs {
-			results = append(results, remote.Result{Stmt: r.Stmt, Table: r.Table})
+			results = append(results, query.Result{Stmt: r.Stmt, Table: r.Table})
 		}
 		if f.stats {
 			printReadStats(stderr, d, st)
@@ -82,7 +82,7 @@ func runQueryDB(f *queryFlags, out format.Options, params map[string]string, nai
 
 // openStored opens a database and compiles statements over it ("now" is
 // the end of what it observed), planned for stored relations.
-func openStored(dir string, readOnly bool, srcs []remote.Source, params map[string]string) (*db.DB, *remote.Program, *replay.Query, error) {
+func openStored(dir string, readOnly bool, srcs []query.Source, params map[string]string) (*db.DB, *query.Program, *replay.Query, error) {
 	d, err := db.Open(dir, db.Options{ReadOnly: readOnly})
 	if err != nil {
 		return nil, nil, nil, usageErr(err)
@@ -91,7 +91,7 @@ func openStored(dir string, readOnly bool, srcs []remote.Source, params map[stri
 	if _, end, ok := d.Extent(); ok {
 		now = end
 	}
-	prog, err := remote.Compile(d.Catalog(), srcs, check.Options{Params: params, Now: now})
+	prog, err := query.Compile(d.Catalog(), srcs, check.Options{Params: params, Now: now})
 	if err != nil {
 		d.Close()
 		return nil, nil, nil, usageErr(err)
@@ -104,7 +104,7 @@ func openStored(dir string, readOnly bool, srcs []remote.Source, params map[stri
 	return d, prog, q, nil
 }
 
-func writeResults(stdout io.Writer, results []remote.Result, out format.Options) error {
+func writeResults(stdout io.Writer, results []query.Result, out format.Options) error {
 	w := bufio.NewWriter(stdout)
 	for i, r := range results {
 		if i > 0 {
@@ -264,7 +264,7 @@ func (r *recording) abort() {
 
 // recordTables stores the results of a run over a history (query
 // --history --record).
-func recordTables(dir, historyDir string, prog *remote.Program, results []remote.Result, window *algebra.Window) error {
+func recordTables(dir, historyDir string, prog *query.Program, results []query.Result, window *algebra.Window) error {
 	spec, err := historySpec(historyDir)
 	if err != nil {
 		return usageErr(err)

@@ -15,7 +15,7 @@ import (
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/display/progress"
-	"github.com/tqmon/tqmon/remote"
+	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/store/replay"
 )
 
@@ -26,7 +26,7 @@ type replayFlags struct {
 	from, to   string
 	paused     bool
 	display    string
-	srcs       []remote.Source
+	srcs       []query.Source
 	exprs      int
 	format     string
 	timeFormat string

@@ -22,7 +22,7 @@ import (
 	"github.com/tqmon/tqmon/algebra/plan"
 	"github.com/tqmon/tqmon/display/format"
 	"github.com/tqmon/tqmon/grammar/tquel"
-	"github.com/tqmon/tqmon/remote"
+	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/resident/demo"
 )
 
@@ -119,9 +119,9 @@ type shell struct {
 	buf     strings.Builder // the statement being typed
 	n       int             // statements run, for naming them in diagnostics
 	derived []*check.Retrieve
-	log     []remote.Source // the statements that checked, for \view
-	record  string          // \record's database
-	display string          // \display's spec file
+	log     []query.Source // the statements that checked, for \view
+	record  string         // \record's database
+	display string         // \display's spec file
 	quit    bool
 	rl      *readline.Instance
 }
@@ -316,7 +316,7 @@ func (sh *shell) compileIn(sess *check.Session, name, text string) ([]*check.Ret
 		stmts, err = sess.Check(f, text)
 		if err == nil {
 			if sess == sh.sess {
-				sh.log = append(sh.log, remote.Source{Name: name, Text: text})
+				sh.log = append(sh.log, query.Source{Name: name, Text: text})
 			}
 			return stmts, true
 		}
@@ -327,7 +327,7 @@ func (sh *shell) compileIn(sess *check.Session, name, text string) ([]*check.Ret
 
 // program is the new statements with the earlier derived retrieves they
 // read, in the order they ran; first is the index of the first new one.
-func (sh *shell) program(stmts []*check.Retrieve) (*remote.Program, int) {
+func (sh *shell) program(stmts []*check.Retrieve) (*query.Program, int) {
 	need := map[*check.Retrieve]bool{}
 	var mark func(r *check.Retrieve)
 	mark = func(r *check.Retrieve) {
@@ -344,7 +344,7 @@ func (sh *shell) program(stmts []*check.Retrieve) (*remote.Program, int) {
 	for _, r := range stmts {
 		mark(r)
 	}
-	p := &remote.Program{Catalog: sh.src.Catalog()}
+	p := &query.Program{Catalog: sh.src.Catalog()}
 	for _, r := range sh.derived {
 		if need[r] {
 			p.Stmts = append(p.Stmts, r)

@@ -11,6 +11,7 @@ import (
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/grammar/sdl"
+	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident"
 	"github.com/tqmon/tqmon/resident/demo"
@@ -35,7 +36,7 @@ type shellSource interface {
 	// Live sources stream results (show) until the context ends; others
 	// return whole tables.
 	Live() bool
-	Run(ctx context.Context, prog *remote.Program, show func(stmt int, e exec.Elem)) ([]remote.Result, error)
+	Run(ctx context.Context, prog *query.Program, show func(stmt int, e exec.Elem)) ([]query.Result, error)
 	// Explain describes a rewrite (with estimates where the source can
 	// give them).
 	Explain(r rewrite.Result) string
@@ -76,7 +77,7 @@ func (s *historySource) Now() algebra.Time {
 	return 0
 }
 func (s *historySource) Live() bool { return false }
-func (s *historySource) Run(_ context.Context, prog *remote.Program, _ func(int, exec.Elem)) ([]remote.Result, error) {
+func (s *historySource) Run(_ context.Context, prog *query.Program, _ func(int, exec.Elem)) ([]query.Result, error) {
 	rs, _, err := prog.RunHistory(s.h)
 	return rs, err
 }
@@ -106,12 +107,12 @@ func (s *liveSource) Explain(r rewrite.Result) string {
 	return rewrite.Explain(r, nil)
 }
 
-func (s *liveSource) Run(ctx context.Context, prog *remote.Program, show func(int, exec.Elem)) ([]remote.Result, error) {
+func (s *liveSource) Run(ctx context.Context, prog *query.Program, show func(int, exec.Elem)) ([]query.Result, error) {
 	conns, err := s.dial(ctx)
 	if err != nil {
 		return nil, err
 	}
-	rs, st, err := prog.RunLive(ctx, conns, remote.LiveOptions{OnElem: show})
+	rs, st, err := remote.RunLive(ctx, prog, conns, remote.LiveOptions{OnElem: show})
 	s.mu.Lock()
 	s.last = &st
 	s.mu.Unlock()
@@ -258,7 +259,7 @@ func (s *dbSource) Now() algebra.Time {
 	return 0
 }
 func (s *dbSource) Live() bool { return false }
-func (s *dbSource) Run(ctx context.Context, prog *remote.Program, _ func(int, exec.Elem)) ([]remote.Result, error) {
+func (s *dbSource) Run(ctx context.Context, prog *query.Program, _ func(int, exec.Elem)) ([]query.Result, error) {
 	q, err := replay.Plan(s.d.Catalog(), prog.Stmts)
 	if err != nil {
 		return nil, err
@@ -267,9 +268,9 @@ func (s *dbSource) Run(ctx context.Context, prog *remote.Program, _ func(int, ex
 	if err != nil {
 		return nil, prog.Locate(err)
 	}
-	out := make([]remote.Result, len(rs))
+	out := make([]query.Result, len(rs))
 	for i, r := range rs {
-		out[i] = remote.Result{Stmt: r.Stmt, Table: r.Table}
+		out[i] = query.Result{Stmt: r.Stmt, Table: r.Table}
 	}
 	return out, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/tqmon/tqmon/display/defaults"
 	"github.com/tqmon/tqmon/display/play"
 	"github.com/tqmon/tqmon/display/show"
+	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/remote"
 )
 
@@ -39,7 +40,7 @@ func (sh *shell) setDisplay(path string) {
 // minute, or at \view SPEED; a live source shows the system now), and back
 // to the shell when the user quits it with q.
 func (sh *shell) view(arg string) {
-	dsrc := remote.Source{Name: defaults.PaperSpecName, Text: defaults.PaperSpec}
+	dsrc := query.Source{Name: defaults.PaperSpecName, Text: defaults.PaperSpec}
 	if sh.display != "" {
 		src, err := readDisplay(sh.display)
 		if err != nil {

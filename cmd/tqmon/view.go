@@ -15,14 +15,14 @@ import (
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/display/play"
 	"github.com/tqmon/tqmon/display/show"
-	"github.com/tqmon/tqmon/remote"
+	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/store/history"
 )
 
 type viewFlags struct {
 	historyDir string
 	display    string
-	srcs       []remote.Source
+	srcs       []query.Source
 	exprs      int
 	params     []string
 	speed      float64
