@@ -6,62 +6,23 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/display/format"
-	"github.com/tqmon/tqmon/grammar/sdl"
 	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/remote"
-	"github.com/tqmon/tqmon/resident/transport"
-	"github.com/tqmon/tqmon/resident/wire"
-	"github.com/tqmon/tqmon/rewrite"
-	"github.com/tqmon/tqmon/sensor"
-	"github.com/tqmon/tqmon/store/db"
-	"github.com/tqmon/tqmon/store/history"
+	"github.com/tqmon/tqmon/store/record"
+	"github.com/tqmon/tqmon/subject"
 )
-
-// querySources collects -f and -e in command-line order: both flags append
-// to one list, so range declarations flow from one to the next as written.
-type querySources struct {
-	list  *[]query.Source
-	file  bool
-	count *int
-}
-
-func (q querySources) String() string { return "" }
-func (q querySources) Type() string {
-	if q.file {
-		return "FILE"
-	}
-	return "TEXT"
-}
-func (q querySources) Set(v string) error {
-	if q.file {
-		data, err := os.ReadFile(v)
-		if err != nil {
-			return err
-		}
-		texts[v] = string(data)
-		*q.list = append(*q.list, query.Source{Name: v, Text: string(data)})
-		return nil
-	}
-	*q.count++
-	name := "-e"
-	if *q.count > 1 {
-		name = fmt.Sprintf("-e#%d", *q.count)
-	}
-	texts[name] = v
-	*q.list = append(*q.list, query.Source{Name: name, Text: v})
-	return nil
-}
 
 type queryFlags struct {
 	historyDir string
@@ -79,54 +40,9 @@ type queryFlags struct {
 	duration   time.Duration
 	lease      time.Duration
 	display    string
-	dbDir      string // query --db (querydb.go)
+	dbDir      string // query --db
 	record     string // --record DB: store the results
 	kernel     kernelFlags
-}
-
-// outputOptions reads --format and --time-format. An empty time format is
-// the source's natural one: RFC 3339 when its times are wall-clock times
-// (the kernel's), else clock notation (a subject's own time from zero).
-func outputOptions(kind, timeFormat string, wallClock bool) (format.Options, error) {
-	k, err := format.ParseKind(kind)
-	if err != nil {
-		return format.Options{}, err
-	}
-	if timeFormat == "" {
-		timeFormat = "clock"
-		if wallClock {
-			timeFormat = "rfc3339"
-		}
-	}
-	tf, err := algebra.ParseTimeFormat(timeFormat)
-	if err != nil {
-		return format.Options{}, err
-	}
-	return format.Options{Kind: k, Time: tf}, nil
-}
-
-// planNaive reads --plan.
-func planNaive(kind string) (bool, error) {
-	switch kind {
-	case "optimized", "optimised":
-		return false, nil
-	case "naive":
-		return true, nil
-	}
-	return false, fmt.Errorf("--plan %q: want optimized or naive", kind)
-}
-
-// parseParams reads --param NAME=VALUE flags.
-func parseParams(flags []string) (map[string]string, error) {
-	params := map[string]string{}
-	for _, p := range flags {
-		name, val, ok := strings.Cut(p, "=")
-		if !ok || name == "" {
-			return nil, fmt.Errorf("--param %q: want NAME=VALUE", p)
-		}
-		params[strings.TrimPrefix(name, "$")] = val
-	}
-	return params, nil
 }
 
 func newQueryCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -185,8 +101,7 @@ malformed histories, 1 for runtime errors.`,
 	fl := cmd.Flags()
 	addKernelFlags(cmd, fl, &f.kernel, kernelQueryHelp, kernelQueryExamples)
 	fl.StringVar(&f.historyDir, "history", "", "history directory: one .sdl file and one CSV per relation")
-	fl.VarP(querySources{list: &f.srcs, file: true}, "file", "f", "read TQuel statements from FILE (repeatable)")
-	fl.VarP(querySources{list: &f.srcs, count: &f.exprs}, "expr", "e", "TQuel statements given as TEXT (repeatable)")
+	addSourceFlags(fl, &f.srcs, &f.exprs)
 	fl.StringVar(&f.format, "format", "table", "output format: table, csv or jsonl")
 	fl.StringVar(&f.timeFormat, "time-format", "", "time format: clock (H:MM:SS.fraction, the default), rfc3339 (the default with --kernel) or ns")
 	fl.StringArrayVar(&f.params, "param", nil, "NAME=VALUE: the value of $NAME in queries (repeatable)")
@@ -204,93 +119,36 @@ malformed histories, 1 for runtime errors.`,
 	return cmd
 }
 
-// runConnect runs the statements live against resident monitors,
-// printing results as they are produced.
-func runConnect(f *queryFlags, out format.Options, params map[string]string, naive bool, stdout, stderr io.Writer) error {
-	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer cancel()
-	var conns []wire.Conn
-	for _, addr := range f.connect {
-		c, err := transport.Dial(ctx, addr, f.token)
-		if err != nil {
-			for _, c := range conns {
-				c.Close()
-			}
-			return runtimeErr(fmt.Errorf("connect %s: %w", addr, err))
-		}
-		conns = append(conns, c)
-	}
-	if err := remote.CheckHellos(conns); err != nil {
-		return runtimeErr(err)
-	}
-	hello := conns[0].Hello()
-	sf, err := sdl.Parse(hello.Name+".sdl", hello.SDL)
-	if err != nil {
-		return runtimeErr(fmt.Errorf("resident %s announces a description that does not parse: %w", hello.Name, err))
-	}
-	cat, err := sensor.Compile(sf)
-	if err != nil {
-		return runtimeErr(fmt.Errorf("resident %s announces an invalid description: %w", hello.Name, err))
-	}
-	if f.display != "" {
-		return runLiveDisplay(ctx, liveDisplay{cat: cat, conns: conns, srcs: f.srcs, display: f.display, params: params,
-			naive: naive, lease: f.lease, duration: f.duration, title: "tqmon query --connect " + strings.Join(f.connect, " ")})
-	}
-	prog, err := query.Compile(cat, f.srcs, check.Options{Params: params})
-	if err != nil {
-		return usageErr(err)
-	}
-	var rec *recording
-	if f.record != "" {
-		if rec, err = startRecording(f.record, nil, db.Spec{Name: hello.Name + ".sdl", Text: hello.SDL}, prog.Stmts, nil); err != nil {
-			return err
-		}
-	}
-	w := bufio.NewWriter(stdout)
-	defer w.Flush()
-	st := newStreamer(w, out, prog)
-	_, stats, err := remote.RunLive(ctx, prog, conns, remote.LiveOptions{Duration: f.duration, Naive: naive, Lease: f.lease, OnElem: func(i int, e exec.Elem) {
-		st.elem(i, e)
-		w.Flush()
-		if rec != nil {
-			rec.d.Elem(i, e)
-		}
-	}})
-	if rec != nil {
-		if rec.fresh {
-			rec.w.SetWindow(algebra.Window{From: stats.Start, To: max(stats.End, stats.Start)})
-		}
-		if ferr := rec.finish(); err == nil {
-			err = ferr
-		}
-	}
-	if err != nil {
-		return runtimeErr(err)
-	}
-	if err := st.s.Close(); err != nil {
-		return runtimeErr(err)
-	}
-	if f.stats {
-		w.Flush()
-		printLiveStats(stderr, stats)
-	}
-	return nil
-}
+const kernelQueryHelp = `
 
-func printAcquireStats(w io.Writer, st exec.AcquireStats) {
-	fmt.Fprintf(w, "packets: %d\n", st.Total)
-	names := make([]string, 0, len(st.Packets))
-	for n := range st.Packets {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "packets %s: %d\n", n, st.Packets[n])
-	}
-	fmt.Fprintf(w, "peak held: %d\n", st.PeakHeld)
-}
+With --kernel the subject is the Linux kernel of this machine (run as root):
+the relations of its built-in description (tqmon sensors list --kernel),
+extended by --spec files (uprobe sensors of your programs), collected by
+eBPF programs that are attached only while the query needs them. With
+-c, the arguments after -- are a command: it starts paused, $target is
+its pid, it runs once the sensors are ready (nothing it does is missed)
+and the query ends when it has exited (it is killed if the query stops
+first). With --target PID, $target is a running process.`
 
-func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) (err error) {
+const kernelQueryExamples = `
+
+  # Exactly the system calls a command makes (as root)
+  sudo tqmon query --kernel -e 'range of s is Syscall
+    retrieve (s.Name) where s.Process = $target' -c -- ls /tmp
+
+  # The files a running process opens, for ten seconds
+  sudo tqmon query --kernel --target 1234 --duration 10s \
+    -e 'range of f is FileOpen retrieve (f.Path) where f.Process = $target'
+
+  # The command on the processors, animated (q quits)
+  sudo tqmon query --kernel --display testdata/kernel/cpus.display \
+    -f testdata/kernel/cpus.tq -c -- make -C /tmp/src
+
+  # Calls of a function of your program (a uprobe, declared in a spec)
+  sudo tqmon query --kernel --spec calls.sdl \
+    -e 'range of c is WorkCall retrieve (c.N) where c.Process = $target' -c -- ./myprog`
+
+func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error {
 	if f.display != "" && len(f.connect) == 0 && !f.kernel.on {
 		return usageErr(errors.New("--display goes with --connect or --kernel; to play a recorded history into a display, use tqmon view --history DIR --display SPEC"))
 	}
@@ -301,7 +159,6 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) (err 
 	if err != nil {
 		return usageErr(err)
 	}
-	kind, tf := out.Kind, out.Time
 	params, err := parseParams(f.params)
 	if err != nil {
 		return usageErr(err)
@@ -310,81 +167,138 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) (err 
 	if err != nil {
 		return usageErr(err)
 	}
-	switch {
-	case f.kernel.on:
-		return runKernel(f, out, params, naive, stdout, stderr)
-	case len(f.connect) > 0 && f.historyDir != "", f.dbDir != "" && (len(f.connect) > 0 || f.historyDir != ""):
+	so := subject.Options{History: f.historyDir, DB: f.dbDir, Connect: f.connect, Token: f.token, ResultsInto: f.record}
+	if so.Kernel, err = f.kernel.options(); err != nil {
+		return err
+	}
+	switch n := so.Given(); {
+	case n > 1 && f.kernel.on:
+		return usageErr(errors.New("give one of --history DIR, --connect ADDR or --kernel"))
+	case n > 1:
 		return usageErr(errors.New("give one of --history DIR, --db DB or --connect ADDR"))
-	case f.dbDir != "":
-		return runQueryDB(f, out, params, naive, stdout, stderr)
-	case len(f.connect) > 0:
-		return runConnect(f, out, params, naive, stdout, stderr)
-	case f.historyDir == "":
+	case n == 0:
 		return usageErr(errors.New("query needs --history DIR (a directory with a .sdl file and CSV files), --db DB (a database) or --connect ADDR (a resident monitor)"))
 	}
-	h, err := history.Load(f.historyDir)
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer cancel()
+	sub, err := subject.Open(ctx, so)
 	if err != nil {
-		return usageErr(err)
+		return openErr(err)
 	}
-	now := algebra.Time(0)
-	if _, end, ok := h.Extent(); ok {
-		now = end
+	defer sub.Close()
+	maps.Copy(params, sub.Params())
+	if f.display != "" {
+		title := "tqmon query --kernel"
+		if len(f.connect) > 0 {
+			title = "tqmon query --connect " + strings.Join(f.connect, " ")
+		}
+		return showLive(ctx, sub, f.srcs, f.display, params, remote.LiveOptions{Naive: naive, Lease: f.lease}, f.duration, title)
 	}
-	prog, err := query.Compile(h.Catalog, f.srcs, check.Options{Params: params, Now: now})
+	prog, err := query.Compile(sub.Catalog(), f.srcs, check.Options{Params: params, Now: sub.Now()})
 	if err != nil {
 		return usageErr(err)
 	}
 	if f.explain {
-		rw, err := prog.Rewritten(naive)
-		if err != nil {
+		if err := sub.Explain(stdout, prog, 0, naive); err != nil {
 			return runtimeErr(err)
 		}
-		w := bufio.NewWriter(stdout)
-		for i, r := range rw {
-			if i > 0 {
-				fmt.Fprintln(w)
-			}
-			name := prog.Stmts[i].Name
-			if name == "" {
-				name = fmt.Sprintf("retrieve %d", i+1)
-			}
-			fmt.Fprintf(w, "%s:\n%s", name, rewrite.Explain(r, h))
-		}
-		return w.Flush()
+		return nil
 	}
-	var results []query.Result
-	defer func() {
-		if err == nil && f.record != "" {
-			err = recordTables(f.record, f.historyDir, prog, results, h.Window)
-		}
-	}()
-	if f.acquire {
-		var st exec.AcquireStats
-		results, st, err = prog.RunAcquire(h, naive)
-		if err != nil {
-			return runtimeErr(err)
-		}
-		if f.stats {
-			printAcquireStats(stderr, st)
-		}
-	} else {
-		var st query.Stats
-		results, st, err = prog.RunHistory(h)
-		if err != nil {
-			return runtimeErr(err)
-		}
-		if f.stats {
-			fmt.Fprintf(stderr, "packets: %d (complete history, no sensors involved)\npeak held: %d\n", 0, st.PeakHeld)
+	var rec *record.ResultDB
+	if f.record != "" {
+		if rec, err = subject.Results(sub, f.record, prog.Stmts); err != nil {
+			return usageErr(err)
 		}
 	}
 	w := bufio.NewWriter(stdout)
+	defer w.Flush()
+	var stream *format.Stream
+	ro := subject.RunOptions{Acquire: f.acquire, Naive: naive, Duration: f.duration, Lease: f.lease}
+	if sub.Live() {
+		stream = newStream(w, out, prog.Stmts)
+		ro.OnElem = func(i int, e exec.Elem) {
+			subject.Stream(stream, i, e)
+			w.Flush()
+			if rec != nil {
+				rec.Elem(i, e)
+			}
+		}
+	}
+	results, stats, err := sub.Run(ctx, prog, ro)
+	if rec != nil {
+		if st := stats.Live; st != nil {
+			rec.Observed(algebra.Window{From: st.Start, To: max(st.End, st.Start)})
+		}
+		for i, r := range results {
+			if stream == nil {
+				rec.Table(i, r.Table)
+			}
+		}
+		if cerr := rec.Close(); err == nil && cerr != nil {
+			return runtimeErr(cerr)
+		}
+	}
+	if err != nil {
+		return runtimeErr(err)
+	}
+	if stream != nil {
+		if err := stream.Close(); err != nil {
+			return runtimeErr(err)
+		}
+	} else if err := writeTables(w, results, out); err != nil {
+		return runtimeErr(err)
+	}
+	if f.stats {
+		w.Flush()
+		stats.Write(stderr)
+	}
+	var exit *subject.CommandExit
+	if err := sub.Close(); errors.As(err, &exit) {
+		w.Flush()
+		fmt.Fprintf(stderr, "tqmon: %v\n", exit)
+	}
+	return nil
+}
+
+// newStream prints the results of stmts as they are produced.
+func newStream(w io.Writer, o format.Options, stmts []*check.Retrieve) *format.Stream {
+	var rels []*algebra.Relation
+	for _, r := range stmts {
+		rels = append(rels, r.Result)
+	}
+	return format.NewStream(w, o, rels)
+}
+
+// writeTables prints whole results, a blank line between them.
+func writeTables(w io.Writer, results []query.Result, o format.Options) error {
 	for i, r := range results {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		if err := format.Write(w, r.Table, format.Options{Kind: kind, Time: tf}); err != nil {
-			return runtimeErr(err)
+		if err := format.Write(w, r.Table, o); err != nil {
+			return err
 		}
 	}
-	return w.Flush()
+	return nil
+}
+
+// showLive shows a live subject animated as the display spec says, the
+// queries' results drawn, until the user quits or the duration passes.
+func showLive(ctx context.Context, sub subject.Subject, srcs []query.Source, display string, params map[string]string,
+	lo remote.LiveOptions, d time.Duration, title string) error {
+	dsrc, err := readDisplay(display)
+	if err != nil {
+		return usageErr(err)
+	}
+	if d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	err = subject.Display(ctx, sub, subject.DisplayOptions{Queries: srcs, Spec: dsrc, ReadSpec: specReader(display),
+		Params: params, Live: lo, Title: title})
+	if err != nil {
+		return openErr(err)
+	}
+	return nil
 }

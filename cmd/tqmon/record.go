@@ -11,15 +11,12 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
 	"github.com/tqmon/tqmon/algebra"
-	"github.com/tqmon/tqmon/grammar/sdl"
 	"github.com/tqmon/tqmon/resident/demo"
-	"github.com/tqmon/tqmon/resident/demo/ossensors"
-	"github.com/tqmon/tqmon/resident/transport"
-	"github.com/tqmon/tqmon/resident/wire"
-	"github.com/tqmon/tqmon/sensor"
 	"github.com/tqmon/tqmon/store/db"
 	"github.com/tqmon/tqmon/store/record"
+	"github.com/tqmon/tqmon/subject"
 )
 
 type recordFlags struct {
@@ -89,14 +86,13 @@ complete ground truth, which tqmon export of the database then equals.
 }
 
 func runRecord(f *recordFlags, stderr io.Writer) error {
-	sources := 0
-	for _, on := range []bool{f.demo, len(f.connect) > 0, f.kernel.on} {
-		if on {
-			sources++
-		}
+	so := subject.Options{Demo: f.demo, Config: f.cfg, Truth: f.truthDir, Connect: f.connect, Token: f.token}
+	var err error
+	if so.Kernel, err = f.kernel.options(); err != nil {
+		return err
 	}
 	switch {
-	case sources != 1:
+	case so.Given() != 1:
 		return usageErr(errors.New("record needs exactly one of --demo, --connect ADDR or --kernel"))
 	case f.dbDir == "":
 		return usageErr(errors.New("record needs --db DB: a new directory to record into"))
@@ -110,6 +106,9 @@ func runRecord(f *recordFlags, stderr io.Writer) error {
 	for i, r := range f.relations {
 		f.relations[i] = strings.TrimSpace(r)
 	}
+	if f.demo && f.duration == 0 {
+		f.duration = 10 * time.Second
+	}
 	opts := record.Options{Relations: f.relations, Duration: f.duration, Lease: f.lease, SyncEvery: f.sync}
 	wopts := db.WriterOptions{Retain: int64(f.retain)}
 	if f.verbose {
@@ -119,13 +118,34 @@ func runRecord(f *recordFlags, stderr io.Writer) error {
 			}
 		}
 	}
-	switch {
-	case f.demo:
-		return recordDemo(f, opts, wopts, stderr)
-	case f.kernel.on:
-		return recordKernel(f, opts, wopts, stderr)
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer cancel()
+	sub, err := subject.Open(ctx, so)
+	if err != nil {
+		return openErr(err)
 	}
-	return recordConnect(f, opts, wopts, stderr)
+	defer sub.Close()
+	spec, err := sub.Spec()
+	if err != nil {
+		return runtimeErr(err)
+	}
+	d, w, err := openRecording(f.dbDir, spec, wopts, f.relations)
+	if err != nil {
+		return err
+	}
+	win, err := subject.Record(ctx, sub, d, w, opts)
+	var exit *subject.CommandExit
+	if err == nil {
+		if err = sub.Close(); errors.As(err, &exit) { // else the demo's ground truth failed
+			err = nil
+		}
+	}
+	if err != nil {
+		w.Close()
+		d.Close()
+		return runtimeErr(err)
+	}
+	return finishRecording(d, w, win, stderr)
 }
 
 // openRecording creates the database and its writer; a database that
@@ -171,108 +191,6 @@ func finishRecording(d *db.DB, w *db.Writer, win algebra.Window, stderr io.Write
 	return d.Close()
 }
 
-func recordDemo(f *recordFlags, opts record.Options, wopts db.WriterOptions, stderr io.Writer) error {
-	if f.duration == 0 {
-		f.duration = 10 * time.Second
-	}
-	sub, err := newLocalSubject(f.cfg, f.truthDir != "")
-	if err != nil {
-		return runtimeErr(err)
-	}
-	d, w, err := openRecording(f.dbDir, db.Spec{Name: "os.sdl", Text: ossensors.SDL}, wopts, f.relations)
-	if err != nil {
-		return err
-	}
-	opts.Duration = 0 // the subject's run bounds the recording
-	stop, err := sub.run(f.cfg, f.duration, func(conn wire.Conn, ready func()) error {
-		opts.Ready = ready
-		_, err := record.Live(context.Background(), []wire.Conn{conn}, w, d.Catalog(), opts)
-		return err
-	})
-	if err != nil {
-		w.Close()
-		d.Close()
-		return runtimeErr(err)
-	}
-	if f.truthDir != "" {
-		if err := sub.writeTruth(f.truthDir, stop); err != nil {
-			w.Close()
-			d.Close()
-			return runtimeErr(err)
-		}
-	}
-	return finishRecording(d, w, sub.window(stop), stderr)
-}
-
-func recordConnect(f *recordFlags, opts record.Options, wopts db.WriterOptions, stderr io.Writer) error {
-	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer cancel()
-	conns, spec, err := dialResidents(ctx, f.connect, f.token)
-	if err != nil {
-		return err
-	}
-	d, w, err := openRecording(f.dbDir, spec, wopts, f.relations)
-	if err != nil {
-		for _, c := range conns {
-			c.Close()
-		}
-		return err
-	}
-	return recordConns(ctx, conns, d, w, opts, stderr)
-}
-
-// recordConns records residents reached by any means (Go residents over
-// the transport, kernel residents) into an open database, until the
-// context ends, the duration passes or the residents end.
-func recordConns(ctx context.Context, conns []wire.Conn, d *db.DB, w *db.Writer, opts record.Options, stderr io.Writer) error {
-	st, err := record.Live(ctx, conns, w, d.Catalog(), opts)
-	if err != nil {
-		w.Close()
-		d.Close()
-		return runtimeErr(err)
-	}
-	return finishRecording(d, w, algebra.Window{From: st.Start, To: max(st.End, st.Last, st.Start)}, stderr)
-}
-
-// dialResidents connects to resident monitors and returns their shared
-// sensor description.
-func dialResidents(ctx context.Context, addrs []string, token string) ([]wire.Conn, db.Spec, error) {
-	var conns []wire.Conn
-	closeAll := func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	}
-	for _, addr := range addrs {
-		c, err := transport.Dial(ctx, addr, token)
-		if err != nil {
-			closeAll()
-			return nil, db.Spec{}, runtimeErr(fmt.Errorf("connect %s: %w", addr, err))
-		}
-		conns = append(conns, c)
-	}
-	hello := conns[0].Hello()
-	if err := checkResidents(conns); err != nil {
-		closeAll()
-		return nil, db.Spec{}, err
-	}
-	return conns, db.Spec{Name: hello.Name + ".sdl", Text: hello.SDL}, nil
-}
-
-func checkResidents(conns []wire.Conn) error {
-	for _, c := range conns {
-		h := c.Hello()
-		sf, err := sdl.Parse(h.Name+".sdl", h.SDL)
-		if err != nil {
-			return runtimeErr(fmt.Errorf("resident %s announces a description that does not parse: %w", h.Name, err))
-		}
-		if _, err := sensor.Compile(sf); err != nil {
-			return runtimeErr(fmt.Errorf("resident %s announces an invalid description: %w", h.Name, err))
-		}
-	}
-	return nil
-}
-
 const kernelRecordHelp = `
 
 --kernel records this machine's Linux kernel (as root): the relations of
@@ -286,21 +204,3 @@ const kernelRecordExamples = `
   # Which processes ran where, and the files opened, while a build runs
   sudo tqmon record --kernel --db /tmp/build.db --relations Process,RunningOn,FileOpen -c -- make -C /tmp/src
   tqmon query --db /tmp/build.db -e 'range of f is FileOpen retrieve (f.Process, f.Path)'`
-
-// recordKernel records the kernel resident in this process.
-func recordKernel(f *recordFlags, opts record.Options, wopts db.WriterOptions, stderr io.Writer) error {
-	kr, err := openKernel(&f.kernel, map[string]string{})
-	if err != nil {
-		return err
-	}
-	defer kr.Close()
-	d, w, err := openRecording(f.dbDir, db.Spec{Name: "linux.sdl", Text: kr.res.SDL()}, wopts, f.relations)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer cancel()
-	opts.Ready = kr.Ready
-	go kr.Watch()
-	return recordConns(ctx, kr.Conns(), d, w, opts, stderr)
-}

@@ -4,19 +4,23 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
+
 	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/exec"
+	"github.com/tqmon/tqmon/display/play"
 	"github.com/tqmon/tqmon/display/progress"
 	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/store/replay"
+	"github.com/tqmon/tqmon/subject"
 )
 
 type replayFlags struct {
@@ -81,25 +85,12 @@ queries' results drawn as the spec says; the view's keys apply (space,
 	fl.StringVar(&f.to, "to", "", "replay up to this time (default: its end)")
 	fl.BoolVar(&f.paused, "paused", false, "start paused (on a terminal: space to start, n to step)")
 	fl.StringVar(&f.display, "display", "", "play into the animated terminal view described by the display spec SPEC")
-	fl.VarP(querySources{list: &f.srcs, file: true}, "file", "f", "read TQuel statements from FILE (repeatable)")
-	fl.VarP(querySources{list: &f.srcs, count: &f.exprs}, "expr", "e", "TQuel statements given as TEXT (repeatable)")
+	addSourceFlags(fl, &f.srcs, &f.exprs)
 	fl.StringVar(&f.format, "format", "table", "output format: table, csv or jsonl")
 	fl.StringVar(&f.timeFormat, "time-format", "clock", "time format: clock, rfc3339 or ns")
 	fl.StringArrayVar(&f.params, "param", nil, "NAME=VALUE: the value of $NAME in queries (repeatable)")
 	fl.BoolVar(&f.stats, "stats", false, "print the blocks and elements read and peak operator state on stderr")
 	return cmd
-}
-
-// parseTimeFlag reads a --from/--to value.
-func parseTimeFlag(name, s string) (*algebra.Time, error) {
-	if s == "" {
-		return nil, nil
-	}
-	t, err := algebra.ParseTime(s)
-	if err != nil {
-		return nil, fmt.Errorf("--%s: %w", name, err)
-	}
-	return &t, nil
 }
 
 func runReplay(cmd *cobra.Command, f *replayFlags, stdout, stderr io.Writer) error {
@@ -132,40 +123,46 @@ func runReplay(cmd *cobra.Command, f *replayFlags, stdout, stderr io.Writer) err
 	if from != nil && to != nil && *to < *from {
 		return usageErr(errors.New("--to is before --from"))
 	}
-	if f.display != "" {
-		return runReplayDisplay(f, params, from, to)
-	}
-	d, prog, q, err := openStored(f.dbDir, true, f.srcs, params)
+	sub, err := subject.Open(context.Background(), subject.Options{DB: f.dbDir})
 	if err != nil {
-		return err
+		return openErr(err)
 	}
-	defer d.Close()
+	defer sub.Close()
+	if f.display != "" {
+		return replayDisplay(f, sub, params, from, to)
+	}
+	prog, err := query.Compile(sub.Catalog(), f.srcs, check.Options{Params: params, Now: sub.Now()})
+	if err != nil {
+		return usageErr(err)
+	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
-
 	speed := f.speed
 	if f.max {
 		speed = 0
 	}
-	opts := replay.Options{From: from, To: to, Context: ctx,
-		Pace: &replay.PlayerOptions{Speed: speed, Paused: f.paused}}
-	span, _ := replay.Span(d, opts)
 	bar := progress.New(stderr, isTerminal(stderr))
 	w := bufio.NewWriter(bar.Guard(stdout))
-	st := newStreamer(w, out, prog)
-	opts.OnElem = func(i int, e exec.Elem) {
-		st.elem(i, e)
-		w.Flush()
-	}
+	stream := newStream(w, out, prog.Stmts)
 	var (
 		mu     sync.Mutex
 		player *replay.Player
 	)
-	opts.Player = func(p *replay.Player) {
+	current := func() *replay.Player {
 		mu.Lock()
-		player = p
-		mu.Unlock()
+		defer mu.Unlock()
+		return player
 	}
+	ro := subject.RunOptions{From: from, To: to, Pace: &replay.PlayerOptions{Speed: speed, Paused: f.paused},
+		OnElem: func(i int, e exec.Elem) {
+			subject.Stream(stream, i, e)
+			w.Flush()
+		},
+		Player: func(p *replay.Player) {
+			mu.Lock()
+			player = p
+			mu.Unlock()
+		}}
 	stopUI := make(chan struct{})
 	var ui sync.WaitGroup
 	if bar.Enabled() {
@@ -180,92 +177,67 @@ func runReplay(cmd *cobra.Command, f *replayFlags, stdout, stderr io.Writer) err
 					return
 				case <-tick.C:
 				}
-				mu.Lock()
-				p := player
-				mu.Unlock()
-				if p != nil {
-					bar.Update(replayProgress(p, span), replayNote(p, span), false)
+				if p := current(); p != nil {
+					bar.Update(p.Progress(p.Span()), p.Note(p.Span()), false)
 				}
 			}
 		}()
 	}
 	restore := func() {}
 	if isTerminal(os.Stdin) {
-		keys, undo, err := terminalKeys(os.Stdin)
-		if err == nil {
+		if keys, undo, err := terminalKeys(os.Stdin); err == nil {
 			restore = undo
 			go func() {
 				for k := range keys {
-					mu.Lock()
-					p := player
-					mu.Unlock()
-					if p != nil {
-						applyKey(p, k)
+					if p := current(); p != nil {
+						p.Key(k)
 					}
 				}
 			}()
 		}
 	}
-	_, rst, err := replay.Run(d, q, opts)
+	_, st, err := sub.Run(ctx, prog, ro)
 	restore()
 	close(stopUI)
 	ui.Wait()
 	bar.Done()
 	if err != nil {
-		return runtimeErr(prog.Locate(err))
+		return runtimeErr(err)
 	}
-	if err := st.s.Close(); err != nil {
+	if err := stream.Close(); err != nil {
 		return runtimeErr(err)
 	}
 	if err := w.Flush(); err != nil {
 		return runtimeErr(err)
 	}
 	if f.stats {
-		printReadStats(stderr, d, rst)
+		st.Write(stderr)
 	}
 	return nil
 }
 
-// applyKey acts on a key pressed during a replay.
-func applyKey(p *replay.Player, k byte) {
-	switch k {
-	case ' ', 'p':
-		p.TogglePause()
-	case 'n', '.':
-		if !p.Paused() {
-			p.Pause()
-		}
-		p.Step()
-	case '+', '=':
-		if s := p.Speed(); s > 0 {
-			p.SetSpeed(s * 2)
-		}
-	case '-', '_':
-		if s := p.Speed(); s > 0 {
-			p.SetSpeed(s / 2)
-		}
-	case 'q', 3: // q, Ctrl-C
-		p.Stop()
+// replayDisplay plays a database into the animated display: every stored
+// relation, in time order, paced by the display's player (space, +/-, →
+// and the timeline work as in tqmon view), with the queries' results
+// drawn as the spec says.
+func replayDisplay(f *replayFlags, sub subject.Subject, params map[string]string, from, to *algebra.Time) error {
+	dsrc, err := readDisplay(f.display)
+	if err != nil {
+		return usageErr(err)
 	}
-}
-
-func replayProgress(p *replay.Player, span algebra.Window) float64 {
-	if span.To <= span.From {
-		return 0
+	po := play.Options{Speed: f.speed, Paused: f.paused, Start: from, End: sub.Now()}
+	if f.max {
+		po.Speed = play.MaxSpeed
 	}
-	pos := max(p.Position(), span.From)
-	return float64(pos-span.From) / float64(span.To-span.From)
-}
-
-func replayNote(p *replay.Player, span algebra.Window) string {
-	note := algebra.FormatTime(max(p.Position(), span.From), algebra.TimeClock) + " / " + algebra.FormatTime(span.To, algebra.TimeClock)
-	if s := p.Speed(); s > 0 {
-		note += fmt.Sprintf("  ×%g", s)
-	} else {
-		note += "  max"
+	if to != nil {
+		po.End = *to
 	}
-	if p.Paused() {
-		note += "  paused (space: resume, n: step)"
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	err = subject.Display(ctx, sub, subject.DisplayOptions{Queries: f.srcs, Spec: dsrc, ReadSpec: specReader(f.display),
+		Params: params, Play: po, Title: "tqmon replay " + f.dbDir})
+	if err != nil {
+		return openErr(err)
 	}
-	return note
+	return nil
 }

@@ -66,11 +66,14 @@ func runResident(f *residentFlags, stderr io.Writer) error {
 		return usageErr(errors.New("resident serves the kernel: give --kernel (Go programs embed their own resident)"))
 	case f.listen == "":
 		return usageErr(errors.New("resident needs --listen ADDR (a unix socket path, or host:port with --token)"))
-	case !isUnix(f.listen) && f.token == "":
-		if _, _, err := transport.ParseAddr(f.listen); err != nil {
+	case f.token == "":
+		network, _, err := transport.ParseAddr(f.listen)
+		if err != nil {
 			return usageErr(err)
 		}
-		return usageErr(errors.New("a TCP listener needs a shared token: --token"))
+		if network != "unix" {
+			return usageErr(errors.New("a TCP listener needs a shared token: --token"))
+		}
 	}
 	specs, err := readKernelSpecs(f.specs)
 	if err != nil {

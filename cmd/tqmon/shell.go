@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -24,6 +25,7 @@ import (
 	"github.com/tqmon/tqmon/grammar/tquel"
 	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/resident/demo"
+	"github.com/tqmon/tqmon/subject"
 )
 
 type shellFlags struct {
@@ -109,7 +111,7 @@ func defaultHistoryFile() string {
 
 // shell is one interactive session.
 type shell struct {
-	src     shellSource
+	src     subject.Subject
 	sess    *check.Session
 	out     *bufio.Writer
 	errw    io.Writer
@@ -135,51 +137,21 @@ func runShell(f *shellFlags, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	n := 0
-	for _, set := range []bool{f.historyDir != "", f.dbDir != "", len(f.connect) > 0, f.demo, f.kernel} {
-		if set {
-			n++
-		}
+	so := subject.Options{History: f.historyDir, DB: f.dbDir, Connect: f.connect, Token: f.token,
+		Demo: f.demo, Config: demo.DefaultConfig(f.seed), Background: true}
+	if f.kernel {
+		so.Kernel = &subject.KernelOptions{Target: f.target}
 	}
-	if n != 1 {
+	if so.Given() != 1 {
 		return usageErr(errors.New("shell needs one source: --history DIR, --db DB, --connect ADDR, --demo or --kernel"))
 	}
-	var src shellSource
-	switch {
-	case f.historyDir != "":
-		hs, err := openHistorySource(f.historyDir)
-		if err != nil {
-			return usageErr(err)
-		}
-		src = hs
-	case f.dbDir != "":
-		ds, err := openDBSource(f.dbDir)
-		if err != nil {
-			return usageErr(err)
-		}
-		src = ds
-	case len(f.connect) > 0:
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		ls, err := connectSource(ctx, f.connect, f.token)
-		cancel()
-		if err != nil {
-			return runtimeErr(err)
-		}
-		src = ls
-	case f.kernel:
-		ks, err := startKernelSource(f.target, params)
-		if err != nil {
-			return err
-		}
-		src = ks
-	default:
-		cfg := demo.DefaultConfig(f.seed)
-		ls, err := startDemoSource(cfg)
-		if err != nil {
-			return runtimeErr(err)
-		}
-		src = ls
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	src, err := subject.Open(ctx, so)
+	cancel()
+	if err != nil {
+		return openErr(err)
 	}
+	maps.Copy(params, src.Params())
 	defer src.Close()
 
 	sh := &shell{src: src, out: bufio.NewWriter(stdout), errw: stderr, opts: opts, params: params}
@@ -389,10 +361,9 @@ func (sh *shell) runChecked(stmts []*check.Retrieve) {
 	var show func(int, exec.Elem)
 	if sh.src.Live() {
 		stream = format.NewStream(sh.out, sh.opts, rels)
-		st := &streamer{s: stream}
 		show = func(i int, e exec.Elem) {
 			if i >= first {
-				st.elem(i-first, e)
+				subject.Stream(stream, i-first, e)
 				sh.out.Flush()
 			}
 		}
@@ -408,7 +379,7 @@ func (sh *shell) runChecked(stmts []*check.Retrieve) {
 			}
 		}
 	}
-	results, err := sh.src.Run(ctx, prog, show)
+	results, _, err := sh.src.Run(ctx, prog, subject.RunOptions{OnElem: show})
 	if err != nil {
 		rec.finish(sh)
 		sh.errorf("%s", renderError(err))

@@ -2,19 +2,16 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"strconv"
 	"time"
 
-	"github.com/tqmon/tqmon/algebra"
-	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/display/defaults"
-	"github.com/tqmon/tqmon/display/play"
-	"github.com/tqmon/tqmon/display/show"
 	"github.com/tqmon/tqmon/query"
-	"github.com/tqmon/tqmon/remote"
+	"github.com/tqmon/tqmon/subject"
 )
 
 // setDisplay chooses the display spec \view shows.
@@ -60,48 +57,25 @@ func (sh *shell) view(arg string) {
 		}
 		speed = s
 	}
-	setup, err := show.Compile(show.Config{Catalog: sh.src.Catalog(), Queries: sh.log, Display: dsrc,
-		Check: check.Options{Params: sh.params, Now: sh.src.Now()}, FeedAll: !sh.src.Live()})
-	if err != nil {
-		sh.errorf("%s", renderError(err))
-		if sh.display == "" {
-			sh.errorf("(the default display is the paper's; choose one for this system with \\display SPEC)\n")
-		}
-		return
-	}
 	sh.out.Flush()
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
-	opts := show.Options{Title: "tqmon shell — " + sh.src.Describe()}
+	o := subject.DisplayOptions{Queries: sh.log, Spec: dsrc, Params: sh.params, Title: "tqmon shell — " + sh.src.Describe()}
 	if sh.display != "" {
-		opts.ReadSpec = specReader(sh.display)
+		o.ReadSpec = specReader(sh.display)
 	}
-	switch src := sh.src.(type) {
-	case *historySource:
-		po := play.Options{Speed: speed}
-		window := src.h.Window
-		if start, end, ok := src.h.Extent(); ok {
-			po.End = end
-			if window == nil {
-				window = &algebra.Window{From: start, To: end}
-			}
-			if speed == 0 {
-				po.Speed = max(1, float64(end-start)/float64(time.Minute))
-			}
+	o.Play.Speed = speed
+	if start, end, ok := sh.src.Extent(); ok {
+		o.Play.End = end
+		if speed == 0 {
+			o.Play.Speed = max(1, float64(end-start)/float64(time.Minute))
 		}
-		err = show.History(ctx, setup, play.HistorySource(src.h, nil), window, po, opts)
-	case *liveSource:
-		conns, derr := src.dial(ctx)
-		if derr != nil {
-			sh.errorf("%v\n", derr)
-			return
-		}
-		err = show.Live(ctx, setup, conns, remote.LiveOptions{}, nil, opts)
-	default:
-		sh.errorf("\\view is not available for this source\n")
-		return
 	}
+	err := subject.Display(ctx, sh.src, o)
 	if err != nil {
 		sh.errorf("%s", renderError(err))
+		if errors.Is(err, subject.ErrInput) && sh.display == "" {
+			sh.errorf("(the default display is the paper's; choose one for this system with \\display SPEC)\n")
+		}
 	}
 }

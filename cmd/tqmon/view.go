@@ -12,11 +12,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tqmon/tqmon/algebra"
-	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/display/play"
-	"github.com/tqmon/tqmon/display/show"
 	"github.com/tqmon/tqmon/query"
-	"github.com/tqmon/tqmon/store/history"
+	"github.com/tqmon/tqmon/subject"
 )
 
 type viewFlags struct {
@@ -68,8 +66,7 @@ query and history errors, 1 for runtime errors.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.historyDir, "history", "", "history directory: one .sdl file and one CSV per relation")
 	fl.StringVar(&f.display, "display", "", "display spec file (see tqmon view --help)")
-	fl.VarP(querySources{list: &f.srcs, file: true}, "file", "f", "read TQuel statements from FILE (repeatable)")
-	fl.VarP(querySources{list: &f.srcs, count: &f.exprs}, "expr", "e", "TQuel statements given as TEXT (repeatable)")
+	addSourceFlags(fl, &f.srcs, &f.exprs)
 	fl.StringArrayVar(&f.params, "param", nil, "NAME=VALUE: the value of $NAME in queries (repeatable)")
 	fl.Float64Var(&f.speed, "speed", 1, "subject seconds per real second")
 	fl.StringVar(&f.from, "from", "", "start playing at TIME (e.g. 2:45:00; default: the history's beginning)")
@@ -98,34 +95,24 @@ func runView(f *viewFlags, stderr io.Writer) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	h, err := history.Load(f.historyDir)
+	sub, err := subject.Open(context.Background(), subject.Options{History: f.historyDir})
 	if err != nil {
-		return usageErr(err)
+		return openErr(err)
 	}
+	defer sub.Close()
 	dsrc, err := readDisplay(f.display)
 	if err != nil {
 		return usageErr(err)
 	}
-	window := h.Window
-	now := algebra.Time(0)
-	if start, end, ok := h.Extent(); ok {
-		now = end
+	if _, end, ok := sub.Extent(); ok {
 		po.End = end
-		if window == nil {
-			window = &algebra.Window{From: start, To: end}
-		}
-	}
-	setup, err := show.Compile(show.Config{Catalog: h.Catalog, Queries: f.srcs, Display: dsrc,
-		Check: check.Options{Params: params, Now: now}, FeedAll: true})
-	if err != nil {
-		return usageErr(err)
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	err = show.History(ctx, setup, play.HistorySource(h, nil), window, po,
-		show.Options{Title: "tqmon view " + f.historyDir, ReadSpec: specReader(f.display)})
+	err = subject.Display(ctx, sub, subject.DisplayOptions{Queries: f.srcs, Spec: dsrc, ReadSpec: specReader(f.display),
+		Params: params, Play: po, Title: "tqmon view " + f.historyDir})
 	if err != nil {
-		return runtimeErr(err)
+		return openErr(err)
 	}
 	return nil
 }
