@@ -100,7 +100,9 @@ func (s *demoSubject) now() algebra.Time { return s.clock.Now() }
 
 // Spec is the demo's sensor description, under the name its ground truth
 // has.
-func (s *demoSubject) Spec() (db.Spec, error) { return db.Spec{Name: "os.sdl", Text: ossensors.SDL}, nil }
+func (s *demoSubject) Spec() (db.Spec, error) {
+	return db.Spec{Name: "os.sdl", Text: ossensors.SDL}, nil
+}
 
 // runOnce runs mon on the resident's connection and the subject once mon
 // is ready, until d passes (when positive), ctx ends or mon does; then it

@@ -12,6 +12,7 @@ import (
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/resident/kernel"
 	"github.com/tqmon/tqmon/resident/kernel/launch"
+	"github.com/tqmon/tqmon/resident/transport"
 	"github.com/tqmon/tqmon/resident/wire"
 )
 
@@ -123,5 +124,54 @@ func (s *kernelSubject) Close() error {
 	if s.code != 0 {
 		return &CommandExit{Code: s.code}
 	}
+	return nil
+}
+
+// KernelServeOptions shape ServeKernel.
+type KernelServeOptions struct {
+	// Kernel shapes the resident (Specs, RingBytes).
+	Kernel KernelOptions
+	// Listen is where to serve: a unix socket path, or host:port with
+	// Token.
+	Listen, Token string
+	// Logf reports the resident's and the server's events.
+	Logf func(format string, args ...any)
+	// Serving is called once the server listens.
+	Serving func()
+}
+
+// ServeKernel serves this machine's kernel sensors to remote monitors
+// until ctx ends, then detaches everything.
+func ServeKernel(ctx context.Context, o KernelServeOptions) error {
+	res, err := kernel.New(kernel.Options{Specs: o.Kernel.Specs, RingBytes: o.Kernel.RingBytes, Logf: o.Logf})
+	if errors.Is(err, kernel.ErrUnavailable) {
+		return err
+	}
+	if err != nil {
+		return badInput(err)
+	}
+	defer res.Close()
+	srv, err := transport.NewServer(res.Sessions(), transport.ServerOptions{Token: o.Token, Logf: o.Logf})
+	if err != nil {
+		return badInput(err)
+	}
+	lis, err := transport.Listen(o.Listen)
+	if err != nil {
+		return badInput(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(lis) }()
+	if o.Serving != nil {
+		o.Serving()
+	}
+	select {
+	case <-ctx.Done():
+	case err := <-done:
+		if err != nil {
+			return err
+		}
+	}
+	srv.Stop()
+	res.Close()
 	return nil
 }

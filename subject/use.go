@@ -2,12 +2,12 @@ package subject
 
 import (
 	"context"
+	"errors"
+	"os"
 	"path/filepath"
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
-	"github.com/tqmon/tqmon/algebra/exec"
-	"github.com/tqmon/tqmon/display/format"
 	"github.com/tqmon/tqmon/display/play"
 	"github.com/tqmon/tqmon/display/show"
 	"github.com/tqmon/tqmon/query"
@@ -16,24 +16,65 @@ import (
 	"github.com/tqmon/tqmon/store/record"
 )
 
-// Record records a live subject's primitive relations into w, a writer of
-// d (record.Live over a session), and returns the span observed.
-func Record(ctx context.Context, s Subject, d *db.DB, w *db.Writer, opts record.Options) (algebra.Window, error) {
+// Record creates the database dir with s's sensor description and
+// records s's primitive relations there (record.Live over a session,
+// the relations checked before anything runs) until the context ends,
+// the duration passes or the subject does. It then closes s (a demo's
+// ground truth is written) and writes the span observed as the
+// database's window, and returns the database, open, for the caller to
+// report on and close. A database that exists, or relations the subject
+// lacks, are ErrInput errors.
+func Record(ctx context.Context, s Subject, dir string, wopts db.WriterOptions, opts record.Options) (*db.DB, algebra.Window, error) {
+	var win algebra.Window
+	spec, err := s.Spec()
+	if err != nil {
+		return nil, win, err
+	}
+	d, err := db.Create(dir, spec)
+	if err != nil {
+		return nil, win, badInput(err)
+	}
+	if len(opts.Relations) > 0 {
+		if _, err := record.Program(d.Catalog(), opts.Relations); err != nil {
+			d.Close()
+			os.RemoveAll(dir)
+			return nil, win, badInput(err)
+		}
+	}
+	w, err := d.NewWriter(wopts)
+	if err != nil {
+		d.Close()
+		return nil, win, err
+	}
 	var st record.Stats
-	win, err := s.session(ctx, opts.Duration, func(ss Session) error {
+	ran, err := s.session(ctx, opts.Duration, func(ss Session) error {
 		o := opts
 		o.Duration, o.Ready = ss.Duration, chain(ss.Ready, opts.Ready)
 		var err error
 		st, err = record.Live(ss.Ctx, ss.Conns, w, d.Catalog(), o)
 		return err
 	})
+	var exit *CommandExit
+	if err == nil {
+		if err = s.Close(); errors.As(err, &exit) {
+			err = nil // the command's status is not the recording's
+		}
+	}
 	if err != nil {
-		return algebra.Window{}, err
+		w.Close()
+		d.Close()
+		return nil, win, err
 	}
-	if win != nil {
-		return *win, nil
+	win = algebra.Window{From: st.Start, To: max(st.End, st.Last, st.Start)}
+	if ran != nil {
+		win = *ran
 	}
-	return algebra.Window{From: st.Start, To: max(st.End, st.Last, st.Start)}, nil
+	w.SetWindow(win)
+	if err := w.Close(); err != nil {
+		d.Close()
+		return nil, win, err
+	}
+	return d, win, nil
 }
 
 // Results opens the database dir to store the results of stmts, run over
@@ -75,18 +116,6 @@ func Show(ctx context.Context, s Subject, setup *show.Setup, po play.Options, lo
 		return show.Live(ctx, setup, ss.Conns, lo, ss.Clock, so)
 	})
 	return err
-}
-
-// Stream prints a result element of statement i as produced.
-func Stream(s *format.Stream, i int, e exec.Elem) {
-	switch e.Kind {
-	case exec.Begin:
-		s.Begin(i, e.Rec, e.Rec.Vals, e.T)
-	case exec.End:
-		s.End(i, e.Rec, e.T)
-	case exec.Event:
-		s.Event(i, e.Rec.Vals, e.T)
-	}
 }
 
 // DisplayOptions shape Display.

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -14,8 +14,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tqmon/tqmon/algebra/check"
-	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/display/defaults"
+	"github.com/tqmon/tqmon/display/format"
 	"github.com/tqmon/tqmon/display/term"
 	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/remote"
@@ -45,49 +45,11 @@ type demoFlags struct {
 func newDemoCmd(stdout, stderr io.Writer) *cobra.Command {
 	f := demoFlags{cfg: demo.DefaultConfig(1)}
 	cmd := &cobra.Command{
-		Use:   "demo [--headless] [--display SPEC] [--duration D] [--seed S] [--truth DIR] [(-f FILE | -e TEXT)...]",
-		Short: "Run the paper's example system live and monitor it",
-		Long: `Run the paper's example system — processors running processes that send
-messages to mailboxes and block on empty ones — as a real concurrent program
-with generated sensors, a resident monitor inside it, and the remote monitor
-running your queries against it, all in one process. Only the sensors the
-queries need are enabled. Results print as they are produced (an interval
-once it has ended; those still open when the run stops are printed last).
-
-Time runs fast: one subject second per real millisecond (--scale), from 0,
-so times read like the paper's. --truth DIR also writes the subject's
-complete ground truth — every tuple of every relation, whatever was enabled
-— as a history that tqmon query --history reads: the same queries over it
-give the same results.
-
-With --subject, only the subject and its resident run, serving remote
-monitors at --listen (a unix socket path, or host:port with --token); by
-default the subject waits for a monitor to connect before it starts, so
-nothing it does is missed.
-
-Without --headless the system is shown animated in the terminal (see tqmon
-view --help for the keys): the paper's display spec by default — processes
-inside the processors running them, shaded by state, mailboxes, arrows for
-waits and sends, past states fading — with the paper's ResumedbyP1 query
-(when no -f or -e is given) flashing the processes P1 resumed. Time then
-runs at 2 subject seconds per real second unless --scale says otherwise,
-and the demo runs until q (or --duration, when given).`,
-		Example: `  # The paper's system, animated (q quits)
-  tqmon demo
-
-  # Your own display spec and queries
-  tqmon demo --display testdata/paper/os.display -f testdata/paper/resumed_by_p1.tq
-
-  tqmon demo --headless --duration 3s -f testdata/paper/resumed_by_p1.tq
-
-  # The same, checked against the ground truth
-  tqmon demo --headless --duration 3s --seed 7 --truth /tmp/truth -f testdata/paper/resumed_by_p1.tq
-  tqmon query --history /tmp/truth -f testdata/paper/resumed_by_p1.tq
-
-  # Subject in one process, monitor in another
-  tqmon demo --subject --listen /tmp/tqmon.sock --duration 5s &
-  tqmon query --connect /tmp/tqmon.sock -f testdata/paper/resumed_by_p1.tq`,
-		Args: cobra.NoArgs,
+		Use:     "demo [--headless] [--display SPEC] [--duration D] [--seed S] [--truth DIR] [(-f FILE | -e TEXT)...]",
+		Short:   "Run the paper's example system live and monitor it",
+		Long:    doc("demo"),
+		Example: doc("demo.example"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.subject {
 				return runSubject(&f, stderr)
@@ -127,7 +89,7 @@ func runDemo(f *demoFlags, stdout, stderr io.Writer) error {
 	if len(f.srcs) == 0 {
 		return usageErr(errors.New("demo needs at least one -f FILE or -e TEXT to run"))
 	}
-	out, err := outputOptions(f.format, f.timeFormat, false)
+	out, err := format.ParseOptions(f.format, f.timeFormat, false)
 	if err != nil {
 		return usageErr(err)
 	}
@@ -150,25 +112,7 @@ func runDemo(f *demoFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	w := bufio.NewWriter(stdout)
-	defer w.Flush()
-	stream := newStream(w, out, prog.Stmts)
-	_, stats, err := sub.Run(ctx, prog, subject.RunOptions{Naive: naive, Duration: f.duration,
-		OnElem: func(i int, e exec.Elem) { subject.Stream(stream, i, e) }})
-	if err != nil {
-		return runtimeErr(err)
-	}
-	if err := stream.Close(); err != nil {
-		return runtimeErr(err)
-	}
-	if err := sub.Close(); err != nil {
-		return runtimeErr(err)
-	}
-	if f.stats {
-		w.Flush()
-		stats.Write(stderr)
-	}
-	return nil
+	return runProgram(ctx, sub, prog, subject.RunOptions{Naive: naive, Duration: f.duration}, out, nil, f.stats, stdout, stderr)
 }
 
 func runSubject(f *demoFlags, stderr io.Writer) error {
@@ -208,15 +152,8 @@ func runDemoDisplay(cmd *cobra.Command, f *demoFlags) error {
 		texts[defaults.PaperQueryName] = defaults.PaperQuery
 		srcs = []query.Source{{Name: defaults.PaperQueryName, Text: defaults.PaperQuery}}
 	}
-	dsrc := query.Source{Name: defaults.PaperSpecName, Text: defaults.PaperSpec}
-	var reread func() (string, error)
-	if f.display != "" {
-		if dsrc, err = readDisplay(f.display); err != nil {
-			return usageErr(err)
-		}
-		reread = specReader(f.display)
-	} else {
-		texts[dsrc.Name] = dsrc.Text
+	if f.display == "" {
+		texts[defaults.PaperSpecName] = defaults.PaperSpec
 	}
 	cfg := f.cfg
 	if !cmd.Flags().Changed("scale") {
@@ -236,13 +173,14 @@ func runDemoDisplay(cmd *cobra.Command, f *demoFlags) error {
 	defer sub.Close()
 	// The subject starts once the monitor has told the resident what to
 	// enable, so nothing it does is missed; it stops when the display ends.
-	err = subject.Display(ctx, sub, subject.DisplayOptions{Queries: srcs, Spec: dsrc, ReadSpec: reread, Params: params,
-		Live: remote.LiveOptions{Naive: naive}, Title: "tqmon demo: the paper's system, " + dsrc.Name})
+	title := "tqmon demo: the paper's system, " + cmp.Or(f.display, defaults.PaperSpecName)
+	err = display(ctx, sub, f.display, subject.DisplayOptions{Queries: srcs, Params: params, Title: title,
+		Spec: query.Source{Name: defaults.PaperSpecName, Text: defaults.PaperSpec}, Live: remote.LiveOptions{Naive: naive}})
 	if errors.Is(err, term.ErrNoTerminal) {
-		return runtimeErr(fmt.Errorf("%w (--headless prints the results instead)", err))
+		return runtimeErr(fmt.Errorf("%w (--headless prints the results instead)", errors.Unwrap(err)))
 	}
 	if err != nil {
-		return openErr(err)
+		return err
 	}
 	if err := sub.Close(); err != nil {
 		return runtimeErr(err)

@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tqmon/tqmon/algebra"
-	"github.com/tqmon/tqmon/display/format"
 	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/resident/kernel"
 	"github.com/tqmon/tqmon/subject"
@@ -55,27 +54,6 @@ func (q querySources) Set(v string) error {
 func addSourceFlags(fl *pflag.FlagSet, srcs *[]query.Source, count *int) {
 	fl.VarP(querySources{list: srcs, file: true}, "file", "f", "read TQuel statements from FILE (repeatable)")
 	fl.VarP(querySources{list: srcs, count: count}, "expr", "e", "TQuel statements given as TEXT (repeatable)")
-}
-
-// outputOptions reads --format and --time-format. An empty time format is
-// the source's natural one: RFC 3339 when its times are wall-clock times
-// (the kernel's), else clock notation (a subject's own time from zero).
-func outputOptions(kind, timeFormat string, wallClock bool) (format.Options, error) {
-	k, err := format.ParseKind(kind)
-	if err != nil {
-		return format.Options{}, err
-	}
-	if timeFormat == "" {
-		timeFormat = "clock"
-		if wallClock {
-			timeFormat = "rfc3339"
-		}
-	}
-	tf, err := algebra.ParseTimeFormat(timeFormat)
-	if err != nil {
-		return format.Options{}, err
-	}
-	return format.Options{Kind: k, Time: tf}, nil
 }
 
 // planNaive reads --plan.

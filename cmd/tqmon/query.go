@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -14,9 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
-	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/display/format"
 	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/remote"
@@ -48,58 +45,17 @@ type queryFlags struct {
 func newQueryCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f queryFlags
 	cmd := &cobra.Command{
-		Use:   "query (--history DIR | --db DB | --connect ADDR) (-f FILE | -e TEXT)...",
-		Short: "Evaluate TQuel statements over a history, a database, a live system or the kernel",
-		Long: `Evaluate TQuel statements over a recorded history and print each retrieve's
-result relation.
-
-A history directory holds one sensor description (.sdl) and one CSV file per
-relation (see SDL.md). Statements come from -f files and -e texts, in the
-order given; range declarations and derived relations ("retrieve into NAME")
-carry from one to the next. $NAME in a query stands for a --param value.
-
-Results are sets: value-equivalent intervals that meet or overlap are
-coalesced. Rows are ordered by time, then values. With several retrieves,
-results are separated by a blank line.
-
-With --acquire the history stands for the running system: a simulated
-resident monitor delivers a packet only when a sensor would fire — when its
-flag holder is enabled — and the plan's α operators decide what is enabled.
-The plan is rewritten so that as few sensors as possible are enabled
-(--plan naive keeps the initial plan); either way the results are the same.
---stats reports on stderr the packets delivered, in all and per sensor, and
-the most tuples the operators held at once. --explain prints, instead of
-running, each retrieve's initial algebra, every rewrite rule applied, the
-final plan, and for each α what it enables and the packets to expect.
-
---db DB queries a database (tqmon record, tqmon import) instead: temporal
-selections on a variable become time windows, so a timeslice reads only
-the blocks it needs (--stats reports them, --explain shows the windows).
---record DB also stores each named retrieve's result in a database, as it
-is produced (a new one, or beside what an existing one holds).
-
-Exit status: 0 on success, 2 for usage, syntax or semantic errors and
-malformed histories, 1 for runtime errors.`,
-		Example: `  # The paper's ResumedbyP1: which processes were resumed by P1?
-  tqmon query --history testdata/paper -f testdata/paper/resumed_by_p1.tq --format csv
-
-  # An ad-hoc question, with a parameter
-  tqmon query --history testdata/paper --param p=P2 \
-    -e 'range of p is Process retrieve (p.State) where p.Process = $p'
-
-  # Which sensors does ResumedbyP1 need? Run it as the monitor would.
-  tqmon query --history testdata/paper -f testdata/paper/resumed_by_p1.tq --explain
-  tqmon query --history testdata/paper -f testdata/paper/resumed_by_p1.tq --acquire --stats
-
-  # Over a database, one instant
-  tqmon query --db /tmp/run.db --stats -e 'range of p is Process retrieve (p.Process, p.State) when p overlap "0:10:00"'`,
-		Args: kernelArgs(&f.kernel),
+		Use:     "query (--history DIR | --db DB | --connect ADDR) (-f FILE | -e TEXT)...",
+		Short:   "Evaluate TQuel statements over a history, a database, a live system or the kernel",
+		Long:    doc("query"),
+		Example: doc("query.example"),
+		Args:    kernelArgs(&f.kernel),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runQuery(cmd, &f, stdout, stderr)
 		},
 	}
 	fl := cmd.Flags()
-	addKernelFlags(cmd, fl, &f.kernel, kernelQueryHelp, kernelQueryExamples)
+	addKernelFlags(cmd, fl, &f.kernel, doc("query.kernel"), doc("query.kernel.example"))
 	fl.StringVar(&f.historyDir, "history", "", "history directory: one .sdl file and one CSV per relation")
 	addSourceFlags(fl, &f.srcs, &f.exprs)
 	fl.StringVar(&f.format, "format", "table", "output format: table, csv or jsonl")
@@ -119,35 +75,6 @@ malformed histories, 1 for runtime errors.`,
 	return cmd
 }
 
-const kernelQueryHelp = `
-
-With --kernel the subject is the Linux kernel of this machine (run as root):
-the relations of its built-in description (tqmon sensors list --kernel),
-extended by --spec files (uprobe sensors of your programs), collected by
-eBPF programs that are attached only while the query needs them. With
--c, the arguments after -- are a command: it starts paused, $target is
-its pid, it runs once the sensors are ready (nothing it does is missed)
-and the query ends when it has exited (it is killed if the query stops
-first). With --target PID, $target is a running process.`
-
-const kernelQueryExamples = `
-
-  # Exactly the system calls a command makes (as root)
-  sudo tqmon query --kernel -e 'range of s is Syscall
-    retrieve (s.Name) where s.Process = $target' -c -- ls /tmp
-
-  # The files a running process opens, for ten seconds
-  sudo tqmon query --kernel --target 1234 --duration 10s \
-    -e 'range of f is FileOpen retrieve (f.Path) where f.Process = $target'
-
-  # The command on the processors, animated (q quits)
-  sudo tqmon query --kernel --display testdata/kernel/cpus.display \
-    -f testdata/kernel/cpus.tq -c -- make -C /tmp/src
-
-  # Calls of a function of your program (a uprobe, declared in a spec)
-  sudo tqmon query --kernel --spec calls.sdl \
-    -e 'range of c is WorkCall retrieve (c.N) where c.Process = $target' -c -- ./myprog`
-
 func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error {
 	if f.display != "" && len(f.connect) == 0 && !f.kernel.on {
 		return usageErr(errors.New("--display goes with --connect or --kernel; to play a recorded history into a display, use tqmon view --history DIR --display SPEC"))
@@ -155,7 +82,7 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error
 	if len(f.srcs) == 0 && f.display == "" {
 		return usageErr(errors.New("query needs at least one -f FILE or -e TEXT"))
 	}
-	out, err := outputOptions(f.format, f.timeFormat, f.kernel.on)
+	out, err := format.ParseOptions(f.format, f.timeFormat, f.kernel.on)
 	if err != nil {
 		return usageErr(err)
 	}
@@ -192,7 +119,13 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error
 		if len(f.connect) > 0 {
 			title = "tqmon query --connect " + strings.Join(f.connect, " ")
 		}
-		return showLive(ctx, sub, f.srcs, f.display, params, remote.LiveOptions{Naive: naive, Lease: f.lease}, f.duration, title)
+		if f.duration > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, f.duration)
+			defer cancel()
+		}
+		return display(ctx, sub, f.display, subject.DisplayOptions{Queries: f.srcs, Params: params,
+			Live: remote.LiveOptions{Naive: naive, Lease: f.lease}, Title: title})
 	}
 	prog, err := query.Compile(sub.Catalog(), f.srcs, check.Options{Params: params, Now: sub.Now()})
 	if err != nil {
@@ -210,94 +143,42 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error
 			return usageErr(err)
 		}
 	}
-	w := bufio.NewWriter(stdout)
-	defer w.Flush()
-	var stream *format.Stream
 	ro := subject.RunOptions{Acquire: f.acquire, Naive: naive, Duration: f.duration, Lease: f.lease}
-	if sub.Live() {
-		stream = newStream(w, out, prog.Stmts)
-		ro.OnElem = func(i int, e exec.Elem) {
-			subject.Stream(stream, i, e)
-			w.Flush()
-			if rec != nil {
-				rec.Elem(i, e)
-			}
-		}
-	}
-	results, stats, err := sub.Run(ctx, prog, ro)
-	if rec != nil {
-		if st := stats.Live; st != nil {
-			rec.Observed(algebra.Window{From: st.Start, To: max(st.End, st.Start)})
-		}
-		for i, r := range results {
-			if stream == nil {
-				rec.Table(i, r.Table)
-			}
-		}
-		if cerr := rec.Close(); err == nil && cerr != nil {
-			return runtimeErr(cerr)
-		}
-	}
+	return runProgram(ctx, sub, prog, ro, out, rec, f.stats, stdout, stderr)
+}
+
+// runProgram runs prog over sub, printing its results (and its
+// statistics when stats), and closes sub.
+func runProgram(ctx context.Context, sub subject.Subject, prog *query.Program, ro subject.RunOptions, out format.Options,
+	rec *record.ResultDB, stats bool, stdout, stderr io.Writer) error {
+	st, err := subject.Print(ctx, sub, prog, subject.PrintOptions{Run: ro, Output: out, Results: rec}, stdout)
 	if err != nil {
 		return runtimeErr(err)
 	}
-	if stream != nil {
-		if err := stream.Close(); err != nil {
-			return runtimeErr(err)
-		}
-	} else if err := writeTables(w, results, out); err != nil {
-		return runtimeErr(err)
-	}
-	if f.stats {
-		w.Flush()
-		stats.Write(stderr)
+	if stats {
+		st.Write(stderr)
 	}
 	var exit *subject.CommandExit
 	if err := sub.Close(); errors.As(err, &exit) {
-		w.Flush()
 		fmt.Fprintf(stderr, "tqmon: %v\n", exit)
+	} else if err != nil {
+		return runtimeErr(err)
 	}
 	return nil
 }
 
-// newStream prints the results of stmts as they are produced.
-func newStream(w io.Writer, o format.Options, stmts []*check.Retrieve) *format.Stream {
-	var rels []*algebra.Relation
-	for _, r := range stmts {
-		rels = append(rels, r.Result)
-	}
-	return format.NewStream(w, o, rels)
-}
-
-// writeTables prints whole results, a blank line between them.
-func writeTables(w io.Writer, results []query.Result, o format.Options) error {
-	for i, r := range results {
-		if i > 0 {
-			fmt.Fprintln(w)
+// display shows sub animated as the display spec at path says (o.Spec
+// when path is ""), until the user quits or ctx ends; spec and query
+// errors are usage errors, reported before the terminal is touched.
+func display(ctx context.Context, sub subject.Subject, path string, o subject.DisplayOptions) error {
+	if path != "" {
+		spec, err := readDisplay(path)
+		if err != nil {
+			return usageErr(err)
 		}
-		if err := format.Write(w, r.Table, o); err != nil {
-			return err
-		}
+		o.Spec, o.ReadSpec = spec, specReader(path)
 	}
-	return nil
-}
-
-// showLive shows a live subject animated as the display spec says, the
-// queries' results drawn, until the user quits or the duration passes.
-func showLive(ctx context.Context, sub subject.Subject, srcs []query.Source, display string, params map[string]string,
-	lo remote.LiveOptions, d time.Duration, title string) error {
-	dsrc, err := readDisplay(display)
-	if err != nil {
-		return usageErr(err)
-	}
-	if d > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, d)
-		defer cancel()
-	}
-	err = subject.Display(ctx, sub, subject.DisplayOptions{Queries: srcs, Spec: dsrc, ReadSpec: specReader(display),
-		Params: params, Live: lo, Title: title})
-	if err != nil {
+	if err := subject.Display(ctx, sub, o); err != nil {
 		return openErr(err)
 	}
 	return nil

@@ -1,21 +1,18 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"io"
 	"os"
 	"os/signal"
-	"sync"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
-	"github.com/tqmon/tqmon/algebra/exec"
+	"github.com/tqmon/tqmon/display/format"
 	"github.com/tqmon/tqmon/display/play"
 	"github.com/tqmon/tqmon/display/progress"
 	"github.com/tqmon/tqmon/query"
@@ -41,38 +38,11 @@ type replayFlags struct {
 func newReplayCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f replayFlags
 	cmd := &cobra.Command{
-		Use:   "replay --db DB [--speed X | --max] [--from T] [--to T] [--display SPEC] (-f FILE | -e TEXT)...",
-		Short: "Replay a recorded database into queries, at any speed",
-		Long: `Replay what a database holds, in time order, into TQuel statements, as if
-the recorded system were running again: results print as they are produced
-(an interval once it has ended; those still open at the end are printed
-last), paced by the recorded time at --speed X (X recorded seconds per real
-second; 1 is real time) or as fast as possible with --max. --from and --to
-replay only the tuples valid between those times (with their whole valid
-times); Clock ticks only there.
-
-On a terminal the replay is interactive: space pauses and resumes, n steps
-one instant while paused, + and - double and halve the speed, q stops
-(what was replayed stands). A progress bar shows on stderr. Times are
-written as for queries: clock notation (H:MM:SS), RFC 3339 or integer
-nanoseconds.
-
-With --display SPEC the replay plays into the animated terminal view
-instead (see tqmon view): every stored relation, paced as above, with the
-queries' results drawn as the spec says; the view's keys apply (space,
-+/-, → step, t timeline, q quit).`,
-		Example: `  tqmon record --demo --duration 3s --db /tmp/run.db
-  # The demo's clock runs 1000 times faster than real time: replay it so.
-  tqmon replay --db /tmp/run.db --speed 1000 -f testdata/paper/resumed_by_p1.tq
-
-  # One stretch, as fast as possible
-  tqmon replay --db /tmp/run.db --max --from 0:10:00 --to 0:20:00 \
-    -e 'range of s is SendMessage retrieve (s.Process, s.Mailbox)'
-
-  # Watch it again, animated, ResumedbyP1 flashing
-  tqmon replay --db /tmp/run.db --speed 2 --display testdata/paper/os.display \
-    -f testdata/paper/resumed_by_p1.tq`,
-		Args: cobra.NoArgs,
+		Use:     "replay --db DB [--speed X | --max] [--from T] [--to T] [--display SPEC] (-f FILE | -e TEXT)...",
+		Short:   "Replay a recorded database into queries, at any speed",
+		Long:    doc("replay"),
+		Example: doc("replay.example"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runReplay(cmd, &f, stdout, stderr)
 		},
@@ -104,7 +74,7 @@ func runReplay(cmd *cobra.Command, f *replayFlags, stdout, stderr io.Writer) err
 	case !f.max && f.speed <= 0:
 		return usageErr(errors.New("--speed must be positive (or use --max)"))
 	}
-	out, err := outputOptions(f.format, f.timeFormat, false)
+	out, err := format.ParseOptions(f.format, f.timeFormat, false)
 	if err != nil {
 		return usageErr(err)
 	}
@@ -141,73 +111,27 @@ func runReplay(cmd *cobra.Command, f *replayFlags, stdout, stderr io.Writer) err
 	if f.max {
 		speed = 0
 	}
-	bar := progress.New(stderr, isTerminal(stderr))
-	w := bufio.NewWriter(bar.Guard(stdout))
-	stream := newStream(w, out, prog.Stmts)
-	var (
-		mu     sync.Mutex
-		player *replay.Player
-	)
-	current := func() *replay.Player {
-		mu.Lock()
-		defer mu.Unlock()
-		return player
-	}
-	ro := subject.RunOptions{From: from, To: to, Pace: &replay.PlayerOptions{Speed: speed, Paused: f.paused},
-		OnElem: func(i int, e exec.Elem) {
-			subject.Stream(stream, i, e)
-			w.Flush()
-		},
-		Player: func(p *replay.Player) {
-			mu.Lock()
-			player = p
-			mu.Unlock()
-		}}
-	stopUI := make(chan struct{})
-	var ui sync.WaitGroup
-	if bar.Enabled() {
-		ui.Add(1)
-		go func() {
-			defer ui.Done()
-			tick := time.NewTicker(100 * time.Millisecond)
-			defer tick.Stop()
-			for {
-				select {
-				case <-stopUI:
-					return
-				case <-tick.C:
-				}
-				if p := current(); p != nil {
-					bar.Update(p.Progress(p.Span()), p.Note(p.Span()), false)
-				}
-			}
-		}()
-	}
+	bar := progress.New(stderr, progress.IsTerminal(stderr))
+	var controls replay.Controls
+	po := subject.PrintOptions{Output: out, Stream: true, Run: subject.RunOptions{From: from, To: to,
+		Pace: &replay.PlayerOptions{Speed: speed, Paused: f.paused}, Player: controls.Set}}
+	stopUI := bar.Follow(controls.State)
 	restore := func() {}
-	if isTerminal(os.Stdin) {
-		if keys, undo, err := terminalKeys(os.Stdin); err == nil {
+	if progress.IsTerminal(os.Stdin) {
+		if keys, undo, err := progress.Keys(os.Stdin); err == nil {
 			restore = undo
 			go func() {
 				for k := range keys {
-					if p := current(); p != nil {
-						p.Key(k)
-					}
+					controls.Key(k)
 				}
 			}()
 		}
 	}
-	_, st, err := sub.Run(ctx, prog, ro)
+	st, err := subject.Print(ctx, sub, prog, po, bar.Guard(stdout))
 	restore()
-	close(stopUI)
-	ui.Wait()
+	stopUI()
 	bar.Done()
 	if err != nil {
-		return runtimeErr(err)
-	}
-	if err := stream.Close(); err != nil {
-		return runtimeErr(err)
-	}
-	if err := w.Flush(); err != nil {
 		return runtimeErr(err)
 	}
 	if f.stats {
@@ -221,10 +145,6 @@ func runReplay(cmd *cobra.Command, f *replayFlags, stdout, stderr io.Writer) err
 // and the timeline work as in tqmon view), with the queries' results
 // drawn as the spec says.
 func replayDisplay(f *replayFlags, sub subject.Subject, params map[string]string, from, to *algebra.Time) error {
-	dsrc, err := readDisplay(f.display)
-	if err != nil {
-		return usageErr(err)
-	}
 	po := play.Options{Speed: f.speed, Paused: f.paused, Start: from, End: sub.Now()}
 	if f.max {
 		po.Speed = play.MaxSpeed
@@ -234,10 +154,6 @@ func replayDisplay(f *replayFlags, sub subject.Subject, params map[string]string
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	err = subject.Display(ctx, sub, subject.DisplayOptions{Queries: f.srcs, Spec: dsrc, ReadSpec: specReader(f.display),
-		Params: params, Play: po, Title: "tqmon replay " + f.dbDir})
-	if err != nil {
-		return openErr(err)
-	}
-	return nil
+	return display(ctx, sub, f.display, subject.DisplayOptions{Queries: f.srcs, Params: params, Play: po,
+		Title: "tqmon replay " + f.dbDir})
 }

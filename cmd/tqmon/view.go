@@ -31,34 +31,11 @@ type viewFlags struct {
 func newViewCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f viewFlags
 	cmd := &cobra.Command{
-		Use:   "view --history DIR --display SPEC [(-f FILE | -e TEXT)...] [--speed X] [--from TIME]",
-		Short: "Play a recorded history into the animated display",
-		Long: `Play a recorded history into the animated terminal display described by a
-display spec: entity relations as icons (box, circle, oval, text, point,
-line) labelled, shaded, coloured and ordered by their attributes;
-relationships as inclusion, arrows or connecting lines between the icons;
-time as animation or animationtrace (past states fade out), flashing for a
-derived relation's events, and a digital clock. TQuel statements given with
--f and -e define derived relations (retrieve NAME ...) the spec may draw.
-
-The history plays at --speed (subject seconds per real second) from --from
-(default: its beginning). Keys: space pause/resume, + and - double and halve
-the speed, → steps to the next change, t switches to the timeline view (z/x
-zoom, < > scroll, tab: rows per entity or per tuple of a relation), r reads
-the spec again, ? help, q quits. The terminal is restored however it ends.
-
-Errors in the spec or the queries are reported as file:line:col before the
-terminal is touched. Exit status: 0 when the user quits, 2 for usage, spec,
-query and history errors, 1 for runtime errors.`,
-		Example: `  # The paper's system: processes running on processors, waiting on mailboxes,
-  # ResumedbyP1 flashing; a minute of history per second from 1:59:50
-  tqmon view --history testdata/paper --display testdata/paper/os.display \
-    -f testdata/paper/resumed_by_p1.tq --speed 60 --from 1:59:50
-
-  # Start paused at the wait on M7, then step with →
-  tqmon view --history testdata/paper --display testdata/paper/os.display \
-    -f testdata/paper/resumed_by_p1.tq --from 2:45:00 --paused`,
-		Args: cobra.NoArgs,
+		Use:     "view --history DIR --display SPEC [(-f FILE | -e TEXT)...] [--speed X] [--from TIME]",
+		Short:   "Play a recorded history into the animated display",
+		Long:    doc("view"),
+		Example: doc("view.example"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runView(&f, stderr)
 		},
@@ -100,19 +77,11 @@ func runView(f *viewFlags, stderr io.Writer) error {
 		return openErr(err)
 	}
 	defer sub.Close()
-	dsrc, err := readDisplay(f.display)
-	if err != nil {
-		return usageErr(err)
-	}
 	if _, end, ok := sub.Extent(); ok {
 		po.End = end
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	err = subject.Display(ctx, sub, subject.DisplayOptions{Queries: f.srcs, Spec: dsrc, ReadSpec: specReader(f.display),
-		Params: params, Play: po, Title: "tqmon view " + f.historyDir})
-	if err != nil {
-		return openErr(err)
-	}
-	return nil
+	return display(ctx, sub, f.display, subject.DisplayOptions{Queries: f.srcs, Params: params, Play: po,
+		Title: "tqmon view " + f.historyDir})
 }

@@ -1,4 +1,4 @@
-package main
+package shell
 
 import (
 	"context"
@@ -24,7 +24,7 @@ func (sh *shell) setDisplay(path string) {
 		}
 		return
 	}
-	if _, err := readDisplay(path); err != nil {
+	if _, err := sh.readDisplay(path); err != nil {
 		sh.errorf("%v\n", err)
 		return
 	}
@@ -39,14 +39,14 @@ func (sh *shell) setDisplay(path string) {
 func (sh *shell) view(arg string) {
 	dsrc := query.Source{Name: defaults.PaperSpecName, Text: defaults.PaperSpec}
 	if sh.display != "" {
-		src, err := readDisplay(sh.display)
+		src, err := sh.readDisplay(sh.display)
 		if err != nil {
 			sh.errorf("%v\n", err)
 			return
 		}
 		dsrc = src
 	} else {
-		texts[dsrc.Name] = dsrc.Text
+		sh.keep(dsrc.Name, dsrc.Text)
 	}
 	speed := 0.0
 	if arg != "" {
@@ -62,7 +62,10 @@ func (sh *shell) view(arg string) {
 	defer cancel()
 	o := subject.DisplayOptions{Queries: sh.log, Spec: dsrc, Params: sh.params, Title: "tqmon shell — " + sh.src.Describe()}
 	if sh.display != "" {
-		o.ReadSpec = specReader(sh.display)
+		o.ReadSpec = func() (string, error) {
+			src, err := sh.readDisplay(sh.display)
+			return src.Text, err
+		}
 	}
 	o.Play.Speed = speed
 	if start, end, ok := sh.src.Extent(); ok {
@@ -73,9 +76,20 @@ func (sh *shell) view(arg string) {
 	}
 	err := subject.Display(ctx, sh.src, o)
 	if err != nil {
-		sh.errorf("%s", renderError(err))
+		sh.errorf("%s", sh.render(err))
 		if errors.Is(err, subject.ErrInput) && sh.display == "" {
 			sh.errorf("(the default display is the paper's; choose one for this system with \\display SPEC)\n")
 		}
 	}
+}
+
+// readDisplay reads a display spec file, keeping its text for
+// diagnostics.
+func (sh *shell) readDisplay(path string) (query.Source, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return query.Source{}, fmt.Errorf("display spec: %w", err)
+	}
+	sh.keep(path, string(data))
+	return query.Source{Name: path, Text: string(data)}, nil
 }

@@ -1,4 +1,4 @@
-package main
+package shell
 
 import (
 	"fmt"
@@ -163,7 +163,7 @@ func (sh *shell) explain(text string) {
 	}
 	prog, first := sh.program(stmts)
 	if err := sh.src.Explain(sh.out, prog, first, false); err != nil {
-		sh.errorf("%s", renderError(err))
+		sh.errorf("%s", sh.render(err))
 	}
 }
 
@@ -205,7 +205,7 @@ func (sh *shell) include(path string) {
 		sh.errorf("%v\n", err)
 		return
 	}
-	texts[path] = string(data)
+	sh.keep(path, string(data))
 	stmts, ok := sh.compileNamed(path, string(data))
 	if !ok || len(stmts) == 0 {
 		return

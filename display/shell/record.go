@@ -1,4 +1,4 @@
-package main
+package shell
 
 import (
 	"fmt"
@@ -62,7 +62,7 @@ func (sh *shell) startRecord(stmts []*check.Retrieve) *shellRecording {
 	}
 	rec, err := subject.Results(sh.src, sh.record, named)
 	if err != nil {
-		sh.errorf("%s", renderError(err))
+		sh.errorf("%s", sh.render(err))
 		return nil
 	}
 	return &shellRecording{rec: rec, index: idx}
@@ -85,6 +85,6 @@ func (r *shellRecording) finish(sh *shell) {
 		return
 	}
 	if err := r.rec.Close(); err != nil {
-		sh.errorf("%s", renderError(err))
+		sh.errorf("%s", sh.render(err))
 	}
 }
