@@ -124,8 +124,9 @@ type Subject interface {
 	// session runs mon against a session of a live subject's residents;
 	// it returns the span a demo subject ran (nil for others).
 	session(ctx context.Context, d time.Duration, mon func(Session) error) (*algebra.Window, error)
-	// recorded is a recording's elements, whole, for a display to play,
-	// the span to play and its end.
+	// recorded is a recording's elements, every relation whole, for a
+	// display to play, the function that releases them, and the window
+	// they cover.
 	recorded() (exec.Source, func(), *algebra.Window, error)
 	database() *db.DB
 }

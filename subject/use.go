@@ -99,10 +99,10 @@ func samePath(a, b string) bool {
 	return err1 == nil && err2 == nil && filepath.Clean(aa) == filepath.Clean(bb)
 }
 
-// Show plays the subject into the animated display: a recording paced as
+// present plays the subject into the animated display: a recording paced as
 // po says, a live subject's residents as they report (lo is passed to
 // remote.RunLive). It returns when the user quits or ctx ends.
-func Show(ctx context.Context, s Subject, setup *show.Setup, po play.Options, lo remote.LiveOptions, so show.Options) error {
+func present(ctx context.Context, s Subject, setup *show.Setup, po play.Options, lo remote.LiveOptions, so show.Options) error {
 	if !s.Live() {
 		src, done, window, err := s.recorded()
 		if err != nil {
@@ -143,5 +143,5 @@ func Display(ctx context.Context, s Subject, o DisplayOptions) error {
 	if err != nil {
 		return badInput(err)
 	}
-	return Show(ctx, s, setup, o.Play, o.Live, show.Options{Title: o.Title, ReadSpec: o.ReadSpec})
+	return present(ctx, s, setup, o.Play, o.Live, show.Options{Title: o.Title, ReadSpec: o.ReadSpec})
 }
