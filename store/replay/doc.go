@@ -6,5 +6,7 @@
 // paced by a Player: a time-ordered exec.Source that delivers elements no
 // sooner than their recorded time at a chosen speed, with pause, step,
 // speed changes and stop, and an injectable clock — a display can be fed
-// from it exactly as from a live run.
+// from it exactly as from a live run. Player.Key maps an interactive
+// replay's keys onto those controls; Controls steers the player of a run
+// from other goroutines (keys, a progress bar).
 package replay

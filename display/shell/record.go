@@ -1,4 +1,4 @@
-package main
+package shell
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/stream"
+	"github.com/tqmon/tqmon/store/record"
+	"github.com/tqmon/tqmon/subject"
 )
 
 // setRecord makes the session store the results of its named retrieves in
@@ -24,7 +26,7 @@ func (sh *shell) setRecord(dir string) {
 		fmt.Fprintln(sh.out, "Recording is off.")
 		return
 	}
-	if _, _, err := storeSpec(sh.src); err != nil {
+	if _, err := sh.src.Spec(); err != nil {
 		sh.errorf("%v\n", err)
 		return
 	}
@@ -34,7 +36,7 @@ func (sh *shell) setRecord(dir string) {
 
 // shellRecording stores one statement's named results.
 type shellRecording struct {
-	rec   *recording
+	rec   *record.ResultDB
 	index []int // statement → index among the recorded, or −1
 }
 
@@ -58,14 +60,9 @@ func (sh *shell) startRecord(stmts []*check.Retrieve) *shellRecording {
 	if len(named) == 0 {
 		return nil
 	}
-	spec, window, err := storeSpec(sh.src)
+	rec, err := subject.Results(sh.src, sh.record, named)
 	if err != nil {
-		sh.errorf("%v\n", err)
-		return nil
-	}
-	rec, err := startRecording(sh.record, nil, spec, named, window)
-	if err != nil {
-		sh.errorf("%s", renderError(err))
+		sh.errorf("%s", sh.render(err))
 		return nil
 	}
 	return &shellRecording{rec: rec, index: idx}
@@ -73,13 +70,13 @@ func (sh *shell) startRecord(stmts []*check.Retrieve) *shellRecording {
 
 func (r *shellRecording) elem(i int, e stream.Elem) {
 	if r != nil && r.index[i] >= 0 {
-		r.rec.d.Elem(r.index[i], e)
+		r.rec.Elem(r.index[i], e)
 	}
 }
 
 func (r *shellRecording) table(i int, t *algebra.Table) {
 	if r != nil && r.index[i] >= 0 {
-		r.rec.d.Table(r.index[i], t)
+		r.rec.Table(r.index[i], t)
 	}
 }
 
@@ -87,7 +84,7 @@ func (r *shellRecording) finish(sh *shell) {
 	if r == nil {
 		return
 	}
-	if err := r.rec.finish(); err != nil {
-		sh.errorf("%s", renderError(err))
+	if err := r.rec.Close(); err != nil {
+		sh.errorf("%s", sh.render(err))
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package shell
 
 import (
 	"fmt"
@@ -162,20 +162,8 @@ func (sh *shell) explain(text string) {
 		return
 	}
 	prog, first := sh.program(stmts)
-	rw, err := prog.Rewritten(false)
-	if err != nil {
-		sh.errorf("%s", renderError(err))
-		return
-	}
-	for i, r := range rw[first:] {
-		if i > 0 {
-			fmt.Fprintln(sh.out)
-		}
-		name := stmts[i].Name
-		if name == "" {
-			name = fmt.Sprintf("retrieve %d", i+1)
-		}
-		fmt.Fprintf(sh.out, "%s:\n%s", name, sh.src.Explain(r))
+	if err := sh.src.Explain(sh.out, prog, first, false); err != nil {
+		sh.errorf("%s", sh.render(err))
 	}
 }
 

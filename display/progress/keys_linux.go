@@ -1,4 +1,4 @@
-package main
+package progress
 
 import (
 	"os"
@@ -6,10 +6,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// terminalKeys puts a terminal in cbreak mode (keys arrive one at a time,
+// Keys puts a terminal in cbreak mode (keys arrive one at a time,
 // unechoed; output is untouched) and delivers its key presses; undo
 // restores the terminal.
-func terminalKeys(f *os.File) (<-chan byte, func(), error) {
+func Keys(f *os.File) (<-chan byte, func(), error) {
 	fd := int(f.Fd())
 	old, err := unix.IoctlGetTermios(fd, unix.TCGETS)
 	if err != nil {

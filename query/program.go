@@ -1,4 +1,4 @@
-package remote
+package query
 
 import (
 	"github.com/tqmon/tqmon/algebra"
