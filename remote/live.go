@@ -11,9 +11,9 @@ import (
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/exec"
-	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/algebra/expr"
 	"github.com/tqmon/tqmon/algebra/plan"
+	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/resident/wire"
 )

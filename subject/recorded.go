@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/tqmon/tqmon/algebra"
-	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/algebra/plan"
+	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/display/play"
 	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/rewrite"

@@ -10,8 +10,8 @@ import (
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/exec"
-	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/algebra/plan"
+	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident/demo"
