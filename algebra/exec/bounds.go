@@ -15,7 +15,7 @@ import (
 // which can only delay a decision, never change it: once every end is known
 // the evaluation is exact.
 //
-// The semantics mirrored here is TQUEL.md's: an event at t is [t, t+1)
+// The semantics mirrored here is docs/tquel.md's: an event at t is [t, t+1)
 // (saturating at Forever); begin of X is an event at X.b; end of X is an
 // event at X.e, or X itself for an event; X overlap Y is [max b, min e),
 // empty when max b ≥ min e, an event if either is; X extend Y is

@@ -58,7 +58,7 @@ func (sh *shell) help() {
 		fmt.Fprintf(sh.out, "  %-28s %s\n", strings.TrimSpace(m.name+" "+m.args), m.help)
 	}
 	fmt.Fprint(sh.out, `
-TQuel (see TQUEL.md):
+TQuel (see docs/tquel.md):
   range of VAR is RELATION
   retrieve [into NAME] (target, ...) [valid at E | valid from E to E] [where Q] [when P]
   targets: NAME = expr, VAR.ATTR, VAR.all; aggregates: count(x [by b] [for ever | for each 10s] [where q])
