@@ -149,7 +149,7 @@ func runDemoDisplay(cmd *cobra.Command, f *demoFlags) error {
 	}
 	srcs := f.srcs
 	if len(srcs) == 0 {
-		srcs = []query.Source{{Name: defaults.PaperQueryName, Text: defaults.PaperQuery}}
+		srcs = []query.Source{{Name: defaults.PaperQueryName, Text: defaults.PaperQuery()}}
 	}
 	if f.display == "" {
 	}
@@ -173,7 +173,7 @@ func runDemoDisplay(cmd *cobra.Command, f *demoFlags) error {
 	// enable, so nothing it does is missed; it stops when the display ends.
 	title := "tqmon demo: the paper's system, " + cmp.Or(f.display, defaults.PaperSpecName)
 	err = display(ctx, sub, f.display, subject.DisplayOptions{Queries: srcs, Params: params, Title: title,
-		Spec: query.Source{Name: defaults.PaperSpecName, Text: defaults.PaperSpec}, Live: remote.LiveOptions{Naive: naive}})
+		Spec: query.Source{Name: defaults.PaperSpecName, Text: defaults.PaperSpec()}, Live: remote.LiveOptions{Naive: naive}})
 	if errors.Is(err, term.ErrNoTerminal) {
 		return runtimeErr(fmt.Errorf("%w (--headless prints the results instead)", errors.Unwrap(err)))
 	}

@@ -67,7 +67,7 @@ func (c completer) meta(text string) ([][]rune, int) {
 	cmd, arg, hasArg := strings.Cut(text, " ")
 	if !hasArg {
 		var names []string
-		for _, m := range metaCommands {
+		for _, m := range metaCommands() {
 			names = append(names, m.name)
 		}
 		return suffixes(names, cmd, false), len([]rune(cmd))

@@ -16,11 +16,10 @@ type metaCommand struct {
 	run              func(sh *shell, arg string)
 }
 
-// metaCommands are the shell's backslash commands, in \help order.
-var metaCommands []metaCommand
-
-func init() {
-	metaCommands = []metaCommand{
+// metaCommands returns the shell's backslash commands, in \help order (a
+// function, not a variable: the table refers to \help, which lists it).
+func metaCommands() []metaCommand {
+	return []metaCommand{
 		{`\d`, "[NAME]", "list the relations (kind and how each is collected), or describe one", (*shell).describe},
 		{`\explain`, "QUERY", "show the plan before and after rewriting and what each sensor would enable", (*shell).explain},
 		{`\sensors`, "", "the sensors: what the last live query enabled, received and lost", func(sh *shell, _ string) { fmt.Fprint(sh.out, sh.src.Sensors()) }},
@@ -43,7 +42,7 @@ func init() {
 func (sh *shell) meta(text string) {
 	name, arg, _ := strings.Cut(text, " ")
 	arg = strings.TrimSpace(arg)
-	for _, m := range metaCommands {
+	for _, m := range metaCommands() {
 		if m.name == name {
 			m.run(sh, arg)
 			return
@@ -54,7 +53,7 @@ func (sh *shell) meta(text string) {
 
 func (sh *shell) help() {
 	fmt.Fprintln(sh.out, "Meta commands:")
-	for _, m := range metaCommands {
+	for _, m := range metaCommands() {
 		fmt.Fprintf(sh.out, "  %-28s %s\n", strings.TrimSpace(m.name+" "+m.args), m.help)
 	}
 	fmt.Fprint(sh.out, `

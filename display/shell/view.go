@@ -37,7 +37,7 @@ func (sh *shell) setDisplay(path string) {
 // minute, or at \view SPEED; a live source shows the system now), and back
 // to the shell when the user quits it with q.
 func (sh *shell) view(arg string) {
-	dsrc := query.Source{Name: defaults.PaperSpecName, Text: defaults.PaperSpec}
+	dsrc := query.Source{Name: defaults.PaperSpecName, Text: defaults.PaperSpec()}
 	if sh.display != "" {
 		src, err := sh.readDisplay(sh.display)
 		if err != nil {
