@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/stream"
+	"github.com/tqmon/tqmon/display/play"
 	"github.com/tqmon/tqmon/display/progress"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/store/replay"
@@ -148,7 +149,7 @@ func runReplay(cmd *cobra.Command, f *replayFlags, stdout, stderr io.Writer) err
 		speed = 0
 	}
 	opts := replay.Options{From: from, To: to, Context: ctx,
-		Pace: &replay.PlayerOptions{Speed: speed, Paused: f.paused}}
+		Pace: &play.Options{Speed: speed, Paused: f.paused}}
 	span, _ := replay.Span(d, opts)
 	bar := progress.New(stderr, isTerminal(stderr))
 	w := bufio.NewWriter(bar.Guard(stdout))
@@ -159,9 +160,9 @@ func runReplay(cmd *cobra.Command, f *replayFlags, stdout, stderr io.Writer) err
 	}
 	var (
 		mu     sync.Mutex
-		player *replay.Player
+		player *play.Player
 	)
-	opts.Player = func(p *replay.Player) {
+	opts.Player = func(p *play.Player) {
 		mu.Lock()
 		player = p
 		mu.Unlock()
@@ -227,7 +228,7 @@ func runReplay(cmd *cobra.Command, f *replayFlags, stdout, stderr io.Writer) err
 }
 
 // applyKey acts on a key pressed during a replay.
-func applyKey(p *replay.Player, k byte) {
+func applyKey(p *play.Player, k byte) {
 	switch k {
 	case ' ', 'p':
 		p.TogglePause()
@@ -249,16 +250,16 @@ func applyKey(p *replay.Player, k byte) {
 	}
 }
 
-func replayProgress(p *replay.Player, span algebra.Window) float64 {
+func replayProgress(p *play.Player, span algebra.Window) float64 {
 	if span.To <= span.From {
 		return 0
 	}
-	pos := max(p.Position(), span.From)
+	pos := max(p.Now(), span.From)
 	return float64(pos-span.From) / float64(span.To-span.From)
 }
 
-func replayNote(p *replay.Player, span algebra.Window) string {
-	note := algebra.FormatTime(max(p.Position(), span.From), algebra.TimeClock) + " / " + algebra.FormatTime(span.To, algebra.TimeClock)
+func replayNote(p *play.Player, span algebra.Window) string {
+	note := algebra.FormatTime(max(p.Now(), span.From), algebra.TimeClock) + " / " + algebra.FormatTime(span.To, algebra.TimeClock)
 	if s := p.Speed(); s > 0 {
 		note += fmt.Sprintf("  ×%g", s)
 	} else {

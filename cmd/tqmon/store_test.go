@@ -17,13 +17,13 @@ import (
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/histgen"
 	"github.com/tqmon/tqmon/algebra/stream"
+	"github.com/tqmon/tqmon/display/play"
 	"github.com/tqmon/tqmon/resident"
 	"github.com/tqmon/tqmon/resident/demo"
 	"github.com/tqmon/tqmon/resident/demo/ossensors"
 	"github.com/tqmon/tqmon/resident/transport"
 	"github.com/tqmon/tqmon/store/db"
 	"github.com/tqmon/tqmon/store/history"
-	"github.com/tqmon/tqmon/store/replay"
 	"github.com/tqmon/tqmon/store/truth"
 )
 
@@ -485,7 +485,7 @@ func TestRecordRetain(t *testing.T) {
 
 // TestReplayKeys: the keys of an interactive replay drive the player.
 func TestReplayKeys(t *testing.T) {
-	p := replay.NewPlayer(context.Background(), emptySource{}, replay.PlayerOptions{Speed: 4, Start: 0, End: algebra.Forever})
+	p := play.NewPlayer(context.Background(), emptySource{}, play.Options{Speed: 4, Start: new(algebra.Time), End: algebra.Forever, Drain: true})
 	applyKey(p, ' ')
 	if !p.Paused() {
 		t.Error("space does not pause")
