@@ -138,9 +138,11 @@ type Relation struct {
 	// flag, or -1.
 	FlagHolder int
 	// File and Pos locate the declaration (the spec, or the retrieve that
-	// derived it).
+	// derived it); Src is File's text when known, so diagnostics at Pos
+	// show their line.
 	File string
 	Pos  source.Pos
+	Src  *source.File
 	// Derived marks a relation produced by a retrieve.
 	Derived bool
 	// ClockN is set for Clock[n] (n ≥ 1); 0 for every other relation.

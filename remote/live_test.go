@@ -13,13 +13,13 @@ import (
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/stream"
-	"github.com/tqmon/tqmon/grammar/sdl"
+	"github.com/tqmon/tqmon/internal/testkit"
+	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident"
 	"github.com/tqmon/tqmon/resident/demo"
 	"github.com/tqmon/tqmon/resident/demo/ossensors"
 	"github.com/tqmon/tqmon/resident/wire"
-	"github.com/tqmon/tqmon/sensor"
 	"github.com/tqmon/tqmon/store/truth"
 )
 
@@ -74,40 +74,27 @@ retrieve (s.Process, s.Mailbox) valid at s where u.P = s.Process when u precede 
 }
 
 func demoCatalog(t testing.TB) *algebra.Catalog {
-	f, err := sdl.Parse("os.sdl", ossensors.SDL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := sensor.Compile(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cat
+	return testkit.CompileSpec(t, "os.sdl", ossensors.SDL)
 }
 
-func renderTables(rs []remote.Result) string {
+func renderTables(rs []query.Result) string {
 	var b strings.Builder
 	for _, r := range rs {
 		fmt.Fprintf(&b, "%s:\n", r.Stmt.Name)
-		for _, row := range r.Table.Rows {
-			for _, v := range row.Vals {
-				b.WriteString(v.Format(algebra.TimeNS) + ",")
-			}
-			fmt.Fprintf(&b, "%s,%s\n", algebra.FormatTime(row.From, algebra.TimeNS), algebra.FormatTime(row.To, algebra.TimeNS))
-		}
+		b.WriteString(testkit.Rows(r.Table))
 	}
 	return b.String()
 }
 
 // runDemo runs the demo subject with the program live, in one process, and
 // returns the live results, stats and the ground truth.
-func runDemo(t *testing.T, prog *remote.Program, cfg demo.Config, d time.Duration) ([]remote.Result, remote.LiveStats, *algebra.History) {
+func runDemo(t *testing.T, prog *query.Program, cfg demo.Config, d time.Duration) ([]query.Result, remote.LiveStats, *algebra.History) {
 	return runDemoWith(t, prog, cfg, d, remote.LiveOptions{}, nil)
 }
 
 // runDemoWith is runDemo with live options and a wrapper around the
 // resident's connection.
-func runDemoWith(t *testing.T, prog *remote.Program, cfg demo.Config, d time.Duration, opts remote.LiveOptions, wrap func(wire.Conn) wire.Conn) ([]remote.Result, remote.LiveStats, *algebra.History) {
+func runDemoWith(t *testing.T, prog *query.Program, cfg demo.Config, d time.Duration, opts remote.LiveOptions, wrap func(wire.Conn) wire.Conn) ([]query.Result, remote.LiveStats, *algebra.History) {
 	t.Helper()
 	cat := demoCatalog(t)
 	clock := demo.NewClock(cfg.Scale)
@@ -117,7 +104,7 @@ func runDemoWith(t *testing.T, prog *remote.Program, cfg demo.Config, d time.Dur
 	rec.SetClock(h.MonoBase, h.WallBase)
 	ready := make(chan struct{})
 	type out struct {
-		rs  []remote.Result
+		rs  []query.Result
 		st  remote.LiveStats
 		err error
 	}
@@ -128,7 +115,7 @@ func runDemoWith(t *testing.T, prog *remote.Program, cfg demo.Config, d time.Dur
 			conn = wrap(conn)
 		}
 		opts.Ready = func() { close(ready) }
-		rs, st, err := prog.RunLive(context.Background(), []wire.Conn{conn}, opts)
+		rs, st, err := remote.RunLive(context.Background(), prog, []wire.Conn{conn}, opts)
 		done <- out{rs, st, err}
 	}()
 	select {
@@ -154,11 +141,11 @@ func TestLiveMatchesTruth(t *testing.T) {
 	cat := demoCatalog(t)
 	for seed := uint64(1); seed <= 3; seed++ {
 		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
-			var srcs []remote.Source
+			var srcs []query.Source
 			for _, q := range liveQueries {
-				srcs = append(srcs, remote.Source{Name: q.name, Text: q.text})
+				srcs = append(srcs, query.Source{Name: q.name, Text: q.text})
 			}
-			prog, err := remote.Compile(cat, srcs, check.Options{})
+			prog, err := query.Compile(cat, srcs, check.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -191,7 +178,7 @@ func TestLiveMatchesTruth(t *testing.T) {
 // from the ground truth), and the result equals the truth's.
 func TestLiveResumedbyP1Packets(t *testing.T) {
 	cat := demoCatalog(t)
-	prog, err := remote.Compile(cat, []remote.Source{{Name: "q", Text: liveQueries[0].text}}, check.Options{})
+	prog, err := query.Compile(cat, []query.Source{{Name: "q", Text: liveQueries[0].text}}, check.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,11 +220,11 @@ func TestLiveResumedbyP1Packets(t *testing.T) {
 // results equal the queries over the union of their ground truths.
 func TestLiveTwoResidents(t *testing.T) {
 	cat := demoCatalog(t)
-	var srcs []remote.Source
+	var srcs []query.Source
 	for _, q := range liveQueries[:6] {
-		srcs = append(srcs, remote.Source{Name: q.name, Text: q.text})
+		srcs = append(srcs, query.Source{Name: q.name, Text: q.text})
 	}
-	prog, err := remote.Compile(cat, srcs, check.Options{})
+	prog, err := query.Compile(cat, srcs, check.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,12 +246,12 @@ func TestLiveTwoResidents(t *testing.T) {
 	}
 	ready := make(chan struct{})
 	type out struct {
-		rs  []remote.Result
+		rs  []query.Result
 		err error
 	}
 	done := make(chan out, 1)
 	go func() {
-		rs, _, err := prog.RunLive(context.Background(), conns, remote.LiveOptions{Ready: func() { close(ready) }})
+		rs, _, err := remote.RunLive(context.Background(), prog, conns, remote.LiveOptions{Ready: func() { close(ready) }})
 		done <- out{rs, err}
 	}()
 	<-ready
@@ -322,7 +309,7 @@ func (c noCaps) Hello() *wire.Hello {
 // what the plan needs, so the result is unchanged.
 func TestLiveWithoutTriggers(t *testing.T) {
 	cat := demoCatalog(t)
-	prog, err := remote.Compile(cat, []remote.Source{{Name: "q", Text: liveQueries[0].text}}, check.Options{})
+	prog, err := query.Compile(cat, []query.Source{{Name: "q", Text: liveQueries[0].text}}, check.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +334,7 @@ func TestLiveWithoutTriggers(t *testing.T) {
 // truth has them — what a recorder stores.
 func TestLiveTap(t *testing.T) {
 	cat := demoCatalog(t)
-	prog, err := remote.Compile(cat, []remote.Source{
+	prog, err := query.Compile(cat, []query.Source{
 		{Name: "a", Text: `range of s is SendMessage retrieve (s.Process)`},
 		{Name: "b", Text: `range of w is Waiting retrieve (w.Process)`},
 		{Name: "c", Text: `range of r is RunningOn retrieve (r.Process)`},
@@ -423,7 +410,7 @@ func TestLiveAggregateEnablesOnlyTheGroup(t *testing.T) {
 			text = q.text
 		}
 	}
-	prog, err := remote.Compile(cat, []remote.Source{{Name: "rate", Text: text}}, check.Options{})
+	prog, err := query.Compile(cat, []query.Source{{Name: "rate", Text: text}}, check.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

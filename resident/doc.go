@@ -1,10 +1,12 @@
 // Package resident is the resident monitor that sits inside a subject Go
 // program: the enable tables (counters), the packet rings and their drain,
 // sampled-state tables and samplers, and the sessions of the remote
-// monitors it serves (see /DESIGN.md, "The α operator" and "Resident ↔
-// remote"). Generated sensor code calls it; remote monitors talk to it
-// through wire.Conn (Local in process, or a transport). It depends on
-// nothing above it: of this module it imports only resident/wire.
+// monitors it serves. Generated sensor code calls it; remote monitors talk
+// to it through wire.Conn (Local in process, or a transport). It depends
+// on nothing above it: of this module it imports only resident/wire and
+// resident/session, the session core it shares with the kernel resident
+// (the session table, leases, command numbering and errors, per-session
+// enable counts, the mailbox a drain round delivers to).
 //
 // # Generated code
 //
@@ -52,8 +54,8 @@
 // # Enabling
 //
 // Enable flags are counters per (sensor, entity ID), summed over sessions;
-// each session remembers what it set, so its end (Close, CBye, lease
-// expiry) undoes exactly that. An enable for an ID with no live entity is
+// each session remembers what it set (session.Enables), so its end
+// (Close, CBye, lease expiry) undoes exactly that. An enable for an ID with no live entity is
 // pending: it applies when an entity with that ID is created. Whole-type
 // enables (CEnableAll) cover every entity of the flag holder's type,
 // existing or future. A packet goes to a session only if that session's
@@ -68,7 +70,7 @@
 // what is implemented, without the counter traffic — is that a D sensor
 // fires for every tuple while enabled: an event at its instant, an
 // interval once, whole (PWhole), at its end. This is exact whatever the
-// number of matches per enabling (DESIGN.md, "Rewriting").
+// number of matches per enabling.
 //
 // # Packets
 //
@@ -77,7 +79,8 @@
 // for the write, no locked instruction on the way), claiming the slot
 // before reading the clock (tsc.go: the TSC where it can be trusted);
 // the drain (drain.go) merges the rings by timestamp and turns slots into
-// wire packets per session, in timestamp order, closed by watermarks. A
+// wire packets per session, which each session's mailbox
+// (session.Core.Deliver) sends in timestamp order, closed by watermarks. A
 // full ring drops the packet and counts it: per sensor, packets delivered
 // + dropped = wanted. Entity relation packets go to every session and are
 // never dropped (their producer waits for room). Sampling (sample.go)

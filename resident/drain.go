@@ -2,8 +2,6 @@ package resident
 
 import (
 	"math/bits"
-	"slices"
-	"sort"
 	"time"
 	"unsafe"
 
@@ -41,8 +39,12 @@ import (
 // packet's epoch (opened at or before it), so a packet meant for a closed
 // session never reaches a newer session that took its index.
 //
+// Step 4 is the session core's mailbox (session.Core.Deliver), whose
+// ordering argument rests on the one above: every packet delivered or
+// enqueued after a round with watermark W is stamped > W.
+//
 // Memory: a round decodes packet values into the drain's round arena;
-// deliver copies them into the batch's own arena (Batch.Arena), or, for
+// Deliver copies them into the batch's own arena (Batch.Arena), or, for
 // packets held back, into the session's held arena. A receiver that gives
 // batches back (Session.Release: the transport does once it has encoded
 // one, the in-process remote once it has taken one) has them reused, so
@@ -53,14 +55,6 @@ import (
 
 // drainEvery is the drain's period.
 const drainEvery = time.Millisecond
-
-// emptyEvery is how often a session gets a batch without packets (to
-// advance its watermark).
-const emptyEvery = 5 * time.Millisecond
-
-// maxQueue bounds the packets a session holds undelivered (its remote not
-// receiving); beyond it, packets for the session are dropped and counted.
-const maxQueue = 1 << 18
 
 // drainState is the drain goroutine's working memory: per session, the
 // round's packets and the entity definitions they need.
@@ -228,11 +222,11 @@ func (r *Resident) round(final bool) {
 		if held[i] && hold[i]-1 < w {
 			w = hold[i] - 1
 		}
-		s.deliver(r.dr.out[i], r.dr.defs[i], w, counts, realNow, final)
+		s.core.Deliver(r.dr.out[i], r.dr.defs[i], w, counts, realNow, final)
 		clear(r.dr.out[i])
 		r.dr.out[i] = r.dr.out[i][:0]
 		r.dr.defs[i] = r.dr.defs[i][:0]
-		if !final && realNow > s.expiry.Load() && s.expiring.CompareAndSwap(false, true) {
+		if !final && s.core.Expired(realNow) {
 			go s.closeWith(ErrLeaseExpired)
 		}
 	}
@@ -369,136 +363,15 @@ func (r *Resident) counts() []wire.Count {
 	return out
 }
 
-// enqueue adds a packet (from a sampler) to the session's queue, with the
-// definitions of the entities it names that the session lacks.
+// enqueue adds a packet (from a sampler, or Close's report of the
+// intervals still open) to the session, with the definitions of the
+// entities it names that the session lacks.
 func (s *Session) enqueue(p wire.Packet, ents []*Entity) {
-	s.qmu.Lock()
-	defer s.qmu.Unlock()
-	if s.ended {
-		return
-	}
-	if len(s.q) >= maxQueue {
-		s.over[p.Sensor]++
-		return
-	}
-	for _, e := range ents {
-		if old := e.seen.Or(s.bit); old&s.bit == 0 {
-			s.defs = append(s.defs, e.def())
+	s.core.Enqueue(p, func(add func(wire.EntityDef)) {
+		for _, e := range ents {
+			if old := e.seen.Or(s.bit); old&s.bit == 0 {
+				add(e.def())
+			}
 		}
-	}
-	s.q = append(s.q, p)
-}
-
-func byTS(a, b wire.Packet) int {
-	switch {
-	case a.TS < b.TS:
-		return -1
-	case a.TS > b.TS:
-		return 1
-	}
-	return 0
-}
-
-// deliver adds a round's packets (and the definitions they need) to the
-// session and moves those stamped ≤ w into its batch (created, or merged
-// into the one Recv has not taken yet).
-func (s *Session) deliver(in []wire.Packet, defs []wire.EntityDef, w int64, counts []wire.Count, realNow int64, final bool) {
-	s.qmu.Lock()
-	defer s.qmu.Unlock()
-	if s.ended {
-		return
-	}
-	if room := maxQueue - len(s.q); len(in) > room {
-		for _, p := range in[max(room, 0):] {
-			s.over[p.Sensor]++
-		}
-		in = in[:max(room, 0)]
-	}
-	s.q = append(s.q, in...)
-	s.defs = append(s.defs, defs...)
-	if !slices.IsSortedFunc(s.q, byTS) {
-		slices.SortStableFunc(s.q, byTS)
-	}
-	w = max(w, s.lastW)
-	n := len(s.q)
-	if final {
-		if n > 0 {
-			w = max(w, s.q[n-1].TS)
-		}
-	} else {
-		n = sort.Search(len(s.q), func(i int) bool { return s.q[i].TS > w })
-	}
-	s.lastW = w
-	if n > 0 || len(s.defs) > 0 || s.box != nil || final || realNow-s.lastEmit >= int64(emptyEvery) {
-		b := s.box
-		if b == nil {
-			b = s.newBatch()
-			s.box = b
-		}
-		out := s.q[:n]
-		b.Arena = moveVals(b.Arena, out)
-		b.Packets = append(b.Packets, out...)
-		rest := copy(s.q, s.q[n:])
-		clear(s.q[rest:])
-		s.q = s.q[:rest]
-		b.Defs = append(b.Defs, s.defs...)
-		s.defs = s.defs[:0]
-		b.Watermark = w
-		b.Counts = s.countsFor(b.Counts[:0], counts)
-		s.lastEmit = realNow
-		select {
-		case s.ready <- struct{}{}:
-		default:
-		}
-	}
-	// The held packets' values move out of the drain's round arena (and
-	// the previous held arena) into the spare one, which becomes the held
-	// one.
-	s.spare = moveVals(s.spare[:0], s.q)
-	s.held, s.spare = s.spare, s.held
-}
-
-// moveVals copies the values of pkts into arena (appending) and points
-// the packets at the copies; it returns the arena.
-func moveVals(arena []wire.Value, pkts []wire.Packet) []wire.Value {
-	need := 0
-	for i := range pkts {
-		need += len(pkts[i].Vals)
-	}
-	if cap(arena)-len(arena) < need {
-		// The packets already in the old arena keep it alive as long as
-		// they need it.
-		arena = make([]wire.Value, 0, max(need, 2*cap(arena)))
-	}
-	for i := range pkts {
-		p := &pkts[i]
-		k := len(arena)
-		arena = append(arena, p.Vals...)
-		p.Vals = arena[k:len(arena):len(arena)]
-	}
-	return arena
-}
-
-// newBatch returns an empty batch, a released one if there is one
-// (s.qmu held).
-func (s *Session) newBatch() *wire.Batch {
-	k := len(s.free)
-	if k == 0 {
-		return &wire.Batch{}
-	}
-	b := s.free[k-1]
-	s.free[k-1] = nil
-	s.free = s.free[:k-1]
-	*b = wire.Batch{Packets: b.Packets[:0], Defs: b.Defs[:0], Counts: b.Counts[:0], Arena: b.Arena[:0]}
-	return b
-}
-
-// countsFor appends to out the counts as this session sees them: its own
-// queue overflows are drops too.
-func (s *Session) countsFor(out, counts []wire.Count) []wire.Count {
-	out = append(out, counts...)
-	for i := range out {
-		out[i].Drops += s.over[out[i].Sensor]
-	}
-	return out
+	})
 }

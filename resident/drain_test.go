@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/tqmon/tqmon/resident/session"
 	"github.com/tqmon/tqmon/resident/wire"
 )
 
@@ -66,46 +67,8 @@ func TestReleaseReusesBatches(t *testing.T) {
 	if allocs > 4 {
 		t.Fatalf("%.1f allocations per round of %d packets: batches are not reused", allocs, per)
 	}
-	if len(batches) > maxFree+1 {
+	if len(batches) > session.MaxFree+1 {
 		t.Fatalf("%d distinct batches for %d rounds received and released one by one", len(batches), 31)
-	}
-}
-
-// Packets held back by the watermark keep their values across rounds,
-// although the drain's round arena they were decoded into is reused, and
-// a released batch serves the next one.
-func TestHeldValuesSurvive(t *testing.T) {
-	r := manualRounds(t)
-	s := r.Open()
-	scratch := []wire.Value{{Kind: wire.VInt, N: 10}, {Kind: wire.VString, S: "ten"}, {Kind: wire.VInt, N: 20}, {Kind: wire.VString, S: "twenty"}}
-	in := []wire.Packet{{TS: 10, Vals: scratch[0:2]}, {TS: 20, Vals: scratch[2:4]}}
-	s.deliver(in, nil, 15, nil, 1, false)
-	clear(scratch) // the next round reuses the drain's arena
-	b1, err := s.Recv(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(b1.Packets) != 1 || b1.Packets[0].TS != 10 || b1.Packets[0].Vals[0].N != 10 || b1.Packets[0].Vals[1].S != "ten" {
-		t.Fatalf("first batch %+v", b1.Packets)
-	}
-	s.Release(b1)
-	s.deliver(nil, nil, 25, nil, 2, false)
-	b2, err := s.Recv(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b2 != b1 {
-		t.Error("the released batch was not reused")
-	}
-	if len(b2.Packets) != 1 || b2.Packets[0].TS != 20 || b2.Packets[0].Vals[0].N != 20 || b2.Packets[0].Vals[1].S != "twenty" {
-		t.Fatalf("held packet %+v", b2.Packets)
-	}
-	// Releasing twice, or a batch the session did not make, is ignored.
-	s.Release(b2)
-	s.Release(b2)
-	s.Release(&wire.Batch{})
-	if len(s.free) != 2 {
-		t.Fatalf("%d batches free, want 2 (b2 once, the foreign one)", len(s.free))
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/tqmon/tqmon/resident/session"
 	"github.com/tqmon/tqmon/resident/wire"
 )
 
@@ -66,8 +67,8 @@ func (r *Resident) Create(t TypeID, id string, state []Value) *Entity {
 	for k, sid := range ts.slots {
 		s := r.sensors[sid]
 		var set uint64
-		for _, sess := range r.sessions {
-			if sess != nil && sess.holds(sid, id) {
+		for i := range session.Indices(r.sessions.Mask()) {
+			if sess := r.sessions.At(i); sess.holds(sid, id) {
 				set |= sess.bit
 			}
 		}
@@ -81,7 +82,7 @@ func (r *Resident) Create(t TypeID, id string, state []Value) *Entity {
 	var nt entTuple
 	if rel != nil {
 		nt = entTuple{r.tupleID(), 0, append([]Value(nil), state...)}
-		m, ep = r.openMask, r.epoch.Load()
+		m, ep = r.sessions.Mask(), r.epoch.Load()
 		e.tuple, e.state = nt.tuple, nt.state
 		e.begin = r.emitEntity(rel, e, m, ep, nil, &nt, false)
 		nt.begin = e.begin
@@ -110,7 +111,7 @@ func (e *Entity) SetState(state []Value) {
 	}
 	old := entTuple{e.tuple, e.begin, e.state}
 	nt := entTuple{r.tupleID(), 0, append([]Value(nil), state...)}
-	m, ep := r.openMask, r.epoch.Load()
+	m, ep := r.sessions.Mask(), r.epoch.Load()
 	ts := r.emitEntity(rel, e, m, ep, &old, &nt, false)
 	e.tuple, e.begin, e.state = nt.tuple, ts, nt.state
 	r.mu.Unlock()
@@ -156,7 +157,7 @@ func (e *Entity) Delete() {
 		r.mu.Unlock()
 		return
 	}
-	m, ep := r.openMask, r.epoch.Load()
+	m, ep := r.sessions.Mask(), r.epoch.Load()
 	old := entTuple{e.tuple, e.begin, e.state}
 	at := r.emitEntity(rel, e, m, ep, &old, nil, true)
 	r.mu.Unlock()

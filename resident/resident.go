@@ -6,15 +6,13 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/tqmon/tqmon/resident/session"
 	"github.com/tqmon/tqmon/resident/wire"
 )
 
 // MaxSessions is how many sessions (remote monitors) a resident serves at
 // once: a packet's destination is a 64-bit set of session indices.
-const MaxSessions = 64
-
-// defaultLease is a session's lease until its first CLease.
-const defaultLease = 10_000_000_000 // 10 s
+const MaxSessions = session.MaxSessions
 
 // Resident is the resident monitor of one subject program: the enable
 // tables, the packet rings and their drain, the sampled-state tables and
@@ -52,9 +50,7 @@ type Resident struct {
 	// mu guards the enable tables: sessions' flags, triggers, entity
 	// registries, the sessions' bit assignment, and entity packets.
 	mu       sync.Mutex
-	sessions [MaxSessions]*Session // open sessions by index
-	openMask uint64                // indices of open sessions
-	nextIdx  int                   // round-robin index allocation
+	sessions session.Table[Session] // open sessions by index
 	closed   bool
 
 	// dmu guards table: the drain's view of the sessions by index.
@@ -203,14 +199,13 @@ func (r *Resident) Close() {
 	r.sampleThrough(true) // ticks up to the end, while samplers still exist
 	r.reportOpen(&tab)
 	var open []*Session
-	for _, s := range r.sessions {
-		if s != nil {
-			s.closed = true
-			r.clearSession(s)
-			open = append(open, s)
-		}
+	for i := range session.Indices(r.sessions.Mask()) {
+		s := r.sessions.At(i)
+		s.core.Shut()
+		r.clearSession(s)
+		r.sessions.Remove(i, s)
+		open = append(open, s)
 	}
-	r.openMask = 0
 	r.epoch.Add(1)
 	r.mu.Unlock()
 
@@ -221,13 +216,12 @@ func (r *Resident) Close() {
 	r.mu.Lock()
 	r.dmu.Lock()
 	for _, s := range open {
-		r.sessions[s.idx] = nil
 		r.table[s.idx] = nil
 	}
 	r.dmu.Unlock()
 	r.mu.Unlock()
 	for _, s := range open {
-		s.end(ErrClosed, true)
+		s.core.End(ErrClosed, true)
 	}
 }
 

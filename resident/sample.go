@@ -3,6 +3,7 @@ package resident
 import (
 	"sync"
 
+	"github.com/tqmon/tqmon/resident/session"
 	"github.com/tqmon/tqmon/resident/wire"
 )
 
@@ -295,7 +296,9 @@ func (r *Resident) sampleAt(s *Sensor, c int64, samplers []*sampler) {
 	}
 	deliver := func(m uint64, p wire.Packet, ents []*Entity) {
 		s.wanted.Add(1)
-		sessionsIn(m, func(i int) { sess[i].enqueue(p, ents) })
+		for i := range session.Indices(m) {
+			sess[i].enqueue(p, ents)
+		}
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()

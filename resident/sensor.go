@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/tqmon/tqmon/resident/session"
 	"github.com/tqmon/tqmon/resident/wire"
 )
 
@@ -329,7 +330,9 @@ func (r *Resident) reportOpen(tab *[MaxSessions]*Session) {
 			}
 			wv, ents := wireVals(s, vals)
 			p := wire.Packet{TS: math.MaxInt64, Sensor: uint16(s.id), Kind: wire.PWhole, Tuple: id, Begin: o.begin, Vals: wv}
-			sessionsIn(m, func(i int) { tab[i].enqueue(p, ents) })
+			for i := range session.Indices(m) {
+				tab[i].enqueue(p, ents)
+			}
 		}
 		s.openMu.Unlock()
 	}

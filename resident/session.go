@@ -2,59 +2,41 @@ package resident
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"math"
-	"math/bits"
-	"slices"
-	"sync"
-	"sync/atomic"
 
+	"github.com/tqmon/tqmon/resident/session"
 	"github.com/tqmon/tqmon/resident/wire"
 )
 
-// Errors a session ends with (Recv returns them; Apply wraps them).
+// Errors a session ends with (Recv returns them; Apply wraps them): the
+// session core's (package session), for every resident.
 var (
-	ErrClosed          = errors.New("resident: session closed")
-	ErrLeaseExpired    = errors.New("resident: session lease expired")
-	ErrTooManySessions = fmt.Errorf("resident: more than %d sessions", MaxSessions)
+	ErrClosed          = session.ErrClosed
+	ErrLeaseExpired    = session.ErrLeaseExpired
+	ErrTooManySessions = session.ErrTooManySessions
 )
 
+// CommandError is a command the resident refused: which command of the
+// session it was (1-based), its kind, the field at fault and why.
+type CommandError = session.CommandError
+
 // Session is one remote monitor's session: what it enabled (so that its
-// end undoes exactly that) and the batches flowing to it.
+// end undoes exactly that), beside the session core (package session:
+// the lease, the command count, the batches flowing to it).
 type Session struct {
 	r         *Resident
 	idx       int
 	bit       uint64
 	openEpoch uint32
-	expiry    atomic.Int64 // lease end (real monotonic ns: leases run on real time, whatever the resident's clock)
-	expiring  atomic.Bool
+	core      session.Core
 
-	// Enable state (r.mu). Flags are counted per (sensor, entity ID): an
-	// entity is enabled for the session while own+trig > 0 for its ID.
-	own      map[flagKey]int32
-	trig     map[flagKey]int32
-	all      map[SensorID]int32
+	// Enable state (r.mu): flags per (sensor, entity ID), own and by
+	// triggers (an entity is enabled for the session while it holds its
+	// ID), and whole-type enables per sensor.
+	flags    session.Enables[flagKey]
+	all      session.Enables[SensorID]
 	triggers map[uint64]*trigger
 	samplers map[uint64]*sampler
-	seq      uint64 // commands received
-	closed   bool
-
-	// Delivery state (qmu; see drain.go).
-	qmu      sync.Mutex
-	q        []wire.Packet    // packets not yet sent (timestamp > last watermark)
-	defs     []wire.EntityDef // definitions not yet sent
-	box      *wire.Batch
-	held     []wire.Value  // values of the packets in q (drain.go)
-	spare    []wire.Value  // the other held arena, for the next round
-	free     []*wire.Batch // released batches, for reuse (Release)
-	lastW    int64
-	lastEmit int64
-	over     []uint64 // per sensor: packets lost to a full session queue
-	ended    bool
-	err      error
-	ready    chan struct{}
-	done     chan struct{}
 }
 
 // flagKey names a flag: a sensor and an entity ID.
@@ -66,70 +48,53 @@ type flagKey struct {
 // holds reports whether the session's own or trigger enables hold entity
 // id for sensor sid (r.mu).
 func (s *Session) holds(sid SensorID, id string) bool {
-	k := flagKey{sid, id}
-	return s.own[k]+s.trig[k] > 0
+	return s.flags.Holds(flagKey{sid, id})
 }
 
 // Open starts a session: a remote monitor's view of the resident. It
-// starts with a 10 s lease. Its first batch carries the entity relation
-// tuples of the live entities (with their begin times). After Close, or
-// with MaxSessions sessions open, the session is born ended (Recv and
-// Apply return the error).
+// starts with a 10 s lease (session.DefaultLease). Its first batch
+// carries the entity relation tuples of the live entities (with their
+// begin times). After Close, or with MaxSessions sessions open, the
+// session is born ended (Recv and Apply return the error).
 func (r *Resident) Open() *Session {
 	s := &Session{
 		r:        r,
-		own:      map[flagKey]int32{},
-		trig:     map[flagKey]int32{},
-		all:      map[SensorID]int32{},
 		triggers: map[uint64]*trigger{},
 		samplers: map[uint64]*sampler{},
-		lastW:    math.MinInt64,
-		over:     make([]uint64, len(r.sensors)),
-		ready:    make(chan struct{}, 1),
-		done:     make(chan struct{}),
 	}
+	s.core.Init(len(r.sensors), nanotime)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
-		s.closed = true
-		s.end(ErrClosed, false)
+		s.core.Refuse(ErrClosed)
 		return s
 	}
-	idx := -1
-	for i := range MaxSessions {
-		j := (r.nextIdx + i) % MaxSessions
-		if r.sessions[j] == nil {
-			idx = j
-			break
-		}
-	}
-	if idx < 0 {
-		s.closed = true
-		s.end(ErrTooManySessions, false)
+	idx, err := r.sessions.Add(s)
+	if err != nil {
+		s.core.Refuse(err)
 		return s
 	}
-	r.nextIdx = (idx + 1) % MaxSessions
 	s.idx, s.bit = idx, 1<<idx
 	s.openEpoch = r.epoch.Add(1)
-	s.expiry.Store(nanotime() + defaultLease)
 	// The live entities: their definitions, and their entity relation
 	// tuples. (Their seen bit may be left over from the index's previous
 	// session: it is set either way.)
+	var pkts []wire.Packet
+	var defs []wire.EntityDef
 	for t := range r.types {
 		ts := &r.types[t]
 		for _, es := range ts.byID {
 			for _, e := range es {
 				e.seen.Or(s.bit)
-				s.defs = append(s.defs, e.def())
+				defs = append(defs, e.def())
 				if ts.rel != nil {
-					s.q = append(s.q, entitySnapshot(ts.rel, e))
+					pkts = append(pkts, entitySnapshot(ts.rel, e))
 					ts.rel.wanted.Add(1)
 				}
 			}
 		}
 	}
-	r.sessions[idx] = s
-	r.openMask |= s.bit
+	s.core.Prime(pkts, defs)
 	r.dmu.Lock()
 	r.table[idx] = s
 	r.dmu.Unlock()
@@ -147,130 +112,38 @@ func (s *Session) Close() { s.closeWith(ErrClosed) }
 func (s *Session) closeWith(err error) {
 	r := s.r
 	r.mu.Lock()
-	if s.closed {
+	if !s.core.Shut() {
 		r.mu.Unlock()
 		return
 	}
-	s.closed = true
 	r.clearSession(s)
-	r.openMask &^= s.bit
 	r.epoch.Add(1)
-	r.sessions[s.idx] = nil
+	r.sessions.Remove(s.idx, s)
 	r.dmu.Lock()
 	r.table[s.idx] = nil
 	r.dmu.Unlock()
-	s.end(err, false) // before the index can be reused (see Open)
+	s.core.End(err, false) // before the index can be reused (see Open)
 	r.mu.Unlock()
 }
 
-// end marks the session ended with err; keep keeps the undelivered batch
-// for Recv (Resident.Close's last batch).
-func (s *Session) end(err error, keep bool) {
-	s.qmu.Lock()
-	defer s.qmu.Unlock()
-	if s.ended {
-		return
-	}
-	s.ended, s.err = true, err
-	if !keep {
-		s.box = nil
-	}
-	s.q = nil
-	close(s.done)
-}
-
-// Recv returns the session's next batch: packets in timestamp order (and
-// after the previous batch's watermark), the definitions of the entity
-// keys the session has not seen, the new watermark and the cumulative
-// per-sensor counts. It blocks until packets are ready or, without
-// packets, for a few milliseconds (≤ ~10 ms: an empty batch still advances
-// the watermark). It returns the session's error once the session ended
-// (Close, CBye, lease expiry, Resident.Close), or ctx's.
+// Recv returns the session's next batch (session.Core.Recv): packets in
+// timestamp order (and after the previous batch's watermark), the
+// definitions of the entity keys the session has not seen, the new
+// watermark and the cumulative per-sensor counts. It blocks until packets
+// are ready or, without packets, for a few milliseconds (≤ ~10 ms: an
+// empty batch still advances the watermark). It returns the session's
+// error once the session ended (Close, CBye, lease expiry,
+// Resident.Close), or ctx's.
 //
 // Packet values may be shared with other sessions' batches: do not modify
 // them.
-func (s *Session) Recv(ctx context.Context) (*wire.Batch, error) {
-	for {
-		s.qmu.Lock()
-		if b := s.box; b != nil {
-			s.box = nil
-			s.qmu.Unlock()
-			return b, nil
-		}
-		if s.ended {
-			err := s.err
-			s.qmu.Unlock()
-			return nil, err
-		}
-		s.qmu.Unlock()
-		select {
-		case <-s.ready:
-		case <-s.done:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-}
-
-// maxFree is how many released batches a session keeps for reuse.
-const maxFree = 4
+func (s *Session) Recv(ctx context.Context) (*wire.Batch, error) { return s.core.Recv(ctx) }
 
 // Release gives back a batch Recv returned, once the caller is done with
-// it and its packets (encoded them, say): the session reuses its memory
-// for later batches, so a steady stream allocates nothing per packet.
-// Optional; after it, b and every packet and value in it must not be
-// used. Releasing a batch twice, or one Recv did not return, is an error
-// that Release ignores where it can detect it.
-func (s *Session) Release(b *wire.Batch) {
-	if b == nil {
-		return
-	}
-	s.qmu.Lock()
-	defer s.qmu.Unlock()
-	if len(s.free) >= maxFree || s.box == b || slices.Contains(s.free, b) {
-		return
-	}
-	s.free = append(s.free, b)
-}
-
-// CommandError is a command the resident refused: which command of the
-// session it was (1-based), its kind, the field at fault and why.
-type CommandError struct {
-	Seq   uint64
-	Kind  wire.CommandKind
-	Field string
-	Msg   string
-}
-
-func (e *CommandError) Error() string {
-	return fmt.Sprintf("resident: command %d (%s): %s: %s", e.Seq, kindName(e.Kind), e.Field, e.Msg)
-}
-
-func kindName(k wire.CommandKind) string {
-	switch k {
-	case wire.CEnable:
-		return "enable"
-	case wire.CDisable:
-		return "disable"
-	case wire.CEnableAll:
-		return "enable all"
-	case wire.CDisableAll:
-		return "disable all"
-	case wire.CTrigger:
-		return "trigger"
-	case wire.CUntrigger:
-		return "untrigger"
-	case wire.CSample:
-		return "sample"
-	case wire.CUnsample:
-		return "unsample"
-	case wire.CLease:
-		return "lease"
-	case wire.CBye:
-		return "bye"
-	}
-	return fmt.Sprintf("kind %d", k)
-}
+// it and its packets (session.Core.Release): the session reuses its
+// memory, so a steady stream allocates nothing per packet. Optional;
+// after it, b and every packet and value in it must not be used.
+func (s *Session) Release(b *wire.Batch) { s.core.Release(b) }
 
 var strategyNames = [...]string{NotSensed: "not sensed", Traced: "traced", Sampled: "sampled", TracedThenDisabled: "traced then disabled"}
 
@@ -289,34 +162,11 @@ func (s *Sensor) describe() string {
 // without enable…) changes nothing and gets a *CommandError naming the
 // command and field.
 func (s *Session) Apply(cmd *wire.Command) error {
-	r := s.r
-	if cmd == nil {
-		return errors.New("resident: nil command")
-	}
-	r.mu.Lock()
-	s.seq++
-	if s.closed {
-		r.mu.Unlock()
-		s.qmu.Lock()
-		err := s.err
-		s.qmu.Unlock()
-		if err == nil {
-			err = ErrClosed
-		}
-		return fmt.Errorf("resident: command %d (%s): %w", s.seq, kindName(cmd.Kind), err)
-	}
-	if cmd.Kind == wire.CBye {
-		r.mu.Unlock()
-		s.closeWith(ErrClosed)
-		return nil
-	}
-	err := s.apply(cmd)
-	r.mu.Unlock()
-	return err
+	return s.core.Command(&s.r.mu, cmd, s.apply, s.Close)
 }
 
 func (s *Session) fail(cmd *wire.Command, field, format string, args ...any) error {
-	return &CommandError{Seq: s.seq, Kind: cmd.Kind, Field: field, Msg: fmt.Sprintf(format, args...)}
+	return s.core.Fail(cmd, field, format, args...)
 }
 
 // sensorArg resolves a sensor field.
@@ -369,20 +219,16 @@ func (s *Session) apply(cmd *wire.Command) error {
 		}
 		k := flagKey{sen.id, cmd.Entity}
 		if cmd.Kind == wire.CEnable {
-			s.own[k]++
-			if s.own[k]+s.trig[k] == 1 {
+			if s.flags.Enable(k) {
 				r.setFlag(sen, cmd.Entity, s.bit)
 			}
 			return nil
 		}
-		if s.own[k] == 0 {
+		last, ok := s.flags.Disable(k)
+		if !ok {
 			return s.fail(cmd, "entity", "%s is not enabled for %s %q by this session", sen.spec.Name, r.types[sen.ht].name, cmd.Entity)
 		}
-		s.own[k]--
-		if s.own[k] == 0 {
-			delete(s.own, k)
-		}
-		if s.own[k]+s.trig[k] == 0 {
+		if last {
 			r.clearFlag(sen, cmd.Entity, s.bit)
 		}
 	case wire.CEnableAll, wire.CDisableAll:
@@ -391,18 +237,16 @@ func (s *Session) apply(cmd *wire.Command) error {
 			return err
 		}
 		if cmd.Kind == wire.CEnableAll {
-			s.all[sen.id]++
-			if s.all[sen.id] == 1 {
+			if s.all.Enable(sen.id) {
 				r.setAll(sen, s.bit)
 			}
 			return nil
 		}
-		if s.all[sen.id] == 0 {
+		last, ok := s.all.Disable(sen.id)
+		if !ok {
 			return s.fail(cmd, "sensor", "%s is not enabled for every entity by this session", sen.spec.Name)
 		}
-		s.all[sen.id]--
-		if s.all[sen.id] == 0 {
-			delete(s.all, sen.id)
+		if last {
 			r.clearAll(sen, s.bit)
 		}
 	case wire.CTrigger:
@@ -421,11 +265,6 @@ func (s *Session) apply(cmd *wire.Command) error {
 			return s.fail(cmd, "id", "no sampling request %d in this session", cmd.ID)
 		}
 		r.removeSampler(sp)
-	case wire.CLease:
-		if cmd.Period <= 0 {
-			return s.fail(cmd, "period", "lease period %d ns is not positive", cmd.Period)
-		}
-		s.expiry.Store(nanotime() + cmd.Period)
 	default:
 		return s.fail(cmd, "kind", "unknown command kind %d", cmd.Kind)
 	}
@@ -480,15 +319,12 @@ func (r *Resident) clearAll(sen *Sensor, bit uint64) {
 
 // clearSession undoes everything session s set (r.mu held).
 func (r *Resident) clearSession(s *Session) {
-	for k := range s.own {
+	s.flags.Each(func(k flagKey, _ int32) {
 		r.clearFlag(r.sensors[k.s], k.id, s.bit)
-	}
-	for k := range s.trig {
-		r.clearFlag(r.sensors[k.s], k.id, s.bit)
-	}
-	for sid := range s.all {
+	})
+	s.all.Each(func(sid SensorID, _ int32) {
 		r.clearAll(r.sensors[sid], s.bit)
-	}
+	})
 	for _, t := range s.triggers {
 		r.removeTrigger(t)
 	}
@@ -496,9 +332,8 @@ func (r *Resident) clearSession(s *Session) {
 		r.removeSampler(sp)
 	}
 	r.forgetReported(s.bit)
-	clear(s.own)
-	clear(s.trig)
-	clear(s.all)
+	s.flags.Reset()
+	s.all.Reset()
 }
 
 // trigger is a CTrigger: when sensor on delivers a packet to sess whose
@@ -582,12 +417,7 @@ func (r *Resident) removeTrigger(t *trigger) {
 		t.on.trigs.Store(&list)
 	}
 	for id := range t.done {
-		k := flagKey{t.target.id, id}
-		s.trig[k]--
-		if s.trig[k] == 0 {
-			delete(s.trig, k)
-		}
-		if s.own[k]+s.trig[k] == 0 {
+		if s.flags.Untrigger(flagKey{t.target.id, id}) {
 			r.clearFlag(t.target, id, s.bit)
 		}
 	}
@@ -644,46 +474,18 @@ func (r *Resident) fireTrigger(t *trigger, id string, ep uint32) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := t.sess
-	if t.dead || s.closed || int32(ep-s.openEpoch) < 0 {
+	if t.dead || s.core.Closed() || int32(ep-s.openEpoch) < 0 {
 		return
 	}
 	if _, ok := t.done[id]; ok {
 		return
 	}
 	t.done[id] = struct{}{}
-	k := flagKey{t.target.id, id}
-	s.trig[k]++
-	if s.own[k]+s.trig[k] == 1 {
+	if s.flags.Trigger(flagKey{t.target.id, id}) {
 		r.setFlag(t.target, id, s.bit)
 	}
 }
 
-// Local returns an in-process connection to the resident: it opens a
-// session; Recv receives its batches, Send applies commands, Close ends
-// it.
-func (r *Resident) Local() wire.Conn { return &localConn{r: r, s: r.Open()} }
-
-type localConn struct {
-	r *Resident
-	s *Session
-}
-
-func (c *localConn) Hello() *wire.Hello { return c.r.Hello() }
-
-func (c *localConn) Recv() (*wire.Batch, error) { return c.s.Recv(context.Background()) }
-
-// Release gives a received batch back to the session (Session.Release).
-func (c *localConn) Release(b *wire.Batch) { c.s.Release(b) }
-
-func (c *localConn) Send(cmd *wire.Command) error { return c.s.Apply(cmd) }
-
-func (c *localConn) Close() error { c.s.Close(); return nil }
-
-// sessionsIn iterates the session indices in m.
-func sessionsIn(m uint64, f func(i int)) {
-	for m != 0 {
-		i := bits.TrailingZeros64(m)
-		m &= m - 1
-		f(i)
-	}
-}
+// Local returns an in-process connection to the resident: a new session
+// (session.Local).
+func (r *Resident) Local() wire.Conn { return session.Local(r.Hello, r.Open()) }

@@ -24,7 +24,8 @@ fails p belongs to a group no one reads, so dropping it changes no value
 that is read — whatever the function and the window. This is how "the rate
 of P1's syscalls" enables the sensor for P1 only: p is S.Process = "P1"
 outside, and inside it becomes a flag selection.`,
-			Apply: aggGroupSelect,
+			Sets:  Live | Stored,
+			apply: on[*plan.Apply](aggGroupSelect),
 		},
 		{
 			Name:  "equality-constant",
@@ -37,7 +38,8 @@ bindings that already qualify. It lets a constant reach a variable joined to the
 restricts — in particular inside an aggregate, where agg-group-select puts
 the constant on the group's variable and the argument's variable is
 joined to it.`,
-			Apply: equalityConstant,
+			Sets:  Live | Stored,
+			apply: on[*plan.Project](equalityConstant),
 		},
 	}
 }
@@ -71,11 +73,7 @@ func hasCond(b *block, c expr.Expr) bool {
 	return false
 }
 
-func aggGroupSelect(_ *Context, n plan.Node) plan.Node {
-	ap, ok := n.(*plan.Apply)
-	if !ok {
-		return nil
-	}
+func aggGroupSelect(_ *Context, ap *plan.Apply) plan.Node {
 	outer, ok := decompose(ap.In)
 	if !ok {
 		return nil
@@ -133,11 +131,7 @@ func overBy(e expr.Expr, by map[string]expr.Expr) (expr.Expr, bool) {
 	return out, found && !other
 }
 
-func equalityConstant(_ *Context, n plan.Node) plan.Node {
-	p, ok := n.(*plan.Project)
-	if !ok {
-		return nil
-	}
+func equalityConstant(_ *Context, p *plan.Project) plan.Node {
 	b, ok := decompose(p)
 	if !ok {
 		return nil

@@ -1,6 +1,8 @@
 package rewrite
 
 import (
+	"slices"
+
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/expr"
@@ -19,7 +21,8 @@ enabled; enabling only the holders p accepts drops exactly the tuples σ
 would drop, and leaves the others' enablement — hence their packets —
 unchanged. Selections between σ[p] and α stay where they are
 (selections commute).`,
-			Apply: alphaFlagSelect,
+			Sets:  Live,
+			apply: on[*plan.Select](alphaFlagSelect),
 		},
 		{
 			Name:  "alpha-semijoin",
@@ -53,7 +56,8 @@ With two waits ending on one mailbox after one send by P1, both satisfy
 disabled after the first would miss the second. Here the argument says
 "from u onwards"; a D sensor that disables itself is re-armed by the
 monitor while its argument still holds the entity.`,
-			Apply: alphaSemijoin,
+			Sets:  Live,
+			apply: on[*plan.Project](alphaSemijoin),
 		},
 		{
 			Name:  "alpha-restrict-by-join",
@@ -68,12 +72,13 @@ event relation: an event is known at its instant, so the enablement it
 implies is settled before v's packets need it; v must not be sampled (a
 sampled tuple is seen only at sampling instants, which a later enablement
 may miss).`,
-			Apply: alphaRestrictByJoin,
+			Sets:  Live,
+			apply: on[*plan.Project](alphaRestrictByJoin),
 		},
 	}
 }
 
-// alphaLeaf returns the α leaf bound to variable v in a block, if any.
+// alpha returns the α leaf bound to variable v in a block, if any.
 func (b *block) alpha(v int) (*plan.Alpha, bool) {
 	a, ok := b.leaves[v].(*plan.Alpha)
 	return a, ok
@@ -112,11 +117,7 @@ func asColumn1(e expr.Expr) expr.Expr {
 	return e
 }
 
-func alphaFlagSelect(_ *Context, n plan.Node) plan.Node {
-	s, ok := n.(*plan.Select)
-	if !ok {
-		return nil
-	}
+func alphaFlagSelect(_ *Context, s *plan.Select) plan.Node {
 	// Other selections may stand between σ[p] and α: selections commute,
 	// so σ[p] moves past them into α and they stay.
 	var between []*plan.Select
@@ -176,7 +177,9 @@ func isVarRef(e expr.TExpr, v int) (kind string, ok bool) {
 	return "", false
 }
 
-var forever = &expr.TConst{T: algebra.Forever, Txt: "forever"}
+// forever is the time constant "forever", where the arguments the α join
+// rules build end.
+func forever() expr.TExpr { return &expr.TConst{T: algebra.Forever, Txt: "forever"} }
 
 // analyse derives a restriction from when conjunct p for variables u
 // (events) and v (an α over an event or interval relation).
@@ -199,11 +202,11 @@ func analyse(p expr.Pred, u, v int, uName string, vEvent bool) (restriction, boo
 		}
 		if yk == "end" && !vEvent {
 			// v.e ≥ s+1: v's last chronon is at or after s.
-			return restriction{from: &expr.TBeginEnd{X: uVar}, to: forever, exact: true}, true
+			return restriction{from: &expr.TBeginEnd{X: uVar}, to: forever(), exact: true}, true
 		}
 		// v.b ≥ s+1: every chronon of v is after s. Exact for events; an
 		// interval v may also be delivered by its end packet with b ≤ s.
-		return restriction{from: &expr.TAfter{X: uVar}, to: forever, exact: vEvent}, true
+		return restriction{from: &expr.TAfter{X: uVar}, to: forever(), exact: vEvent}, true
 	case expr.Overlap:
 		xu, okx := isVarRef(c.X, u)
 		yv, oky := isVarRef(c.Y, v)
@@ -219,7 +222,7 @@ func analyse(p expr.Pred, u, v int, uName string, vEvent bool) (restriction, boo
 			return restriction{from: &expr.TBeginEnd{X: uVar}, to: &expr.TAfter{X: uVar}, exact: true}, true
 		}
 		// v.b ≤ s < v.e: v's last chronon is at or after s.
-		return restriction{from: &expr.TBeginEnd{X: uVar}, to: forever, exact: false}, true
+		return restriction{from: &expr.TBeginEnd{X: uVar}, to: forever(), exact: false}, true
 	}
 	return restriction{}, false
 }
@@ -369,17 +372,8 @@ func renumberLeaf(n plan.Node, v int) plan.Node {
 	return n
 }
 
-func hasMark(marks []string, m string) bool {
-	for _, x := range marks {
-		if x == m {
-			return true
-		}
-	}
-	return false
-}
-
-func alphaSemijoin(_ *Context, n plan.Node) plan.Node {
-	b, ok := decompose(n)
+func alphaSemijoin(_ *Context, pr *plan.Project) plan.Node {
+	b, ok := decompose(pr)
 	if !ok || b.root.Bag {
 		return nil
 	}
@@ -426,8 +420,8 @@ func alphaSemijoin(_ *Context, n plan.Node) plan.Node {
 	return nil
 }
 
-func alphaRestrictByJoin(_ *Context, n plan.Node) plan.Node {
-	b, ok := decompose(n)
+func alphaRestrictByJoin(_ *Context, pr *plan.Project) plan.Node {
+	b, ok := decompose(pr)
 	if !ok {
 		return nil
 	}
@@ -437,7 +431,7 @@ func alphaRestrictByJoin(_ *Context, n plan.Node) plan.Node {
 		}
 		a, _ := b.alpha(c.v)
 		mark := leafName(b.leaves[c.u]) + ": " + c.key.String() + " when " + b.whens[c.when].String()
-		if hasMark(a.Restricted, mark) {
+		if slices.Contains(a.Restricted, mark) {
 			continue
 		}
 		// The argument's valid time ends at forever: a superset is enough.
@@ -445,13 +439,13 @@ func alphaRestrictByJoin(_ *Context, n plan.Node) plan.Node {
 		pt := arg.In.(*plan.ProjectT)
 		if _, isEnd := pt.Valid.To.(*expr.TConst); !isEnd {
 			pt2 := *pt
-			pt2.Valid = &expr.Valid{From: pt.Valid.From, To: forever}
+			pt2.Valid = &expr.Valid{From: pt.Valid.From, To: forever()}
 			arg2 := *arg
 			arg2.In = &pt2
 			c.argument = &arg2
 		}
 		v := c.v
-		return mapLeaves(n, func(l plan.Node) plan.Node {
+		return mapLeaves(pr, func(l plan.Node) plan.Node {
 			al, ok := l.(*plan.Alpha)
 			if !ok || al.Var != v {
 				return l

@@ -6,9 +6,10 @@ import (
 	"github.com/tqmon/tqmon/algebra/plan"
 )
 
-// A retrieve's plan is a block: π over πT over any tree of σ, σT, × and ⋈
-// whose leaves are scans and α operators (each bound to one variable). An
-// α's arguments are blocks or entity relations of their own.
+// A retrieve's plan is a block — or, with aggregates, an apply over blocks:
+// π over πT over any tree of σ, σT, × and ⋈ whose leaves are scans and α
+// operators (each bound to one variable), or the unit relation. An α's
+// arguments are blocks or entity relations of their own.
 
 // leafVar returns the variable a leaf binds, or -1.
 func leafVar(n plan.Node) int {

@@ -19,20 +19,22 @@ Clock[n], that is, if it is valid at one of those ticks; a sampled α
 delivers each tuple valid at one of its sampling instants, with its valid
 time. Sampling only at the ticks of Clock[n] therefore still delivers every
 tuple that matters (the join drops the rest, as before).`,
-			Apply: clockSampling,
+			Sets:  Live,
+			apply: on[*plan.Project](clockSampling),
 		},
 		{
 			Name:  "clock-intersect",
 			Class: ClockRules,
 			Doc: `Clock[a] ∩ Clock[b] → Clock[lcm(a, b)] (the paper's O7): the ticks
 common to both are the multiples of both periods.`,
-			Apply: clockIntersect,
+			Sets:  Live,
+			apply: on[*plan.SetOp](clockIntersect),
 		},
 	}
 }
 
-func clockSampling(_ *Context, n plan.Node) plan.Node {
-	b, ok := decompose(n)
+func clockSampling(_ *Context, pr *plan.Project) plan.Node {
+	b, ok := decompose(pr)
 	if !ok {
 		return nil
 	}
@@ -65,7 +67,7 @@ func clockSampling(_ *Context, n plan.Node) plan.Node {
 					continue
 				}
 				vv := v
-				return mapLeaves(n, func(l plan.Node) plan.Node {
+				return mapLeaves(pr, func(l plan.Node) plan.Node {
 					al, ok := l.(*plan.Alpha)
 					if !ok || al.Var != vv {
 						return l
@@ -92,9 +94,8 @@ func samplesAt(when plan.Node, n int64) bool {
 	return false
 }
 
-func clockIntersect(_ *Context, n plan.Node) plan.Node {
-	s, ok := n.(*plan.SetOp)
-	if !ok || s.Union {
+func clockIntersect(_ *Context, s *plan.SetOp) plan.Node {
+	if s.Union {
 		return nil
 	}
 	a, aok := s.L.(*plan.ClockSrc)

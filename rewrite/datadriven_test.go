@@ -9,12 +9,14 @@ import (
 	"github.com/cockroachdb/datadriven"
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/plan"
+	"github.com/tqmon/tqmon/internal/testkit"
 	"github.com/tqmon/tqmon/rewrite"
 	"github.com/tqmon/tqmon/store/history"
 )
 
-// TestDataDriven runs the files under testdata/: one per rule class and
-// one for the paper's queries. Commands:
+// TestDataDriven runs the files under testdata/: one per rule class, one
+// for the aggregate rules (of the traditional class) and one for the
+// paper's queries. Commands:
 //
 //	rewrite [spec=paper|differential]   the initial plan, each rule applied
 //	                                    (name: plan after), the final tree
@@ -26,8 +28,8 @@ import (
 // Regenerate the expected output with: go test ./rewrite -run DataDriven -rewrite
 func TestDataDriven(t *testing.T) {
 	specs := map[string]*algebra.Catalog{
-		"paper":        paperCatalog(t),
-		"differential": catalog(t, filepath.Join("..", "testdata", "differential", "spec.sdl")),
+		"paper":        testkit.PaperCatalog(t),
+		"differential": testkit.LoadCatalog(t, filepath.Join("..", "testdata", "differential", "spec.sdl")),
 	}
 	paperHist, err := history.Load(filepath.Join("..", "testdata", "paper"))
 	if err != nil {
@@ -41,7 +43,7 @@ func TestDataDriven(t *testing.T) {
 					cat = specs[arg.Vals[0]]
 				}
 			}
-			stmts := compile(t, cat, d.Pos, d.Input, 0)
+			stmts := testkit.Compile(t, cat, d.Pos, d.Input, 0)
 			if d.Cmd == "store" {
 				return storePlans(t, cat, stmts)
 			}

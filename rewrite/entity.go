@@ -20,14 +20,16 @@ func entitySourceRules() []Rule {
 (the paper's O4). The selection holds K while K exists; the constant holds
 it at all times, which differs only when K does not exist and so enables
 nothing that could fire.`,
-			Apply: selectSource,
+			Sets:  Live,
+			apply: on[*plan.SelectEntity](selectSource),
 		},
 		{
 			Name:  "select-const",
 			Class: EntitySources,
 			Doc: `σ[p](K1, …, Kn) → the constants p accepts (∅ when none): the
 selection of a constant relation is evaluated once.`,
-			Apply: selectConst,
+			Sets:  Live,
+			apply: on[*plan.SelectEntity](selectConst),
 		},
 		{
 			Name:  "intersect-source",
@@ -35,14 +37,16 @@ selection of a constant relation is evaluated once.`,
 			Doc: `E ∩ Source → E and Source ∩ E → E for the entity source of E's type
 (the paper's O5): E holds an entity at most where … the source holds it
 while it exists, and outside its lifetime the entity enables nothing.`,
-			Apply: intersectSource,
+			Sets:  Live,
+			apply: on[*plan.SetOp](intersectSource),
 		},
 		{
 			Name:  "intersect-const",
 			Class: EntitySources,
 			Doc: `K ∩ K′ → the constants in both; E ∩ ∅ → ∅; E ∪ ∅ → E: set algebra
 on constant relations, which hold their members at all times.`,
-			Apply: intersectConst,
+			Sets:  Live,
+			apply: on[*plan.SetOp](intersectConst),
 		},
 	}
 }
@@ -79,9 +83,8 @@ func isSource(n plan.Node) bool {
 	return false
 }
 
-func selectSource(_ *Context, n plan.Node) plan.Node {
-	s, ok := n.(*plan.SelectEntity)
-	if !ok || !isSource(s.In) {
+func selectSource(_ *Context, s *plan.SelectEntity) plan.Node {
+	if !isSource(s.In) {
 		return nil
 	}
 	ks, ok := constsOf(s.Pred)
@@ -108,11 +111,7 @@ func dedupe(vs []algebra.Value) []algebra.Value {
 	return out
 }
 
-func selectConst(_ *Context, n plan.Node) plan.Node {
-	s, ok := n.(*plan.SelectEntity)
-	if !ok {
-		return nil
-	}
+func selectConst(_ *Context, s *plan.SelectEntity) plan.Node {
 	switch in := s.In.(type) {
 	case *plan.Const:
 		var keep []algebra.Value
@@ -132,9 +131,8 @@ func selectConst(_ *Context, n plan.Node) plan.Node {
 	return nil
 }
 
-func intersectSource(_ *Context, n plan.Node) plan.Node {
-	s, ok := n.(*plan.SetOp)
-	if !ok || s.Union {
+func intersectSource(_ *Context, s *plan.SetOp) plan.Node {
+	if s.Union {
 		return nil
 	}
 	lt, lok := plan.EntityType(s.L)
@@ -151,11 +149,7 @@ func intersectSource(_ *Context, n plan.Node) plan.Node {
 	return nil
 }
 
-func intersectConst(_ *Context, n plan.Node) plan.Node {
-	s, ok := n.(*plan.SetOp)
-	if !ok {
-		return nil
-	}
+func intersectConst(_ *Context, s *plan.SetOp) plan.Node {
 	_, le := s.L.(*plan.Empty)
 	_, re := s.R.(*plan.Empty)
 	switch {

@@ -13,6 +13,7 @@ import (
 	"github.com/tqmon/tqmon/algebra/plan"
 	"github.com/tqmon/tqmon/algebra/ref"
 	"github.com/tqmon/tqmon/algebra/stream"
+	"github.com/tqmon/tqmon/internal/testkit"
 )
 
 // feedItem is one input to a live network.
@@ -114,14 +115,14 @@ func runLive(t testing.TB, cat *algebra.Catalog, h *algebra.History, stmts []*ch
 // need, so naive and optimised plans both equal the reference evaluator.
 func TestLiveDifferential(t *testing.T) {
 	root := filepath.Join("..", "testdata", "differential")
-	cat := catalog(t, filepath.Join(root, "spec.sdl"))
-	corpus := append(readCorpus(t, filepath.Join(root, "queries.tq")), readCorpus(t, filepath.Join(root, "rules.tq"))...)
-	n := histories() / 3
+	cat := testkit.LoadCatalog(t, filepath.Join(root, "spec.sdl"))
+	corpus := append(testkit.ReadCorpus(t, filepath.Join(root, "queries.tq")), testkit.ReadCorpus(t, filepath.Join(root, "rules.tq"))...)
+	n := testkit.Histories() / 3
 	for _, q := range corpus {
-		t.Run(q.name, func(t *testing.T) {
+		t.Run(q.Name, func(t *testing.T) {
 			cfg := histgen.DefaultConfig(0)
 			cfg.Integrity = true
-			stmts := compile(t, cat, q.name, q.text, cfg.Span)
+			stmts := testkit.Compile(t, cat, q.Name, q.Text, cfg.Span)
 			naive, _ := plans(t, cat, stmts, false)
 			opt, _ := plans(t, cat, stmts, true)
 			for seed := 0; seed < n; seed++ {
@@ -143,7 +144,7 @@ func TestLiveDifferential(t *testing.T) {
 				}{{"optimised", opt}, {"naive", naive}} {
 					got := runLive(t, cat, h, stmts, c.ps)
 					for i := range want {
-						if g, w := render(got[i]), render(want[i]); g != w {
+						if g, w := testkit.Rows(got[i]), testkit.Rows(want[i]); g != w {
 							t.Fatalf("seed %d, statement %d, %s plan %s:\n--- live\n%s--- reference\n%s", seed, i+1, c.name, plan.String(c.ps[i]), g, w)
 						}
 					}

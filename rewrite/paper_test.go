@@ -2,13 +2,13 @@ package rewrite_test
 
 import (
 	"fmt"
-	"path/filepath"
 	"testing"
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/algebra/histgen"
 	"github.com/tqmon/tqmon/algebra/ref"
+	"github.com/tqmon/tqmon/internal/testkit"
 )
 
 const resumedByP1 = `range of S is SendMessage
@@ -22,10 +22,6 @@ const runningOnEvery10Seconds = `range of RO is RunningOn
 range of C is Clock[10]
 retrieve RunningOnEvery10Seconds (Process = RO.Process, Processor = RO.Processor)
 when C overlap RO`
-
-func paperCatalog(t testing.TB) *algebra.Catalog {
-	return catalog(t, filepath.Join("..", "testdata", "paper", "os.sdl"))
-}
 
 // paperSizes are the generated systems the packet tests and benchmarks use:
 // growing numbers of processes and of sends per process.
@@ -61,14 +57,14 @@ func resumedCounts(h *algebra.History) (p1Sends, waits int) {
 }
 
 func TestResumedbyP1Packets(t *testing.T) {
-	cat := paperCatalog(t)
+	cat := testkit.PaperCatalog(t)
 	for _, cfg := range paperSizes {
 		t.Run(fmt.Sprintf("P%d-K%d", cfg.Processes, cfg.Sends), func(t *testing.T) {
 			h, err := histgen.Paper(cat, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			stmts := compile(t, cat, "q", resumedByP1, 0)
+			stmts := testkit.Compile(t, cat, "q", resumedByP1, 0)
 			want, err := ref.Eval(h, stmts)
 			if err != nil {
 				t.Fatal(err)
@@ -78,7 +74,7 @@ func TestResumedbyP1Packets(t *testing.T) {
 			gotN, statsN := acquire(t, cat, h, stmts, naive, 0)
 			gotO, statsO := acquire(t, cat, h, stmts, opt, 0)
 			for name, got := range map[string]*algebra.Table{"naive": gotN[0], "optimised": gotO[0]} {
-				if render(got) != render(want[0]) {
+				if testkit.Rows(got) != testkit.Rows(want[0]) {
 					t.Fatalf("%s result differs from the reference", name)
 				}
 			}
@@ -115,12 +111,12 @@ func samples(h *algebra.History, n int64) int {
 }
 
 func TestRunningOnEvery10SecondsPackets(t *testing.T) {
-	cat := paperCatalog(t)
+	cat := testkit.PaperCatalog(t)
 	h, err := histgen.Paper(cat, paperSizes[1])
 	if err != nil {
 		t.Fatal(err)
 	}
-	stmts := compile(t, cat, "q", runningOnEvery10Seconds, 0)
+	stmts := testkit.Compile(t, cat, "q", runningOnEvery10Seconds, 0)
 	want, err := ref.Eval(h, stmts)
 	if err != nil {
 		t.Fatal(err)
@@ -129,7 +125,7 @@ func TestRunningOnEvery10SecondsPackets(t *testing.T) {
 	opt, _ := plans(t, cat, stmts, true)
 	gotN, statsN := acquire(t, cat, h, stmts, naive, 0)
 	gotO, statsO := acquire(t, cat, h, stmts, opt, 0)
-	if render(gotN[0]) != render(want[0]) || render(gotO[0]) != render(want[0]) {
+	if testkit.Rows(gotN[0]) != testkit.Rows(want[0]) || testkit.Rows(gotO[0]) != testkit.Rows(want[0]) {
 		t.Fatal("results differ from the reference")
 	}
 	if got, want := statsN.Packets["RunningOn"], samples(h, 1); got != want {
@@ -146,7 +142,7 @@ func TestRunningOnEvery10SecondsPackets(t *testing.T) {
 // 3× longer (which reaches the state's steady size: the sampled query's
 // tuples per processor fill up in the first stretch).
 func TestPaperQueriesBoundedState(t *testing.T) {
-	cat := paperCatalog(t)
+	cat := testkit.PaperCatalog(t)
 	base := histgen.PaperConfig{Seed: 7, Processors: 3, Processes: 8, Mailboxes: 6, Sends: 50}
 	lengths := []int{1, 3, 10, 100}
 	for _, q := range []struct{ name, text string }{{"ResumedbyP1", resumedByP1}, {"RunningOnEvery10Seconds", runningOnEvery10Seconds}} {
@@ -158,7 +154,7 @@ func TestPaperQueriesBoundedState(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			stmts := compile(t, cat, "q", q.text, 0)
+			stmts := testkit.Compile(t, cat, "q", q.text, 0)
 			opt, _ := plans(t, cat, stmts, true)
 			_, stats := acquire(t, cat, h, stmts, opt, 0)
 			peaks = append(peaks, stats.PeakHeld)
@@ -176,14 +172,14 @@ func TestPaperQueriesBoundedState(t *testing.T) {
 // P1's sends: the optimised count follows P1's sends, the naive one the
 // whole system's traffic.
 func BenchmarkResumedbyP1Packets(b *testing.B) {
-	cat := paperCatalog(b)
+	cat := testkit.PaperCatalog(b)
 	for _, cfg := range paperSizes {
 		b.Run(fmt.Sprintf("P%d-K%d", cfg.Processes, cfg.Sends), func(b *testing.B) {
 			h, err := histgen.Paper(cat, cfg)
 			if err != nil {
 				b.Fatal(err)
 			}
-			stmts := compile(b, cat, "q", resumedByP1, 0)
+			stmts := testkit.Compile(b, cat, "q", resumedByP1, 0)
 			naive, _ := plans(b, cat, stmts, false)
 			opt, _ := plans(b, cat, stmts, true)
 			var sn, so exec.AcquireStats

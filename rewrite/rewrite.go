@@ -2,6 +2,7 @@ package rewrite
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/plan"
@@ -16,27 +17,93 @@ const (
 	EntitySources
 	ClockRules
 	Variants
-	// Scans: rules for plans over stored relations (RewriteStored), not
-	// part of Rules.
+	// Scans: rules for plans over stored relations (the Stored set).
 	Scans
+	numClasses
 )
 
-var classNames = [...]string{"traditional", "alpha", "entity-source", "clock", "variant", "scan"}
+func (c Class) String() string {
+	switch c {
+	case Traditional:
+		return "traditional"
+	case AlphaRules:
+		return "alpha"
+	case EntitySources:
+		return "entity-source"
+	case ClockRules:
+		return "clock"
+	case Variants:
+		return "variant"
+	case Scans:
+		return "scan"
+	}
+	return "?"
+}
 
-func (c Class) String() string { return classNames[c] }
+// Set is the rule sets a rule belongs to, one bit each.
+type Set uint8
 
-// Classes lists the classes in application order.
-var Classes = []Class{Traditional, AlphaRules, EntitySources, ClockRules, Variants, Scans}
+const (
+	// Live is the rule set of Rewrite: plans whose sensed relations are α
+	// operators, run acquisitionally (live residents, or a history as they
+	// would see it).
+	Live Set = 1 << iota
+	// Stored is the rule set of RewriteStored: plans over stored relations
+	// (a database, a history), without α operators.
+	Stored
+)
 
-// Rule is one transformation. Apply looks at one node and returns its
-// replacement, or nil when the rule does not apply there. Doc states the
-// rule and why it preserves results exactly.
+// Rule is one transformation. It matches one operator: its function sees
+// only nodes of that type (see on) and returns the replacement, or nil
+// when the rule does not apply there. Doc states the rule and why it
+// preserves results exactly; Sets are the rule sets it belongs to.
 type Rule struct {
 	Name  string
 	Class Class
+	Sets  Set
 	Doc   string
-	Apply func(c *Context, n plan.Node) plan.Node
+	apply func(c *Context, n plan.Node) plan.Node
 }
+
+// on binds a rule's function to the operator it matches, the type T of its
+// node: the rule applies at nodes of type T only, and fn receives them
+// typed.
+func on[T plan.Node](fn func(c *Context, n T) plan.Node) func(*Context, plan.Node) plan.Node {
+	return func(c *Context, n plan.Node) plan.Node {
+		if t, ok := n.(T); ok {
+			return fn(c, t)
+		}
+		return nil
+	}
+}
+
+// table is every rule, in class order, each with the sets it belongs to:
+// the one list Rules and StoredRules select from. Within a class, the
+// order is the order rules are tried in.
+func table() []Rule {
+	return slices.Concat(traditionalRules(), aggregateRules(), alphaRules(), entitySourceRules(),
+		clockRules(), variantRules(), scanRules())
+}
+
+// rulesIn returns the rules of a set, in table order.
+func rulesIn(s Set) []Rule {
+	var out []Rule
+	for _, r := range table() {
+		if r.Sets&s != 0 {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Rules returns the rules of the Live set, in class order, as data.
+func Rules() []Rule { return rulesIn(Live) }
+
+// StoredRules returns the rules of the Stored set, as data: the
+// traditional class (selections pushed to their scans, products with
+// equalities made joins — exact for any plan) and the scan class. The α
+// and entity-source classes have nothing to act on without α operators.
+func StoredRules() []Rule { return rulesIn(Stored) }
 
 // Context is what rules may consult.
 type Context struct {
@@ -62,46 +129,44 @@ type Result struct {
 // maxSteps bounds a rewrite; reaching it means a rule set that cycles.
 const maxSteps = 1000
 
-// Rules returns every rule, in class order, as data.
-func Rules() []Rule {
-	var all []Rule
-	all = append(all, traditionalRules()...)
-	all = append(all, aggregateRules()...)
-	all = append(all, alphaRules()...)
-	all = append(all, entitySourceRules()...)
-	all = append(all, clockRules()...)
-	all = append(all, variantRules()...)
-	return all
-}
-
-// Rewrite applies the rules to a plan until none changes it.
+// Rewrite applies the Live rules to a plan until none changes it.
 func Rewrite(c *Context, root plan.Node) (Result, error) {
 	return rewriteWith(c, root, Rules())
 }
 
+// RewriteStored applies the Stored rules to a plan (plan.Translate's,
+// without α operators) that runs over stored relations.
+func RewriteStored(c *Context, root plan.Node) (Result, error) {
+	return rewriteWith(c, root, StoredRules())
+}
+
+// rewriteWith applies rules class by class, each class until none of its
+// rules changes the plan, and the whole sequence again until a round
+// changes nothing.
 func rewriteWith(c *Context, root plan.Node, rules []Rule) (Result, error) {
 	res := Result{Initial: root}
-	byClass := map[Class][]Rule{}
-	for _, r := range rules {
+	var byClass [numClasses][]*Rule
+	for i := range rules {
+		r := &rules[i]
 		byClass[r.Class] = append(byClass[r.Class], r)
 	}
 	cur := root
 	for {
-		roundStart := plan.String(cur)
-		for _, cl := range Classes {
+		roundStart := cur
+		for cl, rules := range byClass {
 			for {
-				next, rule := applyOne(c, cur, byClass[cl])
+				next, rule := applyOne(c, cur, rules)
 				if rule == nil {
 					break
 				}
-				res.Steps = append(res.Steps, Step{Rule: rule.Name, Class: cl, Before: cur, After: next})
+				res.Steps = append(res.Steps, Step{Rule: rule.Name, Class: Class(cl), Before: cur, After: next})
 				cur = next
 				if len(res.Steps) > maxSteps {
 					return res, fmt.Errorf("rewrite: no fixpoint after %d steps (last rule %s)", maxSteps, rule.Name)
 				}
 			}
 		}
-		if plan.String(cur) == roundStart {
+		if plan.Equal(cur, roundStart) {
 			break
 		}
 	}
@@ -111,14 +176,10 @@ func rewriteWith(c *Context, root plan.Node, rules []Rule) (Result, error) {
 
 // applyOne finds the first rule, in order, that changes the plan at some
 // node (visited top-down), and returns the plan it makes.
-func applyOne(c *Context, root plan.Node, rules []Rule) (plan.Node, *Rule) {
-	before := plan.String(root)
-	for i := range rules {
-		r := &rules[i]
+func applyOne(c *Context, root plan.Node, rules []*Rule) (plan.Node, *Rule) {
+	for _, r := range rules {
 		if next, ok := applyAt(c, root, r); ok {
-			if plan.String(next) != before {
-				return next, r
-			}
+			return next, r
 		}
 	}
 	return root, nil
@@ -127,7 +188,7 @@ func applyOne(c *Context, root plan.Node, rules []Rule) (plan.Node, *Rule) {
 // applyAt applies r at the first node (pre-order) where it yields a
 // different subtree.
 func applyAt(c *Context, n plan.Node, r *Rule) (plan.Node, bool) {
-	if out := r.Apply(c, n); out != nil && plan.String(out) != plan.String(n) {
+	if out := r.apply(c, n); out != nil && !plan.Equal(out, n) {
 		return out, true
 	}
 	kids := n.Children()

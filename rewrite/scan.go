@@ -29,30 +29,14 @@ for X starting no earlier than v, gives [beginning, c−1]; C precede X
 gives [d, forever]; a and b give the intersection of their windows, a or
 b their hull. An empty constant makes p false: the window is empty.
 Clock[n] variables get windows too, bounding the ticks generated.`,
-			Apply: scanWindow,
+			Sets:  Stored,
+			apply: on[*plan.Project](scanWindow),
 		},
 	}
 }
 
-// StoredRules returns the rules for plans over stored relations, as data:
-// the traditional class (selections pushed to their scans, products with
-// equalities made joins — exact for any plan) and the scan class. The α
-// and entity-source classes have nothing to act on without α operators.
-func StoredRules() []Rule {
-	var all []Rule
-	all = append(all, traditionalRules()...)
-	all = append(all, aggregateRules()...)
-	return append(all, scanRules()...)
-}
-
-// RewriteStored rewrites a plan (plan.Translate's, without α operators)
-// that runs over stored relations.
-func RewriteStored(c *Context, root plan.Node) (Result, error) {
-	return rewriteWith(c, root, StoredRules())
-}
-
-func scanWindow(_ *Context, n plan.Node) plan.Node {
-	b, ok := decompose(n)
+func scanWindow(_ *Context, pr *plan.Project) plan.Node {
+	b, ok := decompose(pr)
 	if !ok {
 		return nil
 	}
@@ -84,7 +68,7 @@ func scanWindow(_ *Context, n plan.Node) plan.Node {
 			w = &nw
 		}
 		vv, win := v, *w
-		return mapLeaves(n, func(l plan.Node) plan.Node {
+		return mapLeaves(pr, func(l plan.Node) plan.Node {
 			sc, ok := l.(*plan.Scan)
 			if !ok || sc.Var != vv {
 				return l
@@ -98,7 +82,7 @@ func scanWindow(_ *Context, n plan.Node) plan.Node {
 }
 
 // emptyWindow holds no time at all.
-var emptyWindow = algebra.Window{From: 1, To: 0}
+func emptyWindow() algebra.Window { return algebra.Window{From: 1, To: 0} }
 
 // windowOf derives a window that v's valid time meets whenever p holds;
 // ok is false when p implies none.
@@ -137,7 +121,7 @@ func cmpWindow(p *expr.PCmp, v int) (algebra.Window, bool) {
 				continue
 			}
 			if sp.empty {
-				return emptyWindow, true
+				return emptyWindow(), true
 			}
 			// X (non-empty, within v) shares a chronon with [b, e) — equal
 			// to it, it is [b, e) — so v meets [b, e−1] (empty if b ≥ e:
@@ -147,14 +131,14 @@ func cmpWindow(p *expr.PCmp, v int) (algebra.Window, bool) {
 	case expr.Precede:
 		if sp, ok := constSpan(p.Y); ok && startsIn(p.X, v) {
 			if sp.empty || sp.b == algebra.Beginning {
-				return emptyWindow, true
+				return emptyWindow(), true
 			}
 			// v.from ≤ X.b < X.e ≤ b (X.b = X.e only at forever).
 			return algebra.Window{From: algebra.Beginning, To: sp.b - 1}, true
 		}
 		if sp, ok := constSpan(p.X); ok && inside(p.Y, v) {
 			if sp.empty || sp.e == algebra.Forever {
-				return emptyWindow, true
+				return emptyWindow(), true
 			}
 			// e ≤ Y.b < v.to.
 			return algebra.Window{From: sp.e, To: algebra.Forever}, true

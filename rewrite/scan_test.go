@@ -13,6 +13,7 @@ import (
 	"github.com/tqmon/tqmon/algebra/plan"
 	"github.com/tqmon/tqmon/algebra/ref"
 	"github.com/tqmon/tqmon/algebra/stream"
+	"github.com/tqmon/tqmon/internal/testkit"
 	"github.com/tqmon/tqmon/rewrite"
 )
 
@@ -93,17 +94,17 @@ func runWindowed(t *testing.T, cat *algebra.Catalog, h *algebra.History, stmts [
 // timeslice corpus written for these rules — over random histories.
 func TestScanWindowDifferential(t *testing.T) {
 	root := filepath.Join("..", "testdata", "differential")
-	cat := catalog(t, filepath.Join(root, "spec.sdl"))
-	var corpus []corpusQuery
+	cat := testkit.LoadCatalog(t, filepath.Join(root, "spec.sdl"))
+	var corpus []testkit.Query
 	for _, f := range []string{"queries.tq", "rules.tq", "timeslice.tq"} {
-		corpus = append(corpus, readCorpus(t, filepath.Join(root, f))...)
+		corpus = append(corpus, testkit.ReadCorpus(t, filepath.Join(root, f))...)
 	}
-	n := histories()
+	n := testkit.Histories()
 	windowed := 0
 	for _, q := range corpus {
-		t.Run(q.name, func(t *testing.T) {
+		t.Run(q.Name, func(t *testing.T) {
 			cfg := histgen.DefaultConfig(0)
-			stmts := compile(t, cat, q.name, q.text, cfg.Span)
+			stmts := testkit.Compile(t, cat, q.Name, q.Text, cfg.Span)
 			var ps []plan.Node
 			used := map[string]bool{}
 			for _, s := range stmts {
@@ -116,7 +117,7 @@ func TestScanWindowDifferential(t *testing.T) {
 				}
 				ps = append(ps, res.Final)
 			}
-			for _, want := range q.rules {
+			for _, want := range q.Rules {
 				if want == "scan-window" && !used[want] {
 					t.Errorf("rule %s not applied; plan: %s", want, plan.String(ps[len(ps)-1]))
 				}
@@ -138,12 +139,12 @@ func TestScanWindowDifferential(t *testing.T) {
 					if len(want[i].Rows) > 0 {
 						nonEmpty++
 					}
-					if g, w := render(got[i]), render(want[i]); g != w {
+					if g, w := testkit.Rows(got[i]), testkit.Rows(want[i]); g != w {
 						t.Fatalf("seed %d, statement %d, plan %s:\n--- windowed\n%s--- reference\n%s", seed, i+1, plan.String(ps[i]), g, w)
 					}
 				}
 			}
-			if nonEmpty == 0 && !q.emptyOK {
+			if nonEmpty == 0 && !q.EmptyOK {
 				t.Errorf("every result was empty over %d histories", n)
 			}
 		})

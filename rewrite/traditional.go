@@ -1,6 +1,7 @@
 package rewrite
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/tqmon/tqmon/algebra/expr"
@@ -17,13 +18,15 @@ func traditionalRules() []Rule {
 			Class: Traditional,
 			Doc: `σ[a and b](X) → σ[a](σ[b](X)). A conjunction holds exactly when
 both conjuncts do; split, each conjunct can move on its own.`,
-			Apply: splitSelect,
+			Sets:  Live | Stored,
+			apply: on[*plan.Select](splitSelect),
 		},
 		{
 			Name:  "split-select-t",
 			Class: Traditional,
 			Doc:   `σT[a and b](X) → σT[a](σT[b](X)), for the same reason.`,
-			Apply: splitSelectT,
+			Sets:  Live | Stored,
+			apply: on[*plan.SelectT](splitSelectT),
 		},
 		{
 			Name:  "push-select",
@@ -32,14 +35,16 @@ both conjuncts do; split, each conjunct can move on its own.`,
 (likewise for R, and for ⋈). A pair survives the selection exactly when its
 L part does, so filtering before the product drops the same pairs (the
 paper's O1).`,
-			Apply: pushSelect,
+			Sets:  Live | Stored,
+			apply: on[*plan.Select](pushSelect),
 		},
 		{
 			Name:  "push-select-t",
 			Class: Traditional,
 			Doc: `σT[p](L × R) → σT[p](L) × R when p mentions only variables of L
 (likewise for R, and for ⋈): as push-select, for valid times.`,
-			Apply: pushSelectT,
+			Sets:  Live | Stored,
+			apply: on[*plan.SelectT](pushSelectT),
 		},
 		{
 			Name:  "select-to-join",
@@ -47,7 +52,8 @@ paper's O1).`,
 			Doc: `σ[l = r](L × R) → L ⋈[l = r] R when l is an attribute of L and r of R
 (either way round), and σ[l = r](L ⋈[c] R) → L ⋈[c and l = r] R. ⋈ is by
 definition the product restricted to the pairs its equalities hold for.`,
-			Apply: selectToJoin,
+			Sets:  Live | Stored,
+			apply: on[*plan.Select](selectToJoin),
 		},
 		{
 			Name:  "project-pushdown",
@@ -56,16 +62,13 @@ definition the product restricted to the pairs its equalities hold for.`,
 need only carry the attributes of v the block uses (in its targets, where
 clause and joins) and its flag holder. Attributes no expression reads
 cannot change any result.`,
-			Apply: projectPushdown,
+			Sets:  Live | Stored,
+			apply: on[*plan.Project](projectPushdown),
 		},
 	}
 }
 
-func splitSelect(_ *Context, n plan.Node) plan.Node {
-	s, ok := n.(*plan.Select)
-	if !ok {
-		return nil
-	}
+func splitSelect(_ *Context, s *plan.Select) plan.Node {
 	cs := expr.Conjuncts(s.Pred)
 	if len(cs) < 2 {
 		return nil
@@ -77,11 +80,7 @@ func splitSelect(_ *Context, n plan.Node) plan.Node {
 	return out
 }
 
-func splitSelectT(_ *Context, n plan.Node) plan.Node {
-	s, ok := n.(*plan.SelectT)
-	if !ok {
-		return nil
-	}
+func splitSelectT(_ *Context, s *plan.SelectT) plan.Node {
 	cs := expr.PConjuncts(s.Pred)
 	if len(cs) < 2 {
 		return nil
@@ -108,11 +107,7 @@ func withSides(n plan.Node, l, r plan.Node) plan.Node {
 	return plan.WithChildren(n, []plan.Node{l, r})
 }
 
-func pushSelect(_ *Context, n plan.Node) plan.Node {
-	s, ok := n.(*plan.Select)
-	if !ok {
-		return nil
-	}
+func pushSelect(_ *Context, s *plan.Select) plan.Node {
 	l, r, ok := binaryKids(s.In)
 	if !ok {
 		return nil
@@ -129,11 +124,7 @@ func pushSelect(_ *Context, n plan.Node) plan.Node {
 	return nil
 }
 
-func pushSelectT(_ *Context, n plan.Node) plan.Node {
-	s, ok := n.(*plan.SelectT)
-	if !ok {
-		return nil
-	}
+func pushSelectT(_ *Context, s *plan.SelectT) plan.Node {
 	l, r, ok := binaryKids(s.In)
 	if !ok {
 		return nil
@@ -166,11 +157,7 @@ func joinEquality(c expr.Expr, lv, rv uint64) bool {
 	return (xv&lv != 0 && yv&rv != 0) || (xv&rv != 0 && yv&lv != 0)
 }
 
-func selectToJoin(_ *Context, n plan.Node) plan.Node {
-	s, ok := n.(*plan.Select)
-	if !ok {
-		return nil
-	}
+func selectToJoin(_ *Context, s *plan.Select) plan.Node {
 	l, r, ok := binaryKids(s.In)
 	if !ok || !joinEquality(s.Pred, varsOf(l), varsOf(r)) {
 		return nil
@@ -182,8 +169,8 @@ func selectToJoin(_ *Context, n plan.Node) plan.Node {
 	return &plan.Join{L: l, R: r, On: append(on, s.Pred)}
 }
 
-func projectPushdown(_ *Context, n plan.Node) plan.Node {
-	b, ok := decompose(n)
+func projectPushdown(_ *Context, pr *plan.Project) plan.Node {
+	b, ok := decompose(pr)
 	if !ok {
 		return nil
 	}
@@ -212,7 +199,7 @@ func projectPushdown(_ *Context, n plan.Node) plan.Node {
 	for _, c := range b.conds {
 		note(c)
 	}
-	return mapLeaves(n, func(l plan.Node) plan.Node {
+	return mapLeaves(pr, func(l plan.Node) plan.Node {
 		a, ok := l.(*plan.Alpha)
 		if !ok {
 			return l
@@ -236,14 +223,8 @@ func projectPushdown(_ *Context, n plan.Node) plan.Node {
 	})
 }
 
+// equalKeep reports whether two α attribute lists are the same (nil, all
+// attributes, differs from every list).
 func equalKeep(a, b []int) bool {
-	if (a == nil) != (b == nil) || len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
+	return (a == nil) == (b == nil) && slices.Equal(a, b)
 }

@@ -19,7 +19,8 @@ tuple that has ended by the current time cannot overlap any tuple still to
 come, so the variant drops it at its end without evaluating the when
 clause, and never keeps state for tuples that can no longer match (the
 paper's ×₁).`,
-			Apply: overlapJoin,
+			Sets:  Live,
+			apply: on[*plan.Project](overlapJoin),
 		},
 	}
 }
@@ -41,8 +42,8 @@ func overlapChain(e expr.TExpr) (uint64, bool) {
 	return 0, false
 }
 
-func overlapJoin(_ *Context, n plan.Node) plan.Node {
-	b, ok := decompose(n)
+func overlapJoin(_ *Context, pr *plan.Project) plan.Node {
+	b, ok := decompose(pr)
 	if !ok || b.k < 2 {
 		return nil
 	}
@@ -79,5 +80,5 @@ func overlapJoin(_ *Context, n plan.Node) plan.Node {
 		}
 		return n
 	}
-	return mark(n)
+	return mark(pr)
 }

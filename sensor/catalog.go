@@ -16,7 +16,7 @@ var reserved = map[string]bool{"from": true, "to": true, "at": true}
 func Compile(f *sdl.File) (*algebra.Catalog, error) {
 	c := algebra.NewCatalog(f.Name)
 	var errs source.ErrorList
-	errf := func(pos source.Pos, format string, args ...any) { errs.Add(f.Name, pos, format, args...) }
+	errf := func(pos source.Pos, format string, args ...any) { errs.AddIn(f.Src, f.Name, pos, format, args...) }
 
 	typePos := map[string]source.Pos{}
 	relPos := map[string]source.Pos{}
@@ -70,7 +70,7 @@ func Compile(f *sdl.File) (*algebra.Catalog, error) {
 				continue
 			}
 			relPos[d.Name.Name] = d.Name.At
-			r := compileRelation(d, c, f.Name, errf)
+			r := compileRelation(d, c, f, errf)
 			if r == nil {
 				continue
 			}
@@ -92,12 +92,13 @@ func Compile(f *sdl.File) (*algebra.Catalog, error) {
 	return c, nil
 }
 
-func compileRelation(d *sdl.RelationDecl, c *algebra.Catalog, file string, errf func(source.Pos, string, ...any)) *algebra.Relation {
+func compileRelation(d *sdl.RelationDecl, c *algebra.Catalog, f *sdl.File, errf func(source.Pos, string, ...any)) *algebra.Relation {
 	r := &algebra.Relation{
 		Name:       d.Name.Name,
 		FlagHolder: -1,
-		File:       file,
+		File:       f.Name,
 		Pos:        d.Name.At,
+		Src:        f.Src,
 	}
 	switch d.Class {
 	case sdl.ClassEntity:

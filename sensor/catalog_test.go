@@ -1,4 +1,4 @@
-package sensor
+package sensor_test
 
 import (
 	"os"
@@ -8,6 +8,8 @@ import (
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/grammar/sdl"
 	"github.com/tqmon/tqmon/grammar/source"
+	"github.com/tqmon/tqmon/internal/testkit"
+	"github.com/tqmon/tqmon/sensor"
 )
 
 func compileText(t *testing.T, name, text string) (*algebra.Catalog, error) {
@@ -16,15 +18,7 @@ func compileText(t *testing.T, name, text string) (*algebra.Catalog, error) {
 	if err != nil {
 		t.Fatalf("parse %q: %v", text, err)
 	}
-	return Compile(f)
-}
-
-func diagLines(err error) string {
-	var lines []string
-	for _, d := range source.Diagnostics(err) {
-		lines = append(lines, d.Error())
-	}
-	return strings.Join(lines, "\n")
+	return sensor.Compile(f)
 }
 
 func TestCompileErrors(t *testing.T) {
@@ -116,7 +110,7 @@ func TestCompileErrors(t *testing.T) {
 			for _, l := range strings.Split(tt.want, "\n") {
 				want = append(want, "s.sdl:"+l)
 			}
-			if got := diagLines(err); got != strings.Join(want, "\n") {
+			if got := testkit.DiagLines(err); got != strings.Join(want, "\n") {
 				t.Errorf("got:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
 			}
 		})
@@ -129,14 +123,14 @@ func TestCompileZeroClock(t *testing.T) {
 	f := &sdl.File{Name: "z.sdl", Stmts: []sdl.Stmt{
 		&sdl.ClockDecl{At: source.Pos{Line: 1, Col: 1}, Text: "0s", Period: 0, ValPos: source.Pos{Line: 1, Col: 7}},
 	}}
-	_, err := Compile(f)
-	if got, want := diagLines(err), "z.sdl:1:7: clock period must be positive, not 0s"; got != want {
+	_, err := sensor.Compile(f)
+	if got, want := testkit.DiagLines(err), "z.sdl:1:7: clock period must be positive, not 0s"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
 	f.Stmts[0].(*sdl.ClockDecl).Period = -5
 	f.Stmts[0].(*sdl.ClockDecl).Text = "-5ns"
-	_, err = Compile(f)
-	if got, want := diagLines(err), "z.sdl:1:7: clock period must be positive, not -5ns"; got != want {
+	_, err = sensor.Compile(f)
+	if got, want := testkit.DiagLines(err), "z.sdl:1:7: clock period must be positive, not -5ns"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }

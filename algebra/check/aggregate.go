@@ -30,11 +30,11 @@ var aggFuncs = map[tquel.AggFunc]expr.AggFunc{
 func (c *stmtChecker) aggregate(a *tquel.Aggregate) expr.Expr {
 	fn, ok := aggFuncs[a.Func]
 	if !ok {
-		c.errorf(a.At, "unknown aggregate")
+		c.fail().unknownAggregate(a.At)
 		return nil
 	}
 	if c.depth >= maxAggDepth {
-		c.errorf(a.At, "aggregates nest at most %d deep", maxAggDepth)
+		c.fail().aggregateDepth(a.At)
 		return nil
 	}
 	text := tquel.FormatExpr(a)
@@ -44,7 +44,7 @@ func (c *stmtChecker) aggregate(a *tquel.Aggregate) expr.Expr {
 	var outerBy []expr.Expr
 	for _, b := range a.By {
 		if containsAggregate(b) {
-			c.errorf(b.Pos(), "a by list cannot contain an aggregate")
+			c.fail().aggregateInBy(b.Pos())
 			bad = true
 			continue
 		}
@@ -57,13 +57,13 @@ func (c *stmtChecker) aggregate(a *tquel.Aggregate) expr.Expr {
 	}
 
 	// The aggregate's own query.
-	sub := &stmtChecker{s: c.s, file: c.file, ranges: c.ranges, failed: c.failed, errs: c.errs, depth: c.depth + 1}
+	sub := &stmtChecker{s: c.s, rep: c.rep, ranges: c.ranges, failed: c.failed, depth: c.depth + 1}
 	roots := []root{{a.Arg, false}, {a.Where, false}, {a.When, true}}
 	for _, b := range a.By {
 		roots = append(roots, root{b, false})
 	}
 	sub.collect(roots, a.At)
-	inner := &Retrieve{File: c.file, Pos: a.At, Bag: true, Text: text}
+	inner := &Retrieve{File: c.rep.file, Pos: a.At, Bag: true, Text: text}
 	for i, b := range a.By {
 		e := sub.value(b)
 		if e != nil {
@@ -77,7 +77,7 @@ func (c *stmtChecker) aggregate(a *tquel.Aggregate) expr.Expr {
 	if a.Where != nil {
 		if w := sub.value(a.Where); w != nil {
 			if w.Type().Kind != algebra.KindBool {
-				sub.errorf(a.Where.Pos(), "where clause must be a condition, but this is %s", article(w.Type().String()))
+				sub.fail().whereNotCondition(a.Where.Pos(), w.Type())
 			} else {
 				inner.Where = w
 			}
@@ -100,7 +100,7 @@ func (c *stmtChecker) aggregate(a *tquel.Aggregate) expr.Expr {
 	}
 	inner.Vars = sub.vars
 	inner.Aggs = sub.aggs
-	res := &algebra.Relation{Class: algebra.ClassInterval, FlagHolder: -1, File: c.file, Pos: a.At, Derived: true}
+	res := &algebra.Relation{Class: algebra.ClassInterval, FlagHolder: -1, File: c.rep.file, Pos: a.At, Src: c.rep.src, Derived: true}
 	if inner.Valid.IsEvent() {
 		res.Class = algebra.ClassEvent
 	}
@@ -120,11 +120,11 @@ func (c *stmtChecker) aggregate(a *tquel.Aggregate) expr.Expr {
 	case tquel.WindowMoving:
 		w.Kind = expr.WindowMoving
 		if a.Window.Size == nil {
-			c.errorf(a.Window.At, "for each needs a duration")
+			c.fail().windowNeedsSize(a.Window.At)
 			return nil
 		}
 		if a.Window.Size.NS <= 0 {
-			c.errorf(a.Window.Size.At, "a moving window must be longer than 0, not %s", a.Window.Size.Text)
+			c.fail().windowNotPositive(a.Window.Size.At, a.Window.Size.Text)
 			return nil
 		}
 		w.D = a.Window.Size.NS
@@ -147,7 +147,7 @@ func (c *stmtChecker) aggType(fn expr.AggFunc, arg expr.Expr, pos source.Pos) (a
 		case algebra.KindInt, algebra.KindFloat, algebra.KindDuration:
 			return at, true
 		}
-		c.errorf(pos, "%s adds numbers or durations, not %s values", fn, at)
+		c.fail().sumType(pos, fn, at)
 	case expr.AggAvg, expr.AggAvgU:
 		switch at.Kind {
 		case algebra.KindInt, algebra.KindFloat:
@@ -155,12 +155,12 @@ func (c *stmtChecker) aggType(fn expr.AggFunc, arg expr.Expr, pos source.Pos) (a
 		case algebra.KindDuration:
 			return algebra.TypeDuration, true
 		}
-		c.errorf(pos, "%s averages numbers or durations, not %s values", fn, at)
+		c.fail().avgType(pos, fn, at)
 	case expr.AggMin, expr.AggMax:
 		if ordered(at) {
 			return at, true
 		}
-		c.errorf(pos, "%s needs ordered values, but %s values are not ordered", fn, at)
+		c.fail().minMaxType(pos, fn, at)
 	}
 	return algebra.Type{}, false
 }

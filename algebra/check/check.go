@@ -1,10 +1,10 @@
 package check
 
 import (
-	"fmt"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/expr"
@@ -152,9 +152,9 @@ func (s *Session) RangeVars() map[string]string {
 }
 
 // Check checks the statements of f. Range declarations take effect only if
-// the whole file checks; so do derived relations. text is f's source, used
-// to record each statement's text (it may be empty).
-func (s *Session) Check(f *tquel.File, text string) ([]*Retrieve, error) {
+// the whole file checks; so do derived relations. Each retrieve records its
+// text as f holds it (tquel.File.StmtText).
+func (s *Session) Check(f *tquel.File) ([]*Retrieve, error) {
 	// Work on copies so a file with errors leaves the session unchanged.
 	ranges := make(map[string]*rangeDecl, len(s.ranges))
 	for k, v := range s.ranges {
@@ -170,13 +170,13 @@ func (s *Session) Check(f *tquel.File, text string) ([]*Retrieve, error) {
 	// their uses are not reported again.
 	failed := map[string]bool{}
 
-	var errs source.ErrorList
+	rep := &report{file: f.Name, src: f.Src}
 	var out []*Retrieve
 	for i, st := range f.Stmts {
 		switch st := st.(type) {
 		case *tquel.RangeStmt:
 			seq++
-			v := s.checkRange(f.Name, st, cat, derived, &errs)
+			v := s.checkRange(st, cat, derived, rep)
 			if v != nil {
 				ranges[v.Name] = &rangeDecl{v: v, seq: seq}
 				delete(failed, v.Name)
@@ -185,19 +185,15 @@ func (s *Session) Check(f *tquel.File, text string) ([]*Retrieve, error) {
 				failed[st.Var.Name] = true
 			}
 		case *tquel.RetrieveStmt:
-			c := &stmtChecker{s: s, file: f.Name, ranges: ranges, failed: failed, errs: &errs}
+			c := &stmtChecker{s: s, rep: rep, ranges: ranges, failed: failed}
 			r := c.retrieve(st)
 			if r == nil {
 				continue
 			}
-			r.Text = stmtText(text, f, i)
+			r.Text = f.StmtText(i)
 			if r.Name != "" {
 				if old := cat.Lookup(r.Name); old != nil {
-					where := ""
-					if old.Pos.IsValid() {
-						where = fmt.Sprintf(" (at %s%s)", fileOf(old.File, f.Name), old.Pos)
-					}
-					errs.Add(f.Name, st.Name.At, "relation %s is already defined%s", r.Name, where)
+					rep.alreadyDefined(st.Name.At, r.Name, old)
 					continue
 				}
 				cat.AddRelation(r.Result)
@@ -206,58 +202,15 @@ func (s *Session) Check(f *tquel.File, text string) ([]*Retrieve, error) {
 			out = append(out, r)
 		}
 	}
-	errs.Sort()
-	if err := errs.Err(); err != nil {
+	rep.errs.Sort()
+	if err := rep.errs.Err(); err != nil {
 		return nil, err
 	}
 	s.ranges, s.cat, s.derived, s.seq = ranges, cat, derived, seq
 	return out, nil
 }
 
-func fileOf(file, current string) string {
-	if file == "" || file == current {
-		return ""
-	}
-	return file + ":"
-}
-
-// stmtText cuts statement i's text out of the file's source.
-func stmtText(text string, f *tquel.File, i int) string {
-	if text == "" {
-		return ""
-	}
-	start := offsetOf(text, f.Stmts[i].Pos())
-	end := len(text)
-	if i+1 < len(f.Stmts) {
-		end = offsetOf(text, f.Stmts[i+1].Pos())
-	}
-	if start < 0 || end < start {
-		return ""
-	}
-	return strings.TrimRight(strings.TrimSpace(text[start:end]), ";")
-}
-
-func offsetOf(text string, p source.Pos) int {
-	line, off := 1, 0
-	for line < p.Line {
-		i := strings.IndexByte(text[off:], '\n')
-		if i < 0 {
-			return -1
-		}
-		off += i + 1
-		line++
-	}
-	col := 1
-	for i := range text[off:] {
-		if col == p.Col {
-			return off + i
-		}
-		col++
-	}
-	return len(text)
-}
-
-func (s *Session) checkRange(file string, st *tquel.RangeStmt, cat *algebra.Catalog, derived map[string]*Retrieve, errs *source.ErrorList) *Var {
+func (s *Session) checkRange(st *tquel.RangeStmt, cat *algebra.Catalog, derived map[string]*Retrieve, rep *report) *Var {
 	name := st.Rel.Name
 	v := &Var{Name: st.Var.Name, Pos: st.Var.At}
 	if name == "Clock" {
@@ -265,7 +218,7 @@ func (s *Session) checkRange(file string, st *tquel.RangeStmt, cat *algebra.Cata
 		if st.Index != nil {
 			n = st.Index.Value
 			if n < 1 {
-				errs.Add(file, st.Index.At, "Clock[%d]: the tick divisor must be at least 1", n)
+				rep.clockDivisor(st.Index.At, n)
 				return nil
 			}
 		}
@@ -274,11 +227,11 @@ func (s *Session) checkRange(file string, st *tquel.RangeStmt, cat *algebra.Cata
 	}
 	r := cat.Lookup(name)
 	if r == nil {
-		errs.Add(file, st.Rel.At, "unknown relation %s%s", name, suggest(name, relationNames(cat)))
+		rep.unknownRelation(st.Rel.At, name, relationNames(cat))
 		return nil
 	}
 	if st.Index != nil {
-		errs.Add(file, st.Index.At, "%s[...]: only Clock takes a tick divisor", name)
+		rep.notClock(st.Index.At, name)
 		return nil
 	}
 	v.Rel = r
@@ -294,16 +247,12 @@ func relationNames(cat *algebra.Catalog) []string {
 	return names
 }
 
-// suggest is source.Suggest.
-func suggest(name string, cands []string) string { return source.Suggest(name, cands) }
-
 // stmtChecker checks one retrieve.
 type stmtChecker struct {
 	s      *Session
-	file   string
+	rep    *report
 	ranges map[string]*rangeDecl
 	failed map[string]bool // range variables whose declaration failed
-	errs   *source.ErrorList
 	vars   []*Var
 	index  map[string]int
 	bad    bool
@@ -311,17 +260,12 @@ type stmtChecker struct {
 	depth  int // aggregate nesting depth (0: the retrieve itself)
 }
 
-func (c *stmtChecker) errorf(pos source.Pos, format string, args ...any) {
-	c.bad = true
-	c.errs.Add(c.file, pos, format, args...)
-}
-
 func (c *stmtChecker) retrieve(st *tquel.RetrieveStmt) *Retrieve {
-	r := &Retrieve{File: c.file, Pos: st.At}
+	r := &Retrieve{File: c.rep.file, Pos: st.At}
 	if st.Name != nil {
 		r.Name = st.Name.Name
 		if r.Name == "Clock" {
-			c.errorf(st.Name.At, "Clock is built in and cannot name a result")
+			c.fail().clockResult(st.Name.At)
 		}
 	}
 	c.collectVars(st)
@@ -330,11 +274,11 @@ func (c *stmtChecker) retrieve(st *tquel.RetrieveStmt) *Retrieve {
 	seen := map[string]source.Pos{}
 	addTarget := func(name string, e expr.Expr, pos source.Pos) {
 		if p, dup := seen[name]; dup {
-			c.errorf(pos, "duplicate target name %s (first at %s); name it with NAME = ...", name, p)
+			c.fail().duplicateTarget(pos, name, p)
 			return
 		}
 		if strings.EqualFold(name, "from") || strings.EqualFold(name, "to") || strings.EqualFold(name, "at") {
-			c.errorf(pos, "target name %s is reserved for valid time (from, to, at)", name)
+			c.fail().reservedTarget(pos, name)
 			return
 		}
 		seen[name] = pos
@@ -344,7 +288,7 @@ func (c *stmtChecker) retrieve(st *tquel.RetrieveStmt) *Retrieve {
 		if t.Name == nil {
 			ref, ok := t.Expr.(*tquel.AttrRef)
 			if !ok {
-				c.errorf(t.At, "a target needs a name: NAME = expression")
+				c.fail().unnamedTarget(t.At)
 				continue
 			}
 			vi, ok := c.varIndex(ref.Var)
@@ -357,7 +301,7 @@ func (c *stmtChecker) retrieve(st *tquel.RetrieveStmt) *Retrieve {
 					addTarget(a.Name, &expr.Col{Var: vi, Attr: ai, T: a.Type, VarName: v.Name, AttrName: a.Name, At: ref.Var.At}, ref.Var.At)
 				}
 				if len(v.Rel.Attrs) == 0 {
-					c.errorf(ref.Var.At, "%s.all: %s has no explicit attributes", v.Name, v.Rel.Name)
+					c.fail().allNoAttrs(ref.Var.At, v)
 				}
 				continue
 			}
@@ -375,7 +319,7 @@ func (c *stmtChecker) retrieve(st *tquel.RetrieveStmt) *Retrieve {
 	if st.Where != nil {
 		if w := c.value(st.Where); w != nil {
 			if w.Type().Kind != algebra.KindBool {
-				c.errorf(st.Where.Pos(), "where clause must be a condition, but this is %s", article(w.Type().String()))
+				c.fail().whereNotCondition(st.Where.Pos(), w.Type())
 			} else {
 				r.Where = w
 			}
@@ -403,7 +347,7 @@ func (c *stmtChecker) retrieve(st *tquel.RetrieveStmt) *Retrieve {
 	if st.AsOf != nil {
 		lit, ok := unparen(st.AsOf.At).(*tquel.StringLit)
 		if !ok || !strings.EqualFold(lit.Value, "now") {
-			c.errorf(st.AsOf.At.Pos(), `only as of "now" is accepted: tqmon relations have valid time only`)
+			c.fail().asOfNotNow(st.AsOf.At.Pos())
 		}
 	}
 	if c.bad {
@@ -413,7 +357,7 @@ func (c *stmtChecker) retrieve(st *tquel.RetrieveStmt) *Retrieve {
 	r.Aggs = c.aggs
 	res := &algebra.Relation{
 		Name: r.Name, Class: algebra.ClassInterval, FlagHolder: -1,
-		File: c.file, Pos: st.At, Derived: true,
+		File: c.rep.file, Pos: st.At, Src: c.rep.src, Derived: true,
 	}
 	if r.Valid.IsEvent() {
 		res.Class = algebra.ClassEvent
@@ -517,7 +461,7 @@ func (c *stmtChecker) collect(roots []root, at source.Pos) {
 		c.index[x.name] = i
 	}
 	if len(c.vars) > 63 {
-		c.errorf(at, "a query may use at most 63 range variables, not %d", len(c.vars))
+		c.fail().tooManyVars(at, len(c.vars))
 	}
 }
 
@@ -533,11 +477,7 @@ func (c *stmtChecker) varIndex(id *tquel.Ident) (int, bool) {
 	for n := range c.ranges {
 		names = append(names, n)
 	}
-	hint := suggest(id.Name, names)
-	if hint == "" {
-		hint = fmt.Sprintf(" (declare it: range of %s is RELATION)", id.Name)
-	}
-	c.errorf(id.At, "unknown range variable %s%s", id.Name, hint)
+	c.fail().unknownVar(id.At, id.Name, names)
 	return 0, false
 }
 
@@ -548,20 +488,12 @@ func (c *stmtChecker) attrRef(ref *tquel.AttrRef) expr.Expr {
 	}
 	v := c.vars[vi]
 	if ref.All {
-		c.errorf(ref.Var.At, "%s.all is only allowed as a whole target", v.Name)
+		c.fail().allNotTarget(ref.Var.At, v.Name)
 		return nil
 	}
 	ai := v.Rel.AttrIndex(ref.Attr.Name)
 	if ai < 0 {
-		var names []string
-		for _, a := range v.Rel.Attrs {
-			names = append(names, a.Name)
-		}
-		hint := suggest(ref.Attr.Name, names)
-		if len(names) == 0 {
-			hint = " (it has no explicit attributes)"
-		}
-		c.errorf(ref.Attr.At, "%s (%s) has no attribute %s%s", v.Name, article(v.Rel.Name), ref.Attr.Name, hint)
+		c.fail().unknownAttr(ref.Attr.At, v, ref.Attr.Name)
 		return nil
 	}
 	a := v.Rel.Attrs[ai]
@@ -620,14 +552,14 @@ func (c *stmtChecker) texpr(e tquel.Expr) expr.TExpr {
 			return c.tvar(i)
 		}
 		if _, declared := c.ranges[e.Name]; declared {
-			c.errorf(e.At, "internal: range variable %s not collected", e.Name)
+			c.fail().varNotCollected(e.At, e.Name)
 			return nil
 		}
 		if c.failed[e.Name] {
 			c.bad = true // its declaration is already reported
 			return nil
 		}
-		c.errorf(e.At, "%s is not a range variable; a temporal expression needs a range variable, a quoted time, begin of or end of", e.Name)
+		c.fail().notRangeVar(e.At, e.Name)
 		return nil
 	case *tquel.StringLit:
 		return c.timeConst(e.Value, e.At)
@@ -652,16 +584,16 @@ func (c *stmtChecker) texpr(e tquel.Expr) expr.TExpr {
 			}
 			return &expr.TBinary{Extend: e.Op == tquel.OpExtend, X: x, Y: y}
 		}
-		c.errorf(e.OpPos, "%s is a predicate, but a temporal expression is expected here", e.Op)
+		c.fail().predicateNotTime(e.OpPos, e.Op)
 		return nil
 	case *tquel.Binary:
-		c.errorf(e.OpPos, "%s combines predicates, but a temporal expression is expected here", e.Op)
+		c.fail().connectiveNotTime(e.OpPos, e.Op)
 		return nil
 	case *tquel.Not:
-		c.errorf(e.At, "not negates a predicate, but a temporal expression is expected here")
+		c.fail().notNotTime(e.At)
 		return nil
 	}
-	c.errorf(e.Pos(), "a temporal expression is expected here (a range variable, a quoted time, begin of, end of, overlap or extend)")
+	c.fail().timeExpected(e.Pos())
 	return nil
 }
 
@@ -671,7 +603,7 @@ func (c *stmtChecker) timeConst(text string, pos source.Pos) expr.TExpr {
 	}
 	t, err := algebra.ParseTime(text)
 	if err != nil {
-		c.errorf(pos, "%v", err)
+		c.fail().badTime(pos, err)
 		return nil
 	}
 	return &expr.TConst{T: t, Txt: text}
@@ -709,7 +641,7 @@ func (c *stmtChecker) pred(e tquel.Expr) expr.Pred {
 		case tquel.OpEqual:
 			op = expr.Equal
 		default:
-			c.errorf(e.OpPos, "%s makes a temporal expression, but a predicate (precede, overlap or equal) is expected here", e.Op)
+			c.fail().timeNotPredicate(e.OpPos, e.Op)
 			return nil
 		}
 		x, y := c.texpr(e.X), c.texpr(e.Y)
@@ -718,10 +650,10 @@ func (c *stmtChecker) pred(e tquel.Expr) expr.Pred {
 		}
 		return &expr.PCmp{Op: op, X: x, Y: y, At: e.OpPos}
 	case *tquel.TemporalUnary:
-		c.errorf(e.At, "%s makes a temporal expression, but a predicate (precede, overlap or equal) is expected here", e.Op)
+		c.fail().timeNotPredicate(e.At, e.Op)
 		return nil
 	}
-	c.errorf(e.Pos(), "a temporal predicate is expected here: X precede Y, X overlap Y or X equal Y, combined with and, or, not")
+	c.fail().predicateExpected(e.Pos())
 	return nil
 }
 
@@ -760,7 +692,7 @@ func (c *stmtChecker) value(e tquel.Expr) expr.Expr {
 func (c *stmtChecker) param(p *tquel.ParamRef) (string, bool) {
 	v, ok := c.s.opts.Params[p.Name]
 	if !ok {
-		c.errorf(p.At, "no value for $%s (pass --param %s=VALUE)", p.Name, p.Name)
+		c.fail().noParam(p.At, p.Name)
 		return "", false
 	}
 	return v, true
@@ -784,11 +716,11 @@ func (c *stmtChecker) settle(l *literal) expr.Expr {
 		return &expr.Const{V: algebra.Bool(l.text == "true"), T: algebra.TypeBool, At: l.pos}
 	}
 	if _, ok := c.ranges[l.text]; ok {
-		c.errorf(l.pos, "range variable %s used as a value; write %s.ATTRIBUTE", l.text, l.text)
+		c.fail().varAsValue(l.pos, l.text)
 	} else if c.failed[l.text] {
 		c.bad = true // its declaration is already reported
 	} else {
-		c.errorf(l.pos, "unknown name %s: quote a string (\"%s\"); a bare name is an entity or enum literal only when compared with an attribute of that type", l.text, l.text)
+		c.fail().unknownName(l.pos, l.text)
 	}
 	return nil
 }
@@ -799,7 +731,7 @@ func (c *stmtChecker) coerce(l *literal, t algebra.Type) expr.Expr {
 		// A declared range variable, used in this statement or not, is
 		// never an entity or enum literal (TQUEL.md).
 		if _, isVar := c.ranges[l.text]; isVar {
-			c.errorf(l.pos, "range variable %s used as a value; write %s.ATTRIBUTE", l.text, l.text)
+			c.fail().varAsValue(l.pos, l.text)
 			return nil
 		}
 		if c.failed[l.text] {
@@ -821,13 +753,13 @@ func (c *stmtChecker) coerce(l *literal, t algebra.Type) expr.Expr {
 	case algebra.KindEnum:
 		v, ok := t.Enum.Value(l.text)
 		if !ok {
-			c.errorf(l.pos, "%s is not a member of %s", l.text, t)
+			c.fail().notMember(l.pos, l.text, t)
 			return nil
 		}
 		return mk(v)
 	case algebra.KindString:
 		if l.kind == litBare {
-			c.errorf(l.pos, "bare name %s compared with a string: quote it (\"%s\")", l.text, l.text)
+			c.fail().bareString(l.pos, l.text)
 			return nil
 		}
 		return mk(algebra.Str(l.text))
@@ -835,7 +767,7 @@ func (c *stmtChecker) coerce(l *literal, t algebra.Type) expr.Expr {
 		if l.text == "true" || l.text == "false" {
 			return mk(algebra.Bool(l.text == "true"))
 		}
-		c.errorf(l.pos, "%s is not a bool (true or false)", l.text)
+		c.fail().notBool(l.pos, l.text)
 	case algebra.KindTime:
 		if l.kind == litBare {
 			break
@@ -845,7 +777,7 @@ func (c *stmtChecker) coerce(l *literal, t algebra.Type) expr.Expr {
 		}
 		tm, err := algebra.ParseTime(l.text)
 		if err != nil {
-			c.errorf(l.pos, "%v", err)
+			c.fail().badTime(l.pos, err)
 			return nil
 		}
 		return mk(algebra.TimeVal(tm))
@@ -868,8 +800,7 @@ func (c *stmtChecker) coerce(l *literal, t algebra.Type) expr.Expr {
 			}
 		}
 	}
-	what := map[literalKind]string{litBare: "bare name", litString: "string", litParam: "parameter value"}[l.kind]
-	c.errorf(l.pos, "%s %q cannot be %s", what, l.text, article(t.String()))
+	c.fail().cannotBe(l, t)
 	return nil
 }
 
@@ -893,14 +824,14 @@ func (c *stmtChecker) operand(e tquel.Expr) operand {
 		if e.Float {
 			f, err := strconv.ParseFloat(e.Text, 64)
 			if err != nil {
-				c.errorf(e.At, "bad number %s", e.Text)
+				c.fail().badNumber(e.At, e.Text)
 				return operand{}
 			}
 			return operand{e: &expr.Const{V: algebra.Float(f), T: algebra.TypeFloat, At: e.At, Txt: e.Text}}
 		}
 		n, err := strconv.ParseInt(e.Text, 10, 64)
 		if err != nil {
-			c.errorf(e.At, "integer %s is out of range", e.Text)
+			c.fail().intRange(e.At, e.Text)
 			return operand{}
 		}
 		return operand{e: &expr.Const{V: algebra.Int(n), T: algebra.TypeInt, At: e.At, Txt: e.Text}}
@@ -915,7 +846,7 @@ func (c *stmtChecker) operand(e tquel.Expr) operand {
 		case algebra.KindInt, algebra.KindFloat, algebra.KindDuration:
 			return operand{e: &expr.Unary{Op: expr.OpNeg, X: x, T: x.Type(), At: e.At}}
 		}
-		c.errorf(e.At, "cannot negate %s", article(x.Type().String()))
+		c.fail().cannotNegate(e.At, x.Type())
 		return operand{}
 	case *tquel.Not:
 		x := c.value(e.X)
@@ -923,7 +854,7 @@ func (c *stmtChecker) operand(e tquel.Expr) operand {
 			return operand{}
 		}
 		if x.Type().Kind != algebra.KindBool {
-			c.errorf(e.At, "not needs a condition, but this is %s", article(x.Type().String()))
+			c.fail().notNeedsCondition(e.At, x.Type())
 			return operand{}
 		}
 		return operand{e: &expr.Unary{Op: expr.OpNot, X: x, T: algebra.TypeBool, At: e.At}}
@@ -938,13 +869,13 @@ func (c *stmtChecker) operand(e tquel.Expr) operand {
 		}
 		return operand{e: &expr.TimeOf{End: e.Op == tquel.OpEndOf, X: x, At: e.At}}
 	case *tquel.TemporalBinary:
-		c.errorf(e.OpPos, "temporal operator %s is not allowed in a value expression (use it in a when clause)", e.Op)
+		c.fail().temporalInValue(e.OpPos, e.Op)
 		return operand{}
 	case *tquel.TemporalUnary:
-		c.errorf(e.At, "%s in a value expression is not supported yet", e.Op)
+		c.fail().timeOfUnsupported(e.At, e.Op)
 		return operand{}
 	}
-	c.errorf(e.Pos(), "unexpected expression")
+	c.fail().unexpectedExpr(e.Pos())
 	return operand{}
 }
 
@@ -959,7 +890,7 @@ var opMap = map[tquel.Op]expr.Op{
 func (c *stmtChecker) binary(e *tquel.Binary) expr.Expr {
 	op, ok := opMap[e.Op]
 	if !ok {
-		c.errorf(e.OpPos, "operator %s is not allowed here", e.Op)
+		c.fail().operatorNotAllowed(e.OpPos, e.Op)
 		return nil
 	}
 	if op == expr.OpAnd || op == expr.OpOr {
@@ -969,11 +900,11 @@ func (c *stmtChecker) binary(e *tquel.Binary) expr.Expr {
 		}
 		for _, s := range []expr.Expr{x, y} {
 			if s.Type().Kind != algebra.KindBool {
-				c.errorf(s.Pos(), "%s needs conditions on both sides, but this is %s", op, article(s.Type().String()))
+				c.fail().needsConditions(s.Pos(), op, s.Type())
 				return nil
 			}
 		}
-		return &expr.Binary{Op: op, X: x, Y: y, T: algebra.TypeBool, At: e.OpPos}
+		return &expr.Binary{Op: op, X: x, Y: y, T: algebra.TypeBool, At: e.OpPos, Src: c.rep.src}
 	}
 	lx, ly := c.operand(e.X), c.operand(e.Y)
 	if (lx.e == nil && lx.lit == nil) || (ly.e == nil && ly.lit == nil) {
@@ -995,21 +926,21 @@ func (c *stmtChecker) binary(e *tquel.Binary) expr.Expr {
 	tx, ty := x.Type(), y.Type()
 	if op.IsComparison() {
 		if !comparable(tx, ty) {
-			c.errorf(e.OpPos, "cannot compare %s with %s", tx, ty)
+			c.fail().cannotCompare(e.OpPos, tx, ty)
 			return nil
 		}
 		if op != expr.OpEq && op != expr.OpNe && !ordered(tx) {
-			c.errorf(e.OpPos, "%s values are not ordered: only = and != compare them", tx)
+			c.fail().notOrdered(e.OpPos, tx)
 			return nil
 		}
-		return &expr.Binary{Op: op, X: x, Y: y, T: algebra.TypeBool, At: e.OpPos}
+		return &expr.Binary{Op: op, X: x, Y: y, T: algebra.TypeBool, At: e.OpPos, Src: c.rep.src}
 	}
 	t, ok := arithType(op, tx, ty)
 	if !ok {
-		c.errorf(e.OpPos, "cannot apply %s to %s and %s", op, tx, ty)
+		c.fail().cannotApply(e.OpPos, op, tx, ty)
 		return nil
 	}
-	return &expr.Binary{Op: op, X: x, Y: y, T: t, At: e.OpPos}
+	return &expr.Binary{Op: op, X: x, Y: y, T: t, At: e.OpPos, Src: c.rep.src}
 }
 
 func comparable(a, b algebra.Type) bool {
@@ -1059,14 +990,6 @@ func arithType(op expr.Op, a, b algebra.Type) (algebra.Type, bool) {
 
 // parseDuration reads a duration parameter (Go notation, e.g. 1m30s).
 func parseDuration(s string) (int64, error) {
-	d, err := timeParseDuration(s)
+	d, err := time.ParseDuration(s)
 	return int64(d), err
-}
-
-// article prefixes a type or relation name with "a" or "an".
-func article(s string) string {
-	if s != "" && strings.ContainsRune("aeiouAEIOU", rune(s[0])) {
-		return "an " + s
-	}
-	return "a " + s
 }

@@ -1,43 +1,18 @@
-package check
+package check_test
 
 import (
-	"os"
 	"reflect"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/expr"
-	"github.com/tqmon/tqmon/grammar/sdl"
 	"github.com/tqmon/tqmon/grammar/source"
 	"github.com/tqmon/tqmon/grammar/tquel"
-	"github.com/tqmon/tqmon/sensor"
+	"github.com/tqmon/tqmon/internal/testkit"
 )
-
-// compileSpec compiles a sensor description given as text.
-func compileSpec(t *testing.T, name, text string) *algebra.Catalog {
-	t.Helper()
-	f, err := sdl.Parse(name, text)
-	if err != nil {
-		t.Fatalf("parse %s: %v", name, err)
-	}
-	cat, err := sensor.Compile(f)
-	if err != nil {
-		t.Fatalf("compile %s: %v", name, err)
-	}
-	return cat
-}
-
-// paperCatalog is the catalog of testdata/paper/os.sdl.
-func paperCatalog(t *testing.T) *algebra.Catalog {
-	t.Helper()
-	text, err := os.ReadFile("../../testdata/paper/os.sdl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return compileSpec(t, "os.sdl", string(text))
-}
 
 // typesCatalog has an attribute of every builtin type.
 const typesSpec = `entity type Task, Node
@@ -47,21 +22,13 @@ event relation Tick(Task: Task, Node: Node)
 `
 
 // checkText parses and checks one query text in a session.
-func checkText(t *testing.T, s *Session, name, text string) ([]*Retrieve, error) {
+func checkText(t *testing.T, s *check.Session, name, text string) ([]*check.Retrieve, error) {
 	t.Helper()
 	f, err := tquel.Parse(name, text)
 	if err != nil {
 		t.Fatalf("parse %q: %v", text, err)
 	}
-	return s.Check(f, text)
-}
-
-func diagLines(err error) string {
-	var lines []string
-	for _, d := range source.Diagnostics(err) {
-		lines = append(lines, d.Error())
-	}
-	return strings.Join(lines, "\n")
+	return s.Check(f)
 }
 
 // paperRanges declares p, r, s and w on line 1; the statements under test
@@ -69,7 +36,7 @@ func diagLines(err error) string {
 const paperRanges = "range of p is Process range of r is RunningOn range of s is SendMessage range of w is Waiting\n"
 
 func TestSemanticErrors(t *testing.T) {
-	cat := paperCatalog(t)
+	cat := testkit.PaperCatalog(t)
 	tests := []struct {
 		name  string
 		query string // line 2, after paperRanges
@@ -248,7 +215,7 @@ func TestSemanticErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := NewSession(cat, Options{Params: map[string]string{"n": "3"}})
+			s := check.NewSession(cat, check.Options{Params: map[string]string{"n": "3"}})
 			_, err := checkText(t, s, "q.tq", paperRanges+tt.query)
 			if err == nil {
 				t.Fatalf("no error for %q", tt.query)
@@ -257,7 +224,7 @@ func TestSemanticErrors(t *testing.T) {
 			for _, l := range strings.Split(tt.want, "\n") {
 				want = append(want, "q.tq:"+l)
 			}
-			if got := diagLines(err); got != strings.Join(want, "\n") {
+			if got := testkit.DiagLines(err); got != strings.Join(want, "\n") {
 				t.Errorf("%s\ngot:\n%s\nwant:\n%s", tt.query, got, strings.Join(want, "\n"))
 			}
 			for _, d := range source.Diagnostics(err) {
@@ -273,8 +240,8 @@ func TestSemanticErrors(t *testing.T) {
 // file are all reported, in source order; a failed range declaration is
 // reported once, not again at each use of its variable.
 func TestSeveralStatementsAllReported(t *testing.T) {
-	cat := paperCatalog(t)
-	s := NewSession(cat, Options{})
+	cat := testkit.PaperCatalog(t)
+	s := check.NewSession(cat, check.Options{})
 	text := "range of p is Process\n" +
 		"range of x is Proces\n" +
 		"retrieve (x.Process) where x.State = Running when x overlap p\n" +
@@ -284,13 +251,13 @@ func TestSeveralStatementsAllReported(t *testing.T) {
 	want := "multi.tq:2:15: unknown relation Proces (did you mean Process?)\n" +
 		"multi.tq:4:13: p (a Process) has no attribute Foo (known: Process, State)\n" +
 		"multi.tq:5:23: cannot apply + to enum(Ready, Running, Waiting, Done) and int"
-	if got := diagLines(err); got != want {
+	if got := testkit.DiagLines(err); got != want {
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)
 	}
 }
 
 func TestRangeVariableHints(t *testing.T) {
-	cat := paperCatalog(t)
+	cat := testkit.PaperCatalog(t)
 	tests := []struct{ query, want string }{
 		{"retrieve (q.Process)", "h.tq:1:11: unknown range variable q (declare it: range of q is RELATION)"},
 		{"range of proc is Process retrieve (prc.State)", "h.tq:1:36: unknown range variable prc (did you mean proc?)"},
@@ -298,16 +265,16 @@ func TestRangeVariableHints(t *testing.T) {
 			"h.tq:1:48: prc is not a range variable; a temporal expression needs a range variable, a quoted time, begin of or end of"},
 	}
 	for _, tt := range tests {
-		_, err := checkText(t, NewSession(cat, Options{}), "h.tq", tt.query)
-		if got := diagLines(err); got != tt.want {
+		_, err := checkText(t, check.NewSession(cat, check.Options{}), "h.tq", tt.query)
+		if got := testkit.DiagLines(err); got != tt.want {
 			t.Errorf("%s\n got  %s\n want %s", tt.query, got, tt.want)
 		}
 	}
 }
 
 func TestRetrieveIntoIsRangeable(t *testing.T) {
-	cat := paperCatalog(t)
-	s := NewSession(cat, Options{})
+	cat := testkit.PaperCatalog(t)
+	s := check.NewSession(cat, check.Options{})
 	text := `range of w is Waiting
 retrieve into Blocked (w.Process, Box = w.Mailbox)
 range of b is Blocked
@@ -352,14 +319,14 @@ retrieve (b.Process, b.Box) where b.Box = M7`
 	}
 	// Defining it again in a later file is a clash with the earlier file.
 	_, err = checkText(t, s, "again.tq", `retrieve Blocked (x = 1)`)
-	if got, want := diagLines(err), "again.tq:1:10: relation Blocked is already defined (at into.tq:2:15)"; got != want {
+	if got, want := testkit.DiagLines(err), "again.tq:1:10: relation Blocked is already defined (at into.tq:2:15)"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
 
 func TestFileWithErrorsLeavesSessionUnchanged(t *testing.T) {
-	cat := paperCatalog(t)
-	s := NewSession(cat, Options{})
+	cat := testkit.PaperCatalog(t)
+	s := check.NewSession(cat, check.Options{})
 	if _, err := checkText(t, s, "a.tq", "range of p is Process"); err != nil {
 		t.Fatal(err)
 	}
@@ -385,7 +352,7 @@ func TestFileWithErrorsLeavesSessionUnchanged(t *testing.T) {
 	_, err = checkText(t, s, "c.tq", "range of e is E\nretrieve (z.State)")
 	want := "c.tq:1:15: unknown relation E (known: Clock, Mailbox, Process, Processor, RunningOn, SendMessage, Waiting)\n" +
 		"c.tq:2:11: unknown range variable z (known: p)"
-	if got := diagLines(err); got != want {
+	if got := testkit.DiagLines(err); got != want {
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)
 	}
 }
@@ -394,7 +361,7 @@ func TestFileWithErrorsLeavesSessionUnchanged(t *testing.T) {
 // TQUEL.md: when t1 overlap … overlap tk; valid from begin of X to end of X
 // when every variable is an interval relation, else valid at begin of X.
 func TestDefaultClauses(t *testing.T) {
-	cat := paperCatalog(t)
+	cat := testkit.PaperCatalog(t)
 	tests := []struct {
 		query, vars, when, valid string
 		event                    bool
@@ -428,7 +395,7 @@ func TestDefaultClauses(t *testing.T) {
 			"p1 p2", "p1 precede p2", "valid from begin of p1 to end of p2", false},
 	}
 	for _, tt := range tests {
-		s := NewSession(cat, Options{})
+		s := check.NewSession(cat, check.Options{})
 		rs, err := checkText(t, s, "d.tq", tt.query)
 		if err != nil {
 			t.Errorf("%s: %v", tt.query, err)
@@ -456,8 +423,8 @@ func TestDefaultClauses(t *testing.T) {
 }
 
 func TestTyping(t *testing.T) {
-	paper := paperCatalog(t)
-	types := compileSpec(t, "types.sdl", typesSpec)
+	paper := testkit.PaperCatalog(t)
+	types := testkit.CompileSpec(t, "types.sdl", typesSpec)
 	params := map[string]string{
 		"who": "T1", "n": "3", "f": "2.5", "nm": "init", "t": "0:00:02", "d": "5ms",
 		"ph": "Run", "yes": "true", "word": "hello", "at": "1:00:00",
@@ -506,7 +473,7 @@ func TestTyping(t *testing.T) {
 			[]string{"Task:Task=x.Task", "Node:Node=x.Node"}},
 	}
 	for _, tt := range tests {
-		s := NewSession(tt.cat, Options{Params: params, Now: 3600e9})
+		s := check.NewSession(tt.cat, check.Options{Params: params, Now: 3600e9})
 		rs, err := checkText(t, s, "t.tq", tt.query)
 		if err != nil {
 			t.Errorf("%s: %v", tt.query, err)
@@ -529,8 +496,8 @@ func TestTyping(t *testing.T) {
 // TestLiteralValues checks the values literals are given, not only their
 // printed form.
 func TestLiteralValues(t *testing.T) {
-	types := compileSpec(t, "types.sdl", typesSpec)
-	s := NewSession(types, Options{Params: map[string]string{"who": "T1", "d": "1m30s", "t": "0:00:02"}})
+	types := testkit.CompileSpec(t, "types.sdl", typesSpec)
+	s := check.NewSession(types, check.Options{Params: map[string]string{"who": "T1", "d": "1m30s", "t": "0:00:02"}})
 	rs, err := checkText(t, s, "v.tq", `range of k is Task retrieve (k.Task) where k.Task = $who and k.Phase = Stop and k.Slice = $d and k.Started = $t and k.Started < "0:00:01.5"`)
 	if err != nil {
 		t.Fatal(err)
@@ -557,7 +524,7 @@ func TestLiteralValues(t *testing.T) {
 }
 
 func TestRangeVarsSorted(t *testing.T) {
-	s := NewSession(paperCatalog(t), Options{})
+	s := check.NewSession(testkit.PaperCatalog(t), check.Options{})
 	if _, err := checkText(t, s, "r.tq", "range of b is Waiting range of a is Process range of c is Clock[60]"); err != nil {
 		t.Fatal(err)
 	}

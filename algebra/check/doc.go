@@ -7,6 +7,9 @@
 // makes `retrieve [into] NAME` results available to later statements.
 //
 // A Session carries range declarations and derived relations from one file
-// (or shell statement) to the next. Every error is positioned, and a run
-// reports as many as it can find.
+// (or shell statement) to the next. Every error is positioned in the
+// checked file's text (so it shows its own line), and a run reports as many
+// as it can find; errors.go lists every message. Arithmetic in a checked
+// expression carries its text too (expr.Binary.Src), so a runtime error
+// there names the file it was written in.
 package check

@@ -10,13 +10,14 @@ import (
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/algebra/plan"
+	"github.com/tqmon/tqmon/internal/testkit"
 )
 
 // aggHistory is a long recording of the differential spec: procs
 // processes, each a run of perProc back-to-back states, and as many sends
 // per process, spread over the same time at a steady rate.
 func aggHistory(tb testing.TB, procs, perProc int) *algebra.History {
-	cat := loadCatalog(tb, filepath.Join(repoRoot(tb), "testdata/differential/spec.sdl"))
+	cat := testkit.LoadCatalog(tb, filepath.Join(testkit.Root(tb), "testdata/differential/spec.sdl"))
 	h := algebra.NewHistory(cat)
 	r := rand.New(rand.NewPCG(3, 4))
 	states := cat.Lookup("Process").Attrs[1].Type.Enum
@@ -75,7 +76,7 @@ func BenchmarkAggregate(b *testing.B) {
 		{"CountByMovingWindow", aggMoving, "SendMessage"},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			stmts := compile(b, h.Catalog, c.name, c.query, 0)
+			stmts := testkit.Compile(b, h.Catalog, c.name, c.query, 0)
 			tuples := len(h.Table(c.rel).Rows)
 			b.ReportAllocs()
 			peak := 0
@@ -100,7 +101,7 @@ func TestAggregateStateBounded(t *testing.T) {
 		var peaks []int
 		for _, perProc := range []int{20, 200, 2000} {
 			h := aggHistory(t, 50, perProc)
-			stmts := compile(t, h.Catalog, "q", q, 0)
+			stmts := testkit.Compile(t, h.Catalog, "q", q, 0)
 			_, peak := runAggregate(t, h, stmts)
 			peaks = append(peaks, peak)
 		}

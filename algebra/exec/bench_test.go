@@ -12,13 +12,14 @@ import (
 	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/algebra/plan"
 	"github.com/tqmon/tqmon/algebra/ref"
+	"github.com/tqmon/tqmon/internal/testkit"
 )
 
 // benchHistory generates a history of the differential spec at scale:
 // procs processes, each a run of back-to-back Process states, and as many
 // RunningOn intervals per process, scattered.
 func benchHistory(tb testing.TB, procs, perProc int) *algebra.History {
-	cat := loadCatalog(tb, filepath.Join(repoRoot(tb), "testdata/differential/spec.sdl"))
+	cat := testkit.LoadCatalog(tb, filepath.Join(testkit.Root(tb), "testdata/differential/spec.sdl"))
 	h := algebra.NewHistory(cat)
 	r := rand.New(rand.NewPCG(1, 2))
 	states := cat.Lookup("Process").Attrs[1].Type.Enum
@@ -77,7 +78,7 @@ func BenchmarkInterpreterSelectProject(b *testing.B) {
 	tuples := len(h.Table("Process").Rows)
 	const q = `range of p is Process
 retrieve (p.Process, X = p.Prio * 2) where p.State = "Running" and p.Prio > 1`
-	stmts := compile(b, h.Catalog, "q", q, 0)
+	stmts := testkit.Compile(b, h.Catalog, "q", q, 0)
 	want := render(handSelectProject(h))
 	if got := render(runInterpreter(b, h, stmts)); got != want {
 		b.Fatal("interpreter and hand-written loop differ")
@@ -149,7 +150,7 @@ func BenchmarkInterpreterTemporalJoin(b *testing.B) {
 	const q = `range of p is Process
 range of r is RunningOn
 retrieve (p.Process, r.Cpu) where p.Process = r.Process and p.State = "Running"`
-	stmts := compile(b, h.Catalog, "q", q, 0)
+	stmts := testkit.Compile(b, h.Catalog, "q", q, 0)
 	want := render(handTemporalJoin(h))
 	if got := render(runInterpreter(b, h, stmts)); got != want {
 		b.Fatal("interpreter and hand-written join differ")
@@ -239,7 +240,7 @@ retrieve (p.Process, X = p.Prio * 2) where p.State = "Running" and p.Prio > 1`, 
 range of r is RunningOn
 retrieve (p.Process, r.Cpu) where p.Process = r.Process and p.State = "Running"`, handTemporalJoin},
 	} {
-		stmts := compile(t, h.Catalog, "q", c.q, 0)
+		stmts := testkit.Compile(t, h.Catalog, "q", c.q, 0)
 		want, err := ref.Eval(h, stmts)
 		if err != nil {
 			t.Fatal(err)

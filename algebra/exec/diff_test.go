@@ -1,45 +1,30 @@
 package exec_test
 
 import (
-	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 
 	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/algebra/histgen"
 	"github.com/tqmon/tqmon/algebra/ref"
+	"github.com/tqmon/tqmon/internal/testkit"
 )
-
-// diffHistories is how many random histories the differential test uses:
-// TQMON_DIFF_HISTORIES overrides it (make test-long runs thousands).
-func diffHistories() int {
-	if s := os.Getenv("TQMON_DIFF_HISTORIES"); s != "" {
-		if n, err := strconv.Atoi(s); err == nil && n > 0 {
-			return n
-		}
-	}
-	if testing.Short() {
-		return 50
-	}
-	return 300
-}
 
 // TestDifferential holds the incremental interpreter to the reference
 // evaluator: every query of the corpus, over many random histories, must
 // give exactly the same result relations.
 func TestDifferential(t *testing.T) {
-	root := repoRoot(t)
-	cat := loadCatalog(t, filepath.Join(root, "testdata/differential/spec.sdl"))
-	corpus := readCorpus(t, filepath.Join(root, "testdata/differential/queries.tq"))
+	root := testkit.Root(t)
+	cat := testkit.LoadCatalog(t, filepath.Join(root, "testdata/differential/spec.sdl"))
+	corpus := testkit.ReadCorpus(t, filepath.Join(root, "testdata/differential/queries.tq"))
 	if len(corpus) < 20 {
 		t.Fatalf("corpus has %d queries, want at least 20", len(corpus))
 	}
-	n := diffHistories()
+	n := testkit.Histories()
 	for _, q := range corpus {
 		t.Run(q.Name, func(t *testing.T) {
 			cfg := histgen.DefaultConfig(0)
-			stmts := compile(t, cat, q.Name, q.Text, cfg.Span)
+			stmts := testkit.Compile(t, cat, q.Name, q.Text, cfg.Span)
 			nonEmpty := 0
 			for seed := 0; seed < n; seed++ {
 				cfg.Seed = uint64(seed)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/algebra/ref"
+	"github.com/tqmon/tqmon/internal/testkit"
 	"github.com/tqmon/tqmon/store/history"
 )
 
@@ -15,7 +16,7 @@ import (
 // the interpreter and the reference evaluator; both must give the result the
 // language reference states.
 func TestWorkedExamples(t *testing.T) {
-	dir := filepath.Join(repoRoot(t), "testdata/tquel")
+	dir := filepath.Join(testkit.Root(t), "testdata/tquel")
 	h, err := history.Load(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -32,7 +33,7 @@ func TestWorkedExamples(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			stmts := compile(t, h.Catalog, f, string(text), 0)
+			stmts := testkit.Compile(t, h.Catalog, f, string(text), 0)
 			got, _, err := interpret(h.Catalog, h, stmts, exec.Options{SweepMin: 1})
 			if err != nil {
 				t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/tqmon/tqmon/algebra/histgen"
 	"github.com/tqmon/tqmon/algebra/ref"
 	"github.com/tqmon/tqmon/grammar/tquel"
+	"github.com/tqmon/tqmon/internal/testkit"
 )
 
 var fuzzOnce struct {
@@ -25,16 +26,16 @@ var fuzzOnce struct {
 // reference evaluator over a few random histories: nothing may panic, and
 // the two evaluators must agree exactly. Seeds are the differential corpus.
 func FuzzQuery(f *testing.F) {
-	root := repoRoot(f)
+	root := testkit.Root(f)
 	fuzzOnce.Do(func() {
-		fuzzOnce.cat = loadCatalog(f, filepath.Join(root, "testdata/differential/spec.sdl"))
+		fuzzOnce.cat = testkit.LoadCatalog(f, filepath.Join(root, "testdata/differential/spec.sdl"))
 		for seed := uint64(0); seed < 3; seed++ {
 			cfg := histgen.DefaultConfig(seed)
 			cfg.Tuples = 5
 			fuzzOnce.hists = append(fuzzOnce.hists, histgen.Random(fuzzOnce.cat, cfg))
 		}
 	})
-	for _, q := range readCorpus(f, filepath.Join(root, "testdata/differential/queries.tq")) {
+	for _, q := range testkit.ReadCorpus(f, filepath.Join(root, "testdata/differential/queries.tq")) {
 		f.Add(q.Text)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
@@ -43,7 +44,7 @@ func FuzzQuery(f *testing.F) {
 		if err != nil {
 			return
 		}
-		stmts, err := check.NewSession(cat, check.Options{Now: 30, Params: map[string]string{"p": "P1"}}).Check(file, text)
+		stmts, err := check.NewSession(cat, check.Options{Now: 30, Params: map[string]string{"p": "P1"}}).Check(file)
 		if err != nil || len(stmts) == 0 {
 			return
 		}

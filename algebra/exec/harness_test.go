@@ -2,64 +2,13 @@ package exec_test
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
-	"testing"
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/algebra/plan"
-	"github.com/tqmon/tqmon/grammar/sdl"
-	"github.com/tqmon/tqmon/grammar/tquel"
-	"github.com/tqmon/tqmon/sensor"
 )
-
-// repoRoot finds the repository root from the package directory.
-func repoRoot(t testing.TB) string {
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test directory")
-		}
-		dir = parent
-	}
-}
-
-func loadCatalog(t testing.TB, path string) *algebra.Catalog {
-	t.Helper()
-	text, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := sdl.Parse(path, string(text))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := sensor.Compile(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cat
-}
-
-func compile(t testing.TB, cat *algebra.Catalog, name, text string, now algebra.Time) []*check.Retrieve {
-	t.Helper()
-	f, err := tquel.Parse(name, text)
-	if err != nil {
-		t.Fatalf("%s: parse: %v", name, err)
-	}
-	stmts, err := check.NewSession(cat, check.Options{Now: now}).Check(f, text)
-	if err != nil {
-		t.Fatalf("%s: check: %v", name, err)
-	}
-	return stmts
-}
 
 // interpret runs statements through the incremental interpreter.
 func interpret(cat *algebra.Catalog, h *algebra.History, stmts []*check.Retrieve, opts exec.Options) ([]*algebra.Table, *exec.Network, error) {
@@ -130,40 +79,4 @@ func dumpHistory(h *algebra.History) string {
 		}
 	}
 	return b.String()
-}
-
-// corpusQuery is one query of a corpus file.
-type corpusQuery struct {
-	Name string
-	Text string
-}
-
-// readCorpus splits a corpus file at "-- query: NAME" lines.
-func readCorpus(t testing.TB, path string) []corpusQuery {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []corpusQuery
-	lines := strings.Split(string(data), "\n")
-	for i, l := range lines {
-		name, ok := strings.CutPrefix(l, "-- query: ")
-		if !ok {
-			continue
-		}
-		// Keep line numbers: blank out what precedes the query.
-		var b strings.Builder
-		for j := 0; j <= i; j++ {
-			b.WriteString("\n")
-		}
-		for j := i + 1; j < len(lines); j++ {
-			if strings.HasPrefix(lines[j], "-- query: ") {
-				break
-			}
-			b.WriteString(lines[j] + "\n")
-		}
-		out = append(out, corpusQuery{Name: strings.TrimSpace(name), Text: b.String()})
-	}
-	return out
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/tqmon/tqmon/algebra/histgen"
 	"github.com/tqmon/tqmon/algebra/plan"
 	"github.com/tqmon/tqmon/algebra/ref"
+	"github.com/tqmon/tqmon/internal/testkit"
 )
 
 // withJoin rewrites σ[where](L × R) into σ[rest](L ⋈[equalities] R): the
@@ -55,13 +56,13 @@ func withJoin(t *testing.T, p plan.Node) plan.Node {
 
 // TestJoinOperator runs plans using ⋈ against the reference evaluator.
 func TestJoinOperator(t *testing.T) {
-	cat := loadCatalog(t, filepath.Join(repoRoot(t), "testdata/differential/spec.sdl"))
+	cat := testkit.LoadCatalog(t, filepath.Join(testkit.Root(t), "testdata/differential/spec.sdl"))
 	queries := []string{
 		`range of p is Process range of r is RunningOn retrieve (p.Process, r.Cpu) where p.Process = r.Process and p.State = "Running"`,
 		`range of s is SendMessage range of w is Waiting retrieve (W = w.Process) valid at end of w where s.Mailbox = w.Mailbox and s.Process = "P1" when s precede end of w`,
 	}
 	for _, q := range queries {
-		stmts := compile(t, cat, "q", q, 30)
+		stmts := testkit.Compile(t, cat, "q", q, 30)
 		p := withJoin(t, plan.Translate(stmts[0]))
 		if got := plan.String(p); !strings.Contains(got, "⋈[") {
 			t.Fatalf("plan has no join: %s", got)

@@ -10,6 +10,7 @@ import (
 	"github.com/tqmon/tqmon/algebra/histgen"
 	"github.com/tqmon/tqmon/algebra/plan"
 	"github.com/tqmon/tqmon/algebra/stream"
+	"github.com/tqmon/tqmon/internal/testkit"
 )
 
 // sliceSource yields a history's elements in time order.
@@ -73,11 +74,11 @@ func historySource(h *algebra.History) *sliceSource {
 // TestRunSource: streaming a history through RunSource gives what
 // RunHistory gives, for the whole corpus.
 func TestRunSource(t *testing.T) {
-	root := repoRoot(t)
-	cat := loadCatalog(t, filepath.Join(root, "testdata/differential/spec.sdl"))
-	for _, q := range readCorpus(t, filepath.Join(root, "testdata/differential/queries.tq")) {
+	root := testkit.Root(t)
+	cat := testkit.LoadCatalog(t, filepath.Join(root, "testdata/differential/spec.sdl"))
+	for _, q := range testkit.ReadCorpus(t, filepath.Join(root, "testdata/differential/queries.tq")) {
 		cfg := histgen.DefaultConfig(0)
-		stmts := compile(t, cat, q.Name, q.Text, cfg.Span)
+		stmts := testkit.Compile(t, cat, q.Name, q.Text, cfg.Span)
 		for seed := uint64(0); seed < 30; seed++ {
 			cfg.Seed = seed
 			h := histgen.Random(cat, cfg)

@@ -8,6 +8,7 @@ import (
 	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/algebra/plan"
 	"github.com/tqmon/tqmon/algebra/stream"
+	"github.com/tqmon/tqmon/internal/testkit"
 )
 
 // probe remembers the latest input time the driver has delivered.
@@ -27,7 +28,7 @@ type arrival struct {
 // left the network, measured in input time.
 func runProbed(t *testing.T, h *algebra.History, query string) ([]arrival, *exec.Network) {
 	t.Helper()
-	stmts := compile(t, h.Catalog, "q", query, 0)
+	stmts := testkit.Compile(t, h.Catalog, "q", query, 0)
 	plans := []plan.Node{plan.Translate(stmts[0])}
 	net, err := exec.Build(h.Catalog, stmts, plans, exec.Options{})
 	if err != nil {
@@ -46,7 +47,7 @@ func runProbed(t *testing.T, h *algebra.History, query string) ([]arrival, *exec
 }
 
 func paperCatalog(t *testing.T) *algebra.Catalog {
-	return loadCatalog(t, filepath.Join(repoRoot(t), "testdata/tquel/os.sdl"))
+	return testkit.LoadCatalog(t, filepath.Join(testkit.Root(t), "testdata/tquel/os.sdl"))
 }
 
 func proc(cat *algebra.Catalog, name, state string) []algebra.Value {

@@ -9,16 +9,17 @@ import (
 	"github.com/tqmon/tqmon/algebra/histgen"
 	"github.com/tqmon/tqmon/algebra/plan"
 	"github.com/tqmon/tqmon/algebra/stream"
+	"github.com/tqmon/tqmon/internal/testkit"
 )
 
 // TestTableSource: a history played through TableSource and RunSource
 // gives what RunHistory gives.
 func TestTableSource(t *testing.T) {
-	root := repoRoot(t)
-	cat := loadCatalog(t, filepath.Join(root, "testdata/differential/spec.sdl"))
-	for _, q := range readCorpus(t, filepath.Join(root, "testdata/differential/queries.tq"))[:12] {
+	root := testkit.Root(t)
+	cat := testkit.LoadCatalog(t, filepath.Join(root, "testdata/differential/spec.sdl"))
+	for _, q := range testkit.ReadCorpus(t, filepath.Join(root, "testdata/differential/queries.tq"))[:12] {
 		cfg := histgen.DefaultConfig(0)
-		stmts := compile(t, cat, q.Name, q.Text, cfg.Span)
+		stmts := testkit.Compile(t, cat, q.Name, q.Text, cfg.Span)
 		for seed := uint64(0); seed < 10; seed++ {
 			cfg.Seed = seed
 			h := histgen.Random(cat, cfg)

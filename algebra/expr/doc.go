@@ -5,7 +5,9 @@
 // predicates (Pred: precede, overlap, equal, and, or, not) and the valid
 // clause (Valid). It also holds the value semantics shared by every
 // evaluator: arithmetic and comparison of values (Arith, CompareOp), a tree
-// walking evaluator (Eval) and a compiler to closures (Compile).
+// walking evaluator (Eval) and a compiler to closures (Compile). A runtime
+// error of arithmetic (division by zero) is a source.Error at the operator,
+// in the text the checker found it in (Binary.Src).
 //
 // The semantics of temporal expressions on exact times is implemented twice
 // on purpose, independently: in the reference evaluator (algebra/ref) and,

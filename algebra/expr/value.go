@@ -78,6 +78,9 @@ type Binary struct {
 	X, Y Expr
 	T    algebra.Type
 	At   source.Pos // the operator
+	// Src is the text At is in (nil when unknown): an arithmetic error
+	// at run time is a diagnostic there.
+	Src *source.File
 }
 
 func (e *Const) Type() algebra.Type  { return e.T }
@@ -322,7 +325,7 @@ func Eval(e Expr, b Binding) (algebra.Value, error) {
 		}
 		r, err := Arith(e.Op, x, y, e.T)
 		if err != nil {
-			return r, &EvalError{Pos: e.At, Err: err}
+			return r, e.Src.Wrap(e.At, err)
 		}
 		return r, nil
 	case *TimeOf, *AggRef:
@@ -330,15 +333,6 @@ func Eval(e Expr, b Binding) (algebra.Value, error) {
 	}
 	return algebra.Value{}, errors.New("unknown expression")
 }
-
-// EvalError is a runtime error with the place of the expression that failed.
-type EvalError struct {
-	Pos source.Pos
-	Err error
-}
-
-func (e *EvalError) Error() string { return e.Pos.String() + ": " + e.Err.Error() }
-func (e *EvalError) Unwrap() error { return e.Err }
 
 // Fn is a compiled value expression.
 type Fn func(b Binding) (algebra.Value, error)
@@ -366,7 +360,7 @@ func Compile(e Expr) Fn {
 		}
 	case *Binary:
 		x, y := Compile(e.X), Compile(e.Y)
-		op, t, pos := e.Op, e.T, e.At
+		op, t, pos, src := e.Op, e.T, e.At, e.Src
 		switch {
 		case op == OpAnd:
 			return func(b Binding) (algebra.Value, error) {
@@ -414,7 +408,7 @@ func Compile(e Expr) Fn {
 				}
 				r, err := Arith(op, v, w, t)
 				if err != nil {
-					return r, &EvalError{Pos: pos, Err: err}
+					return r, src.Wrap(pos, err)
 				}
 				return r, nil
 			}

@@ -1,40 +1,22 @@
 package plan_test
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
-	"github.com/tqmon/tqmon/algebra/check"
+	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/plan"
-	"github.com/tqmon/tqmon/grammar/sdl"
-	"github.com/tqmon/tqmon/grammar/tquel"
-	"github.com/tqmon/tqmon/sensor"
+	"github.com/tqmon/tqmon/internal/testkit"
 )
 
 func translate(t *testing.T, query string) []plan.Node {
 	t.Helper()
-	spec := filepath.Join("..", "..", "testdata", "paper", "os.sdl")
-	text, err := os.ReadFile(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sf, err := sdl.Parse(spec, string(text))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := sensor.Compile(sf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := tquel.Parse("q", query)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stmts, err := check.NewSession(cat, check.Options{}).Check(f, query)
-	if err != nil {
-		t.Fatal(err)
-	}
+	return translateIn(t, testkit.PaperCatalog(t), query)
+}
+
+// translateIn translates the retrieves of a query over a catalog.
+func translateIn(t *testing.T, cat *algebra.Catalog, query string) []plan.Node {
+	t.Helper()
+	stmts := testkit.Compile(t, cat, "q", query, 0)
 	var out []plan.Node
 	for _, s := range stmts {
 		out = append(out, plan.Translate(s))

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tqmon/tqmon/internal/testkit"
 )
 
 // root is the repository root, where testdata lives.
@@ -27,21 +29,9 @@ func tqmon(t *testing.T, args ...string) (int, string, string) {
 	return code, out.String(), errb.String()
 }
 
-// writeFiles writes name → content into a new temporary directory.
-func writeFiles(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for name, text := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
-
 // taskHistory has attributes of several types; T2's interval is still open.
 func taskHistory(t *testing.T) string {
-	return writeFiles(t, map[string]string{
+	return testkit.WriteFiles(t, map[string]string{
 		"tasks.sdl": `entity type Task
 entity relation Task(Task: Task, Prio: int, Name: string, Started: time, Slice: duration)
 event relation Ping(Task: Task, N: int)
@@ -268,7 +258,7 @@ func TestParams(t *testing.T) {
 // TestSourceOrder: -f and -e are taken in command-line order; declarations
 // and derived relations flow from one to the next, results come in order.
 func TestSourceOrder(t *testing.T) {
-	dir := writeFiles(t, map[string]string{
+	dir := testkit.WriteFiles(t, map[string]string{
 		"decl.tq": "range of w is Waiting\n",
 		"use.tq":  "retrieve Blocked (w.Process, w.Mailbox)\n",
 	})
@@ -297,7 +287,7 @@ func TestSourceOrder(t *testing.T) {
 }
 
 func TestSyntaxError(t *testing.T) {
-	dir := writeFiles(t, map[string]string{
+	dir := testkit.WriteFiles(t, map[string]string{
 		"bad.tq": "range of p is Process\nretrieve (p.State\n  where p.Process = P2\n",
 	})
 	bad := filepath.Join(dir, "bad.tq")
@@ -314,7 +304,7 @@ func TestSyntaxError(t *testing.T) {
 }
 
 func TestSemanticError(t *testing.T) {
-	dir := writeFiles(t, map[string]string{
+	dir := testkit.WriteFiles(t, map[string]string{
 		"sem.tq": "range of p is Process\nretrieve (p.Stat)\n\twhere p.Process = 1\n",
 	})
 	sem := filepath.Join(dir, "sem.tq")
@@ -335,7 +325,7 @@ func TestSemanticError(t *testing.T) {
 }
 
 func TestMalformedHistory(t *testing.T) {
-	h := writeFiles(t, map[string]string{
+	h := testkit.WriteFiles(t, map[string]string{
 		"tasks.sdl": "entity type Task\nentity relation Task(Task: Task, Prio: int)\nevent relation Ping(Task: Task)\n",
 		"Task.csv":  "Task,Prio,from,to\nT1,3,0:00:05,0:00:01\nT2,high,0:00:01,\n",
 		"Ping.csv":  "Task,at\nT1,0:0:01\nT2\n",
@@ -359,7 +349,7 @@ func TestMalformedHistory(t *testing.T) {
 	}
 
 	// A malformed spec.
-	h2 := writeFiles(t, map[string]string{"s.sdl": "event relation E(p: P)\n"})
+	h2 := testkit.WriteFiles(t, map[string]string{"s.sdl": "event relation E(p: P)\n"})
 	code, _, errs = tqmon(t, "query", "--history", h2, "-e", "retrieve (x = 1)")
 	want = filepath.Join(h2, "s.sdl") + ":1:21: unknown type P (want an entity type, int, float, string, bool, time, duration or enum(...))\n" +
 		"  event relation E(p: P)\n" +
@@ -403,7 +393,7 @@ func TestUsageErrors(t *testing.T) {
 
 func TestRuntimeError(t *testing.T) {
 	h := taskHistory(t)
-	dir := writeFiles(t, map[string]string{"div.tq": "range of k is Task\nretrieve (k.Task, x = k.Prio / 0)\n"})
+	dir := testkit.WriteFiles(t, map[string]string{"div.tq": "range of k is Task\nretrieve (k.Task, x = k.Prio / 0)\n"})
 	div := filepath.Join(dir, "div.tq")
 	code, out, errs := tqmon(t, "query", "--history", h, "-f", div)
 	want := div + ":2:30: division by zero\n" +

@@ -16,8 +16,7 @@ import (
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/histgen"
-	"github.com/tqmon/tqmon/algebra/stream"
-	"github.com/tqmon/tqmon/display/play"
+	"github.com/tqmon/tqmon/internal/testkit"
 	"github.com/tqmon/tqmon/resident"
 	"github.com/tqmon/tqmon/resident/demo"
 	"github.com/tqmon/tqmon/resident/demo/ossensors"
@@ -25,32 +24,8 @@ import (
 	"github.com/tqmon/tqmon/store/db"
 	"github.com/tqmon/tqmon/store/history"
 	"github.com/tqmon/tqmon/store/truth"
+	"github.com/tqmon/tqmon/subject"
 )
-
-type namedQuery struct{ name, text string }
-
-// corpus reads a query corpus: "-- query: NAME" lines start queries.
-func corpus(t *testing.T, path string) []namedQuery {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []namedQuery
-	lines := strings.Split(string(data), "\n")
-	for i, l := range lines {
-		name, ok := strings.CutPrefix(l, "-- query: ")
-		if !ok {
-			continue
-		}
-		var b strings.Builder
-		for j := i + 1; j < len(lines) && !strings.HasPrefix(lines[j], "-- query: "); j++ {
-			b.WriteString(lines[j] + "\n")
-		}
-		out = append(out, namedQuery{strings.TrimSpace(name), b.String()})
-	}
-	return out
-}
 
 // sameDirs compares two directories file by file.
 func sameDirs(t *testing.T, a, b string) {
@@ -100,7 +75,7 @@ func TestRecordRoundTrip(t *testing.T) {
 		t.Fatalf("export: %s", stderr)
 	}
 	sameDirs(t, expDir, truthDir)
-	qs := corpus(t, filepath.Join(root, "testdata", "store", "queries.tq"))
+	qs := testkit.ReadCorpus(t, filepath.Join(root, "testdata", "store", "queries.tq"))
 	if len(qs) < 20 {
 		t.Fatalf("the corpus has %d queries", len(qs))
 	}
@@ -109,9 +84,9 @@ func TestRecordRoundTrip(t *testing.T) {
 	args := []string{"--format", "csv", "--time-format", "ns"}
 	var names []string
 	for _, q := range qs {
-		args = append(args, "-e", q.text)
-		for range strings.Count(q.text, "retrieve") {
-			names = append(names, q.name)
+		args = append(args, "-e", q.Text)
+		for range strings.Count(q.Text, "retrieve") {
+			names = append(names, q.Name)
 		}
 	}
 	run := func(src ...string) []string {
@@ -152,9 +127,9 @@ func TestQueryDBEqualsHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var qs []namedQuery
+	var qs []testkit.Query
 	for _, f := range []string{"queries.tq", "rules.tq", "timeslice.tq"} {
-		qs = append(qs, corpus(t, filepath.Join(root, "testdata", "differential", f))...)
+		qs = append(qs, testkit.ReadCorpus(t, filepath.Join(root, "testdata", "differential", f))...)
 	}
 	for seed := uint64(0); seed < 3; seed++ {
 		cfg := histgen.DefaultConfig(seed)
@@ -169,11 +144,11 @@ func TestQueryDBEqualsHistory(t *testing.T) {
 			t.Fatalf("import: %s", stderr)
 		}
 		for _, q := range qs {
-			args := []string{"-e", q.text, "--format", "csv", "--time-format", "ns"}
+			args := []string{"-e", q.Text, "--format", "csv", "--time-format", "ns"}
 			c1, overDB, e1 := tqmon(t, append([]string{"query", "--db", dbDir}, args...)...)
 			c2, overHist, e2 := tqmon(t, append([]string{"query", "--history", hist}, args...)...)
 			if c1 != c2 || overDB != overHist || e1 != e2 {
-				t.Fatalf("seed %d %s: --db exit %d\n%s%s--history exit %d\n%s%s", seed, q.name, c1, overDB, e1, c2, overHist, e2)
+				t.Fatalf("seed %d %s: --db exit %d\n%s%s--history exit %d\n%s%s", seed, q.Name, c1, overDB, e1, c2, overHist, e2)
 			}
 		}
 	}
@@ -306,7 +281,7 @@ func TestRecordKilled(t *testing.T) {
 	bin := binary(t)
 	dir := t.TempDir()
 	sock, dbDir := filepath.Join(dir, "s.sock"), filepath.Join(dir, "db")
-	cat, err := demoCatalog()
+	cat, err := subject.DemoCatalog()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,10 +290,8 @@ func TestRecordKilled(t *testing.T) {
 	res := resident.New(ossensors.Spec(), demo.Options(clock, rec))
 	hello := res.Hello()
 	rec.SetClock(hello.MonoBase, hello.WallBase)
-	rs := &readySessions{r: res, ready: make(chan struct{})}
-	srv, err := transport.NewServer(transport.Adapt(res.Hello, func() readySession {
-		return readySession{Session: res.Open(), rs: rs}
-	}), transport.ServerOptions{})
+	sessions, ready := subject.LeaseSessions(res)
+	srv, err := transport.NewServer(sessions, transport.ServerOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,7 +311,7 @@ func TestRecordKilled(t *testing.T) {
 	}
 	defer cmd.Process.Kill()
 	select {
-	case <-rs.ready:
+	case <-ready:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the recorder did not connect")
 	}
@@ -483,43 +456,6 @@ func TestRecordRetain(t *testing.T) {
 	}
 }
 
-// TestReplayKeys: the keys of an interactive replay drive the player.
-func TestReplayKeys(t *testing.T) {
-	p := play.NewPlayer(context.Background(), emptySource{}, play.Options{Speed: 4, Start: new(algebra.Time), End: algebra.Forever, Drain: true})
-	applyKey(p, ' ')
-	if !p.Paused() {
-		t.Error("space does not pause")
-	}
-	applyKey(p, ' ')
-	if p.Paused() {
-		t.Error("space does not resume")
-	}
-	applyKey(p, 'n')
-	if !p.Paused() {
-		t.Error("n does not pause to step")
-	}
-	applyKey(p, '+')
-	if p.Speed() != 8 {
-		t.Errorf("+: speed %v", p.Speed())
-	}
-	applyKey(p, '-')
-	applyKey(p, '-')
-	if p.Speed() != 2 {
-		t.Errorf("-: speed %v", p.Speed())
-	}
-	applyKey(p, 'q')
-	if _, _, ok, _ := p.Next(); ok {
-		t.Error("q does not stop")
-	}
-	if note := replayNote(p, algebra.Window{From: 0, To: 10e9}); !strings.Contains(note, "paused") || !strings.Contains(note, "×2") {
-		t.Errorf("progress note %q", note)
-	}
-}
-
-type emptySource struct{}
-
-func (emptySource) Next() (string, stream.Elem, bool, error) { return "", stream.Elem{}, false, nil }
-
 // TestQueryDBExplain: --explain over a database shows the scan windows.
 func TestQueryDBExplain(t *testing.T) {
 	dbDir := filepath.Join(t.TempDir(), "db")
@@ -537,7 +473,7 @@ func TestQueryDBExplain(t *testing.T) {
 func TestQueryConnectRecord(t *testing.T) {
 	dir := t.TempDir()
 	sock, out := filepath.Join(dir, "s.sock"), filepath.Join(dir, "out")
-	cat, err := demoCatalog()
+	cat, err := subject.DemoCatalog()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -546,10 +482,8 @@ func TestQueryConnectRecord(t *testing.T) {
 	res := resident.New(ossensors.Spec(), demo.Options(clock, rec))
 	hello := res.Hello()
 	rec.SetClock(hello.MonoBase, hello.WallBase)
-	rs := &readySessions{r: res, ready: make(chan struct{})}
-	srv, err := transport.NewServer(transport.Adapt(res.Hello, func() readySession {
-		return readySession{Session: res.Open(), rs: rs}
-	}), transport.ServerOptions{})
+	sessions, ready := subject.LeaseSessions(res)
+	srv, err := transport.NewServer(sessions, transport.ServerOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -570,7 +504,7 @@ func TestQueryConnectRecord(t *testing.T) {
 		done <- result{code, o, e}
 	}()
 	select {
-	case <-rs.ready:
+	case <-ready:
 	case r := <-done:
 		t.Fatalf("the monitor ended: %s", r.stderr)
 	}

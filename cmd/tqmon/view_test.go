@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tqmon/tqmon/internal/testkit"
 )
 
 var (
@@ -14,7 +16,7 @@ var (
 // Bad display specs: positioned errors with the line and a caret, exit 2,
 // and the terminal never touched (these run without one).
 func TestDisplaySpecErrors(t *testing.T) {
-	dir := writeFiles(t, map[string]string{
+	dir := testkit.WriteFiles(t, map[string]string{
 		"syntax.display": "display Process as hexagon\n",
 		"names.display": "display Processer as box\n" +
 			"display Process as circle label Proces shade State (Runing = 100%)\n" +

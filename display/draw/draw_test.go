@@ -8,8 +8,8 @@ import (
 func TestPath(t *testing.T) {
 	g := NewGrid(12, 5)
 	// Right, down, right with a head; then left, up, left.
-	Path(g, []Point{{0, 0}, {4, 0}, {4, 2}, {8, 2}}, true, Plain)
-	Path(g, []Point{{11, 4}, {9, 4}, {9, 3}, {6, 3}}, false, Plain)
+	Path(g, []Point{{0, 0}, {4, 0}, {4, 2}, {8, 2}}, true, Style{})
+	Path(g, []Point{{11, 4}, {9, 4}, {9, 3}, {6, 3}}, false, Style{})
 	want := `────┐
     │
     └───>

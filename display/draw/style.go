@@ -60,7 +60,8 @@ func Cycle(i int) Color {
 	return Palette(cycle[i%len(cycle)])
 }
 
-// Style is how a cell is drawn: plain data, comparable.
+// Style is how a cell is drawn: plain data, comparable. The zero Style is
+// the terminal's default.
 type Style struct {
 	Fg, Bg  Color
 	Bold    bool
@@ -68,9 +69,6 @@ type Style struct {
 	Reverse bool
 	Blink   bool
 }
-
-// Plain is the terminal's default style.
-var Plain Style
 
 func (s Style) String() string {
 	var parts []string

@@ -65,6 +65,7 @@ type Player struct {
 	ctx   context.Context
 
 	mu      sync.Mutex
+	start   algebra.Time // where play began
 	pos     algebra.Time // play position at anchor
 	anchor  time.Time
 	speed   float64 // 0: as fast as possible
@@ -98,12 +99,12 @@ func NewPlayer(ctx context.Context, src stream.Source, o Options) *Player {
 	if o.End == 0 {
 		o.End = algebra.Forever
 	}
-	p := &Player{src: src, clock: o.Clock, beat: o.Beat, drain: o.Drain, ctx: ctx, speed: clampSpeed(o.Speed),
+	p := &Player{src: src, clock: o.Clock, beat: o.Beat, drain: o.Drain, ctx: ctx, speed: clampSpeed(o.Speed), start: algebra.Beginning,
 		paused: o.Paused, end: o.End, last: algebra.Forever, out: algebra.Beginning, beatAt: algebra.Beginning,
 		wake: make(chan struct{}, 1), waiting: make(chan struct{}, 1)}
 	p.anchor = p.clock.Now()
 	if o.Start != nil {
-		p.pos, p.started = *o.Start, true
+		p.start, p.pos, p.started = *o.Start, *o.Start, true
 	}
 	return p
 }
@@ -389,7 +390,7 @@ func (p *Player) fetched(rel string, e stream.Elem, ok bool) {
 	if ok {
 		p.peek, p.have = item{rel, e}, true
 		if !p.started {
-			p.pos, p.started, p.anchor = e.T, true, p.clock.Now()
+			p.start, p.pos, p.started, p.anchor = e.T, e.T, true, p.clock.Now()
 		}
 		return
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/algebra/stream"
-	"github.com/tqmon/tqmon/remote"
+	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/store/history"
 )
 
@@ -234,7 +234,7 @@ func TestPlayHistoryIntoNetwork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prog, err := remote.Compile(h.Catalog, []remote.Source{{Name: "q", Text: `
+	prog, err := query.Compile(h.Catalog, []query.Source{{Name: "q", Text: `
 range of S is SendMessage
 range of W is Waiting
 retrieve ResumedbyP1 (Process = W.Process) valid at end of W

@@ -14,7 +14,7 @@ import (
 	"github.com/tqmon/tqmon/display/scene"
 	"github.com/tqmon/tqmon/display/spec"
 	"github.com/tqmon/tqmon/display/term"
-	"github.com/tqmon/tqmon/store/history"
+	"github.com/tqmon/tqmon/internal/testkit"
 )
 
 // The benchmark's system: 200 entities — 8 processors, 160 processes,
@@ -47,11 +47,7 @@ type delta struct {
 // running on a processor, sends to a mailbox, or starts or stops waiting.
 // tuples counts the tuples in it (Begins and Events; Ends close them).
 func workload(b *testing.B, n int) (*scene.Scene, []delta, int) {
-	cat, err := history.LoadSpec("../../testdata/paper/os.sdl")
-	if err != nil {
-		b.Fatal(err)
-	}
-	sc := spec.NewSchema(cat)
+	sc := spec.NewSchema(testkit.PaperCatalog(b))
 	sp, err := spec.Load("bench.display", benchSpec, sc)
 	if err != nil {
 		b.Fatal(err)

@@ -54,8 +54,8 @@ func (s *Scene) Relation(r *algebra.Relation) *Relation {
 	return st
 }
 
-// Stored reports whether the scene has a store for the relation (that is,
-// whether the run feeds it).
+// Stored returns the scene's store for the relation, or nil when it has
+// none (the run does not feed that relation).
 func (s *Scene) Stored(name string) *Relation { return s.rels[name] }
 
 // SetSpec replaces the spec (the display may change while running): the

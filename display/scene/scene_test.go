@@ -9,7 +9,7 @@ import (
 	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/display/draw"
 	"github.com/tqmon/tqmon/display/spec"
-	"github.com/tqmon/tqmon/store/history"
+	"github.com/tqmon/tqmon/internal/testkit"
 )
 
 const sec = int64(1e9)
@@ -17,11 +17,7 @@ const sec = int64(1e9)
 // paperCatalog is the paper's relations.
 func paperCatalog(t testing.TB) spec.Schema {
 	t.Helper()
-	cat, err := history.LoadSpec("../../testdata/paper/os.sdl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return spec.NewSchema(cat)
+	return spec.NewSchema(testkit.PaperCatalog(t))
 }
 
 func load(t testing.TB, sc spec.Schema, text string) *spec.Spec {

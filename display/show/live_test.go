@@ -14,13 +14,13 @@ import (
 	"github.com/tqmon/tqmon/display/play"
 	"github.com/tqmon/tqmon/display/term"
 	"github.com/tqmon/tqmon/display/ui"
-	"github.com/tqmon/tqmon/grammar/sdl"
+	"github.com/tqmon/tqmon/internal/testkit"
+	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident"
 	"github.com/tqmon/tqmon/resident/demo"
 	"github.com/tqmon/tqmon/resident/demo/ossensors"
 	"github.com/tqmon/tqmon/resident/wire"
-	"github.com/tqmon/tqmon/sensor"
 	"github.com/tqmon/tqmon/store/history"
 )
 
@@ -29,15 +29,8 @@ import (
 // display needs deliver anything (a spec without sends or waits enables
 // neither).
 func TestLiveDisplay(t *testing.T) {
-	f, err := sdl.Parse("os.sdl", ossensors.SDL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := sensor.Compile(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := Compile(Config{Catalog: cat, Check: check.Options{}, Display: remote.Source{Name: "t.display", Text: `
+	cat := testkit.CompileSpec(t, "os.sdl", ossensors.SDL)
+	s, err := Compile(Config{Catalog: cat, Check: check.Options{}, Display: query.Source{Name: "t.display", Text: `
 display Processor as box label Processor at left
 display Process as circle label Process shade State at left
 display RunningOn as inside (Process, Processor)
@@ -126,7 +119,7 @@ func TestReloadSpec(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := "display Process as circle\ndisplay Mailbox as oval at right\n"
-	s, err := Compile(Config{Catalog: h.Catalog, Display: remote.Source{Name: "t.display", Text: text}})
+	s, err := Compile(Config{Catalog: h.Catalog, Display: query.Source{Name: "t.display", Text: text}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,7 +46,7 @@ func Load(name, text string, sc Schema) (*Spec, error) {
 // relationships between entities no icon shows, a second icon for one
 // relation, a second time statement.
 func Check(f *dgram.File, sc Schema) (*Spec, error) {
-	c := &checker{file: f.Name, sc: sc, sp: &Spec{File: f.Name, Decay: DefaultDecay}}
+	c := &checker{file: f.Name, src: f.Src, sc: sc, sp: &Spec{File: f.Name, Src: f.Src, Decay: DefaultDecay}}
 	var links []*dgram.DisplayStmt
 	var flashes []*dgram.DisplayStmt
 	// Icons first: relationships refer to them whatever the order.
@@ -83,6 +83,7 @@ func Check(f *dgram.File, sc Schema) (*Spec, error) {
 
 type checker struct {
 	file    string
+	src     *source.File
 	sc      Schema
 	sp      *Spec
 	errs    source.ErrorList
@@ -97,7 +98,7 @@ type checker struct {
 }
 
 func (c *checker) errorf(pos source.Pos, format string, args ...any) {
-	c.errs.Add(c.file, pos, format, args...)
+	c.errs.AddIn(c.src, c.file, pos, format, args...)
 }
 
 // relation resolves a display statement's relation.

@@ -5,32 +5,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/display/draw"
 	dgram "github.com/tqmon/tqmon/grammar/display"
-	"github.com/tqmon/tqmon/grammar/tquel"
-	"github.com/tqmon/tqmon/store/history"
+	"github.com/tqmon/tqmon/internal/testkit"
 )
 
 // paperSchema is the paper's catalog with ResumedbyP1 derived by its query.
 func paperSchema(t *testing.T) Schema {
 	t.Helper()
-	cat, err := history.LoadSpec("../../testdata/paper/os.sdl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	q, err := os.ReadFile("../../testdata/paper/resumed_by_p1.tq")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := tquel.Parse("resumed_by_p1.tq", string(q))
-	if err != nil {
-		t.Fatal(err)
-	}
-	stmts, err := check.NewSession(cat, check.Options{}).Check(f, string(q))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cat := testkit.PaperCatalog(t)
+	q := testkit.ReadFile(t, "../../testdata/paper/resumed_by_p1.tq")
+	stmts := testkit.Compile(t, cat, "resumed_by_p1.tq", q, 0)
 	return NewSchema(cat, stmts[0].Result)
 }
 

@@ -41,6 +41,9 @@ const DefaultDecay int64 = 2e9
 // it draws between.
 type Spec struct {
 	File string
+	// Src is the text the spec was checked from (nil for a tree not made
+	// by the parser): later diagnostics about the spec show its lines.
+	Src *source.File
 	// Icons, Links and Flashes are the display statements by kind, each in
 	// the order written.
 	Icons   []*Icon

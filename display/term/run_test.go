@@ -15,7 +15,7 @@ import (
 	"github.com/tqmon/tqmon/display/scene"
 	"github.com/tqmon/tqmon/display/spec"
 	"github.com/tqmon/tqmon/display/ui"
-	"github.com/tqmon/tqmon/store/history"
+	"github.com/tqmon/tqmon/internal/testkit"
 )
 
 // finiScreen counts Fini calls: the terminal is restored.
@@ -55,11 +55,7 @@ func (c *controls) State() play.State {
 
 func model(t *testing.T, clock func() algebra.Time) *ui.Model {
 	t.Helper()
-	cat, err := history.LoadSpec("../../testdata/paper/os.sdl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp, err := spec.Load("t.display", "display Process as circle\nshow clock", spec.NewSchema(cat))
+	sp, err := spec.Load("t.display", "display Process as circle\nshow clock", spec.NewSchema(testkit.PaperCatalog(t)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -153,8 +153,8 @@ func (v *View) Draw(c draw.Canvas, area draw.Rect, now algebra.Time) {
 		if y >= area.Bottom() {
 			break
 		}
-		draw.Text(c, area.X, y, draw.Clip(r.label, labelW), draw.Plain)
-		c.Set(x0-1, y, '│', draw.Plain)
+		draw.Text(c, area.X, y, draw.Clip(r.label, labelW), draw.Style{})
+		c.Set(x0-1, y, '│', draw.Style{})
 		for _, m := range r.marks {
 			to := min(m.to, now)
 			if m.event {

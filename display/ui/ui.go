@@ -165,9 +165,9 @@ func FormatClock(t algebra.Time) string {
 // Draw draws the whole screen.
 func (m *Model) Draw(c draw.Canvas) {
 	w, h := c.Size()
-	draw.Fill(c, draw.Rect{W: w, H: h}, ' ', draw.Plain)
+	draw.Fill(c, draw.Rect{W: w, H: h}, ' ', draw.Style{})
 	if w < 10 || h < 4 {
-		draw.Text(c, 0, 0, draw.Clip("too small", w), draw.Plain)
+		draw.Text(c, 0, 0, draw.Clip("too small", w), draw.Style{})
 		return
 	}
 	now := m.Clock()
@@ -257,12 +257,12 @@ var helpLines = []string{
 func (m *Model) drawHelp(c draw.Canvas, w, h int) {
 	bw, bh := 42, len(helpLines)+2
 	r := draw.Rect{X: max(0, (w-bw)/2), Y: max(0, (h-bh)/2), W: min(bw, w), H: min(bh, h)}
-	draw.Fill(c, r, ' ', draw.Plain)
+	draw.Fill(c, r, ' ', draw.Style{})
 	draw.Frame(c, r, draw.Style{Bold: true})
 	draw.Text(c, r.X+2, r.Y, " keys ", draw.Style{Bold: true})
 	for i, l := range helpLines {
 		if 1+i < r.H-1 {
-			draw.Text(c, r.X+2, r.Y+1+i, draw.Clip(l, r.W-4), draw.Plain)
+			draw.Text(c, r.X+2, r.Y+1+i, draw.Clip(l, r.W-4), draw.Style{})
 		}
 	}
 }

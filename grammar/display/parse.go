@@ -8,6 +8,7 @@ import (
 
 	"github.com/tqmon/tqmon/grammar/display/gen"
 	"github.com/tqmon/tqmon/grammar/internal/front"
+	"github.com/tqmon/tqmon/grammar/source"
 )
 
 // Parse parses a display spec. name is the file name used in diagnostics.
@@ -41,7 +42,7 @@ var language = front.Language[*gen.DisplayParser, File]{
 	Recovery: recovery,
 	Convert: func(p *gen.DisplayParser, in *front.Input) *File {
 		c := &converter{d: in.Diag, lits: in.Lits}
-		return c.spec(in.Name, p.Spec())
+		return c.spec(in.Src, p.Spec())
 	},
 }
 
@@ -77,8 +78,8 @@ func (c *converter) names(ctxs []gen.INameContext) (from, to *Ident, ok bool) {
 	return from, to, from != nil && to != nil
 }
 
-func (c *converter) spec(name string, ctx gen.ISpecContext) *File {
-	f := &File{Name: name}
+func (c *converter) spec(src *source.File, ctx gen.ISpecContext) *File {
+	f := &File{Name: src.Name(), Src: src}
 	if ctx == nil {
 		return f
 	}

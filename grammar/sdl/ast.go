@@ -15,6 +15,9 @@ type Node interface {
 type File struct {
 	Name  string
 	Stmts []Stmt
+	// Src is the parsed text (nil for a tree not made by Parse):
+	// diagnostics made through it show their source line.
+	Src *source.File
 }
 
 // Stmt is a top-level statement.

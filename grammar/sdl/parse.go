@@ -8,6 +8,7 @@ import (
 
 	"github.com/tqmon/tqmon/grammar/internal/front"
 	"github.com/tqmon/tqmon/grammar/sdl/gen"
+	"github.com/tqmon/tqmon/grammar/source"
 )
 
 // Parse parses a sensor-description text. name is the file name used in
@@ -42,7 +43,7 @@ var language = front.Language[*gen.SDLParser, File]{
 	Recovery: recovery,
 	Convert: func(p *gen.SDLParser, in *front.Input) *File {
 		c := &converter{d: in.Diag, lits: in.Lits}
-		return c.spec(in.Name, p.Spec())
+		return c.spec(in.Src, p.Spec())
 	},
 }
 
@@ -67,8 +68,8 @@ func (c *converter) name(ctx gen.INameContext) *Ident {
 	return &Ident{At: front.TokPos(t), Name: t.GetText()}
 }
 
-func (c *converter) spec(name string, ctx gen.ISpecContext) *File {
-	f := &File{Name: name}
+func (c *converter) spec(src *source.File, ctx gen.ISpecContext) *File {
+	f := &File{Name: src.Name(), Src: src}
 	if ctx == nil {
 		return f
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"unicode/utf8"
 )
 
 // Pos is a place in a source text. Line and Col are 1-based; Col counts
@@ -35,6 +34,11 @@ type Error struct {
 	File string
 	Pos  Pos
 	Msg  string
+	// Src is the text Pos points into, when known: Snippet shows its line.
+	Src *File
+	// Err is the error the diagnostic reports, when it wraps one (a
+	// runtime error raised at an expression, say).
+	Err error
 }
 
 // Error renders the diagnostic as "file:line:col: message".
@@ -54,7 +58,15 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// Errorf makes a positioned diagnostic.
+// Unwrap is the wrapped error, or nil.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Snippet shows the line the diagnostic points into with a caret under its
+// column (see File.Snippet); "" when the diagnostic has no source text.
+func (e *Error) Snippet() string { return e.Src.Snippet(e.Pos) }
+
+// Errorf makes a positioned diagnostic in a source whose text is not at
+// hand (File.Errorf makes one that shows its line).
 func Errorf(file string, pos Pos, format string, args ...any) *Error {
 	return &Error{File: file, Pos: pos, Msg: fmt.Sprintf(format, args...)}
 }
@@ -62,9 +74,18 @@ func Errorf(file string, pos Pos, format string, args ...any) *Error {
 // ErrorList collects diagnostics so a front end can report several per run.
 type ErrorList []*Error
 
-// Add appends a diagnostic.
+// Add appends a diagnostic in a source whose text is not at hand.
 func (l *ErrorList) Add(file string, pos Pos, format string, args ...any) {
 	*l = append(*l, Errorf(file, pos, format, args...))
+}
+
+// AddIn appends a diagnostic at pos in the source named file, whose text
+// is src; src may be nil (a syntax tree not made by a parser), and the
+// diagnostic then shows no line.
+func (l *ErrorList) AddIn(src *File, file string, pos Pos, format string, args ...any) {
+	e := Errorf(file, pos, format, args...)
+	e.Src = src
+	*l = append(*l, e)
 }
 
 // Len is the number of diagnostics.
@@ -135,49 +156,4 @@ func Diagnostics(err error) []*Error {
 		return []*Error{e}
 	}
 	return []*Error{{Msg: err.Error()}}
-}
-
-// Snippet returns the line of text that pos points into followed by a line
-// with a caret under the position's column, each indented by two spaces.
-// Tabs before the column are kept so the caret lines up in a terminal. It
-// returns "" when pos is not inside text.
-func Snippet(text string, pos Pos) string {
-	if !pos.IsValid() {
-		return ""
-	}
-	line := pos.Line
-	start := 0
-	for l := 1; l < line; l++ {
-		i := strings.IndexByte(text[start:], '\n')
-		if i < 0 {
-			return ""
-		}
-		start += i + 1
-	}
-	end := strings.IndexByte(text[start:], '\n')
-	if end < 0 {
-		end = len(text)
-	} else {
-		end += start
-	}
-	src := strings.TrimRight(text[start:end], "\r")
-	var caret strings.Builder
-	col := 1
-	for _, r := range src {
-		if col >= pos.Col {
-			break
-		}
-		if r == '\t' {
-			caret.WriteByte('\t')
-		} else {
-			caret.WriteByte(' ')
-		}
-		col++
-	}
-	if n := utf8.RuneCountInString(src); pos.Col > n+1 {
-		// Past the end of the line (e.g. "unexpected end of input"):
-		// point just after the last character.
-		caret.WriteString(strings.Repeat(" ", pos.Col-col))
-	}
-	return "  " + src + "\n  " + caret.String() + "^"
 }

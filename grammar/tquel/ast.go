@@ -1,6 +1,10 @@
 package tquel
 
-import "github.com/tqmon/tqmon/grammar/source"
+import (
+	"strings"
+
+	"github.com/tqmon/tqmon/grammar/source"
+)
 
 // Pos is a place in the query text.
 type Pos = source.Pos
@@ -16,6 +20,22 @@ type Node interface {
 type File struct {
 	Name  string // file name used in diagnostics ("-e" for command-line text)
 	Stmts []Stmt
+	// Src is the parsed text (nil for a tree not made by Parse):
+	// diagnostics made through it show their source line, and StmtText
+	// cuts statements out of it.
+	Src *source.File
+}
+
+// StmtText is the text of statement i as written: from its first token up
+// to the next statement's (or the end of the text), without the
+// surrounding space and the semicolons that end it. It is "" for a tree
+// not made by Parse.
+func (f *File) StmtText(i int) string {
+	var end Pos // the end of the text
+	if i+1 < len(f.Stmts) {
+		end = f.Stmts[i+1].Pos()
+	}
+	return strings.TrimRight(strings.TrimSpace(f.Src.Cut(f.Stmts[i].Pos(), end)), ";")
 }
 
 // Stmt is a range or retrieve statement.

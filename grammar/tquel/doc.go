@@ -50,7 +50,9 @@
 //
 // Errors are a source.ErrorList sorted by position, each
 // "file:line:col: message" with 1-based line and rune column, at most 20
-// then "too many errors". Typical messages:
+// then "too many errors"; each carries the text, so it shows its own line.
+// A parsed File keeps its text too (File.Src), and File.StmtText cuts a
+// statement's text out of it by position. Typical messages:
 //
 //	q.tq:1:15: unexpected '+', expected one of: ')', ','
 //	q.tq:3:7: unexpected end of input, expected an expression

@@ -7,6 +7,7 @@ import (
 	"github.com/antlr4-go/antlr/v4"
 
 	"github.com/tqmon/tqmon/grammar/internal/front"
+	"github.com/tqmon/tqmon/grammar/source"
 	"github.com/tqmon/tqmon/grammar/tquel/gen"
 )
 
@@ -42,8 +43,8 @@ var language = front.Language[*gen.TQuelParser, File]{
 	Syntax:   syntax,
 	Recovery: recovery,
 	Convert: func(p *gen.TQuelParser, in *front.Input) *File {
-		c := &converter{d: in.Diag, lits: in.Lits, text: []rune(in.Text)}
-		return c.file(in.Name, p.File())
+		c := &converter{d: in.Diag, lits: in.Lits, text: []rune(in.Src.Text())}
+		return c.file(in.Src, p.File())
 	},
 }
 
@@ -108,8 +109,8 @@ func (c *converter) name(ctx gen.INameContext) *Ident {
 	return c.ident(nameTok(ctx))
 }
 
-func (c *converter) file(name string, ctx gen.IFileContext) *File {
-	f := &File{Name: name}
+func (c *converter) file(src *source.File, ctx gen.IFileContext) *File {
+	f := &File{Name: src.Name(), Src: src}
 	if ctx == nil {
 		return f
 	}

@@ -5,7 +5,12 @@
 // (resident/wire) like the Go resident: in process through Local, or as
 // a daemon through Sessions and resident/transport.
 //
-// Unlike package resident, which sits inside subject programs and
+// Its sessions are built on the session core it shares with the Go
+// resident (resident/session): the session table, leases, command
+// numbering, refusals (*session.CommandError) and the errors a session
+// ends with (session.ErrClosed, ErrLeaseExpired, ErrTooManySessions),
+// per-session enable counts, and the mailbox each drain round delivers
+// to. Unlike package resident, which sits inside subject programs and
 // depends on nothing above it, this resident compiles its own
 // description: it imports grammar/sdl, sensor and sensor/bpfgen (and
 // algebra for the catalog), never remote, rewrite or the interpreter.

@@ -2,10 +2,10 @@ package kernel
 
 import (
 	"fmt"
-	"math/bits"
 	"slices"
 
 	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/resident/session"
 	"github.com/tqmon/tqmon/resident/wire"
 	"github.com/tqmon/tqmon/sensor/bpfgen"
 )
@@ -22,7 +22,9 @@ import (
 //     every session; sensor records become packets for the sessions that
 //     enable their flag holder) and keep the others for a later round;
 //  3. hand each session its packets with watermark D0 − 1 and the
-//     kernel's cumulative counts of packets wanted and dropped.
+//     kernel's cumulative counts of packets wanted and dropped
+//     (session.Core.Deliver: its batches are in order because every
+//     packet of a later round is stamped after D0 − 1, as step 1 argues).
 
 func (t *tracker) read() {
 	t.entRing.drain(func(b []byte) {
@@ -103,13 +105,11 @@ func (t *tracker) round(final bool) {
 	counts := t.counts()
 	now := monoNow()
 	var expired []*Session
-	for i, s := range r.sessions {
-		if s == nil {
-			continue
-		}
-		s.deliver(t.out.pk[i], t.out.defs[i], w, counts)
+	for i := range session.Indices(r.sessions.Mask()) {
+		s := r.sessions.At(i)
+		s.core.Deliver(t.out.pk[i], t.out.defs[i], w, counts, now, final)
 		t.out.pk[i], t.out.defs[i] = nil, nil
-		if !final && now > s.expiry.Load() && s.expiring.CompareAndSwap(false, true) {
+		if !final && s.core.Expired(now) {
 			expired = append(expired, s)
 		}
 	}
@@ -121,7 +121,7 @@ func (t *tracker) round(final bool) {
 	}
 	r.mu.Unlock()
 	for _, s := range expired {
-		go s.closeWith(ErrLeaseExpired)
+		go s.closeWith(session.ErrLeaseExpired)
 	}
 }
 
@@ -130,24 +130,14 @@ func (t *tracker) sendAll(out *roundOut, p wire.Packet, ents []*entity) {
 	if out == nil {
 		return
 	}
-	var mask uint64
-	for i, s := range t.r.sessions {
-		if s != nil {
-			mask |= 1 << i
-		}
-	}
-	t.send(out, mask, p, ents)
+	t.send(out, t.r.sessions.Mask(), p, ents)
 }
 
 // send sends a packet to the sessions in mask, with the definitions of
 // the entities it names that a session lacks (r.mu).
 func (t *tracker) send(out *roundOut, mask uint64, p wire.Packet, ents []*entity) {
-	for m := mask; m != 0; m &= m - 1 {
-		i := bits.TrailingZeros64(m)
-		s := t.r.sessions[i]
-		if s == nil {
-			continue
-		}
+	for i := range session.Indices(mask & t.r.sessions.Mask()) {
+		s := t.r.sessions.At(i)
 		for _, e := range ents {
 			if !s.defined[e.key] {
 				s.defined[e.key] = true
@@ -161,8 +151,8 @@ func (t *tracker) send(out *roundOut, mask uint64, p wire.Packet, ents []*entity
 // route returns the sessions that enable sensor id for entity num.
 func (t *tracker) route(sensor int, num uint32) uint64 {
 	var mask uint64
-	for i, s := range t.r.sessions {
-		if s != nil && s.holds(sensor, num) {
+	for i := range session.Indices(t.r.sessions.Mask()) {
+		if t.r.sessions.At(i).holds(sensor, num) {
 			mask |= 1 << i
 		}
 	}

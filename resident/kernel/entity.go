@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -129,8 +128,8 @@ func (e *entities) prune(w int64) {
 	}
 }
 
-// snapshot returns the live entities' tuples (in time order) and
-// definitions, for a new session.
+// snapshot returns the live entities' tuples and definitions, for a new
+// session (its mailbox puts them in time order).
 func (e *entities) snapshot(s *Session) ([]wire.Packet, []wire.EntityDef) {
 	var pk []wire.Packet
 	var defs []wire.EntityDef
@@ -141,15 +140,6 @@ func (e *entities) snapshot(s *Session) ([]wire.Packet, []wire.EntityDef) {
 			s.defined[x.key] = true
 		}
 	}
-	slices.SortStableFunc(pk, func(a, b wire.Packet) int {
-		switch {
-		case a.TS < b.TS:
-			return -1
-		case a.TS > b.TS:
-			return 1
-		}
-		return 0
-	})
 	return pk, defs
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tqmon/tqmon/resident/kernel"
 	"github.com/tqmon/tqmon/resident/kernel/kerneltest"
+	"github.com/tqmon/tqmon/resident/session"
 	"github.com/tqmon/tqmon/resident/wire"
 )
 
@@ -108,7 +109,7 @@ func TestAttachOnDemand(t *testing.T) {
 	waitPrograms(t, "a second session", append([]string{"tqm_SyscallCa_0", "tqm_SyscallC_0e"}, entityPrograms...)...)
 	res.Close()
 	waitPrograms(t, "the resident closed")
-	if _, err := s2.Recv(context.Background()); err != nil && !errors.Is(err, kernel.ErrClosed) {
+	if _, err := s2.Recv(context.Background()); err != nil && !errors.Is(err, session.ErrClosed) {
 		t.Errorf("Recv after Close: %v", err)
 	}
 }
@@ -135,7 +136,7 @@ func TestLeaseExpiry(t *testing.T) {
 	}
 	for {
 		_, err := s.Recv(context.Background())
-		if errors.Is(err, kernel.ErrLeaseExpired) {
+		if errors.Is(err, session.ErrLeaseExpired) {
 			break
 		}
 		if err != nil {
@@ -179,7 +180,7 @@ func TestCommandErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		err := s.Apply(&tt.cmd)
-		var ce *kernel.CommandError
+		var ce *session.CommandError
 		if !errors.As(err, &ce) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%v: %v, want a CommandError with %q", tt.cmd.Kind, err, tt.want)
 		}

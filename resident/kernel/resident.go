@@ -18,6 +18,7 @@ import (
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/grammar/sdl"
 	"github.com/tqmon/tqmon/grammar/source"
+	"github.com/tqmon/tqmon/resident/session"
 	"github.com/tqmon/tqmon/resident/wire"
 	"github.com/tqmon/tqmon/sensor"
 	"github.com/tqmon/tqmon/sensor/bpfgen"
@@ -74,12 +75,9 @@ type Resident struct {
 
 	mu       sync.Mutex
 	closed   bool
-	sessions [maxSessions]*Session
+	sessions session.Table[Session]
 	tr       *tracker // while some session is open
 }
-
-// maxSessions bounds the sessions served at once.
-const maxSessions = 64
 
 // entity type IDs (linux.sdl declares them first, in this order).
 const (
@@ -120,7 +118,7 @@ func New(opts Options) (*Resident, error) {
 	}
 	text, cat, spec := d.SDL, d.Catalog, d.Spec
 	r := &Resident{opts: opts, text: text, cat: cat, spec: spec}
-	for i, t := range bpfgen.EntityTypes {
+	for i, t := range bpfgen.EntityTypes() {
 		if cat.EntityTypes[i] != t {
 			return nil, fmt.Errorf("%s: the entity types must be declared first, as Process, Thread, Processor", LinuxSDLName)
 		}
@@ -170,7 +168,7 @@ func describe(specs []Source, k bpfgen.Kernel) (*Description, error) {
 	if err := checkNames(files); err != nil {
 		return nil, err
 	}
-	merged := &sdl.File{Name: files[len(files)-1].Name}
+	merged := &sdl.File{Name: files[len(files)-1].Name, Src: files[len(files)-1].Src}
 	for _, f := range files {
 		merged.Stmts = append(merged.Stmts, f.Stmts...)
 	}
@@ -194,7 +192,7 @@ func checkNames(files []*sdl.File) error {
 	note := func(f *sdl.File, id *sdl.Ident, what string) {
 		key := what + " " + id.Name
 		if at, dup := first[key]; dup {
-			errs.Add(f.Name, id.At, "%s %s is already declared (at %s)", what, id.Name, at)
+			errs.AddIn(f.Src, f.Name, id.At, "%s %s is already declared (at %s)", what, id.Name, at)
 			return
 		}
 		first[key] = fmt.Sprintf("%s:%s", f.Name, id.At)
@@ -291,7 +289,8 @@ func (r *Resident) SDL() string { return r.text }
 func (r *Resident) Spec() *bpfgen.Spec { return r.spec }
 
 // Close ends every session (each gets what the rings still hold in a
-// last batch, then ErrClosed) and detaches everything. It is idempotent.
+// last batch, then session.ErrClosed) and detaches everything. It is
+// idempotent.
 func (r *Resident) Close() {
 	r.mu.Lock()
 	if r.closed {
@@ -305,10 +304,8 @@ func (r *Resident) Close() {
 		tr.stopDrain(true)
 	}
 	r.mu.Lock()
-	for _, s := range r.sessions {
-		if s != nil {
-			r.dropSessionLocked(s, ErrClosed, true)
-		}
+	for i := range session.Indices(r.sessions.Mask()) {
+		r.dropSessionLocked(r.sessions.At(i), session.ErrClosed, true)
 	}
 	tr = r.tr
 	r.tr = nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cilium/ebpf"
 
+	"github.com/tqmon/tqmon/resident/session"
 	"github.com/tqmon/tqmon/resident/wire"
 	"github.com/tqmon/tqmon/sensor/bpfgen"
 )
@@ -67,8 +68,8 @@ type begunTuple struct {
 
 // roundOut collects a round's packets per session.
 type roundOut struct {
-	pk   [maxSessions][]wire.Packet
-	defs [maxSessions][]wire.EntityDef
+	pk   [session.MaxSessions][]wire.Packet
+	defs [session.MaxSessions][]wire.EntityDef
 }
 
 // startTracking creates the shared maps, attaches the entity programs,

@@ -12,16 +12,17 @@ import (
 	"github.com/tqmon/tqmon/grammar/source"
 )
 
-// EntityTypes are the entity types kernel sensors identify, and how: a
-// Process by its thread group ID, a Thread by its thread ID, a Processor
-// by its CPU number.
-var EntityTypes = []string{"Process", "Thread", "Processor"}
+// EntityTypes returns the entity types kernel sensors identify, in the
+// order of their type numbers, and how: a Process by its thread group ID, a
+// Thread by its thread ID, a Processor by its CPU number. The slice is the
+// caller's.
+func EntityTypes() []string { return []string{"Process", "Thread", "Processor"} }
 
-// TaskStates are the members a task_state() value can take, from
+// TaskStates returns the members a task_state() value can take, from
 // sched_switch's prev_state: runnable (preempted), interruptible sleep,
 // uninterruptible sleep, idle (uninterruptible, not counted as load), and
-// anything else (stopped, traced…).
-var TaskStates = []string{"Preempted", "Sleeping", "Blocked", "Idle", "Other"}
+// anything else (stopped, traced…). The slice is the caller's.
+func TaskStates() []string { return []string{"Preempted", "Sleeping", "Blocked", "Idle", "Other"} }
 
 // Compile compiles the sensor bindings of the files (one description
 // split over several files; cat is their catalog) for kernel k. Every
@@ -30,9 +31,15 @@ var TaskStates = []string{"Preempted", "Sleeping", "Blocked", "Idle", "Other"}
 func Compile(cat *algebra.Catalog, files []*sdl.File, k Kernel) (*Spec, error) {
 	spec := &Spec{Catalog: cat, Relations: len(cat.Relations)}
 	var errs source.ErrorList
-	for _, t := range EntityTypes {
+	var catSrc *source.File // the text of the file the catalog is named for
+	for _, f := range files {
+		if f.Name == cat.File {
+			catSrc = f.Src
+		}
+	}
+	for _, t := range EntityTypes() {
 		if !cat.HasEntityType(t) {
-			errs.Add(cat.File, source.Pos{Line: 1, Col: 1}, "a kernel description declares entity type %s", t)
+			errs.AddIn(catSrc, cat.File, source.Pos{Line: 1, Col: 1}, "a kernel description declares entity type %s", t)
 		}
 	}
 	byRel := map[string]*Sensor{}
@@ -43,7 +50,7 @@ func Compile(cat *algebra.Catalog, files []*sdl.File, k Kernel) (*Spec, error) {
 				continue
 			}
 			c := &compiler{file: f.Name, k: k}
-			c.errf = func(pos source.Pos, format string, args ...any) { errs.Add(f.Name, pos, format, args...) }
+			c.errf = func(pos source.Pos, format string, args ...any) { errs.AddIn(f.Src, f.Name, pos, format, args...) }
 			c.resolver = resolver{errf: c.errf}
 			rel := cat.Lookup(d.Name.Name)
 			if rel == nil {
@@ -111,7 +118,7 @@ func (c *compiler) sensor(rel *algebra.Relation, cat *algebra.Catalog, at source
 		return nil
 	}
 	flag := rel.Attrs[rel.FlagHolder]
-	if !slices.Contains(EntityTypes, flag.Type.Entity) {
+	if !slices.Contains(EntityTypes(), flag.Type.Entity) {
 		c.errf(at, "%s's flag holder %s is a %s: kernel sensors keep flags on Process, Thread or Processor", rel.Name, flag.Name, flag.Type.Entity)
 		return nil
 	}
@@ -363,7 +370,7 @@ func (c *compiler) fits(v *value, a algebra.Attr, at source.Pos) bool {
 	t := a.Type
 	switch t.Kind {
 	case algebra.KindEntity:
-		if !slices.Contains(EntityTypes, t.Entity) {
+		if !slices.Contains(EntityTypes(), t.Entity) {
 			c.errf(at, "%s is a %s: kernel sensors fill Process, Thread and Processor entities", a.Name, t.Entity)
 			return false
 		}
@@ -387,9 +394,9 @@ func (c *compiler) fits(v *value, a algebra.Attr, at source.Pos) bool {
 			c.errf(at, "%s is an enum: %s is a string", a.Name, v.text)
 			return false
 		case v.decode == DecodeTaskState:
-			for _, m := range TaskStates {
+			for _, m := range TaskStates() {
 				if t.Enum.Ordinal(m) < 0 {
-					c.errf(at, "%s takes task_state(…), whose values are %v: add %s to its enum", a.Name, TaskStates, m)
+					c.errf(at, "%s takes task_state(…), whose values are %v: add %s to its enum", a.Name, TaskStates(), m)
 					return false
 				}
 			}

@@ -23,6 +23,8 @@ import (
 	"unicode"
 
 	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/grammar/source"
+	"github.com/tqmon/tqmon/resident"
 )
 
 // Generate returns the Go source of package pkg implementing the sensors
@@ -30,6 +32,9 @@ import (
 func Generate(cat *algebra.Catalog, sdl, pkg string) ([]byte, error) {
 	if !isIdent(pkg) {
 		return nil, fmt.Errorf("package name %q is not a Go identifier", pkg)
+	}
+	if err := Check(cat); err != nil {
+		return nil, err
 	}
 	g := &gen{cat: cat, pkg: pkg, used: map[string]string{}}
 	if err := g.names(); err != nil {
@@ -41,6 +46,28 @@ func Generate(cat *algebra.Catalog, sdl, pkg string) ([]byte, error) {
 		return nil, fmt.Errorf("gogen: generated code does not format: %v\n%s", err, g.b.Bytes())
 	}
 	return src, nil
+}
+
+// Check reports, with their places, the relations of cat that the Go
+// resident cannot carry: an entity relation or a sensed relation (one with
+// a strategy) has at most resident.MaxAttrs attributes, since a packet
+// holds them in fixed slots. Relations only read from histories or stores
+// are not limited.
+func Check(cat *algebra.Catalog) error {
+	var errs source.ErrorList
+	for _, r := range cat.Relations {
+		if r.Derived || r.IsClock() || r.Class != algebra.ClassEntity && r.Strategy.Kind == algebra.NotSensed {
+			continue
+		}
+		if len(r.Attrs) > resident.MaxAttrs {
+			pos := r.Pos
+			if a := r.Attrs[resident.MaxAttrs]; a.Pos.IsValid() {
+				pos = a.Pos
+			}
+			errs.AddIn(r.Src, r.File, pos, "%s has %d attributes; a sensed or entity relation has at most %d (the resident's packet slots)", r.Name, len(r.Attrs), resident.MaxAttrs)
+		}
+	}
+	return errs.Err()
 }
 
 type gen struct {

@@ -3,6 +3,7 @@ package gogen_test
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,8 +11,7 @@ import (
 	"testing"
 
 	"github.com/tqmon/tqmon/algebra"
-	"github.com/tqmon/tqmon/grammar/sdl"
-	"github.com/tqmon/tqmon/sensor"
+	"github.com/tqmon/tqmon/internal/testkit"
 	"github.com/tqmon/tqmon/sensor/gogen"
 )
 
@@ -19,19 +19,8 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 
 func load(t *testing.T, path string) (*algebra.Catalog, string) {
 	t.Helper()
-	text, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := sdl.Parse(path, string(text))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := sensor.Compile(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cat, string(text)
+	text := testkit.ReadFile(t, path)
+	return testkit.CompileSpec(t, path, text), text
 }
 
 // TestGeneratedSensorsCurrent: the demo's committed sensors are what the
@@ -82,14 +71,7 @@ func TestNameErrors(t *testing.T) {
 		{"entity type P\nentity relation P(P: P)\nevent relation New(X: P initiator) traced on initiator\n", "New"},
 		{"entity type P\nentity relation P(P: P)\nevent relation Spec(X: P initiator) traced on initiator\n", "Spec"},
 	} {
-		f, err := sdl.Parse("x.sdl", c.spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cat, err := sensor.Compile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cat := testkit.CompileSpec(t, "x.sdl", c.spec)
 		if _, err := gogen.Generate(cat, c.spec, "x"); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("spec with a relation named %s: error %v", c.want, err)
 		}
@@ -200,5 +182,36 @@ func main() {
 	want := "map[Cpu/entity-begin:1 Interrupt/event:1 Mailbox/entity-begin:1 Process/entity-begin:3 Process/entity-end:2 SendMessage/event:1 Waiting/whole:1]"
 	if got := strings.TrimSpace(string(out)); got != want {
 		t.Errorf("the monitor saw\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestAttributeLimit: a sensed or entity relation with more attributes than
+// the resident's packet holds is refused, with the place of its first
+// attribute too many, by Check (tqmon sensors check) and Generate (tqmon
+// sensors compile) alike, instead of panicking in the instrumented program;
+// a relation only read from histories is not limited.
+func TestAttributeLimit(t *testing.T) {
+	attrs := func(n int) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, ", A%d: int", i)
+		}
+		return b.String()
+	}
+	spec := "entity type P\nentity relation P(P: P)\n" +
+		"event relation E(X: P performer" + attrs(12) + ") traced on performer\n" +
+		"event relation H(X: P" + attrs(12) + ")\n"
+	cat := testkit.CompileSpec(t, "x.sdl", spec)
+	want := "x.sdl:3:97: E has 13 attributes; a sensed or entity relation has at most 8 (the resident's packet slots)"
+	if err := gogen.Check(cat); err == nil || err.Error() != want {
+		t.Errorf("Check: %v\nwant %s", err, want)
+	}
+	if _, err := gogen.Generate(cat, spec, "x"); err == nil || err.Error() != want {
+		t.Errorf("Generate: %v\nwant %s", err, want)
+	}
+	ok := "entity type P\nentity relation P(P: P)\nevent relation H(X: P" + attrs(12) + ")\n"
+	cat = testkit.CompileSpec(t, "x.sdl", ok)
+	if err := gogen.Check(cat); err != nil {
+		t.Errorf("a history-only relation was limited: %v", err)
 	}
 }

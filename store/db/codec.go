@@ -262,7 +262,7 @@ func (r *rd) vals(s *schema, dict []string, out []algebra.Value) {
 	}
 }
 
-// open checks a record's tag and CRC and returns a reader of its body.
+// openRecord checks a record's tag and CRC and returns a reader of its body.
 func openRecord(data []byte, tag byte, what string) *rd {
 	r := &rd{what: what}
 	if len(data) < 5 {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,16 +12,13 @@ import (
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/histgen"
 	"github.com/tqmon/tqmon/algebra/stream"
+	"github.com/tqmon/tqmon/internal/testkit"
 )
 
 func specFile(t testing.TB, rel string) Spec {
 	t.Helper()
 	path := filepath.Join("..", "..", rel)
-	text, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return Spec{Name: filepath.Base(path), Text: string(text)}
+	return Spec{Name: filepath.Base(path), Text: testkit.ReadFile(t, path)}
 }
 
 func diffSpec(t testing.TB) Spec  { return specFile(t, "testdata/differential/spec.sdl") }
@@ -36,14 +32,9 @@ func render(h *algebra.History) string {
 	for _, r := range h.Catalog.Relations {
 		t := h.Table(r.Name)
 		fmt.Fprintf(&b, "%s:\n", r.Name)
-		rows := slices.Clone(t.Rows)
-		(&algebra.Table{Rel: r, Rows: rows}).SortRows()
-		for _, row := range rows {
-			for _, v := range row.Vals {
-				b.WriteString(v.Format(algebra.TimeNS) + ",")
-			}
-			fmt.Fprintf(&b, "%s,%s\n", algebra.FormatTime(row.From, algebra.TimeNS), algebra.FormatTime(row.To, algebra.TimeNS))
-		}
+		sorted := &algebra.Table{Rel: r, Rows: slices.Clone(t.Rows)}
+		sorted.SortRows()
+		b.WriteString(testkit.Rows(sorted))
 	}
 	if h.Window != nil {
 		fmt.Fprintf(&b, "window %d %d\n", h.Window.From, h.Window.To)

@@ -8,10 +8,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/tqmon/tqmon/algebra"
@@ -32,9 +34,6 @@ func Load(dir string) (*algebra.History, error) {
 	}
 	var specs, csvs []string
 	for _, e := range ents {
-		if e.IsDir() {
-			continue
-		}
 		switch filepath.Ext(e.Name()) {
 		case ".sdl":
 			specs = append(specs, e.Name())
@@ -74,11 +73,18 @@ func Load(dir string) (*algebra.History, error) {
 		}
 		rel := cat.Lookup(base)
 		path := filepath.Join(dir, name)
+		if err := regularFile(path); err != nil {
+			if rel == nil {
+				continue // not a relation's file, and no file at all
+			}
+			return nil, fmt.Errorf("history %s: %s's file %w", dir, rel.Name, err)
+		}
 		if rel == nil {
+			// Not read: a file that is no relation's history is not echoed.
 			errs.Add(path, source.Pos{Line: 1, Col: 1}, "no relation %s in %s", base, specPath)
 			continue
 		}
-		data, err := os.ReadFile(path)
+		data, err := readFile(path)
 		if err != nil {
 			return nil, err
 		}
@@ -95,30 +101,84 @@ func Load(dir string) (*algebra.History, error) {
 // readWindow reads observation.csv: a header "from,to" and one row, the
 // span the history observed.
 func readWindow(path string) (*algebra.Window, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path)
 	if err != nil {
 		return nil, err
 	}
+	src := source.NewFile(path, string(data))
 	r := csv.NewReader(bytes.NewReader(data))
 	recs, err := r.ReadAll()
 	if err != nil {
-		return nil, source.Errorf(path, source.Pos{}, "%v", err)
+		return nil, src.Errorf(source.Pos{}, "%v", err)
 	}
 	if len(recs) != 2 || len(recs[0]) != 2 || recs[0][0] != "from" || recs[0][1] != "to" || len(recs[1]) != 2 {
-		return nil, source.Errorf(path, source.Pos{Line: 1, Col: 1}, "want a header from,to and one row: the span the history observed")
+		return nil, src.Errorf(source.Pos{Line: 1, Col: 1}, "want a header from,to and one row: the span the history observed")
 	}
 	from, err := algebra.ParseTime(strings.TrimSpace(recs[1][0]))
 	if err != nil {
-		return nil, source.Errorf(path, source.Pos{Line: 2, Col: 1}, "from: %v", err)
+		return nil, src.Errorf(source.Pos{Line: 2, Col: 1}, "from: %v", err)
 	}
 	to, err := algebra.ParseTime(strings.TrimSpace(recs[1][1]))
 	if err != nil {
-		return nil, source.Errorf(path, source.Pos{Line: 2, Col: len(recs[1][0]) + 2}, "to: %v", err)
+		return nil, src.Errorf(source.Pos{Line: 2, Col: len(recs[1][0]) + 2}, "to: %v", err)
 	}
 	if to < from {
-		return nil, source.Errorf(path, source.Pos{Line: 2, Col: 1}, "to is before from")
+		return nil, src.Errorf(source.Pos{Line: 2, Col: 1}, "to is before from")
 	}
 	return &algebra.Window{From: from, To: to}, nil
+}
+
+// MaxFileSize is the largest history file (CSV or sensor description)
+// Load reads: 4 GiB. A larger one is an error, not an attempt to hold it.
+const MaxFileSize = 4 << 30
+
+// MaxLine is the longest line a history CSV file may have: 1 MiB. A longer
+// one is an error naming its line, before any of it is parsed.
+const MaxLine = 1 << 20
+
+// regularFile checks that path (after symbolic links) is a regular file:
+// a directory, named pipe, device or socket is an error naming what it is,
+// never read (a pipe would block, a device may never end).
+func regularFile(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if fi.Mode().IsRegular() {
+		return nil
+	}
+	what := "not a regular file"
+	switch m := fi.Mode(); {
+	case m.IsDir():
+		what = "a directory"
+	case m&os.ModeNamedPipe != 0:
+		what = "a named pipe"
+	case m&os.ModeSocket != 0:
+		what = "a socket"
+	case m&os.ModeDevice != 0:
+		what = "a device"
+	}
+	return fmt.Errorf("%s is %s, not a regular file", filepath.Base(path), what)
+}
+
+// readFile reads a regular file of at most MaxFileSize bytes.
+func readFile(path string) ([]byte, error) {
+	if err := regularFile(path); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxFileSize {
+		return nil, fmt.Errorf("%s is larger than %d bytes, the most a history file may be", path, int64(MaxFileSize))
+	}
+	return data, nil
 }
 
 func isIdent(s string) bool {
@@ -133,7 +193,7 @@ func isIdent(s string) bool {
 
 // LoadSpec parses and compiles a sensor-description file.
 func LoadSpec(path string) (*algebra.Catalog, error) {
-	text, err := os.ReadFile(path)
+	text, err := readFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -145,9 +205,13 @@ func LoadSpec(path string) (*algebra.Catalog, error) {
 }
 
 // ReadCSV reads one relation's CSV into t, appending tuples. file names the
-// source in diagnostics.
+// source in diagnostics. They carry data as their text, to show their line,
+// except those about text that may not be a history at all (over-long
+// lines, bytes that are not UTF-8 or NUL, a first line naming none of the
+// relation's columns): those do not echo it.
 func ReadCSV(file string, data []byte, t *algebra.Table) error {
 	rel := t.Rel
+	src := source.NewFile(file, string(data))
 	var errs source.ErrorList
 	lines := bytes.Split(data, []byte("\n"))
 	pos := func(line, byteCol int) source.Pos {
@@ -164,15 +228,20 @@ func ReadCSV(file string, data []byte, t *algebra.Table) error {
 		}
 		return source.Pos{Line: line, Col: col}
 	}
+	for i, l := range lines {
+		if len(l) > MaxLine {
+			return source.Errorf(file, source.Pos{Line: i + 1, Col: 1}, "line %d is longer than %d bytes, the most a history line may be", i+1, MaxLine)
+		}
+	}
 	r := csv.NewReader(bytes.NewReader(data))
 	r.FieldsPerRecord = -1
 	r.ReuseRecord = false
 	header, err := r.Read()
 	if err == io.EOF {
-		return source.Errorf(file, source.Pos{Line: 1, Col: 1}, "empty file: expected a header row")
+		return src.Errorf(source.Pos{Line: 1, Col: 1}, "empty file: expected a header row")
 	}
 	if err != nil {
-		return csvError(file, err, pos)
+		return csvError(src, err, pos)
 	}
 	// Map header columns to attributes and time columns.
 	timeCols := []string{"from", "to"}
@@ -184,17 +253,26 @@ func ReadCSV(file string, data []byte, t *algebra.Table) error {
 		l, c := r.FieldPos(i)
 		return pos(l, c)
 	}
+	if !anyKnownColumn(rel, timeCols, header) {
+		// Not this relation's history at all (perhaps not a CSV file):
+		// say so without echoing what the file holds.
+		return source.Errorf(file, source.Pos{Line: 1, Col: 1}, "not a history of %s: the first line names none of its columns (%s)", rel.Name, describeColumns(rel, timeCols))
+	}
 	for i, name := range header {
 		name = strings.TrimSpace(name)
 		if i == 0 {
 			name = strings.TrimPrefix(name, "\ufeff")
 		}
+		if msg := badText(name); msg != "" {
+			errs.Add(file, hpos(i), "column name %s", msg)
+			continue
+		}
 		if name == "" {
-			errs.Add(file, hpos(i), "empty column name: %s has %s", rel.Name, describeColumns(rel, timeCols))
+			errs.AddIn(src, file, hpos(i), "empty column name: %s has %s", rel.Name, describeColumns(rel, timeCols))
 			continue
 		}
 		if p, dup := col[name]; dup {
-			errs.Add(file, hpos(i), "column %s appears twice (also column %d)", name, p+1)
+			errs.AddIn(src, file, hpos(i), "column %s appears twice (also column %d)", name, p+1)
 			continue
 		}
 		known := rel.AttrIndex(name) >= 0
@@ -202,24 +280,24 @@ func ReadCSV(file string, data []byte, t *algebra.Table) error {
 			known = known || name == tc
 		}
 		if !known {
-			errs.Add(file, hpos(i), "unknown column %s: %s has %s", name, rel.Name, describeColumns(rel, timeCols))
+			errs.AddIn(src, file, hpos(i), "unknown column %s: %s has %s", clip(name), rel.Name, describeColumns(rel, timeCols))
 			continue
 		}
 		col[name] = i
 	}
 	for _, a := range rel.Attrs {
 		if _, ok := col[a.Name]; !ok {
-			errs.Add(file, source.Pos{Line: 1, Col: 1}, "missing column %s (%s has %s)", a.Name, rel.Name, describeColumns(rel, timeCols))
+			errs.AddIn(src, file, source.Pos{Line: 1, Col: 1}, "missing column %s (%s has %s)", a.Name, rel.Name, describeColumns(rel, timeCols))
 		}
 	}
 	for _, tc := range timeCols {
 		if _, ok := col[tc]; !ok {
-			errs.Add(file, source.Pos{Line: 1, Col: 1}, "missing column %s (%s is an %s relation: %s)", tc, rel.Name, classWord(rel), strings.Join(timeCols, ","))
+			errs.AddIn(src, file, source.Pos{Line: 1, Col: 1}, "missing column %s (%s is an %s relation: %s)", tc, rel.Name, classWord(rel), strings.Join(timeCols, ","))
 		}
 	}
 	if len(errs) > maxErrors {
 		errs = errs[:maxErrors]
-		errs.Add(file, source.Pos{}, "too many errors; stopped")
+		errs.AddIn(src, file, source.Pos{}, "too many errors; stopped")
 	}
 	if len(errs) > 0 {
 		return errs
@@ -230,7 +308,7 @@ func ReadCSV(file string, data []byte, t *algebra.Table) error {
 			break
 		}
 		if err != nil {
-			errs = append(errs, csvError(file, err, pos))
+			errs = append(errs, csvError(src, err, pos))
 			if len(errs) >= maxErrors {
 				break
 			}
@@ -246,7 +324,7 @@ func ReadCSV(file string, data []byte, t *algebra.Table) error {
 			if len(rec) > len(header) {
 				p = fpos(len(header))
 			}
-			errs.Add(file, p, "row has %d fields, the header has %d", len(rec), len(header))
+			errs.AddIn(src, file, p, "row has %d fields, the header has %d", len(rec), len(header))
 			if len(errs) >= maxErrors {
 				break
 			}
@@ -254,11 +332,23 @@ func ReadCSV(file string, data []byte, t *algebra.Table) error {
 		}
 		vals := make([]algebra.Value, len(rel.Attrs))
 		ok := true
+		for i, f := range rec {
+			if msg := badText(f); msg != "" {
+				errs.Add(file, fpos(i), "value %s", msg)
+				ok = false
+			}
+		}
+		if !ok {
+			if len(errs) >= maxErrors {
+				break
+			}
+			continue
+		}
 		for ai, a := range rel.Attrs {
 			i := col[a.Name]
 			v, err := ParseValue(rec[i], a.Type)
 			if err != nil {
-				errs.Add(file, fpos(i), "%s: %v", a.Name, err)
+				errs.AddIn(src, file, fpos(i), "%s: %v", a.Name, err)
 				ok = false
 				continue
 			}
@@ -272,7 +362,7 @@ func ReadCSV(file string, data []byte, t *algebra.Table) error {
 			}
 			tm, err := algebra.ParseTime(s)
 			if err != nil {
-				errs.Add(file, fpos(i), "%s: %v", name, err)
+				errs.AddIn(src, file, fpos(i), "%s: %v", name, err)
 				return 0, false, false
 			}
 			return tm, false, true
@@ -282,9 +372,9 @@ func ReadCSV(file string, data []byte, t *algebra.Table) error {
 			switch {
 			case !good:
 			case empty:
-				errs.Add(file, fpos(col["at"]), "at: an event needs a time")
+				errs.AddIn(src, file, fpos(col["at"]), "at: an event needs a time")
 			case at == algebra.Forever:
-				errs.Add(file, fpos(col["at"]), "at: an event cannot happen at forever")
+				errs.AddIn(src, file, fpos(col["at"]), "at: an event cannot happen at forever")
 			case ok:
 				t.AddEvent(vals, at)
 			}
@@ -292,7 +382,7 @@ func ReadCSV(file string, data []byte, t *algebra.Table) error {
 			from, fEmpty, fGood := parseT("from")
 			to, tEmpty, tGood := parseT("to")
 			if fGood && fEmpty {
-				errs.Add(file, fpos(col["from"]), "from: an interval needs a start time")
+				errs.AddIn(src, file, fpos(col["from"]), "from: an interval needs a start time")
 				fGood = false
 			}
 			if tEmpty {
@@ -301,9 +391,9 @@ func ReadCSV(file string, data []byte, t *algebra.Table) error {
 			if fGood && tGood && ok {
 				switch {
 				case to < from:
-					errs.Add(file, fpos(col["to"]), "to (%s) is before from (%s)", rec[col["to"]], rec[col["from"]])
+					errs.AddIn(src, file, fpos(col["to"]), "to (%s) is before from (%s)", rec[col["to"]], rec[col["from"]])
 				case to == from:
-					errs.Add(file, fpos(col["to"]), "to equals from (%s): an interval must not be empty", rec[col["from"]])
+					errs.AddIn(src, file, fpos(col["to"]), "to equals from (%s): an interval must not be empty", rec[col["from"]])
 				default:
 					t.Add(vals, from, to)
 				}
@@ -315,9 +405,52 @@ func ReadCSV(file string, data []byte, t *algebra.Table) error {
 	}
 	if len(errs) >= maxErrors {
 		errs = errs[:maxErrors] // a row may add several
-		errs.Add(file, source.Pos{}, "too many errors; stopped")
+		errs.AddIn(src, file, source.Pos{}, "too many errors; stopped")
 	}
 	return errs.Err()
+}
+
+// badText says what is wrong with a field that is not text tqmon accepts:
+// invalid UTF-8 or a NUL byte; "" when it is fine.
+func badText(s string) string {
+	if !utf8.ValidString(s) {
+		return "is not valid UTF-8"
+	}
+	if strings.IndexByte(s, 0) >= 0 {
+		return "holds a NUL byte"
+	}
+	return ""
+}
+
+// clip prepares a name from a file for a message: cut to 40 characters,
+// and quoted when it holds anything unprintable (an escape sequence must
+// not reach the terminal).
+func clip(s string) string {
+	const max = 40
+	if utf8.RuneCountInString(s) > max {
+		s = string([]rune(s)[:max]) + "…"
+	}
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}
+
+// anyKnownColumn reports whether the header names at least one of the
+// relation's columns.
+func anyKnownColumn(rel *algebra.Relation, timeCols []string, header []string) bool {
+	for i, name := range header {
+		name = strings.TrimSpace(name)
+		if i == 0 {
+			name = strings.TrimPrefix(name, "\ufeff")
+		}
+		if rel.AttrIndex(name) >= 0 || slices.Contains(timeCols, name) {
+			return true
+		}
+	}
+	return false
 }
 
 func classWord(r *algebra.Relation) string {
@@ -336,12 +469,12 @@ func describeColumns(rel *algebra.Relation, timeCols []string) string {
 	return strings.Join(names, ",")
 }
 
-func csvError(file string, err error, pos func(int, int) source.Pos) *source.Error {
+func csvError(src *source.File, err error, pos func(int, int) source.Pos) *source.Error {
 	var pe *csv.ParseError
 	if errors.As(err, &pe) {
-		return source.Errorf(file, pos(pe.Line, pe.Column), "%v", pe.Err)
+		return src.Errorf(pos(pe.Line, pe.Column), "%v", pe.Err)
 	}
-	return source.Errorf(file, source.Pos{}, "%v", err)
+	return src.Errorf(source.Pos{}, "%v", err)
 }
 
 // ParseValue reads an attribute value written in a CSV field.

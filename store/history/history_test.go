@@ -4,12 +4,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/tqmon/tqmon/algebra"
-	"github.com/tqmon/tqmon/grammar/sdl"
 	"github.com/tqmon/tqmon/grammar/source"
-	"github.com/tqmon/tqmon/sensor"
+	"github.com/tqmon/tqmon/internal/testkit"
 )
 
 const typesSpec = `entity type Task
@@ -19,23 +20,7 @@ event relation Ping(Task: Task, N: int)
 
 func typesCatalog(t testing.TB) *algebra.Catalog {
 	t.Helper()
-	f, err := sdl.Parse("types.sdl", typesSpec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := sensor.Compile(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cat
-}
-
-func diagLines(err error) string {
-	var lines []string
-	for _, d := range source.Diagnostics(err) {
-		lines = append(lines, d.Error())
-	}
-	return strings.Join(lines, "\n")
+	return testkit.CompileSpec(t, "types.sdl", typesSpec)
 }
 
 func row(t *algebra.Table, i int) string {
@@ -246,7 +231,7 @@ func TestReadCSVErrors(t *testing.T) {
 					want = append(want, file+":"+l)
 				}
 			}
-			if got := diagLines(err); got != strings.Join(want, "\n") {
+			if got := testkit.DiagLines(err); got != strings.Join(want, "\n") {
 				t.Errorf("got:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
 			}
 			checkPositions(t, file, tt.data, err)
@@ -292,22 +277,10 @@ func TestReadCSVTooManyErrors(t *testing.T) {
 	}
 }
 
-// writeDir makes a history directory from name → content.
-func writeDir(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for name, text := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
-
 func TestLoadErrors(t *testing.T) {
 	spec := "entity type P\nentity relation P(P: P)\nevent relation E(p: P, n: int)\n"
 	t.Run("extra files ignored", func(t *testing.T) {
-		dir := writeDir(t, map[string]string{
+		dir := testkit.WriteFiles(t, map[string]string{
 			"s.sdl":            spec,
 			"E.csv":            "p,n,at\nP1,1,5\n",
 			"x.expected.csv":   "garbage,\"\n",
@@ -329,24 +302,24 @@ func TestLoadErrors(t *testing.T) {
 		}
 	})
 	t.Run("unknown relation file", func(t *testing.T) {
-		dir := writeDir(t, map[string]string{"s.sdl": spec, "Foo.csv": "a\n"})
+		dir := testkit.WriteFiles(t, map[string]string{"s.sdl": spec, "Foo.csv": "a\n"})
 		_, err := Load(dir)
 		want := filepath.Join(dir, "Foo.csv") + ":1:1: no relation Foo in " + filepath.Join(dir, "s.sdl")
-		if got := diagLines(err); got != want {
+		if got := testkit.DiagLines(err); got != want {
 			t.Errorf("got %q\nwant %q", got, want)
 		}
 	})
 	t.Run("no spec", func(t *testing.T) {
-		dir := writeDir(t, map[string]string{"E.csv": "p,n,at\n"})
+		dir := testkit.WriteFiles(t, map[string]string{"E.csv": "p,n,at\n"})
 		_, err := Load(dir)
-		if got, want := diagLines(err), "history "+dir+": no sensor-description (.sdl) file"; got != want {
+		if got, want := testkit.DiagLines(err), "history "+dir+": no sensor-description (.sdl) file"; got != want {
 			t.Errorf("got %q\nwant %q", got, want)
 		}
 	})
 	t.Run("several specs", func(t *testing.T) {
-		dir := writeDir(t, map[string]string{"a.sdl": spec, "b.sdl": spec})
+		dir := testkit.WriteFiles(t, map[string]string{"a.sdl": spec, "b.sdl": spec})
 		_, err := Load(dir)
-		if got, want := diagLines(err), "history "+dir+": several .sdl files (a.sdl, b.sdl); a history has exactly one"; got != want {
+		if got, want := testkit.DiagLines(err), "history "+dir+": several .sdl files (a.sdl, b.sdl); a history has exactly one"; got != want {
 			t.Errorf("got %q\nwant %q", got, want)
 		}
 	})
@@ -357,7 +330,7 @@ func TestLoadErrors(t *testing.T) {
 		}
 	})
 	t.Run("spec syntax error", func(t *testing.T) {
-		dir := writeDir(t, map[string]string{"s.sdl": "entity type P\nevent relation E(p P)\n"})
+		dir := testkit.WriteFiles(t, map[string]string{"s.sdl": "entity type P\nevent relation E(p P)\n"})
 		_, err := Load(dir)
 		list := source.Diagnostics(err)
 		if len(list) == 0 || list[0].File != filepath.Join(dir, "s.sdl") || list[0].Pos != (source.Pos{Line: 2, Col: 20}) {
@@ -365,15 +338,15 @@ func TestLoadErrors(t *testing.T) {
 		}
 	})
 	t.Run("spec semantic error", func(t *testing.T) {
-		dir := writeDir(t, map[string]string{"s.sdl": "event relation E(p: P)\n", "E.csv": "p,at\n"})
+		dir := testkit.WriteFiles(t, map[string]string{"s.sdl": "event relation E(p: P)\n", "E.csv": "p,at\n"})
 		_, err := Load(dir)
 		want := filepath.Join(dir, "s.sdl") + ":1:21: unknown type P (want an entity type, int, float, string, bool, time, duration or enum(...))"
-		if got := diagLines(err); got != want {
+		if got := testkit.DiagLines(err); got != want {
 			t.Errorf("got %q\nwant %q", got, want)
 		}
 	})
 	t.Run("errors of several files", func(t *testing.T) {
-		dir := writeDir(t, map[string]string{
+		dir := testkit.WriteFiles(t, map[string]string{
 			"s.sdl": spec,
 			"E.csv": "p,n,at\nP1,one,5\nP2,2,5,6\n",
 			"P.csv": "P,from,to\nP1,3,1\n",
@@ -383,7 +356,7 @@ func TestLoadErrors(t *testing.T) {
 		want := e + `:2:4: n: "one" is not an int` + "\n" +
 			e + ":3:8: row has 4 fields, the header has 3\n" +
 			p + ":2:6: to (1) is before from (3)"
-		if got := diagLines(err); got != want {
+		if got := testkit.DiagLines(err); got != want {
 			t.Errorf("got:\n%s\nwant:\n%s", got, want)
 		}
 	})
@@ -413,4 +386,91 @@ func FuzzReadCSV(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestLoadHostileFiles: a relation's file that is not a regular file is an
+// error naming what it is (never read: a pipe would block), and a file
+// that is not a history of its relation is refused without echoing what
+// it holds.
+func TestLoadHostileFiles(t *testing.T) {
+	spec := "entity type P\nentity relation P(P: P)\nevent relation E(p: P, n: int)\n"
+	t.Run("directory", func(t *testing.T) {
+		dir := testkit.WriteFiles(t, map[string]string{"s.sdl": spec})
+		if err := os.Mkdir(filepath.Join(dir, "E.csv"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(dir)
+		if err == nil || !strings.Contains(err.Error(), "E.csv is a directory, not a regular file") {
+			t.Errorf("got %v", err)
+		}
+	})
+	t.Run("named pipe", func(t *testing.T) {
+		dir := testkit.WriteFiles(t, map[string]string{"s.sdl": spec})
+		if err := syscall.Mkfifo(filepath.Join(dir, "E.csv"), 0o644); err != nil {
+			t.Skipf("mkfifo: %v", err)
+		}
+		done := make(chan error, 1)
+		go func() { _, err := Load(dir); done <- err }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "E.csv is a named pipe, not a regular file") {
+				t.Errorf("got %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("Load blocked on a named pipe")
+		}
+	})
+	t.Run("symlink to a secret", func(t *testing.T) {
+		secret := filepath.Join(t.TempDir(), "shadow")
+		const line = "root:$6$s3cr3tHash$abcdef:19000:0:99999:7:::"
+		if err := os.WriteFile(secret, []byte(line+"\ndaemon:*:19000:0:99999:7:::\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		dir := testkit.WriteFiles(t, map[string]string{"s.sdl": spec})
+		if err := os.Symlink(secret, filepath.Join(dir, "E.csv")); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(dir)
+		if err == nil {
+			t.Fatal("a file that is not a history loaded")
+		}
+		if msg := testkit.DiagLines(err); strings.Contains(msg, "s3cr3t") || strings.Contains(msg, "root") || strings.Contains(msg, "daemon") {
+			t.Errorf("the error echoes the file's contents: %s", msg)
+		} else if !strings.Contains(msg, "E.csv:1:1: not a history of E: the first line names none of its columns (p,n,at)") {
+			t.Errorf("got %s", msg)
+		}
+	})
+	t.Run("spec that is a directory", func(t *testing.T) {
+		dir := testkit.WriteFiles(t, map[string]string{"E.csv": "p,n,at\n"})
+		if err := os.Mkdir(filepath.Join(dir, "s.sdl"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "s.sdl is a directory, not a regular file") {
+			t.Errorf("got %v", err)
+		}
+	})
+}
+
+// TestReadCSVText: values and column names must be valid UTF-8 without NUL
+// bytes, and a line longer than MaxLine is refused before it is parsed;
+// each error has its place.
+func TestReadCSVText(t *testing.T) {
+	cat := typesCatalog(t)
+	for _, c := range []struct{ name, data, want string }{
+		{"NUL in a value", "Task,N,at\nT1,1,5\nT\x002,2,6\n", "f.csv:3:1: value holds a NUL byte"},
+		{"invalid UTF-8 in a value", "Task,N,at\nT\xff1,1,5\n", "f.csv:2:1: value is not valid UTF-8"},
+		{"invalid UTF-8 in a column name", "Task,N,at,\xfe\n", "f.csv:1:11: column name is not valid UTF-8"},
+		{"line too long", "Task,N,at\nT1,1,5\nT1," + strings.Repeat("9", MaxLine) + ",6\n", "f.csv:3:1: line 3 is longer than 1048576 bytes, the most a history line may be"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tab := algebra.NewHistory(cat).Table("Ping")
+			err := ReadCSV("f.csv", []byte(c.data), tab)
+			if got := testkit.DiagLines(err); !strings.HasPrefix(got, c.want) {
+				t.Errorf("got %q\nwant %q", got, c.want)
+			}
+			if len(tab.Rows) != 0 && c.name != "NUL in a value" {
+				t.Errorf("%d rows read from a refused file", len(tab.Rows))
+			}
+		})
+	}
 }

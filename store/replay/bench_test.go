@@ -7,7 +7,7 @@ import (
 
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/display/play"
-	"github.com/tqmon/tqmon/remote"
+	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/store/db"
 )
 
@@ -35,7 +35,7 @@ func BenchmarkStoreTimeslice(b *testing.B) {
 			{"slice", timeslice(middle(h))},
 			{"whole", `range of q is Process retrieve (q.Process) where q.Process = "P1" and q.State = "Done"`},
 		} {
-			prog, err := remote.Compile(d.Catalog(), []remote.Source{{Name: c.name, Text: c.text}}, check.Options{})
+			prog, err := query.Compile(d.Catalog(), []query.Source{{Name: c.name, Text: c.text}}, check.Options{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -83,7 +83,7 @@ func BenchmarkStoreReplayMax(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer d.Close()
-	prog, err := remote.Compile(d.Catalog(), []remote.Source{{Name: "q", Text: `range of p is Process
+	prog, err := query.Compile(d.Catalog(), []query.Source{{Name: "q", Text: `range of p is Process
 range of s is SendMessage
 retrieve (p.State) where p.Process = "P1" and s.Process = "P1" and s.Mailbox = "M2" when s overlap p`}}, check.Options{})
 	if err != nil {

@@ -4,6 +4,7 @@
 // reads only the blocks it needs); Run reads each relation through its
 // window into the same update network live monitoring uses, optionally
 // paced by a play.Player (the display's paced player, draining the run's
-// span), which its caller may pause, step, speed up or stop while the run
-// goes on.
+// span) that may be paused, stepped, sped up, slowed down or stopped
+// while the run goes on. Controls steers the player of a run from other
+// goroutines (keys, through play.Player's Key, and a progress bar).
 package replay

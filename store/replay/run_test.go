@@ -1,8 +1,6 @@
 package replay
 
 import (
-	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,56 +8,23 @@ import (
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/histgen"
-	"github.com/tqmon/tqmon/remote"
+	"github.com/tqmon/tqmon/internal/testkit"
+	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/store/db"
-	"github.com/tqmon/tqmon/store/history"
 )
 
 var diffDir = filepath.Join("..", "..", "testdata", "differential")
 
-type corpusQuery struct{ name, text string }
-
-func readCorpus(t testing.TB, path string) []corpusQuery {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []corpusQuery
-	lines := strings.Split(string(data), "\n")
-	for i, l := range lines {
-		name, ok := strings.CutPrefix(l, "-- query: ")
-		if !ok {
-			continue
-		}
-		var b strings.Builder
-		for j := i + 1; j < len(lines) && !strings.HasPrefix(lines[j], "-- query: "); j++ {
-			b.WriteString(lines[j] + "\n")
-		}
-		out = append(out, corpusQuery{strings.TrimSpace(name), b.String()})
-	}
-	return out
-}
-
 func renderResults(tables []*algebra.Table) string {
 	var b strings.Builder
 	for _, t := range tables {
-		for _, row := range t.Rows {
-			for _, v := range row.Vals {
-				b.WriteString(v.Format(algebra.TimeNS) + ",")
-			}
-			fmt.Fprintf(&b, "%s,%s\n", algebra.FormatTime(row.From, algebra.TimeNS), algebra.FormatTime(row.To, algebra.TimeNS))
-		}
-		b.WriteString("--\n")
+		b.WriteString(testkit.Rows(t) + "--\n")
 	}
 	return b.String()
 }
 
 func diffSpec(t testing.TB) db.Spec {
-	text, err := os.ReadFile(filepath.Join(diffDir, "spec.sdl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return db.Spec{Name: "spec.sdl", Text: string(text)}
+	return db.Spec{Name: "spec.sdl", Text: testkit.ReadFile(t, filepath.Join(diffDir, "spec.sdl"))}
 }
 
 // TestRunMatchesHistory: every query of the differential, rule and
@@ -69,13 +34,10 @@ func diffSpec(t testing.TB) db.Spec {
 // ends up.
 func TestRunMatchesHistory(t *testing.T) {
 	spec := diffSpec(t)
-	cat, err := history.LoadSpec(filepath.Join(diffDir, "spec.sdl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var corpus []corpusQuery
+	cat := testkit.LoadCatalog(t, filepath.Join(diffDir, "spec.sdl"))
+	var corpus []testkit.Query
 	for _, f := range []string{"queries.tq", "rules.tq", "timeslice.tq"} {
-		corpus = append(corpus, readCorpus(t, filepath.Join(diffDir, f))...)
+		corpus = append(corpus, testkit.ReadCorpus(t, filepath.Join(diffDir, f))...)
 	}
 	seeds := 24
 	if testing.Short() {
@@ -101,9 +63,9 @@ func TestRunMatchesHistory(t *testing.T) {
 			blocks[s.Name] = int(s.Blocks)
 		}
 		for _, q := range corpus {
-			prog, err := remote.Compile(d.Catalog(), []remote.Source{{Name: q.name, Text: q.text}}, check.Options{Now: now})
+			prog, err := query.Compile(d.Catalog(), []query.Source{{Name: q.Name, Text: q.Text}}, check.Options{Now: now})
 			if err != nil {
-				t.Fatalf("%s: %v", q.name, err)
+				t.Fatalf("%s: %v", q.Name, err)
 			}
 			want, _, err := prog.RunHistory(h)
 			if err != nil {
@@ -115,14 +77,14 @@ func TestRunMatchesHistory(t *testing.T) {
 			}
 			got, st, err := Run(d, plan, Options{})
 			if err != nil {
-				t.Fatalf("%s seed %d: %v", q.name, seed, err)
+				t.Fatalf("%s seed %d: %v", q.Name, seed, err)
 			}
 			var gt, wt []*algebra.Table
 			for i := range want {
 				gt, wt = append(gt, got[i].Table), append(wt, want[i].Table)
 			}
 			if g, w := renderResults(gt), renderResults(wt); g != w {
-				t.Fatalf("%s seed %d: over the database\n%s\nover the history\n%s", q.name, seed, g, w)
+				t.Fatalf("%s seed %d: over the database\n%s\nover the history\n%s", q.Name, seed, g, w)
 			}
 			whole, windowed := 0, false
 			for _, r := range st.Reads {

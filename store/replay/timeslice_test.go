@@ -2,25 +2,21 @@ package replay
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/histgen"
-	"github.com/tqmon/tqmon/remote"
+	"github.com/tqmon/tqmon/internal/testkit"
+	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/store/db"
 )
 
 var paperDir = filepath.Join("..", "..", "testdata", "paper")
 
 func paperSpec(t testing.TB) db.Spec {
-	text, err := os.ReadFile(filepath.Join(paperDir, "os.sdl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return db.Spec{Name: "os.sdl", Text: string(text)}
+	return db.Spec{Name: "os.sdl", Text: testkit.ReadFile(t, filepath.Join(paperDir, "os.sdl"))}
 }
 
 // paperHistory is the paper's system run for scale×base sends per process.
@@ -75,7 +71,7 @@ func TestTimesliceBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 		at := middle(h)
-		prog, err := remote.Compile(cat, []remote.Source{{Name: "slice", Text: timeslice(at)}}, check.Options{})
+		prog, err := query.Compile(cat, []query.Source{{Name: "slice", Text: timeslice(at)}}, check.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

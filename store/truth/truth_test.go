@@ -3,27 +3,19 @@ package truth
 import (
 	"testing"
 
-	"github.com/tqmon/tqmon/grammar/sdl"
+	"github.com/tqmon/tqmon/internal/testkit"
 	"github.com/tqmon/tqmon/resident"
-	"github.com/tqmon/tqmon/sensor"
 )
 
 // TestSampledTruth: a sampled relation's truth keeps exactly the tuples
 // valid at some tick of the base clock inside the window.
 func TestSampledTruth(t *testing.T) {
-	f, err := sdl.Parse("t.sdl", `clock 10ns
+	cat := testkit.CompileSpec(t, "t.sdl", `clock 10ns
 entity type Processor
 entity relation Processor(Processor: Processor)
 interval relation Busy(Processor: Processor performer) sampled on performer
 interval relation Held(Processor: Processor performer) traced on performer
 `)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := sensor.Compile(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var busy, held resident.SensorID
 	for i, r := range cat.Relations {
 		switch r.Name {

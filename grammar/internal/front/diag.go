@@ -14,7 +14,7 @@ const MaxErrors = 20
 
 // Diag collects the diagnostics of one Parse.
 type Diag struct {
-	file string
+	src  *source.File
 	errs source.ErrorList
 	// eofPos is where "unexpected end of input" points: just after the last
 	// token (or 1:1 for an empty text).
@@ -28,7 +28,7 @@ type tooManyErrors struct{}
 // Add reports a diagnostic. Past the cap it stops the parse (by a panic
 // that Parse recovers).
 func (d *Diag) Add(pos source.Pos, format string, args ...any) {
-	d.errs.Add(d.file, pos, format, args...)
+	d.errs = append(d.errs, d.src.Errorf(pos, format, args...))
 	if len(d.errs) > MaxErrors {
 		panic(tooManyErrors{})
 	}
@@ -42,7 +42,7 @@ func (d *Diag) result() error {
 	d.errs.Sort()
 	if len(d.errs) > MaxErrors {
 		extra := d.errs[MaxErrors]
-		d.errs = append(d.errs[:MaxErrors:MaxErrors], source.Errorf(d.file, extra.Pos, "too many errors"))
+		d.errs = append(d.errs[:MaxErrors:MaxErrors], d.src.Errorf(extra.Pos, "too many errors"))
 	}
 	return d.errs.Err()
 }

@@ -1,10 +1,12 @@
 // Package front is the grammar-independent part of the ANTLR front ends
-// grammar/tquel and grammar/sdl. It owns:
+// grammar/tquel, grammar/sdl and grammar/display. It owns:
 //
 //   - the parse harness (Parse): lexer and parser wiring, the token
 //     filter, the nesting bound, recovery of panics and of the error cap;
 //   - diagnostics (Diag): collecting, sorting and capping them at
 //     MaxErrors, then "too many errors", and token positions (TokPos);
+//     each diagnostic carries the parsed text (a source.File), which the
+//     syntax tree keeps too (Input.Src);
 //   - syntax error messages: the ANTLR error listener that turns syntax
 //     errors into "unexpected X, expected Y" and renders expected-token
 //     sets (Syntax, Expected);

@@ -41,8 +41,10 @@ type Nesting struct {
 
 // Input is what Convert works from.
 type Input struct {
-	Name, Text string
-	Diag       *Diag
+	// Src is the text, named as diagnostics name it; the syntax tree
+	// keeps it so that positions resolve through it.
+	Src  *source.File
+	Diag *Diag
 	// Lits holds what the lexical checks learned about literal tokens,
 	// by the token's start offset.
 	Lits map[int]Lit
@@ -54,7 +56,7 @@ type Input struct {
 // problem found (at most about MaxErrors), sorted by position, each as
 // "name:line:col: message" with 1-based lines and rune columns.
 func Parse[P antlr.Parser, F any](lang *Language[P, F], name, text string) (file *F, err error) {
-	d := &Diag{file: name, eofPos: source.Pos{Line: 1, Col: 1}}
+	d := &Diag{src: source.NewFile(name, text), eofPos: source.Pos{Line: 1, Col: 1}}
 	var parser antlr.Parser
 	defer func() {
 		if r := recover(); r != nil {
@@ -68,7 +70,7 @@ func Parse[P antlr.Parser, F any](lang *Language[P, F], name, text string) (file
 					pos = TokPos(t)
 				}
 			}
-			d.errs.Add(d.file, pos, "internal parser error: %v", r)
+			d.errs = append(d.errs, d.src.Errorf(pos, "internal parser error: %v", r))
 			file, err = nil, d.result()
 		}
 	}()
@@ -102,7 +104,7 @@ func Parse[P antlr.Parser, F any](lang *Language[P, F], name, text string) (file
 	p.AddErrorListener(newErrorListener(d, &lang.Syntax))
 	p.SetErrorHandler(newErrorStrategy(lang.Recovery))
 
-	f := lang.Convert(p, &Input{Name: name, Text: text, Diag: d, Lits: filter.lits})
+	f := lang.Convert(p, &Input{Src: d.src, Diag: d, Lits: filter.lits})
 	if err := d.result(); err != nil {
 		return nil, err
 	}

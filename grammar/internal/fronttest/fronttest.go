@@ -1,8 +1,8 @@
 // Package fronttest holds the test helpers that the front ends
-// grammar/tquel and grammar/sdl share: parsing that must succeed or fail
-// with given diagnostics, the round trip through the canonical text, the
-// fuzzing property of Parse, the fuzz seed corpus and the ambiguity check
-// of a generated parser.
+// grammar/tquel, grammar/sdl and grammar/display share: parsing that must
+// succeed or fail with given diagnostics, the round trip through the
+// canonical text, the fuzzing property of Parse, the fuzz seed corpus and
+// the ambiguity check of a generated parser.
 package fronttest
 
 import (

@@ -1,5 +1,0 @@
-package check
-
-import "time"
-
-var timeParseDuration = time.ParseDuration

@@ -1,0 +1,298 @@
+package session
+
+import (
+	"context"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/tqmon/tqmon/resident/wire"
+)
+
+// The mailbox: what the drain gave a session and the session's remote has
+// not taken yet.
+//
+// A drain round ends with Deliver: the round's packets for the session
+// (and the entity definitions they need), the round's watermark W and
+// the cumulative per-sensor counts. Deliver merges the packets with those
+// the session holds back, sorts them by timestamp, and moves those
+// stamped ≤ W into the batch Recv takes (made, or merged into the one not
+// taken yet), with watermark W; the rest are held for a later round.
+// Enqueue adds one packet between rounds (a sample, the resident's last
+// word on an interval still open); it is held like the others until a
+// watermark passes it.
+//
+// Why each batch is in order: the resident promises that every packet it
+// delivers or enqueues after a round with watermark W is stamped > W
+// (the drain's argument, in each resident's drain). Deliver sends only
+// packets ≤ W, in timestamp order, and watermarks never go back (W is
+// raised to the last one sent): so a session's packets arrive in
+// non-decreasing timestamp order, each batch's after the previous batch's
+// watermark. A final round (the resident closing) sends everything, the
+// watermark raised to cover the last packet.
+//
+// Why the session's memory is bounded by its remote only as far as
+// maxQueue: packets held back (q) are at most maxQueue; a packet beyond
+// that is dropped and counted for its sensor (over), and the counts every
+// batch carries add those drops, so per sensor delivered + dropped =
+// wanted still holds for the session. (The batch not taken yet is not
+// bounded: a remote that keeps its lease and never receives grows it.)
+//
+// Memory: the packets' values may live in the drain's round arena,
+// reused next round, so Deliver copies them into the batch's own arena
+// (Batch.Arena), or, for packets held back, into the held arena. A
+// receiver that gives batches back (Release: the transport does once it
+// has encoded one, the in-process remote once it has taken one) has them
+// reused, so a steady stream allocates nothing per packet.
+
+// emptyEvery is how often a session gets a batch without packets (to
+// advance its watermark).
+const emptyEvery = 5 * time.Millisecond
+
+// maxQueue bounds the packets a session holds back; beyond it, packets for
+// the session are dropped and counted.
+const maxQueue = 1 << 18
+
+// MaxFree is how many released batches a session keeps for reuse: a
+// receiver that releases each batch before it takes the next is served
+// from at most MaxFree+1 batches.
+const MaxFree = 4
+
+type mailbox struct {
+	qmu      sync.Mutex
+	q        []wire.Packet    // packets held back (timestamp > last watermark)
+	defs     []wire.EntityDef // definitions not yet sent
+	box      *wire.Batch      // the batch Recv takes next
+	held     []wire.Value     // values of the packets in q
+	spare    []wire.Value     // the other held arena, for the next round
+	free     []*wire.Batch    // released batches, for reuse (Release)
+	lastW    int64            // the last watermark sent
+	lastEmit int64            // when the last batch was made (real ns)
+	over     []uint64         // per sensor: packets lost to a full session
+	ended    bool
+	err      error
+	ready    chan struct{} // a batch is waiting
+	done     chan struct{} // closed when the session ends
+}
+
+// Prime gives a new session its first packets and definitions (the live
+// entities), before the drain can see the session: they go out with the
+// next round whose watermark passes them.
+func (m *mailbox) Prime(pkts []wire.Packet, defs []wire.EntityDef) {
+	m.q = append(m.q, pkts...)
+	m.defs = append(m.defs, defs...)
+}
+
+// End marks the session ended with err (the first call wins); keep keeps
+// the batch not taken yet for Recv (the resident's last batch as it
+// closes), which then returns err.
+func (m *mailbox) End(err error, keep bool) {
+	m.qmu.Lock()
+	defer m.qmu.Unlock()
+	if m.ended {
+		return
+	}
+	m.ended, m.err = true, err
+	if !keep {
+		m.box = nil
+	}
+	m.q = nil
+	close(m.done)
+}
+
+// Err returns the error the session ended with, or nil.
+func (m *mailbox) Err() error {
+	m.qmu.Lock()
+	defer m.qmu.Unlock()
+	return m.err
+}
+
+// Recv returns the session's next batch: packets in timestamp order (and
+// after the previous batch's watermark), the definitions of the entity
+// keys the session has not seen, the new watermark and the cumulative
+// per-sensor counts. It blocks until a round made a batch (one with
+// packets, or without, every emptyEvery, to advance the watermark). It
+// returns the session's error once the session ended (after the kept
+// batch, if any), or ctx's.
+//
+// Packet values may be shared with other sessions' batches: do not modify
+// them.
+func (m *mailbox) Recv(ctx context.Context) (*wire.Batch, error) {
+	for {
+		m.qmu.Lock()
+		if b := m.box; b != nil {
+			m.box = nil
+			m.qmu.Unlock()
+			return b, nil
+		}
+		if m.ended {
+			err := m.err
+			m.qmu.Unlock()
+			return nil, err
+		}
+		m.qmu.Unlock()
+		select {
+		case <-m.ready:
+		case <-m.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// Release gives back a batch Recv returned, once the caller is done with
+// it and its packets (encoded them, say): the session reuses its memory
+// for later batches, so a steady stream allocates nothing per packet.
+// Optional; after it, b and every packet and value in it must not be
+// used. Releasing a batch twice, or one Recv did not return, is an error
+// that Release ignores where it can detect it.
+func (m *mailbox) Release(b *wire.Batch) {
+	if b == nil {
+		return
+	}
+	m.qmu.Lock()
+	defer m.qmu.Unlock()
+	if len(m.free) >= MaxFree || m.box == b || slices.Contains(m.free, b) {
+		return
+	}
+	m.free = append(m.free, b)
+}
+
+// Enqueue adds packet p (stamped after the last round's watermark) to the
+// session's held packets; if it is taken (the session is open and has
+// room), defs is called to add the definitions of the entities p names
+// that the session was not sent.
+func (m *mailbox) Enqueue(p wire.Packet, defs func(add func(wire.EntityDef))) {
+	m.qmu.Lock()
+	defer m.qmu.Unlock()
+	if m.ended {
+		return
+	}
+	if len(m.q) >= maxQueue {
+		m.over[p.Sensor]++
+		return
+	}
+	if defs != nil {
+		defs(m.addDef)
+	}
+	m.q = append(m.q, p)
+}
+
+func (m *mailbox) addDef(d wire.EntityDef) { m.defs = append(m.defs, d) }
+
+func byTS(a, b wire.Packet) int {
+	switch {
+	case a.TS < b.TS:
+		return -1
+	case a.TS > b.TS:
+		return 1
+	}
+	return 0
+}
+
+// Deliver ends a drain round for the session: it adds the round's packets
+// (and the definitions they need) to the session and moves those stamped
+// ≤ w into its batch (see above); counts are the resident's cumulative
+// per-sensor counts, now the real time of the round. final (the resident
+// closing) sends everything.
+func (m *mailbox) Deliver(in []wire.Packet, defs []wire.EntityDef, w int64, counts []wire.Count, now int64, final bool) {
+	m.qmu.Lock()
+	defer m.qmu.Unlock()
+	if m.ended {
+		return
+	}
+	if room := maxQueue - len(m.q); len(in) > room {
+		for _, p := range in[max(room, 0):] {
+			m.over[p.Sensor]++
+		}
+		in = in[:max(room, 0)]
+	}
+	m.q = append(m.q, in...)
+	m.defs = append(m.defs, defs...)
+	if !slices.IsSortedFunc(m.q, byTS) {
+		slices.SortStableFunc(m.q, byTS)
+	}
+	w = max(w, m.lastW)
+	n := len(m.q)
+	if final {
+		if n > 0 {
+			w = max(w, m.q[n-1].TS)
+		}
+	} else {
+		n = sort.Search(len(m.q), func(i int) bool { return m.q[i].TS > w })
+	}
+	m.lastW = w
+	if n > 0 || len(m.defs) > 0 || m.box != nil || final || now-m.lastEmit >= int64(emptyEvery) {
+		b := m.box
+		if b == nil {
+			b = m.newBatch()
+			m.box = b
+		}
+		out := m.q[:n]
+		b.Arena = moveVals(b.Arena, out)
+		b.Packets = append(b.Packets, out...)
+		rest := copy(m.q, m.q[n:])
+		clear(m.q[rest:])
+		m.q = m.q[:rest]
+		b.Defs = append(b.Defs, m.defs...)
+		m.defs = m.defs[:0]
+		b.Watermark = w
+		b.Counts = m.countsFor(b.Counts[:0], counts)
+		m.lastEmit = now
+		select {
+		case m.ready <- struct{}{}:
+		default:
+		}
+	}
+	// The held packets' values move out of the drain's round arena (and
+	// the previous held arena) into the spare one, which becomes the held
+	// one.
+	m.spare = moveVals(m.spare[:0], m.q)
+	m.held, m.spare = m.spare, m.held
+}
+
+// moveVals copies the values of pkts into arena (appending) and points
+// the packets at the copies; it returns the arena.
+func moveVals(arena []wire.Value, pkts []wire.Packet) []wire.Value {
+	need := 0
+	for i := range pkts {
+		need += len(pkts[i].Vals)
+	}
+	if cap(arena)-len(arena) < need {
+		// The packets already in the old arena keep it alive as long as
+		// they need it.
+		arena = make([]wire.Value, 0, max(need, 2*cap(arena)))
+	}
+	for i := range pkts {
+		p := &pkts[i]
+		k := len(arena)
+		arena = append(arena, p.Vals...)
+		p.Vals = arena[k:len(arena):len(arena)]
+	}
+	return arena
+}
+
+// newBatch returns an empty batch, a released one if there is one (qmu
+// held).
+func (m *mailbox) newBatch() *wire.Batch {
+	k := len(m.free)
+	if k == 0 {
+		return &wire.Batch{}
+	}
+	b := m.free[k-1]
+	m.free[k-1] = nil
+	m.free = m.free[:k-1]
+	*b = wire.Batch{Packets: b.Packets[:0], Defs: b.Defs[:0], Counts: b.Counts[:0], Arena: b.Arena[:0]}
+	return b
+}
+
+// countsFor appends to out the counts as this session sees them: its own
+// overflows are drops too.
+func (m *mailbox) countsFor(out, counts []wire.Count) []wire.Count {
+	out = append(out, counts...)
+	for i := range out {
+		out[i].Drops += m.over[out[i].Sensor]
+	}
+	return out
+}
