@@ -12,6 +12,7 @@ import (
 	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/algebra/plan"
 	"github.com/tqmon/tqmon/algebra/stream"
+	"github.com/tqmon/tqmon/display/play"
 	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident/demo"
@@ -165,8 +166,8 @@ type RunOptions struct {
 	// From, To, Pace and Player shape a run over a database
 	// (replay.Options).
 	From, To *algebra.Time
-	Pace     *replay.PlayerOptions
-	Player   func(*replay.Player)
+	Pace     *play.Options
+	Player   func(*play.Player)
 }
 
 // Stats are what a run cost: one of its fields is set, as the subject

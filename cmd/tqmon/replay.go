@@ -114,7 +114,7 @@ func runReplay(cmd *cobra.Command, f *replayFlags, stdout, stderr io.Writer) err
 	bar := progress.New(stderr, progress.IsTerminal(stderr))
 	var controls replay.Controls
 	po := subject.PrintOptions{Output: out, Stream: true, Run: subject.RunOptions{From: from, To: to,
-		Pace: &replay.PlayerOptions{Speed: speed, Paused: f.paused}, Player: controls.Set}}
+		Pace: &play.Options{Speed: speed, Paused: f.paused}, Player: controls.Set}}
 	stopUI := bar.Follow(controls.State)
 	restore := func() {}
 	if progress.IsTerminal(os.Stdin) {

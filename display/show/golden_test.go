@@ -108,7 +108,7 @@ func paperPlayback(t *testing.T) *Playback {
 	start := clockTime(t, "1:59:00")
 	clock := play.NewFakeClock(time.Unix(0, 0))
 	pb, err := NewPlayback(context.Background(), s, play.HistorySource(h, nil), h.Window,
-		play.Options{Start: &start, Paused: true, Clock: clock}, Options{Title: "tqmon view testdata/paper"})
+		play.Options{Speed: 1, Start: &start, Paused: true, Clock: clock}, Options{Title: "tqmon view testdata/paper"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -125,7 +125,7 @@ func TestReloadSpec(t *testing.T) {
 	}
 	start := clockTime(t, "2:50:00")
 	pb, err := NewPlayback(context.Background(), s, play.HistorySource(h, nil), h.Window,
-		play.Options{Start: &start, Paused: true, Clock: play.NewFakeClock(time.Unix(0, 0))}, Options{
+		play.Options{Speed: 1, Start: &start, Paused: true, Clock: play.NewFakeClock(time.Unix(0, 0))}, Options{
 			ReadSpec: func() (string, error) { return text, nil },
 		})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tqmon/tqmon/algebra/check"
+	"github.com/tqmon/tqmon/display/play"
 	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/store/db"
 )
@@ -95,7 +96,7 @@ retrieve (p.State) where p.Process = "P1" and s.Process = "P1" and s.Mailbox = "
 	tuples := len(h.Table("Process").Rows) + len(h.Table("SendMessage").Rows)
 	b.ResetTimer()
 	for range b.N {
-		if _, _, err := Run(d, q, Options{Pace: &PlayerOptions{Speed: 0}}); err != nil {
+		if _, _, err := Run(d, q, Options{Pace: &play.Options{Speed: 0}}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,4 +1,4 @@
-package replay
+package play
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 
 // TestReplayKeys: the keys of an interactive replay drive the player.
 func TestReplayKeys(t *testing.T) {
-	p := NewPlayer(context.Background(), emptySource{}, PlayerOptions{Speed: 4, Start: 0, End: algebra.Forever})
+	p := NewPlayer(context.Background(), emptySource{}, Options{Speed: 4, Start: at(0), End: algebra.Forever, Drain: true})
 	p.Key(' ')
 	if !p.Paused() {
 		t.Error("space does not pause")

@@ -1,4 +1,4 @@
-package replay
+package play
 
 import (
 	"context"
@@ -8,12 +8,15 @@ import (
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/stream"
-	"github.com/tqmon/tqmon/display/play"
 )
 
-// newFakeClock is a wall clock that moves only when told (the display
-// player's, which paces the same way).
-func newFakeClock() *play.FakeClock { return play.NewFakeClock(time.Unix(1000, 0)) }
+// These tests play a span the way a replay does (Options.Drain).
+
+// newFakeClock is a wall clock that moves only when told.
+func newFakeClock() *FakeClock { return NewFakeClock(time.Unix(1000, 0)) }
+
+// at is a start time for Options.
+func at(t algebra.Time) *algebra.Time { return &t }
 
 type listSource struct {
 	ts []algebra.Time
@@ -28,8 +31,6 @@ func (s *listSource) Next() (string, stream.Elem, bool, error) {
 	s.i++
 	return "R", stream.Elem{Kind: stream.Event, T: t, Rec: &stream.Rec{From: t}}, true, nil
 }
-
-const sec = algebra.Time(time.Second)
 
 // collector reads a player from another goroutine.
 type collector struct {
@@ -84,7 +85,7 @@ func (c *collector) settle(t *testing.T, n int, what string) {
 func TestPlayerPacing(t *testing.T) {
 	clock := newFakeClock()
 	src := &listSource{ts: []algebra.Time{-5 * sec, 0, 1 * sec, 2 * sec, 2 * sec, 4 * sec, 8 * sec, 9 * sec, 20 * sec, 30 * sec}}
-	p := NewPlayer(context.Background(), src, PlayerOptions{Speed: 1, Start: 0, End: 25 * sec, Clock: clock})
+	p := NewPlayer(context.Background(), src, Options{Speed: 1, Start: at(0), End: 25 * sec, Clock: clock, Drain: true, Beat: NoBeats})
 	c := collect(p)
 	c.settle(t, 2, "at the start (before and at Start)")
 	clock.Advance(999 * time.Millisecond)
@@ -98,7 +99,7 @@ func TestPlayerPacing(t *testing.T) {
 	c.settle(t, 5, "paused")
 	p.Step()
 	c.settle(t, 6, "one step: the instant 4s")
-	if pos := p.Position(); pos != 4*sec {
+	if pos := p.Now(); pos != 4*sec {
 		t.Errorf("position %d, want 4s", pos)
 	}
 	p.Resume()
@@ -120,13 +121,13 @@ func TestPlayerPacing(t *testing.T) {
 // after End come at once at any speed.
 func TestPlayerMaxAndEnd(t *testing.T) {
 	clock := newFakeClock()
-	p := NewPlayer(context.Background(), &listSource{ts: []algebra.Time{0, 5 * sec, 100 * sec}}, PlayerOptions{Speed: 0, Start: 0, End: algebra.Forever, Clock: clock})
+	p := NewPlayer(context.Background(), &listSource{ts: []algebra.Time{0, 5 * sec, 100 * sec}}, Options{Speed: 0, Start: at(0), End: algebra.Forever, Clock: clock, Drain: true, Beat: NoBeats})
 	c := collect(p)
 	<-c.done
 	if c.count() != 3 {
 		t.Errorf("max speed delivered %d of 3", c.count())
 	}
-	p = NewPlayer(context.Background(), &listSource{ts: []algebra.Time{0, 5 * sec, 100 * sec}}, PlayerOptions{Speed: 1, Start: 0, End: 6 * sec, Clock: clock})
+	p = NewPlayer(context.Background(), &listSource{ts: []algebra.Time{0, 5 * sec, 100 * sec}}, Options{Speed: 1, Start: at(0), End: 6 * sec, Clock: clock, Drain: true, Beat: NoBeats})
 	c = collect(p)
 	c.settle(t, 1, "start")
 	clock.Advance(5 * time.Second)
@@ -135,7 +136,7 @@ func TestPlayerMaxAndEnd(t *testing.T) {
 		t.Errorf("delivered %d of 3: an element after End must not wait", c.count())
 	}
 	// Paused at max speed, nothing moves until a step.
-	p = NewPlayer(context.Background(), &listSource{ts: []algebra.Time{1, 2, 3}}, PlayerOptions{Speed: 0, Start: 0, End: algebra.Forever, Clock: clock, Paused: true})
+	p = NewPlayer(context.Background(), &listSource{ts: []algebra.Time{1, 2, 3}}, Options{Speed: 0, Start: at(0), End: algebra.Forever, Clock: clock, Paused: true, Drain: true, Beat: NoBeats})
 	c = collect(p)
 	c.settle(t, 0, "paused at max speed")
 	p.Step()
@@ -144,7 +145,7 @@ func TestPlayerMaxAndEnd(t *testing.T) {
 	<-c.done
 	// A cancelled context ends a player.
 	ctx, cancel := context.WithCancel(context.Background())
-	p = NewPlayer(ctx, &listSource{ts: []algebra.Time{0, 100 * sec}}, PlayerOptions{Speed: 1, Start: 0, End: algebra.Forever, Clock: clock})
+	p = NewPlayer(ctx, &listSource{ts: []algebra.Time{0, 100 * sec}}, Options{Speed: 1, Start: at(0), End: algebra.Forever, Clock: clock, Drain: true, Beat: NoBeats})
 	c = collect(p)
 	c.settle(t, 1, "before cancel")
 	cancel()
@@ -156,7 +157,7 @@ func TestPlayerMaxAndEnd(t *testing.T) {
 func TestPlayerHeartbeat(t *testing.T) {
 	clock := newFakeClock()
 	p := NewPlayer(context.Background(), &listSource{ts: []algebra.Time{0, 3 * sec}},
-		PlayerOptions{Speed: 1, Start: 0, End: 5 * sec, Clock: clock, Heartbeat: time.Second})
+		Options{Speed: 1, Start: at(0), End: 5 * sec, Clock: clock, Beat: time.Second, Drain: true})
 	type got struct {
 		rel string
 		t   algebra.Time
