@@ -1,6 +1,7 @@
 package history
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,20 +11,20 @@ import (
 	"github.com/tqmon/tqmon/grammar/source"
 )
 
-// maxFuzzCSV is the longest file a fuzz target reads. Go's fuzzer minimizes
-// every input that finds new coverage, in time quadratic in its length, and
-// fuzzes nothing meanwhile; a header and a few rows (or the 21 bad rows that
-// reach maxErrors) fit.
-const maxFuzzCSV = 256
+// maxFuzzFile is the longest file FuzzLoadHistoryDir writes; longer inputs
+// are skipped. Go's fuzzer minimizes every input that finds new coverage,
+// in time quadratic in its length (here each try parses a spec), and
+// fuzzes nothing meanwhile. A spec of two relations and a header with a few
+// rows fit; FuzzReadCSV reads longer files.
+const maxFuzzFile = 128
 
 // FuzzLoadHistoryDir: Load of a history directory whose sensor description
 // (h.sdl) and relation files (P.csv, and E.csv unless its bytes are empty)
 // come from the fuzzer never panics or hangs; every diagnostic about one of
-// those files points inside it; on success every table validates. Files
-// longer than maxFuzzCSV are skipped.
+// those files points inside it; on success every table validates.
 //
-// The directory is made once per fuzzing process and rewritten for each
-// input: a temporary directory per input would cost more than Load.
+// The directory is made once per fuzzing process, and an input rewrites
+// only the files that differ from the previous input's.
 func FuzzLoadHistoryDir(f *testing.F) {
 	const spec = "entity type P\nentity relation P(P: P, S: enum(A, B))\nevent relation E(P: P, N: int)\n"
 	f.Add(spec, []byte("P,S,from,to\np1,A,1,5\np1,B,5,\n"), []byte("P,N,at\np1,3,2\n"))
@@ -33,33 +34,39 @@ func FuzzLoadHistoryDir(f *testing.F) {
 		[]byte("P,from,to\np,beginning,forever\n"), []byte("N,T,D,at\n1.5,0:00:01,1s,-3\n"))
 	f.Add("entity type P\nentity relation X(P: P)\n", []byte("P,from,to\np,1,2\n"), []byte("not a history\n"))
 	dir := f.TempDir()
-	paths := map[string]string{"h.sdl": "", "P.csv": "", "E.csv": ""}
-	for name := range paths {
-		paths[name] = filepath.Join(dir, name)
-	}
-	f.Fuzz(func(t *testing.T, spec string, p, e []byte) {
-		if len(spec) > maxFuzzCSV || len(p) > maxFuzzCSV || len(e) > maxFuzzCSV {
+	specPath, pPath, ePath := filepath.Join(dir, "h.sdl"), filepath.Join(dir, "P.csv"), filepath.Join(dir, "E.csv")
+	written := map[string][]byte{} // what each file holds; absent: no file
+	put := func(t *testing.T, path string, data []byte) {
+		if old, ok := written[path]; ok && bytes.Equal(old, data) {
 			return
 		}
-		texts := map[string]string{paths["h.sdl"]: spec, paths["P.csv"]: string(p)}
-		if len(e) > 0 {
-			texts[paths["E.csv"]] = string(e)
-		} else if err := os.Remove(paths["E.csv"]); err != nil && !os.IsNotExist(err) {
+		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		for path, text := range texts {
-			if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		written[path] = bytes.Clone(data)
+	}
+	f.Fuzz(func(t *testing.T, spec string, p, e []byte) {
+		if len(spec) > maxFuzzFile || len(p) > maxFuzzFile || len(e) > maxFuzzFile {
+			return
+		}
+		put(t, specPath, []byte(spec))
+		put(t, pPath, p)
+		if len(e) > 0 {
+			put(t, ePath, e)
+		} else if _, ok := written[ePath]; ok {
+			if err := os.Remove(ePath); err != nil {
 				t.Fatal(err)
 			}
+			delete(written, ePath)
 		}
 		h, err := Load(dir)
 		if err != nil {
 			for _, d := range source.Diagnostics(err) {
-				text, ok := texts[d.File]
+				text, ok := written[d.File]
 				if !ok || !d.Pos.IsValid() {
 					continue
 				}
-				lines := strings.Split(text, "\n")
+				lines := strings.Split(string(text), "\n")
 				if d.Pos.Line > len(lines) || d.Pos.Col < 1 || d.Pos.Col > utf8.RuneCountInString(lines[d.Pos.Line-1])+1 {
 					t.Fatalf("diagnostic outside %s: %v", filepath.Base(d.File), d)
 				}
