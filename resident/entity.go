@@ -1,9 +1,7 @@
 package resident
 
 import (
-	"runtime"
 	"sync/atomic"
-	"time"
 	"unsafe"
 
 	"github.com/tqmon/tqmon/resident/session"
@@ -167,6 +165,13 @@ func (e *Entity) Delete() {
 	r.entityAfter(rel, e, m, ep, old.state, old.tuple, at, false)
 }
 
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // entityAfter runs, outside r.mu, what follows an entity packet: triggers
 // on the entity relation, and the truth report of a begun tuple.
 func (r *Resident) entityAfter(rel *Sensor, e *Entity, m uint64, ep uint32, state []Value, tuple uint64, at int64, begun bool) {
@@ -186,9 +191,10 @@ func (r *Resident) entityAfter(rel *Sensor, e *Entity, m uint64, ep uint32, stat
 
 // emitEntity writes an entity operation's packets — the end of tuple end
 // and/or the begin of tuple begin — to the sessions in m, with one
-// timestamp, which it returns. Entity packets
-// are never dropped: when the ring is full it waits for the drain. Called
-// with r.mu held.
+// timestamp, which it returns. Entity packets may use the ring's reserve,
+// which sensor packets leave them (ring.go), so a flood of sensor packets
+// does not make them drop; when even the reserve is full they are dropped
+// and counted, never waited for. Called with r.mu held.
 func (r *Resident) emitEntity(rel *Sensor, e *Entity, m uint64, ep uint32, end, begin *entTuple, deleted bool) int64 {
 	if m == 0 {
 		return r.now()
@@ -203,20 +209,16 @@ func (r *Resident) emitEntity(rel *Sensor, e *Entity, m uint64, ep uint32, end, 
 		nBegin = min(1+len(begin.state), int(rel.nattr))
 		k += slotsFor(wire.PEntityBegin, nBegin)
 	}
-	var pos uint64
-	var q *ring
-	for spins := 0; ; spins++ {
-		var ok bool
-		q = r.pin()
-		if pos, ok = q.reserve(k, r.plain); ok {
-			break
-		}
+	q := r.pin()
+	pos, ok := q.reserve(k, q.size, r.plain)
+	if !ok {
+		// Even the entities' reserve is full: the drain is far behind.
+		// The caller holds r.mu, so waiting here would stop every
+		// entity operation of the subject: the packets are dropped and
+		// counted instead.
 		procUnpin()
-		if spins < 16 {
-			runtime.Gosched()
-		} else {
-			time.Sleep(20 * time.Microsecond)
-		}
+		rel.drops.Add(uint64(btoi(end != nil) + btoi(begin != nil)))
+		return r.now()
 	}
 	ts := r.now()
 	write := func(pos uint64, kind wire.PacketKind, t *entTuple, n int, flags uint8) uint64 {

@@ -51,6 +51,7 @@ type Resident struct {
 	// registries, the sessions' bit assignment, and entity packets.
 	mu       sync.Mutex
 	sessions session.Table[Session] // open sessions by index
+	budget   *session.Budget        // what the sessions hold together
 	closed   bool
 
 	// dmu guards table: the drain's view of the sessions by index.
@@ -105,6 +106,7 @@ func newResident(spec *Spec, opts Options) *Resident {
 		stop:      make(chan struct{}),
 		drainDone: make(chan struct{}),
 		wake:      make(chan struct{}, 1),
+		budget:    session.NewBudget(session.MaxHeldTotal),
 	}
 	if r.period <= 0 {
 		r.period = 1_000_000_000
