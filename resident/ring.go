@@ -133,15 +133,15 @@ type ring struct {
 // least 16: room for the largest pair of packets an entity operation
 // writes).
 //
-// Sensor packets may fill the ring only up to room: the last eighth (at
-// least an entity operation's pair of packets) is the entities' reserve,
-// so that a flood of sensor packets does not make entity packets drop.
+// Sensor packets may fill the ring only up to room: the last eighth is
+// the entities' reserve, so that a flood of sensor packets does not keep
+// entity packets waiting (emitEntity).
 func newRing(n int) *ring {
 	size := 16
 	for size < n {
 		size <<= 1
 	}
-	reserve := max(size/8, int(2*maxSlots))
+	reserve := size / 8
 	return &ring{slots: make([]slot, size), size: uint64(size), mask: uint64(size - 1), room: uint64(size - reserve)}
 }
 
