@@ -77,7 +77,7 @@ type Resident struct {
 	closed   bool
 	sessions session.Table[Session]
 	budget   *session.Budget // what the sessions hold together
-	tr       *tracker // while some session is open
+	tr       *tracker        // while some session is open
 }
 
 // entity type IDs (linux.sdl declares them first, in this order).

@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -122,7 +123,7 @@ func ParseAddr(addr string) (network, address string, err error) {
 }
 
 // Listen listens on addr (see ParseAddr). A unix socket's file is created
-// with mode 0600; a stale socket file (nobody accepting on it) is removed
+// with mode 0600 before anyone can connect to it; a stale socket file (nobody accepting on it) is removed
 // first, while a live socket or a file that is not a socket is an error.
 func Listen(addr string) (net.Listener, error) {
 	network, address, err := ParseAddr(addr)
@@ -152,13 +153,42 @@ func Listen(addr string) (net.Listener, error) {
 			return nil, fmt.Errorf("transport: removing stale socket: %w", err)
 		}
 	}
-	lis, err := net.Listen("unix", address)
+	// The socket is bound in a private directory (0700: nobody else can
+	// connect to it there), made 0600, and only then renamed into place:
+	// there is no instant at which another user can connect.
+	dir, err := os.MkdirTemp(filepath.Dir(address), ".tqmon-sock-")
 	if err != nil {
 		return nil, fmt.Errorf("transport: %w", err)
 	}
-	if err := os.Chmod(address, 0o600); err != nil {
+	defer os.RemoveAll(dir)
+	tmp := filepath.Join(dir, "s")
+	lis, err := net.ListenUnix("unix", &net.UnixAddr{Name: tmp, Net: "unix"})
+	if err != nil {
+		return nil, fmt.Errorf("transport: %w", err)
+	}
+	lis.SetUnlinkOnClose(false)
+	if err := os.Chmod(tmp, 0o600); err != nil {
 		lis.Close()
 		return nil, fmt.Errorf("transport: %w", err)
 	}
-	return lis, nil
+	if err := os.Rename(tmp, address); err != nil {
+		lis.Close()
+		return nil, fmt.Errorf("transport: %w", err)
+	}
+	return &unixListener{lis, &net.UnixAddr{Name: address, Net: "unix"}}, nil
+}
+
+// unixListener is a unix socket listener bound elsewhere and renamed to
+// addr: it reports addr and removes it on Close.
+type unixListener struct {
+	*net.UnixListener
+	addr *net.UnixAddr
+}
+
+func (l *unixListener) Addr() net.Addr { return l.addr }
+
+func (l *unixListener) Close() error {
+	err := l.UnixListener.Close()
+	os.Remove(l.addr.Name)
+	return err
 }
