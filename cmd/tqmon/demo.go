@@ -31,6 +31,7 @@ type demoFlags struct {
 	subject    bool
 	listen     string
 	token      string
+	tokenFile  string
 	wait       bool
 	duration   time.Duration
 	truthDir   string
@@ -105,7 +106,8 @@ and the demo runs until q (or --duration, when given).`,
 	fl.BoolVar(&f.headless, "headless", false, "print results instead of showing the animated view")
 	fl.BoolVar(&f.subject, "subject", false, "run only the subject and its resident, serving monitors at --listen")
 	fl.StringVar(&f.listen, "listen", "", "with --subject: where to serve (a unix socket path, or host:port with --token)")
-	fl.StringVar(&f.token, "token", "", "shared token remote monitors must present (required on TCP)")
+	fl.StringVar(&f.token, "token", "", "shared token remote monitors must present (required on TCP; or --token-file, or $TQMON_TOKEN)")
+	fl.StringVar(&f.tokenFile, "token-file", "", "with --subject: read the shared token from this file")
 	fl.BoolVar(&f.wait, "wait", true, "with --subject: start the system only once a monitor has connected")
 	fl.DurationVar(&f.duration, "duration", 10*time.Second, "how long to run (real time)")
 	fl.StringVar(&f.truthDir, "truth", "", "write the complete ground truth as a history directory")
@@ -223,6 +225,10 @@ func (s readySession) Apply(cmd *wire.Command) error {
 func runSubject(f *demoFlags, stderr io.Writer) error {
 	if f.listen == "" {
 		return usageErr(errors.New("--subject needs --listen ADDR (a unix socket path, or host:port with --token)"))
+	}
+	var err error
+	if f.token, err = transport.Token(f.token, f.tokenFile); err != nil {
+		return usageErr(err)
 	}
 	var cat *algebra.Catalog
 	var rec *truth.Recorder

@@ -192,3 +192,30 @@ func (l *unixListener) Close() error {
 	os.Remove(l.addr.Name)
 	return err
 }
+
+// TokenEnv is the environment variable a token may come from, so that it
+// need not appear in a command line (which other users see in ps).
+const TokenEnv = "TQMON_TOKEN"
+
+// Token returns the shared token to use: flag (--token) if given, else the
+// contents of file (--token-file, surrounding white space trimmed), else
+// $TQMON_TOKEN, else "". Giving both flag and file is an error.
+func Token(flag, file string) (string, error) {
+	switch {
+	case flag != "" && file != "":
+		return "", errors.New("transport: give --token or --token-file, not both")
+	case flag != "":
+		return flag, nil
+	case file != "":
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return "", fmt.Errorf("transport: token file: %w", err)
+		}
+		t := strings.TrimSpace(string(b))
+		if t == "" {
+			return "", fmt.Errorf("transport: token file %s is empty", file)
+		}
+		return t, nil
+	}
+	return os.Getenv(TokenEnv), nil
+}
