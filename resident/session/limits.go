@@ -26,7 +26,7 @@ const (
 	MaxEnables = 1 << 16
 	// MaxLease is the longest lease a remote may ask for: a remote that
 	// vanishes leaves its enables in force at most this long.
-	MaxLease = time.Minute
+	MaxLease = time.Hour
 )
 
 // Budget is what all of a resident's sessions may hold together, in

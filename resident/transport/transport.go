@@ -13,9 +13,18 @@
 // Addresses: "unix:/path" or a bare path (anything starting with '/' or
 // '.', or without ':') is a unix socket; "tcp:host:port" or "host:port" is
 // TCP. TCP needs a shared token, sent as "authorization: Bearer <token>";
-// over a unix socket the file's 0600 permissions guard access and a token
-// is optional (checked when set). Tokens travel in clear: on an untrusted
+// over a unix socket the file's 0600 permissions guard access (it is
+// bound in a private 0700 directory and renamed into place, so no other
+// user can connect at any instant) and a token is optional (checked when
+// set). Token gives the token from a flag, a file or $TQMON_TOKEN, so it
+// need not be on a command line. Tokens travel in clear: on an untrusted
 // network, tunnel the port (ssh -L) or use a unix socket.
+//
+// Doors (guard.go): at most MaxUnauthenticated connections wait for
+// their first authenticated stream at once, each at most
+// HandshakeTimeout; a connection opens at most MaxSessionsPerConn
+// sessions at once. What an authenticated session can make the resident
+// hold is the session core's business (package session).
 package transport
 
 import (
