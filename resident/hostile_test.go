@@ -132,13 +132,32 @@ func (h *honest) ended(t *testing.T, who string, sids ...SensorID) {
 	}
 }
 
-func checkSubject(t *testing.T, base, rate float64, stall, baseStall time.Duration) {
+// baseline is the subject with an honest monitor alone: its session, its
+// rate and longest operation, and the heap then.
+type baseline struct {
+	s     *Session
+	rate  float64
+	stall time.Duration
+	heap  uint64
+}
+
+// honestBaseline opens an honest session (SendMessage enabled, its
+// batches received) and measures the subject beside it.
+func honestBaseline(t *testing.T, r *Resident) (*honest, baseline) {
+	s := r.Open()
+	mustApply(t, s, wire.Command{Kind: wire.CEnableAll, Sensor: uint16(sSendMessage)})
+	h := serve(s)
+	rate, stall := subject(r, 500*time.Millisecond)
+	return h, baseline{s, rate, stall, heapInUse()}
+}
+
+func checkSubject(t *testing.T, base baseline, rate float64, stall time.Duration) {
 	t.Helper()
-	t.Logf("subject: %.0f ops/s alone, %.0f with the monitors (%.2f); longest operation %v (%v alone)", base, rate, rate/base, stall, baseStall)
-	if rate < hostileMinRate*base {
-		t.Errorf("subject ran at %.0f ops/s, under %.0f%% of its %.0f ops/s alone", rate, 100*hostileMinRate, base)
+	t.Logf("subject: %.0f ops/s alone, %.0f with the monitors (%.2f); longest operation %v (%v alone)", base.rate, rate, rate/base.rate, stall, base.stall)
+	if rate < hostileMinRate*base.rate {
+		t.Errorf("subject ran at %.0f ops/s, under %.0f%% of its %.0f ops/s alone", rate, 100*hostileMinRate, base.rate)
 	}
-	if bound := max(hostileMaxStall, 3*baseStall); stall > bound {
+	if bound := max(hostileMaxStall, 3*base.stall); stall > bound {
 		t.Errorf("a subject operation took %v (bound %v)", stall, bound)
 	}
 }
@@ -160,11 +179,7 @@ func checkHeap(t *testing.T, before uint64) {
 func TestHostileNeverReads(t *testing.T) {
 	r := New(testSpec(), Options{})
 	defer r.Close()
-	good := r.Open()
-	mustApply(t, good, wire.Command{Kind: wire.CEnableAll, Sensor: uint16(sSendMessage)})
-	h := serve(good)
-	base, baseStall := subject(r, 500*time.Millisecond)
-	heap := heapInUse()
+	h, base := honestBaseline(t, r)
 	bad := r.Open()
 	mustApply(t, bad, wire.Command{Kind: wire.CEnableAll, Sensor: uint16(sSendMessage)})
 	send := r.Sensor(sSendMessage)
@@ -176,7 +191,7 @@ func TestHostileNeverReads(t *testing.T) {
 	if held := r.budget.Held(); held > session.MaxHeldTotal {
 		t.Errorf("sessions hold %d packets (at most %d)", held, session.MaxHeldTotal)
 	}
-	checkHeap(t, heap)
+	checkHeap(t, base.heap)
 	r.Close()
 	h.ended(t, "honest", sSendMessage)
 	// The silent monitor finally reads: what it held, and its drops.
@@ -197,7 +212,7 @@ func TestHostileNeverReads(t *testing.T) {
 	if n+c.Drops != c.Wanted || c.Drops == 0 || n > session.MaxHeld {
 		t.Errorf("silent monitor: delivered %d + dropped %d, wanted %d: want drops, and at most %d delivered", n, c.Drops, c.Wanted, session.MaxHeld)
 	}
-	checkSubject(t, base, rate, stall, baseStall)
+	checkSubject(t, base, rate, stall)
 }
 
 // A monitor that pauses (stops reading and renewing) past its lease: its
@@ -206,11 +221,7 @@ func TestHostileNeverReads(t *testing.T) {
 func TestHostilePausedPastLease(t *testing.T) {
 	r := New(testSpec(), Options{})
 	defer r.Close()
-	good := r.Open()
-	mustApply(t, good, wire.Command{Kind: wire.CEnableAll, Sensor: uint16(sSendMessage)})
-	h := serve(good)
-	base, baseStall := subject(r, 500*time.Millisecond)
-	heap := heapInUse()
+	h, base := honestBaseline(t, r)
 	bad := r.Open()
 	if err := bad.Apply(&wire.Command{Kind: wire.CLease, Period: int64(session.MaxLease + 1)}); !isCmdErr(err, "period") {
 		t.Errorf("a lease over MaxLease: %v", err)
@@ -221,13 +232,13 @@ func TestHostilePausedPastLease(t *testing.T) {
 	if _, err := bad.Recv(context.Background()); !errors.Is(err, ErrLeaseExpired) {
 		t.Errorf("paused session: %v, want the lease expired", err)
 	}
-	checkHeap(t, heap)
+	checkHeap(t, base.heap)
 	r.Close()
 	h.ended(t, "honest", sSendMessage)
 	if held := r.budget.Held(); held != 0 {
 		t.Errorf("%d packets still held after every session ended", held)
 	}
-	checkSubject(t, base, rate, stall, baseStall)
+	checkSubject(t, base, rate, stall)
 }
 
 // Sampling: a session asks for 1,000 samplers (more than it may), at the
@@ -244,14 +255,10 @@ func TestHostileSamplers(t *testing.T) {
 	for range 5000 {
 		run.StateBegin([]Value{{E: p}, {E: cpu}})
 	}
-	good := r.Open()
-	mustApply(t, good, wire.Command{Kind: wire.CEnableAll, Sensor: uint16(sSendMessage)})
-	if err := good.Apply(&wire.Command{Kind: wire.CSample, ID: 2, Sensor: uint16(sRunningOn), All: true, Period: minSamplePeriod - 1}); !isCmdErr(err, "period") {
+	h, base := honestBaseline(t, r)
+	if err := base.s.Apply(&wire.Command{Kind: wire.CSample, ID: 2, Sensor: uint16(sRunningOn), All: true, Period: minSamplePeriod - 1}); !isCmdErr(err, "period") {
 		t.Errorf("a period below the shortest: %v", err)
 	}
-	h := serve(good)
-	base, baseStall := subject(r, 500*time.Millisecond)
-	heap := heapInUse()
 	bad := r.Open()
 	refused := 0
 	for i := range 1000 {
@@ -279,12 +286,12 @@ func TestHostileSamplers(t *testing.T) {
 	if took > hostileMaxStall {
 		t.Errorf("closing the session with %d samplers took %v", maxSamplers, took)
 	}
-	checkHeap(t, heap)
+	checkHeap(t, base.heap)
 	sampled := run.wanted.Load()
 	r.Close()
 	h.ended(t, "honest", sSendMessage)
 	t.Logf("%d samples wanted by the sampling session; closing it took %v", sampled, took)
-	checkSubject(t, base, rate, stall, baseStall)
+	checkSubject(t, base, rate, stall)
 }
 
 // Enables for entities that do not exist: a session holds at most
