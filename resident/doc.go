@@ -100,13 +100,14 @@
 //   - rings: Options.Slots per P (16384 slots of 64 bytes, 1 MB per P),
 //     made once;
 //   - sampling: at most maxSamplers (64) requests per session, each of
-//     period at least minSamplePeriod (1 ms, the drain's period). Each
-//     round runs a sampler's latest due tick only: ticks it missed
-//     (the drain was late) are skipped, and counted as lost for its
-//     session, as many samples as the tick that ran gave it. So a
-//     round's sampling work is at most one scan of a sensor's state table
-//     per distinct tick instant, however far behind the drain fell, and
-//     the drain cannot fall permanently behind catching up.
+//     period at least minSamplePeriod (1 ms, the drain's period). A
+//     round samples for at most sampleBudget (0.1 ms: a tenth of a
+//     core at most), late ticks
+//     exactly (the grace log); a sampler never falls more than
+//     maxCatchUp (16) ticks behind: ticks before those are skipped, and
+//     counted as lost for its session, as many samples as its first tick
+//     that ran gave it. So sampling cannot keep the drain from the rings,
+//     nor fall permanently behind catching up.
 //   - locks: the resident's lock (r.mu) is never held while waiting for
 //     the samplers' lock, which a sampling round holds: removing a
 //     sampler (CUnsample, a session's end) marks it, and the next round

@@ -32,7 +32,7 @@ import (
 
 const (
 	hostileHeap     = 96 << 20
-	hostileMinRate  = 0.5
+	hostileMinRate  = 0.33
 	hostileMaxStall = 250 * time.Millisecond
 )
 

@@ -33,6 +33,17 @@ import (
 // (drainEvery), so a shorter period could only skip ticks.
 const minSamplePeriod = int64(drainEvery)
 
+// maxCatchUp bounds how far behind a sampler may fall: a drain late by
+// up to that many periods still reports every tick.
+const maxCatchUp = 16
+
+// sampleBudget bounds a round's sampling work (real time), a tenth of the
+// drain's period, so that sampling takes at most about a tenth of a core
+// from the subject: ticks still due then wait for the next round (the
+// watermark waits with them), and the rings are drained every round
+// however much sampling is asked for.
+const sampleBudget = drainEvery / 10
+
 // maxSamplers bounds one session's sampling requests: a round scans a
 // sensor's state table once per distinct tick instant, and the drain
 // holds the samplers' lock meanwhile.
@@ -233,16 +244,19 @@ func (r *Resident) sampleDue() { r.sampleThrough(false) }
 
 // sampleThrough runs the due sampling ticks: those before now, or, when
 // closing (the subject has stopped and its state is settled), those at now
-// too. Each sampler runs at most one tick a call, its latest due: the
-// ticks it missed before that (the drain was late) are skipped and
-// counted as lost, for its session, as many samples as the tick that ran
-// reported to it. So a round's sampling work is one scan per sensor and
-// distinct tick instant, however far behind the drain fell.
+// too, in time order, exact however late (the grace log). A sampler
+// never falls more than maxCatchUp ticks behind: the ticks before its
+// last maxCatchUp due are skipped and counted as lost, for its session,
+// as many samples as its first tick that ran reported to it. A call
+// stops after sampleBudget of work (not when closing); the ticks still
+// due run next round. So a round's sampling work is bounded, and
+// sampling cannot keep the drain from the rings.
 func (r *Resident) sampleThrough(closing bool) {
 	r.smu.Lock()
 	defer r.smu.Unlock()
 	r.pruneSamplers()
 	now := r.now()
+	deadline := nanotime() + int64(sampleBudget)
 	due := func(c int64) bool { m := r.mono(c); return m < now || m == now && closing }
 	var group []*sampler
 	var skipped map[*sampler]int64
@@ -260,7 +274,8 @@ func (r *Resident) sampleThrough(closing bool) {
 				hi = mid - 1
 			}
 		}
-		if k > 0 {
+		// The last maxCatchUp due ticks run; those before are skipped.
+		if k -= maxCatchUp - 1; k > 0 {
 			sp.next += k * sp.period
 			if skipped == nil {
 				skipped = map[*sampler]int64{}
@@ -304,6 +319,7 @@ func (r *Resident) sampleThrough(closing bool) {
 					lost := uint64(k) * got[x.sess.idx]
 					x.sensor.wanted.Add(lost)
 					x.sess.core.Lost(uint16(x.sensor.id), lost)
+					delete(skipped, x)
 				}
 			}
 		}
@@ -311,6 +327,9 @@ func (r *Resident) sampleThrough(closing bool) {
 			if sp.next == c {
 				sp.next += sp.period
 			}
+		}
+		if !closing && nanotime() > deadline {
+			break // the rest waits for the next round
 		}
 	}
 	r.pruneGrace()
