@@ -85,7 +85,7 @@
 // + dropped = wanted. Entity relation packets go to every session; the
 // last eighth of each ring is kept for them, so a flood of sensor packets
 // does not drop them, and when even that is full their producer waits
-// for the drain at most 20 ms (entityWait), then drops and counts them.
+// for the drain at most 100 ms (entityWait), then drops and counts them.
 // Sampling (sample.go) runs in the drain.
 //
 // # Bounds

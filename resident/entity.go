@@ -167,9 +167,9 @@ func (e *Entity) Delete() {
 }
 
 // entityWait bounds how long an entity operation waits for ring room
-// (with r.mu held): twenty drain rounds, time for a drain descheduled
-// on a busy machine to run a round.
-const entityWait = 20 * drainEvery
+// (with r.mu held): a hundred drain rounds, time for a drain descheduled
+// on an overloaded machine to run a round.
+const entityWait = 100 * drainEvery
 
 func btoi(b bool) int {
 	if b {
@@ -200,7 +200,7 @@ func (r *Resident) entityAfter(rel *Sensor, e *Entity, m uint64, ep uint32, stat
 // timestamp, which it returns. Entity packets may use the ring's reserve,
 // which sensor packets leave them (ring.go), so a flood of sensor packets
 // does not make them drop; when even the reserve is full it waits for the
-// drain at most entityWait, then drops them and counts them (and drops at
+// drain at most entityWait (100 ms), then drops them and counts them (and drops at
 // once until the ring has had room again). Called with r.mu held.
 func (r *Resident) emitEntity(rel *Sensor, e *Entity, m uint64, ep uint32, end, begin *entTuple, deleted bool) int64 {
 	if m == 0 {
