@@ -58,6 +58,7 @@ type Join struct {
 	spec    JoinSpec
 	k       int
 	in      []*joinInput
+	merge   merge // of the inputs' buffers, in the order of in
 	out     stream.Receiver
 	st      *runState
 	filters [][]expr.Fn // per input: conjuncts over that input alone
@@ -117,6 +118,9 @@ func NewJoin(spec JoinSpec, out stream.Receiver, st *runState, sweepMin int) *Jo
 		// Advance, tells the operator how time passes.
 		j.in = append(j.in, &joinInput{j: j, open: map[*stream.Rec]*entry{}})
 	}
+	for _, in := range j.in {
+		j.merge.in = append(j.merge.in, &in.inbuf)
+	}
 	for _, t := range spec.Targets {
 		j.targets = append(j.targets, expr.Compile(t))
 	}
@@ -133,9 +137,9 @@ func (j *Join) Input(i int) stream.Receiver { return j.in[i] }
 
 // Held counts stored tuples, live candidates and buffered outputs.
 func (j *Join) Held() int {
-	n := j.live + j.outBuf.len()
+	n := j.live + j.outBuf.len() + j.merge.held()
 	for _, in := range j.in {
-		n += in.nLive + len(in.buf) - in.head
+		n += in.nLive
 		if !in.stored {
 			n += len(in.open)
 		}

@@ -17,10 +17,7 @@ type joinInput struct {
 	// compaction.
 	minB algebra.Time
 
-	buf  []stream.Elem
-	head int
-	wm   algebra.Time
-	seen bool
+	inbuf // buffered elements and watermark, merged by Join.merge
 
 	entries   []*entry // stored, in arrival (= begin) order
 	entHead   int
@@ -44,28 +41,21 @@ type entry struct {
 	deps []*cand
 }
 
-func (in *joinInput) Push(e stream.Elem) {
-	in.buf = append(in.buf, e)
-}
+func (in *joinInput) Push(e stream.Elem) { in.push(e) }
 
 func (in *joinInput) Advance(t algebra.Time) {
-	if in.seen && t <= in.wm {
-		return
+	if in.advance(t) {
+		in.j.advance()
 	}
-	in.wm, in.seen = t, true
-	in.j.advance()
 }
 
 func (j *Join) advance() {
 	if j.finished || j.st.err != nil {
 		return
 	}
-	w := algebra.Forever
-	for _, in := range j.in {
-		if !in.seen {
-			return
-		}
-		w = min(w, in.wm)
+	w, ok := j.merge.watermark()
+	if !ok {
+		return
 	}
 	if j.k == 0 {
 		// The single empty binding.
@@ -82,33 +72,16 @@ func (j *Join) advance() {
 	j.started = true
 	// Process buffered elements up to w in time order, Ends first.
 	for {
-		var best *joinInput
-		for _, in := range j.in {
-			if in.head < len(in.buf) && in.buf[in.head].T <= w {
-				if best == nil || stream.Less(in.buf[in.head], best.buf[best.head]) {
-					best = in
-				}
-			}
-		}
-		if best == nil {
+		i, e, ok := j.merge.next()
+		if !ok {
 			break
 		}
-		e := best.buf[best.head]
-		best.buf[best.head] = stream.Elem{}
-		best.head++
-		j.process(best, e)
+		j.process(j.in[i], e)
 		if j.st.err != nil {
 			return
 		}
 	}
-	for _, in := range j.in {
-		if in.head == len(in.buf) {
-			in.buf, in.head = in.buf[:0], 0
-		} else if in.head > 1024 && in.head*2 > len(in.buf) {
-			n := copy(in.buf, in.buf[in.head:])
-			in.buf, in.head = in.buf[:n], 0
-		}
-	}
+	j.merge.reclaim()
 	if w == algebra.Forever {
 		// The stream is over: what is still open is valid until Forever.
 		for _, in := range j.in {
