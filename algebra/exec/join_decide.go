@@ -6,6 +6,7 @@ import (
 	"github.com/tqmon/tqmon/algebra/stream"
 )
 
+// candState is where a candidate stands.
 type candState uint8
 
 const (
@@ -14,6 +15,8 @@ const (
 	dead                   // finished
 )
 
+// cand is a candidate: a binding that has passed the where clause, whose
+// when clause and valid time are not yet all decided.
 type cand struct {
 	ents       []*entry
 	vals       expr.Binding

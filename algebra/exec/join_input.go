@@ -5,6 +5,9 @@ import (
 	"github.com/tqmon/tqmon/algebra/stream"
 )
 
+// joinInput is one input of a Join: its buffered elements and watermark
+// (merged with the other inputs' by Join.merge) and the store of its tuples
+// that the other inputs' future tuples may bind with.
 type joinInput struct {
 	j      *Join
 	i      int
@@ -32,6 +35,8 @@ type joinInput struct {
 	idx       []*index
 }
 
+// entry is a tuple of an input: stored when the input is, and the
+// candidates waiting for its end (deps) while it is open.
 type entry struct {
 	key  string // its key in the input's first index
 	rec  *stream.Rec

@@ -5,6 +5,8 @@ import (
 	"github.com/tqmon/tqmon/algebra/stream"
 )
 
+// emit buffers a result until the output watermark passes it; seq keeps
+// results at the same time and phase in the order they were decided.
 func (j *Join) emit(e stream.Elem) {
 	j.seq++
 	j.outBuf.push(e, j.seq)

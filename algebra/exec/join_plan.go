@@ -5,6 +5,7 @@ import (
 	"github.com/tqmon/tqmon/algebra/expr"
 )
 
+// index is a hash index on columns cols of an input's stored tuples.
 type index struct {
 	cols []int
 	m    map[string][]*entry
