@@ -149,7 +149,7 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 	for i, r := range rw {
 		plans[i] = r.Final
 	}
-	net, err := exec.Build(p.Catalog, p.Stmts, plans, exec.Options{})
+	net, err := exec.Build(p.Catalog, p.Stmts, plans, p.ExecOptions())
 	if err != nil {
 		return nil, stats, err
 	}

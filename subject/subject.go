@@ -63,6 +63,10 @@ type Options struct {
 	Truth      string
 	// Kernel is this machine's Linux kernel.
 	Kernel *KernelOptions
+	// MaxMemory is the memory budget, in bytes, of every query run over
+	// the subject (0: none; see query.Watch and query.DefaultMaxMemory):
+	// a run past it stops with an exec.MemoryError.
+	MaxMemory int64
 }
 
 // KernelOptions shape the kernel subject.
@@ -249,6 +253,14 @@ func Open(ctx context.Context, o Options) (Subject, error) {
 	if o.Given() != 1 {
 		return nil, badInput(errors.New("give one of --history DIR, --db DB, --connect ADDR, --demo or --kernel"))
 	}
+	s, err := open(ctx, o)
+	if err != nil || o.MaxMemory <= 0 {
+		return s, err
+	}
+	return bounded{Subject: s, limit: o.MaxMemory}, nil
+}
+
+func open(ctx context.Context, o Options) (Subject, error) {
 	switch {
 	case o.History != "":
 		return openHistory(o.History)
@@ -260,4 +272,17 @@ func Open(ctx context.Context, o Options) (Subject, error) {
 		return openDemo(o)
 	}
 	return openKernel(o.Kernel)
+}
+
+// bounded is a subject whose every run has a memory budget: the one place
+// a run's budget is made and watched, whatever the subject.
+type bounded struct {
+	Subject
+	limit int64
+}
+
+func (s bounded) Run(ctx context.Context, prog *query.Program, o RunOptions) ([]query.Result, Stats, error) {
+	b := &exec.Budget{Limit: s.limit}
+	defer query.Watch(b)()
+	return s.Subject.Run(ctx, prog.WithBudget(b), o)
 }

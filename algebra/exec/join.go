@@ -1,6 +1,9 @@
 package exec
 
 import (
+	"cmp"
+	"slices"
+
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/expr"
 	"github.com/tqmon/tqmon/algebra/stream"
@@ -145,4 +148,35 @@ func (j *Join) Held() int {
 		}
 	}
 	return n
+}
+
+// parts breaks Held down for the memory budget: pending bindings (live
+// candidates), stored tuples (with the inputs' buffers) and buffered
+// results, with an estimate of their bytes.
+func (j *Join) parts() ([]Part, int64) {
+	stored := j.merge.held()
+	for _, in := range j.in {
+		stored += in.nLive
+		if !in.stored {
+			stored += len(in.open)
+		}
+	}
+	perBinding := int64(bytesBinding)
+	if j.k > 3 {
+		perBinding += int64(j.k) * bytesVar
+	}
+	var parts []Part
+	var bytes int64
+	for _, p := range []struct {
+		n    int
+		what string
+		size int64
+	}{{j.live, "pending bindings", perBinding}, {stored, "stored tuples", bytesTuple}, {j.outBuf.len(), "buffered results", bytesTuple}} {
+		if p.n > 0 {
+			parts = append(parts, Part{N: p.n, What: p.what})
+			bytes += int64(p.n) * p.size
+		}
+	}
+	slices.SortStableFunc(parts, func(x, y Part) int { return cmp.Compare(y.N, x.N) })
+	return parts, bytes
 }

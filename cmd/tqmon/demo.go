@@ -42,6 +42,7 @@ type demoFlags struct {
 	stats      bool
 	planKind   string
 	display    string
+	maxMemory  int64
 }
 
 func newDemoCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -83,6 +84,7 @@ func newDemoCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.StringVar(&f.timeFormat, "time-format", "clock", "time format: clock, rfc3339 or ns")
 	fl.StringArrayVar(&f.params, "param", nil, "NAME=VALUE: the value of $NAME in queries (repeatable)")
 	fl.BoolVar(&f.stats, "stats", false, "print packets received (per sensor) and peak operator state on stderr")
+	addMaxMemoryFlag(fl, &f.maxMemory)
 	fl.StringVar(&f.planKind, "plan", "optimized", "optimized (rewritten) or naive plans")
 	fl.StringVar(&f.display, "display", "", "display spec of the animated view (default: the paper's)")
 	return cmd
@@ -106,7 +108,7 @@ func runDemo(f *demoFlags, stdout, stderr io.Writer) error {
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
-	sub, err := subject.Open(ctx, subject.Options{Demo: true, Config: f.cfg, Truth: f.truthDir})
+	sub, err := subject.Open(ctx, subject.Options{Demo: true, Config: f.cfg, Truth: f.truthDir, MaxMemory: f.maxMemory})
 	if err != nil {
 		return runtimeErr(err)
 	}

@@ -40,6 +40,7 @@ type queryFlags struct {
 	dbDir      string // query --db
 	record     string // --record DB: store the results
 	kernel     kernelFlags
+	maxMemory  int64
 }
 
 func newQueryCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -71,6 +72,7 @@ func newQueryCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.DurationVar(&f.lease, "lease", 3*time.Second, "with --connect: the lease residents grant; if the monitor vanishes, they clear its flags once it lapses")
 	fl.StringVar(&f.display, "display", "", "with --connect: show the results animated in the terminal as the display spec SPEC says (see tqmon view --help)")
 	fl.StringVar(&f.dbDir, "db", "", "database to query (see tqmon record, tqmon import); --stats reports the blocks read")
+	addMaxMemoryFlag(fl, &f.maxMemory)
 	fl.StringVar(&f.record, "record", "", "DB: also store each named retrieve's result there, as it is produced (a new database, or an existing one)")
 	return cmd
 }
@@ -94,7 +96,8 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error
 	if err != nil {
 		return usageErr(err)
 	}
-	so := subject.Options{History: f.historyDir, DB: f.dbDir, Connect: f.connect, Token: f.token, ResultsInto: f.record}
+	so := subject.Options{History: f.historyDir, DB: f.dbDir, Connect: f.connect, Token: f.token, ResultsInto: f.record,
+		MaxMemory: f.maxMemory}
 	if so.Kernel, err = f.kernel.options(); err != nil {
 		return err
 	}

@@ -33,6 +33,7 @@ type replayFlags struct {
 	timeFormat string
 	params     []string
 	stats      bool
+	maxMemory  int64
 }
 
 func newReplayCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -60,6 +61,7 @@ func newReplayCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.StringVar(&f.timeFormat, "time-format", "clock", "time format: clock, rfc3339 or ns")
 	fl.StringArrayVar(&f.params, "param", nil, "NAME=VALUE: the value of $NAME in queries (repeatable)")
 	fl.BoolVar(&f.stats, "stats", false, "print the blocks and elements read and peak operator state on stderr")
+	addMaxMemoryFlag(fl, &f.maxMemory)
 	return cmd
 }
 
@@ -93,7 +95,7 @@ func runReplay(cmd *cobra.Command, f *replayFlags, stdout, stderr io.Writer) err
 	if from != nil && to != nil && *to < *from {
 		return usageErr(errors.New("--to is before --from"))
 	}
-	sub, err := subject.Open(context.Background(), subject.Options{DB: f.dbDir})
+	sub, err := subject.Open(context.Background(), subject.Options{DB: f.dbDir, MaxMemory: f.maxMemory})
 	if err != nil {
 		return openErr(err)
 	}
