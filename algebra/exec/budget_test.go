@@ -9,25 +9,13 @@ import (
 	"github.com/tqmon/tqmon/internal/testkit"
 )
 
-// sixWay is a 6-variable self-join whose bindings multiply: every
-// process in a state binds with every other in it.
-const sixWay = `range of a is Process
-range of b is Process
-range of c is Process
-range of d is Process
-range of e is Process
-range of f is Process
-retrieve Six (P = a.Process)
-where a.State = b.State and b.State = c.State and c.State = d.State and d.State = e.State and e.State = f.State
-`
-
 // TestBudgetStopsJoin: the operators' accounting alone (no watchdog) stops
 // a 6-variable self-join once what it holds is over the budget, with an
 // error naming the join, its statement and place — and, since the budget
 // is checked inside the enumeration of bindings, not far past it.
 func TestBudgetStopsJoin(t *testing.T) {
 	h := benchHistory(t, 40, 50)
-	stmts := testkit.Compile(t, h.Catalog, "six.tq", sixWay, 0)
+	stmts := testkit.Compile(t, h.Catalog, "six.tq", testkit.SixWayJoin, 0)
 	const limit = 4 << 20
 	_, _, err := interpret(h.Catalog, h, stmts, exec.Options{Budget: &exec.Budget{Limit: limit}})
 	var me *exec.MemoryError
@@ -60,7 +48,7 @@ func TestBudgetStopsJoin(t *testing.T) {
 // the run at its next check, naming the heap size.
 func TestBudgetReportedHeap(t *testing.T) {
 	h := benchHistory(t, 10, 20)
-	stmts := testkit.Compile(t, h.Catalog, "six.tq", sixWay, 0)
+	stmts := testkit.Compile(t, h.Catalog, "six.tq", testkit.SixWayJoin, 0)
 	b := &exec.Budget{Limit: 1 << 30}
 	b.Over(3 << 30)
 	_, _, err := interpret(h.Catalog, h, stmts, exec.Options{Budget: b})
