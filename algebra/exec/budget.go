@@ -162,16 +162,26 @@ type holding struct {
 // parted is implemented by operators whose held items differ in kind
 // (a join's stored tuples, pending bindings and buffered results).
 type parted interface {
-	parts() ([]Part, int64)
+	// heldBytes estimates the bytes held, without allocating.
+	heldBytes() int64
+	parts() []Part
 }
 
-// usage is what one operator holds now.
-func (h holding) usage() Holding {
-	u := Holding{Op: h.op, Stmt: h.stmt}
+// bytes estimates what the operator holds now.
+func (h holding) bytes() int64 {
 	if p, ok := h.h.(parted); ok {
-		u.Parts, u.Bytes = p.parts()
+		return p.heldBytes()
+	}
+	return int64(h.h.Held()) * bytesTuple
+}
+
+// usage is what the operator holds now.
+func (h holding) usage() Holding {
+	u := Holding{Op: h.op, Stmt: h.stmt, Bytes: h.bytes()}
+	if p, ok := h.h.(parted); ok {
+		u.Parts = p.parts()
 	} else if n := h.h.Held(); n > 0 {
-		u.Parts, u.Bytes = []Part{{N: n, What: "tuples"}}, int64(n)*bytesTuple
+		u.Parts = []Part{{N: n, What: "tuples"}}
 	}
 	return u
 }
@@ -184,17 +194,20 @@ func (n *Network) checkBudget() {
 		return
 	}
 	heap := b.heap.Load()
-	var all []Holding
-	var est int64
-	for _, h := range n.holders {
-		u := h.usage()
-		est += u.Bytes
-		if u.Bytes > 0 {
-			all = append(all, u)
+	if heap == 0 {
+		var est int64
+		for _, h := range n.holders {
+			est += h.bytes()
+		}
+		if est <= b.Limit {
+			return
 		}
 	}
-	if heap == 0 && est <= b.Limit {
-		return
+	var all []Holding
+	for _, h := range n.holders {
+		if u := h.usage(); u.Bytes > 0 {
+			all = append(all, u)
+		}
 	}
 	slices.SortStableFunc(all, func(x, y Holding) int { return cmp.Compare(y.Bytes, x.Bytes) })
 	// The operators that matter: at most three, each holding at least an

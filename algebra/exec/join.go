@@ -140,43 +140,43 @@ func (j *Join) Input(i int) stream.Receiver { return j.in[i] }
 
 // Held counts stored tuples, live candidates and buffered outputs.
 func (j *Join) Held() int {
-	n := j.live + j.outBuf.len() + j.merge.held()
-	for _, in := range j.in {
-		n += in.nLive
-		if !in.stored {
-			n += len(in.open)
-		}
-	}
-	return n
+	pending, stored, buffered := j.heldCounts()
+	return pending + stored + buffered
 }
 
-// parts breaks Held down for the memory budget: pending bindings (live
-// candidates), stored tuples (with the inputs' buffers) and buffered
-// results, with an estimate of their bytes.
-func (j *Join) parts() ([]Part, int64) {
-	stored := j.merge.held()
+// heldCounts breaks Held down for the memory budget: pending bindings
+// (live candidates), stored tuples (with the inputs' buffers) and
+// buffered results.
+func (j *Join) heldCounts() (pending, stored, buffered int) {
+	stored = j.merge.held()
 	for _, in := range j.in {
 		stored += in.nLive
 		if !in.stored {
 			stored += len(in.open)
 		}
 	}
+	return j.live, stored, j.outBuf.len()
+}
+
+// heldBytes estimates the bytes the join holds.
+func (j *Join) heldBytes() int64 {
+	pending, stored, buffered := j.heldCounts()
 	perBinding := int64(bytesBinding)
 	if j.k > 3 {
 		perBinding += int64(j.k) * bytesVar
 	}
+	return int64(pending)*perBinding + int64(stored+buffered)*bytesTuple
+}
+
+// parts names what the join holds, most first.
+func (j *Join) parts() []Part {
+	pending, stored, buffered := j.heldCounts()
 	var parts []Part
-	var bytes int64
-	for _, p := range []struct {
-		n    int
-		what string
-		size int64
-	}{{j.live, "pending bindings", perBinding}, {stored, "stored tuples", bytesTuple}, {j.outBuf.len(), "buffered results", bytesTuple}} {
-		if p.n > 0 {
-			parts = append(parts, Part{N: p.n, What: p.what})
-			bytes += int64(p.n) * p.size
+	for _, p := range []Part{{pending, "pending bindings"}, {stored, "stored tuples"}, {buffered, "buffered results"}} {
+		if p.N > 0 {
+			parts = append(parts, p)
 		}
 	}
 	slices.SortStableFunc(parts, func(x, y Part) int { return cmp.Compare(y.N, x.N) })
-	return parts, bytes
+	return parts
 }
