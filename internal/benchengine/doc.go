@@ -51,10 +51,17 @@
 // time when it uses both cores), the peak resident set size of each
 // command (the largest over the rounds, from getrusage of the child), the
 // result rows, and tqmon/DuckDB — the ratio of wall-time medians: below 1
-// tqmon is faster. The runs of one round follow each other, so a busy
+// tqmon is faster. DuckDB runs inside node, whose start with DuckDB loaded
+// costs a fixed half second of CPU that a DuckDB linked into its program
+// would not pay; ratio' is the ratio with that start-up (measured on
+// SELECT 1 and printed first) taken from DuckDB's time — the fairer
+// figure at small sizes. The runs of one round follow each other, so a busy
 // machine slows both alike; on a shared machine the ratios are the point.
 // A command that runs past -timeout is killed, shown as "> timeout", and
-// not run again at that size. DuckDB's fixed cost (node starting and
-// loading DuckDB, measured on SELECT 1) is printed first: at the smallest
-// size it is most of DuckDB's time.
+// not run again at that size.
+//
+// A SQL file may begin with settings (statements ending a line with ";")
+// before its query: the overlap join sets DuckDB's merge_join_threshold to
+// 0, without which DuckDB misjudges the CSV views' sizes and runs a
+// quadratic piecewise merge join instead of its IEJoin.
 package main
