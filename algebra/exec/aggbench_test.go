@@ -234,13 +234,9 @@ func (f *fusedCountBy) popEnd() {
 }
 
 func (f *fusedCountBy) table(rows []coded) *algebra.Table {
-	rel := &algebra.Relation{Class: algebra.ClassInterval, Attrs: []algebra.Attr{{Name: "State"}, {Name: "N"}}}
-	out := &algebra.Table{Rel: rel}
 	nStates := int64(len(f.states))
-	for _, r := range rows {
-		s := int(r.group % nStates)
-		out.Add([]algebra.Value{algebra.Enum(f.states[s], s), algebra.Int(r.group / nStates)}, r.from, r.to)
-	}
-	out.SortRows()
-	return out
+	return codedTable(rows, []string{"State", "N"}, func(g int64) []algebra.Value {
+		s := int(g % nStates)
+		return []algebra.Value{algebra.Enum(f.states[s], s), algebra.Int(g / nStates)}
+	})
 }

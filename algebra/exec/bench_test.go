@@ -308,10 +308,21 @@ func (f *fusedSelectProject) run() []coded {
 }
 
 func (f *fusedSelectProject) table(rows []coded) *algebra.Table {
-	rel := &algebra.Relation{Class: algebra.ClassInterval, Attrs: []algebra.Attr{{Name: "Process"}, {Name: "X"}}}
+	return codedTable(rows, []string{"Process", "X"}, func(g int64) []algebra.Value {
+		return []algebra.Value{algebra.Entity(f.procs.names[g/f.nPrio]), algebra.Int(g % f.nPrio * 2)}
+	})
+}
+
+// codedTable decodes result rows into a table of interval relation attrs,
+// in order; vals gives a group's values.
+func codedTable(rows []coded, attrs []string, vals func(group int64) []algebra.Value) *algebra.Table {
+	rel := &algebra.Relation{Class: algebra.ClassInterval}
+	for _, a := range attrs {
+		rel.Attrs = append(rel.Attrs, algebra.Attr{Name: a})
+	}
 	out := &algebra.Table{Rel: rel}
 	for _, r := range rows {
-		out.Add([]algebra.Value{algebra.Entity(f.procs.names[r.group/f.nPrio]), algebra.Int(r.group % f.nPrio * 2)}, r.from, r.to)
+		out.Add(vals(r.group), r.from, r.to)
 	}
 	out.SortRows()
 	return out
@@ -395,12 +406,8 @@ func (f *fusedTemporalJoin) run() []coded {
 }
 
 func (f *fusedTemporalJoin) table(rows []coded) *algebra.Table {
-	rel := &algebra.Relation{Class: algebra.ClassInterval, Attrs: []algebra.Attr{{Name: "Process"}, {Name: "Cpu"}}}
-	out := &algebra.Table{Rel: rel}
 	nCPU := int64(len(f.cpus.names))
-	for _, r := range rows {
-		out.Add([]algebra.Value{algebra.Entity(f.procs.names[r.group/nCPU]), algebra.Entity(f.cpus.names[r.group%nCPU])}, r.from, r.to)
-	}
-	out.SortRows()
-	return out
+	return codedTable(rows, []string{"Process", "Cpu"}, func(g int64) []algebra.Value {
+		return []algebra.Value{algebra.Entity(f.procs.names[g/nCPU]), algebra.Entity(f.cpus.names[g%nCPU])}
+	})
 }
