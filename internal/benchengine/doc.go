@@ -51,11 +51,12 @@
 // time when it uses both cores), the peak resident set size of each
 // command (the largest over the rounds, from getrusage of the child), the
 // result rows, and tqmon/DuckDB — the ratio of wall-time medians: below 1
-// tqmon is faster. DuckDB runs inside node, whose start with DuckDB loaded
-// costs a fixed half second of CPU that a DuckDB linked into its program
-// would not pay; ratio' is the ratio with that start-up (measured on
-// SELECT 1 and printed first) taken from DuckDB's time — the fairer
-// figure at small sizes. The runs of one round follow each other, so a busy
+// tqmon is faster. cpu' is the ratio of CPU times with DuckDB's start-up
+// taken from its own: DuckDB runs inside node, whose start with DuckDB
+// loaded costs a fixed half second of CPU (measured on SELECT 1 and
+// printed first) that a DuckDB linked into its program would not pay, so
+// at small sizes cpu' is the fairer figure, and CPU times vary less than
+// wall times on a shared machine. The runs of one round follow each other, so a busy
 // machine slows both alike; on a shared machine the ratios are the point.
 // A command that runs past -timeout is killed, shown as "> timeout", and
 // not run again at that size.

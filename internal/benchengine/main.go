@@ -46,7 +46,7 @@ type config struct {
 	rounds                 int
 	timeout                time.Duration
 	only                   *regexp.Regexp
-	startup                time.Duration // DuckDB's fixed cost: node, loading DuckDB, SELECT 1
+	startup                measurement // DuckDB's fixed cost: node, loading DuckDB, SELECT 1 (medians)
 }
 
 func main() {
@@ -137,10 +137,10 @@ func (c *config) bench() error {
 	if c.startup, err = c.duckStartup(work); err != nil {
 		return err
 	}
-	fmt.Printf("tqmon against %s: whole commands, medians of %d interleaved rounds; DuckDB's start-up (SELECT 1) %s s\n\n",
-		c.versions(), c.rounds, secs(c.startup))
-	fmt.Printf("%-9s %-25s %8s %8s %6s %6s %9s %10s %8s %9s %7s\n",
-		"tuples", "query", "tqmon s", "DuckDB s", "ratio", "ratio'", "tqmon cpu", "DuckDB cpu", "tqmon MB", "DuckDB MB", "rows")
+	fmt.Printf("tqmon against %s: whole commands, medians of %d interleaved rounds;\nDuckDB's start-up (node, DuckDB loaded, SELECT 1): %s s, %s s cpu\n\n",
+		c.versions(), c.rounds, secs(c.startup.wall), secs(c.startup.cpu))
+	fmt.Printf("%-9s %-25s %8s %8s %6s %9s %10s %7s %8s %9s %7s\n",
+		"tuples", "query", "tqmon s", "DuckDB s", "ratio", "tqmon cpu", "DuckDB cpu", "cpu'", "tqmon MB", "DuckDB MB", "rows")
 
 	var took []string
 	for _, size := range c.sizes {
@@ -160,7 +160,7 @@ func (c *config) bench() error {
 		}
 		took = append(took, fmt.Sprintf("%d tuples %s", h.tuples, time.Since(start).Round(time.Second)))
 	}
-	fmt.Printf("\nratio: tqmon/DuckDB wall time (below 1: tqmon faster); ratio': the same with DuckDB's start-up taken from its time;\ncpu: user+system s; MB: peak RSS. Took: %s.\n", strings.Join(took, ", "))
+	fmt.Printf("\nratio: tqmon/DuckDB wall time (below 1: tqmon faster); cpu: user+system s; cpu': tqmon/DuckDB cpu\nwith DuckDB's start-up cpu taken from its own; MB: peak RSS. Took: %s.\n", strings.Join(took, ", "))
 	return nil
 }
 
@@ -269,10 +269,10 @@ func (c *config) benchQuery(work string, h generated, views string, q query) err
 		}
 		tw, tf := tq.wall()
 		dw, df := d.wall()
-		fmt.Printf("%-9d %-25s %8s %8s %6s %6s %9s %10s %8.0f %9.0f %7d\n",
-			h.tuples, name, c.wallText(tw, tf), c.wallText(dw, df),
-			c.ratio(tw, tf, dw, df, 0), c.ratio(tw, tf, dw, df, c.startup),
-			secs(tq.cpu()), secs(d.cpu()), tq.rssMB(), d.rssMB(), nrows)
+		fmt.Printf("%-9d %-25s %8s %8s %6s %9s %10s %7s %8.0f %9.0f %7d\n",
+			h.tuples, name, c.wallText(tw, tf), c.wallText(dw, df), c.ratio(tw, tf, dw, df, 0),
+			secs(tq.cpu()), secs(d.cpu()), c.ratio(tq.cpu(), tf, d.cpu(), df, c.startup.cpu),
+			tq.rssMB(), d.rssMB(), nrows)
 	}
 	return nil
 }
@@ -287,17 +287,21 @@ func splitLast(sql string) (setup, query string) {
 	return "", sql
 }
 
-// ratio is tqmon's wall time over DuckDB's less fixed (its start-up, or 0),
-// "> n" when tqmon timed out.
-func (c *config) ratio(tw time.Duration, tqTimedOut bool, dw time.Duration, duckTimedOut bool, fixed time.Duration) string {
-	d := max(dw-fixed, time.Millisecond)
+// ratio is tqmon's time over DuckDB's less fixed (its start-up, or 0): "-"
+// when either timed out or DuckDB's time less fixed is too small to tell
+// from the start-up's variation, except that a tqmon that timed out against a wall
+// time is at least ">n" times slower.
+const tooSmall = 50 * time.Millisecond
+
+func (c *config) ratio(tq time.Duration, tqTimedOut bool, duck time.Duration, duckTimedOut bool, fixed time.Duration) string {
+	d := max(duck-fixed, time.Millisecond)
 	switch {
-	case duckTimedOut:
+	case duckTimedOut, tqTimedOut && fixed != 0, fixed != 0 && d < tooSmall:
 		return "-"
 	case tqTimedOut:
 		return fmt.Sprintf(">%.0f", c.timeout.Seconds()/d.Seconds())
 	}
-	return fmt.Sprintf("%.2f", tw.Seconds()/d.Seconds())
+	return fmt.Sprintf("%.2f", tq.Seconds()/d.Seconds())
 }
 
 func (c *config) wallText(d time.Duration, timedOut bool) string {
@@ -315,22 +319,23 @@ func secs(d time.Duration) string {
 	return strconv.FormatFloat(s, 'f', 1, 64)
 }
 
-// duckStartup is the median wall time of DuckDB doing nothing: node
+// duckStartup is what DuckDB costs doing nothing (medians): node
 // starting, loading DuckDB, SELECT 1.
-func (c *config) duckStartup(work string) (time.Duration, error) {
+func (c *config) duckStartup(work string) (measurement, error) {
 	script := filepath.Join(work, "startup.sql")
 	if err := os.WriteFile(script, []byte("SELECT 1;\n"), 0o644); err != nil {
-		return 0, err
+		return measurement{}, err
 	}
-	var ds []time.Duration
+	e := &engineRuns{}
 	for r := 0; r < c.rounds; r++ {
 		m, err := run([]string{c.node, filepath.Join(c.root, here, "duck.mjs"), script}, "", c.timeout)
 		if err != nil {
-			return 0, err
+			return measurement{}, err
 		}
-		ds = append(ds, m.wall)
+		e.m = append(e.m, m)
 	}
-	return median(ds), nil
+	wall, _ := e.wall()
+	return measurement{wall: wall, cpu: e.cpu()}, nil
 }
 
 // versions names the node and DuckDB that run.
