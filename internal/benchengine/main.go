@@ -33,7 +33,8 @@ func benchQueries() []query {
 		{"P1's sends", q("p1_sends.tq"), []variant{{"", q("p1_sends.sql")}}},
 		{"ResumedbyP1", "testdata/paper/resumed_by_p1.tq", []variant{
 			{"join", q("resumed_by_p1.join.sql")},
-			{"semi-join", q("resumed_by_p1.semi.sql")},
+			{"semi-join, EXISTS", q("resumed_by_p1.semi.sql")},
+			{"semi-join, first send", q("resumed_by_p1.first.sql")},
 		}},
 		{"overlap join", q("overlap.tq"), []variant{{"", q("overlap.sql")}}},
 		{"queue length", "testdata/paper/queue_length.tq", []variant{{"", q("queue_length.sql")}}},
@@ -139,7 +140,7 @@ func (c *config) bench() error {
 	}
 	fmt.Printf("tqmon against %s: whole commands, medians of %d interleaved rounds;\nDuckDB's start-up (node, DuckDB loaded, SELECT 1): %s s, %s s cpu\n\n",
 		c.versions(), c.rounds, secs(c.startup.wall), secs(c.startup.cpu))
-	fmt.Printf("%-9s %-25s %8s %8s %6s %9s %10s %7s %8s %9s %7s\n",
+	fmt.Printf("%-9s %-36s %8s %8s %6s %9s %10s %7s %8s %9s %7s\n",
 		"tuples", "query", "tqmon s", "DuckDB s", "ratio", "tqmon cpu", "DuckDB cpu", "cpu'", "tqmon MB", "DuckDB MB", "rows")
 
 	var took []string
@@ -269,7 +270,7 @@ func (c *config) benchQuery(work string, h generated, views string, q query) err
 		}
 		tw, tf := tq.wall()
 		dw, df := d.wall()
-		fmt.Printf("%-9d %-25s %8s %8s %6s %9s %10s %7s %8.0f %9.0f %7d\n",
+		fmt.Printf("%-9d %-36s %8s %8s %6s %9s %10s %7s %8.0f %9.0f %7d\n",
 			h.tuples, name, c.wallText(tw, tf), c.wallText(dw, df), c.ratio(tw, tf, dw, df, 0),
 			secs(tq.cpu()), secs(d.cpu()), c.ratio(tq.cpu(), tf, d.cpu(), df, c.startup.cpu),
 			tq.rssMB(), d.rssMB(), nrows)
