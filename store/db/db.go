@@ -52,6 +52,8 @@ type DB struct {
 	byName   map[string]*relMeta
 	window   *algebra.Window
 	writer   *Writer
+	view     *view    // the view a read-only database is read through
+	damage   []Damage // what a salvaging open left out
 }
 
 // relMeta is one stored relation.
@@ -60,28 +62,6 @@ type relMeta struct {
 	rel   *algebra.Relation
 	sch   *schema
 	state relState
-}
-
-// Options shape Open.
-type Options struct {
-	// ReadOnly opens for reading only; several readers may share a
-	// database. A database left by a killed writer is opened for writing
-	// once, to recover, when read-only opening cannot.
-	ReadOnly bool
-}
-
-func badgerOptions(dir string, readOnly bool) badger.Options {
-	return badger.DefaultOptions(dir).
-		WithLogger(nil).
-		WithReadOnly(readOnly).
-		WithMetricsEnabled(false).
-		WithDetectConflicts(false).
-		WithNumVersionsToKeep(1).
-		WithMemTableSize(32 << 20).
-		WithNumMemtables(3).
-		WithBlockCacheSize(32 << 20).
-		WithValueLogFileSize(64 << 20).
-		WithNumCompactors(2)
 }
 
 // Create makes a new database in dir (which must not exist or be empty)
@@ -107,7 +87,7 @@ func create(dir string, spec Spec, inMemory bool) (*DB, error) {
 		return nil, fmt.Errorf("%s: %d relations; a database holds at most %d", dir, len(cat.Relations), 1<<16)
 	}
 	if inMemory {
-		return initialize(dir, spec, cat, badgerOptions("", false).WithInMemory(true))
+		return initialize(dir, spec, cat, badgerOptions("", false, newBadgerLog(dir, nil)).WithInMemory(true))
 	}
 	ents, err := os.ReadDir(dir)
 	switch {
@@ -126,15 +106,15 @@ func create(dir string, spec Spec, inMemory bool) (*DB, error) {
 	if err := os.WriteFile(filepath.Join(dir, markerFile), []byte(marker), 0o644); err != nil {
 		return nil, fmt.Errorf("database %s: %w", dir, err)
 	}
-	return initialize(dir, spec, cat, badgerOptions(dir, false))
+	return initialize(dir, spec, cat, badgerOptions(dir, false, newBadgerLog(dir, nil)))
 }
 
 // initialize opens a new badger database and writes the format, the spec
 // and the relations.
 func initialize(dir string, spec Spec, cat *algebra.Catalog, opts badger.Options) (*DB, error) {
-	bdb, err := badger.Open(opts)
+	bdb, err := openBadger(dir, opts)
 	if err != nil {
-		return nil, fmt.Errorf("database %s: %w", dir, err)
+		return nil, err
 	}
 	d := &DB{dir: dir, bdb: bdb, spec: spec, cat: cat, byName: map[string]*relMeta{}}
 	txn := bdb.NewTransaction(true)
@@ -181,36 +161,6 @@ func isStore(dir string) bool {
 	return err == nil
 }
 
-// Open opens an existing database.
-func Open(dir string, opts Options) (*DB, error) {
-	fi, err := os.Stat(dir)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("no database at %s", dir)
-		}
-		return nil, fmt.Errorf("database %s: %w", dir, err)
-	}
-	if !fi.IsDir() {
-		return nil, fmt.Errorf("%s is %w: it is a file, not a directory", dir, ErrNotStore)
-	}
-	if !isStore(dir) {
-		return nil, fmt.Errorf("%s is %w (it has no %s file)%s", dir, ErrNotStore, markerFile, foreignHint(dir))
-	}
-	if _, err := os.Stat(filepath.Join(dir, "MANIFEST")); err != nil {
-		return nil, fmt.Errorf("database %s is %w: its MANIFEST is missing", dir, ErrCorrupt)
-	}
-	bdb, err := openBadger(dir, opts.ReadOnly)
-	if err != nil {
-		return nil, err
-	}
-	d := &DB{dir: dir, bdb: bdb, readOnly: opts.ReadOnly, byName: map[string]*relMeta{}}
-	if err := d.load(); err != nil {
-		bdb.Close()
-		return nil, fmt.Errorf("database %s: %w", dir, err)
-	}
-	return d, nil
-}
-
 // foreignHint says what a directory that is not a database looks like.
 func foreignHint(dir string) string {
 	ents, _ := os.ReadDir(dir)
@@ -232,37 +182,11 @@ func foreignHint(dir string) string {
 	return ""
 }
 
-// openBadger opens the badger database, read-only when asked, recovering
-// (by opening for writing once) a database a killed writer left.
-func openBadger(dir string, readOnly bool) (bdb *badger.DB, err error) {
-	// badger reports some corruptions by panicking in the opening
-	// goroutine; make those errors too.
-	defer func() {
-		if r := recover(); r != nil {
-			bdb, err = nil, fmt.Errorf("database %s is %w: %v", dir, ErrCorrupt, r)
-		}
-	}()
-	bdb, err = badger.Open(badgerOptions(dir, readOnly))
-	if readOnly && err != nil && (errors.Is(err, badger.ErrTruncateNeeded) || strings.Contains(err.Error(), badger.ErrTruncateNeeded.Error())) {
-		bdb, err = badger.Open(badgerOptions(dir, false))
-		if err == nil {
-			// Recovered; reopen as asked so others may read too.
-			if err = bdb.Close(); err == nil {
-				bdb, err = badger.Open(badgerOptions(dir, true))
-			}
-		}
-	}
-	if err != nil {
-		if strings.Contains(err.Error(), "Cannot acquire directory lock") {
-			return nil, fmt.Errorf("database %s is %w: another process has it open (a recording still running?)", dir, ErrInUse)
-		}
-		return nil, fmt.Errorf("database %s is %w: %v", dir, ErrCorrupt, err)
-	}
-	return bdb, nil
-}
-
-// load reads the format, the spec, the relations and the window.
-func (d *DB) load() error {
+// load reads the format, the spec, the relations and the window. With
+// salvage, a relation whose state does not read is read from its
+// beginning, and a window that does not read is left out (both listed as
+// damage); without the rest nothing can be read.
+func (d *DB) load(salvage bool) error {
 	return d.bdb.View(func(txn *badger.Txn) error {
 		get := func(k []byte) ([]byte, error) {
 			it, err := txn.Get(k)
@@ -309,10 +233,18 @@ func (d *DB) load() error {
 			if id != m.id || name != r.Name || sig != r.Signature() {
 				return fmt.Errorf("%w: relation %d is stored as %q, the description says %q", ErrCorrupt, m.id, sig, r.Signature())
 			}
-			if v, err = get(relKey(pState, m.id)); err != nil {
-				return fmt.Errorf("%w: relation %s has no state (%v)", ErrCorrupt, r.Name, err)
+			v, err = get(relKey(pState, m.id))
+			if err != nil {
+				err = fmt.Errorf("%w: relation %s has no state (%v)", ErrCorrupt, r.Name, err)
+			} else {
+				m.state, err = decodeState(v)
 			}
-			if m.state, err = decodeState(v); err != nil {
+			if err != nil && salvage {
+				m.state = relState{}
+				d.damage = append(d.damage, Damage{Rel: r.Name, Detail: fmt.Sprintf("its state: %v: read from its beginning", err)})
+				err = nil
+			}
+			if err != nil {
 				return err
 			}
 		}
@@ -323,6 +255,10 @@ func (d *DB) load() error {
 			return err
 		default:
 			w, err := decodeWindow(v)
+			if err != nil && salvage {
+				d.damage = append(d.damage, Damage{Detail: fmt.Sprintf("the observation window: %v: left out", err)})
+				break
+			}
 			if err != nil {
 				return err
 			}
@@ -341,6 +277,7 @@ func (d *DB) Close() error {
 	if cerr := d.bdb.Close(); err == nil {
 		err = cerr
 	}
+	d.view.remove()
 	return err
 }
 
