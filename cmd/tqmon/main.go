@@ -80,6 +80,7 @@ Start with the paper's example:
 	root.AddCommand(newReplayCmd(stdout, stderr))
 	root.AddCommand(newExportCmd(stdout, stderr))
 	root.AddCommand(newImportCmd(stdout, stderr))
+	root.AddCommand(newDBCmd(stdout, stderr))
 	root.AddCommand(newCompletionCmd(stdout))
 	root.AddCommand(newResidentCmd(stdout, stderr))
 	root.AddCommand(newShimCmd(stderr))

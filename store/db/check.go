@@ -110,20 +110,19 @@ type relIntact struct {
 	state relState // the state recounted over the intact blocks
 }
 
-// assess adds to the damage found opening the database what it costs each
-// relation, from its keys alone.
+// assess dates the damage found opening the database (its tables and
+// logs), and adds what it costs each relation, from their keys alone.
 func (d *DB) assess(dmg []Damage) []Damage {
-	d.damage = dmg
+	d.opened = d.date(dmg)
 	rep, _ := d.verify(false)
 	return rep.Damage
 }
 
-// verify accounts for every record of every relation (decoding each with
-// values) and dates the damage found opening the database.
-func (d *DB) verify(values bool) (*Report, []relIntact) {
-	rep := &Report{Dir: d.dir, Live: d.Live()}
+// date says what each damaged table or log costs.
+func (d *DB) date(dmg []Damage) []Damage {
+	var out []Damage
 	through := d.through()
-	for _, dm := range d.damage {
+	for _, dm := range dmg {
 		switch {
 		case dm.walLoss:
 			dm.Lost = &algebra.Window{From: through, To: algebra.Forever}
@@ -139,8 +138,16 @@ func (d *DB) verify(values bool) (*Report, []relIntact) {
 		case dm.File != "":
 			dm.Detail += ": table left out"
 		}
-		rep.Damage = append(rep.Damage, dm)
+		out = append(out, dm)
 	}
+	return out
+}
+
+// verify accounts for every record of every relation (with values,
+// decoding each), after the damage found opening the database.
+func (d *DB) verify(values bool) (*Report, []relIntact) {
+	rep := &Report{Dir: d.dir, Live: d.Live()}
+	rep.Damage = append(rep.Damage, d.opened...)
 	intact := make([]relIntact, len(d.rels))
 	for i, m := range d.rels {
 		rr, dmg := d.verifyRel(m, values, &intact[i])

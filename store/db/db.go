@@ -53,7 +53,8 @@ type DB struct {
 	window   *algebra.Window
 	writer   *Writer
 	view     *view    // the view a read-only database is read through
-	damage   []Damage // what a salvaging open left out
+	damage   []Damage // what a salvaging open left out, and what that costs
+	opened   []Damage // the tables and logs it left out
 }
 
 // relMeta is one stored relation.

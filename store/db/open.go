@@ -106,6 +106,10 @@ func openRead(dir string, opts Options, log *badgerLog) (*DB, error) {
 	d := &DB{dir: dir, bdb: bdb, readOnly: true, byName: map[string]*relMeta{}, view: v, damage: dmg}
 	if err := d.load(opts.Salvage); err != nil {
 		d.Close()
+		if len(dmg) > 0 {
+			// What was left out held the database's description.
+			return nil, damaged(dir, append(dmg, Damage{Detail: fmt.Sprintf("without it: %v: nothing can be read", err)}))
+		}
 		return nil, fmt.Errorf("database %s: %w", dir, err)
 	}
 	if opts.Salvage && len(d.damage) > 0 {
