@@ -26,6 +26,9 @@ var (
 	ErrInUse = errors.New("in use")
 	// ErrExists: the directory already holds something.
 	ErrExists = errors.New("already exists")
+	// ErrDiskFull: the file system holding a database has too little space
+	// left for its writer to go on safely (see DiskReserve).
+	ErrDiskFull = errors.New("disk full")
 )
 
 // markerFile marks a directory as a tqmon database before badger writes

@@ -33,4 +33,12 @@
 // as before. Check (check.go) verifies every table, log and record;
 // Repair copies what is intact into a new database and reports the spans
 // lost. Badger's own warnings and errors go to Options.Log.
+//
+// Writing stops cleanly before the disk is full. Badger writes through
+// memory-mapped files, where a full file system is a fault (SIGBUS), not
+// an error; so before each commit a writer checks the space left (statfs)
+// against the commit and DiskReserve, what badger may write before the
+// next one, and stops with ErrDiskFull when it falls short. Any error
+// writing ends the writer the same way: what was committed before stays,
+// and the database reads in place.
 package db

@@ -332,9 +332,11 @@ func (wc *walCopy) cutAt(end int64) (*Damage, error) {
 // walTail says whether the bytes of a log after end, where its last
 // complete transaction ends, are damage. They are not when they are
 // complete entries of a transaction whose end was never written, then at
-// most one entry being written, then zeros (badger preallocates its logs):
-// what a writer killed, or still writing, leaves. A log shorter than badger
-// makes them has been cut short; any other bytes are damage.
+// most one entry being written (in any state: a copy interrupted may have
+// written its end before its start), then zeros (badger preallocates its
+// logs): what a writer killed, or still writing, leaves. They are damage
+// when a whole entry follows one that fails — as after a flipped byte — or
+// when the log is shorter than badger makes them (cut short).
 func walTail(data []byte, end int, size int64) (at int, why string, bad bool) {
 	last := len(data) - 1
 	for last >= end && data[last] == 0 {
@@ -350,14 +352,33 @@ func walTail(data []byte, end int, size int64) (at int, why string, bad bool) {
 	for p <= last {
 		n, ok := walEntry(data[p:])
 		if !ok {
-			if n > 0 && p+n > last {
-				return 0, "", false // the entry being written when the writer stopped
+			if q := nextEntry(data[:last+1], p+1); q >= 0 {
+				return p, fmt.Sprintf("an entry fails its checksum, and a whole entry follows at byte %d", q), true
 			}
-			return p, "an entry's checksum fails and data follows it", true
+			return 0, "", false // the entry being written when the writer stopped
 		}
 		p += n
 	}
 	return 0, "", false
+}
+
+// nextEntry finds the first whole entry of a transaction at or after from
+// (-1: none): a header with a transaction's flags and a key of a
+// transaction's size, and the checksum holding.
+func nextEntry(data []byte, from int) int {
+	const bitTxn, bitFinTxn = 1 << 6, 1 << 7
+	for q := from; q+2 < len(data); q++ {
+		if data[q]&(bitTxn|bitFinTxn) == 0 {
+			continue
+		}
+		if k := data[q+2]; k < 8 || k > 64 {
+			continue // keys are our keys (at most 19 bytes) or badger's, with 8 of version
+		}
+		if _, ok := walEntry(data[q:]); ok {
+			return q
+		}
+	}
+	return -1
 }
 
 // walEntry reads the log entry at the start of b (badger's layout: meta,
