@@ -31,9 +31,10 @@ var (
 	ErrDiskFull = errors.New("disk full")
 )
 
-// markerFile marks a directory as a tqmon database before badger writes
-// anything into it, so a foreign directory is never mistaken for one (nor
-// scribbled into).
+// markerFile marks a directory as a tqmon database, so a foreign directory
+// is never mistaken for one (nor scribbled into). Create writes it once the
+// database's description is durable: a directory a creation was killed in
+// the middle of is not taken for a database either.
 const markerFile = "TQMON"
 
 // Spec is a database's sensor description: the SDL text of its relations
@@ -106,11 +107,24 @@ func create(dir string, spec Spec, inMemory bool) (*DB, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("database %s: %w", dir, err)
 	}
+	d, err := initialize(dir, spec, cat, badgerOptions(dir, false, newBadgerLog(dir, nil)))
+	if err != nil {
+		return nil, err
+	}
+	// Marked once its description is durable: a creation killed before
+	// leaves a directory that is not taken for a database.
 	marker := fmt.Sprintf("tqmon database (badger), format %d\n", FormatVersion)
-	if err := os.WriteFile(filepath.Join(dir, markerFile), []byte(marker), 0o644); err != nil {
+	tmp := filepath.Join(dir, markerFile+".new")
+	if err = d.bdb.Sync(); err == nil {
+		if err = os.WriteFile(tmp, []byte(marker), 0o644); err == nil {
+			err = os.Rename(tmp, filepath.Join(dir, markerFile))
+		}
+	}
+	if err != nil {
+		d.Close()
 		return nil, fmt.Errorf("database %s: %w", dir, err)
 	}
-	return initialize(dir, spec, cat, badgerOptions(dir, false, newBadgerLog(dir, nil)))
+	return d, nil
 }
 
 // initialize opens a new badger database and writes the format, the spec
@@ -179,6 +193,9 @@ func foreignHint(dir string) string {
 	}
 	if sdl || csv {
 		return "; it looks like a CSV history: read it with --history, or load it with tqmon import"
+	}
+	if _, err := os.Stat(filepath.Join(dir, badger.ManifestFilename)); err == nil {
+		return "; it holds a badger database but no tqmon description (a recording killed as it began?)"
 	}
 	if len(ents) == 0 {
 		return "; it is empty"

@@ -123,8 +123,10 @@ func tryView(dir string, salvage bool, log *badgerLog) (bdb *badger.DB, v *view,
 			if err != nil {
 				return nil, nil, nil, raced(v, dir, err)
 			}
-			if wc.data > 0 {
+			if wc.data > walHeader {
 				wals[fid] = wc
+			} else if wc.data > 0 {
+				os.Remove(wc.path) // a header, no entry: badger, read-only, can neither use nor drop it
 			}
 			continue
 		case strings.HasSuffix(name, ".sst"), strings.HasSuffix(name, ".vlog"), name == badger.KeyRegistryFileName:
@@ -192,6 +194,9 @@ func tryView(dir string, salvage bool, log *badgerLog) (bdb *badger.DB, v *view,
 		d, err := wc.cutAt(end)
 		if err != nil {
 			return nil, nil, dmg, fmt.Errorf("database %s: %w", dir, err)
+		}
+		if end <= walHeader {
+			os.Remove(wc.path) // no complete transaction: nothing to replay
 		}
 		wc.cut = true
 		wals[fid] = wc
