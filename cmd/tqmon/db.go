@@ -35,7 +35,7 @@ be being recorded (the check is then of what the recording has committed).`,
   tqmon db check /tmp/paper.db`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rep, err := db.Check(args[0], stderr)
+			rep, err := db.Check(args[0], db.Options{Log: stderr})
 			if err != nil {
 				return usageErr(err)
 			}
@@ -68,7 +68,7 @@ never changes DB itself.`,
 			if out == "" {
 				return usageErr(errors.New("db repair needs --out NEW: the database is never repaired in place"))
 			}
-			rep, err := db.Repair(args[0], out, stderr)
+			rep, err := db.Repair(args[0], out, db.Options{Log: stderr})
 			if err != nil {
 				return usageErr(err)
 			}

@@ -67,11 +67,12 @@ func (r *Report) Write(w io.Writer) error {
 }
 
 // Check verifies every badger table, write-ahead log and record of the
-// database at dir, reading it as Open with ReadOnly does (never writing).
-// Damage is in the report; the error is for a database that cannot be
-// checked at all (not one, no description of its relations).
-func Check(dir string, log io.Writer) (*Report, error) {
-	d, err := Open(dir, Options{ReadOnly: true, Salvage: true, Log: log})
+// database at dir, reading it as Open with ReadOnly and Salvage does
+// (never writing; of opts, Log and ViewDir count). Damage is in the
+// report; the error is for a database that cannot be checked at all (not
+// one, no description of its relations).
+func Check(dir string, opts Options) (*Report, error) {
+	d, err := Open(dir, Options{ReadOnly: true, Salvage: true, Log: opts.Log, ViewDir: opts.ViewDir})
 	if err != nil {
 		return nil, err
 	}
@@ -82,9 +83,9 @@ func Check(dir string, log io.Writer) (*Report, error) {
 
 // Repair copies everything intact of the database at dir into a new
 // database at out (which must not exist or be empty) and reports what was
-// lost. The damaged database is only read.
-func Repair(dir, out string, log io.Writer) (*Report, error) {
-	src, err := Open(dir, Options{ReadOnly: true, Salvage: true, Log: log})
+// lost. The damaged database is only read (as by Check).
+func Repair(dir, out string, opts Options) (*Report, error) {
+	src, err := Open(dir, Options{ReadOnly: true, Salvage: true, Log: opts.Log, ViewDir: opts.ViewDir})
 	if err != nil {
 		return nil, err
 	}

@@ -176,7 +176,7 @@ func crashVerify(t *testing.T, k int, dir string, synced algebra.Time) {
 	if err != nil {
 		t.Fatalf("kill %d: reading: %v", k, err)
 	}
-	rep, err := Check(dir, nil)
+	rep, err := Check(dir, Options{})
 	if err != nil || !rep.OK() {
 		t.Fatalf("kill %d: check: %v %v", k, err, rep.Damage)
 	}

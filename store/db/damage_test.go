@@ -198,7 +198,7 @@ func TestReadCrashed(t *testing.T) {
 	if strings.Contains(c.synced, "P9") || !strings.Contains(c.synced, fmt.Sprintf("window 1000 %d", c.through)) {
 		t.Errorf("read back more or less than was synced:\n%s", c.synced)
 	}
-	rep, err := Check(c.dir, nil)
+	rep, err := Check(c.dir, Options{})
 	if err != nil || !rep.OK() {
 		t.Fatalf("check: %v %+v", err, rep)
 	}
@@ -267,7 +267,7 @@ func TestDamagedLog(t *testing.T) {
 			}
 			d.Close()
 			repaired := filepath.Join(t.TempDir(), "repaired")
-			rep, err := Repair(c.dir, repaired, nil)
+			rep, err := Repair(c.dir, repaired, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -277,7 +277,7 @@ func TestDamagedLog(t *testing.T) {
 			if got := mustRead(t, repaired, Options{ReadOnly: true}); got != salvaged {
 				t.Errorf("repaired database reads\n%s\nsalvaged\n%s", got, salvaged)
 			}
-			if rep, err := Check(repaired, nil); err != nil || !rep.OK() {
+			if rep, err := Check(repaired, Options{}); err != nil || !rep.OK() {
 				t.Errorf("the repaired database checks: %v %v", err, rep.Damage)
 			}
 			if after := dirState(t, c.dir); after != before {
@@ -359,7 +359,7 @@ func TestDamagedTable(t *testing.T) {
 			if after := dirState(t, dir); after != before {
 				t.Fatalf("opening a damaged database changed it")
 			}
-			rep, err := Check(dir, nil)
+			rep, err := Check(dir, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -372,7 +372,7 @@ func TestDamagedTable(t *testing.T) {
 				t.Errorf("check says:\n%s", out.String())
 			}
 			repaired := filepath.Join(t.TempDir(), "repaired")
-			if _, err := Repair(dir, repaired, nil); err != nil {
+			if _, err := Repair(dir, repaired, Options{}); err != nil {
 				t.Fatal(err)
 			}
 			got := mustRead(t, repaired, Options{ReadOnly: true})
@@ -418,15 +418,15 @@ func TestDamagedBlock(t *testing.T) {
 			t.Errorf("%q does not say %q", err, want)
 		}
 	}
-	rep, err := Check(dir, nil)
+	rep, err := Check(dir, Options{})
 	if err != nil || rep.OK() || rep.Damage[0].Rel != rel || rep.Damage[0].Lost == nil || rep.Damage[0].Lost.From != k.t {
 		t.Fatalf("check: %v %v", err, rep)
 	}
 	repaired := filepath.Join(t.TempDir(), "repaired")
-	if _, err := Repair(dir, repaired, nil); err != nil {
+	if _, err := Repair(dir, repaired, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if rep, err := Check(repaired, nil); err != nil || !rep.OK() {
+	if rep, err := Check(repaired, Options{}); err != nil || !rep.OK() {
 		t.Fatalf("the repaired database checks: %v %v", err, rep.Damage)
 	}
 }

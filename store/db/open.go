@@ -30,6 +30,10 @@ type Options struct {
 	// Log receives badger's errors and warnings, one a line, prefixed with
 	// the database (nil: standard error).
 	Log io.Writer
+	// ViewDir is where read-only opens make their views (default: the
+	// system's temporary directory). Badger syncs a view's directory as it
+	// opens it: a memory file system makes that free.
+	ViewDir string
 }
 
 func badgerOptions(dir string, readOnly bool, log *badgerLog) badger.Options {
@@ -72,7 +76,7 @@ func Open(dir string, opts Options) (*DB, error) {
 	// Opening for writing truncates the logs at their last complete
 	// transaction: first make sure that loses nothing but what a killed
 	// writer left half-written.
-	probe, err := openRead(dir, Options{ReadOnly: true, Log: io.Discard}, log)
+	probe, err := openRead(dir, Options{ReadOnly: true, Log: io.Discard, ViewDir: opts.ViewDir}, log)
 	if err != nil {
 		return nil, err
 	}
@@ -91,12 +95,12 @@ func Open(dir string, opts Options) (*DB, error) {
 
 // openRead opens a database read-only, through a view.
 func openRead(dir string, opts Options, log *badgerLog) (*DB, error) {
-	bdb, v, dmg, err := openView(dir, opts.Salvage, log)
+	bdb, v, dmg, err := openView(dir, opts.ViewDir, opts.Salvage, log)
 	if err != nil {
 		var de *DamageError
 		if errors.As(err, &de) {
 			// Name what the damage costs: salvage, and assess.
-			if s, serr := Open(dir, Options{ReadOnly: true, Salvage: true, Log: io.Discard}); serr == nil {
+			if s, serr := Open(dir, Options{ReadOnly: true, Salvage: true, Log: io.Discard, ViewDir: opts.ViewDir}); serr == nil {
 				de.Damage = s.Damage()
 				s.Close()
 			}

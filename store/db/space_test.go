@@ -92,7 +92,7 @@ func TestDiskFull(t *testing.T) {
 			if uint64(len(rows)) < synced {
 				t.Errorf("%d tuples read back, %d were synced", len(rows), synced)
 			}
-			if rep, err := Check(dir, nil); err != nil || !rep.OK() {
+			if rep, err := Check(dir, Options{}); err != nil || !rep.OK() {
 				t.Errorf("check: %v %v", err, rep.Damage)
 			}
 		})

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -69,7 +71,7 @@ var errViewRace = errors.New("the database changed while it was being opened")
 
 // view is a read-only image of a database directory (see above).
 type view struct {
-	dir  string // the view's own directory
+	dir  string // the view's own directory ("": read in place, see openDirect)
 	live bool   // a writer held the database when the view was made
 }
 
@@ -82,9 +84,12 @@ func (v *view) remove() {
 
 // openView opens a database read-only through a view. With salvage, damaged
 // tables and logs are left out (and listed); without, damage is an error.
-func openView(dir string, salvage bool, log *badgerLog) (*badger.DB, *view, []Damage, error) {
+func openView(dir, viewDir string, salvage bool, log *badgerLog) (*badger.DB, *view, []Damage, error) {
+	if bdb := openDirect(dir, log); bdb != nil {
+		return bdb, &view{}, nil, nil
+	}
 	for attempt := 1; ; attempt++ {
-		bdb, v, dmg, err := tryView(dir, salvage, log)
+		bdb, v, dmg, err := tryView(dir, viewDir, salvage, log)
 		if err == nil || !errors.Is(err, errViewRace) || attempt == viewAttempts {
 			if errors.Is(err, errViewRace) {
 				err = fmt.Errorf("database %s: %w %d times (a writer compacting it?)", dir, errViewRace, attempt)
@@ -94,9 +99,9 @@ func openView(dir string, salvage bool, log *badgerLog) (*badger.DB, *view, []Da
 	}
 }
 
-func tryView(dir string, salvage bool, log *badgerLog) (bdb *badger.DB, v *view, dmg []Damage, err error) {
+func tryView(dir, viewDir string, salvage bool, log *badgerLog) (bdb *badger.DB, v *view, dmg []Damage, err error) {
 	v = &view{live: writerAlive(dir)}
-	v.dir, err = os.MkdirTemp("", "tqmon-view-")
+	v.dir, err = os.MkdirTemp(viewDir, "tqmon-view-")
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("database %s: a view to read it through: %w", dir, err)
 	}
@@ -110,7 +115,7 @@ func tryView(dir string, salvage bool, log *badgerLog) (bdb *badger.DB, v *view,
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("database %s: %w", dir, err)
 	}
-	wals := map[int]walCopy{}
+	wals := map[int]*walCopy{}
 	for _, e := range ents {
 		name := e.Name()
 		switch {
@@ -119,14 +124,15 @@ func tryView(dir string, salvage bool, log *badgerLog) (bdb *badger.DB, v *view,
 			if err != nil {
 				continue // not badger's; badger fails on it too, so leave it out
 			}
-			wc, err := copyWAL(filepath.Join(dir, name), filepath.Join(v.dir, name))
+			wc, err := readWAL(filepath.Join(dir, name), filepath.Join(v.dir, name))
 			if err != nil {
 				return nil, nil, nil, raced(v, dir, err)
 			}
-			if wc.data > walHeader {
+			if len(wc.buf) > walHeader {
+				if err := wc.cutAt(walEnd(wc.buf)); err != nil {
+					return nil, nil, nil, fmt.Errorf("database %s: a view to read it through: %w", dir, err)
+				}
 				wals[fid] = wc
-			} else if wc.data > 0 {
-				os.Remove(wc.path) // a header, no entry: badger, read-only, can neither use nor drop it
 			}
 			continue
 		case strings.HasSuffix(name, ".sst"), strings.HasSuffix(name, ".vlog"), name == badger.KeyRegistryFileName:
@@ -141,7 +147,11 @@ func tryView(dir string, salvage bool, log *badgerLog) (bdb *badger.DB, v *view,
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("database %s is %w: its MANIFEST: %v", dir, ErrCorrupt, err)
 	}
-	tables, err := manifestTables(man)
+	manPath := filepath.Join(v.dir, badger.ManifestFilename)
+	if err := os.WriteFile(manPath, man, 0o644); err != nil {
+		return nil, nil, nil, fmt.Errorf("database %s: a view to read it through: %w", dir, err)
+	}
+	tables, err := manifestTables(manPath)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("database %s is %w: its MANIFEST: %v", dir, ErrCorrupt, err)
 	}
@@ -158,24 +168,29 @@ func tryView(dir string, salvage bool, log *badgerLog) (bdb *badger.DB, v *view,
 		}
 	}
 	if len(drop) > 0 {
-		man = appendManifestDeletes(man, drop)
-	}
-	if err := os.WriteFile(filepath.Join(v.dir, badger.ManifestFilename), man, 0o644); err != nil {
-		return nil, nil, nil, fmt.Errorf("database %s: a view to read it through: %w", dir, err)
+		if err := os.WriteFile(manPath, appendManifestDeletes(man, drop), 0o644); err != nil {
+			return nil, nil, nil, fmt.Errorf("database %s: a view to read it through: %w", dir, err)
+		}
 	}
 	if len(dmg) > 0 && !salvage {
 		return nil, nil, dmg, damaged(dir, dmg)
 	}
-	// Open; cut each log badger refuses at its last complete transaction.
+	// Open; should badger find a log's last complete transaction ends
+	// earlier than walEnd did, cut it there.
 	var most int64
 	for _, wc := range wals {
-		most = max(most, wc.data)
+		most = max(most, int64(wc.end))
 	}
 	for range len(wals) + 2 {
 		log.hold()
 		bdb, err = badger.Open(readOptions(v.dir, most, log))
 		if err == nil {
 			log.release(true)
+			for _, fid := range slices.Sorted(maps.Keys(wals)) {
+				if d := wals[fid].damage; d != nil {
+					dmg = append(dmg, *d)
+				}
+			}
 			if len(dmg) > 0 && !salvage {
 				bdb.Close()
 				return nil, nil, dmg, damaged(dir, dmg)
@@ -184,27 +199,52 @@ func tryView(dir string, salvage bool, log *badgerLog) (bdb *badger.DB, v *view,
 		}
 		log.release(false)
 		fid, end, ok := walCut(err)
-		if !ok || wals[fid].cut {
+		wc := wals[fid]
+		if !ok || wc == nil || end >= int64(wc.end) {
 			if v.live && errors.Is(err, fs.ErrNotExist) {
 				return nil, nil, nil, raced(v, dir, err)
 			}
 			return nil, nil, dmg, fmt.Errorf("database %s is %w: %v", dir, ErrCorrupt, err)
 		}
-		wc := wals[fid]
-		d, err := wc.cutAt(end)
-		if err != nil {
+		if err := wc.cutAt(int(end)); err != nil {
 			return nil, nil, dmg, fmt.Errorf("database %s: %w", dir, err)
-		}
-		if end <= walHeader {
-			os.Remove(wc.path) // no complete transaction: nothing to replay
-		}
-		wc.cut = true
-		wals[fid] = wc
-		if d != nil {
-			dmg = append(dmg, *d)
 		}
 	}
 	return nil, nil, dmg, fmt.Errorf("database %s is %w: its write-ahead logs do not open", dir, ErrCorrupt)
+}
+
+// openDirect opens read-only, in place, a database that needs no view:
+// one with no write-ahead log (its writer closed it) and no writer, whose
+// tables all validate. Badger then opens every file read-only, and takes
+// no lock (a writer may start meanwhile: it only ever adds files, and
+// deletes whole ones an open reader does not notice). Nil when the
+// database needs a view, or badger refuses (the view says why).
+func openDirect(dir string, log *badgerLog) *badger.DB {
+	ents, err := os.ReadDir(dir)
+	if err != nil || writerAlive(dir) {
+		return nil
+	}
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".mem") {
+			return nil
+		}
+	}
+	tables, err := manifestTables(filepath.Join(dir, badger.ManifestFilename))
+	if err != nil {
+		return nil
+	}
+	for _, tm := range tables {
+		if _, bad := validateTable(filepath.Join(dir, table.IDToFilename(tm.id)), tm.compression); bad {
+			return nil
+		}
+	}
+	log.hold()
+	bdb, err := badger.Open(readOptions(dir, 0, log).WithBypassLockGuard(true))
+	log.release(err == nil)
+	if err != nil {
+		return nil
+	}
+	return bdb
 }
 
 // raced is errViewRace when the database has a writer, else the error.
@@ -229,11 +269,14 @@ func absPath(dir, name string) string {
 // logs (an entry of at least 36 bytes takes at most 4 times that in the
 // arena), not the writer's 32 MiB.
 func readOptions(dir string, wal int64, log *badgerLog) badger.Options {
-	mt := min(memTableSize, 4*wal+1<<20)
+	mt := min(memTableSize, 4*wal+64<<10)
 	return badgerOptions(dir, true, log).
 		WithMemTableSize(mt).
 		WithValueThreshold(min(1<<20, mt*15/100)).
-		WithBlockCacheSize(4 << 20)
+		// Reads are sequential scans: no block cache (and so no
+		// compression setting, which only writing uses, that needs one).
+		WithBlockCacheSize(0).
+		WithCompression(options.None)
 }
 
 // walCutRE matches badger's refusal of a log that does not end in a
@@ -259,37 +302,90 @@ func walCut(err error) (fid int, end int64, ok bool) {
 	return fid, end, true
 }
 
-// walCopy is a view's copy of a write-ahead log: its bytes up to the last
-// that is not zero (badger preallocates logs with zeros).
+// walCopy is a write-ahead log copied into a view.
 type walCopy struct {
-	name string // the log's name
-	path string // the copy
-	size int64  // the log's size
-	data int64  // bytes copied
-	cut  bool   // cut at its last complete transaction
+	name   string // the log's name
+	path   string // the copy
+	size   int64  // the log's size
+	buf    []byte // the log up to its last byte that is not zero
+	end    int    // where the copy is cut
+	damage *Damage
 }
 
-// copyWAL copies a log into a view, up to its last byte that is not zero.
-func copyWAL(from, to string) (walCopy, error) {
-	wc := walCopy{name: filepath.Base(from), path: to}
+// readWAL reads a log up to its last byte that is not zero (badger
+// preallocates logs with zeros).
+func readWAL(from, to string) (*walCopy, error) {
+	wc := &walCopy{name: filepath.Base(from), path: to}
 	f, err := os.Open(from)
 	if err != nil {
-		return wc, err
+		return nil, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return wc, err
+		return nil, err
 	}
 	wc.size = fi.Size()
-	if wc.data, err = dataEnd(f, wc.size); err != nil || wc.data == 0 {
-		return wc, err
+	n, err := dataEnd(f, wc.size)
+	if err != nil {
+		return nil, err
 	}
-	buf := make([]byte, wc.data)
-	if _, err := f.ReadAt(buf, 0); err != nil {
-		return wc, err
+	wc.buf = make([]byte, n)
+	if _, err := f.ReadAt(wc.buf, 0); err != nil {
+		return nil, err
 	}
-	return wc, os.WriteFile(to, buf, 0o644)
+	return wc, nil
+}
+
+// cutAt writes the copy cut at end, where the log's last complete
+// transaction ends, and says whether what follows is damage. A log with
+// no complete transaction is left out: badger, read-only, can neither
+// replay nor drop it.
+func (wc *walCopy) cutAt(end int) error {
+	if end > len(wc.buf) {
+		return fmt.Errorf("%w: log %s ends at %d, before %d", ErrCorrupt, wc.name, len(wc.buf), end)
+	}
+	wc.end, wc.damage = end, nil
+	if at, why, bad := walTail(wc.buf, end, wc.size); bad {
+		wc.damage = &Damage{File: wc.name, Detail: fmt.Sprintf("write-ahead log damaged at byte %d of %d (%s): nothing after it can be read", at, wc.size, why), walLoss: true}
+	}
+	if end <= walHeader {
+		if err := os.Remove(wc.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	return os.WriteFile(wc.path, wc.buf[:end], 0o644)
+}
+
+// walEnd is where a log's last complete transaction ends, following
+// badger's replay: entries of a transaction, then the entry that ends it;
+// the first entry that is not whole (or is zeros) ends the log.
+func walEnd(b []byte) int {
+	const bitTxn, bitFinTxn = 1 << 6, 1 << 7
+	end, p, inTxn := walHeader, walHeader, false
+	for p < len(b) {
+		n, ok := walEntry(b[p:])
+		if !ok {
+			break
+		}
+		switch meta := b[p]; {
+		case meta&bitTxn != 0:
+			inTxn = true
+		case meta&bitFinTxn != 0:
+			if !inTxn {
+				return end
+			}
+			inTxn, end = false, p+n
+		default:
+			if inTxn {
+				return end
+			}
+			end = p + n
+		}
+		p += n
+	}
+	return end
 }
 
 // dataEnd is the offset just past the last byte of f that is not zero:
@@ -315,23 +411,6 @@ func dataEnd(f *os.File, size int64) (int64, error) {
 		off += int64(n)
 	}
 	return end, nil
-}
-
-// cutAt cuts the copy at end, where badger says its last complete
-// transaction ends, and says whether what followed is damage.
-func (wc *walCopy) cutAt(end int64) (*Damage, error) {
-	data, err := os.ReadFile(wc.path)
-	if err != nil {
-		return nil, err
-	}
-	if end > int64(len(data)) {
-		return nil, fmt.Errorf("%w: log %s ends at %d, before %d", ErrCorrupt, wc.name, len(data), end)
-	}
-	var d *Damage
-	if at, why, bad := walTail(data, int(end), wc.size); bad {
-		d = &Damage{File: wc.name, Detail: fmt.Sprintf("write-ahead log damaged at byte %d of %d (%s): nothing after it can be read", at, wc.size, why), walLoss: true}
-	}
-	return d, os.Truncate(wc.path, end)
 }
 
 // walTail says whether the bytes of a log after end, where its last
@@ -422,20 +501,13 @@ type manifestTable struct {
 }
 
 // manifestTables lists the tables of a MANIFEST (badger's own reading of
-// it, on a copy).
-func manifestTables(man []byte) ([]manifestTable, error) {
-	f, err := os.CreateTemp("", "tqmon-manifest-")
+// it).
+func manifestTables(path string) ([]manifestTable, error) {
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	defer os.Remove(f.Name())
 	defer f.Close()
-	if _, err := f.Write(man); err != nil {
-		return nil, err
-	}
-	if _, err := f.Seek(0, 0); err != nil {
-		return nil, err
-	}
 	m, _, err := badger.ReplayManifestFile(f, 0, badger.DefaultOptions("").WithLogger(nil))
 	if err != nil {
 		return nil, err
