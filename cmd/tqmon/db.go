@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/store/db"
 )
 
@@ -85,4 +86,17 @@ never changes DB itself.`,
 	}
 	cmd.Flags().StringVar(&out, "out", "", "the new database to copy into")
 	return cmd
+}
+
+// noteLive says, on stderr, that a database read is being recorded: the
+// answers are over what the recording had committed, its window.
+func noteLive(stderr io.Writer, d *db.DB) {
+	if !d.Live() {
+		return
+	}
+	span := "nothing yet"
+	if w := d.Window(); w != nil {
+		span = fmt.Sprintf("observed %s to %s", algebra.FormatTime(w.From, algebra.TimeClock), algebra.FormatTime(w.To, algebra.TimeClock))
+	}
+	fmt.Fprintf(stderr, "tqmon: %s is being recorded: answering over what it has committed (%s)\n", d.Dir(), span)
 }

@@ -2,9 +2,11 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestDBCheckRepair: a database with a damaged table is refused by every
@@ -44,5 +46,49 @@ func TestDBCheckRepair(t *testing.T) {
 	}
 	if code, _, stderr := tqmon(t, "db", "repair", dbDir); code != 2 || !strings.Contains(stderr, "never repaired in place") {
 		t.Errorf("repair without --out: %d %s", code, stderr)
+	}
+}
+
+// TestQueryWhileRecording: tqmon query --db answers over a recording still
+// running (what it has committed, saying so and up to when), and the
+// recording goes on to finish normally.
+func TestQueryWhileRecording(t *testing.T) {
+	bin := binary(t)
+	dbDir := filepath.Join(t.TempDir(), "live.db")
+	rec := exec.Command(bin, "record", "--demo", "--duration", "6s", "--db", dbDir, "--sync", "100ms")
+	var recErr strings.Builder
+	rec.Stderr = &recErr
+	if err := rec.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Process.Kill()
+	q := "range of p is Process retrieve (p.Process, p.State)"
+	answers := 0
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && answers < 3; time.Sleep(300 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(dbDir, "TQMON")); err != nil {
+			continue
+		}
+		cmd := exec.Command(bin, "query", "--db", dbDir, "-e", q, "--format", "csv")
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("query while recording: %v: %s", err, stderr.String())
+		}
+		if !strings.Contains(stderr.String(), "is being recorded: answering over what it has committed (observed ") {
+			t.Fatalf("query while recording does not say so: %q", stderr.String())
+		}
+		if strings.Count(string(out), "\n") > 2 {
+			answers++
+		}
+	}
+	if answers < 3 {
+		t.Fatalf("%d answers while recording", answers)
+	}
+	if err := rec.Wait(); err != nil {
+		t.Fatalf("the recording, queried: %v\n%s", err, recErr.String())
+	}
+	if code, _, stderr := tqmon(t, "query", "--db", dbDir, "-e", q); code != 0 || strings.Contains(stderr, "being recorded") {
+		t.Errorf("query after the recording: %d %s", code, stderr)
 	}
 }

@@ -27,6 +27,7 @@ func runQueryDB(f *queryFlags, out format.Options, params map[string]string, nai
 		return err
 	}
 	defer d.Close()
+	noteLive(stderr, d)
 	if f.explain {
 		return explainStored(stdout, q)
 	}
