@@ -77,8 +77,12 @@ func Check(dir string, opts Options) (*Report, error) {
 		return nil, err
 	}
 	defer d.Close()
-	rep, _ := d.verify(true)
-	return rep, nil
+	var rep *Report
+	err = guard(dir, func() error {
+		rep, _ = d.verify(true)
+		return nil
+	})
+	return rep, err
 }
 
 // Repair copies everything intact of the database at dir into a new
@@ -90,12 +94,16 @@ func Repair(dir, out string, opts Options) (*Report, error) {
 		return nil, err
 	}
 	defer src.Close()
-	rep, intact := src.verify(true)
+	var rep *Report
+	var intact []relIntact
+	if err := guard(dir, func() error { rep, intact = src.verify(true); return nil }); err != nil {
+		return nil, err
+	}
 	dst, err := Create(out, src.Spec())
 	if err != nil {
 		return nil, err
 	}
-	if err := src.copyInto(dst, intact); err != nil {
+	if err := guard(dir, func() error { return src.copyInto(dst, intact) }); err != nil {
 		dst.Close()
 		return nil, fmt.Errorf("repair into %s: %w", out, err)
 	}
@@ -115,7 +123,10 @@ type relIntact struct {
 // logs), and adds what it costs each relation, from their keys alone.
 func (d *DB) assess(dmg []Damage) []Damage {
 	d.opened = d.date(dmg)
-	rep, _ := d.verify(false)
+	var rep *Report
+	if err := guard(d.dir, func() error { rep, _ = d.verify(false); return nil }); err != nil {
+		return append(d.opened, Damage{Detail: err.Error()})
+	}
 	return rep.Damage
 }
 

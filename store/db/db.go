@@ -26,6 +26,9 @@ var (
 	ErrInUse = errors.New("in use")
 	// ErrExists: the directory already holds something.
 	ErrExists = errors.New("already exists")
+	// ErrChanged: a file a reader was reading was truncated under it (a
+	// writer compacting the database deletes the tables it replaced so).
+	ErrChanged = errors.New("changed while read")
 	// ErrDiskFull: the file system holding a database has too little space
 	// left for its writer to go on safely (see DiskReserve).
 	ErrDiskFull = errors.New("disk full")
@@ -208,7 +211,11 @@ func foreignHint(dir string) string {
 // beginning, and a window that does not read is left out (both listed as
 // damage); without the rest nothing can be read.
 func (d *DB) load(salvage bool) error {
-	return d.bdb.View(func(txn *badger.Txn) error {
+	return guard(d.dir, func() error { return d.bdb.View(func(txn *badger.Txn) error { return d.loadTxn(txn, salvage) }) })
+}
+
+func (d *DB) loadTxn(txn *badger.Txn, salvage bool) error {
+	{
 		get := func(k []byte) ([]byte, error) {
 			it, err := txn.Get(k)
 			if err != nil {
@@ -286,7 +293,7 @@ func (d *DB) load(salvage bool) error {
 			d.window = &w
 		}
 		return nil
-	})
+	}
 }
 
 // Close closes the database (and its writer, if any).

@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"slices"
 	"sort"
 
@@ -63,7 +64,15 @@ func (a elemKey) le(b elemKey) bool {
 
 // NewSource reads the given relations (each at most once). Close it when
 // done.
-func (d *DB) NewSource(reads []Read) (*Source, error) {
+func (d *DB) NewSource(reads []Read) (src *Source, err error) {
+	err = guard(d.dir, func() error {
+		src, err = d.newSource(reads)
+		return err
+	})
+	return src, err
+}
+
+func (d *DB) newSource(reads []Read) (*Source, error) {
 	s := &Source{dir: d.dir, txn: d.bdb.NewTransaction(false), cur: -1}
 	seen := map[string]bool{}
 	for _, rd := range reads {
@@ -106,7 +115,18 @@ func (s *Source) Close() {
 func (s *Source) Stats() ReadStats { return s.stats }
 
 // Next returns the next element in time order.
-func (s *Source) Next() (string, stream.Elem, bool, error) {
+func (s *Source) Next() (rel string, e stream.Elem, ok bool, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			s.err = faulted(s.dir, r)
+			rel, e, ok, err = "", stream.Elem{}, false, s.err
+		}
+	}()
+	return s.next()
+}
+
+func (s *Source) next() (string, stream.Elem, bool, error) {
 	if s.err != nil {
 		return "", stream.Elem{}, false, s.err
 	}

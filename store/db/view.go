@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -89,7 +90,7 @@ func openView(dir, viewDir string, salvage bool, log *badgerLog) (*badger.DB, *v
 		return bdb, &view{}, nil, nil
 	}
 	for attempt := 1; ; attempt++ {
-		bdb, v, dmg, err := tryView(dir, viewDir, salvage, log)
+		bdb, v, dmg, err := tryView(dir, viewDir, salvage, attempt == viewAttempts, log)
 		if err == nil || !errors.Is(err, errViewRace) || attempt == viewAttempts {
 			if errors.Is(err, errViewRace) {
 				err = fmt.Errorf("database %s: %w %d times (a writer compacting it?)", dir, errViewRace, attempt)
@@ -99,7 +100,7 @@ func openView(dir, viewDir string, salvage bool, log *badgerLog) (*badger.DB, *v
 	}
 }
 
-func tryView(dir, viewDir string, salvage bool, log *badgerLog) (bdb *badger.DB, v *view, dmg []Damage, err error) {
+func tryView(dir, viewDir string, salvage, lastTry bool, log *badgerLog) (bdb *badger.DB, v *view, dmg []Damage, err error) {
 	v = &view{live: writerAlive(dir)}
 	v.dir, err = os.MkdirTemp(viewDir, "tqmon-view-")
 	if err != nil {
@@ -162,6 +163,9 @@ func tryView(dir, viewDir string, salvage bool, log *badgerLog) (bdb *badger.DB,
 			return nil, nil, nil, raced(v, dir, err)
 		}
 		if d, bad := validateTable(filepath.Join(v.dir, name), tm.compression); bad {
+			if v.live && !lastTry {
+				return nil, nil, nil, errViewRace // deleted (truncated first) by a compaction, likely
+			}
 			d.File = name
 			dmg = append(dmg, d)
 			drop = append(drop, tm.id)
@@ -201,8 +205,8 @@ func tryView(dir, viewDir string, salvage bool, log *badgerLog) (bdb *badger.DB,
 		fid, end, ok := walCut(err)
 		wc := wals[fid]
 		if !ok || wc == nil || end >= int64(wc.end) {
-			if v.live && errors.Is(err, fs.ErrNotExist) {
-				return nil, nil, nil, raced(v, dir, err)
+			if v.live && !lastTry {
+				return nil, nil, nil, errViewRace
 			}
 			return nil, nil, dmg, fmt.Errorf("database %s is %w: %v", dir, ErrCorrupt, err)
 		}
@@ -245,6 +249,30 @@ func openDirect(dir string, log *badgerLog) *badger.DB {
 		return nil
 	}
 	return bdb
+}
+
+// guard runs fn with memory faults made errors (see faulted).
+func guard(dir string, fn func() error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = faulted(dir, r)
+		}
+	}()
+	return fn()
+}
+
+// faulted makes a memory fault an error (ErrChanged), and panics on with
+// anything else. Badger reads tables through memory maps, and a writer
+// compacting a database deletes the tables it replaced by truncating them
+// first: a reader of a database being written (Live), or one a writer
+// opened since, faults reading such a table — an error with panics on
+// faults (debug.SetPanicOnFault), where it would end the process.
+func faulted(dir string, r any) error {
+	if _, ok := r.(interface{ Addr() uintptr }); ok {
+		return fmt.Errorf("database %s %w: a table was deleted while it was read (a writer compacting it?): read it again", dir, ErrChanged)
+	}
+	panic(r)
 }
 
 // raced is errViewRace when the database has a writer, else the error.
@@ -549,6 +577,7 @@ func validateTable(path string, c options.CompressionType) (d Damage, bad bool) 
 		return Damage{Detail: fmt.Sprintf("cannot be opened: %v", firstLine(err.Error()))}, true
 	}
 	defer mf.Close(-1)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true)) // a table truncated meanwhile: see faulted
 	defer func() {
 		if r := recover(); r != nil {
 			d, bad = Damage{Detail: fmt.Sprintf("unreadable: %v", firstLine(fmt.Sprint(r)))}, true
