@@ -580,7 +580,8 @@ func validateTable(path string, c options.CompressionType) (d Damage, bad bool) 
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true)) // a table truncated meanwhile: see faulted
 	defer func() {
 		if r := recover(); r != nil {
-			d, bad = Damage{Detail: fmt.Sprintf("unreadable: %v", firstLine(fmt.Sprint(r)))}, true
+			// (badger's message is a page of debugging: not shown)
+			d, bad = Damage{Detail: "unreadable: its index does not decode (cut short, or damaged)"}, true
 		}
 	}()
 	t, err := table.OpenTable(mf, table.Options{ChkMode: options.NoVerification, BlockSize: 4 << 10, Compression: c})
