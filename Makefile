@@ -14,7 +14,8 @@ FUZZ_TARGETS := \
 	./resident/wire:FuzzDecodeCommand \
 	./resident/wire:FuzzDecodeHello \
 	./store/db:FuzzDecodeBlock \
-	./store/db:FuzzDecodeRecord
+	./store/db:FuzzDecodeRecord \
+	./store/db:FuzzOpenCorrupt
 
 .PHONY: all build test test-long bench grammar grammar-check fuzz vet fmt-check demo bench-display bench-store bench-kernel bench-engine
 

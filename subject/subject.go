@@ -63,6 +63,9 @@ type Options struct {
 	Truth      string
 	// Kernel is this machine's Linux kernel.
 	Kernel *KernelOptions
+	// Notes, when set, is told what the user should know about the subject
+	// as it opens (a database that is still being recorded).
+	Notes io.Writer
 }
 
 // KernelOptions shape the kernel subject.
@@ -253,7 +256,11 @@ func Open(ctx context.Context, o Options) (Subject, error) {
 	case o.History != "":
 		return openHistory(o.History)
 	case o.DB != "":
-		return openDB(o.DB, o.ResultsInto != "" && samePath(o.ResultsInto, o.DB))
+		s, err := openDB(o.DB, o.ResultsInto != "" && samePath(o.ResultsInto, o.DB))
+		if err == nil && o.Notes != nil {
+			s.noteLive(o.Notes)
+		}
+		return s, err
 	case len(o.Connect) > 0:
 		return openResidents(ctx, o.Connect, o.Token)
 	case o.Demo:
