@@ -166,6 +166,13 @@ type RunOptions struct {
 	// Ready, if set, is called once a live subject's residents know what
 	// to enable.
 	Ready func()
+	// Progress, if set, is called each time a live run's watermark
+	// advances (remote.LiveOptions).
+	Progress func(algebra.Time)
+	// Discard keeps no result rows (OnElem sees them; the tables Run
+	// returns are empty): a live run then holds only what its operators
+	// need.
+	Discard bool
 	// From, To, Pace and Player shape a run over a database
 	// (replay.Options).
 	From, To *algebra.Time
