@@ -2,6 +2,7 @@ package rewrite_test
 
 import (
 	"cmp"
+	"errors"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/exec"
+	"github.com/tqmon/tqmon/algebra/expr"
 	"github.com/tqmon/tqmon/algebra/histgen"
 	"github.com/tqmon/tqmon/algebra/plan"
 	"github.com/tqmon/tqmon/algebra/ref"
@@ -94,7 +96,7 @@ func runLive(t testing.TB, cat *algebra.Catalog, h *algebra.History, stmts []*ch
 		if err != nil {
 			t.Fatal(err)
 		}
-		if i%7 == 0 { // watermarks now and then, as batches would bring
+		if i%7 == 0 && f.t != algebra.Beginning { // watermarks now and then, as batches would bring (none before beginning)
 			if err := live.Advance(algebra.Prev(f.t)); err != nil {
 				t.Fatal(err)
 			}
@@ -121,6 +123,7 @@ func TestLiveDifferential(t *testing.T) {
 	for _, q := range corpus {
 		t.Run(q.Name, func(t *testing.T) {
 			cfg := histgen.DefaultConfig(0)
+			cfg.Edges = true // histories across the epoch and at the ends of time too
 			cfg.Integrity = true
 			stmts := testkit.Compile(t, cat, q.Name, q.Text, cfg.Span)
 			naive, _ := plans(t, cat, stmts, false)
@@ -135,6 +138,9 @@ func TestLiveDifferential(t *testing.T) {
 					}
 				}
 				want, err := ref.Eval(h, stmts)
+				if errors.Is(err, expr.ErrOverflow) {
+					continue // an overflow at the ends of time: algebra/exec's differential test compares those
+				}
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -53,7 +53,7 @@ func (cfg Config) Origin() algebra.Time {
 // DefaultConfig is small enough for exhaustive reference evaluation of
 // three-way joins and varied enough to meet every temporal relationship.
 func DefaultConfig(seed uint64) Config {
-	return Config{Seed: seed, Span: 30, Entities: 3, Tuples: 7, OpenPct: 15, MaxLen: 12, Edges: true}
+	return Config{Seed: seed, Span: 30, Entities: 3, Tuples: 7, OpenPct: 15, MaxLen: 12}
 }
 
 // IDs returns the identifiers of n instances of an entity type: a prefix
