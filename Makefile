@@ -8,6 +8,7 @@ FUZZ_TARGETS := \
 	./grammar/display:FuzzParse \
 	./algebra/exec:FuzzQuery \
 	./store/history:FuzzReadCSV \
+	./store/history:FuzzLoadHistoryDir \
 	./algebra:FuzzParseTime \
 	./resident/wire:FuzzDecodeBatch \
 	./resident/wire:FuzzDecodeCommand \
@@ -59,11 +60,13 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
+# One worker per target (-parallel 1): a run is bounded by FUZZTIME anyway,
+# and each extra worker repeats the baseline-coverage pass over the corpus.
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \
 		echo "fuzz $$pkg $$name ($(FUZZTIME))"; \
-		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -parallel 1 $$pkg; \
 	done
 
 # The store's figures: recording and replaying (blocks against one badger

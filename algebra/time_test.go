@@ -234,7 +234,9 @@ func TestCompareValues(t *testing.T) {
 }
 
 // FuzzParseTime: whatever parses prints back (in every format) to a text
-// that parses to the same time; nothing panics.
+// that parses to the same time; nothing panics. Texts longer than 64 bytes
+// are skipped: every time prints in at most 35, and Go's fuzzer minimizes
+// each new input in time quadratic in its length, fuzzing nothing meanwhile.
 func FuzzParseTime(f *testing.F) {
 	for _, s := range []string{
 		"0", "-7", "+7", "beginning", "forever", "2:54:20", "0:00:01.5", "-0:00:00.000000001",
@@ -244,6 +246,9 @@ func FuzzParseTime(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
+		if len(s) > 64 {
+			return
+		}
 		tm, err := ParseTime(s)
 		if err != nil {
 			if !errors.Is(err, ErrBadTime) || !strings.HasPrefix(err.Error(), "bad time: ") {

@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// Kind is the kind of a value; it mirrors the attribute types of SDL.md.
+// Kind is the kind of a value; it mirrors the attribute types of docs/sdl.md.
 type Kind uint8
 
 const (

@@ -14,6 +14,7 @@ import (
 	"github.com/tqmon/tqmon/algebra/expr"
 	"github.com/tqmon/tqmon/algebra/plan"
 	"github.com/tqmon/tqmon/algebra/stream"
+	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/resident/wire"
 )
 
@@ -127,12 +128,12 @@ func (c *connState) global(mono int64) algebra.Time {
 	return c.hello.WallBase + (mono - c.hello.MonoBase)
 }
 
-// RunLive runs the program against live residents until the duration
+// RunLive runs the program p against live residents until the duration
 // passes, the context ends or every resident has ended, and returns the
 // results. Residents enable what the plans need themselves where they can
 // (whole types, constants, and the rewriter's join restrictions as
 // triggers); α operators keep exactly what their arguments say.
-func (p *Program) RunLive(ctx context.Context, conns []wire.Conn, opts LiveOptions) ([]Result, LiveStats, error) {
+func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts LiveOptions) ([]query.Result, LiveStats, error) {
 	stats := LiveStats{Wanted: map[string]uint64{}, Dropped: map[string]uint64{}}
 	if err := CheckHellos(conns); err != nil {
 		return nil, stats, err
@@ -271,9 +272,9 @@ func (p *Program) RunLive(ctx context.Context, conns []wire.Conn, opts LiveOptio
 	stats.Packets = ast.Packets
 	stats.PeakHeld = ast.PeakHeld
 	stats.Start, stats.End = start, end
-	out := make([]Result, len(net.Stmts))
+	out := make([]query.Result, len(net.Stmts))
 	for i, s := range net.Stmts {
-		out[i] = Result{Stmt: s.Retrieve, Table: s.Result.Table()}
+		out[i] = query.Result{Stmt: s.Retrieve, Table: s.Result.Table()}
 	}
 	return out, stats, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/internal/testkit"
+	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident"
 	"github.com/tqmon/tqmon/resident/demo"
@@ -76,7 +77,7 @@ func demoCatalog(t testing.TB) *algebra.Catalog {
 	return testkit.CompileSpec(t, "os.sdl", ossensors.SDL)
 }
 
-func renderTables(rs []remote.Result) string {
+func renderTables(rs []query.Result) string {
 	var b strings.Builder
 	for _, r := range rs {
 		fmt.Fprintf(&b, "%s:\n", r.Stmt.Name)
@@ -87,13 +88,13 @@ func renderTables(rs []remote.Result) string {
 
 // runDemo runs the demo subject with the program live, in one process, and
 // returns the live results, stats and the ground truth.
-func runDemo(t *testing.T, prog *remote.Program, cfg demo.Config, d time.Duration) ([]remote.Result, remote.LiveStats, *algebra.History) {
+func runDemo(t *testing.T, prog *query.Program, cfg demo.Config, d time.Duration) ([]query.Result, remote.LiveStats, *algebra.History) {
 	return runDemoWith(t, prog, cfg, d, remote.LiveOptions{}, nil)
 }
 
 // runDemoWith is runDemo with live options and a wrapper around the
 // resident's connection.
-func runDemoWith(t *testing.T, prog *remote.Program, cfg demo.Config, d time.Duration, opts remote.LiveOptions, wrap func(wire.Conn) wire.Conn) ([]remote.Result, remote.LiveStats, *algebra.History) {
+func runDemoWith(t *testing.T, prog *query.Program, cfg demo.Config, d time.Duration, opts remote.LiveOptions, wrap func(wire.Conn) wire.Conn) ([]query.Result, remote.LiveStats, *algebra.History) {
 	t.Helper()
 	cat := demoCatalog(t)
 	clock := demo.NewClock(cfg.Scale)
@@ -103,7 +104,7 @@ func runDemoWith(t *testing.T, prog *remote.Program, cfg demo.Config, d time.Dur
 	rec.SetClock(h.MonoBase, h.WallBase)
 	ready := make(chan struct{})
 	type out struct {
-		rs  []remote.Result
+		rs  []query.Result
 		st  remote.LiveStats
 		err error
 	}
@@ -114,7 +115,7 @@ func runDemoWith(t *testing.T, prog *remote.Program, cfg demo.Config, d time.Dur
 			conn = wrap(conn)
 		}
 		opts.Ready = func() { close(ready) }
-		rs, st, err := prog.RunLive(context.Background(), []wire.Conn{conn}, opts)
+		rs, st, err := remote.RunLive(context.Background(), prog, []wire.Conn{conn}, opts)
 		done <- out{rs, st, err}
 	}()
 	select {
@@ -140,11 +141,11 @@ func TestLiveMatchesTruth(t *testing.T) {
 	cat := demoCatalog(t)
 	for seed := uint64(1); seed <= 3; seed++ {
 		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
-			var srcs []remote.Source
+			var srcs []query.Source
 			for _, q := range liveQueries {
-				srcs = append(srcs, remote.Source{Name: q.name, Text: q.text})
+				srcs = append(srcs, query.Source{Name: q.name, Text: q.text})
 			}
-			prog, err := remote.Compile(cat, srcs, check.Options{})
+			prog, err := query.Compile(cat, srcs, check.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -177,7 +178,7 @@ func TestLiveMatchesTruth(t *testing.T) {
 // from the ground truth), and the result equals the truth's.
 func TestLiveResumedbyP1Packets(t *testing.T) {
 	cat := demoCatalog(t)
-	prog, err := remote.Compile(cat, []remote.Source{{Name: "q", Text: liveQueries[0].text}}, check.Options{})
+	prog, err := query.Compile(cat, []query.Source{{Name: "q", Text: liveQueries[0].text}}, check.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,11 +220,11 @@ func TestLiveResumedbyP1Packets(t *testing.T) {
 // results equal the queries over the union of their ground truths.
 func TestLiveTwoResidents(t *testing.T) {
 	cat := demoCatalog(t)
-	var srcs []remote.Source
+	var srcs []query.Source
 	for _, q := range liveQueries[:6] {
-		srcs = append(srcs, remote.Source{Name: q.name, Text: q.text})
+		srcs = append(srcs, query.Source{Name: q.name, Text: q.text})
 	}
-	prog, err := remote.Compile(cat, srcs, check.Options{})
+	prog, err := query.Compile(cat, srcs, check.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,12 +246,12 @@ func TestLiveTwoResidents(t *testing.T) {
 	}
 	ready := make(chan struct{})
 	type out struct {
-		rs  []remote.Result
+		rs  []query.Result
 		err error
 	}
 	done := make(chan out, 1)
 	go func() {
-		rs, _, err := prog.RunLive(context.Background(), conns, remote.LiveOptions{Ready: func() { close(ready) }})
+		rs, _, err := remote.RunLive(context.Background(), prog, conns, remote.LiveOptions{Ready: func() { close(ready) }})
 		done <- out{rs, err}
 	}()
 	<-ready
@@ -308,7 +309,7 @@ func (c noCaps) Hello() *wire.Hello {
 // what the plan needs, so the result is unchanged.
 func TestLiveWithoutTriggers(t *testing.T) {
 	cat := demoCatalog(t)
-	prog, err := remote.Compile(cat, []remote.Source{{Name: "q", Text: liveQueries[0].text}}, check.Options{})
+	prog, err := query.Compile(cat, []query.Source{{Name: "q", Text: liveQueries[0].text}}, check.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,7 +334,7 @@ func TestLiveWithoutTriggers(t *testing.T) {
 // truth has them — what a recorder stores.
 func TestLiveTap(t *testing.T) {
 	cat := demoCatalog(t)
-	prog, err := remote.Compile(cat, []remote.Source{
+	prog, err := query.Compile(cat, []query.Source{
 		{Name: "a", Text: `range of s is SendMessage retrieve (s.Process)`},
 		{Name: "b", Text: `range of w is Waiting retrieve (w.Process)`},
 		{Name: "c", Text: `range of r is RunningOn retrieve (r.Process)`},
@@ -409,7 +410,7 @@ func TestLiveAggregateEnablesOnlyTheGroup(t *testing.T) {
 			text = q.text
 		}
 	}
-	prog, err := remote.Compile(cat, []remote.Source{{Name: "rate", Text: text}}, check.Options{})
+	prog, err := query.Compile(cat, []query.Source{{Name: "rate", Text: text}}, check.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -729,7 +729,7 @@ func (c *stmtChecker) settle(l *literal) expr.Expr {
 func (c *stmtChecker) coerce(l *literal, t algebra.Type) expr.Expr {
 	if l.kind == litBare {
 		// A declared range variable, used in this statement or not, is
-		// never an entity or enum literal (TQUEL.md).
+		// never an entity or enum literal (docs/tquel.md).
 		if _, isVar := c.ranges[l.text]; isVar {
 			c.fail().varAsValue(l.pos, l.text)
 			return nil

@@ -358,7 +358,7 @@ func TestFileWithErrorsLeavesSessionUnchanged(t *testing.T) {
 }
 
 // TestDefaultClauses compares the default when and valid clauses with
-// TQUEL.md: when t1 overlap … overlap tk; valid from begin of X to end of X
+// docs/tquel.md: when t1 overlap … overlap tk; valid from begin of X to end of X
 // when every variable is an interval relation, else valid at begin of X.
 func TestDefaultClauses(t *testing.T) {
 	cat := testkit.PaperCatalog(t)

@@ -3,7 +3,7 @@
 // types every value expression (entity types, enums, numbers, strings, times,
 // durations; bare names and quoted literals take the type of what they are
 // compared with), gives every temporal expression its kind (event or
-// interval), supplies the default when and valid clauses of TQUEL.md, and
+// interval), supplies the default when and valid clauses of docs/tquel.md, and
 // makes `retrieve [into] NAME` results available to later statements.
 //
 // A Session carries range declarations and derived relations from one file

@@ -141,7 +141,7 @@ func coalesceSorted(list []algebra.Tuple) []algebra.Tuple {
 	return out
 }
 
-// BenchmarkInterpreterTemporalJoin: TQUEL.md example 1 — an equi-join of two
+// BenchmarkInterpreterTemporalJoin: docs/tquel.md example 1 — an equi-join of two
 // interval relations (1M tuples in all) under the default when and valid
 // clauses, coalesced — against a hand-written per-key overlap join.
 func BenchmarkInterpreterTemporalJoin(b *testing.B) {

@@ -15,7 +15,7 @@ import (
 // which can only delay a decision, never change it: once every end is known
 // the evaluation is exact.
 //
-// The semantics mirrored here is TQUEL.md's: an event at t is [t, t+1)
+// The semantics mirrored here is docs/tquel.md's: an event at t is [t, t+1)
 // (Forever included: its event ends at Next(Forever)); begin of X is an
 // event at X.b; end of X is an event at X.e (at Forever when X.e is past
 // it, algebra.Clamp), or X itself for an event; X overlap Y is [max b, min e),

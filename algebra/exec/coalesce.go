@@ -5,7 +5,7 @@ import (
 	"github.com/tqmon/tqmon/algebra/stream"
 )
 
-// Coalesce turns a multiset stream into a set, as TQUEL.md requires of
+// Coalesce turns a multiset stream into a set, as docs/tquel.md requires of
 // results: value-equivalent intervals that overlap or meet become one
 // interval covering their union, and value-equivalent events at one chronon
 // become one event.

@@ -12,7 +12,7 @@ import (
 	"github.com/tqmon/tqmon/store/history"
 )
 
-// TestWorkedExamples runs TQUEL.md's worked examples (testdata/tquel) through
+// TestWorkedExamples runs docs/tquel.md's worked examples (testdata/tquel) through
 // the interpreter and the reference evaluator; both must give the result the
 // language reference states.
 func TestWorkedExamples(t *testing.T) {

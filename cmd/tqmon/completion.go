@@ -11,22 +11,10 @@ import (
 // whose help shows how to install the scripts.
 func newCompletionCmd(stdout io.Writer) *cobra.Command {
 	return &cobra.Command{
-		Use:   "completion bash|zsh|fish|powershell",
-		Short: "Print a shell completion script",
-		Long: `Print the completion script for a shell. With it loaded, Tab completes
-tqmon's commands and flags, and file and directory names where a flag
-takes one (--history DIR, -f FILE, --display SPEC, --db DB ...).`,
-		Example: `  # bash, this session; add the line to ~/.bashrc to keep it
-  source <(tqmon completion bash)
-
-  # zsh
-  tqmon completion zsh > "${fpath[1]}/_tqmon"
-
-  # fish
-  tqmon completion fish > ~/.config/fish/completions/tqmon.fish
-
-  # Look at one
-  tqmon completion bash > /tmp/tqmon.bash`,
+		Use:       "completion bash|zsh|fish|powershell",
+		Short:     "Print a shell completion script",
+		Long:      doc("completion"),
+		Example:   doc("completion.example"),
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: []string{"bash", "zsh", "fish", "powershell"},
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -16,21 +16,11 @@ import (
 func newExportCmd(stdout, stderr io.Writer) *cobra.Command {
 	var dbDir, out string
 	cmd := &cobra.Command{
-		Use:   "export --db DB --out DIR",
-		Short: "Write a database's relations as a CSV history",
-		Long: `Write everything a database holds as a history directory (its sensor
-description and one CSV file per relation, see SDL.md), which tqmon query
---history reads and tqmon import loads back. Tuples whose end was never
-recorded (a recording stopped while they went on) are written open (an
-empty "to"). On a terminal, a progress bar shows on stderr.`,
-		Example: `  # A database round trip: the paper's history in, and out again
-  tqmon import --history testdata/paper --db /tmp/paper.db
-  tqmon export --db /tmp/paper.db --out /tmp/paper-history
-  tqmon query --history /tmp/paper-history -f testdata/paper/resumed_by_p1.tq
-
-  # A recording of the demo, as CSV files
-  tqmon export --db /tmp/run.db --out /tmp/run-history`,
-		Args: cobra.NoArgs,
+		Use:     "export --db DB --out DIR",
+		Short:   "Write a database's relations as a CSV history",
+		Long:    doc("export"),
+		Example: doc("export.example"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if dbDir == "" || out == "" {
 				return usageErr(errors.New("export needs --db DB and --out DIR"))
@@ -43,7 +33,7 @@ empty "to"). On a terminal, a progress bar shows on stderr.`,
 				return usageErr(err)
 			}
 			defer d.Close()
-			bar := progress.New(stderr, isTerminal(stderr))
+			bar := progress.New(stderr, progress.IsTerminal(stderr))
 			defer bar.Done()
 			h, err := d.History(func(done, total uint64) {
 				bar.Update(float64(done)/float64(max(total, 1)), fmt.Sprintf("%d of %d elements read", done, total), done == total)

@@ -3,10 +3,12 @@
 package main
 
 import (
+	"embed"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -54,16 +56,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
-		Use:   "tqmon",
-		Short: "A temporal relational monitor: ask TQuel questions of a system's history",
-		Long: `tqmon presents the behaviour of a system as a historical database. Each sensor
-is a primitive relation of events or intervals with valid time; you ask TQuel
-queries (Quel plus "when" and "valid" clauses) as if the whole history were
-stored, and tqmon collects only what the query needs.
-
-Start with the paper's example:
-
-  tqmon query --history testdata/paper -f testdata/paper/resumed_by_p1.tq`,
+		Use:           "tqmon",
+		Short:         "A temporal relational monitor: ask TQuel questions of a system's history",
+		Long:          doc("main"),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -85,6 +80,20 @@ Start with the paper's example:
 	root.AddCommand(newShimCmd(stderr))
 	completeFileFlags(root)
 	return root
+}
+
+// help holds the commands' long help and examples, a file each.
+//
+//go:embed help/*.txt
+var help embed.FS
+
+// doc is the help text of the file help/NAME.txt.
+func doc(name string) string {
+	text, err := help.ReadFile("help/" + name + ".txt")
+	if err != nil {
+		panic(err) // the files are embedded: a missing one is a build error
+	}
+	return strings.TrimSuffix(string(text), "\n")
 }
 
 func printError(w io.Writer, err error) {

@@ -86,7 +86,7 @@ func TestPaperQueries(t *testing.T) {
 	}
 }
 
-// TestTQuelExamples runs TQUEL.md's worked examples through the command.
+// TestTQuelExamples runs docs/tquel.md's worked examples through the command.
 func TestTQuelExamples(t *testing.T) {
 	dir := filepath.Join(root, "testdata", "tquel")
 	queries, _ := filepath.Glob(filepath.Join(dir, "*.tq"))

@@ -1,22 +1,23 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"sync"
-	"time"
+	"syscall"
 
 	"github.com/spf13/cobra"
+
 	"github.com/tqmon/tqmon/algebra"
-	"github.com/tqmon/tqmon/algebra/stream"
+	"github.com/tqmon/tqmon/algebra/check"
+	"github.com/tqmon/tqmon/display/format"
+	"github.com/tqmon/tqmon/display/play"
 	"github.com/tqmon/tqmon/display/progress"
-	"github.com/tqmon/tqmon/remote"
+	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/store/replay"
+	"github.com/tqmon/tqmon/subject"
 )
 
 type replayFlags struct {
@@ -26,7 +27,7 @@ type replayFlags struct {
 	from, to   string
 	paused     bool
 	display    string
-	srcs       []remote.Source
+	srcs       []query.Source
 	exprs      int
 	format     string
 	timeFormat string
@@ -37,38 +38,11 @@ type replayFlags struct {
 func newReplayCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f replayFlags
 	cmd := &cobra.Command{
-		Use:   "replay --db DB [--speed X | --max] [--from T] [--to T] [--display SPEC] (-f FILE | -e TEXT)...",
-		Short: "Replay a recorded database into queries, at any speed",
-		Long: `Replay what a database holds, in time order, into TQuel statements, as if
-the recorded system were running again: results print as they are produced
-(an interval once it has ended; those still open at the end are printed
-last), paced by the recorded time at --speed X (X recorded seconds per real
-second; 1 is real time) or as fast as possible with --max. --from and --to
-replay only the tuples valid between those times (with their whole valid
-times); Clock ticks only there.
-
-On a terminal the replay is interactive: space pauses and resumes, n steps
-one instant while paused, + and - double and halve the speed, q stops
-(what was replayed stands). A progress bar shows on stderr. Times are
-written as for queries: clock notation (H:MM:SS), RFC 3339 or integer
-nanoseconds.
-
-With --display SPEC the replay plays into the animated terminal view
-instead (see tqmon view): every stored relation, paced as above, with the
-queries' results drawn as the spec says; the view's keys apply (space,
-+/-, → step, t timeline, q quit).`,
-		Example: `  tqmon record --demo --duration 3s --db /tmp/run.db
-  # The demo's clock runs 1000 times faster than real time: replay it so.
-  tqmon replay --db /tmp/run.db --speed 1000 -f testdata/paper/resumed_by_p1.tq
-
-  # One stretch, as fast as possible
-  tqmon replay --db /tmp/run.db --max --from 0:10:00 --to 0:20:00 \
-    -e 'range of s is SendMessage retrieve (s.Process, s.Mailbox)'
-
-  # Watch it again, animated, ResumedbyP1 flashing
-  tqmon replay --db /tmp/run.db --speed 2 --display testdata/paper/os.display \
-    -f testdata/paper/resumed_by_p1.tq`,
-		Args: cobra.NoArgs,
+		Use:     "replay --db DB [--speed X | --max] [--from T] [--to T] [--display SPEC] (-f FILE | -e TEXT)...",
+		Short:   "Replay a recorded database into queries, at any speed",
+		Long:    doc("replay"),
+		Example: doc("replay.example"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runReplay(cmd, &f, stdout, stderr)
 		},
@@ -81,25 +55,12 @@ queries' results drawn as the spec says; the view's keys apply (space,
 	fl.StringVar(&f.to, "to", "", "replay up to this time (default: its end)")
 	fl.BoolVar(&f.paused, "paused", false, "start paused (on a terminal: space to start, n to step)")
 	fl.StringVar(&f.display, "display", "", "play into the animated terminal view described by the display spec SPEC")
-	fl.VarP(querySources{list: &f.srcs, file: true}, "file", "f", "read TQuel statements from FILE (repeatable)")
-	fl.VarP(querySources{list: &f.srcs, count: &f.exprs}, "expr", "e", "TQuel statements given as TEXT (repeatable)")
+	addSourceFlags(fl, &f.srcs, &f.exprs)
 	fl.StringVar(&f.format, "format", "table", "output format: table, csv or jsonl")
 	fl.StringVar(&f.timeFormat, "time-format", "clock", "time format: clock, rfc3339 or ns")
 	fl.StringArrayVar(&f.params, "param", nil, "NAME=VALUE: the value of $NAME in queries (repeatable)")
 	fl.BoolVar(&f.stats, "stats", false, "print the blocks and elements read and peak operator state on stderr")
 	return cmd
-}
-
-// parseTimeFlag reads a --from/--to value.
-func parseTimeFlag(name, s string) (*algebra.Time, error) {
-	if s == "" {
-		return nil, nil
-	}
-	t, err := algebra.ParseTime(s)
-	if err != nil {
-		return nil, fmt.Errorf("--%s: %w", name, err)
-	}
-	return &t, nil
 }
 
 func runReplay(cmd *cobra.Command, f *replayFlags, stdout, stderr io.Writer) error {
@@ -113,7 +74,7 @@ func runReplay(cmd *cobra.Command, f *replayFlags, stdout, stderr io.Writer) err
 	case !f.max && f.speed <= 0:
 		return usageErr(errors.New("--speed must be positive (or use --max)"))
 	}
-	out, err := outputOptions(f.format, f.timeFormat, false)
+	out, err := format.ParseOptions(f.format, f.timeFormat, false)
 	if err != nil {
 		return usageErr(err)
 	}
@@ -132,140 +93,67 @@ func runReplay(cmd *cobra.Command, f *replayFlags, stdout, stderr io.Writer) err
 	if from != nil && to != nil && *to < *from {
 		return usageErr(errors.New("--to is before --from"))
 	}
-	if f.display != "" {
-		return runReplayDisplay(f, params, from, to)
-	}
-	d, prog, q, err := openStored(f.dbDir, true, f.srcs, params)
+	sub, err := subject.Open(context.Background(), subject.Options{DB: f.dbDir})
 	if err != nil {
-		return err
+		return openErr(err)
 	}
-	defer d.Close()
+	defer sub.Close()
+	if f.display != "" {
+		return replayDisplay(f, sub, params, from, to)
+	}
+	prog, err := query.Compile(sub.Catalog(), f.srcs, check.Options{Params: params, Now: sub.Now()})
+	if err != nil {
+		return usageErr(err)
+	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
-
 	speed := f.speed
 	if f.max {
 		speed = 0
 	}
-	opts := replay.Options{From: from, To: to, Context: ctx,
-		Pace: &replay.PlayerOptions{Speed: speed, Paused: f.paused}}
-	span, _ := replay.Span(d, opts)
-	bar := progress.New(stderr, isTerminal(stderr))
-	w := bufio.NewWriter(bar.Guard(stdout))
-	st := newStreamer(w, out, prog)
-	opts.OnElem = func(i int, e stream.Elem) {
-		st.elem(i, e)
-		w.Flush()
-	}
-	var (
-		mu     sync.Mutex
-		player *replay.Player
-	)
-	opts.Player = func(p *replay.Player) {
-		mu.Lock()
-		player = p
-		mu.Unlock()
-	}
-	stopUI := make(chan struct{})
-	var ui sync.WaitGroup
-	if bar.Enabled() {
-		ui.Add(1)
-		go func() {
-			defer ui.Done()
-			tick := time.NewTicker(100 * time.Millisecond)
-			defer tick.Stop()
-			for {
-				select {
-				case <-stopUI:
-					return
-				case <-tick.C:
-				}
-				mu.Lock()
-				p := player
-				mu.Unlock()
-				if p != nil {
-					bar.Update(replayProgress(p, span), replayNote(p, span), false)
-				}
-			}
-		}()
-	}
+	bar := progress.New(stderr, progress.IsTerminal(stderr))
+	var controls replay.Controls
+	po := subject.PrintOptions{Output: out, Stream: true, Run: subject.RunOptions{From: from, To: to,
+		Pace: &play.Options{Speed: speed, Paused: f.paused}, Player: controls.Set}}
+	stopUI := bar.Follow(controls.State)
 	restore := func() {}
-	if isTerminal(os.Stdin) {
-		keys, undo, err := terminalKeys(os.Stdin)
-		if err == nil {
+	if progress.IsTerminal(os.Stdin) {
+		if keys, undo, err := progress.Keys(os.Stdin); err == nil {
 			restore = undo
 			go func() {
 				for k := range keys {
-					mu.Lock()
-					p := player
-					mu.Unlock()
-					if p != nil {
-						applyKey(p, k)
-					}
+					controls.Key(k)
 				}
 			}()
 		}
 	}
-	_, rst, err := replay.Run(d, q, opts)
+	st, err := subject.Print(ctx, sub, prog, po, bar.Guard(stdout))
 	restore()
-	close(stopUI)
-	ui.Wait()
+	stopUI()
 	bar.Done()
 	if err != nil {
 		return runtimeErr(err)
 	}
-	if err := st.s.Close(); err != nil {
-		return runtimeErr(err)
-	}
-	if err := w.Flush(); err != nil {
-		return runtimeErr(err)
-	}
 	if f.stats {
-		printReadStats(stderr, d, rst)
+		st.Write(stderr)
 	}
 	return nil
 }
 
-// applyKey acts on a key pressed during a replay.
-func applyKey(p *replay.Player, k byte) {
-	switch k {
-	case ' ', 'p':
-		p.TogglePause()
-	case 'n', '.':
-		if !p.Paused() {
-			p.Pause()
-		}
-		p.Step()
-	case '+', '=':
-		if s := p.Speed(); s > 0 {
-			p.SetSpeed(s * 2)
-		}
-	case '-', '_':
-		if s := p.Speed(); s > 0 {
-			p.SetSpeed(s / 2)
-		}
-	case 'q', 3: // q, Ctrl-C
-		p.Stop()
+// replayDisplay plays a database into the animated display: every stored
+// relation, in time order, paced by the display's player (space, +/-, →
+// and the timeline work as in tqmon view), with the queries' results
+// drawn as the spec says.
+func replayDisplay(f *replayFlags, sub subject.Subject, params map[string]string, from, to *algebra.Time) error {
+	po := play.Options{Speed: f.speed, Paused: f.paused, Start: from, End: sub.Now()}
+	if f.max {
+		po.Speed = play.MaxSpeed
 	}
-}
-
-func replayProgress(p *replay.Player, span algebra.Window) float64 {
-	if span.To <= span.From {
-		return 0
+	if to != nil {
+		po.End = *to
 	}
-	pos := max(p.Position(), span.From)
-	return float64(pos-span.From) / float64(span.To-span.From)
-}
-
-func replayNote(p *replay.Player, span algebra.Window) string {
-	note := algebra.FormatTime(max(p.Position(), span.From), algebra.TimeClock) + " / " + algebra.FormatTime(span.To, algebra.TimeClock)
-	if s := p.Speed(); s > 0 {
-		note += fmt.Sprintf("  ×%g", s)
-	} else {
-		note += "  max"
-	}
-	if p.Paused() {
-		note += "  paused (space: resume, n: step)"
-	}
-	return note
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	return display(ctx, sub, f.display, subject.DisplayOptions{Queries: f.srcs, Params: params, Play: po,
+		Title: "tqmon replay " + f.dbDir})
 }

@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/tqmon/tqmon/resident/kernel"
 	"github.com/tqmon/tqmon/resident/transport"
+	"github.com/tqmon/tqmon/subject"
 )
 
 type residentFlags struct {
@@ -26,27 +26,11 @@ type residentFlags struct {
 func newResidentCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f residentFlags
 	cmd := &cobra.Command{
-		Use:   "resident --kernel --listen ADDR [--token T] [--spec FILE]...",
-		Short: "Serve this machine's kernel sensors to remote monitors",
-		Long: `Run a resident monitor for this machine's Linux kernel (as root), serving
-remote monitors (tqmon query --connect ADDR) at --listen: a unix socket
-path (mode 0600), or host:port, which needs a shared --token.
-
-The resident announces the kernel's description (tqmon sensors list
---kernel), extended by --spec files (uprobe sensors of programs on this
-machine). Nothing is attached while no monitor is connected; a monitor's
-queries attach the sensors they need and enable them only for the
-entities they ask about. If a monitor goes away without saying goodbye,
-its enables are undone when its lease runs out. The resident runs until
-interrupted (SIGINT or SIGTERM), then detaches everything.`,
-		Example: `  # Serve on a unix socket, query from another shell
-  sudo tqmon resident --kernel --listen /run/tqmon.sock &
-  sudo tqmon query --connect /run/tqmon.sock --duration 5s \
-    -e 'range of s is Syscall retrieve (s.Process, s.Name) where s.Name = "execve"'
-
-  # Over TCP, with a token
-  sudo tqmon resident --kernel --listen 127.0.0.1:7070 --token s3cret`,
-		Args: cobra.NoArgs,
+		Use:     "resident --kernel --listen ADDR [--token T] [--spec FILE]...",
+		Short:   "Serve this machine's kernel sensors to remote monitors",
+		Long:    doc("resident"),
+		Example: doc("resident.example"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runResident(&f, stderr)
 		},
@@ -66,47 +50,27 @@ func runResident(f *residentFlags, stderr io.Writer) error {
 		return usageErr(errors.New("resident serves the kernel: give --kernel (Go programs embed their own resident)"))
 	case f.listen == "":
 		return usageErr(errors.New("resident needs --listen ADDR (a unix socket path, or host:port with --token)"))
-	case !isUnix(f.listen) && f.token == "":
-		if _, _, err := transport.ParseAddr(f.listen); err != nil {
+	case f.token == "":
+		network, _, err := transport.ParseAddr(f.listen)
+		if err != nil {
 			return usageErr(err)
 		}
-		return usageErr(errors.New("a TCP listener needs a shared token: --token"))
+		if network != "unix" {
+			return usageErr(errors.New("a TCP listener needs a shared token: --token"))
+		}
 	}
 	specs, err := readKernelSpecs(f.specs)
 	if err != nil {
 		return err
 	}
-	res, err := kernel.New(kernel.Options{Specs: specs, RingBytes: f.ringBytes,
-		Logf: func(format string, args ...any) { fmt.Fprintf(stderr, "tqmon resident: "+format+"\n", args...) }})
-	if errors.Is(err, kernel.ErrUnavailable) {
-		return runtimeErr(err)
-	}
-	if err != nil {
-		return usageErr(err)
-	}
-	defer res.Close()
-	srv, err := transport.NewServer(res.Sessions(), transport.ServerOptions{Token: f.token,
-		Logf: func(format string, args ...any) { fmt.Fprintf(stderr, "tqmon resident: "+format+"\n", args...) }})
-	if err != nil {
-		return usageErr(err)
-	}
-	lis, err := transport.Listen(f.listen)
-	if err != nil {
-		return usageErr(err)
-	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(lis) }()
-	fmt.Fprintf(stderr, "tqmon resident: serving the kernel's sensors on %s\n", f.listen)
-	select {
-	case <-ctx.Done():
-	case err := <-done:
-		if err != nil {
-			return runtimeErr(err)
-		}
+	err = subject.ServeKernel(ctx, subject.KernelServeOptions{Kernel: subject.KernelOptions{Specs: specs, RingBytes: f.ringBytes},
+		Listen: f.listen, Token: f.token,
+		Logf:    func(format string, args ...any) { fmt.Fprintf(stderr, "tqmon resident: "+format+"\n", args...) },
+		Serving: func() { fmt.Fprintf(stderr, "tqmon resident: serving the kernel's sensors on %s\n", f.listen) }})
+	if err != nil {
+		return openErr(err)
 	}
-	srv.Stop()
-	res.Close()
 	return nil
 }

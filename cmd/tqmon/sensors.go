@@ -16,8 +16,7 @@ func newSensorsCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sensors",
 		Short: "Check sensor descriptions and generate sensor code",
-		Long: `Work with sensor descriptions (.sdl files, see SDL.md): check one, or
-compile it into sensors a subject program links in.`,
+		Long:  doc("sensors"),
 	}
 	cmd.AddCommand(newSensorsCheckCmd(stdout), newSensorsCompileCmd(stdout), newSensorsListCmd(stdout))
 	return cmd
@@ -25,11 +24,9 @@ compile it into sensors a subject program links in.`,
 
 func newSensorsCheckCmd(stdout io.Writer) *cobra.Command {
 	return &cobra.Command{
-		Use:   "check SPEC.sdl",
-		Short: "Check a sensor description and list its relations",
-		Long: `Check a sensor description: syntax, types, roles and strategies. Errors
-are reported as file:line:col with the line and a caret; on success the
-relations are listed with their α variants.`,
+		Use:     "check SPEC.sdl",
+		Short:   "Check a sensor description and list its relations",
+		Long:    doc("sensors.check"),
 		Example: `  tqmon sensors check testdata/paper/os.sdl`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -55,14 +52,9 @@ relations are listed with their α variants.`,
 func newSensorsCompileCmd(stdout io.Writer) *cobra.Command {
 	var out, pkg string
 	cmd := &cobra.Command{
-		Use:   "compile SPEC.sdl --go-out DIR --go-package NAME",
-		Short: "Generate the Go sensors of a sensor description",
-		Long: `Generate a Go package implementing the sensors of a description: typed
-entity identifiers, entity lifecycle calls that feed the entity sources,
-one function per traced relation (its disabled path is one atomic load),
-Begin/End pairs for interval and sampled relations, and Spec(), the
-catalog the resident monitor announces. The output is gofmt'd and
-deterministic; it is written to DIR/NAME.go.`,
+		Use:     "compile SPEC.sdl --go-out DIR --go-package NAME",
+		Short:   "Generate the Go sensors of a sensor description",
+		Long:    doc("sensors.compile"),
 		Example: `  tqmon sensors compile testdata/paper/os.sdl --go-out ./ossensors --go-package ossensors`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -14,21 +14,11 @@ func newSensorsListCmd(stdout io.Writer) *cobra.Command {
 	var kern, programs bool
 	var specs []string
 	cmd := &cobra.Command{
-		Use:   "list --kernel [--spec FILE]... [--programs]",
-		Short: "Show the kernel's sensor description",
-		Long: `Show the sensor description of this machine's Linux kernel (linux.sdl,
-built into tqmon): its entity relations, its relations and the sensor
-bindings saying where each is collected. --spec files extend it (uprobe
-sensors of your programs) and are checked against the kernel's types
-(BTF) and the executables they name. --programs prints, instead, the
-eBPF programs generated for it, instruction by instruction, with the
-spec lines they come from (no root needed: nothing is loaded).`,
-		Example: `  tqmon sensors list --kernel
-
-  # Your own bindings (see README: the Linux kernel as a subject), with the
-  # eBPF programs they compile to
-  tqmon sensors list --kernel --spec calls.sdl --programs`,
-		Args: cobra.NoArgs,
+		Use:     "list --kernel [--spec FILE]... [--programs]",
+		Short:   "Show the kernel's sensor description",
+		Long:    doc("sensors.list"),
+		Example: doc("sensors.list.example"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !kern {
 				return usageErr(errors.New("list shows the kernel's sensors: give --kernel (for a .sdl file, use sensors check)"))

@@ -218,23 +218,6 @@ func TestShellLiveDemo(t *testing.T) {
 	}
 }
 
-// TestShellScript: statements piped in run without prompts, like a file.
-func TestShellScript(t *testing.T) {
-	script, err := os.ReadFile(filepath.Join(paper, "resumed_by_p1.tq"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out, errb bytes.Buffer
-	code := runShell(&shellFlags{historyDir: paper, format: "csv", timeFormat: "clock"}, bytes.NewReader(script), &out, &errb)
-	if code != nil || errb.Len() > 0 {
-		t.Fatalf("error %v, stderr:\n%s", code, errb.String())
-	}
-	want, _ := os.ReadFile(filepath.Join(paper, "resumed_by_p1.expected.csv"))
-	if out.String() != string(want) {
-		t.Errorf("got:\n%s\nwant:\n%s", out.String(), want)
-	}
-}
-
 // TestReplayDisplayInTerminal: a database replayed into the animated view
 // (the paper's history imported, the paper's spec): the picture appears,
 // q ends it cleanly.

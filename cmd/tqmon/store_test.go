@@ -16,7 +16,6 @@ import (
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/histgen"
-	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/internal/testkit"
 	"github.com/tqmon/tqmon/resident"
 	"github.com/tqmon/tqmon/resident/demo"
@@ -24,8 +23,8 @@ import (
 	"github.com/tqmon/tqmon/resident/transport"
 	"github.com/tqmon/tqmon/store/db"
 	"github.com/tqmon/tqmon/store/history"
-	"github.com/tqmon/tqmon/store/replay"
 	"github.com/tqmon/tqmon/store/truth"
+	"github.com/tqmon/tqmon/subject"
 )
 
 // sameDirs compares two directories file by file.
@@ -282,7 +281,7 @@ func TestRecordKilled(t *testing.T) {
 	bin := binary(t)
 	dir := t.TempDir()
 	sock, dbDir := filepath.Join(dir, "s.sock"), filepath.Join(dir, "db")
-	cat, err := demoCatalog()
+	cat, err := subject.DemoCatalog()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,10 +290,8 @@ func TestRecordKilled(t *testing.T) {
 	res := resident.New(ossensors.Spec(), demo.Options(clock, rec))
 	hello := res.Hello()
 	rec.SetClock(hello.MonoBase, hello.WallBase)
-	rs := &readySessions{r: res, ready: make(chan struct{})}
-	srv, err := transport.NewServer(transport.Adapt(res.Hello, func() readySession {
-		return readySession{Session: res.Open(), rs: rs}
-	}), transport.ServerOptions{})
+	sessions, ready := subject.LeaseSessions(res)
+	srv, err := transport.NewServer(sessions, transport.ServerOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,7 +311,7 @@ func TestRecordKilled(t *testing.T) {
 	}
 	defer cmd.Process.Kill()
 	select {
-	case <-rs.ready:
+	case <-ready:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the recorder did not connect")
 	}
@@ -459,43 +456,6 @@ func TestRecordRetain(t *testing.T) {
 	}
 }
 
-// TestReplayKeys: the keys of an interactive replay drive the player.
-func TestReplayKeys(t *testing.T) {
-	p := replay.NewPlayer(context.Background(), emptySource{}, replay.PlayerOptions{Speed: 4, Start: 0, End: algebra.Forever})
-	applyKey(p, ' ')
-	if !p.Paused() {
-		t.Error("space does not pause")
-	}
-	applyKey(p, ' ')
-	if p.Paused() {
-		t.Error("space does not resume")
-	}
-	applyKey(p, 'n')
-	if !p.Paused() {
-		t.Error("n does not pause to step")
-	}
-	applyKey(p, '+')
-	if p.Speed() != 8 {
-		t.Errorf("+: speed %v", p.Speed())
-	}
-	applyKey(p, '-')
-	applyKey(p, '-')
-	if p.Speed() != 2 {
-		t.Errorf("-: speed %v", p.Speed())
-	}
-	applyKey(p, 'q')
-	if _, _, ok, _ := p.Next(); ok {
-		t.Error("q does not stop")
-	}
-	if note := replayNote(p, algebra.Window{From: 0, To: 10e9}); !strings.Contains(note, "paused") || !strings.Contains(note, "×2") {
-		t.Errorf("progress note %q", note)
-	}
-}
-
-type emptySource struct{}
-
-func (emptySource) Next() (string, stream.Elem, bool, error) { return "", stream.Elem{}, false, nil }
-
 // TestQueryDBExplain: --explain over a database shows the scan windows.
 func TestQueryDBExplain(t *testing.T) {
 	dbDir := filepath.Join(t.TempDir(), "db")
@@ -513,7 +473,7 @@ func TestQueryDBExplain(t *testing.T) {
 func TestQueryConnectRecord(t *testing.T) {
 	dir := t.TempDir()
 	sock, out := filepath.Join(dir, "s.sock"), filepath.Join(dir, "out")
-	cat, err := demoCatalog()
+	cat, err := subject.DemoCatalog()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -522,10 +482,8 @@ func TestQueryConnectRecord(t *testing.T) {
 	res := resident.New(ossensors.Spec(), demo.Options(clock, rec))
 	hello := res.Hello()
 	rec.SetClock(hello.MonoBase, hello.WallBase)
-	rs := &readySessions{r: res, ready: make(chan struct{})}
-	srv, err := transport.NewServer(transport.Adapt(res.Hello, func() readySession {
-		return readySession{Session: res.Open(), rs: rs}
-	}), transport.ServerOptions{})
+	sessions, ready := subject.LeaseSessions(res)
+	srv, err := transport.NewServer(sessions, transport.ServerOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -546,7 +504,7 @@ func TestQueryConnectRecord(t *testing.T) {
 		done <- result{code, o, e}
 	}()
 	select {
-	case <-rs.ready:
+	case <-ready:
 	case r := <-done:
 		t.Fatalf("the monitor ended: %s", r.stderr)
 	}

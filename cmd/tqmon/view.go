@@ -12,17 +12,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tqmon/tqmon/algebra"
-	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/display/play"
-	"github.com/tqmon/tqmon/display/show"
-	"github.com/tqmon/tqmon/remote"
-	"github.com/tqmon/tqmon/store/history"
+	"github.com/tqmon/tqmon/query"
+	"github.com/tqmon/tqmon/subject"
 )
 
 type viewFlags struct {
 	historyDir string
 	display    string
-	srcs       []remote.Source
+	srcs       []query.Source
 	exprs      int
 	params     []string
 	speed      float64
@@ -33,34 +31,11 @@ type viewFlags struct {
 func newViewCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f viewFlags
 	cmd := &cobra.Command{
-		Use:   "view --history DIR --display SPEC [(-f FILE | -e TEXT)...] [--speed X] [--from TIME]",
-		Short: "Play a recorded history into the animated display",
-		Long: `Play a recorded history into the animated terminal display described by a
-display spec: entity relations as icons (box, circle, oval, text, point,
-line) labelled, shaded, coloured and ordered by their attributes;
-relationships as inclusion, arrows or connecting lines between the icons;
-time as animation or animationtrace (past states fade out), flashing for a
-derived relation's events, and a digital clock. TQuel statements given with
--f and -e define derived relations (retrieve NAME ...) the spec may draw.
-
-The history plays at --speed (subject seconds per real second) from --from
-(default: its beginning). Keys: space pause/resume, + and - double and halve
-the speed, → steps to the next change, t switches to the timeline view (z/x
-zoom, < > scroll, tab: rows per entity or per tuple of a relation), r reads
-the spec again, ? help, q quits. The terminal is restored however it ends.
-
-Errors in the spec or the queries are reported as file:line:col before the
-terminal is touched. Exit status: 0 when the user quits, 2 for usage, spec,
-query and history errors, 1 for runtime errors.`,
-		Example: `  # The paper's system: processes running on processors, waiting on mailboxes,
-  # ResumedbyP1 flashing; a minute of history per second from 1:59:50
-  tqmon view --history testdata/paper --display testdata/paper/os.display \
-    -f testdata/paper/resumed_by_p1.tq --speed 60 --from 1:59:50
-
-  # Start paused at the wait on M7, then step with →
-  tqmon view --history testdata/paper --display testdata/paper/os.display \
-    -f testdata/paper/resumed_by_p1.tq --from 2:45:00 --paused`,
-		Args: cobra.NoArgs,
+		Use:     "view --history DIR --display SPEC [(-f FILE | -e TEXT)...] [--speed X] [--from TIME]",
+		Short:   "Play a recorded history into the animated display",
+		Long:    doc("view"),
+		Example: doc("view.example"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runView(&f, stderr)
 		},
@@ -68,8 +43,7 @@ query and history errors, 1 for runtime errors.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.historyDir, "history", "", "history directory: one .sdl file and one CSV per relation")
 	fl.StringVar(&f.display, "display", "", "display spec file (see tqmon view --help)")
-	fl.VarP(querySources{list: &f.srcs, file: true}, "file", "f", "read TQuel statements from FILE (repeatable)")
-	fl.VarP(querySources{list: &f.srcs, count: &f.exprs}, "expr", "e", "TQuel statements given as TEXT (repeatable)")
+	addSourceFlags(fl, &f.srcs, &f.exprs)
 	fl.StringArrayVar(&f.params, "param", nil, "NAME=VALUE: the value of $NAME in queries (repeatable)")
 	fl.Float64Var(&f.speed, "speed", 1, "subject seconds per real second")
 	fl.StringVar(&f.from, "from", "", "start playing at TIME (e.g. 2:45:00; default: the history's beginning)")
@@ -98,34 +72,16 @@ func runView(f *viewFlags, stderr io.Writer) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	h, err := history.Load(f.historyDir)
+	sub, err := subject.Open(context.Background(), subject.Options{History: f.historyDir})
 	if err != nil {
-		return usageErr(err)
+		return openErr(err)
 	}
-	dsrc, err := readDisplay(f.display)
-	if err != nil {
-		return usageErr(err)
-	}
-	window := h.Window
-	now := algebra.Time(0)
-	if start, end, ok := h.Extent(); ok {
-		now = end
+	defer sub.Close()
+	if _, end, ok := sub.Extent(); ok {
 		po.End = end
-		if window == nil {
-			window = &algebra.Window{From: start, To: end}
-		}
-	}
-	setup, err := show.Compile(show.Config{Catalog: h.Catalog, Queries: f.srcs, Display: dsrc,
-		Check: check.Options{Params: params, Now: now}, FeedAll: true})
-	if err != nil {
-		return usageErr(err)
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	err = show.History(ctx, setup, play.HistorySource(h, nil), window, po,
-		show.Options{Title: "tqmon view " + f.historyDir, ReadSpec: specReader(f.display)})
-	if err != nil {
-		return runtimeErr(err)
-	}
-	return nil
+	return display(ctx, sub, f.display, subject.DisplayOptions{Queries: f.srcs, Params: params, Play: po,
+		Title: "tqmon view " + f.historyDir})
 }

@@ -12,15 +12,17 @@ const (
 	PaperQueryName = "resumed_by_p1.tq"
 )
 
-// PaperSpec is the paper's display: processors as boxes holding the
+//go:embed os.display
+var paperSpec string
+
+//go:embed resumed_by_p1.tq
+var paperQuery string
+
+// PaperSpec returns the paper's display: processors as boxes holding the
 // processes running on them, processes as circles shaded by state,
 // mailboxes as ovals, waits and sends as arrows, ResumedbyP1 flashing,
 // past states fading over 5 s, a clock.
-//
-//go:embed os.display
-var PaperSpec string
+func PaperSpec() string { return paperSpec }
 
-// PaperQuery is the paper's ResumedbyP1 query.
-//
-//go:embed resumed_by_p1.tq
-var PaperQuery string
+// PaperQuery returns the paper's ResumedbyP1 query.
+func PaperQuery() string { return paperQuery }

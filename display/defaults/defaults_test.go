@@ -7,7 +7,7 @@ import (
 
 // The embedded copies are the files in testdata/paper.
 func TestCopiesEqual(t *testing.T) {
-	for name, text := range map[string]string{PaperSpecName: PaperSpec, PaperQueryName: PaperQuery} {
+	for name, text := range map[string]string{PaperSpecName: PaperSpec(), PaperQueryName: PaperQuery()} {
 		want, err := os.ReadFile("../../testdata/paper/" + name)
 		if err != nil {
 			t.Fatal(err)

@@ -228,3 +228,25 @@ func writeJSON(w io.Writer, rel *algebra.Relation, t *algebra.Tuple, tf algebra.
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// ParseOptions reads a format (table, csv or jsonl) and a time format
+// (clock, rfc3339 or ns). An empty time format is the subject's natural
+// one: RFC 3339 when its times are wall-clock times (the kernel's), else
+// clock notation (a subject's own time from zero).
+func ParseOptions(kind, timeFormat string, wallClock bool) (Options, error) {
+	k, err := ParseKind(kind)
+	if err != nil {
+		return Options{}, err
+	}
+	if timeFormat == "" {
+		timeFormat = "clock"
+		if wallClock {
+			timeFormat = "rfc3339"
+		}
+	}
+	tf, err := algebra.ParseTimeFormat(timeFormat)
+	if err != nil {
+		return Options{}, err
+	}
+	return Options{Kind: k, Time: tf}, nil
+}

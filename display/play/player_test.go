@@ -9,7 +9,7 @@ import (
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/algebra/stream"
-	"github.com/tqmon/tqmon/remote"
+	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/store/history"
 )
 
@@ -147,7 +147,7 @@ func TestPacing(t *testing.T) {
 // slower change the pace from where it is; Seek moves forward only; the
 // end of the source ends play with the position kept.
 func TestControls(t *testing.T) {
-	d := start(t, events(10*sec, 20*sec, 40*sec, 80*sec), Options{})
+	d := start(t, events(10*sec, 20*sec, 40*sec, 80*sec), Options{Speed: 1})
 	if got := d.p.Now(); got != 10*sec {
 		t.Fatalf("starts at %d, want the first element", got)
 	}
@@ -204,7 +204,7 @@ func TestControls(t *testing.T) {
 func TestCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	zero := int64(0)
-	p := NewPlayer(ctx, events(sec), Options{Start: &zero, Paused: true, Clock: NewFakeClock(time.Unix(0, 0))})
+	p := NewPlayer(ctx, events(sec), Options{Speed: 1, Start: &zero, Paused: true, Clock: NewFakeClock(time.Unix(0, 0))})
 	errc := make(chan error, 1)
 	go func() {
 		for {
@@ -234,7 +234,7 @@ func TestPlayHistoryIntoNetwork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prog, err := remote.Compile(h.Catalog, []remote.Source{{Name: "q", Text: `
+	prog, err := query.Compile(h.Catalog, []query.Source{{Name: "q", Text: `
 range of S is SendMessage
 range of W is Waiting
 retrieve ResumedbyP1 (Process = W.Process) valid at end of W
@@ -303,7 +303,7 @@ func TestHeartbeatsBounded(t *testing.T) {
 	zero := int64(0)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	p := NewPlayer(ctx, events(3600*sec), Options{Start: &zero, Beat: 20 * time.Millisecond})
+	p := NewPlayer(ctx, events(3600*sec), Options{Speed: 1, Start: &zero, Beat: 20 * time.Millisecond})
 	beats := 0
 	deadline := time.Now().Add(300 * time.Millisecond)
 	for time.Now().Before(deadline) {

@@ -1,15 +1,25 @@
 // Package progress draws a one-line progress bar on a terminal (for long
 // replays, exports and imports), and nothing at all when the output is not
-// a terminal, so logs and pipes stay clean.
+// a terminal, so logs and pipes stay clean; Keys delivers the key presses
+// that steer an interactive replay.
 package progress
 
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/term"
 )
+
+// IsTerminal reports whether w is a terminal (for progress bars and keys).
+func IsTerminal(w any) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
 
 // Bar is a progress line redrawn in place with carriage returns.
 type Bar struct {
@@ -126,4 +136,34 @@ func (g guarded) Write(p []byte) (int, error) {
 	n, err := g.w.Write(p)
 	g.b.Redraw()
 	return n, err
+}
+
+// Follow redraws the bar ten times a second with what state reports (ok
+// false: nothing yet), until the returned stop is called.
+func (b *Bar) Follow(state func() (frac float64, note string, ok bool)) (stop func()) {
+	if !b.Enabled() {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			if frac, note, ok := state(); ok {
+				b.Update(frac, note, false)
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		wg.Wait()
+	}
 }

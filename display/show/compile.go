@@ -8,16 +8,16 @@ import (
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/display/spec"
 	"github.com/tqmon/tqmon/grammar/source"
-	"github.com/tqmon/tqmon/remote"
+	"github.com/tqmon/tqmon/query"
 )
 
 // Config is what a display run is made of.
 type Config struct {
 	Catalog *algebra.Catalog
 	// Queries are the user's TQuel sources (may be empty).
-	Queries []remote.Source
+	Queries []query.Source
 	// Display is the display spec.
-	Display remote.Source
+	Display query.Source
 	Check   check.Options
 	// FeedAll feeds every primitive relation to the scene, so that a spec
 	// changed while running may draw any (recorded data: nothing to
@@ -29,7 +29,7 @@ type Config struct {
 // Setup is a compiled display run: the program (the user's statements,
 // then one retrieve per fed primitive relation) and the checked spec.
 type Setup struct {
-	Prog   *remote.Program
+	Prog   *query.Program
 	Spec   *spec.Spec
 	Schema spec.Schema
 	// feeds is, per statement of Prog, the relation whose tuples it
@@ -48,7 +48,7 @@ const FeedSourceName = "<display feeds>"
 func Compile(cfg Config) (*Setup, error) {
 	var derived []*algebra.Relation
 	if len(cfg.Queries) > 0 {
-		user, err := remote.Compile(cfg.Catalog, cfg.Queries, cfg.Check)
+		user, err := query.Compile(cfg.Catalog, cfg.Queries, cfg.Check)
 		if err != nil {
 			return nil, err
 		}
@@ -77,11 +77,11 @@ func Compile(cfg Config) (*Setup, error) {
 			}
 		}
 	}
-	srcs := append([]remote.Source(nil), cfg.Queries...)
+	srcs := append([]query.Source(nil), cfg.Queries...)
 	if len(prims) > 0 {
-		srcs = append(srcs, remote.Source{Name: FeedSourceName, Text: FeedQueries(prims)})
+		srcs = append(srcs, query.Source{Name: FeedSourceName, Text: FeedQueries(prims)})
 	}
-	prog, err := remote.Compile(cfg.Catalog, srcs, cfg.Check)
+	prog, err := query.Compile(cfg.Catalog, srcs, cfg.Check)
 	if err != nil {
 		return nil, err
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/tqmon/tqmon/display/scene"
 	"github.com/tqmon/tqmon/display/term"
 	"github.com/tqmon/tqmon/display/ui"
-	"github.com/tqmon/tqmon/remote"
+	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/store/history"
 )
 
@@ -26,13 +26,13 @@ var update = flag.Bool("update", false, "rewrite the golden frames in testdata")
 
 const paperDir = "../../testdata/paper"
 
-func readSource(t *testing.T, path string) remote.Source {
+func readSource(t *testing.T, path string) query.Source {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return remote.Source{Name: filepath.Base(path), Text: string(data)}
+	return query.Source{Name: filepath.Base(path), Text: string(data)}
 }
 
 // paperSetup compiles the paper's display with its ResumedbyP1 query over
@@ -45,7 +45,7 @@ func paperSetup(t *testing.T) (*Setup, *algebra.History) {
 	}
 	s, err := Compile(Config{
 		Catalog: h.Catalog,
-		Queries: []remote.Source{readSource(t, filepath.Join(paperDir, "resumed_by_p1.tq"))},
+		Queries: []query.Source{readSource(t, filepath.Join(paperDir, "resumed_by_p1.tq"))},
 		Display: readSource(t, filepath.Join(paperDir, "os.display")),
 		Check:   check.Options{},
 		FeedAll: true,
@@ -108,7 +108,7 @@ func paperPlayback(t *testing.T) *Playback {
 	start := clockTime(t, "1:59:00")
 	clock := play.NewFakeClock(time.Unix(0, 0))
 	pb, err := NewPlayback(context.Background(), s, play.HistorySource(h, nil), h.Window,
-		play.Options{Start: &start, Paused: true, Clock: clock}, Options{Title: "tqmon view testdata/paper"})
+		play.Options{Speed: 1, Start: &start, Paused: true, Clock: clock}, Options{Title: "tqmon view testdata/paper"})
 	if err != nil {
 		t.Fatal(err)
 	}

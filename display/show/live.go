@@ -49,7 +49,7 @@ func Live(ctx context.Context, s *Setup, conns []wire.Conn, lo remote.LiveOption
 		defer wg.Done()
 		defer ended.Store(true)
 		guard(errs, func() error {
-			_, _, err := s.Prog.RunLive(ctx, conns, lo)
+			_, _, err := remote.RunLive(ctx, s.Prog, conns, lo)
 			if ctx.Err() != nil {
 				return nil
 			}

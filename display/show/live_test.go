@@ -15,6 +15,7 @@ import (
 	"github.com/tqmon/tqmon/display/term"
 	"github.com/tqmon/tqmon/display/ui"
 	"github.com/tqmon/tqmon/internal/testkit"
+	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident"
 	"github.com/tqmon/tqmon/resident/demo"
@@ -29,7 +30,7 @@ import (
 // neither).
 func TestLiveDisplay(t *testing.T) {
 	cat := testkit.CompileSpec(t, "os.sdl", ossensors.SDL)
-	s, err := Compile(Config{Catalog: cat, Check: check.Options{}, Display: remote.Source{Name: "t.display", Text: `
+	s, err := Compile(Config{Catalog: cat, Check: check.Options{}, Display: query.Source{Name: "t.display", Text: `
 display Processor as box label Processor at left
 display Process as circle label Process shade State at left
 display RunningOn as inside (Process, Processor)
@@ -118,13 +119,13 @@ func TestReloadSpec(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := "display Process as circle\ndisplay Mailbox as oval at right\n"
-	s, err := Compile(Config{Catalog: h.Catalog, Display: remote.Source{Name: "t.display", Text: text}})
+	s, err := Compile(Config{Catalog: h.Catalog, Display: query.Source{Name: "t.display", Text: text}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	start := clockTime(t, "2:50:00")
 	pb, err := NewPlayback(context.Background(), s, play.HistorySource(h, nil), h.Window,
-		play.Options{Start: &start, Paused: true, Clock: play.NewFakeClock(time.Unix(0, 0))}, Options{
+		play.Options{Speed: 1, Start: &start, Paused: true, Clock: play.NewFakeClock(time.Unix(0, 0))}, Options{
 			ReadSpec: func() (string, error) { return text, nil },
 		})
 	if err != nil {

@@ -1,4 +1,4 @@
-// SDL: the sensor-description language of tqmon (see SDL.md).
+// SDL: the sensor-description language of tqmon (see docs/sdl.md).
 //
 // This grammar only recognises the text; the Go converter in parse.go walks
 // the parse tree, builds the AST of ast.go and checks what the grammar

@@ -1,5 +1,5 @@
 // Package sdl is the front end of the sensor-description language (see
-// SDL.md): it owns the grammar (SDL.g4, with the ANTLR parser generated into
+// docs/sdl.md): it owns the grammar (SDL.g4, with the ANTLR parser generated into
 // the gen subpackage by grammar/generate.sh), the syntax tree (ast.go),
 // Parse, which turns a spec into a File or into positioned diagnostics, and
 // the canonical printers FormatStmt and FormatFile.

@@ -17,7 +17,7 @@ var frontEnd = &fronttest.Front[File, Stmt]{
 	CheckTree: checkTree,
 }
 
-// The SDL.md example.
+// The docs/sdl.md example.
 const sdlExample = `entity type Processor, Process, Mailbox
 
 entity relation Processor(Processor: Processor)
@@ -47,7 +47,7 @@ func TestParseExamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, text := range map[string]string{"SDL.md": sdlExample, "os.sdl": string(osSDL)} {
+	for name, text := range map[string]string{"docs/sdl.md": sdlExample, "os.sdl": string(osSDL)} {
 		t.Run(name, func(t *testing.T) {
 			f := frontEnd.ParseOK(t, text)
 			got := strings.TrimSuffix(FormatFile(f), "\n")

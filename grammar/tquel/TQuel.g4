@@ -1,4 +1,4 @@
-// TQuel: the query language of tqmon (see TQUEL.md).
+// TQuel: the query language of tqmon (see docs/tquel.md).
 //
 // This grammar only recognises the text. The Go converter in parse.go walks
 // the parse tree and builds the AST of ast.go; it also enforces what the

@@ -1,5 +1,5 @@
 // Package tquel is the front end of TQuel, tqmon's query language (see
-// TQUEL.md): it owns the grammar (TQuel.g4, with the ANTLR parser generated
+// docs/tquel.md): it owns the grammar (TQuel.g4, with the ANTLR parser generated
 // into the gen subpackage by grammar/generate.sh), the syntax tree (ast.go),
 // Parse, which turns text into a File or into positioned diagnostics, and
 // the canonical printers FormatExpr, FormatStmt, FormatTarget and

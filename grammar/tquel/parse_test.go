@@ -20,7 +20,7 @@ var frontEnd = &fronttest.Front[File, Stmt]{
 	Dump:      dumpStmt,
 }
 
-// The worked examples of TQUEL.md and the paper's query: tree shapes and
+// The worked examples of docs/tquel.md and the paper's query: tree shapes and
 // canonical text.
 func TestParseWorkedExamples(t *testing.T) {
 	tests := []struct {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/tqmon/tqmon/algebra/check"
+	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident/kernel"
 	"github.com/tqmon/tqmon/resident/kernel/kerneltest"
@@ -141,7 +142,7 @@ func benchTqmon(b *testing.B, argv []string, mode string) {
 	if mode == "nomatch" {
 		who = "1"
 	}
-	prog, err := remote.Compile(res.Catalog(), []remote.Source{{Name: "q", Text: `range of s is Syscall retrieve (s.Name, s.Thread) where s.Process = $who`}},
+	prog, err := query.Compile(res.Catalog(), []query.Source{{Name: "q", Text: `range of s is Syscall retrieve (s.Name, s.Thread) where s.Process = $who`}},
 		check.Options{Params: map[string]string{"who": who}})
 	if err != nil {
 		b.Fatal(err)
@@ -151,7 +152,7 @@ func benchTqmon(b *testing.B, argv []string, mode string) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		rs, _, err := prog.RunLive(context.Background(), []wire.Conn{res.Local()}, remote.LiveOptions{Ready: func() { cmd.Release() }})
+		rs, _, err := remote.RunLive(context.Background(), prog, []wire.Conn{res.Local()}, remote.LiveOptions{Ready: func() { cmd.Release() }})
 		if err != nil {
 			b.Error(err)
 			return

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
+	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident/kernel"
 	"github.com/tqmon/tqmon/resident/kernel/launch"
@@ -30,7 +31,7 @@ func TestMain(m *testing.M) {
 // run is one live run of queries against a kernel resident, with a
 // command started paused and released once the sensors are ready.
 type run struct {
-	results []remote.Result
+	results []query.Result
 	stats   remote.LiveStats
 	flags   map[string][]string // the enable maps when the command was released
 	kstats  map[string]kernel.SensorStats
@@ -60,11 +61,11 @@ func runCommand(t *testing.T, opts kernel.Options, argv []string, queries ...str
 	}
 	defer cmd.Kill()
 	out := &run{pid: cmd.Pid}
-	var srcs []remote.Source
+	var srcs []query.Source
 	for i, q := range queries {
-		srcs = append(srcs, remote.Source{Name: "q" + string(rune('1'+i)), Text: q})
+		srcs = append(srcs, query.Source{Name: "q" + string(rune('1'+i)), Text: q})
 	}
-	prog, err := remote.Compile(res.Catalog(), srcs, check.Options{Params: map[string]string{"target": itoa(cmd.Pid)}})
+	prog, err := query.Compile(res.Catalog(), srcs, check.Options{Params: map[string]string{"target": itoa(cmd.Pid)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +74,7 @@ func runCommand(t *testing.T, opts kernel.Options, argv []string, queries ...str
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		out.results, out.stats, runErr = prog.RunLive(context.Background(), []wire.Conn{res.Local()}, remote.LiveOptions{
+		out.results, out.stats, runErr = remote.RunLive(context.Background(), prog, []wire.Conn{res.Local()}, remote.LiveOptions{
 			Ready: func() {
 				out.flags = res.Flags()
 				if err := cmd.Release(); err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/stream"
+	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident/wire"
 	"github.com/tqmon/tqmon/store/db"
@@ -32,9 +33,9 @@ func Recordable(cat *algebra.Catalog) []string {
 // Program compiles one plain retrieve of every attribute per relation
 // (`range of x is R retrieve (x.A, …)`): run live, it makes the residents
 // enable exactly those relations' sensors, for every entity.
-func Program(cat *algebra.Catalog, relations []string) (*remote.Program, error) {
+func Program(cat *algebra.Catalog, relations []string) (*query.Program, error) {
 	can := Recordable(cat)
-	var srcs []remote.Source
+	var srcs []query.Source
 	for _, name := range relations {
 		r := cat.Lookup(name)
 		switch {
@@ -47,10 +48,10 @@ func Program(cat *algebra.Catalog, relations []string) (*remote.Program, error) 
 		for _, a := range r.Attrs {
 			targets = append(targets, "x."+a.Name)
 		}
-		srcs = append(srcs, remote.Source{Name: "record " + name,
+		srcs = append(srcs, query.Source{Name: "record " + name,
 			Text: fmt.Sprintf("range of x is %s retrieve (%s)", name, strings.Join(targets, ", "))})
 	}
-	return remote.Compile(cat, srcs, check.Options{})
+	return query.Compile(cat, srcs, check.Options{})
 }
 
 // Options shape a live recording.
@@ -126,7 +127,7 @@ func Live(ctx context.Context, conns []wire.Conn, w *db.Writer, cat *algebra.Cat
 			}
 		}
 	}()
-	_, live, err := prog.RunLive(ctx, conns, remote.LiveOptions{Duration: opts.Duration, Lease: opts.Lease,
+	_, live, err := remote.RunLive(ctx, prog, conns, remote.LiveOptions{Duration: opts.Duration, Lease: opts.Lease,
 		Ready: opts.Ready, Tap: tp.Input})
 	close(done)
 	wg.Wait()

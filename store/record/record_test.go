@@ -11,7 +11,7 @@ import (
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/stream"
-	"github.com/tqmon/tqmon/remote"
+	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/resident"
 	"github.com/tqmon/tqmon/resident/demo"
 	"github.com/tqmon/tqmon/resident/demo/ossensors"
@@ -153,7 +153,7 @@ func TestProgramErrors(t *testing.T) {
 // TestDerived: results recorded as produced read back as the results.
 func TestDerived(t *testing.T) {
 	store, _, truthH := recordDemo(t, 4, 300*time.Millisecond, Options{})
-	prog, err := remote.Compile(truthH.Catalog, []remote.Source{{Name: "q", Text: `range of w is Waiting
+	prog, err := query.Compile(truthH.Catalog, []query.Source{{Name: "q", Text: `range of w is Waiting
 retrieve Unblocked (P = w.Process, M = w.Mailbox) valid at end of w
 range of p is Process
 retrieve Running (p.Process) where p.State = "Running"`}}, check.Options{})
@@ -207,7 +207,7 @@ retrieve Running (p.Process) where p.State = "Running"`}}, check.Options{})
 	if err := out.AddRelations(rels[:1]); err == nil || !strings.Contains(err.Error(), "already has a relation Unblocked") {
 		t.Errorf("adding a relation twice: %v", err)
 	}
-	anon, _ := remote.Compile(truthH.Catalog, []remote.Source{{Name: "a.tq", Text: "range of p is Process retrieve (p.Process)"}}, check.Options{})
+	anon, _ := query.Compile(truthH.Catalog, []query.Source{{Name: "a.tq", Text: "range of p is Process retrieve (p.Process)"}}, check.Options{})
 	if _, err := Results(anon.Stmts); err == nil || !strings.Contains(err.Error(), "a.tq:1:") {
 		t.Errorf("anonymous retrieve: %v", err)
 	}

@@ -6,7 +6,8 @@ import (
 	"testing"
 
 	"github.com/tqmon/tqmon/algebra/check"
-	"github.com/tqmon/tqmon/remote"
+	"github.com/tqmon/tqmon/display/play"
+	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/store/db"
 )
 
@@ -34,7 +35,7 @@ func BenchmarkStoreTimeslice(b *testing.B) {
 			{"slice", timeslice(middle(h))},
 			{"whole", `range of q is Process retrieve (q.Process) where q.Process = "P1" and q.State = "Done"`},
 		} {
-			prog, err := remote.Compile(d.Catalog(), []remote.Source{{Name: c.name, Text: c.text}}, check.Options{})
+			prog, err := query.Compile(d.Catalog(), []query.Source{{Name: c.name, Text: c.text}}, check.Options{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -82,7 +83,7 @@ func BenchmarkStoreReplayMax(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer d.Close()
-	prog, err := remote.Compile(d.Catalog(), []remote.Source{{Name: "q", Text: `range of p is Process
+	prog, err := query.Compile(d.Catalog(), []query.Source{{Name: "q", Text: `range of p is Process
 range of s is SendMessage
 retrieve (p.State) where p.Process = "P1" and s.Process = "P1" and s.Mailbox = "M2" when s overlap p`}}, check.Options{})
 	if err != nil {
@@ -95,7 +96,7 @@ retrieve (p.State) where p.Process = "P1" and s.Process = "P1" and s.Mailbox = "
 	tuples := len(h.Table("Process").Rows) + len(h.Table("SendMessage").Rows)
 	b.ResetTimer()
 	for range b.N {
-		if _, _, err := Run(d, q, Options{Pace: &PlayerOptions{Speed: 0}}); err != nil {
+		if _, _, err := Run(d, q, Options{Pace: &play.Options{Speed: 0}}); err != nil {
 			b.Fatal(err)
 		}
 	}

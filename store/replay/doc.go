@@ -3,8 +3,8 @@
 // scan rules (temporal selections become time windows, so a timeslice
 // reads only the blocks it needs); Run reads each relation through its
 // window into the same update network live monitoring uses, optionally
-// paced by a Player: a time-ordered exec.Source that delivers elements no
-// sooner than their recorded time at a chosen speed, with pause, step,
-// speed changes and stop, and an injectable clock — a display can be fed
-// from it exactly as from a live run.
+// paced by a play.Player (the display's paced player, draining the run's
+// span) that may be paused, stepped, sped up, slowed down or stopped
+// while the run goes on. Controls steers the player of a run from other
+// goroutines (keys, through play.Player's Key, and a progress bar).
 package replay

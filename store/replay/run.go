@@ -10,6 +10,7 @@ import (
 	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/algebra/plan"
 	"github.com/tqmon/tqmon/algebra/stream"
+	"github.com/tqmon/tqmon/display/play"
 	"github.com/tqmon/tqmon/rewrite"
 	"github.com/tqmon/tqmon/store/db"
 )
@@ -43,12 +44,15 @@ type Options struct {
 	// From and To, when set, limit the run to the tuples valid somewhere
 	// in [From, To] (with their whole valid times) and Clock ticks to it.
 	From, To *algebra.Time
-	// Pace, when set, plays the stored elements through a Player with
-	// these options (Start and End are set from the run's span) and
+	// Pace, when set, plays the stored elements through a play.Player
+	// with these options (Start and End are set from the run's span, and
+	// it drains: elements after the span come at once, the run lasts to
+	// its end; heartbeats every 50 ms unless Beat says otherwise) and
 	// Player, if set, receives it before the run starts, for control.
-	Pace   *PlayerOptions
-	Player func(*Player)
-	// Context ends a paced run early (what was delivered stands).
+	Pace   *play.Options
+	Player func(*play.Player)
+	// Context ends a paced run early, as the player's Stop does (what was
+	// delivered stands).
 	Context context.Context
 	// OnElem, when set, is called with each result element as it is
 	// produced: the statement's index and the element.
@@ -168,18 +172,18 @@ func Run(d *db.DB, q *Query, opts Options) ([]Result, Stats, error) {
 	var from stream.Source = src
 	if opts.Pace != nil {
 		po := *opts.Pace
-		if po.Heartbeat == 0 {
-			po.Heartbeat = 50 * time.Millisecond
+		if po.Beat == 0 {
+			po.Beat = 50 * time.Millisecond
 		}
-		po.Start, po.End = algebra.Beginning, algebra.Forever
+		start, end := algebra.Beginning, algebra.Forever
 		if ok {
-			po.Start, po.End = span.From, span.To
+			start, end = span.From, span.To
 		}
-		ctx := opts.Context
-		if ctx == nil {
-			ctx = context.Background()
+		po.Start, po.End, po.Drain = &start, end, true
+		p := play.NewPlayer(context.Background(), src, po)
+		if opts.Context != nil {
+			defer context.AfterFunc(opts.Context, p.Stop)()
 		}
-		p := NewPlayer(ctx, src, po)
 		if opts.Player != nil {
 			opts.Player(p)
 		}

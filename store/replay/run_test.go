@@ -9,7 +9,7 @@ import (
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/histgen"
 	"github.com/tqmon/tqmon/internal/testkit"
-	"github.com/tqmon/tqmon/remote"
+	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/store/db"
 )
 
@@ -63,7 +63,7 @@ func TestRunMatchesHistory(t *testing.T) {
 			blocks[s.Name] = int(s.Blocks)
 		}
 		for _, q := range corpus {
-			prog, err := remote.Compile(d.Catalog(), []remote.Source{{Name: q.Name, Text: q.Text}}, check.Options{Now: now})
+			prog, err := query.Compile(d.Catalog(), []query.Source{{Name: q.Name, Text: q.Text}}, check.Options{Now: now})
 			if err != nil {
 				t.Fatalf("%s: %v", q.Name, err)
 			}

@@ -9,7 +9,7 @@ import (
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/histgen"
 	"github.com/tqmon/tqmon/internal/testkit"
-	"github.com/tqmon/tqmon/remote"
+	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/store/db"
 )
 
@@ -71,7 +71,7 @@ func TestTimesliceBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 		at := middle(h)
-		prog, err := remote.Compile(cat, []remote.Source{{Name: "slice", Text: timeslice(at)}}, check.Options{})
+		prog, err := query.Compile(cat, []query.Source{{Name: "slice", Text: timeslice(at)}}, check.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

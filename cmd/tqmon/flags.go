@@ -1,0 +1,188 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/query"
+	"github.com/tqmon/tqmon/resident/kernel"
+	"github.com/tqmon/tqmon/subject"
+)
+
+// querySources collects -f and -e in command-line order: both flags append
+// to one list, so range declarations flow from one to the next as written.
+type querySources struct {
+	list  *[]query.Source
+	file  bool
+	count *int
+}
+
+func (q querySources) String() string { return "" }
+func (q querySources) Type() string {
+	if q.file {
+		return "FILE"
+	}
+	return "TEXT"
+}
+func (q querySources) Set(v string) error {
+	if q.file {
+		data, err := os.ReadFile(v)
+		if err != nil {
+			return err
+		}
+		*q.list = append(*q.list, query.Source{Name: v, Text: string(data)})
+		return nil
+	}
+	*q.count++
+	name := "-e"
+	if *q.count > 1 {
+		name = fmt.Sprintf("-e#%d", *q.count)
+	}
+	*q.list = append(*q.list, query.Source{Name: name, Text: v})
+	return nil
+}
+
+// addSourceFlags adds -f and -e.
+func addSourceFlags(fl *pflag.FlagSet, srcs *[]query.Source, count *int) {
+	fl.VarP(querySources{list: srcs, file: true}, "file", "f", "read TQuel statements from FILE (repeatable)")
+	fl.VarP(querySources{list: srcs, count: count}, "expr", "e", "TQuel statements given as TEXT (repeatable)")
+}
+
+// planNaive reads --plan.
+func planNaive(kind string) (bool, error) {
+	switch kind {
+	case "optimized", "optimised":
+		return false, nil
+	case "naive":
+		return true, nil
+	}
+	return false, fmt.Errorf("--plan %q: want optimized or naive", kind)
+}
+
+// parseParams reads --param NAME=VALUE flags.
+func parseParams(flags []string) (map[string]string, error) {
+	params := map[string]string{}
+	for _, p := range flags {
+		name, val, ok := strings.Cut(p, "=")
+		if !ok || name == "" {
+			return nil, fmt.Errorf("--param %q: want NAME=VALUE", p)
+		}
+		name = strings.TrimPrefix(name, "$")
+		if _, dup := params[name]; dup {
+			return nil, fmt.Errorf("--param %s is given twice", name)
+		}
+		params[name] = val
+	}
+	return params, nil
+}
+
+// parseTimeFlag reads a --from/--to value.
+func parseTimeFlag(name, s string) (*algebra.Time, error) {
+	if s == "" {
+		return nil, nil
+	}
+	t, err := algebra.ParseTime(s)
+	if err != nil {
+		return nil, fmt.Errorf("--%s: %w", name, err)
+	}
+	return &t, nil
+}
+
+// readDisplay reads a display spec file, keeping its text for diagnostics.
+func readDisplay(path string) (query.Source, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return query.Source{}, fmt.Errorf("display spec: %w", err)
+	}
+	return query.Source{Name: path, Text: string(data)}, nil
+}
+
+// specReader reads a display spec file again (the r key), keeping the new
+// text for diagnostics.
+func specReader(path string) func() (string, error) {
+	return func() (string, error) {
+		src, err := readDisplay(path)
+		return src.Text, err
+	}
+}
+
+// openErr classes an error of subject.Open (or subject.Display): usage
+// errors for what the subject was given, runtime errors otherwise.
+func openErr(err error) error {
+	if errors.Is(err, subject.ErrInput) {
+		return usageErr(err)
+	}
+	return runtimeErr(err)
+}
+
+// kernelFlags are the flags for the Linux kernel as the subject (query,
+// record).
+type kernelFlags struct {
+	on        bool
+	command   bool     // -c: the positional arguments are a command to run
+	argv      []string // the command
+	target    string   // --target PID
+	specs     []string // --spec FILE: extensions of linux.sdl (uprobes)
+	ringBytes int
+}
+
+// addKernelFlags adds the kernel flags to a command whose positional
+// arguments are the -c command, and help and examples to its --help.
+func addKernelFlags(cmd *cobra.Command, fl *pflag.FlagSet, k *kernelFlags, help, examples string) {
+	fl.BoolVar(&k.on, "kernel", false, "monitor this machine's Linux kernel in process (needs root)")
+	fl.BoolVarP(&k.command, "command", "c", false, "with --kernel: run the arguments after -- as a command, paused until the sensors are ready; $target is its pid")
+	fl.StringVar(&k.target, "target", "", "with --kernel: $target is this running process's pid")
+	fl.StringArrayVar(&k.specs, "spec", nil, "with --kernel: FILE extending the kernel's description (uprobe sensors; repeatable)")
+	fl.IntVar(&k.ringBytes, "ring-bytes", 8<<20, "with --kernel: size of the packet ring buffer (a power of two, at least a page)")
+	cmd.Long += help
+	cmd.Example += examples
+}
+
+// kernelArgs checks the positional arguments: a command only with -c.
+func kernelArgs(k *kernelFlags) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		switch {
+		case !k.on && (k.command || k.target != "" || len(k.specs) > 0):
+			return usageErr(errors.New("-c, --target and --spec go with --kernel"))
+		case !k.on:
+			return cobra.NoArgs(cmd, args)
+		case k.command && len(args) == 0:
+			return usageErr(errors.New("-c needs a command after --: tqmon query --kernel -e QUERY -c -- CMD ARGS..."))
+		case !k.command && len(args) > 0:
+			return usageErr(fmt.Errorf("unexpected argument %q (a command to run goes after -c --)", args[0]))
+		}
+		k.argv = args
+		return nil
+	}
+}
+
+// options are the kernel subject's options (nil without --kernel).
+func (k *kernelFlags) options() (*subject.KernelOptions, error) {
+	if !k.on {
+		return nil, nil
+	}
+	specs, err := readKernelSpecs(k.specs)
+	if err != nil {
+		return nil, err
+	}
+	return &subject.KernelOptions{Command: k.argv, Target: k.target, Specs: specs, RingBytes: k.ringBytes}, nil
+}
+
+// readKernelSpecs reads --spec files.
+func readKernelSpecs(paths []string) ([]kernel.Source, error) {
+	var specs []kernel.Source
+	for _, path := range paths {
+		text, err := os.ReadFile(path)
+		if err != nil {
+			return nil, usageErr(err)
+		}
+		specs = append(specs, kernel.Source{Name: path, Text: string(text)})
+	}
+	return specs, nil
+}

@@ -1,0 +1,59 @@
+package play
+
+import (
+	"fmt"
+
+	"github.com/tqmon/tqmon/algebra"
+)
+
+// Key acts on a key pressed during an interactive replay: space (or p)
+// pauses and resumes, n (or .) steps one instant, + and - double and halve
+// the speed, q (or Ctrl-C) stops.
+func (p *Player) Key(k byte) {
+	switch k {
+	case ' ', 'p':
+		p.TogglePause()
+	case 'n', '.':
+		p.Pause()
+		p.Step()
+	case '+', '=':
+		p.Faster()
+	case '-', '_':
+		p.Slower()
+	case 'q', 3: // q, Ctrl-C
+		p.Stop()
+	}
+}
+
+// Span is the subject time the player plays: from its start (the first
+// element's time when Options.Start was not set) to its end.
+func (p *Player) Span() algebra.Window {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return algebra.Window{From: p.start, To: p.end}
+}
+
+// Progress is how far through span the player is, from 0 to 1.
+func (p *Player) Progress(span algebra.Window) float64 {
+	if span.To <= span.From {
+		return 0
+	}
+	pos := max(p.Now(), span.From)
+	return float64(pos-span.From) / float64(span.To-span.From)
+}
+
+// Note describes the player's position in span, its speed and whether it
+// is paused, for a progress bar.
+func (p *Player) Note(span algebra.Window) string {
+	st := p.State()
+	note := algebra.FormatTime(max(st.Now, span.From), algebra.TimeClock) + " / " + algebra.FormatTime(span.To, algebra.TimeClock)
+	if st.Speed > 0 {
+		note += fmt.Sprintf("  ×%g", st.Speed)
+	} else {
+		note += "  max"
+	}
+	if st.Paused {
+		note += "  paused (space: resume, n: step)"
+	}
+	return note
+}

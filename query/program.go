@@ -1,0 +1,136 @@
+package query
+
+import (
+	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/check"
+	"github.com/tqmon/tqmon/algebra/exec"
+	"github.com/tqmon/tqmon/algebra/plan"
+	"github.com/tqmon/tqmon/grammar/source"
+	"github.com/tqmon/tqmon/grammar/tquel"
+	"github.com/tqmon/tqmon/rewrite"
+)
+
+// Source is a query text with the name diagnostics use for it.
+type Source struct {
+	Name string
+	Text string
+}
+
+// Program is a sequence of checked retrieves with their plans.
+type Program struct {
+	Catalog *algebra.Catalog
+	Stmts   []*check.Retrieve
+	Plans   []plan.Node
+}
+
+// Compile parses every source (reporting the syntax errors of all of them),
+// then checks them in order in one session, so range declarations and
+// derived relations carry from one source to the next, and translates each
+// retrieve into its initial algebra.
+func Compile(cat *algebra.Catalog, srcs []Source, opts check.Options) (*Program, error) {
+	var errs source.ErrorList
+	files := make([]*tquel.File, len(srcs))
+	for i, s := range srcs {
+		f, err := tquel.Parse(s.Name, s.Text)
+		if err != nil {
+			errs = append(errs, source.Diagnostics(err)...)
+			continue
+		}
+		files[i] = f
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	sess := check.NewSession(cat, opts)
+	p := &Program{Catalog: cat}
+	for _, f := range files {
+		stmts, err := sess.Check(f)
+		if err != nil {
+			errs = append(errs, source.Diagnostics(err)...)
+			continue
+		}
+		p.Stmts = append(p.Stmts, stmts...)
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	for _, r := range p.Stmts {
+		p.Plans = append(p.Plans, plan.Translate(r))
+	}
+	return p, nil
+}
+
+// Result is one retrieve's result relation.
+type Result struct {
+	Stmt  *check.Retrieve
+	Table *algebra.Table
+}
+
+// Stats describe a run.
+type Stats struct {
+	// PeakHeld is the most tuples the operators held at once.
+	PeakHeld int
+}
+
+// RunHistory evaluates the program incrementally over a recorded history.
+func (p *Program) RunHistory(h *algebra.History) ([]Result, Stats, error) {
+	net, err := exec.Build(p.Catalog, p.Stmts, p.Plans, exec.Options{})
+	if err != nil {
+		return nil, Stats{}, err
+	}
+	if err := net.RunHistory(h); err != nil {
+		return nil, Stats{}, err
+	}
+	out := make([]Result, len(net.Stmts))
+	for i, s := range net.Stmts {
+		out[i] = Result{Stmt: s.Retrieve, Table: s.Result.Table()}
+	}
+	return out, Stats{PeakHeld: net.PeakHeld()}, nil
+}
+
+// Rewritten translates each retrieve into the algebra with α operators
+// (WithAlphas) and, unless naive, rewrites it. The rewrite results carry
+// the trace --explain shows.
+func (p *Program) Rewritten(naive bool) ([]rewrite.Result, error) {
+	out := make([]rewrite.Result, len(p.Plans))
+	for i, pl := range p.Plans {
+		a := plan.WithAlphas(pl, p.Catalog)
+		if naive {
+			out[i] = rewrite.Result{Initial: a, Final: a}
+			continue
+		}
+		res, err := rewrite.Rewrite(&rewrite.Context{Catalog: p.Catalog}, a)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = res
+	}
+	return out, nil
+}
+
+// RunAcquire evaluates the program acquisitionally over a history: a
+// simulated resident monitor delivers only the packets enabled sensors
+// would produce (see algebra/exec). naive runs the initial plans.
+func (p *Program) RunAcquire(h *algebra.History, naive bool) ([]Result, exec.AcquireStats, error) {
+	rw, err := p.Rewritten(naive)
+	if err != nil {
+		return nil, exec.AcquireStats{}, err
+	}
+	plans := make([]plan.Node, len(rw))
+	for i, r := range rw {
+		plans[i] = r.Final
+	}
+	net, err := exec.Build(p.Catalog, p.Stmts, plans, exec.Options{})
+	if err != nil {
+		return nil, exec.AcquireStats{}, err
+	}
+	stats, err := net.RunAcquire(h)
+	if err != nil {
+		return nil, stats, err
+	}
+	out := make([]Result, len(net.Stmts))
+	for i, s := range net.Stmts {
+		out[i] = Result{Stmt: s.Retrieve, Table: s.Result.Table()}
+	}
+	return out, stats, nil
+}

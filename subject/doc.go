@@ -1,0 +1,16 @@
+// Package subject opens what tqmon monitors, one way for every command:
+// Open takes Options naming one subject — a recorded history directory,
+// a database, live resident monitors (several), the paper's demo system
+// run in this process, or this machine's Linux kernel — and returns a
+// Subject. A Subject has a catalog and a sensor description, says what
+// "now" is and whether it is live, runs compiled programs (package query)
+// over itself — whole tables from a recording, result elements streamed
+// as produced from a live subject — explains their plans, reports what a
+// run cost, and closes.
+//
+// Live subjects share one session primitive (a subject's residents, and
+// the callback that starts a paused subject once they know what to
+// enable); recording (Record, Results) and the animated display (Show)
+// use it as queries do. Dial is the one place residents are dialled,
+// their hellos checked and their description compiled into a catalog.
+package subject

@@ -1,0 +1,195 @@
+package subject
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/stream"
+	"github.com/tqmon/tqmon/grammar/sdl"
+	"github.com/tqmon/tqmon/query"
+	"github.com/tqmon/tqmon/remote"
+	"github.com/tqmon/tqmon/resident/transport"
+	"github.com/tqmon/tqmon/resident/wire"
+	"github.com/tqmon/tqmon/rewrite"
+	"github.com/tqmon/tqmon/sensor"
+	"github.com/tqmon/tqmon/store/db"
+)
+
+// Dial connects to the resident monitors at addrs, checks their hellos
+// (one protocol, one sensor description) and compiles the description
+// they announce into a catalog. On error no connection stays open.
+func Dial(ctx context.Context, addrs []string, token string) ([]wire.Conn, *algebra.Catalog, error) {
+	var conns []wire.Conn
+	fail := func(err error) ([]wire.Conn, *algebra.Catalog, error) {
+		for _, c := range conns {
+			c.Close()
+		}
+		return nil, nil, err
+	}
+	for _, addr := range addrs {
+		c, err := transport.Dial(ctx, addr, token)
+		if err != nil {
+			return fail(fmt.Errorf("connect %s: %w", addr, err))
+		}
+		conns = append(conns, c)
+	}
+	if err := remote.CheckHellos(conns); err != nil {
+		return fail(err)
+	}
+	hello := conns[0].Hello()
+	f, err := sdl.Parse(hello.Name+".sdl", hello.SDL)
+	if err != nil {
+		return fail(fmt.Errorf("resident %s announces a description that does not parse: %w", hello.Name, err))
+	}
+	cat, err := sensor.Compile(f)
+	if err != nil {
+		return fail(fmt.Errorf("resident %s announces an invalid description: %w", hello.Name, err))
+	}
+	return conns, cat, nil
+}
+
+// live is what the live subjects share: their residents' description,
+// runs over sessions, and the statistics of the last run.
+type live struct {
+	desc   string
+	cat    *algebra.Catalog
+	hello  *wire.Hello
+	params map[string]string
+	open   func(ctx context.Context, d time.Duration, mon func(Session) error) (*algebra.Window, error)
+
+	mu   sync.Mutex
+	last *remote.LiveStats
+}
+
+func (s *live) Describe() string                           { return s.desc }
+func (s *live) Catalog() *algebra.Catalog                  { return s.cat }
+func (s *live) Now() algebra.Time                          { return 0 }
+func (s *live) Extent() (algebra.Time, algebra.Time, bool) { return 0, 0, false }
+func (s *live) Window() *algebra.Window                    { return nil }
+func (s *live) Params() map[string]string                  { return s.params }
+func (s *live) Live() bool                                 { return true }
+func (s *live) database() *db.DB                           { return nil }
+func (s *live) Spec() (db.Spec, error) {
+	return db.Spec{Name: s.hello.Name + ".sdl", Text: s.hello.SDL}, nil
+}
+
+func (s *live) session(ctx context.Context, d time.Duration, mon func(Session) error) (*algebra.Window, error) {
+	return s.open(ctx, d, mon)
+}
+
+func (s *live) recorded() (stream.Source, func(), *algebra.Window, error) {
+	return nil, nil, nil, fmt.Errorf("%s is live, not a recording", s.desc)
+}
+
+func (s *live) Explain(w io.Writer, prog *query.Program, first int, naive bool) error {
+	return explain(w, prog, first, naive, func(r rewrite.Result) string { return rewrite.Explain(r, nil) })
+}
+
+// Run runs the program live against a session of the residents.
+func (s *live) Run(ctx context.Context, prog *query.Program, o RunOptions) ([]query.Result, Stats, error) {
+	var rs []query.Result
+	var st remote.LiveStats
+	_, err := s.open(ctx, o.Duration, func(ss Session) error {
+		var err error
+		rs, st, err = remote.RunLive(ss.Ctx, prog, ss.Conns, remote.LiveOptions{Duration: ss.Duration, Naive: o.Naive,
+			Lease: o.Lease, OnElem: o.OnElem, Ready: chain(ss.Ready, o.Ready)})
+		return err
+	})
+	s.mu.Lock()
+	s.last = &st
+	s.mu.Unlock()
+	return rs, Stats{Live: &st}, err
+}
+
+// chain calls each function set.
+func chain(fs ...func()) func() {
+	return func() {
+		for _, f := range fs {
+			if f != nil {
+				f()
+			}
+		}
+	}
+}
+
+// Sensors reports the sensors: what the last run enabled, received and
+// lost.
+func (s *live) Sensors() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "resident %s: %d sensors\n", s.hello.Name, len(s.hello.Sensors))
+	s.mu.Lock()
+	st := s.last
+	s.mu.Unlock()
+	if st == nil {
+		b.WriteString("no query has run yet: nothing is enabled\n")
+		return b.String()
+	}
+	b.WriteString("last query (nothing stays enabled between queries):\n")
+	names := append([]string(nil), s.hello.Sensors...)
+	sort.Strings(names)
+	for _, n := range names {
+		p, w, d := st.Packets[n], st.Wanted[n], st.Dropped[n]
+		if p == 0 && w == 0 && d == 0 {
+			fmt.Fprintf(&b, "  %-14s not enabled\n", n)
+			continue
+		}
+		fmt.Fprintf(&b, "  %-14s %d packets received, %d produced while enabled, %d dropped\n", n, p, w, d)
+	}
+	for _, v := range st.Widened {
+		fmt.Fprintf(&b, "  note: α %s was widened (its sensor enabled for every entity)\n", v)
+	}
+	fmt.Fprintf(&b, "  peak held: %d tuples\n", st.PeakHeld)
+	return b.String()
+}
+
+// openResidents reaches resident monitors: the first session uses the
+// connections Open made, later ones dial again.
+func openResidents(ctx context.Context, addrs []string, token string) (Subject, error) {
+	conns, cat, err := Dial(ctx, addrs, token)
+	if err != nil {
+		return nil, err
+	}
+	hello := conns[0].Hello()
+	s := &residents{conns: conns}
+	s.live = live{desc: fmt.Sprintf("resident %s at %s", hello.Name, strings.Join(addrs, ", ")), cat: cat, hello: hello,
+		open: func(ctx context.Context, d time.Duration, mon func(Session) error) (*algebra.Window, error) {
+			conns := s.take()
+			if conns == nil {
+				var err error
+				if conns, _, err = Dial(ctx, addrs, token); err != nil {
+					return nil, err
+				}
+			}
+			return nil, mon(Session{Conns: conns, Ctx: ctx, Duration: d})
+		}}
+	return s, nil
+}
+
+// residents are resident monitors reached over the transport.
+type residents struct {
+	live
+	cmu   sync.Mutex
+	conns []wire.Conn // dialled by Open, not yet used
+}
+
+// take returns the connections Open made, once.
+func (s *residents) take() []wire.Conn {
+	s.cmu.Lock()
+	defer s.cmu.Unlock()
+	conns := s.conns
+	s.conns = nil
+	return conns
+}
+
+func (s *residents) Close() error {
+	for _, c := range s.take() {
+		c.Close()
+	}
+	return nil
+}

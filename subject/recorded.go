@@ -1,0 +1,247 @@
+package subject
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/plan"
+	"github.com/tqmon/tqmon/algebra/stream"
+	"github.com/tqmon/tqmon/display/play"
+	"github.com/tqmon/tqmon/query"
+	"github.com/tqmon/tqmon/rewrite"
+	"github.com/tqmon/tqmon/store/db"
+	"github.com/tqmon/tqmon/store/history"
+	"github.com/tqmon/tqmon/store/replay"
+)
+
+// recording is what the recorded subjects share: no sessions.
+type recording struct{}
+
+func (recording) Live() bool                { return false }
+func (recording) Params() map[string]string { return nil }
+func (recording) session(context.Context, time.Duration, func(Session) error) (*algebra.Window, error) {
+	return nil, ErrRecorded
+}
+
+// extentWindow is a recording's window, or else its extent.
+func extentWindow(w *algebra.Window, start, end algebra.Time, ok bool) *algebra.Window {
+	if ok && w == nil {
+		w = &algebra.Window{From: start, To: end}
+	}
+	return w
+}
+
+// historySubject is a recorded history directory.
+type historySubject struct {
+	recording
+	dir string
+	h   *algebra.History
+}
+
+func openHistory(dir string) (*historySubject, error) {
+	h, err := history.Load(dir)
+	if err != nil {
+		return nil, badInput(err)
+	}
+	return &historySubject{dir: dir, h: h}, nil
+}
+
+func (s *historySubject) Describe() string {
+	n := 0
+	if _, _, ok := s.h.Extent(); ok {
+		for _, t := range s.h.Tables {
+			n += len(t.Rows)
+		}
+	}
+	return fmt.Sprintf("history %s: %d relations, %d tuples", s.dir, len(s.h.Catalog.Relations), n)
+}
+
+func (s *historySubject) Catalog() *algebra.Catalog { return s.h.Catalog }
+func (s *historySubject) Spec() (db.Spec, error)    { return HistorySpec(s.dir) }
+func (s *historySubject) Window() *algebra.Window   { return s.h.Window }
+func (s *historySubject) database() *db.DB          { return nil }
+func (s *historySubject) Close() error              { return nil }
+func (s *historySubject) Sensors() string {
+	return "no sensors: the source is a recorded history (every tuple is already there)\n"
+}
+
+func (s *historySubject) Extent() (algebra.Time, algebra.Time, bool) { return s.h.Extent() }
+
+func (s *historySubject) Now() algebra.Time {
+	if _, end, ok := s.h.Extent(); ok {
+		return end
+	}
+	return 0
+}
+
+func (s *historySubject) Run(_ context.Context, prog *query.Program, o RunOptions) ([]query.Result, Stats, error) {
+	if o.Acquire {
+		rs, st, err := prog.RunAcquire(s.h, o.Naive)
+		return rs, Stats{Acquire: &st}, err
+	}
+	rs, st, err := prog.RunHistory(s.h)
+	return rs, Stats{History: &st}, err
+}
+
+func (s *historySubject) Explain(w io.Writer, prog *query.Program, first int, naive bool) error {
+	return explain(w, prog, first, naive, func(r rewrite.Result) string { return rewrite.Explain(r, s.h) })
+}
+
+func (s *historySubject) recorded() (stream.Source, func(), *algebra.Window, error) {
+	start, end, ok := s.h.Extent()
+	return play.HistorySource(s.h, nil), func() {}, extentWindow(s.h.Window, start, end, ok), nil
+}
+
+// explain writes the plans of the retrieves from first on, rewritten
+// unless naive, as describe says.
+func explain(w io.Writer, prog *query.Program, first int, naive bool, describe func(rewrite.Result) string) error {
+	rw, err := prog.Rewritten(naive)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(w)
+	for i, r := range rw[first:] {
+		if i > 0 {
+			fmt.Fprintln(bw)
+		}
+		fmt.Fprintf(bw, "%s:\n%s", stmtName(prog, first, i), describe(r))
+	}
+	return bw.Flush()
+}
+
+// stmtName names the ith retrieve from first on.
+func stmtName(prog *query.Program, first, i int) string {
+	if name := prog.Stmts[first+i].Name; name != "" {
+		return name
+	}
+	return fmt.Sprintf("retrieve %d", i+1)
+}
+
+// HistorySpec reads the sensor description of a history directory (which
+// history.Load checks has exactly one).
+func HistorySpec(dir string) (db.Spec, error) {
+	matches, err := filepath.Glob(filepath.Join(dir, "*.sdl"))
+	if err != nil || len(matches) != 1 {
+		return db.Spec{}, fmt.Errorf("history %s: want exactly one .sdl file", dir)
+	}
+	text, err := os.ReadFile(matches[0])
+	if err != nil {
+		return db.Spec{}, err
+	}
+	return db.Spec{Name: filepath.Base(matches[0]), Text: string(text)}, nil
+}
+
+// dbSubject is a database.
+type dbSubject struct {
+	recording
+	dir string
+	d   *db.DB
+}
+
+func openDB(dir string, writable bool) (*dbSubject, error) {
+	d, err := db.Open(dir, db.Options{ReadOnly: !writable})
+	if err != nil {
+		return nil, badInput(err)
+	}
+	return &dbSubject{dir: dir, d: d}, nil
+}
+
+func (s *dbSubject) Describe() string {
+	desc := fmt.Sprintf("database %s: %d relations", s.dir, len(s.d.Catalog().Relations))
+	if start, end, ok := s.d.Extent(); ok {
+		desc += fmt.Sprintf(", %s to %s", algebra.FormatTime(start, algebra.TimeClock), algebra.FormatTime(end, algebra.TimeClock))
+	}
+	return desc
+}
+
+func (s *dbSubject) Catalog() *algebra.Catalog { return s.d.Catalog() }
+func (s *dbSubject) Spec() (db.Spec, error)    { return s.d.Spec(), nil }
+func (s *dbSubject) Window() *algebra.Window   { return s.d.Window() }
+func (s *dbSubject) database() *db.DB          { return s.d }
+func (s *dbSubject) Close() error              { return s.d.Close() }
+func (s *dbSubject) Sensors() string {
+	return "no sensors: the source is a recorded database (what was recorded is all there is)\n"
+}
+
+func (s *dbSubject) Extent() (algebra.Time, algebra.Time, bool) { return s.d.Extent() }
+
+func (s *dbSubject) Now() algebra.Time {
+	if _, end, ok := s.d.Extent(); ok {
+		return end
+	}
+	return 0
+}
+
+// Run plans the program for stored relations (temporal selections become
+// time windows on the scans) and replays what it reads; acquisitionally,
+// it runs over the whole history.
+func (s *dbSubject) Run(ctx context.Context, prog *query.Program, o RunOptions) ([]query.Result, Stats, error) {
+	if o.Acquire {
+		h, err := s.d.History(nil)
+		if err != nil {
+			return nil, Stats{}, err
+		}
+		rs, st, err := prog.RunAcquire(h, o.Naive)
+		return rs, Stats{Acquire: &st}, err
+	}
+	q, err := replay.Plan(s.d.Catalog(), prog.Stmts)
+	if err != nil {
+		return nil, Stats{}, err
+	}
+	rs, st, err := replay.Run(s.d, q, replay.Options{Context: ctx, From: o.From, To: o.To, Pace: o.Pace, Player: o.Player, OnElem: o.OnElem})
+	stats := Stats{Read: &st, Blocks: map[string]uint64{}}
+	for _, rs := range s.d.Stats() {
+		stats.Blocks[rs.Name] = rs.Blocks
+	}
+	if err != nil {
+		return nil, stats, err
+	}
+	out := make([]query.Result, len(rs))
+	for i, r := range rs {
+		out[i] = query.Result{Stmt: r.Stmt, Table: r.Table}
+	}
+	return out, stats, nil
+}
+
+// Explain prints each retrieve's plan over the database: the scan rules
+// applied and what each relation is read through.
+func (s *dbSubject) Explain(w io.Writer, prog *query.Program, first int, _ bool) error {
+	q, err := replay.Plan(s.d.Catalog(), prog.Stmts)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(w)
+	for i, r := range q.Rewrite[first:] {
+		if i > 0 {
+			fmt.Fprintln(bw)
+		}
+		fmt.Fprintf(bw, "%s:\ninitial: %s\n", stmtName(prog, first, i), plan.String(r.Initial))
+		for _, st := range r.Steps {
+			fmt.Fprintf(bw, "%s: %s\n", st.Rule, plan.String(st.After))
+		}
+		fmt.Fprintf(bw, "final:\n%s", plan.Tree(r.Final))
+	}
+	for _, r := range plan.ReadsOf(q.Plans).Rels {
+		fmt.Fprintf(bw, "reads %s %s\n", r.Rel.Name, how(r.Window))
+	}
+	return bw.Flush()
+}
+
+func (s *dbSubject) recorded() (stream.Source, func(), *algebra.Window, error) {
+	var reads []db.Read
+	for _, r := range s.d.Catalog().Relations {
+		reads = append(reads, db.Read{Rel: r.Name})
+	}
+	src, err := s.d.NewSource(reads)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	start, end, ok := s.d.Extent()
+	return src, func() { src.Close() }, extentWindow(s.d.Window(), start, end, ok), nil
+}

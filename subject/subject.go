@@ -1,0 +1,263 @@
+package subject
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"time"
+
+	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/exec"
+	"github.com/tqmon/tqmon/algebra/plan"
+	"github.com/tqmon/tqmon/algebra/stream"
+	"github.com/tqmon/tqmon/display/play"
+	"github.com/tqmon/tqmon/query"
+	"github.com/tqmon/tqmon/remote"
+	"github.com/tqmon/tqmon/resident/demo"
+	"github.com/tqmon/tqmon/resident/kernel"
+	"github.com/tqmon/tqmon/resident/wire"
+	"github.com/tqmon/tqmon/store/db"
+	"github.com/tqmon/tqmon/store/replay"
+)
+
+// ErrInput marks errors in what a subject was opened with — a history
+// that does not load, a database that does not open, a bad kernel
+// description or --target — as opposed to failures of a system that was
+// reached (a command reports the first as usage errors).
+var ErrInput = errors.New("subject: bad input")
+
+type inputError struct{ err error }
+
+func (e inputError) Error() string   { return e.err.Error() }
+func (e inputError) Unwrap() []error { return []error{e.err, ErrInput} }
+
+func badInput(err error) error { return inputError{err} }
+
+// ErrRecorded is returned by what only a live subject can do (record it).
+var ErrRecorded = errors.New("subject: a recording, not a live system")
+
+// Options name one subject: set exactly one of History, DB, Connect, Demo
+// and Kernel (Given counts them).
+type Options struct {
+	// History is a recorded history directory (one .sdl file and one CSV
+	// file per relation).
+	History string
+	// DB is a database. ResultsInto is the database results are to be
+	// stored in (Results): when it is DB, DB opens for writing too.
+	DB          string
+	ResultsInto string
+	// Connect are the addresses of resident monitors, reached with Token.
+	Connect []string
+	Token   string
+	// Demo runs the paper's example system in this process, as Config
+	// says. Without Background it starts once the first session's
+	// residents know what to enable and runs for that session's duration
+	// (until it ends or the context does); with Background it runs from
+	// Open to Close and every session joins it. Truth, when set, is where
+	// Close writes its complete ground truth.
+	Demo       bool
+	Config     demo.Config
+	Background bool
+	Truth      string
+	// Kernel is this machine's Linux kernel.
+	Kernel *KernelOptions
+}
+
+// KernelOptions shape the kernel subject.
+type KernelOptions struct {
+	// Command, when set, is started paused (its pid is $target) and
+	// released once the sensors are ready; a live run ends once it exits.
+	Command []string
+	// Target is a running process's pid, $target.
+	Target string
+	// Specs extend the kernel's description (uprobe sensors).
+	Specs []kernel.Source
+	// RingBytes is the size of the packet ring buffer.
+	RingBytes int
+}
+
+// Given counts the subjects the options name.
+func (o *Options) Given() int {
+	n := 0
+	for _, on := range []bool{o.History != "", o.DB != "", len(o.Connect) > 0, o.Demo, o.Kernel != nil} {
+		if on {
+			n++
+		}
+	}
+	return n
+}
+
+// A Subject is what a command monitors.
+type Subject interface {
+	// Describe says what the subject is, in a line.
+	Describe() string
+	Catalog() *algebra.Catalog
+	// Spec is the sensor description, as a database keeps it.
+	Spec() (db.Spec, error)
+	// Now is the time "now" stands for in queries: the end of what a
+	// recording observed; 0 for a live subject.
+	Now() algebra.Time
+	// Extent is the span of what a recording holds (ok false when it
+	// holds nothing, and for a live subject).
+	Extent() (start, end algebra.Time, ok bool)
+	// Window is the span a recording covers (nil when it has none, and
+	// for a live subject).
+	Window() *algebra.Window
+	// Params are the parameters the subject defines ($target).
+	Params() map[string]string
+	// Live subjects stream results as they are produced (RunOptions
+	// OnElem) until the context ends, the duration passes or the subject
+	// does; recordings give whole tables.
+	Live() bool
+	// Run runs a compiled program over the subject.
+	Run(ctx context.Context, prog *query.Program, o RunOptions) ([]query.Result, Stats, error)
+	// Explain writes the plans of the program's retrieves from first on
+	// as Run would run them (rewritten unless naive).
+	Explain(w io.Writer, prog *query.Program, first int, naive bool) error
+	// Sensors reports the sensors: what the last live run enabled,
+	// received and lost.
+	Sensors() string
+	// Close releases the subject. The kernel's returns a *CommandExit
+	// when its command exited with a status other than 0.
+	Close() error
+
+	// session runs mon against a session of a live subject's residents;
+	// it returns the span a demo subject ran (nil for others).
+	session(ctx context.Context, d time.Duration, mon func(Session) error) (*algebra.Window, error)
+	// recorded is a recording's elements, every relation whole, for a
+	// display to play, the function that releases them, and the window
+	// they cover.
+	recorded() (stream.Source, func(), *algebra.Window, error)
+	database() *db.DB
+}
+
+// Session is a live subject's residents for one monitor.
+type Session struct {
+	Conns []wire.Conn
+	// Ready starts a subject waiting for the monitor (the monitor calls
+	// it once the residents know what to enable: remote.LiveOptions).
+	Ready func()
+	// Clock is the subject's own clock when it runs in this process (nil:
+	// the residents' reports are the only clock).
+	Clock func() algebra.Time
+	// Ctx is the context a monitor that runs until the subject ends runs
+	// under; Duration bounds it (0: the subject's run bounds it).
+	Ctx      context.Context
+	Duration time.Duration
+}
+
+// RunOptions shape a run.
+type RunOptions struct {
+	// Naive runs the initial plans, not the rewritten ones.
+	Naive bool
+	// Acquire runs a program over a recorded history acquisitionally:
+	// only the packets enabled sensors would deliver.
+	Acquire bool
+	// Duration and Lease shape a live run (remote.LiveOptions).
+	Duration, Lease time.Duration
+	// OnElem, if set, sees each result element as it is produced (live
+	// subjects and databases).
+	OnElem func(stmt int, e stream.Elem)
+	// Ready, if set, is called once a live subject's residents know what
+	// to enable.
+	Ready func()
+	// From, To, Pace and Player shape a run over a database
+	// (replay.Options).
+	From, To *algebra.Time
+	Pace     *play.Options
+	Player   func(*play.Player)
+}
+
+// Stats are what a run cost: one of its fields is set, as the subject
+// and the run were.
+type Stats struct {
+	// History is a run over a recorded history (the most tuples held).
+	History *query.Stats
+	// Acquire is an acquisitional run over a history.
+	Acquire *exec.AcquireStats
+	// Live is a live run.
+	Live *remote.LiveStats
+	// Read is a run over a database, whose Blocks holds each relation's
+	// blocks.
+	Read   *replay.Stats
+	Blocks map[string]uint64
+}
+
+// Write prints the statistics, a line per fact.
+func (st Stats) Write(w io.Writer) {
+	switch {
+	case st.History != nil:
+		fmt.Fprintf(w, "packets: %d (complete history, no sensors involved)\npeak held: %d\n", 0, st.History.PeakHeld)
+	case st.Acquire != nil:
+		writePackets(w, st.Acquire.Total, st.Acquire.Packets)
+		fmt.Fprintf(w, "peak held: %d\n", st.Acquire.PeakHeld)
+	case st.Live != nil:
+		total := 0
+		for _, n := range st.Live.Packets {
+			total += n
+		}
+		writePackets(w, total, st.Live.Packets)
+		dropped := 0
+		for _, n := range st.Live.Dropped {
+			dropped += int(n)
+		}
+		if dropped > 0 {
+			fmt.Fprintf(w, "dropped: %d (buffers full)\n", dropped)
+		}
+		fmt.Fprintf(w, "peak held: %d\n", st.Live.PeakHeld)
+		for _, v := range st.Live.Widened {
+			fmt.Fprintf(w, "note: residents cannot compute what α %s needs; its sensor is enabled for every entity and α keeps what it needs\n", v)
+		}
+	case st.Read != nil:
+		var total uint64
+		for _, r := range st.Read.Reads {
+			total += st.Blocks[r.Rel]
+		}
+		fmt.Fprintf(w, "blocks read: %d of %d\n", st.Read.Read.Blocks, total)
+		fmt.Fprintf(w, "checkpoint parts read: %d\nends parts read: %d\nelements read: %d\n", st.Read.Read.Checkpoints, st.Read.Read.EndsParts, st.Read.Read.Elements)
+		for _, r := range st.Read.Reads {
+			fmt.Fprintf(w, "read %s %s\n", r.Rel, how(r.Window))
+		}
+		fmt.Fprintf(w, "peak held: %d\n", st.Read.PeakHeld)
+	}
+}
+
+func writePackets(w io.Writer, total int, packets map[string]int) {
+	fmt.Fprintf(w, "packets: %d\n", total)
+	names := make([]string, 0, len(packets))
+	for n := range packets {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "packets %s: %d\n", n, packets[n])
+	}
+}
+
+// how says how a relation is read: whole, or through a window.
+func how(w *algebra.Window) string {
+	if w == nil {
+		return "whole"
+	}
+	return "through " + plan.WindowLabel(*w)
+}
+
+// Open opens the subject the options name.
+func Open(ctx context.Context, o Options) (Subject, error) {
+	if o.Given() != 1 {
+		return nil, badInput(errors.New("give one of --history DIR, --db DB, --connect ADDR, --demo or --kernel"))
+	}
+	switch {
+	case o.History != "":
+		return openHistory(o.History)
+	case o.DB != "":
+		return openDB(o.DB, o.ResultsInto != "" && samePath(o.ResultsInto, o.DB))
+	case len(o.Connect) > 0:
+		return openResidents(ctx, o.Connect, o.Token)
+	case o.Demo:
+		return openDemo(o)
+	}
+	return openKernel(o.Kernel)
+}

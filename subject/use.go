@@ -1,0 +1,147 @@
+package subject
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+
+	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/check"
+	"github.com/tqmon/tqmon/display/play"
+	"github.com/tqmon/tqmon/display/show"
+	"github.com/tqmon/tqmon/query"
+	"github.com/tqmon/tqmon/remote"
+	"github.com/tqmon/tqmon/store/db"
+	"github.com/tqmon/tqmon/store/record"
+)
+
+// Record creates the database dir with s's sensor description and
+// records s's primitive relations there (record.Live over a session,
+// the relations checked before anything runs) until the context ends,
+// the duration passes or the subject does. It then closes s (a demo's
+// ground truth is written) and writes the span observed as the
+// database's window, and returns the database, open, for the caller to
+// report on and close. A database that exists, or relations the subject
+// lacks, are ErrInput errors.
+func Record(ctx context.Context, s Subject, dir string, wopts db.WriterOptions, opts record.Options) (*db.DB, algebra.Window, error) {
+	var win algebra.Window
+	spec, err := s.Spec()
+	if err != nil {
+		return nil, win, err
+	}
+	d, err := db.Create(dir, spec)
+	if err != nil {
+		return nil, win, badInput(err)
+	}
+	if len(opts.Relations) > 0 {
+		if _, err := record.Program(d.Catalog(), opts.Relations); err != nil {
+			d.Close()
+			os.RemoveAll(dir)
+			return nil, win, badInput(err)
+		}
+	}
+	w, err := d.NewWriter(wopts)
+	if err != nil {
+		d.Close()
+		return nil, win, err
+	}
+	var st record.Stats
+	ran, err := s.session(ctx, opts.Duration, func(ss Session) error {
+		o := opts
+		o.Duration, o.Ready = ss.Duration, chain(ss.Ready, opts.Ready)
+		var err error
+		st, err = record.Live(ss.Ctx, ss.Conns, w, d.Catalog(), o)
+		return err
+	})
+	var exit *CommandExit
+	if err == nil {
+		if err = s.Close(); errors.As(err, &exit) {
+			err = nil // the command's status is not the recording's
+		}
+	}
+	if err != nil {
+		w.Close()
+		d.Close()
+		return nil, win, err
+	}
+	win = algebra.Window{From: st.Start, To: max(st.End, st.Last, st.Start)}
+	if ran != nil {
+		win = *ran
+	}
+	w.SetWindow(win)
+	if err := w.Close(); err != nil {
+		d.Close()
+		return nil, win, err
+	}
+	return d, win, nil
+}
+
+// Results opens the database dir to store the results of stmts, run over
+// s: s's own database when dir is it, else dir, created with s's sensor
+// description when new.
+func Results(s Subject, dir string, stmts []*check.Retrieve) (*record.ResultDB, error) {
+	spec, err := s.Spec()
+	if err != nil {
+		return nil, err
+	}
+	var into *db.DB
+	if d := s.database(); d != nil && samePath(d.Dir(), dir) {
+		into = d
+	}
+	return record.OpenResults(dir, into, spec, stmts, s.Window())
+}
+
+// samePath reports whether two paths name one file.
+func samePath(a, b string) bool {
+	aa, err1 := filepath.Abs(a)
+	bb, err2 := filepath.Abs(b)
+	return err1 == nil && err2 == nil && filepath.Clean(aa) == filepath.Clean(bb)
+}
+
+// present plays the subject into the animated display: a recording paced as
+// po says, a live subject's residents as they report (lo is passed to
+// remote.RunLive). It returns when the user quits or ctx ends.
+func present(ctx context.Context, s Subject, setup *show.Setup, po play.Options, lo remote.LiveOptions, so show.Options) error {
+	if !s.Live() {
+		src, done, window, err := s.recorded()
+		if err != nil {
+			return err
+		}
+		defer done()
+		return show.History(ctx, setup, src, window, po, so)
+	}
+	_, err := s.session(ctx, 0, func(ss Session) error {
+		lo.Ready = chain(ss.Ready, lo.Ready)
+		return show.Live(ctx, setup, ss.Conns, lo, ss.Clock, so)
+	})
+	return err
+}
+
+// DisplayOptions shape Display.
+type DisplayOptions struct {
+	// Queries define the derived relations the spec may draw.
+	Queries []query.Source
+	// Spec is the display spec; ReadSpec, if set, reads it again (the r
+	// key).
+	Spec     query.Source
+	ReadSpec func() (string, error)
+	Params   map[string]string
+	// Play paces a recording; Live shapes a live run.
+	Play  play.Options
+	Live  remote.LiveOptions
+	Title string
+}
+
+// Display compiles the queries with the display spec — enabling only the
+// sensors both need; a recording feeds every relation — and shows the
+// subject animated in the terminal until the user quits or ctx ends.
+// Spec and query errors (ErrInput) come before the terminal is touched.
+func Display(ctx context.Context, s Subject, o DisplayOptions) error {
+	setup, err := show.Compile(show.Config{Catalog: s.Catalog(), Queries: o.Queries, Display: o.Spec,
+		Check: check.Options{Params: o.Params, Now: s.Now()}, FeedAll: !s.Live()})
+	if err != nil {
+		return badInput(err)
+	}
+	return present(ctx, s, setup, o.Play, o.Live, show.Options{Title: o.Title, ReadSpec: o.ReadSpec})
+}
