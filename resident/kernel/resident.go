@@ -117,6 +117,12 @@ func New(opts Options) (*Resident, error) {
 	if err != nil {
 		return nil, err
 	}
+	return newResident(opts, d)
+}
+
+// newResident makes a resident of a compiled description (opts with
+// their defaults); it attaches nothing.
+func newResident(opts Options, d *Description) (*Resident, error) {
 	text, cat, spec := d.SDL, d.Catalog, d.Spec
 	r := &Resident{opts: opts, text: text, cat: cat, spec: spec, budget: session.NewBudget(session.MaxHeldTotal)}
 	for i, t := range bpfgen.EntityTypes() {
