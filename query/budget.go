@@ -104,6 +104,21 @@ func DefaultMaxMemory() int64 {
 	return DefaultMaxMemoryFallback
 }
 
+// Bytes is a size in bytes that reads itself as ParseBytes does and
+// prints itself as exec.FormatBytes does: a command-line flag's value
+// (--max-memory SIZE).
+type Bytes int64
+
+func (b *Bytes) String() string { return exec.FormatBytes(int64(*b)) }
+func (b *Bytes) Type() string   { return "SIZE" }
+func (b *Bytes) Set(s string) error {
+	n, err := ParseBytes(s)
+	if err == nil {
+		*b = Bytes(n)
+	}
+	return err
+}
+
 // ParseBytes reads a size: a number with an optional unit — B, KiB, MiB,
 // GiB, TiB (powers of 1024; K, M, G and T too) or kB, MB, GB, TB (powers
 // of 1000) — as in 512MiB, 2GB, 1.5G or 1048576. 0 is allowed.

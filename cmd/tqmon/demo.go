@@ -42,7 +42,7 @@ type demoFlags struct {
 	stats      bool
 	planKind   string
 	display    string
-	maxMemory  int64
+	maxMemory  query.Bytes
 }
 
 func newDemoCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -108,7 +108,7 @@ func runDemo(f *demoFlags, stdout, stderr io.Writer) error {
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
-	sub, err := subject.Open(ctx, subject.Options{Demo: true, Config: f.cfg, Truth: f.truthDir, MaxMemory: f.maxMemory})
+	sub, err := subject.Open(ctx, subject.Options{Demo: true, Config: f.cfg, Truth: f.truthDir, MaxMemory: int64(f.maxMemory)})
 	if err != nil {
 		return runtimeErr(err)
 	}

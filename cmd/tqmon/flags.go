@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tqmon/tqmon/algebra"
-	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/resident/kernel"
 	"github.com/tqmon/tqmon/subject"
@@ -55,20 +54,10 @@ func addSourceFlags(fl *pflag.FlagSet, srcs *[]query.Source, count *int) {
 	fl.VarP(querySources{list: srcs, count: count}, "expr", "e", "TQuel statements given as TEXT (repeatable)")
 }
 
-// maxMemory is --max-memory SIZE: the memory budget of each query run.
-type maxMemory struct{ n *int64 }
-
-func (m maxMemory) String() string { return exec.FormatBytes(*m.n) }
-func (m maxMemory) Type() string   { return "SIZE" }
-func (m maxMemory) Set(v string) (err error) {
-	*m.n, err = query.ParseBytes(v)
-	return err
-}
-
 // addMaxMemoryFlag adds --max-memory, its default query.DefaultMaxMemory.
-func addMaxMemoryFlag(fl *pflag.FlagSet, n *int64) {
-	*n = query.DefaultMaxMemory()
-	fl.Var(maxMemory{n}, "max-memory", "stop a query once the heap holds more than SIZE (512MiB, 2GB; 0: no limit); the default is half of this machine's memory")
+func addMaxMemoryFlag(fl *pflag.FlagSet, n *query.Bytes) {
+	*n = query.Bytes(query.DefaultMaxMemory())
+	fl.Var(n, "max-memory", "stop a query once the heap holds more than SIZE (512MiB, 2GB; 0: no limit); the default is half of this machine's memory")
 }
 
 // planNaive reads --plan.

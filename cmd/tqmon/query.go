@@ -40,7 +40,7 @@ type queryFlags struct {
 	dbDir      string // query --db
 	record     string // --record DB: store the results
 	kernel     kernelFlags
-	maxMemory  int64
+	maxMemory  query.Bytes
 }
 
 func newQueryCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -97,7 +97,7 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error
 		return usageErr(err)
 	}
 	so := subject.Options{Notes: stderr, History: f.historyDir, DB: f.dbDir, Connect: f.connect, Token: f.token, ResultsInto: f.record,
-		MaxMemory: f.maxMemory}
+		MaxMemory: int64(f.maxMemory)}
 	if so.Kernel, err = f.kernel.options(); err != nil {
 		return err
 	}

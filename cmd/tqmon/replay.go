@@ -33,7 +33,7 @@ type replayFlags struct {
 	timeFormat string
 	params     []string
 	stats      bool
-	maxMemory  int64
+	maxMemory  query.Bytes
 }
 
 func newReplayCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -95,7 +95,7 @@ func runReplay(cmd *cobra.Command, f *replayFlags, stdout, stderr io.Writer) err
 	if from != nil && to != nil && *to < *from {
 		return usageErr(errors.New("--to is before --from"))
 	}
-	sub, err := subject.Open(context.Background(), subject.Options{DB: f.dbDir, MaxMemory: f.maxMemory})
+	sub, err := subject.Open(context.Background(), subject.Options{DB: f.dbDir, MaxMemory: int64(f.maxMemory)})
 	if err != nil {
 		return openErr(err)
 	}

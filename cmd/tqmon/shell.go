@@ -12,6 +12,7 @@ import (
 
 	"github.com/tqmon/tqmon/display/format"
 	"github.com/tqmon/tqmon/display/shell"
+	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/resident/demo"
 	"github.com/tqmon/tqmon/subject"
 )
@@ -29,7 +30,7 @@ type shellFlags struct {
 	timeFormat  string
 	params      []string
 	historyFile string
-	maxMemory   int64
+	maxMemory   query.Bytes
 }
 
 func newShellCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -71,7 +72,7 @@ func runShell(f *shellFlags, stdin io.Reader, stdout, stderr io.Writer) error {
 		return usageErr(err)
 	}
 	so := subject.Options{Notes: stderr, History: f.historyDir, DB: f.dbDir, Connect: f.connect, Token: f.token,
-		Demo: f.demo, Config: demo.DefaultConfig(f.seed), Background: true, MaxMemory: f.maxMemory}
+		Demo: f.demo, Config: demo.DefaultConfig(f.seed), Background: true, MaxMemory: int64(f.maxMemory)}
 	if f.kernel {
 		so.Kernel = &subject.KernelOptions{Target: f.target}
 	}
