@@ -3,6 +3,7 @@ package subject
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 
@@ -131,6 +132,25 @@ type DisplayOptions struct {
 	Play  play.Options
 	Live  remote.LiveOptions
 	Title string
+}
+
+// ReadDisplaySpec reads the display spec file at path into DisplayOptions:
+// its text (Spec, named by its path for diagnostics) and how to read it
+// again when the user asks (ReadSpec, the r key).
+func (o *DisplayOptions) ReadDisplaySpec(path string) error {
+	read := func() (string, error) {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return "", fmt.Errorf("display spec: %w", err)
+		}
+		return string(data), nil
+	}
+	text, err := read()
+	if err != nil {
+		return err
+	}
+	o.Spec, o.ReadSpec = query.Source{Name: path, Text: text}, read
+	return nil
 }
 
 // Display compiles the queries with the display spec — enabling only the

@@ -98,11 +98,11 @@ func runDemo(f *demoFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	naive, err := planNaive(f.planKind)
+	naive, err := query.ParsePlan(f.planKind)
 	if err != nil {
 		return usageErr(err)
 	}
-	params, err := parseParams(f.params)
+	params, err := query.ParseParams(f.params)
 	if err != nil {
 		return usageErr(err)
 	}
@@ -148,11 +148,11 @@ const displayScale = 2
 // paper's ResumedbyP1) compiled together, only the sensors they need
 // enabled, until the user quits (or --duration, when given).
 func runDemoDisplay(cmd *cobra.Command, f *demoFlags) error {
-	naive, err := planNaive(f.planKind)
+	naive, err := query.ParsePlan(f.planKind)
 	if err != nil {
 		return usageErr(err)
 	}
-	params, err := parseParams(f.params)
+	params, err := query.ParseParams(f.params)
 	if err != nil {
 		return usageErr(err)
 	}

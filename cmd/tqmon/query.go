@@ -88,11 +88,11 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error
 	if err != nil {
 		return usageErr(err)
 	}
-	params, err := parseParams(f.params)
+	params, err := query.ParseParams(f.params)
 	if err != nil {
 		return usageErr(err)
 	}
-	naive, err := planNaive(f.planKind)
+	naive, err := query.ParsePlan(f.planKind)
 	if err != nil {
 		return usageErr(err)
 	}
@@ -175,11 +175,9 @@ func runProgram(ctx context.Context, sub subject.Subject, prog *query.Program, r
 // errors are usage errors, reported before the terminal is touched.
 func display(ctx context.Context, sub subject.Subject, path string, o subject.DisplayOptions) error {
 	if path != "" {
-		spec, err := readDisplay(path)
-		if err != nil {
+		if err := o.ReadDisplaySpec(path); err != nil {
 			return usageErr(err)
 		}
-		o.Spec, o.ReadSpec = spec, specReader(path)
 	}
 	if err := subject.Display(ctx, sub, o); err != nil {
 		return openErr(err)

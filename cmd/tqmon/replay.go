@@ -80,7 +80,7 @@ func runReplay(cmd *cobra.Command, f *replayFlags, stdout, stderr io.Writer) err
 	if err != nil {
 		return usageErr(err)
 	}
-	params, err := parseParams(f.params)
+	params, err := query.ParseParams(f.params)
 	if err != nil {
 		return usageErr(err)
 	}

@@ -38,6 +38,20 @@ type Source struct {
 	Name, Text string
 }
 
+// ReadSources reads sensor-description files (tqmon's --spec), each named
+// by its path.
+func ReadSources(paths []string) ([]Source, error) {
+	var specs []Source
+	for _, path := range paths {
+		text, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		specs = append(specs, Source{Name: path, Text: string(text)})
+	}
+	return specs, nil
+}
+
 // Options configure a kernel resident.
 type Options struct {
 	// Name is announced in the handshake (default "kernel@HOSTNAME").
