@@ -151,7 +151,7 @@ func TestKernelUsage(t *testing.T) {
 		t.Errorf("a spec redeclaring Syscall: exit %d, %q; want %q…", code, errs, want)
 	}
 	code, out, _ := tqmon(t, "sensors", "list", "--kernel")
-	if code != 0 || out != kernel.LinuxSDL {
+	if code != 0 || out != kernel.LinuxSDL() {
 		t.Errorf("sensors list --kernel: exit %d, %d bytes", code, len(out))
 	}
 	code, out, _ = tqmon(t, "query", "--help")

@@ -28,7 +28,7 @@ func newSensorsListCmd(stdout io.Writer) *cobra.Command {
 				return usageErr(err)
 			}
 			if !programs && len(srcs) == 0 {
-				fmt.Fprint(stdout, kernel.LinuxSDL)
+				fmt.Fprint(stdout, kernel.LinuxSDL())
 				return nil
 			}
 			d, err := kernel.Describe(srcs)

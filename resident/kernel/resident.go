@@ -24,10 +24,11 @@ import (
 	"github.com/tqmon/tqmon/sensor/bpfgen"
 )
 
-// LinuxSDL is the built-in description of the kernel's sensors.
-//
 //go:embed linux.sdl
-var LinuxSDL string
+var linuxSDL string
+
+// LinuxSDL returns the built-in description of the kernel's sensors.
+func LinuxSDL() string { return linuxSDL }
 
 // LinuxSDLName is its file name in diagnostics.
 const LinuxSDLName = "linux.sdl"
@@ -237,7 +238,7 @@ func checkNames(files []*sdl.File) error {
 // parseDescription parses linux.sdl and the extensions; the announced
 // text is their concatenation.
 func parseDescription(extra []Source) ([]*sdl.File, string, error) {
-	all := append([]Source{{Name: LinuxSDLName, Text: LinuxSDL}}, extra...)
+	all := append([]Source{{Name: LinuxSDLName, Text: linuxSDL}}, extra...)
 	var files []*sdl.File
 	var b strings.Builder
 	for _, s := range all {
