@@ -1,0 +1,215 @@
+package remote
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/stream"
+	"github.com/tqmon/tqmon/resident/wire"
+)
+
+// ErrIncomplete marks a live run whose answer may be incomplete: a
+// resident lost packets, or a session was lost (lease expiry, a broken
+// stream) before the run ended. RunLive returns it (wrapped) for a lost
+// session; LiveStats.Incomplete says whether packets were lost.
+var ErrIncomplete = errors.New("the answer may be incomplete")
+
+// SessionLostError is a resident session lost before the run ended: what
+// the resident saw after Since was not observed.
+type SessionLostError struct {
+	Resident string
+	Since    algebra.Time
+	Err      error
+	// Format prints Since (LiveOptions.TimeFormat).
+	Format algebra.TimeFormat
+}
+
+func (e *SessionLostError) Error() string {
+	return fmt.Sprintf("resident %s: session lost (%v): nothing observed after %s", e.Resident, e.Err, algebra.FormatTime(e.Since, e.Format))
+}
+
+func (e *SessionLostError) Unwrap() []error { return []error{e.Err, ErrIncomplete} }
+
+// Observation is what a live run watched of one primitive relation: from
+// From (the time the residents had carried out every command the run's
+// plans needed: entity relations, primed with the entities alive then,
+// and sensors alike) to To (the last time the residents' merged streams
+// reached), with the gaps where packets were lost. A sampled relation is
+// seen only at its sampling instants, every Period.
+type Observation struct {
+	Rel      string
+	From, To algebra.Time
+	// Period is a sampled relation's sampling period (0: traced, or an
+	// entity relation).
+	Period time.Duration
+	// Gaps are where packets were lost, in time order.
+	Gaps []Gap
+}
+
+// Lost counts the packets lost in every gap.
+func (o *Observation) Lost() uint64 {
+	var n uint64
+	for _, g := range o.Gaps {
+		n += g.Lost
+	}
+	return n
+}
+
+// Gap is a loss: Lost packets of a relation, stamped between the
+// watermarks that bracket the batch that reported them (From, To].
+type Gap struct {
+	From, To algebra.Time
+	Lost     uint64
+}
+
+// Loss is a loss as a live run reports it (LiveOptions.OnLoss).
+type Loss struct {
+	Rel string
+	Gap
+}
+
+// Format says it bpftrace's way: "lost N SendMessage packets between T1
+// and T2", times in format f.
+func (l Loss) Format(f algebra.TimeFormat) string {
+	return fmt.Sprintf("lost %d %s packets between %s and %s", l.Lost, l.Rel, algebra.FormatTime(l.From, f), algebra.FormatTime(l.To, f))
+}
+
+// Incomplete reports whether any answer of the run may be incomplete:
+// packets were lost, or a session was (Lost).
+func (st *LiveStats) Incomplete() bool {
+	if st.SessionLost != nil {
+		return true
+	}
+	for _, o := range st.Observed {
+		if o.Lost() > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// LostPackets counts the packets lost, every relation.
+func (st *LiveStats) LostPackets() uint64 {
+	var n uint64
+	for _, o := range st.Observed {
+		n += o.Lost()
+	}
+	return n
+}
+
+// losses follows one resident's cumulative drop counts: each rise after
+// the run's commands took effect is a loss between the watermark before
+// and the batch's own. Rises in a row are reported as one loss, at most
+// every flushEvery of real time, or when a batch brings none.
+type losses struct {
+	base    map[uint16]uint64 // drops counted before the run's commands took effect
+	last    map[uint16]uint64
+	pending map[uint16]*Gap
+	since   map[uint16]time.Time
+}
+
+const flushEvery = time.Second
+
+func newLosses() losses {
+	return losses{base: map[uint16]uint64{}, last: map[uint16]uint64{}, pending: map[uint16]*Gap{}, since: map[uint16]time.Time{}}
+}
+
+// counts takes a batch's counts: before marks a batch made before the
+// run's commands took effect (its drops are not the run's); prev and w
+// are the watermarks before and of the batch. It returns the losses to
+// report now.
+func (l *losses) counts(cs []wire.Count, before bool, prev, w algebra.Time) []struct {
+	sensor uint16
+	gap    Gap
+} {
+	type out = struct {
+		sensor uint16
+		gap    Gap
+	}
+	var flush []out
+	rose := map[uint16]bool{}
+	for _, c := range cs {
+		if before {
+			l.base[c.Sensor], l.last[c.Sensor] = c.Drops, c.Drops
+			continue
+		}
+		last, ok := l.last[c.Sensor]
+		if !ok {
+			last = l.base[c.Sensor]
+		}
+		l.last[c.Sensor] = max(last, c.Drops)
+		if c.Drops <= last {
+			continue
+		}
+		rose[c.Sensor] = true
+		g := l.pending[c.Sensor]
+		if g == nil {
+			g = &Gap{From: prev}
+			l.pending[c.Sensor] = g
+			l.since[c.Sensor] = time.Now()
+		}
+		g.To, g.Lost = w, g.Lost+(c.Drops-last)
+	}
+	for s, g := range l.pending {
+		if !rose[s] || time.Since(l.since[s]) >= flushEvery {
+			flush = append(flush, out{s, *g})
+			delete(l.pending, s)
+		}
+	}
+	sort.Slice(flush, func(i, j int) bool { return flush[i].sensor < flush[j].sensor })
+	return flush
+}
+
+// rest returns the losses not reported yet.
+func (l *losses) rest() []struct {
+	sensor uint16
+	gap    Gap
+} {
+	type out = struct {
+		sensor uint16
+		gap    Gap
+	}
+	var flush []out
+	for s, g := range l.pending {
+		flush = append(flush, out{s, *g})
+	}
+	clear(l.pending)
+	sort.Slice(flush, func(i, j int) bool { return flush[i].sensor < flush[j].sensor })
+	return flush
+}
+
+// clip restricts an input to what was watched, from st.from on: nothing
+// of a relation before then is known. An event (or a sample, or a whole
+// interval) before it is dropped; a tuple that began before it (an entity
+// relation's tuples alive when the session opened, an interval whose end
+// alone was seen) begins at it; one that also ended before it is dropped
+// whole. It reports whether the input is kept.
+func (st *connState) clip(it *Input) bool {
+	f := st.from
+	ends := it.Entity && !it.Begin || it.Kind == stream.PacketEnd || it.Kind == stream.PacketSampleEnd
+	begins := it.Entity && it.Begin || it.Kind == stream.PacketBegin
+	if it.T >= f {
+		if !begins && it.From < f {
+			it.From = f
+		}
+		if ends {
+			delete(st.early, it.Key)
+		}
+		return true
+	}
+	switch {
+	case begins:
+		st.early[it.Key] = true
+		it.T = f
+		return true
+	case ends:
+		if st.early[it.Key] {
+			delete(st.early, it.Key)
+			st.void[it.Key] = true // its begin, held at f, goes too
+		}
+	}
+	return false
+}
