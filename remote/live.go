@@ -48,6 +48,9 @@ type LiveOptions struct {
 	// it (see Loss.Format): packets lost from a relation between two
 	// watermarks.
 	OnLoss func(Loss)
+	// Started, if set, is called once with the observation's start (see
+	// Observation), before any input is delivered.
+	Started func(from algebra.Time)
 	// TimeFormat is how errors print times (a lost session's).
 	TimeFormat algebra.TimeFormat
 }
@@ -161,7 +164,11 @@ func (c *connState) global(mono int64) algebra.Time {
 
 // RunLive runs the program p against live residents until the duration
 // passes, the context ends or every resident has ended, and returns the
-// results. Residents enable what the plans need themselves where they can
+// results: the answers over what was observed (see Observation; the
+// stats' Observed), incomplete where packets were lost (LiveStats.Err).
+// A session lost before the run ended (lease expiry, a broken stream)
+// ends the run with a *SessionLostError, an ErrIncomplete, beside the
+// results so far. Residents enable what the plans need themselves where they can
 // (whole types, constants, and the rewriter's join restrictions as
 // triggers); α operators keep exactly what their arguments say.
 func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts LiveOptions) ([]query.Result, LiveStats, error) {
@@ -257,6 +264,9 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 		}
 		start = from
 		live = net.Live(start)
+		if opts.Started != nil {
+			opts.Started(start)
+		}
 		return nil
 	}
 	type recv struct {
@@ -349,6 +359,9 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 			st.queue = nil
 		}
 		live = net.Live(start)
+		if opts.Started != nil {
+			opts.Started(start)
+		}
 	}
 	// What every resident has sent so far is all there is.
 	if err := deliver(live, states, algebra.Forever, opts.Tap); err != nil {

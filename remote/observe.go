@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/tqmon/tqmon/algebra"
@@ -89,6 +90,42 @@ func (st *LiveStats) Incomplete() bool {
 		}
 	}
 	return false
+}
+
+// IncompleteError is a run that lost packets: Lost of each relation.
+type IncompleteError struct {
+	Lost map[string]uint64
+}
+
+func (e *IncompleteError) Error() string {
+	names := make([]string, 0, len(e.Lost))
+	var total uint64
+	for n, k := range e.Lost {
+		names = append(names, fmt.Sprintf("%s %d", n, k))
+		total += k
+	}
+	sort.Strings(names)
+	return fmt.Sprintf("%d packets lost (%s): %v", total, strings.Join(names, ", "), ErrIncomplete)
+}
+
+func (e *IncompleteError) Unwrap() error { return ErrIncomplete }
+
+// Err says why the run's answers may be incomplete (an error that is
+// ErrIncomplete), or nil: the session lost, or else the packets lost.
+func (st *LiveStats) Err() error {
+	if st.SessionLost != nil {
+		return st.SessionLost
+	}
+	lost := map[string]uint64{}
+	for _, o := range st.Observed {
+		if n := o.Lost(); n > 0 {
+			lost[o.Rel] += n
+		}
+	}
+	if len(lost) == 0 {
+		return nil
+	}
+	return &IncompleteError{Lost: lost}
 }
 
 // LostPackets counts the packets lost, every relation.

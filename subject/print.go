@@ -3,6 +3,7 @@ package subject
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/display/format"
 	"github.com/tqmon/tqmon/query"
+	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/store/record"
 )
 
@@ -27,7 +29,9 @@ type PrintOptions struct {
 
 // Print runs prog over s and prints its results on w: each element as it
 // is produced (flushed at once) from a live subject, whole tables
-// separated by blank lines otherwise. It returns what the run cost.
+// separated by blank lines otherwise. It returns what the run cost. An
+// incomplete live run (remote.ErrIncomplete) prints what it has and
+// returns that error.
 func Print(ctx context.Context, s Subject, prog *query.Program, o PrintOptions, w io.Writer) (Stats, error) {
 	bw := bufio.NewWriter(w)
 	defer bw.Flush()
@@ -57,7 +61,8 @@ func Print(ctx context.Context, s Subject, prog *query.Program, o PrintOptions, 
 			return st, cerr
 		}
 	}
-	if err != nil {
+	incomplete := errors.Is(err, remote.ErrIncomplete)
+	if err != nil && !incomplete {
 		return st, err
 	}
 	if fs != nil {
@@ -74,7 +79,10 @@ func Print(ctx context.Context, s Subject, prog *query.Program, o PrintOptions, 
 			}
 		}
 	}
-	return st, bw.Flush()
+	if ferr := bw.Flush(); ferr != nil {
+		return st, ferr
+	}
+	return st, err
 }
 
 // NewStream prints the results of stmts as they are produced.

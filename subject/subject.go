@@ -111,7 +111,9 @@ type Subject interface {
 	// OnElem) until the context ends, the duration passes or the subject
 	// does; recordings give whole tables.
 	Live() bool
-	// Run runs a compiled program over the subject.
+	// Run runs a compiled program over the subject. A live run whose
+	// answers may be incomplete (packets lost, a session lost) returns
+	// its results and an error that is remote.ErrIncomplete.
 	Run(ctx context.Context, prog *query.Program, o RunOptions) ([]query.Result, Stats, error)
 	// Explain writes the plans of the program's retrieves from first on
 	// as Run would run them (rewritten unless naive).
@@ -163,6 +165,10 @@ type RunOptions struct {
 	// Ready, if set, is called once a live subject's residents know what
 	// to enable.
 	Ready func()
+	// OnLoss, if set, sees each loss a live run's residents report as
+	// it happens; TimeFormat prints the times of a lost session's error.
+	OnLoss     func(remote.Loss)
+	TimeFormat algebra.TimeFormat
 	// From, To, Pace and Player shape a run over a database
 	// (replay.Options).
 	From, To *algebra.Time

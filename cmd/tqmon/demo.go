@@ -40,6 +40,7 @@ type demoFlags struct {
 	stats      bool
 	planKind   string
 	display    string
+	allowLoss  bool
 }
 
 func newDemoCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -65,6 +66,7 @@ func newDemoCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.BoolVar(&f.subject, "subject", false, "run only the subject and its resident, serving monitors at --listen")
 	fl.StringVar(&f.listen, "listen", "", "with --subject: where to serve (a unix socket path, or host:port with --token)")
 	fl.StringVar(&f.token, "token", "", "shared token remote monitors must present (required on TCP)")
+	fl.BoolVar(&f.allowLoss, "allow-loss", false, "exit 0 even if packets or a session were lost (losses are still reported; without it such a run exits 3)")
 	fl.BoolVar(&f.wait, "wait", true, "with --subject: start the system only once a monitor has connected")
 	fl.DurationVar(&f.duration, "duration", 10*time.Second, "how long to run (real time)")
 	fl.StringVar(&f.truthDir, "truth", "", "write the complete ground truth as a history directory")
@@ -112,7 +114,7 @@ func runDemo(f *demoFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	return runProgram(ctx, sub, prog, subject.RunOptions{Naive: naive, Duration: f.duration}, out, nil, f.stats, stdout, stderr)
+	return runProgram(ctx, sub, prog, subject.RunOptions{Naive: naive, Duration: f.duration}, out, nil, f.stats, f.allowLoss, stdout, stderr)
 }
 
 func runSubject(f *demoFlags, stderr io.Writer) error {
