@@ -218,35 +218,61 @@ func (l *losses) rest() []struct {
 	return flush
 }
 
-// clip restricts an input to what was watched, from st.from on: nothing
-// of a relation before then is known. An event (or a sample, or a whole
-// interval) before it is dropped; a tuple that began before it (an entity
-// relation's tuples alive when the session opened, an interval whose end
-// alone was seen) begins at it; one that also ended before it is dropped
-// whole. It reports whether the input is kept.
+// clip restricts an input to what was watched, from st.from (f) on:
+// nothing of a relation before f is known. The rule (Restrict applies it
+// to a history): a tuple is kept when it ends after f, beginning no
+// earlier than f; an event [t, t+1) is so kept when t ≥ f. So an event,
+// a sample or a whole interval before f is dropped; a tuple that began
+// before f (an entity relation's tuples alive when the session opened,
+// an interval whose end alone is seen) begins at f, and is dropped whole
+// when it ends by f. It reports whether the input is kept.
 func (st *connState) clip(it *Input) bool {
 	f := st.from
 	ends := it.Entity && !it.Begin || it.Kind == stream.PacketEnd || it.Kind == stream.PacketSampleEnd
 	begins := it.Entity && it.Begin || it.Kind == stream.PacketBegin
-	if it.T >= f {
-		if !begins && it.From < f {
-			it.From = f
-		}
-		if ends {
-			delete(st.early, it.Key)
-		}
-		return true
-	}
 	switch {
-	case begins:
-		st.early[it.Key] = true
-		it.T = f
-		return true
-	case ends:
+	case ends && it.T <= f:
 		if st.early[it.Key] {
 			delete(st.early, it.Key)
 			st.void[it.Key] = true // its begin, held at f, goes too
 		}
+		return false
+	case begins && it.T < f:
+		st.early[it.Key] = true
+		it.T = f
+		return true
+	case it.Kind == stream.PacketWhole && it.T <= f, it.T < f:
+		return false
 	}
-	return false
+	if !begins && it.From < f {
+		it.From = f
+	}
+	if ends {
+		delete(st.early, it.Key)
+	}
+	return true
+}
+
+// Restrict returns h as a live run that watched it from from on knows it
+// (the rule RunLive applies to what residents report): the tuples that
+// end after from, each beginning no earlier than from — so the events at
+// or after from — and a window from from to h's end. A live answer is
+// the complete-history answer over the restricted history.
+func Restrict(h *algebra.History, from algebra.Time) *algebra.History {
+	out := algebra.NewHistory(h.Catalog)
+	for name, t := range h.Tables {
+		rt := out.Table(name)
+		if rt == nil {
+			continue
+		}
+		for _, row := range t.Rows {
+			if row.To > from {
+				rt.Add(row.Vals, max(row.From, from), row.To)
+			}
+		}
+	}
+	if _, end, ok := h.Extent(); ok {
+		out.Window = &algebra.Window{From: from, To: max(end, from)}
+	}
+	return out
 }
