@@ -48,6 +48,7 @@ func Print(ctx context.Context, s Subject, prog *query.Program, o PrintOptions, 
 		}
 	}
 	results, st, err := s.Run(ctx, prog, ro)
+	st.TimeFormat = o.Output.Time
 	if rec := o.Results; rec != nil {
 		if st := st.Live; st != nil {
 			rec.Observed(algebra.Window{From: st.Start, To: max(st.End, st.Start)})

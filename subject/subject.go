@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"time"
 
@@ -189,6 +191,8 @@ type Stats struct {
 	// blocks.
 	Read   *replay.Stats
 	Blocks map[string]uint64
+	// TimeFormat prints times (a live run's observation).
+	TimeFormat algebra.TimeFormat
 }
 
 // Write prints the statistics, a line per fact.
@@ -205,14 +209,24 @@ func (st Stats) Write(w io.Writer) {
 			total += n
 		}
 		writePackets(w, total, st.Live.Packets)
-		dropped := 0
-		for _, n := range st.Live.Dropped {
-			dropped += int(n)
+		for _, n := range slices.Sorted(maps.Keys(st.Live.Packets)) {
+			fmt.Fprintf(w, "produced %s: %d\n", n, st.Live.Wanted[n])
 		}
-		if dropped > 0 {
-			fmt.Fprintf(w, "dropped: %d (buffers full)\n", dropped)
-		}
+		fmt.Fprintf(w, "lost: %d\n", st.Live.LostPackets())
 		fmt.Fprintf(w, "peak held: %d\n", st.Live.PeakHeld)
+		for _, o := range st.Live.Observed {
+			fmt.Fprintf(w, "observed %s from %s to %s", o.Rel, algebra.FormatTime(o.From, st.TimeFormat), algebra.FormatTime(o.To, st.TimeFormat))
+			if o.Period > 0 {
+				fmt.Fprintf(w, ", sampled every %s", o.Period)
+			}
+			if n := o.Lost(); n > 0 {
+				fmt.Fprintf(w, ", %d packets lost in %d gaps", n, len(o.Gaps))
+			}
+			fmt.Fprintln(w)
+		}
+		if lost := st.Live.SessionLost; lost != nil {
+			fmt.Fprintf(w, "session lost: %v\n", lost)
+		}
 		for _, v := range st.Live.Widened {
 			fmt.Fprintf(w, "note: residents cannot compute what α %s needs; its sensor is enabled for every entity and α keeps what it needs\n", v)
 		}
