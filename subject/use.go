@@ -75,7 +75,9 @@ func Record(ctx context.Context, s Subject, dir string, wopts db.WriterOptions, 
 	// forever.
 	win = algebra.Window{From: st.Start, To: max(st.End, st.Last, st.Start)}
 	if ran != nil && st.SessionLost == nil {
-		win.To = max(win.To, ran.To) // in process: the subject's own end
+		// A subject run in process for this recording waited for it to
+		// attach: its whole run was observed.
+		win = *ran
 	}
 	w.SetWindow(win)
 	if cerr := w.Close(); cerr != nil {

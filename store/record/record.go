@@ -184,7 +184,7 @@ func (tp *Tap) Input(in remote.Input) {
 	if tp.err != nil {
 		return
 	}
-	if in.T > tp.last {
+	if in.T > tp.last && in.T != algebra.Forever { // the ends of what was open at the end are not observed times
 		tp.last = in.T
 	}
 	rw := tp.rels[in.Rel]
