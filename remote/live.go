@@ -236,7 +236,7 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 	// The network starts once every resident has said when it carried out
 	// the run's commands: the observation starts there.
 	var live *exec.Live
-	begin := func() error {
+	begin := func() {
 		from := algebra.Beginning
 		for _, st := range states {
 			switch {
@@ -245,7 +245,7 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 			case st.done:
 				from = max(from, st.wm) // ended before saying: nothing before its end is known
 			default:
-				return nil
+				return
 			}
 		}
 		if from == algebra.Beginning {
@@ -267,7 +267,6 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 		if opts.Started != nil {
 			opts.Started(start)
 		}
-		return nil
 	}
 	type recv struct {
 		i   int
@@ -320,7 +319,7 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 				rel.Release(r.b) // taken: its values are copied out
 			}
 			if live == nil {
-				if begin(); live == nil {
+				if begin(); live == nil { // not yet: hold what came
 					if _, all := mergeWatermark(states); all {
 						stopped = true
 					}

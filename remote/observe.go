@@ -1,8 +1,10 @@
 package remote
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -154,19 +156,17 @@ func newLosses() losses {
 	return losses{base: map[uint16]uint64{}, last: map[uint16]uint64{}, pending: map[uint16]*Gap{}, since: map[uint16]time.Time{}}
 }
 
+// sensorGap is a loss of one sensor, to report.
+type sensorGap struct {
+	sensor uint16
+	gap    Gap
+}
+
 // counts takes a batch's counts: before marks a batch made before the
 // run's commands took effect (its drops are not the run's); prev and w
 // are the watermarks before and of the batch. It returns the losses to
 // report now.
-func (l *losses) counts(cs []wire.Count, before bool, prev, w algebra.Time) []struct {
-	sensor uint16
-	gap    Gap
-} {
-	type out = struct {
-		sensor uint16
-		gap    Gap
-	}
-	var flush []out
+func (l *losses) counts(cs []wire.Count, before bool, prev, w algebra.Time) []sensorGap {
 	rose := map[uint16]bool{}
 	for _, c := range cs {
 		if before {
@@ -190,32 +190,23 @@ func (l *losses) counts(cs []wire.Count, before bool, prev, w algebra.Time) []st
 		}
 		g.To, g.Lost = w, g.Lost+(c.Drops-last)
 	}
-	for s, g := range l.pending {
-		if !rose[s] || time.Since(l.since[s]) >= flushEvery {
-			flush = append(flush, out{s, *g})
-			delete(l.pending, s)
-		}
-	}
-	sort.Slice(flush, func(i, j int) bool { return flush[i].sensor < flush[j].sensor })
-	return flush
+	return l.flush(func(s uint16) bool { return !rose[s] || time.Since(l.since[s]) >= flushEvery })
 }
 
 // rest returns the losses not reported yet.
-func (l *losses) rest() []struct {
-	sensor uint16
-	gap    Gap
-} {
-	type out = struct {
-		sensor uint16
-		gap    Gap
-	}
-	var flush []out
+func (l *losses) rest() []sensorGap { return l.flush(func(uint16) bool { return true }) }
+
+// flush takes the pending losses of the sensors due, in sensor order.
+func (l *losses) flush(due func(uint16) bool) []sensorGap {
+	var out []sensorGap
 	for s, g := range l.pending {
-		flush = append(flush, out{s, *g})
+		if due(s) {
+			out = append(out, sensorGap{s, *g})
+			delete(l.pending, s)
+		}
 	}
-	clear(l.pending)
-	sort.Slice(flush, func(i, j int) bool { return flush[i].sensor < flush[j].sensor })
-	return flush
+	slices.SortFunc(out, func(a, b sensorGap) int { return cmp.Compare(a.sensor, b.sensor) })
+	return out
 }
 
 // clip restricts an input to what was watched, from st.from (f) on:
