@@ -112,10 +112,10 @@ type connState struct {
 	ids   map[string]uint16 // sensor name → id
 	types map[string]uint16 // entity type → id
 
-	// Observation: sent commands have been sent; the run watches from the
-	// first batch saying the first need of them were carried out, at
-	// applied (the resident's clock, global); from is when every
-	// resident had (the run's observation start), known once set.
+	// Observation: sent commands have been sent; the run watches this
+	// resident from the first batch saying the first need of them were
+	// carried out, at applied (the resident's clock, global): from, known
+	// once every resident has said (the run's start is the earliest).
 	sent, need uint64
 	applied    algebra.Time
 	hasApplied bool
@@ -237,22 +237,21 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 	// the run's commands: the observation starts there.
 	var live *exec.Live
 	begin := func() {
-		from := algebra.Beginning
 		for _, st := range states {
 			switch {
 			case st.hasApplied:
-				from = max(from, st.applied)
+				st.from = st.applied
 			case st.done:
-				from = max(from, st.wm) // ended before saying: nothing before its end is known
+				st.from = st.wm // ended before saying: nothing before its end is known
 			default:
 				return
 			}
 		}
-		if from == algebra.Beginning {
-			from = start
-		}
+		from := algebra.Forever
 		for _, st := range states {
-			st.from, st.known = from, true
+			st.from = max(st.from, start)
+			from = min(from, st.from)
+			st.known = true
 			q := st.queue[:0]
 			for i := range st.queue {
 				if st.clip(&st.queue[i]) {

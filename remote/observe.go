@@ -39,9 +39,11 @@ func (e *SessionLostError) Unwrap() []error { return []error{e.Err, ErrIncomplet
 // Observation is what a live run watched of one primitive relation: from
 // From (the time the residents had carried out every command the run's
 // plans needed: entity relations, primed with the entities alive then,
-// and sensors alike) to To (the last time the residents' merged streams
-// reached), with the gaps where packets were lost. A sampled relation is
-// seen only at its sampling instants, every Period.
+// and sensors alike; with several residents, each resident's part is
+// watched from its own time, and From is the earliest) to To (the last
+// time the residents' merged streams reached), with the gaps where
+// packets were lost. A sampled relation is seen only at its sampling
+// instants, every Period.
 type Observation struct {
 	Rel      string
 	From, To algebra.Time
