@@ -87,7 +87,9 @@ type Stats struct {
 // it durable every SyncEvery; the window synced runs from when the
 // recording attached (the observation's start, remote.Observation) to the
 // latest input. It leaves w open: the caller sets the final window and
-// closes it. A recording that lost packets or its session returns its
+// closes it. A writer's error — the disk full (db.ErrDiskFull) included —
+// ends the recording, and is returned; what was synced before stays in
+// the database. A recording that lost packets or its session returns its
 // stats and an error that is remote.ErrIncomplete.
 func Live(ctx context.Context, conns []wire.Conn, w *db.Writer, cat *algebra.Catalog, opts Options) (Stats, error) {
 	var st Stats
