@@ -11,6 +11,9 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/remote"
 )
 
 // Exit codes.
@@ -18,6 +21,10 @@ const (
 	exitOK      = 0
 	exitRuntime = 1 // the query ran and failed
 	exitUsage   = 2 // bad flags, syntax or semantic errors, malformed inputs
+	// exitIncomplete: a live answer or recording may be incomplete —
+	// packets were lost, or a session was (lease expiry, a broken
+	// stream) — unless --allow-loss.
+	exitIncomplete = 3
 )
 
 // exitError carries an exit code out of a command.
@@ -31,6 +38,27 @@ func (e *exitError) Unwrap() error { return e.err }
 
 func usageErr(err error) error   { return &exitError{code: exitUsage, err: err} }
 func runtimeErr(err error) error { return &exitError{code: exitRuntime, err: err} }
+
+// incomplete turns an incomplete live run's error (remote.ErrIncomplete)
+// into exit status 3, or, with --allow-loss, into a warning on stderr;
+// other errors are runtime errors.
+func incomplete(err error, allowLoss bool, stderr io.Writer) error {
+	switch {
+	case err == nil:
+		return nil
+	case !errors.Is(err, remote.ErrIncomplete):
+		return runtimeErr(err)
+	case allowLoss:
+		fmt.Fprintf(stderr, "tqmon: %v (--allow-loss)\n", err)
+		return nil
+	}
+	return &exitError{code: exitIncomplete, err: err}
+}
+
+// reportLoss prints each loss on stderr as it happens, times in format.
+func reportLoss(stderr io.Writer, format algebra.TimeFormat) func(remote.Loss) {
+	return func(l remote.Loss) { fmt.Fprintf(stderr, "tqmon: %s\n", l.Format(format)) }
+}
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))

@@ -41,6 +41,7 @@ type queryFlags struct {
 	record     string // --record DB: store the results
 	kernel     kernelFlags
 	maxMemory  query.Bytes
+	allowLoss  bool
 }
 
 func newQueryCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -73,6 +74,7 @@ func newQueryCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.StringVar(&f.display, "display", "", "with --connect: show the results animated in the terminal as the display spec SPEC says (see tqmon view --help)")
 	fl.StringVar(&f.dbDir, "db", "", "database to query (see tqmon record, tqmon import); --stats reports the blocks read")
 	addMaxMemoryFlag(fl, &f.maxMemory)
+	fl.BoolVar(&f.allowLoss, "allow-loss", false, "live: exit 0 even if packets or a session were lost (losses are still reported; without it such a run exits 3)")
 	fl.StringVar(&f.record, "record", "", "DB: also store each named retrieve's result there, as it is produced (a new database, or an existing one)")
 	return cmd
 }
@@ -147,15 +149,16 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error
 		}
 	}
 	ro := subject.RunOptions{Acquire: f.acquire, Naive: naive, Duration: f.duration, Lease: f.lease}
-	return runProgram(ctx, sub, prog, ro, out, rec, f.stats, stdout, stderr)
+	return runProgram(ctx, sub, prog, ro, out, rec, f.stats, f.allowLoss, stdout, stderr)
 }
 
 // runProgram runs prog over sub, printing its results (and its
 // statistics when stats), and closes sub.
 func runProgram(ctx context.Context, sub subject.Subject, prog *query.Program, ro subject.RunOptions, out format.Options,
-	rec *record.ResultDB, stats bool, stdout, stderr io.Writer) error {
+	rec *record.ResultDB, stats, allowLoss bool, stdout, stderr io.Writer) error {
+	ro.OnLoss, ro.TimeFormat = reportLoss(stderr, out.Time), out.Time
 	st, err := subject.Print(ctx, sub, prog, subject.PrintOptions{Run: ro, Output: out, Results: rec}, stdout)
-	if err != nil {
+	if err != nil && !errors.Is(err, remote.ErrIncomplete) {
 		return runtimeErr(err)
 	}
 	if stats {
@@ -167,7 +170,7 @@ func runProgram(ctx context.Context, sub subject.Subject, prog *query.Program, r
 	} else if err != nil {
 		return runtimeErr(err)
 	}
-	return nil
+	return incomplete(err, allowLoss, stderr)
 }
 
 // display shows sub animated as the display spec at path says (o.Spec

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident/demo"
 	"github.com/tqmon/tqmon/store/db"
 	"github.com/tqmon/tqmon/store/record"
@@ -32,6 +33,7 @@ type recordFlags struct {
 	sync      time.Duration
 	lease     time.Duration
 	verbose   bool
+	allowLoss bool
 	cfg       demo.Config
 }
 
@@ -58,6 +60,7 @@ func newRecordCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.DurationVar(&f.retain, "retain", 0, "keep only the last D of the recording (in the system's time); 0 keeps everything")
 	fl.DurationVar(&f.sync, "sync", 200*time.Millisecond, "make what was recorded durable this often")
 	fl.DurationVar(&f.lease, "lease", 3*time.Second, "the lease residents grant; if tqmon vanishes, they clear its flags once it lapses")
+	fl.BoolVar(&f.allowLoss, "allow-loss", false, "exit 0 even if packets or a session were lost (losses are still reported; without it such a run exits 3)")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "report on stderr each time the recording is synced")
 	fl.Uint64Var(&f.cfg.Seed, "seed", 1, "with --demo: seed of the workload")
 	fl.Float64Var(&f.cfg.Scale, "scale", f.cfg.Scale, "with --demo: subject seconds per real second")
@@ -89,7 +92,8 @@ func runRecord(f *recordFlags, stderr io.Writer) error {
 	if f.demo && f.duration == 0 {
 		f.duration = 10 * time.Second
 	}
-	opts := record.Options{Relations: f.relations, Duration: f.duration, Lease: f.lease, SyncEvery: f.sync}
+	opts := record.Options{Relations: f.relations, Duration: f.duration, Lease: f.lease, SyncEvery: f.sync,
+		OnLoss: reportLoss(stderr, algebra.TimeClock)}
 	wopts := db.WriterOptions{Retain: int64(f.retain)}
 	if f.verbose {
 		wopts.OnCommit = func(c db.CommitInfo) {
@@ -106,7 +110,7 @@ func runRecord(f *recordFlags, stderr io.Writer) error {
 	}
 	defer sub.Close()
 	d, win, err := subject.Record(ctx, sub, f.dbDir, wopts, opts)
-	if err != nil {
+	if err != nil && !errors.Is(err, remote.ErrIncomplete) {
 		return openErr(err)
 	}
 	var tuples uint64
@@ -119,5 +123,8 @@ func runRecord(f *recordFlags, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "recorded %d tuples into %s, observed %s to %s (%s)\n", tuples, d.Dir(),
 		algebra.FormatTime(win.From, algebra.TimeClock), algebra.FormatTime(win.To, algebra.TimeClock), strings.Join(rels, ", "))
-	return d.Close()
+	if cerr := d.Close(); cerr != nil {
+		return runtimeErr(cerr)
+	}
+	return incomplete(err, f.allowLoss, stderr)
 }
