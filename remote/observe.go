@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"sort"
 	"strings"
@@ -74,6 +75,12 @@ type Gap struct {
 type Loss struct {
 	Rel string
 	Gap
+}
+
+// PrintLosses returns an OnLoss that prints each loss on w as it happens
+// ("tqmon: lost N SendMessage packets between T1 and T2"), times in f.
+func PrintLosses(w io.Writer, f algebra.TimeFormat) func(Loss) {
+	return func(l Loss) { fmt.Fprintf(w, "tqmon: %s\n", l.Format(f)) }
 }
 
 // Format says it bpftrace's way: "lost N SendMessage packets between T1

@@ -100,13 +100,9 @@ func runDemo(f *demoFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	naive, err := query.ParsePlan(f.planKind)
+	naive, params, err := parsePlanParams(f.planKind, f.params)
 	if err != nil {
-		return usageErr(err)
-	}
-	params, err := query.ParseParams(f.params)
-	if err != nil {
-		return usageErr(err)
+		return err
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
@@ -150,19 +146,13 @@ const displayScale = 2
 // paper's ResumedbyP1) compiled together, only the sensors they need
 // enabled, until the user quits (or --duration, when given).
 func runDemoDisplay(cmd *cobra.Command, f *demoFlags) error {
-	naive, err := query.ParsePlan(f.planKind)
+	naive, params, err := parsePlanParams(f.planKind, f.params)
 	if err != nil {
-		return usageErr(err)
-	}
-	params, err := query.ParseParams(f.params)
-	if err != nil {
-		return usageErr(err)
+		return err
 	}
 	srcs := f.srcs
 	if len(srcs) == 0 {
 		srcs = []query.Source{{Name: defaults.PaperQueryName, Text: defaults.PaperQuery()}}
-	}
-	if f.display == "" {
 	}
 	cfg := f.cfg
 	if !cmd.Flags().Changed("scale") {

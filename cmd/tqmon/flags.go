@@ -59,6 +59,19 @@ func addMaxMemoryFlag(fl *pflag.FlagSet, n *query.Bytes) {
 	fl.Var(n, "max-memory", "stop a query once the heap holds more than SIZE (512MiB, 2GB; 0: no limit); the default is half of this machine's memory")
 }
 
+// parsePlanParams reads --plan and --param (usage errors).
+func parsePlanParams(kind string, settings []string) (bool, map[string]string, error) {
+	naive, err := query.ParsePlan(kind)
+	if err != nil {
+		return false, nil, usageErr(err)
+	}
+	params, err := query.ParseParams(settings)
+	if err != nil {
+		return false, nil, usageErr(err)
+	}
+	return naive, params, nil
+}
+
 // parseTimeFlag reads a --from/--to value.
 func parseTimeFlag(name, s string) (*algebra.Time, error) {
 	if s == "" {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/remote"
 )
 
@@ -55,11 +54,6 @@ func incomplete(err error, allowLoss bool, stderr io.Writer) error {
 	return &exitError{code: exitIncomplete, err: err}
 }
 
-// reportLoss prints each loss on stderr as it happens, times in format.
-func reportLoss(stderr io.Writer, format algebra.TimeFormat) func(remote.Loss) {
-	return func(l remote.Loss) { fmt.Fprintf(stderr, "tqmon: %s\n", l.Format(format)) }
-}
-
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
@@ -93,20 +87,10 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.CompletionOptions.DisableDefaultCmd = true // ours has examples
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	// Subcommands, one per line.
-	root.AddCommand(newQueryCmd(stdout, stderr))
-	root.AddCommand(newSensorsCmd(stdout, stderr))
-	root.AddCommand(newDemoCmd(stdout, stderr))
-	root.AddCommand(newShellCmd(stdout, stderr))
-	root.AddCommand(newViewCmd(stdout, stderr))
-	root.AddCommand(newRecordCmd(stdout, stderr))
-	root.AddCommand(newReplayCmd(stdout, stderr))
-	root.AddCommand(newExportCmd(stdout, stderr))
-	root.AddCommand(newImportCmd(stdout, stderr))
-	root.AddCommand(newDBCmd(stdout, stderr))
-	root.AddCommand(newCompletionCmd(stdout))
-	root.AddCommand(newResidentCmd(stdout, stderr))
-	root.AddCommand(newShimCmd(stderr))
+	root.AddCommand(newQueryCmd(stdout, stderr), newSensorsCmd(stdout, stderr), newDemoCmd(stdout, stderr),
+		newShellCmd(stdout, stderr), newViewCmd(stdout, stderr), newRecordCmd(stdout, stderr),
+		newReplayCmd(stdout, stderr), newExportCmd(stdout, stderr), newImportCmd(stdout, stderr),
+		newDBCmd(stdout, stderr), newCompletionCmd(stdout), newResidentCmd(stdout, stderr), newShimCmd(stderr))
 	completeFileFlags(root)
 	return root
 }

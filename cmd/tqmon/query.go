@@ -90,13 +90,9 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error
 	if err != nil {
 		return usageErr(err)
 	}
-	params, err := query.ParseParams(f.params)
+	naive, params, err := parsePlanParams(f.planKind, f.params)
 	if err != nil {
-		return usageErr(err)
-	}
-	naive, err := query.ParsePlan(f.planKind)
-	if err != nil {
-		return usageErr(err)
+		return err
 	}
 	so := subject.Options{Notes: stderr, History: f.historyDir, DB: f.dbDir, Connect: f.connect, Token: f.token, ResultsInto: f.record,
 		MaxMemory: int64(f.maxMemory)}
@@ -156,7 +152,7 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error
 // statistics when stats), and closes sub.
 func runProgram(ctx context.Context, sub subject.Subject, prog *query.Program, ro subject.RunOptions, out format.Options,
 	rec *record.ResultDB, stats, allowLoss bool, stdout, stderr io.Writer) error {
-	ro.OnLoss, ro.TimeFormat = reportLoss(stderr, out.Time), out.Time
+	ro.OnLoss, ro.TimeFormat = remote.PrintLosses(stderr, out.Time), out.Time
 	st, err := subject.Print(ctx, sub, prog, subject.PrintOptions{Run: ro, Output: out, Results: rec}, stdout)
 	if err != nil && !errors.Is(err, remote.ErrIncomplete) {
 		return runtimeErr(err)

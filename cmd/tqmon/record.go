@@ -93,12 +93,12 @@ func runRecord(f *recordFlags, stderr io.Writer) error {
 		f.duration = 10 * time.Second
 	}
 	opts := record.Options{Relations: f.relations, Duration: f.duration, Lease: f.lease, SyncEvery: f.sync,
-		OnLoss: reportLoss(stderr, algebra.TimeClock)}
+		OnLoss: remote.PrintLosses(stderr, algebra.TimeClock)}
 	wopts := db.WriterOptions{Retain: int64(f.retain)}
 	if f.verbose {
 		wopts.OnCommit = func(c db.CommitInfo) {
 			if c.Synced {
-				fmt.Fprintf(stderr, "synced %d tuples (%d elements) through %s\n", c.Tuples, c.Elements, algebra.FormatTime(c.Through, algebra.TimeClock))
+				fmt.Fprintln(stderr, c)
 			}
 		}
 	}
@@ -113,16 +113,7 @@ func runRecord(f *recordFlags, stderr io.Writer) error {
 	if err != nil && !errors.Is(err, remote.ErrIncomplete) {
 		return openErr(err)
 	}
-	var tuples uint64
-	var rels []string
-	for _, s := range d.Stats() {
-		if s.Tuples > 0 {
-			tuples += s.Tuples
-			rels = append(rels, fmt.Sprintf("%s %d", s.Name, s.Tuples))
-		}
-	}
-	fmt.Fprintf(stderr, "recorded %d tuples into %s, observed %s to %s (%s)\n", tuples, d.Dir(),
-		algebra.FormatTime(win.From, algebra.TimeClock), algebra.FormatTime(win.To, algebra.TimeClock), strings.Join(rels, ", "))
+	fmt.Fprintln(stderr, d.Summary(win))
 	if cerr := d.Close(); cerr != nil {
 		return runtimeErr(cerr)
 	}

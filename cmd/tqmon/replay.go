@@ -14,9 +14,7 @@ import (
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/display/format"
 	"github.com/tqmon/tqmon/display/play"
-	"github.com/tqmon/tqmon/display/progress"
 	"github.com/tqmon/tqmon/query"
-	"github.com/tqmon/tqmon/store/replay"
 	"github.com/tqmon/tqmon/subject"
 )
 
@@ -113,26 +111,11 @@ func runReplay(cmd *cobra.Command, f *replayFlags, stdout, stderr io.Writer) err
 	if f.max {
 		speed = 0
 	}
-	bar := progress.New(stderr, progress.IsTerminal(stderr))
-	var controls replay.Controls
+	term := subject.StartReplayTerminal(os.Stdin, stderr)
 	po := subject.PrintOptions{Output: out, Stream: true, Run: subject.RunOptions{From: from, To: to,
-		Pace: &play.Options{Speed: speed, Paused: f.paused}, Player: controls.Set}}
-	stopUI := bar.Follow(controls.State)
-	restore := func() {}
-	if progress.IsTerminal(os.Stdin) {
-		if keys, undo, err := progress.Keys(os.Stdin); err == nil {
-			restore = undo
-			go func() {
-				for k := range keys {
-					controls.Key(k)
-				}
-			}()
-		}
-	}
-	st, err := subject.Print(ctx, sub, prog, po, bar.Guard(stdout))
-	restore()
-	stopUI()
-	bar.Done()
+		Pace: &play.Options{Speed: speed, Paused: f.paused}, Player: term.Controls.Set}}
+	st, err := subject.Print(ctx, sub, prog, po, term.Out(stdout))
+	term.Done()
 	if err != nil {
 		return runtimeErr(err)
 	}
