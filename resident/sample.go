@@ -36,14 +36,16 @@ const minSamplePeriod = int64(drainEvery)
 
 // A sampler may fall behind by at most maxCatchUp periods or maxLag of
 // real time, whichever is more: a drain late by that much (a loaded
-// machine's scheduling hiccup) still reports every tick, exactly; older
-// ticks are skipped and counted as lost. The bound is what keeps a sampler
+// machine starving the drain for seconds) still reports every tick,
+// exactly; older ticks are skipped and counted as lost. The grace log
+// holds the tuples ended within the lag, so maxLag also bounds it: 5 s of
+// the subject's state changes. The bound is what keeps a sampler
 // that can never catch up (a period shorter than a tick's work, a subject
 // clock running thousands of times real time) from falling behind without
 // end; sampleBudget bounds the work a round does to catch up.
 const (
 	maxCatchUp = 16
-	maxLag     = 250 * time.Millisecond
+	maxLag     = 5 * time.Second
 )
 
 // sampleBudget bounds a round's sampling work (real time), a tenth of the
