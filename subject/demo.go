@@ -253,6 +253,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	demo.New(ossensors.New(s.res), o.Config).Run(ctx)
 	stop := s.clock.Stop()
 	s.res.Close()
+	srv.Drain(2 * time.Second) // the monitors get the last batches and a clean end
 	srv.Stop()
 	if s.rec != nil {
 		return writeTruth(o.Truth, s.rec, stop)

@@ -191,6 +191,17 @@ func (srv *Server) Stop() {
 	}
 }
 
+// Drain waits, at most timeout, until every session's stream has ended:
+// after the resident has closed (its last drain sent, every session
+// ended), each stream ends cleanly once its last batch is out, and a Stop
+// then ends none in the middle.
+func (srv *Server) Drain(timeout time.Duration) {
+	deadline := time.Now().Add(timeout)
+	for srv.stats.active.Load() > 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // Stats returns the server's counters.
 func (srv *Server) Stats() Stats {
 	s := &srv.stats
