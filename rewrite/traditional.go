@@ -65,6 +65,24 @@ cannot change any result.`,
 			Sets:  Live | Stored,
 			apply: on[*plan.Project](projectPushdown),
 		},
+		{
+			Name:  "semi-join",
+			Class: Traditional,
+			Doc: `L × R → L ⋉ R (and ⋈ → ⋉[on]) in a block whose result is a set (π,
+not πbag) when R's variables are existential — no target, no valid clause
+and no where conjunct with begin of or end of mentions them — and L binds
+at least one variable that is not (the operands swap when it is L that is
+existential). The result is the set of (targets, valid time) over the
+bindings that satisfy where and when; neither depends on an existential
+variable's tuple, so a binding of the other variables gives the same
+result tuple with every witness that satisfies the where and when
+conjuncts, and one witness decides it: the join keeps, per binding of the
+other variables, whether some witness does, and forms one candidate
+rather than one per witness. An aggregate's inner query is a bag, where
+every binding counts, and is left alone.`,
+			Sets:  Live | Stored,
+			apply: on[*plan.Project](semiJoin),
+		},
 	}
 }
 
@@ -163,10 +181,15 @@ func selectToJoin(_ *Context, s *plan.Select) plan.Node {
 		return nil
 	}
 	var on []expr.Expr
-	if j, isJoin := s.In.(*plan.Join); isJoin {
-		on = append(on, j.On...)
+	semi := false
+	switch in := s.In.(type) {
+	case *plan.Join:
+		on = append(on, in.On...)
+		semi = in.Semi
+	case *plan.Product:
+		semi = in.Semi
 	}
-	return &plan.Join{L: l, R: r, On: append(on, s.Pred)}
+	return &plan.Join{L: l, R: r, On: append(on, s.Pred), Semi: semi}
 }
 
 func projectPushdown(_ *Context, pr *plan.Project) plan.Node {
@@ -227,4 +250,74 @@ func projectPushdown(_ *Context, pr *plan.Project) plan.Node {
 // attributes, differs from every list).
 func equalKeep(a, b []int) bool {
 	return (a == nil) == (b == nil) && slices.Equal(a, b)
+}
+
+// existential is the set of the block's variables that only decide
+// whether a binding exists: no target, no valid clause and no where
+// conjunct that reads begin of or end of mentions them.
+func (b *block) existential() uint64 {
+	var all uint64
+	for v := range b.leaves {
+		all |= 1 << uint(v)
+	}
+	used := b.targetVars()
+	for _, t := range []expr.TExpr{b.valid.At, b.valid.From, b.valid.To} {
+		if t != nil {
+			used |= expr.TVars(t)
+		}
+	}
+	for _, c := range b.conds {
+		if expr.HasTimeOf(c) {
+			used |= expr.Vars(c)
+		}
+	}
+	return all &^ used
+}
+
+func semiJoin(_ *Context, pr *plan.Project) plan.Node {
+	if pr.Bag {
+		return nil
+	}
+	b, ok := decompose(pr)
+	if !ok || b.k < 2 {
+		return nil
+	}
+	ex := b.existential()
+	if ex == 0 {
+		return nil
+	}
+	var mark func(n plan.Node) plan.Node
+	mark = func(n plan.Node) plan.Node {
+		switch m := n.(type) {
+		case *plan.Product:
+			c := *m
+			c.L, c.R, c.Semi = semiSides(mark(m.L), mark(m.R), m.Semi, ex)
+			return &c
+		case *plan.Join:
+			c := *m
+			c.L, c.R, c.Semi = semiSides(mark(m.L), mark(m.R), m.Semi, ex)
+			return &c
+		case *plan.Select, *plan.SelectT, *plan.ProjectT, *plan.Project:
+			return plan.WithChildren(n, []plan.Node{mark(n.Children()[0])})
+		}
+		return n
+	}
+	return mark(pr)
+}
+
+// semiSides orders the operands of a product or join for a semi-join: the
+// side whose variables are all existential (in ex) goes right, provided
+// the other side has a variable that is not.
+func semiSides(l, r plan.Node, semi bool, ex uint64) (plan.Node, plan.Node, bool) {
+	if semi {
+		return l, r, true
+	}
+	lv, rv := varsOf(l), varsOf(r)
+	switch {
+	case rv&^ex == 0 && lv&^ex != 0:
+		return l, r, true
+	case lv&^ex == 0 && rv&^ex != 0:
+		return r, l, true
+	}
+	return l, r, false
 }

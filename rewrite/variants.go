@@ -72,9 +72,13 @@ func overlapJoin(_ *Context, pr *plan.Project) plan.Node {
 	mark = func(n plan.Node) plan.Node {
 		switch m := n.(type) {
 		case *plan.Product:
-			return &plan.Product{L: mark(m.L), R: mark(m.R), Overlap: true}
+			c := *m
+			c.L, c.R, c.Overlap = mark(m.L), mark(m.R), true
+			return &c
 		case *plan.Join:
-			return &plan.Join{L: mark(m.L), R: mark(m.R), On: m.On, Overlap: true}
+			c := *m
+			c.L, c.R, c.Overlap = mark(m.L), mark(m.R), true
+			return &c
 		case *plan.Select, *plan.SelectT, *plan.ProjectT, *plan.Project:
 			return plan.WithChildren(n, []plan.Node{mark(n.Children()[0])})
 		}

@@ -36,6 +36,12 @@ type JoinSpec struct {
 	// TimeConds are where conjuncts that mention Times; they are checked
 	// with them.
 	TimeConds []expr.Expr
+	// Exists[v] says that variable v is existential (nil: none is): no
+	// target, no valid clause and no TimeCond reads it, the result is a
+	// set, and some variable is not existential. The join then forms one
+	// candidate per binding of the other variables, holding the witnesses
+	// that may still satisfy the where and when conjuncts (join_semi.go).
+	Exists []bool
 }
 
 // Join evaluates a JoinSpec incrementally. Each input is a Receiver
@@ -84,6 +90,17 @@ type Join struct {
 	// horizon alone may settle an output's end.
 	toHasConst bool
 
+	// Existential variables (join_semi.go): semi is set when there are
+	// some; exVars are they, owner the first other variable (whose entries
+	// hold the groups) and keyVars the rest. grpDone tells enumeration that
+	// the group of the current binding is settled.
+	semi    bool
+	exVars  []int
+	owner   int
+	keyVars []int
+	grpDone bool
+	nextID  uint64
+
 	// scratch
 	slab   []entry
 	keybuf []byte
@@ -128,6 +145,7 @@ func NewJoin(spec JoinSpec, out stream.Receiver, st *runState, sweepMin int) *Jo
 		j.tconds = append(j.tconds, expr.Compile(c))
 	}
 	j.toHasConst = spec.Valid.To == nil || hasConst(spec.Valid.To)
+	j.setupSemi()
 	j.compilePlans()
 	return j
 }

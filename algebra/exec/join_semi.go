@@ -1,0 +1,185 @@
+package exec
+
+import (
+	"strconv"
+
+	"github.com/tqmon/tqmon/algebra"
+)
+
+// Existential variables (JoinSpec.Exists; the plan's semi-joins). A
+// variable that no target, no valid clause and no where conjunct with begin
+// of or end of reads decides only whether a binding of the other variables
+// has a result: every witness — a tuple for each existential variable that
+// satisfies the where and when conjuncts with it — gives the same result
+// tuple, and the result is a set. So the join keeps one candidate, a group,
+// per binding of the other variables (its owner is the entry of the first
+// of them; see groupSlot), holding the witnesses that may still satisfy the
+// when clause:
+//
+//   - A binding completed by a new tuple (of any variable) joins the group
+//     of its other variables, or starts one. A group that a witness has
+//     already settled (the when clause is true for it, whatever the unknown
+//     ends turn out to be: it stays true as time passes) needs no more,
+//     and enumeration stops offering it witnesses (Join.grpDone).
+//   - Evaluating a group drops the witnesses whose when clause is false,
+//     and settles it with the first that is true; it is dropped when none
+//     is left. A later witness for a dropped group starts a new group: the
+//     old witnesses stay false.
+//   - Everything else — the valid time, the targets, holding on unknown
+//     ends, purging, the output watermark — is the ordinary candidate's,
+//     since none of it reads an existential variable.
+//
+// Each binding is still considered once, when its last tuple arrives, but
+// a settled group costs each later tuple one look-up instead of one
+// candidate per witness.
+
+// setupSemi records the existential variables of the spec.
+func (j *Join) setupSemi() {
+	if j.spec.Exists == nil {
+		return
+	}
+	j.semi = true
+	j.owner = -1
+	for v, ex := range j.spec.Exists {
+		switch {
+		case ex:
+			j.exVars = append(j.exVars, v)
+		case j.owner < 0:
+			j.owner = v
+		default:
+			j.keyVars = append(j.keyVars, v)
+		}
+	}
+}
+
+// settled reports whether a group needs no more witnesses.
+func (c *cand) settled() bool { return c.sure }
+
+// groupSlot returns the group of the binding in j.bind (of its
+// non-existential variables), or nil.
+func (j *Join) groupOf() *cand {
+	o := j.bind[j.owner]
+	if len(j.keyVars) == 0 {
+		return o.grp
+	}
+	return o.grps[j.groupKey()]
+}
+
+// groupKey identifies the non-existential entries of j.bind other than
+// the owner's.
+func (j *Join) groupKey() string {
+	j.keybuf = j.keybuf[:0]
+	for _, v := range j.keyVars {
+		j.keybuf = strconv.AppendUint(j.keybuf, j.bind[v].id, 36)
+		j.keybuf = append(j.keybuf, ',')
+	}
+	return string(j.keybuf)
+}
+
+func (j *Join) setGroup(c *cand) {
+	o := j.bind[j.owner]
+	if len(j.keyVars) == 0 {
+		o.grp = c
+		return
+	}
+	if o.grps == nil {
+		o.grps = map[string]*cand{}
+	}
+	o.grps[j.groupKey()] = c
+}
+
+// witness offers the complete binding in j.bind, which has passed the where
+// clause, to its group.
+func (j *Join) witness(h algebra.Time) {
+	g := j.groupOf()
+	if g != nil && g.settled() {
+		j.grpDone = true
+		return
+	}
+	if g == nil || g.state == dead {
+		g = j.newGroup()
+		j.setGroup(g)
+	} else {
+		j.addWitness(g)
+	}
+	j.eval(g, h)
+	if g.settled() {
+		j.grpDone = true
+	}
+}
+
+// newGroup makes a group of the binding in j.bind, with it as its first
+// witness.
+func (j *Join) newGroup() *cand {
+	c := j.makeCand(j.bind)
+	j.addWitness(c)
+	j.live++
+	return c
+}
+
+// addWitness adds the existential entries of j.bind to group c's witnesses
+// (and, when c already waits for Ends, to those it waits for).
+func (j *Join) addWitness(c *cand) {
+	for _, v := range j.exVars {
+		e := j.bind[v]
+		c.wits = append(c.wits, e)
+		if c.registered && e.open {
+			e.deps = append(e.deps, c)
+		}
+	}
+}
+
+// entSpan is what is known of an entry's valid time at horizon h: an
+// unknown end lies in [max(h, b+1), Forever].
+func entSpan(e *entry, h algebra.Time) varSpan {
+	if e.open {
+		return varSpan{b: point(e.b), e: rng{max(h, algebra.Next(e.b)), algebra.Forever}}
+	}
+	return varSpan{b: point(e.b), e: point(e.e)}
+}
+
+// groupWhen evaluates the when clause of an unsettled group at horizon h
+// (j.spans has filled j.vs for its other variables): true if some witness
+// makes it true, false if every one makes it false.
+func (j *Join) groupWhen(c *cand, h algebra.Time) tri {
+	n := len(j.exVars)
+	p := no
+	for i := 0; i < len(c.wits) && p != yes; i += n {
+		for x, v := range j.exVars {
+			j.vs[v] = entSpan(c.wits[i+x], h)
+		}
+		p = or3(p, evalP(j.spec.When, j.vs))
+	}
+	return p
+}
+
+// pruneWitnesses drops the witnesses of an unsettled group whose when
+// clause is false at horizon h and settles the group with the first whose
+// when clause is true. It reports whether any witness is left.
+func (j *Join) pruneWitnesses(c *cand, h algebra.Time) bool {
+	j.spans(c, h)
+	n := len(j.exVars)
+	kept := c.wits[:0]
+	for i := 0; i < len(c.wits); i += n {
+		w := c.wits[i : i+n]
+		for x, v := range j.exVars {
+			j.vs[v] = entSpan(w[x], h)
+		}
+		switch evalP(j.spec.When, j.vs) {
+		case yes:
+			for x, v := range j.exVars {
+				c.ents[v] = w[x]
+				c.vals[v] = w[x].rec.Vals
+			}
+			c.sure = true
+			clear(c.wits)
+			c.wits = nil
+			return true
+		case maybe:
+			kept = append(kept, w...)
+		}
+	}
+	clear(c.wits[len(kept):])
+	c.wits = kept
+	return len(kept) > 0
+}
