@@ -1,9 +1,11 @@
 package exec
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/expr"
 )
 
 // Existential variables (JoinSpec.Exists; the plan's semi-joins). A
@@ -50,6 +52,7 @@ func (j *Join) setupSemi() {
 			j.keyVars = append(j.keyVars, v)
 		}
 	}
+	j.setupSummaries()
 }
 
 // settled reports whether a group needs no more witnesses.
@@ -182,4 +185,129 @@ func (j *Join) pruneWitnesses(c *cand, h algebra.Time) bool {
 	clear(c.wits[len(kept):])
 	c.wits = kept
 	return len(kept) > 0
+}
+
+// Witness summaries. For an existential event variable whose when
+// conjuncts are monotone in its time (timeDir), one stored tuple per value
+// of the attributes the where clause reads stands for all of them: of two
+// such events, the earlier (when later ones only make the when clause
+// harder, as for `v precede X`) or the later (as for `X precede v`)
+// satisfies the where and when clauses with every binding the other does.
+// An arriving event that the stored one dominates is dropped — every
+// binding it would form is formed with the stored one, which stays stored
+// until no future binding can use it, and hence not the dominated one
+// either; one that dominates the stored one replaces it. So the stored
+// witnesses of `S precede end of W` are the earliest send per mailbox
+// rather than every send.
+
+// summary is the witness summary of an input.
+type summary struct {
+	later bool  // the later of two events dominates (else the earlier)
+	cols  []int // the attributes the where clause reads
+	best  map[string]*entry
+}
+
+// setupSummaries gives each existential event input a summary when its
+// when conjuncts allow one.
+func (j *Join) setupSummaries() {
+	for _, v := range j.exVars {
+		in := j.in[v]
+		if !in.event || in.maxLate != 0 {
+			continue
+		}
+		dir, ok := timeDir(j.spec.When, v)
+		if !ok {
+			continue
+		}
+		cols := map[int]bool{}
+		for _, c := range j.spec.Conds {
+			expr.Walk(c, func(x expr.Expr) {
+				if col, ok := x.(*expr.Col); ok && col.Var == v {
+					cols[col.Attr] = true
+				}
+			})
+		}
+		s := &summary{later: dir > 0, best: map[string]*entry{}}
+		for a := range cols {
+			s.cols = append(s.cols, a)
+		}
+		slices.Sort(s.cols)
+		in.sum = s
+	}
+}
+
+// summarize reports whether an event arriving at input in at t, with
+// values vals, is dominated by the stored witness for its values, and its
+// summary key. A stored witness it dominates is purged.
+func (j *Join) summarize(in *joinInput, vals []algebra.Value, t algebra.Time) (string, bool) {
+	s := in.sum
+	var key string
+	key, j.keybuf = indexKey(j.keybuf, vals, s.cols)
+	old := s.best[key]
+	if old == nil || old.dead {
+		return key, false
+	}
+	if old.b == t || (old.b < t) != s.later {
+		return key, true
+	}
+	j.kill(in, old)
+	return key, false
+}
+
+// timeDir says how the when clause p depends on the time of event
+// variable v: 0 not at all, -1 an earlier event satisfies it whenever a
+// later one does, +1 a later one whenever an earlier one does; ok is
+// false when neither holds for every binding. Only precede compares v
+// (as v, begin of v or end of v, all the event itself) with times that do
+// not depend on it; and, or and not combine directions.
+func timeDir(p expr.Pred, v int) (int, bool) {
+	switch p := p.(type) {
+	case *expr.PTrue:
+		return 0, true
+	case *expr.PCmp:
+		bit := uint64(1) << uint(v)
+		xv, yv := expr.TVars(p.X)&bit != 0, expr.TVars(p.Y)&bit != 0
+		switch {
+		case !xv && !yv:
+			return 0, true
+		case p.Op != expr.Precede || xv && yv:
+			return 0, false
+		case xv && isVarTime(p.X, v):
+			return -1, true // v.e ≤ Y.b: harder as v is later
+		case yv && isVarTime(p.Y, v):
+			return 1, true // X.e ≤ v.b: easier as v is later
+		}
+		return 0, false
+	case *expr.PAnd:
+		return combineDir(p.X, p.Y, v)
+	case *expr.POr:
+		return combineDir(p.X, p.Y, v)
+	case *expr.PNot:
+		d, ok := timeDir(p.X, v)
+		return -d, ok
+	}
+	return 0, false
+}
+
+func combineDir(x, y expr.Pred, v int) (int, bool) {
+	a, ok1 := timeDir(x, v)
+	b, ok2 := timeDir(y, v)
+	switch {
+	case !ok1 || !ok2 || a != 0 && b != 0 && a != b:
+		return 0, false
+	case a != 0:
+		return a, true
+	}
+	return b, true
+}
+
+// isVarTime reports whether e is v, begin of v or end of v.
+func isVarTime(e expr.TExpr, v int) bool {
+	switch e := e.(type) {
+	case *expr.TVar:
+		return e.Var == v
+	case *expr.TBeginEnd:
+		return isVarTime(e.X, v)
+	}
+	return false
 }
