@@ -10,7 +10,8 @@ import (
 
 // The traditional class: the relational algebra's own equivalences, which
 // hold for the temporal algebra too because σ, σT, × and ⋈ keep every
-// variable's valid time unchanged (only πT computes a new one).
+// variable's valid time unchanged (only πT computes a new one) — among
+// them the semi-join of a variable the result does not read.
 func traditionalRules() []Rule {
 	return []Rule{
 		{
