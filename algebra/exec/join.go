@@ -91,15 +91,16 @@ type Join struct {
 	toHasConst bool
 
 	// Existential variables (join_semi.go): semi is set when there are
-	// some; exVars are they, owner the first other variable (whose entries
-	// hold the groups) and keyVars the rest. grpDone tells enumeration that
-	// the group of the current binding is settled.
+	// some; exVars are they, owner the first other variable and keyVars
+	// the rest. The groups are on the owner's entries (entry.grp) when
+	// there is no other, in groups otherwise. grpDone tells enumeration
+	// that the group of the current binding is settled.
 	semi    bool
 	exVars  []int
 	owner   int
 	keyVars []int
+	groups  map[groupKey]*cand
 	grpDone bool
-	nextID  uint64
 
 	// scratch
 	slab   []entry

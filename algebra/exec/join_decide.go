@@ -248,7 +248,7 @@ func (j *Join) eval(c *cand, h algebra.Time) {
 	if !c.registered {
 		c.registered = true
 		for i, e := range c.ents {
-			if e.open && !(j.semi && j.spec.Exists[i] && !c.sure) {
+			if e.open && !(j.isExist(i) && !c.sure) {
 				e.deps = append(e.deps, c)
 			}
 		}

@@ -45,12 +45,9 @@ type entry struct {
 	open bool
 	dead bool
 	deps []*cand
-	// With existential variables (join_semi.go): the entry's number, and
-	// the groups it owns — grp when the owner is the only other variable,
-	// grps by the other entries' numbers otherwise.
-	id   uint64
-	grp  *cand
-	grps map[string]*cand
+	// grp is, with existential variables (join_semi.go), the group the
+	// entry owns when it is the only other variable's.
+	grp *cand
 }
 
 func (in *joinInput) Push(e stream.Elem) { in.push(e) }
@@ -150,8 +147,6 @@ func (j *Join) process(in *joinInput, e stream.Elem) {
 		}
 		ent := j.newEntry()
 		ent.rec, ent.b = e.Rec, e.T
-		j.nextID++
-		ent.id = j.nextID
 		h := algebra.Next(e.T) // Ends at e.T are done
 		switch e.Kind {
 		case stream.Event:

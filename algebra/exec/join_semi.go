@@ -1,8 +1,8 @@
 package exec
 
 import (
+	"maps"
 	"slices"
-	"strconv"
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/expr"
@@ -52,43 +52,63 @@ func (j *Join) setupSemi() {
 			j.keyVars = append(j.keyVars, v)
 		}
 	}
+	if len(j.keyVars)+1 > maxKept {
+		j.semi, j.exVars, j.keyVars = false, nil, nil
+		return
+	}
+	if len(j.keyVars) > 0 {
+		j.groups = map[groupKey]*cand{}
+	}
 	j.setupSummaries()
 }
 
 // settled reports whether a group needs no more witnesses.
 func (c *cand) settled() bool { return c.sure }
 
-// groupSlot returns the group of the binding in j.bind (of its
+// groupKey is the non-existential entries of a binding, when there are
+// several: up to maxKept of them.
+type groupKey [maxKept]*entry
+
+// maxKept bounds the non-existential variables of a join with groups; a
+// join with more treats every variable as an ordinary one.
+const maxKept = 4
+
+// groupOf returns the group of the binding in j.bind (of its
 // non-existential variables), or nil.
 func (j *Join) groupOf() *cand {
-	o := j.bind[j.owner]
 	if len(j.keyVars) == 0 {
-		return o.grp
+		return j.bind[j.owner].grp
 	}
-	return o.grps[j.groupKey()]
+	return j.groups[j.groupKey()]
 }
 
-// groupKey identifies the non-existential entries of j.bind other than
-// the owner's.
-func (j *Join) groupKey() string {
-	j.keybuf = j.keybuf[:0]
-	for _, v := range j.keyVars {
-		j.keybuf = strconv.AppendUint(j.keybuf, j.bind[v].id, 36)
-		j.keybuf = append(j.keybuf, ',')
+func (j *Join) groupKey() groupKey {
+	k := groupKey{j.bind[j.owner]}
+	for i, v := range j.keyVars {
+		k[i+1] = j.bind[v]
 	}
-	return string(j.keybuf)
+	return k
 }
 
 func (j *Join) setGroup(c *cand) {
-	o := j.bind[j.owner]
 	if len(j.keyVars) == 0 {
-		o.grp = c
+		j.bind[j.owner].grp = c
 		return
 	}
-	if o.grps == nil {
-		o.grps = map[string]*cand{}
-	}
-	o.grps[j.groupKey()] = c
+	j.groups[j.groupKey()] = c
+}
+
+// dropGroups forgets the groups of bindings with a purged entry: no later
+// tuple binds with it (called when a store is compacted).
+func (j *Join) dropGroups() {
+	maps.DeleteFunc(j.groups, func(k groupKey, _ *cand) bool {
+		for _, e := range k {
+			if e != nil && e.dead {
+				return true
+			}
+		}
+		return false
+	})
 }
 
 // witness offers the complete binding in j.bind, which has passed the where
