@@ -92,9 +92,8 @@ type Join struct {
 
 	// Existential variables (join_semi.go): semi is set when there are
 	// some; exVars are they, owner the first other variable and keyVars
-	// the rest. The groups are on the owner's entries (entry.grp) when
-	// there is no other, in groups otherwise. grpDone tells enumeration
-	// that the group of the current binding is settled.
+	// the rest; groups holds the groups by their entries of those. grpDone
+	// tells enumeration that the group of the current binding is settled.
 	semi    bool
 	exVars  []int
 	owner   int

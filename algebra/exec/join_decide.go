@@ -27,10 +27,10 @@ type cand struct {
 	from       algebra.Time
 	ver        uint32
 	registered bool
-	// A group (JoinSpec.Exists): the witnesses that may still satisfy the
-	// when clause, len(Join.exVars) entries each, until one does (sure);
-	// then ents holds it (join_semi.go).
-	wits []*entry
+	// A group (JoinSpec.Exists) holds the witnesses that may still satisfy
+	// the when clause until one does (sure); then ents holds it
+	// (join_semi.go).
+	grp  *witnesses
 	sure bool
 }
 
@@ -91,7 +91,7 @@ func (j *Join) decide(c *cand, h algebra.Time) (verdict, algebra.Time, algebra.T
 	}
 	var p tri
 	switch {
-	case c.wits != nil:
+	case c.grp != nil && !c.sure:
 		p = j.groupWhen(c, h)
 	case c.sure:
 		p = yes // settled by a witness, and true stays true
@@ -202,7 +202,7 @@ func (j *Join) withTimes(c *cand, tv []algebra.Value) expr.Binding {
 
 // eval decides what it can about c at horizon h and acts on it.
 func (j *Join) eval(c *cand, h algebra.Time) {
-	if c.wits != nil && !j.pruneWitnesses(c, h) {
+	if c.grp != nil && !c.sure && !j.pruneWitnesses(c, h) {
 		j.finish(c)
 		return
 	}
@@ -252,9 +252,11 @@ func (j *Join) eval(c *cand, h algebra.Time) {
 				e.deps = append(e.deps, c)
 			}
 		}
-		for _, e := range c.wits {
-			if e.open {
-				e.deps = append(e.deps, c)
+		if c.grp != nil {
+			for _, e := range c.grp.wits {
+				if e.open {
+					e.deps = append(e.deps, c)
+				}
 			}
 		}
 	}
@@ -295,7 +297,9 @@ func (j *Join) finish(c *cand) {
 		j.live--
 		c.vals = nil
 		clear(c.valsA[:])
-		c.wits = nil
+		if c.grp != nil {
+			c.grp.wits = nil
+		}
 	}
 }
 
@@ -349,9 +353,11 @@ func (c *cand) hasOpen() bool {
 			return true
 		}
 	}
-	for _, e := range c.wits {
-		if e.open {
-			return true
+	if c.grp != nil {
+		for _, e := range c.grp.wits {
+			if e.open {
+				return true
+			}
 		}
 	}
 	return false

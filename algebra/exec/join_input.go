@@ -45,9 +45,6 @@ type entry struct {
 	open bool
 	dead bool
 	deps []*cand
-	// grp is, with existential variables (join_semi.go), the group the
-	// entry owns when it is the only other variable's.
-	grp *cand
 }
 
 func (in *joinInput) Push(e stream.Elem) { in.push(e) }

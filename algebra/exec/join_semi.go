@@ -14,9 +14,8 @@ import (
 // has a result: every witness — a tuple for each existential variable that
 // satisfies the where and when conjuncts with it — gives the same result
 // tuple, and the result is a set. So the join keeps one candidate, a group,
-// per binding of the other variables (its owner is the entry of the first
-// of them; see groupSlot), holding the witnesses that may still satisfy the
-// when clause:
+// per binding of the other variables (Join.groups, by their entries),
+// holding the witnesses that may still satisfy the when clause:
 //
 //   - A binding completed by a new tuple (of any variable) joins the group
 //     of its other variables, or starts one. A group that a witness has
@@ -56,17 +55,21 @@ func (j *Join) setupSemi() {
 		j.semi, j.exVars, j.keyVars = false, nil, nil
 		return
 	}
-	if len(j.keyVars) > 0 {
-		j.groups = map[groupKey]*cand{}
-	}
+	j.groups = map[groupKey]*cand{}
 	j.setupSummaries()
 }
 
 // settled reports whether a group needs no more witnesses.
 func (c *cand) settled() bool { return c.sure }
 
-// groupKey is the non-existential entries of a binding, when there are
-// several: up to maxKept of them.
+// witnesses is what a group candidate holds besides a candidate's: its
+// witnesses' entries, len(Join.exVars) for each.
+type witnesses struct {
+	wits []*entry
+}
+
+// groupKey is the non-existential entries of a binding (up to maxKept of
+// them; nil after the last).
 type groupKey [maxKept]*entry
 
 // maxKept bounds the non-existential variables of a join with groups; a
@@ -75,12 +78,7 @@ const maxKept = 4
 
 // groupOf returns the group of the binding in j.bind (of its
 // non-existential variables), or nil.
-func (j *Join) groupOf() *cand {
-	if len(j.keyVars) == 0 {
-		return j.bind[j.owner].grp
-	}
-	return j.groups[j.groupKey()]
-}
+func (j *Join) groupOf() *cand { return j.groups[j.groupKey()] }
 
 func (j *Join) groupKey() groupKey {
 	k := groupKey{j.bind[j.owner]}
@@ -90,13 +88,7 @@ func (j *Join) groupKey() groupKey {
 	return k
 }
 
-func (j *Join) setGroup(c *cand) {
-	if len(j.keyVars) == 0 {
-		j.bind[j.owner].grp = c
-		return
-	}
-	j.groups[j.groupKey()] = c
-}
+func (j *Join) setGroup(c *cand) { j.groups[j.groupKey()] = c }
 
 // dropGroups forgets the groups of bindings with a purged entry: no later
 // tuple binds with it (called when a store is compacted).
@@ -135,6 +127,7 @@ func (j *Join) witness(h algebra.Time) {
 // witness.
 func (j *Join) newGroup() *cand {
 	c := j.makeCand(j.bind)
+	c.grp = &witnesses{}
 	j.addWitness(c)
 	j.live++
 	return c
@@ -145,7 +138,7 @@ func (j *Join) newGroup() *cand {
 func (j *Join) addWitness(c *cand) {
 	for _, v := range j.exVars {
 		e := j.bind[v]
-		c.wits = append(c.wits, e)
+		c.grp.wits = append(c.grp.wits, e)
 		if c.registered && e.open {
 			e.deps = append(e.deps, c)
 		}
@@ -167,9 +160,9 @@ func entSpan(e *entry, h algebra.Time) varSpan {
 func (j *Join) groupWhen(c *cand, h algebra.Time) tri {
 	n := len(j.exVars)
 	p := no
-	for i := 0; i < len(c.wits) && p != yes; i += n {
+	for i := 0; i < len(c.grp.wits) && p != yes; i += n {
 		for x, v := range j.exVars {
-			j.vs[v] = entSpan(c.wits[i+x], h)
+			j.vs[v] = entSpan(c.grp.wits[i+x], h)
 		}
 		p = or3(p, evalP(j.spec.When, j.vs))
 	}
@@ -182,9 +175,9 @@ func (j *Join) groupWhen(c *cand, h algebra.Time) tri {
 func (j *Join) pruneWitnesses(c *cand, h algebra.Time) bool {
 	j.spans(c, h)
 	n := len(j.exVars)
-	kept := c.wits[:0]
-	for i := 0; i < len(c.wits); i += n {
-		w := c.wits[i : i+n]
+	kept := c.grp.wits[:0]
+	for i := 0; i < len(c.grp.wits); i += n {
+		w := c.grp.wits[i : i+n]
 		for x, v := range j.exVars {
 			j.vs[v] = entSpan(w[x], h)
 		}
@@ -195,15 +188,15 @@ func (j *Join) pruneWitnesses(c *cand, h algebra.Time) bool {
 				c.vals[v] = w[x].rec.Vals
 			}
 			c.sure = true
-			clear(c.wits)
-			c.wits = nil
+			clear(c.grp.wits)
+			c.grp.wits = nil
 			return true
 		case maybe:
 			kept = append(kept, w...)
 		}
 	}
-	clear(c.wits[len(kept):])
-	c.wits = kept
+	clear(c.grp.wits[len(kept):])
+	c.grp.wits = kept
 	return len(kept) > 0
 }
 
