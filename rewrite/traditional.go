@@ -261,18 +261,11 @@ func (b *block) existential() uint64 {
 	for v := range b.leaves {
 		all |= 1 << uint(v)
 	}
-	used := b.targetVars()
-	for _, t := range []expr.TExpr{b.valid.At, b.valid.From, b.valid.To} {
-		if t != nil {
-			used |= expr.TVars(t)
-		}
+	targets := make([]expr.Expr, len(b.root.Targets))
+	for i, t := range b.root.Targets {
+		targets[i] = t.Expr
 	}
-	for _, c := range b.conds {
-		if expr.HasTimeOf(c) {
-			used |= expr.Vars(c)
-		}
-	}
-	return all &^ used
+	return all &^ expr.ResultVars(targets, b.valid, b.conds)
 }
 
 func semiJoin(_ *Context, pr *plan.Project) plan.Node {
@@ -287,23 +280,9 @@ func semiJoin(_ *Context, pr *plan.Project) plan.Node {
 	if ex == 0 {
 		return nil
 	}
-	var mark func(n plan.Node) plan.Node
-	mark = func(n plan.Node) plan.Node {
-		switch m := n.(type) {
-		case *plan.Product:
-			c := *m
-			c.L, c.R, c.Semi = semiSides(mark(m.L), mark(m.R), m.Semi, ex)
-			return &c
-		case *plan.Join:
-			c := *m
-			c.L, c.R, c.Semi = semiSides(mark(m.L), mark(m.R), m.Semi, ex)
-			return &c
-		case *plan.Select, *plan.SelectT, *plan.ProjectT, *plan.Project:
-			return plan.WithChildren(n, []plan.Node{mark(n.Children()[0])})
-		}
-		return n
-	}
-	return mark(pr)
+	return mapJoins(pr, func(j *joinParts) {
+		j.L, j.R, j.Semi = semiSides(j.L, j.R, j.Semi, ex)
+	})
 }
 
 // semiSides orders the operands of a product or join for a semi-join: the

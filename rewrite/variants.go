@@ -68,21 +68,5 @@ func overlapJoin(_ *Context, pr *plan.Project) plan.Node {
 			return nil
 		}
 	}
-	var mark func(n plan.Node) plan.Node
-	mark = func(n plan.Node) plan.Node {
-		switch m := n.(type) {
-		case *plan.Product:
-			c := *m
-			c.L, c.R, c.Overlap = mark(m.L), mark(m.R), true
-			return &c
-		case *plan.Join:
-			c := *m
-			c.L, c.R, c.Overlap = mark(m.L), mark(m.R), true
-			return &c
-		case *plan.Select, *plan.SelectT, *plan.ProjectT, *plan.Project:
-			return plan.WithChildren(n, []plan.Node{mark(n.Children()[0])})
-		}
-		return n
-	}
-	return mark(pr)
+	return mapJoins(pr, func(j *joinParts) { j.Overlap = true })
 }

@@ -386,20 +386,7 @@ func existential(spec *JoinSpec, marked map[int]bool, k int, bag bool) []bool {
 	if bag {
 		return nil
 	}
-	var used uint64
-	for _, t := range spec.Targets {
-		used |= expr.Vars(t)
-	}
-	for _, t := range []expr.TExpr{spec.Valid.At, spec.Valid.From, spec.Valid.To} {
-		if t != nil {
-			used |= expr.TVars(t)
-		}
-	}
-	for _, c := range spec.Conds {
-		if expr.HasTimeOf(c) {
-			used |= expr.Vars(c)
-		}
-	}
+	used := expr.ResultVars(spec.Targets, spec.Valid, spec.Conds)
 	out := make([]bool, k)
 	some, all := false, true
 	for v := range out {
