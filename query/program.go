@@ -21,6 +21,8 @@ type Program struct {
 	Catalog *algebra.Catalog
 	Stmts   []*check.Retrieve
 	Plans   []plan.Node
+
+	budget *exec.Budget // WithBudget
 }
 
 // Compile parses every source (reporting the syntax errors of all of them),
@@ -72,6 +74,10 @@ type Stats struct {
 	PeakHeld int
 }
 
+// ExecOptions are the options of the networks the program's runs build:
+// its budget.
+func (p *Program) ExecOptions() exec.Options { return exec.Options{Budget: p.budget} }
+
 // RunHistory evaluates the program incrementally over a recorded history,
 // its plans rewritten with the Stored rules (existential variables become
 // semi-joins).
@@ -80,7 +86,7 @@ func (p *Program) RunHistory(h *algebra.History) ([]Result, Stats, error) {
 	if err != nil {
 		return nil, Stats{}, err
 	}
-	net, err := exec.Build(p.Catalog, p.Stmts, plans, exec.Options{})
+	net, err := exec.Build(p.Catalog, p.Stmts, plans, p.ExecOptions())
 	if err != nil {
 		return nil, Stats{}, err
 	}
@@ -140,7 +146,7 @@ func (p *Program) RunAcquire(h *algebra.History, naive bool) ([]Result, exec.Acq
 	for i, r := range rw {
 		plans[i] = r.Final
 	}
-	net, err := exec.Build(p.Catalog, p.Stmts, plans, exec.Options{})
+	net, err := exec.Build(p.Catalog, p.Stmts, plans, p.ExecOptions())
 	if err != nil {
 		return nil, exec.AcquireStats{}, err
 	}

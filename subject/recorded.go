@@ -152,6 +152,19 @@ func openDB(dir string, writable bool) (*dbSubject, error) {
 	return &dbSubject{dir: dir, d: d}, nil
 }
 
+// noteLive says on w that the database is being recorded, when it is:
+// its answers are over what the recording has committed, its window.
+func (s *dbSubject) noteLive(w io.Writer) {
+	if !s.d.Live() {
+		return
+	}
+	span := "nothing yet"
+	if win := s.d.Window(); win != nil {
+		span = fmt.Sprintf("observed %s to %s", algebra.FormatTime(win.From, algebra.TimeClock), algebra.FormatTime(win.To, algebra.TimeClock))
+	}
+	fmt.Fprintf(w, "tqmon: %s is being recorded: answering over what it has committed (%s)\n", s.d.Dir(), span)
+}
+
 func (s *dbSubject) Describe() string {
 	desc := fmt.Sprintf("database %s: %d relations", s.dir, len(s.d.Catalog().Relations))
 	if start, end, ok := s.d.Extent(); ok {
@@ -194,7 +207,8 @@ func (s *dbSubject) Run(ctx context.Context, prog *query.Program, o RunOptions) 
 	if err != nil {
 		return nil, Stats{}, err
 	}
-	rs, st, err := replay.Run(s.d, q, replay.Options{Context: ctx, From: o.From, To: o.To, Pace: o.Pace, Player: o.Player, OnElem: o.OnElem})
+	rs, st, err := replay.Run(s.d, q, replay.Options{Context: ctx, From: o.From, To: o.To, Pace: o.Pace, Player: o.Player, OnElem: o.OnElem,
+		Budget: prog.Budget()})
 	stats := Stats{Read: &st, Blocks: map[string]uint64{}}
 	for _, rs := range s.d.Stats() {
 		stats.Blocks[rs.Name] = rs.Blocks

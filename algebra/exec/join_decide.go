@@ -182,7 +182,7 @@ func (j *Join) times() ([]algebra.Value, tri) {
 		}
 		r := s.b
 		if t.End && !t.X.IsEvent() {
-			r = s.e
+			r = rclamp(s.e)
 		}
 		if !r.exact() {
 			return nil, maybe
@@ -337,7 +337,7 @@ func (j *Join) wakeTime(c *cand, h algebra.Time, cur verdict) (algebra.Time, boo
 		return 0, false
 	}
 	for lo+1 < hi {
-		mid := lo + (hi-lo)/2
+		mid := algebra.Mid(lo, hi)
 		if v, _, _ := j.decide(c, mid); v == cur {
 			lo = mid
 		} else {
