@@ -78,9 +78,15 @@ type Stats struct {
 // its budget.
 func (p *Program) ExecOptions() exec.Options { return exec.Options{Budget: p.budget} }
 
-// RunHistory evaluates the program incrementally over a recorded history.
+// RunHistory evaluates the program incrementally over a recorded history,
+// its plans rewritten with the Stored rules (existential variables become
+// semi-joins).
 func (p *Program) RunHistory(h *algebra.History) ([]Result, Stats, error) {
-	net, err := exec.Build(p.Catalog, p.Stmts, p.Plans, p.ExecOptions())
+	plans, err := p.StoredPlans()
+	if err != nil {
+		return nil, Stats{}, err
+	}
+	net, err := exec.Build(p.Catalog, p.Stmts, plans, p.ExecOptions())
 	if err != nil {
 		return nil, Stats{}, err
 	}
@@ -92,6 +98,20 @@ func (p *Program) RunHistory(h *algebra.History) ([]Result, Stats, error) {
 		out[i] = Result{Stmt: s.Retrieve, Table: s.Result.Table()}
 	}
 	return out, Stats{PeakHeld: net.PeakHeld()}, nil
+}
+
+// StoredPlans rewrites each retrieve's initial algebra with the Stored rule
+// set (rewrite.RewriteStored): the plans run over stored relations.
+func (p *Program) StoredPlans() ([]plan.Node, error) {
+	out := make([]plan.Node, len(p.Plans))
+	for i, pl := range p.Plans {
+		res, err := rewrite.RewriteStored(&rewrite.Context{Catalog: p.Catalog}, pl)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = res.Final
+	}
+	return out, nil
 }
 
 // Rewritten translates each retrieve into the algebra with α operators

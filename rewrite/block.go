@@ -146,6 +146,31 @@ func mapLeaves(n plan.Node, fn func(plan.Node) plan.Node) plan.Node {
 	return n
 }
 
+// joinParts are what mapJoins lets a function change in a product or join.
+type joinParts struct {
+	L, R          plan.Node
+	Overlap, Semi bool
+}
+
+// mapJoins rebuilds a block with fn applied to the parts of each product
+// and join (their operands already rebuilt), without looking into α
+// arguments.
+func mapJoins(n plan.Node, fn func(*joinParts)) plan.Node {
+	switch m := n.(type) {
+	case *plan.Product:
+		p := joinParts{mapJoins(m.L, fn), mapJoins(m.R, fn), m.Overlap, m.Semi}
+		fn(&p)
+		return &plan.Product{L: p.L, R: p.R, Overlap: p.Overlap, Semi: p.Semi}
+	case *plan.Join:
+		p := joinParts{mapJoins(m.L, fn), mapJoins(m.R, fn), m.Overlap, m.Semi}
+		fn(&p)
+		return &plan.Join{L: p.L, R: p.R, On: m.On, Overlap: p.Overlap, Semi: p.Semi}
+	case *plan.Select, *plan.SelectT, *plan.ProjectT, *plan.Project:
+		return plan.WithChildren(n, []plan.Node{mapJoins(n.Children()[0], fn)})
+	}
+	return n
+}
+
 func isSingleVar(s uint64) bool { return s != 0 && s&(s-1) == 0 }
 
 func singleVar(s uint64) int {

@@ -10,7 +10,8 @@ import (
 
 // The traditional class: the relational algebra's own equivalences, which
 // hold for the temporal algebra too because σ, σT, × and ⋈ keep every
-// variable's valid time unchanged (only πT computes a new one).
+// variable's valid time unchanged (only πT computes a new one) — among
+// them the semi-join of a variable the result does not read.
 func traditionalRules() []Rule {
 	return []Rule{
 		{
@@ -64,6 +65,24 @@ clause and joins) and its flag holder. Attributes no expression reads
 cannot change any result.`,
 			Sets:  Live | Stored,
 			apply: on[*plan.Project](projectPushdown),
+		},
+		{
+			Name:  "semi-join",
+			Class: Traditional,
+			Doc: `L × R → L ⋉ R (and ⋈ → ⋉[on]) in a block whose result is a set (π,
+not πbag) when R's variables are existential — no target, no valid clause
+and no where conjunct with begin of or end of mentions them — and L binds
+at least one variable that is not (the operands swap when it is L that is
+existential). The result is the set of (targets, valid time) over the
+bindings that satisfy where and when; neither depends on an existential
+variable's tuple, so a binding of the other variables gives the same
+result tuple with every witness that satisfies the where and when
+conjuncts, and one witness decides it: the join keeps, per binding of the
+other variables, whether some witness does, and forms one candidate
+rather than one per witness. An aggregate's inner query is a bag, where
+every binding counts, and is left alone.`,
+			Sets:  Live | Stored,
+			apply: on[*plan.Project](semiJoin),
 		},
 	}
 }
@@ -163,10 +182,15 @@ func selectToJoin(_ *Context, s *plan.Select) plan.Node {
 		return nil
 	}
 	var on []expr.Expr
-	if j, isJoin := s.In.(*plan.Join); isJoin {
-		on = append(on, j.On...)
+	semi := false
+	switch in := s.In.(type) {
+	case *plan.Join:
+		on = append(on, in.On...)
+		semi = in.Semi
+	case *plan.Product:
+		semi = in.Semi
 	}
-	return &plan.Join{L: l, R: r, On: append(on, s.Pred)}
+	return &plan.Join{L: l, R: r, On: append(on, s.Pred), Semi: semi}
 }
 
 func projectPushdown(_ *Context, pr *plan.Project) plan.Node {
@@ -227,4 +251,53 @@ func projectPushdown(_ *Context, pr *plan.Project) plan.Node {
 // attributes, differs from every list).
 func equalKeep(a, b []int) bool {
 	return (a == nil) == (b == nil) && slices.Equal(a, b)
+}
+
+// existential is the set of the block's variables that only decide
+// whether a binding exists: no target, no valid clause and no where
+// conjunct that reads begin of or end of mentions them.
+func (b *block) existential() uint64 {
+	var all uint64
+	for v := range b.leaves {
+		all |= 1 << uint(v)
+	}
+	targets := make([]expr.Expr, len(b.root.Targets))
+	for i, t := range b.root.Targets {
+		targets[i] = t.Expr
+	}
+	return all &^ expr.ResultVars(targets, b.valid, b.conds)
+}
+
+func semiJoin(_ *Context, pr *plan.Project) plan.Node {
+	if pr.Bag {
+		return nil
+	}
+	b, ok := decompose(pr)
+	if !ok || b.k < 2 {
+		return nil
+	}
+	ex := b.existential()
+	if ex == 0 {
+		return nil
+	}
+	return mapJoins(pr, func(j *joinParts) {
+		j.L, j.R, j.Semi = semiSides(j.L, j.R, j.Semi, ex)
+	})
+}
+
+// semiSides orders the operands of a product or join for a semi-join: the
+// side whose variables are all existential (in ex) goes right, provided
+// the other side has a variable that is not.
+func semiSides(l, r plan.Node, semi bool, ex uint64) (plan.Node, plan.Node, bool) {
+	if semi {
+		return l, r, true
+	}
+	lv, rv := varsOf(l), varsOf(r)
+	switch {
+	case rv&^ex == 0 && lv&^ex != 0:
+		return l, r, true
+	case lv&^ex == 0 && rv&^ex != 0:
+		return r, l, true
+	}
+	return l, r, false
 }

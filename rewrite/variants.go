@@ -68,17 +68,5 @@ func overlapJoin(_ *Context, pr *plan.Project) plan.Node {
 			return nil
 		}
 	}
-	var mark func(n plan.Node) plan.Node
-	mark = func(n plan.Node) plan.Node {
-		switch m := n.(type) {
-		case *plan.Product:
-			return &plan.Product{L: mark(m.L), R: mark(m.R), Overlap: true}
-		case *plan.Join:
-			return &plan.Join{L: mark(m.L), R: mark(m.R), On: m.On, Overlap: true}
-		case *plan.Select, *plan.SelectT, *plan.ProjectT, *plan.Project:
-			return plan.WithChildren(n, []plan.Node{mark(n.Children()[0])})
-		}
-		return n
-	}
-	return mark(pr)
+	return mapJoins(pr, func(j *joinParts) { j.Overlap = true })
 }

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/algebra/histgen"
 	"github.com/tqmon/tqmon/algebra/ref"
@@ -26,6 +27,8 @@ func TestDifferential(t *testing.T) {
 			cfg := histgen.DefaultConfig(0)
 			cfg.Edges = true // histories across the epoch and at the ends of time too
 			stmts := testkit.Compile(t, cat, q.Name, q.Text, cfg.Span)
+			// Plans with semi-joins (existential variables) run too.
+			semiPlans, semi := storedPlans(t, cat, stmts)
 			nonEmpty := 0
 			for seed := 0; seed < n; seed++ {
 				cfg.Seed = uint64(seed)
@@ -48,16 +51,26 @@ func TestDifferential(t *testing.T) {
 				}
 				// Once with the default purge policy, once sweeping stored
 				// tuples at every step so purging is exercised on small
-				// histories too.
-				for _, sweep := range []int{0, 1} {
-					got, _, err := interpret(cat, h, stmts, exec.Options{SweepMin: sweep})
+				// histories too; the same again with semi-joins.
+				for run := range 4 {
+					sweep, withSemi := run%2, run >= 2
+					if withSemi && !semi {
+						break
+					}
+					var got []*algebra.Table
+					var err error
+					if withSemi {
+						got, _, err = interpretPlans(cat, h, stmts, semiPlans, exec.Options{SweepMin: sweep})
+					} else {
+						got, _, err = interpret(cat, h, stmts, exec.Options{SweepMin: sweep})
+					}
 					if err != nil {
 						t.Fatalf("seed %d: interpreter: %v", seed, err)
 					}
 					for i := range want {
 						if g, w := render(got[i]), render(want[i]); g != w {
-							t.Fatalf("seed %d, statement %d (sweep %d): interpreter and reference differ\n--- interpreter\n%s--- reference\n%s--- history\n%s",
-								seed, i+1, sweep, g, w, dumpHistory(h))
+							t.Fatalf("seed %d, statement %d (sweep %d, semi-joins %v): interpreter and reference differ\n--- interpreter\n%s--- reference\n%s--- history\n%s",
+								seed, i+1, sweep, withSemi, g, w, dumpHistory(h))
 						}
 					}
 				}

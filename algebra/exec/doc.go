@@ -17,8 +17,12 @@
 //     Its concerns have a file each: probe planning and hash indexes
 //     (join_plan.go), input buffering and storing (join_input.go),
 //     enumerating bindings (join_enum.go), deciding candidates
-//     (join_decide.go), purging stored tuples (join_purge.go) and releasing
-//     results behind the output watermark (join_out.go).
+//     (join_decide.go), purging stored tuples (join_purge.go), releasing
+//     results behind the output watermark (join_out.go) and existential
+//     variables (join_semi.go: the plan's semi-joins; one candidate per
+//     binding of the other variables, holding the witnesses that may still
+//     decide it, and for event variables a summary of the witnesses worth
+//     keeping).
 //   - Coalesce (coalesce.go) makes a result a set: value-equivalent intervals
 //     that overlap or meet are merged and equal events at a chronon are one.
 //   - SetOp (setops.go) is ∩ and ∪ over entity relations.

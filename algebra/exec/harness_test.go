@@ -3,11 +3,13 @@ package exec_test
 import (
 	"fmt"
 	"strings"
+	"testing"
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/algebra/plan"
+	"github.com/tqmon/tqmon/rewrite"
 )
 
 // interpret runs statements through the incremental interpreter.
@@ -16,6 +18,49 @@ func interpret(cat *algebra.Catalog, h *algebra.History, stmts []*check.Retrieve
 	for i, s := range stmts {
 		plans[i] = plan.Translate(s)
 	}
+	return interpretPlans(cat, h, stmts, plans, opts)
+}
+
+// storedPlans rewrites the statements' plans with the Stored rule set (its
+// semi-join rule makes existential variables semi-joins) and reports
+// whether any plan has a semi-join.
+func storedPlans(t testing.TB, cat *algebra.Catalog, stmts []*check.Retrieve) ([]plan.Node, bool) {
+	t.Helper()
+	plans := make([]plan.Node, len(stmts))
+	semi := false
+	for i, s := range stmts {
+		res, err := rewrite.RewriteStored(&rewrite.Context{Catalog: cat}, plan.Translate(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		plans[i] = res.Final
+		semi = semi || hasSemi(res.Final)
+	}
+	return plans, semi
+}
+
+func hasSemi(n plan.Node) bool {
+	switch n := n.(type) {
+	case *plan.Product:
+		if n.Semi {
+			return true
+		}
+	case *plan.Join:
+		if n.Semi {
+			return true
+		}
+	}
+	for _, k := range n.Children() {
+		if hasSemi(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// interpretPlans runs statements, compiled to plans, through the
+// incremental interpreter.
+func interpretPlans(cat *algebra.Catalog, h *algebra.History, stmts []*check.Retrieve, plans []plan.Node, opts exec.Options) ([]*algebra.Table, *exec.Network, error) {
 	net, err := exec.Build(cat, stmts, plans, opts)
 	if err != nil {
 		return nil, nil, err

@@ -39,6 +39,12 @@ type JoinSpec struct {
 	// TimeConds are where conjuncts that mention Times; they are checked
 	// with them.
 	TimeConds []expr.Expr
+	// Exists[v] says that variable v is existential (nil: none is): no
+	// target, no valid clause and no TimeCond reads it, the result is a
+	// set, and some variable is not existential. The join then forms one
+	// candidate per binding of the other variables, holding the witnesses
+	// that may still satisfy the where and when conjuncts (join_semi.go).
+	Exists []bool
 }
 
 // Join evaluates a JoinSpec incrementally. Each input is a Receiver
@@ -87,6 +93,17 @@ type Join struct {
 	// horizon alone may settle an output's end.
 	toHasConst bool
 
+	// Existential variables (join_semi.go): semi is set when there are
+	// some; exVars are they, owner the first other variable and keyVars
+	// the rest; groups holds the groups by their entries of those. grpDone
+	// tells enumeration that the group of the current binding is settled.
+	semi    bool
+	exVars  []int
+	owner   int
+	keyVars []int
+	groups  map[groupKey]*cand
+	grpDone bool
+
 	// scratch
 	slab   []entry
 	keybuf []byte
@@ -131,6 +148,7 @@ func NewJoin(spec JoinSpec, out stream.Receiver, st *runState, sweepMin int) *Jo
 		j.tconds = append(j.tconds, expr.Compile(c))
 	}
 	j.toHasConst = spec.Valid.To == nil || hasConst(spec.Valid.To)
+	j.setupSemi()
 	j.compilePlans()
 	return j
 }

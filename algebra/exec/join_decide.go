@@ -27,10 +27,22 @@ type cand struct {
 	from       algebra.Time
 	ver        uint32
 	registered bool
+	// A group (JoinSpec.Exists) holds the witnesses that may still satisfy
+	// the when clause until one does (sure); then ents holds it
+	// (join_semi.go).
+	grp  *witnesses
+	sure bool
 }
 
 // newCand makes a candidate of a binding (copied) and evaluates it.
 func (j *Join) newCand(h algebra.Time, bind []*entry) {
+	c := j.makeCand(bind)
+	j.live++
+	j.eval(c, h)
+}
+
+// makeCand makes a candidate of a binding (copied).
+func (j *Join) makeCand(bind []*entry) *cand {
 	c := &cand{}
 	if j.k <= len(c.entsA) {
 		c.ents, c.vals = c.entsA[:j.k], c.valsA[:j.k]
@@ -41,19 +53,14 @@ func (j *Join) newCand(h algebra.Time, bind []*entry) {
 	for i, e := range c.ents {
 		c.vals[i] = e.rec.Vals
 	}
-	j.live++
-	j.eval(c, h)
+	return c
 }
 
 // spans fills j.vs for candidate c at horizon h: unknown ends lie in
 // [max(h, b+1), Forever].
 func (j *Join) spans(c *cand, h algebra.Time) {
 	for i, e := range c.ents {
-		if e.open {
-			j.vs[i] = varSpan{b: point(e.b), e: rng{max(h, algebra.Next(e.b)), algebra.Forever}}
-		} else {
-			j.vs[i] = varSpan{b: point(e.b), e: point(e.e)}
-		}
+		j.vs[i] = entSpan(e, h)
 	}
 }
 
@@ -82,7 +89,15 @@ func (j *Join) decide(c *cand, h algebra.Time) (verdict, algebra.Time, algebra.T
 		}
 		return vStillBegun, c.from, 0
 	}
-	p := evalP(j.spec.When, j.vs)
+	var p tri
+	switch {
+	case c.grp != nil && !c.sure:
+		p = j.groupWhen(c, h)
+	case c.sure:
+		p = yes // settled by a witness, and true stays true
+	default:
+		p = evalP(j.spec.When, j.vs)
+	}
 	if p == no {
 		return vDrop, 0, 0
 	}
@@ -187,6 +202,10 @@ func (j *Join) withTimes(c *cand, tv []algebra.Value) expr.Binding {
 
 // eval decides what it can about c at horizon h and acts on it.
 func (j *Join) eval(c *cand, h algebra.Time) {
+	if c.grp != nil && !c.sure && !j.pruneWitnesses(c, h) {
+		j.finish(c)
+		return
+	}
 	v, from, to := j.decide(c, h)
 	switch v {
 	case vDrop:
@@ -228,9 +247,16 @@ func (j *Join) eval(c *cand, h algebra.Time) {
 	// Still live: make sure an End or the horizon will look at it again.
 	if !c.registered {
 		c.registered = true
-		for _, e := range c.ents {
-			if e.open {
+		for i, e := range c.ents {
+			if e.open && !(j.isExist(i) && !c.sure) {
 				e.deps = append(e.deps, c)
+			}
+		}
+		if c.grp != nil {
+			for _, e := range c.grp.wits {
+				if e.open {
+					e.deps = append(e.deps, c)
+				}
 			}
 		}
 	}
@@ -271,6 +297,9 @@ func (j *Join) finish(c *cand) {
 		j.live--
 		c.vals = nil
 		clear(c.valsA[:])
+		if c.grp != nil {
+			c.grp.wits = nil
+		}
 	}
 }
 
@@ -322,6 +351,13 @@ func (c *cand) hasOpen() bool {
 	for _, e := range c.ents {
 		if e.open {
 			return true
+		}
+	}
+	if c.grp != nil {
+		for _, e := range c.grp.wits {
+			if e.open {
+				return true
+			}
 		}
 	}
 	return false

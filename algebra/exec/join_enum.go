@@ -15,13 +15,18 @@ func (j *Join) enumerate(i int, ent *entry, h algebra.Time) {
 	}
 	j.bind[i] = ent
 	j.vals[i] = ent.rec.Vals
+	j.grpDone = false
 	var rec func(s int)
 	rec = func(s int) {
 		if j.st.err != nil {
 			return
 		}
 		if s == len(plan) {
-			j.newCand(h, j.bind)
+			if j.semi {
+				j.witness(h)
+			} else {
+				j.newCand(h, j.bind)
+			}
 			return
 		}
 		st := &plan[s]
@@ -74,6 +79,16 @@ func (j *Join) enumerate(i int, ent *entry, h algebra.Time) {
 			j.vals[st.v] = e.rec.Vals
 			if j.checks(st.checks) {
 				rec(s + 1)
+			}
+			if j.grpDone {
+				// The group of this binding is settled. When only
+				// existential variables are bound from here on, it
+				// stays the same group: no other witness is needed.
+				if !st.exTail {
+					j.grpDone = false
+				} else {
+					break
+				}
 			}
 		}
 		j.bind[st.v] = nil

@@ -33,6 +33,7 @@ type joinInput struct {
 	sweepMin  int
 	open      map[*stream.Rec]*entry
 	idx       []*index
+	sum       *summary // witness summary of an existential variable, or nil
 }
 
 // entry is a tuple of an input: stored when the input is, and the
@@ -134,6 +135,13 @@ func (j *Join) process(in *joinInput, e stream.Elem) {
 				}
 			}
 		}
+		var sumKey string
+		if in.sum != nil && e.Kind == stream.Event {
+			var dominated bool
+			if sumKey, dominated = j.summarize(in, vals, e.T); dominated {
+				return
+			}
+		}
 		ent := j.newEntry()
 		ent.rec, ent.b = e.Rec, e.T
 		h := algebra.Next(e.T) // Ends at e.T are done
@@ -170,6 +178,9 @@ func (j *Join) process(in *joinInput, e stream.Elem) {
 			} else {
 				in.closedQ = append(in.closedQ, ent)
 			}
+		}
+		if in.sum != nil && e.Kind == stream.Event {
+			in.sum.best[sumKey] = ent
 		}
 		j.enumerate(in.i, ent, h)
 		if !in.stored && ent.open && len(ent.deps) == 0 {

@@ -17,6 +17,8 @@ type step struct {
 	index  int       // index of input v to probe, or -1 to scan its store
 	keys   []expr.Fn // probe key, from variables already bound
 	checks []expr.Fn // conjuncts whose variables are all bound after this step
+	// exTail: this step and every later one bind existential variables.
+	exTail bool
 }
 
 // compilePlans decides, for a tuple arriving at each input, the order in
@@ -77,6 +79,12 @@ func (j *Join) compilePlans() {
 						cnt++
 					}
 				}
+				// Existential variables last, among equally connected
+				// ones: a settled group then cuts enumeration short.
+				cnt *= 2
+				if !j.isExist(v) {
+					cnt++
+				}
 				if cnt > best {
 					next, best = v, cnt
 				}
@@ -106,9 +114,15 @@ func (j *Join) compilePlans() {
 			}
 			plan = append(plan, st)
 		}
+		for s := len(plan) - 1; s > 0 && j.isExist(plan[s].v); s-- {
+			plan[s].exTail = true
+		}
 		j.plans[start] = plan
 	}
 }
+
+// isExist reports whether variable v is existential.
+func (j *Join) isExist(v int) bool { return j.semi && j.spec.Exists[v] }
 
 func trailingZeros(x uint64) int {
 	n := 0

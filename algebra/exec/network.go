@@ -304,45 +304,48 @@ func compileBlock(root plan.Node) (JoinSpec, []plan.Node, error) {
 	leaves := map[int]plan.Node{}
 	unit := false
 	products, overlaps := 0, 0
-	var walk func(n plan.Node) error
-	walk = func(n plan.Node) error {
+	exists := map[int]bool{} // variables under the right of a semi-join
+	var walk func(n plan.Node, ex bool) error
+	walk = func(n plan.Node, ex bool) error {
 		switch n := n.(type) {
 		case *plan.Select:
 			spec.Conds = append(spec.Conds, expr.Conjuncts(n.Pred)...)
-			return walk(n.In)
+			return walk(n.In, ex)
 		case *plan.SelectT:
 			whens = append(whens, expr.PConjuncts(n.Pred)...)
-			return walk(n.In)
+			return walk(n.In, ex)
 		case *plan.Product:
 			products++
 			if n.Overlap {
 				overlaps++
 			}
-			if err := walk(n.L); err != nil {
+			if err := walk(n.L, ex); err != nil {
 				return err
 			}
-			return walk(n.R)
+			return walk(n.R, ex || n.Semi)
 		case *plan.Join:
 			products++
 			if n.Overlap {
 				overlaps++
 			}
 			spec.Conds = append(spec.Conds, n.On...)
-			if err := walk(n.L); err != nil {
+			if err := walk(n.L, ex); err != nil {
 				return err
 			}
-			return walk(n.R)
+			return walk(n.R, ex || n.Semi)
 		case *plan.Scan:
 			if _, dup := leaves[n.Var]; dup {
 				return fmt.Errorf("variable %s scanned twice", n.VarName)
 			}
 			leaves[n.Var] = n
+			exists[n.Var] = ex
 			return nil
 		case *plan.Alpha:
 			if _, dup := leaves[n.Var]; dup {
 				return fmt.Errorf("variable %s scanned twice", n.VarName)
 			}
 			leaves[n.Var] = n
+			exists[n.Var] = ex
 			return nil
 		case *plan.Unit:
 			unit = true
@@ -350,7 +353,7 @@ func compileBlock(root plan.Node) (JoinSpec, []plan.Node, error) {
 		}
 		return fmt.Errorf("operator %s cannot appear inside a retrieve block", n.Label())
 	}
-	if err := walk(pt.In); err != nil {
+	if err := walk(pt.In, false); err != nil {
 		return spec, nil, err
 	}
 	spec.When = expr.PAndOf(whens)
@@ -377,8 +380,32 @@ func compileBlock(root plan.Node) (JoinSpec, []plan.Node, error) {
 	if unit && len(out) > 0 {
 		return spec, nil, fmt.Errorf("unit relation beside scans")
 	}
+	spec.Exists = existential(&spec, exists, len(out), pr.Bag)
 	bindTimes(&spec, len(out))
 	return spec, out, nil
+}
+
+// existential returns, for a block's k variables, which the join may treat
+// as existential: those a semi-join marks (marked), provided none of them
+// is read by a target, the valid clause or a where conjunct with begin of
+// or end of, the result is a set (not bag) and some variable is not
+// existential. nil when there are none.
+func existential(spec *JoinSpec, marked map[int]bool, k int, bag bool) []bool {
+	if bag {
+		return nil
+	}
+	used := expr.ResultVars(spec.Targets, spec.Valid, spec.Conds)
+	out := make([]bool, k)
+	some, all := false, true
+	for v := range out {
+		out[v] = marked[v] && used&(1<<uint(v)) == 0
+		some = some || out[v]
+		all = all && out[v]
+	}
+	if !some || all {
+		return nil
+	}
+	return out
 }
 
 // bindTimes moves the `begin of` / `end of` values the targets and where

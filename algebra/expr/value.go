@@ -194,6 +194,28 @@ func Vars(e Expr) uint64 {
 	return 0
 }
 
+// ResultVars is the set of variables whose tuples a block's results read:
+// those its targets, its valid clause and its where conjuncts with begin
+// of or end of mention. The block's other variables are existential: they
+// only decide whether a binding has a result.
+func ResultVars(targets []Expr, valid *Valid, conds []Expr) uint64 {
+	var s uint64
+	for _, t := range targets {
+		s |= Vars(t)
+	}
+	for _, t := range []TExpr{valid.At, valid.From, valid.To} {
+		if t != nil {
+			s |= TVars(t)
+		}
+	}
+	for _, c := range conds {
+		if HasTimeOf(c) {
+			s |= Vars(c)
+		}
+	}
+	return s
+}
+
 // ErrDivByZero is returned when an integer or duration is divided by zero.
 var ErrDivByZero = errors.New("division by zero")
 

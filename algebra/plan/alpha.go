@@ -224,9 +224,9 @@ func WithChildren(n Node, kids []Node) Node {
 	}
 	switch n := n.(type) {
 	case *Product:
-		return &Product{L: kids[0], R: kids[1], Overlap: n.Overlap}
+		return &Product{L: kids[0], R: kids[1], Overlap: n.Overlap, Semi: n.Semi}
 	case *Join:
-		return &Join{L: kids[0], R: kids[1], On: n.On, Overlap: n.Overlap}
+		return &Join{L: kids[0], R: kids[1], On: n.On, Overlap: n.Overlap, Semi: n.Semi}
 	case *Select:
 		return &Select{Pred: n.Pred, In: kids[0]}
 	case *SelectT:

@@ -28,10 +28,10 @@ func Equal(a, b Node) bool {
 		return ok
 	case *Product:
 		b, ok := b.(*Product)
-		return ok && a.Overlap == b.Overlap && Equal(a.L, b.L) && Equal(a.R, b.R)
+		return ok && a.Overlap == b.Overlap && a.Semi == b.Semi && Equal(a.L, b.L) && Equal(a.R, b.R)
 	case *Join:
 		b, ok := b.(*Join)
-		return ok && a.Overlap == b.Overlap && slices.EqualFunc(a.On, b.On, equalExpr) &&
+		return ok && a.Overlap == b.Overlap && a.Semi == b.Semi && slices.EqualFunc(a.On, b.On, equalExpr) &&
 			Equal(a.L, b.L) && Equal(a.R, b.R)
 	case *Select:
 		b, ok := b.(*Select)

@@ -46,6 +46,12 @@ type Unit struct{}
 type Product struct {
 	L, R    Node
 	Overlap bool
+	// Semi makes it the semi-join L ⋉ R: R's variables are existential in
+	// the block (no target and no valid clause mentions them), so a
+	// binding of L's variables needs one witness in R, not every one: the
+	// block keeps, per binding of the other variables, whether a witness
+	// satisfies the where and when conjuncts, and makes one result of it.
+	Semi bool
 }
 
 // Join is L ⋈[On] R: the product restricted to pairs whose attributes are
@@ -54,6 +60,7 @@ type Join struct {
 	L, R    Node
 	On      []expr.Expr
 	Overlap bool // the ordered overlap variant, as for Product
+	Semi    bool // the semi-join L ⋉ R, as for Product
 }
 
 // Select is σ[Pred](In): the tuples whose values satisfy Pred.
@@ -124,16 +131,24 @@ func (n *Scan) Label() string {
 }
 func (*Unit) Label() string { return "unit" }
 func (n *Product) Label() string {
-	if n.Overlap {
-		return "×ₒ"
+	op := "×"
+	if n.Semi {
+		op = "⋉"
 	}
-	return "×"
+	if n.Overlap {
+		return op + "ₒ"
+	}
+	return op
 }
 func (n *Join) Label() string {
-	if n.Overlap {
-		return "⋈ₒ[" + exprList(n.On, " and ") + "]"
+	op := "⋈"
+	if n.Semi {
+		op = "⋉"
 	}
-	return "⋈[" + exprList(n.On, " and ") + "]"
+	if n.Overlap {
+		op += "ₒ"
+	}
+	return op + "[" + exprList(n.On, " and ") + "]"
 }
 func (n *Select) Label() string {
 	return "σ[" + n.Pred.String() + "]"

@@ -78,7 +78,11 @@ type Playback struct {
 // paced by a player (po: speed, start, clock); window, when not nil, is the
 // span the data observes (Clock ticks). Close stops it.
 func NewPlayback(ctx context.Context, s *Setup, src stream.Source, window *algebra.Window, po play.Options, o Options) (*Playback, error) {
-	net, err := exec.Build(s.Prog.Catalog, s.Prog.Stmts, s.Prog.Plans, exec.Options{})
+	plans, err := s.Prog.StoredPlans()
+	if err != nil {
+		return nil, err
+	}
+	net, err := exec.Build(s.Prog.Catalog, s.Prog.Stmts, plans, exec.Options{})
 	if err != nil {
 		return nil, err
 	}
