@@ -188,10 +188,29 @@ func readFileInto(path string, t *algebra.Table, in *interner) error {
 		return err
 	}
 	defer f.Close()
-	r := newRelReader(path, f, t.Rel, in)
+	return readInto(newRelReader(path, f, t.Rel, in), t)
+}
+
+// readInto appends the tuples r reads to t. They are gathered in chunks,
+// then copied once into a table of the right size: growing the table
+// tuple by tuple would copy it many times over.
+func readInto(r *relReader, t *algebra.Table) error {
+	var chunks [][]algebra.Tuple
+	cur := make([]algebra.Tuple, 0, 1024)
+	n := 0
 	var tu tuple
 	for r.next(&tu) {
-		t.Rows = append(t.Rows, algebra.Tuple{Vals: tu.vals, From: tu.from, To: tu.to})
+		if len(cur) == cap(cur) {
+			chunks = append(chunks, cur)
+			cur = make([]algebra.Tuple, 0, min(2*cap(cur), 64<<10))
+		}
+		cur = append(cur, algebra.Tuple{Vals: tu.vals, From: tu.from, To: tu.to})
+		n++
+	}
+	chunks = append(chunks, cur)
+	t.Rows = slices.Grow(t.Rows, n)
+	for _, c := range chunks {
+		t.Rows = append(t.Rows, c...)
 	}
 	return r.err()
 }
@@ -323,12 +342,7 @@ func ReadCSV(file string, data []byte, t *algebra.Table) error {
 		}
 		i += l + 1
 	}
-	r := newRelReader(file, bytes.NewReader(data), t.Rel, &interner{})
-	var tu tuple
-	for r.next(&tu) {
-		t.Rows = append(t.Rows, algebra.Tuple{Vals: tu.vals, From: tu.from, To: tu.to})
-	}
-	return r.err()
+	return readInto(newRelReader(file, bytes.NewReader(data), t.Rel, &interner{}), t)
 }
 
 func lineTooLong(file string, line int) *source.Error {
