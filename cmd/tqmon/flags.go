@@ -108,8 +108,9 @@ func specReader(path string) func() (string, error) {
 	}
 }
 
-// openErr classes an error of subject.Open (or subject.Display): usage
-// errors for what the subject was given, runtime errors otherwise.
+// openErr classes an error of subject.Open, subject.Display or a run:
+// usage errors for what the subject was given (a history file that does
+// not read), runtime errors otherwise.
 func openErr(err error) error {
 	if errors.Is(err, subject.ErrInput) {
 		return usageErr(err)

@@ -367,6 +367,8 @@ type relReader struct {
 	fatal  error // an error reading the file: no diagnostics, no more tuples
 	header bool  // the header was read, and is good
 	done   bool  // no more tuples
+	// timesOnly reads only the tuples' times (their values unchecked, nil).
+	timesOnly bool
 
 	nfields          int   // the header's fields
 	attrCol          []int // each attribute's column
@@ -579,6 +581,9 @@ func (r *relReader) row(t *tuple) bool {
 		return false
 	}
 	ok := true
+	if r.timesOnly {
+		return r.times(t, nil, ok)
+	}
 	for i, f := range rec {
 		if msg := badBytes(f); msg != "" {
 			errs.Add(file, r.fpos(i), "value %s", msg)
@@ -603,6 +608,15 @@ func (r *relReader) row(t *tuple) bool {
 		}
 		vals[ai] = v
 	}
+	return r.times(t, vals, ok)
+}
+
+// times reads the current record's times into t with vals; ok says
+// whether the values were good.
+func (r *relReader) times(t *tuple, vals []algebra.Value, ok bool) bool {
+	file, rel, rec := r.file, r.rel, r.csv.fields
+	errs := &r.errs
+	n := len(vals)
 	parseT := func(i int, name string) (algebra.Time, bool, bool) {
 		f := rec[i]
 		if len(bytes.TrimSpace(f)) == 0 {
