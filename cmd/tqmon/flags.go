@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/grammar/source"
 	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/resident/kernel"
 	"github.com/tqmon/tqmon/subject"
@@ -32,11 +33,11 @@ func (q querySources) Type() string {
 }
 func (q querySources) Set(v string) error {
 	if q.file {
-		data, err := os.ReadFile(v)
+		text, err := source.ReadFile(v, os.Stdin)
 		if err != nil {
 			return err
 		}
-		*q.list = append(*q.list, query.Source{Name: v, Text: string(data)})
+		*q.list = append(*q.list, query.Source{Name: v, Text: text})
 		return nil
 	}
 	*q.count++
@@ -92,11 +93,11 @@ func parseTimeFlag(name, s string) (*algebra.Time, error) {
 
 // readDisplay reads a display spec file, keeping its text for diagnostics.
 func readDisplay(path string) (query.Source, error) {
-	data, err := os.ReadFile(path)
+	text, err := source.ReadFile(path, nil) // stdin is the terminal
 	if err != nil {
 		return query.Source{}, fmt.Errorf("display spec: %w", err)
 	}
-	return query.Source{Name: path, Text: string(data)}, nil
+	return query.Source{Name: path, Text: text}, nil
 }
 
 // specReader reads a display spec file again (the r key), keeping the new
@@ -175,11 +176,11 @@ func (k *kernelFlags) options() (*subject.KernelOptions, error) {
 func readKernelSpecs(paths []string) ([]kernel.Source, error) {
 	var specs []kernel.Source
 	for _, path := range paths {
-		text, err := os.ReadFile(path)
+		text, err := source.ReadFile(path, os.Stdin)
 		if err != nil {
 			return nil, usageErr(err)
 		}
-		specs = append(specs, kernel.Source{Name: path, Text: string(text)})
+		specs = append(specs, kernel.Source{Name: path, Text: text})
 	}
 	return specs, nil
 }

@@ -471,3 +471,23 @@ func TestQueryAcquire(t *testing.T) {
 		t.Errorf("--plan fast: exit %d, want 2", code)
 	}
 }
+
+// TestInputFilesBounded: a query file or display spec that is a device
+// (/dev/zero never ends) or a directory is refused, naming it, before it
+// is read.
+func TestInputFilesBounded(t *testing.T) {
+	h := taskHistory(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"query", "--history", h, "-f", "/dev/zero"}, "/dev/zero is a device, not a regular file"},
+		{[]string{"query", "--history", h, "-f", h}, h + " is a directory, not a regular file"},
+		{[]string{"view", "--history", h, "--display", "/dev/zero"}, "display spec: /dev/zero is a device, not a regular file"},
+	} {
+		code, _, errs := tqmon(t, c.args...)
+		if code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %q", c.args, code, errs, c.want)
+		}
+	}
+}

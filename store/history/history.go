@@ -253,29 +253,10 @@ const MaxFileSize = 4 << 30
 // one is an error naming its line, before any of it is parsed.
 const MaxLine = 1 << 20
 
-// regularFile checks that path (after symbolic links) is a regular file:
-// a directory, named pipe, device or socket is an error naming what it is,
-// never read (a pipe would block, a device may never end).
+// regularFile checks that path (after symbolic links) is a regular file
+// (source.CheckRegular), naming it by its base name.
 func regularFile(path string) error {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return err
-	}
-	if fi.Mode().IsRegular() {
-		return nil
-	}
-	what := "not a regular file"
-	switch m := fi.Mode(); {
-	case m.IsDir():
-		what = "a directory"
-	case m&os.ModeNamedPipe != 0:
-		what = "a named pipe"
-	case m&os.ModeSocket != 0:
-		what = "a socket"
-	case m&os.ModeDevice != 0:
-		what = "a device"
-	}
-	return fmt.Errorf("%s is %s, not a regular file", filepath.Base(path), what)
+	return source.CheckRegular(path, filepath.Base(path))
 }
 
 // openRegular opens a regular file (and only one: see regularFile).
