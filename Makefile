@@ -14,9 +14,10 @@ FUZZ_TARGETS := \
 	./resident/wire:FuzzDecodeCommand \
 	./resident/wire:FuzzDecodeHello \
 	./store/db:FuzzDecodeBlock \
-	./store/db:FuzzDecodeRecord
+	./store/db:FuzzDecodeRecord \
+	./store/db:FuzzOpenCorrupt
 
-.PHONY: all build test test-long bench grammar grammar-check fuzz vet fmt-check demo bench-display bench-store bench-kernel
+.PHONY: all build test test-long bench grammar grammar-check fuzz vet fmt-check demo bench-display bench-store bench-kernel bench-engine
 
 all: build
 
@@ -88,3 +89,27 @@ bench-kernel:
 	@command -v bpftrace >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bpftrace; }
 	TQMON_BENCH_KERNEL=1 TQMON_BENCH_N=$(BENCH_N) TQMON_BENCH_ROUNDS=$(BENCH_ROUNDS) \
 		$(GO) test -run '^$$' -bench BenchmarkKernelOverhead -benchtime 1x -count 1 -v ./resident/kernel/
+
+# The query engine against DuckDB (see internal/benchengine/doc.go): the
+# same generated histories of the paper's system (ENGINE_SIZES tuples),
+# four queries, whole commands timed interleaved over ENGINE_ROUNDS rounds,
+# results checked equal; prints times, tqmon/DuckDB ratios and peak RSS.
+# DuckDB is @duckdb/node-api from npm (the version in package-lock.json),
+# installed under internal/benchengine/node_modules when missing.
+ENGINE_SIZES   ?= 100000 1000000 5000000
+ENGINE_ROUNDS  ?= 3
+ENGINE_TIMEOUT ?= 15m
+ENGINE_DIR     ?= /tmp/tqmon-bench-engine
+bench-engine:
+	@command -v node >/dev/null && command -v npm >/dev/null || { \
+		echo "bench-engine: DuckDB runs under Node.js; node and npm are missing" >&2; \
+		if command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
+			echo "bench-engine: installing nodejs and npm with apt-get" >&2; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm; \
+		else echo "bench-engine: install Node.js (nodejs, npm) and run make bench-engine again" >&2; exit 1; fi; }
+	@test -d internal/benchengine/node_modules/@duckdb/node-api || \
+		{ echo "bench-engine: installing @duckdb/node-api (npm ci in internal/benchengine)"; \
+		  cd internal/benchengine && npm ci --no-audit --no-fund; }
+	$(GO) build -o bin/tqmon ./cmd/tqmon
+	$(GO) run ./internal/benchengine -tqmon bin/tqmon -sizes '$(ENGINE_SIZES)' \
+		-rounds $(ENGINE_ROUNDS) -timeout $(ENGINE_TIMEOUT) -dir $(ENGINE_DIR)

@@ -3,6 +3,7 @@ package algebra
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -147,23 +148,28 @@ func ClockTicks(n, period, start, end Time) []Time {
 		return nil
 	}
 	var ticks []Time
-	for t := FirstTick(step, start); t <= end; t += step {
+	for t := FirstTick(step, start); t <= end; t = NextTick(t, step) {
 		ticks = append(ticks, t)
-		if t > Forever-step {
-			break
-		}
 	}
 	return ticks
 }
 
-// FirstTick is the first multiple of step at or after t.
+// FirstTick is the first multiple of step at or after t (Beginning
+// included: it is a chronon like any other), or math.MaxInt64 when none is
+// on the time line.
 func FirstTick(step, t Time) Time {
-	if t == Beginning {
-		t = Beginning + step
-	}
-	q := t / step * step
+	q := t / step * step // rounds toward zero: up for a negative t
 	if q < t {
-		q += step
+		return NextTick(q, step)
 	}
 	return q
+}
+
+// NextTick is the tick step after t, or math.MaxInt64 — after every
+// chronon, so no tick — when that is past Forever.
+func NextTick(t, step Time) Time {
+	if t > Forever-step {
+		return math.MaxInt64
+	}
+	return t + step
 }

@@ -10,20 +10,27 @@ import (
 )
 
 // Time is a point on the global clock: nanoseconds since the Unix epoch. A
-// chronon is one nanosecond. Beginning and Forever are the two ends of the
-// time line; an interval still open has To = Forever.
+// chronon is one nanosecond. Beginning and Forever are the first and the
+// last chronon of the time line; an interval still open has To = Forever.
+//
+// Forever is one below math.MaxInt64 so that every chronon t, Forever
+// included, has its event [t, Next(t)) with Next(t) > t: the event at
+// forever is [Forever, Next(Forever)) like every other event. Next(Forever)
+// = math.MaxInt64 is no chronon — it only ever ends an event at forever, or
+// an interval extended by one — and no time is read past Forever.
 type Time = int64
 
 const (
 	Beginning Time = math.MinInt64
-	Forever   Time = math.MaxInt64
+	Forever   Time = math.MaxInt64 - 1
 )
 
-// Next is the chronon after t, saturating at Forever: an event at t occupies
-// [t, Next(t)).
+// Next is the chronon after t: an event at t occupies [t, Next(t)). Next
+// of Forever is the exclusive end of the time line, math.MaxInt64, where
+// Next saturates.
 func Next(t Time) Time {
-	if t == Forever {
-		return Forever
+	if t == math.MaxInt64 {
+		return t
 	}
 	return t + 1
 }
@@ -35,6 +42,16 @@ func Prev(t Time) Time {
 	}
 	return t - 1
 }
+
+// Clamp brings an end stamp onto the time line: Next(Forever), the end of
+// an event at forever, is forever. An event at the end of [b, Next(Forever))
+// is the event at forever, and a result interval ends at forever at the
+// latest (an open tuple).
+func Clamp(t Time) Time { return min(t, Forever) }
+
+// Mid is a time halfway between lo and hi (lo ≤ hi), rounded down, without
+// overflow however far apart they are.
+func Mid(lo, hi Time) Time { return lo + Time((uint64(hi)-uint64(lo))/2) }
 
 // TimeFormat says how times are printed.
 type TimeFormat uint8
@@ -133,7 +150,7 @@ func ParseTime(s string) (Time, error) {
 		if err != nil {
 			return 0, fmt.Errorf("%w: %q is out of range", ErrBadTime, s)
 		}
-		if n == Beginning || n == Forever {
+		if n == Beginning || n >= Forever {
 			return 0, fmt.Errorf("%w: %q is reserved for beginning/forever", ErrBadTime, s)
 		}
 		return n, nil
@@ -231,7 +248,7 @@ func parseClock(s string) (Time, error) {
 	switch {
 	case t > math.MaxInt64:
 		return bad("out of range")
-	case t == math.MaxInt64 && !neg:
+	case t >= uint64(Forever) && !neg:
 		return 0, fmt.Errorf("%w: %q is reserved for beginning/forever", ErrBadTime, s)
 	}
 	if neg {

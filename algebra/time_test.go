@@ -19,7 +19,7 @@ func TestParseTime(t *testing.T) {
 		{"7", 7},
 		{"-7", -7},
 		{"+7", 7},
-		{"9223372036854775806", Forever - 1},
+		{"9223372036854775805", Forever - 1},
 		{"-9223372036854775807", Beginning + 1},
 		{"0:00:00", 0},
 		{"2:54:20", (2*3600 + 54*60 + 20) * 1e9},
@@ -31,14 +31,14 @@ func TestParseTime(t *testing.T) {
 		{"-0:00:01.25", -1.25e9},
 		{"-1:00:00", -3600e9},
 		{"-0:00:00", 0},
-		{"2562047:47:16.854775806", Forever - 1},
+		{"2562047:47:16.854775805", Forever - 1},
 		{"-2562047:47:16.854775807", Beginning + 1},
 		{"1970-01-01T00:00:00Z", 0},
 		{"1970-01-01T00:00:01.5Z", 1.5e9},
 		{"2026-11-21T10:00:00Z", 1795255200e9},
 		{"2026-11-21T11:00:00+01:00", 1795255200e9},
 		{"1969-12-31T23:59:59.999999999Z", -1},
-		{"2262-04-11T23:47:16.854775806Z", Forever - 1},
+		{"2262-04-11T23:47:16.854775805Z", Forever - 1},
 		{"1677-09-21T00:12:43.145224193Z", Beginning + 1},
 	}
 	for _, tt := range tests {
@@ -60,6 +60,7 @@ func TestParseTimeErrors(t *testing.T) {
 		{"+", `bad time: "+"` + notA},
 		{"1.5", `bad time: "1.5"` + notA},
 		{" 5", `bad time: " 5"` + notA},
+		{"9223372036854775806", `bad time: "9223372036854775806" is reserved for beginning/forever`},
 		{"9223372036854775807", `bad time: "9223372036854775807" is reserved for beginning/forever`},
 		{"-9223372036854775808", `bad time: "-9223372036854775808" is reserved for beginning/forever`},
 		{"9223372036854775808", `bad time: "9223372036854775808" is out of range`},
@@ -78,15 +79,17 @@ func TestParseTimeErrors(t *testing.T) {
 		{"1:00:00.5.5", `bad time: "1:00:00.5.5": fraction must be 1 to 9 digits` + clockNote},
 		{"2562048:00:00", `bad time: "2562048:00:00": hours out of range` + clockNote},
 		{"99999999999999999999:00:00", `bad time: "99999999999999999999:00:00": hours out of range` + clockNote},
+		{"2562047:47:16.854775806", `bad time: "2562047:47:16.854775806" is reserved for beginning/forever`},
 		{"2562047:47:16.854775807", `bad time: "2562047:47:16.854775807" is reserved for beginning/forever`},
 		{"2562047:47:16.854775808", `bad time: "2562047:47:16.854775808": out of range` + clockNote},
 		{"-2562047:47:16.854775808", `bad time: "-2562047:47:16.854775808": out of range` + clockNote},
 		{"2026-13-01T00:00:00Z", `bad time: "2026-13-01T00:00:00Z"` + notA},
 		{"2026-11-21 10:00:00", `bad time: "2026-11-21 10:00:00"` + notA},
 		{"2026-11-21T10:00:00", `bad time: "2026-11-21T10:00:00"` + notA},
-		{"2262-04-11T23:47:16.854775807Z", `bad time: "2262-04-11T23:47:16.854775807Z" is outside the representable range (1677-09-21T00:12:43.145224193Z to 2262-04-11T23:47:16.854775806Z)`},
-		{"1677-09-21T00:12:43.145224192Z", `bad time: "1677-09-21T00:12:43.145224192Z" is outside the representable range (1677-09-21T00:12:43.145224193Z to 2262-04-11T23:47:16.854775806Z)`},
-		{"9999-01-01T00:00:00Z", `bad time: "9999-01-01T00:00:00Z" is outside the representable range (1677-09-21T00:12:43.145224193Z to 2262-04-11T23:47:16.854775806Z)`},
+		{"2262-04-11T23:47:16.854775806Z", `bad time: "2262-04-11T23:47:16.854775806Z" is outside the representable range (1677-09-21T00:12:43.145224193Z to 2262-04-11T23:47:16.854775805Z)`},
+		{"2262-04-11T23:47:16.854775807Z", `bad time: "2262-04-11T23:47:16.854775807Z" is outside the representable range (1677-09-21T00:12:43.145224193Z to 2262-04-11T23:47:16.854775805Z)`},
+		{"1677-09-21T00:12:43.145224192Z", `bad time: "1677-09-21T00:12:43.145224192Z" is outside the representable range (1677-09-21T00:12:43.145224193Z to 2262-04-11T23:47:16.854775805Z)`},
+		{"9999-01-01T00:00:00Z", `bad time: "9999-01-01T00:00:00Z" is outside the representable range (1677-09-21T00:12:43.145224193Z to 2262-04-11T23:47:16.854775805Z)`},
 	}
 	for _, tt := range tests {
 		got, err := ParseTime(tt.in)
@@ -117,7 +120,7 @@ func TestFormatTime(t *testing.T) {
 		{100 * 3600e9, "100:00:00", "1970-01-05T04:00:00Z", "360000000000000"},
 		{-1, "-0:00:00.000000001", "1969-12-31T23:59:59.999999999Z", "-1"},
 		{-3600e9 - 0.5e9, "-1:00:00.5", "1969-12-31T22:59:59.5Z", "-3600500000000"},
-		{Forever - 1, "2562047:47:16.854775806", "2262-04-11T23:47:16.854775806Z", "9223372036854775806"},
+		{Forever - 1, "2562047:47:16.854775805", "2262-04-11T23:47:16.854775805Z", "9223372036854775805"},
 		{Beginning + 1, "-2562047:47:16.854775807", "1677-09-21T00:12:43.145224193Z", "-9223372036854775807"},
 		{Beginning, "beginning", "beginning", "beginning"},
 		{Forever, "forever", "forever", "forever"},
@@ -153,8 +156,17 @@ func TestParseTimeFormat(t *testing.T) {
 }
 
 func TestNextPrev(t *testing.T) {
-	if Next(5) != 6 || Next(Forever) != Forever || Next(Forever-1) != Forever {
+	// The event at forever is a chronon like any other: [Forever, Next(Forever)).
+	if Next(5) != 6 || Next(Forever) != math.MaxInt64 || Next(Forever) <= Forever || Next(Forever-1) != Forever {
 		t.Error("Next")
+	}
+	if Clamp(Next(Forever)) != Forever || Clamp(7) != 7 {
+		t.Error("Clamp")
+	}
+	for _, c := range [][2]Time{{Beginning, Forever}, {-20e9, Forever - 1}, {Beginning, Beginning + 1}, {-7, -3}, {3, 3}} {
+		if m := Mid(c[0], c[1]); m < c[0] || m > c[1] || c[1]-c[0] > 1 && (m == c[0] && c[1]-c[0] > 2 || m == c[1]) {
+			t.Errorf("Mid(%d, %d) = %d", c[0], c[1], m)
+		}
 	}
 	if Prev(5) != 4 || Prev(Beginning) != Beginning || Prev(Beginning+1) != Beginning {
 		t.Error("Prev")

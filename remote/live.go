@@ -30,6 +30,9 @@ type LiveOptions struct {
 	// OnElem, if set, is called with each result element as it is
 	// produced (streaming output): the statement's index and the element.
 	OnElem func(stmt int, e stream.Elem)
+	// Discard keeps no result rows: OnElem sees them, the tables RunLive
+	// returns are empty.
+	Discard bool
 	// Ready, if set, is called once the residents have been told what to
 	// enable (a subject started after it misses nothing).
 	Ready func()
@@ -157,6 +160,7 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 		for i, s := range net.Stmts {
 			i := i
 			s.Result.OnElem = func(e stream.Elem) { opts.OnElem(i, e) }
+			s.Result.Discard = opts.Discard
 		}
 	}
 	states := make([]*connState, len(conns))

@@ -349,3 +349,55 @@ func BenchmarkDrain(b *testing.B) {
 		done += n
 	}
 }
+
+// A monitor that never reads: the subject's throughput (BenchmarkSubject's
+// operation, the sensor firing) with such a monitor attached, as a ratio
+// to its throughput with no monitor at all, both measured in the same
+// run: b.N operations each, in alternating slices of a few milliseconds
+// (the monitor's enable taken back and given again between them), so
+// that both see the same machine. The silent session's packets are
+// dropped once it holds session.MaxHeld; the subject pays only for
+// writing them.
+func BenchmarkHostileMonitorNeverReads(b *testing.B) {
+	r, p, m := benchResident(b)
+	s := r.Open()
+	if err := s.Apply(&wire.Command{Kind: wire.CLease, Period: int64(time.Hour)}); err != nil {
+		b.Fatal(err)
+	}
+	x := uint64(1)
+	var alone, hostile time.Duration
+	const slice = 2000
+	b.ResetTimer()
+	for done := 0; done < b.N; done += slice {
+		n := min(slice, b.N-done)
+		for _, attached := range []bool{false, true} {
+			kind := wire.CDisableAll
+			if attached {
+				kind = wire.CEnableAll
+			}
+			if attached || done > 0 {
+				if err := s.Apply(&wire.Command{Kind: kind, Sensor: uint16(sSendMessage)}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			start := time.Now()
+			for range n {
+				x = subjectOp(x)
+				if benchSend.Armed() {
+					v := [2]Value{{E: p}, {E: m}}
+					benchSend.Event(v[:])
+				}
+			}
+			if attached {
+				hostile += time.Since(start)
+			} else {
+				alone += time.Since(start)
+			}
+		}
+	}
+	b.StopTimer()
+	benchSink = x
+	b.ReportMetric(alone.Seconds()/hostile.Seconds(), "ratio")
+	b.ReportMetric(float64(hostile.Nanoseconds())/float64(b.N), "ns/op-hostile")
+	b.ReportMetric(float64(alone.Nanoseconds())/float64(b.N), "ns/op-alone")
+}

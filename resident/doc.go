@@ -82,9 +82,43 @@
 // wire packets per session, which each session's mailbox
 // (session.Core.Deliver) sends in timestamp order, closed by watermarks. A
 // full ring drops the packet and counts it: per sensor, packets delivered
-// + dropped = wanted. Entity relation packets go to every session and are
-// never dropped (their producer waits for room). Sampling (sample.go)
-// runs in the drain.
+// + dropped = wanted. Entity relation packets go to every session; the
+// last eighth of each ring is kept for them, so a flood of sensor packets
+// does not drop them, and when even that is full their producer waits
+// for the drain at most 100 ms (entityWait), then drops and counts them.
+// Sampling (sample.go) runs in the drain.
+//
+// # Bounds
+//
+// Whatever remote monitors do, the subject's added memory is bounded and
+// its threads do not wait on a monitor. The session core bounds what a
+// session holds (package session: at most session.MaxHeld packets per
+// session, session.MaxHeldTotal for all, ≈ 20 and 80 MB; drops counted;
+// session.MaxEnables keys enabled, pending ones included;
+// session.MaxLease); the resident adds:
+//
+//   - rings: Options.Slots per P (16384 slots of 64 bytes, 1 MB per P),
+//     made once;
+//   - sampling: at most maxSamplers (64) requests per session, each of
+//     period at least minSamplePeriod (1 ms, the drain's period). A
+//     round samples for at most sampleBudget (0.1 ms: a tenth of a
+//     core at most), late ticks
+//     exactly (the grace log); a sampler never falls more than
+//     maxCatchUp (16) ticks behind: ticks before those are skipped, and
+//     counted as lost for its session, as many samples as its first tick
+//     that ran gave it. So sampling cannot keep the drain from the rings,
+//     nor fall permanently behind catching up.
+//   - locks: the resident's lock (r.mu) is never held while waiting for
+//     the samplers' lock, which a sampling round holds: removing a
+//     sampler (CUnsample, a session's end) marks it, and the next round
+//     drops it; an entity operation holds r.mu while it writes its
+//     packets, and waits for ring room at most entityWait (and not at
+//     all while the ring has had no room since an entity packet was
+//     dropped).
+//
+// The hostile-monitor tests (hostile_test.go) check these: a monitor that
+// never reads, one that pauses past its lease, 1,000 sampling requests,
+// 300,000 enables for entities that do not exist, a flooded subject.
 //
 // # Truth
 //

@@ -99,7 +99,7 @@ func TestDrainMergesRings(t *testing.T) {
 		ts := int64(1)
 		for range per {
 			ts += int64(rng.IntN(3)) // equal timestamps within and across rings
-			pos, ok := q.reserve(1, false)
+			pos, ok := q.reserve(1, q.size, false)
 			if !ok {
 				t.Fatal("ring full")
 			}

@@ -49,9 +49,11 @@ type Resident struct {
 
 	// mu guards the enable tables: sessions' flags, triggers, entity
 	// registries, the sessions' bit assignment, and entity packets.
-	mu       sync.Mutex
-	sessions session.Table[Session] // open sessions by index
-	closed   bool
+	mu         sync.Mutex
+	sessions   session.Table[Session] // open sessions by index
+	entityLate atomic.Bool            // an entity packet was dropped; the ring has not had room since
+	budget     *session.Budget        // what the sessions hold together
+	closed     bool
 
 	// dmu guards table: the drain's view of the sessions by index.
 	dmu   sync.Mutex
@@ -105,6 +107,7 @@ func newResident(spec *Spec, opts Options) *Resident {
 		stop:      make(chan struct{}),
 		drainDone: make(chan struct{}),
 		wake:      make(chan struct{}, 1),
+		budget:    session.NewBudget(session.MaxHeldTotal),
 	}
 	if r.period <= 0 {
 		r.period = 1_000_000_000

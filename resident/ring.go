@@ -121,7 +121,8 @@ type ring struct {
 	slots []slot // read-only after newRing
 	size  uint64
 	mask  uint64
-	_     [cacheLine - 40]byte
+	room  uint64 // positions sensor packets may fill: the rest is the entities' reserve
+	_     [cacheLine - 48]byte
 	claim uint64 // positions below are claimed (the P's producer; atomic loads)
 	_     [cacheLine - 8]byte
 	head  atomic.Uint64 // positions below are consumed (drain writes)
@@ -131,24 +132,29 @@ type ring struct {
 // newRing returns a ring of n slots (rounded up to a power of two, at
 // least 16: room for the largest pair of packets an entity operation
 // writes).
+//
+// Sensor packets may fill the ring only up to room: the last eighth is
+// the entities' reserve, so that a flood of sensor packets does not keep
+// entity packets waiting (emitEntity).
 func newRing(n int) *ring {
 	size := 16
 	for size < n {
 		size <<= 1
 	}
-	return &ring{slots: make([]slot, size), size: uint64(size), mask: uint64(size - 1)}
+	reserve := size / 8
+	return &ring{slots: make([]slot, size), size: uint64(size), mask: uint64(size - 1), room: uint64(size - reserve)}
 }
 
 // reserve claims k consecutive positions (k ≤ size) and returns the first;
-// false when the ring has no room for them. The caller is pinned to the
-// ring's P. plain: the claim may be a plain store (the drain uses
-// membarrier).
-func (q *ring) reserve(k uint64, plain bool) (uint64, bool) {
+// false when the ring has no room for them below limit (room for sensor
+// packets, size for entity packets). The caller is pinned to the ring's P.
+// plain: the claim may be a plain store (the drain uses membarrier).
+func (q *ring) reserve(k, limit uint64, plain bool) (uint64, bool) {
 	// (An atomic load is a MOV: it costs nothing, and the race detector,
 	// which knows nothing of pinning, sees the goroutines taking turns on
 	// the P order their claims.)
 	pos := atomic.LoadUint64(&q.claim)
-	if pos+k-q.head.Load() > q.size {
+	if pos+k-q.head.Load() > limit {
 		return 0, false
 	}
 	if plain {

@@ -2,6 +2,8 @@ package resident
 
 import (
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/tqmon/tqmon/resident/session"
 	"github.com/tqmon/tqmon/resident/wire"
@@ -27,9 +29,34 @@ import (
 // under the table's lock, and a tick c runs (under that lock) only once the
 // clock is past c, so every tuple is on the right side of c.
 
-// minSamplePeriod bounds the sampling rate (every tick scans the state
-// table; a stalled resident catches up on every missed tick).
-const minSamplePeriod = 100_000 // 100 µs
+// minSamplePeriod bounds the sampling rate: every tick scans the state
+// table, and the drain runs a sampler's tick at most once a round
+// (drainEvery), so a shorter period could only skip ticks.
+const minSamplePeriod = int64(drainEvery)
+
+// A sampler may fall behind by at most maxCatchUp periods or maxLag of
+// real time, whichever is more: a drain late by that much (a loaded
+// machine's scheduling hiccup) still reports every tick, exactly; older
+// ticks are skipped and counted as lost. The bound is what keeps a sampler
+// that can never catch up (a period shorter than a tick's work, a subject
+// clock running thousands of times real time) from falling behind without
+// end; sampleBudget bounds the work a round does to catch up.
+const (
+	maxCatchUp = 16
+	maxLag     = 250 * time.Millisecond
+)
+
+// sampleBudget bounds a round's sampling work (real time), a tenth of the
+// drain's period, so that sampling takes at most about a tenth of a core
+// from the subject: ticks still due then wait for the next round (the
+// watermark waits with them), and the rings are drained every round
+// however much sampling is asked for.
+const sampleBudget = drainEvery / 10
+
+// maxSamplers bounds one session's sampling requests: a round scans a
+// sensor's state table once per distinct tick instant, and the drain
+// holds the samplers' lock meanwhile.
+const maxSamplers = 64
 
 // stateTuple is a live tuple of a sampled relation.
 type stateTuple struct {
@@ -67,6 +94,7 @@ type sampler struct {
 	entity string
 	period int64 // ns
 	next   int64 // next tick, global clock (smu)
+	dead   atomic.Bool
 }
 
 // StateBegin records that a tuple of a sampled relation begins (vals in
@@ -153,6 +181,9 @@ func (s *Session) addSampler(cmd *wire.Command) error {
 	if s.samplers[cmd.ID] != nil {
 		return s.fail(cmd, "id", "sampling request %d already exists in this session", cmd.ID)
 	}
+	if len(s.samplers) >= maxSamplers {
+		return s.fail(cmd, "id", "the session already has %d sampling requests, the most it may", maxSamplers)
+	}
 	if !cmd.All {
 		if err := s.entityArg(cmd, sen); err != nil {
 			return err
@@ -183,25 +214,16 @@ func (s *Session) addSampler(cmd *wire.Command) error {
 	return nil
 }
 
-// removeSampler removes a sampling request (r.mu).
+// removeSampler removes a sampling request (r.mu): it marks it, and drops
+// it at once if the samplers' lock is free, or else the drain's next round
+// does (pruneSamplers): nothing holding r.mu waits for a sampling round.
 func (r *Resident) removeSampler(sp *sampler) {
 	delete(sp.sess.samplers, sp.id)
-	r.smu.Lock()
-	for i, x := range r.samplers {
-		if x == sp {
-			r.samplers = append(r.samplers[:i], r.samplers[i+1:]...)
-			break
-		}
+	sp.dead.Store(true)
+	if r.smu.TryLock() {
+		r.pruneSamplers()
+		r.smu.Unlock()
 	}
-	st := sp.sensor.st
-	st.mu.Lock()
-	st.nsamp--
-	if st.nsamp == 0 {
-		clear(st.grace)
-		st.grace = st.grace[:0]
-	}
-	st.mu.Unlock()
-	r.smu.Unlock()
 }
 
 // forgetReported clears a closing session's bit from every sampled
@@ -231,20 +253,59 @@ func (r *Resident) sampleDue() { r.sampleThrough(false) }
 
 // sampleThrough runs the due sampling ticks: those before now, or, when
 // closing (the subject has stopped and its state is settled), those at now
-// too.
+// too, in time order, exact however late (the grace log). A sampler
+// never falls more than maxLag (at least maxCatchUp ticks) behind: the
+// ticks before those are skipped and counted as lost, for its session,
+// as many samples as its first tick that ran reported to it. A call
+// stops after sampleBudget of work (not when closing); the ticks still
+// due run next round. So a round's sampling work is bounded, and
+// sampling cannot keep the drain from the rings.
 func (r *Resident) sampleThrough(closing bool) {
 	r.smu.Lock()
 	defer r.smu.Unlock()
+	r.pruneSamplers()
+	now := r.now()
+	deadline := nanotime() + int64(sampleBudget)
+	due := func(c int64) bool { m := r.mono(c); return m < now || m == now && closing }
 	var group []*sampler
+	var skipped map[*sampler]int64
+	for _, sp := range r.samplers {
+		if !due(sp.next) {
+			continue
+		}
+		// The latest due tick: next + k·period, k as large as due allows.
+		k := int64(0)
+		for lo, hi := int64(0), (r.global(now)-sp.next)/sp.period+1; lo <= hi; {
+			mid := lo + (hi-lo)/2
+			if due(sp.next + mid*sp.period) {
+				k, lo = mid, mid+1
+			} else {
+				hi = mid - 1
+			}
+		}
+		// The ticks of the last maxLag (at least maxCatchUp of them) run;
+		// those before are skipped.
+		keep := int64(maxCatchUp)
+		if per := r.mono(sp.next+sp.period) - r.mono(sp.next); per > 0 {
+			keep = max(keep, int64(maxLag)/per)
+		}
+		if k -= keep - 1; k > 0 {
+			sp.next += k * sp.period
+			if skipped == nil {
+				skipped = map[*sampler]int64{}
+			}
+			skipped[sp] = k
+		}
+	}
 	for {
 		if len(r.samplers) == 0 {
-			return
+			break
 		}
 		c := r.samplers[0].next
 		for _, sp := range r.samplers[1:] {
 			c = min(c, sp.next)
 		}
-		if now := r.now(); now < r.mono(c) || now == r.mono(c) && !closing {
+		if !due(c) {
 			break
 		}
 		group = group[:0]
@@ -266,42 +327,88 @@ func (r *Resident) sampleThrough(closing bool) {
 					group[j] = nil
 				}
 			}
-			r.sampleAt(sp.sensor, c, same)
+			got := r.sampleAt(sp.sensor, c, same)
+			for _, x := range same {
+				if k := skipped[x]; k > 0 {
+					lost := uint64(k) * got[x.sess.idx]
+					x.sensor.wanted.Add(lost)
+					x.sess.core.Lost(uint16(x.sensor.id), lost)
+					delete(skipped, x)
+				}
+			}
 		}
 		for _, sp := range r.samplers {
 			if sp.next == c {
 				sp.next += sp.period
 			}
 		}
+		if !closing && nanotime() > deadline {
+			break // the rest waits for the next round
+		}
 	}
 	r.pruneGrace()
 }
 
-// sampleAt runs the tick at global time c of samplers on sensor s (smu).
-func (r *Resident) sampleAt(s *Sensor, c int64, samplers []*sampler) {
+// pruneSamplers removes the samplers that were removed (smu): removing
+// one (removeSampler) only marks it, so that a session's end never waits
+// for a sampling round.
+func (r *Resident) pruneSamplers() {
+	keep := r.samplers[:0]
+	for _, sp := range r.samplers {
+		if !sp.dead.Load() {
+			keep = append(keep, sp)
+			continue
+		}
+		st := sp.sensor.st
+		st.mu.Lock()
+		st.nsamp--
+		if st.nsamp == 0 {
+			clear(st.grace)
+			st.grace = st.grace[:0]
+		}
+		st.mu.Unlock()
+	}
+	clear(r.samplers[len(keep):])
+	r.samplers = keep
+}
+
+// sampleAt runs the tick at global time c of samplers on sensor s (smu),
+// and returns how many samples each session (by index) got.
+func (r *Resident) sampleAt(s *Sensor, c int64, samplers []*sampler) (got [MaxSessions]uint64) {
 	st := s.st
 	cm := r.mono(c)
+	var sess [MaxSessions]*Session
+	deliver := func(m uint64, p wire.Packet, ents []*Entity) {
+		s.wanted.Add(1)
+		for i := range session.Indices(m) {
+			sess[i].enqueue(p, ents)
+			got[i]++
+		}
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	// A sampler removed since the round began is left out, under st.mu:
+	// its session's end clears its bit from the tuples (forgetReported)
+	// under st.mu after marking it, so the bit is not set again here.
+	live := samplers[:0:0]
+	for _, sp := range samplers {
+		if !sp.dead.Load() {
+			live = append(live, sp)
+			sess[sp.sess.idx] = sp.sess
+		}
+	}
 	match := func(t *stateTuple) uint64 {
 		var m uint64
-		for _, sp := range samplers {
+		for _, sp := range live {
 			if sp.all || (t.holder != nil && t.holder.id == sp.entity) {
 				m |= sp.sess.bit
 			}
 		}
 		return m
 	}
-	var sess [MaxSessions]*Session
-	for _, sp := range samplers {
-		sess[sp.sess.idx] = sp.sess
+	if len(live) == 0 {
+		return got
 	}
-	deliver := func(m uint64, p wire.Packet, ents []*Entity) {
-		s.wanted.Add(1)
-		for i := range session.Indices(m) {
-			sess[i].enqueue(p, ents)
-		}
-	}
-	st.mu.Lock()
-	defer st.mu.Unlock()
 	for i := range st.live {
 		t := &st.live[i]
 		if t.id == 0 || t.begin > cm {
@@ -333,6 +440,7 @@ func (r *Resident) sampleAt(s *Sensor, c int64, samplers []*sampler) {
 			g.endSent |= late
 		}
 	}
+	return got
 }
 
 // pruneGrace drops grace entries no pending tick can see (smu).
@@ -372,6 +480,9 @@ func (r *Resident) sampleHold(hold *[MaxSessions]int64, ok *[MaxSessions]bool) {
 	r.smu.Lock()
 	defer r.smu.Unlock()
 	for _, sp := range r.samplers {
+		if sp.dead.Load() {
+			continue
+		}
 		i := sp.sess.idx
 		c := r.mono(sp.next)
 		if !ok[i] || c < hold[i] {

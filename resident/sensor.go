@@ -142,7 +142,7 @@ func (s *Sensor) put(kind wire.PacketKind, m uint64, ep uint32, tuple uint64, be
 	n := min(len(vals), int(s.nattr))
 	ex := extras(kind)
 	q := r.pin()
-	pos, ok := q.reserve(slotsFor(kind, n), r.plain)
+	pos, ok := q.reserve(slotsFor(kind, n), q.room, r.plain)
 	if !ok {
 		procUnpin()
 		s.drops.Add(1)
@@ -177,7 +177,7 @@ func (s *Sensor) putEvent1(m uint64, ep uint32, vals []Value) (int64, bool) {
 	}
 	q := rs[pid]
 	pos := atomic.LoadUint64(&q.claim)
-	if pos+1-q.head.Load() > q.size {
+	if pos+1-q.head.Load() > q.room {
 		procUnpin()
 		s.drops.Add(1)
 		return 0, false

@@ -62,7 +62,7 @@ func (r *Resident) Open() *Session {
 		triggers: map[uint64]*trigger{},
 		samplers: map[uint64]*sampler{},
 	}
-	s.core.Init(len(r.sensors), nanotime)
+	s.core.Init(len(r.sensors), nanotime, r.budget)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
@@ -219,6 +219,9 @@ func (s *Session) apply(cmd *wire.Command) error {
 		}
 		k := flagKey{sen.id, cmd.Entity}
 		if cmd.Kind == wire.CEnable {
+			if s.flags.Full(k) {
+				return s.fail(cmd, "entity", "the session already enables %d entities, the most it may (session.MaxEnables)", session.MaxEnables)
+			}
 			if s.flags.Enable(k) {
 				r.setFlag(sen, cmd.Entity, s.bit)
 			}

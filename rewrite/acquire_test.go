@@ -1,12 +1,14 @@
 package rewrite_test
 
 import (
+	"errors"
 	"path/filepath"
 	"testing"
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/exec"
+	"github.com/tqmon/tqmon/algebra/expr"
 	"github.com/tqmon/tqmon/algebra/histgen"
 	"github.com/tqmon/tqmon/algebra/plan"
 	"github.com/tqmon/tqmon/algebra/ref"
@@ -63,6 +65,7 @@ func TestAcquisitionalDifferential(t *testing.T) {
 	for _, q := range corpus {
 		t.Run(q.Name, func(t *testing.T) {
 			cfg := histgen.DefaultConfig(0)
+			cfg.Edges = true // histories across the epoch and at the ends of time too
 			cfg.Integrity = true
 			stmts := testkit.Compile(t, cat, q.Name, q.Text, cfg.Span)
 			naive, _ := plans(t, cat, stmts, false)
@@ -84,6 +87,9 @@ func TestAcquisitionalDifferential(t *testing.T) {
 				cfg.Seed = uint64(seed)
 				h := histgen.Random(cat, cfg)
 				want, err := ref.Eval(h, stmts)
+				if errors.Is(err, expr.ErrOverflow) {
+					continue // an overflow at the ends of time: algebra/exec's differential test compares those
+				}
 				if err != nil {
 					t.Fatal(err)
 				}

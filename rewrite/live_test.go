@@ -2,6 +2,7 @@ package rewrite_test
 
 import (
 	"cmp"
+	"errors"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/exec"
+	"github.com/tqmon/tqmon/algebra/expr"
 	"github.com/tqmon/tqmon/algebra/histgen"
 	"github.com/tqmon/tqmon/algebra/plan"
 	"github.com/tqmon/tqmon/algebra/ref"
@@ -94,7 +96,10 @@ func runLive(t testing.TB, cat *algebra.Catalog, h *algebra.History, stmts []*ch
 		if err != nil {
 			t.Fatal(err)
 		}
-		if i%7 == 0 { // watermarks now and then, as batches would bring
+		// Watermarks now and then, as batches would bring — none before
+		// beginning, and none just before an open tuple's report at
+		// forever (it would step every clock tick of the time line).
+		if i%7 == 0 && f.t != algebra.Beginning && f.t != algebra.Forever {
 			if err := live.Advance(algebra.Prev(f.t)); err != nil {
 				t.Fatal(err)
 			}
@@ -121,6 +126,7 @@ func TestLiveDifferential(t *testing.T) {
 	for _, q := range corpus {
 		t.Run(q.Name, func(t *testing.T) {
 			cfg := histgen.DefaultConfig(0)
+			cfg.Edges = true // histories across the epoch and at the ends of time too
 			cfg.Integrity = true
 			stmts := testkit.Compile(t, cat, q.Name, q.Text, cfg.Span)
 			naive, _ := plans(t, cat, stmts, false)
@@ -135,6 +141,9 @@ func TestLiveDifferential(t *testing.T) {
 					}
 				}
 				want, err := ref.Eval(h, stmts)
+				if errors.Is(err, expr.ErrOverflow) {
+					continue // an overflow at the ends of time: algebra/exec's differential test compares those
+				}
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -1,6 +1,7 @@
 package rewrite_test
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/exec"
+	"github.com/tqmon/tqmon/algebra/expr"
 	"github.com/tqmon/tqmon/algebra/histgen"
 	"github.com/tqmon/tqmon/algebra/plan"
 	"github.com/tqmon/tqmon/algebra/ref"
@@ -104,6 +106,7 @@ func TestScanWindowDifferential(t *testing.T) {
 	for _, q := range corpus {
 		t.Run(q.Name, func(t *testing.T) {
 			cfg := histgen.DefaultConfig(0)
+			cfg.Edges = true // histories across the epoch and at the ends of time too
 			stmts := testkit.Compile(t, cat, q.Name, q.Text, cfg.Span)
 			var ps []plan.Node
 			used := map[string]bool{}
@@ -131,6 +134,9 @@ func TestScanWindowDifferential(t *testing.T) {
 				cfg.Integrity = seed%2 == 0
 				h := histgen.Random(cat, cfg)
 				want, err := ref.Eval(h, stmts)
+				if errors.Is(err, expr.ErrOverflow) {
+					continue // an overflow at the ends of time: algebra/exec's differential test compares those
+				}
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -98,7 +98,7 @@ func (s *live) Run(ctx context.Context, prog *query.Program, o RunOptions) ([]qu
 	_, err := s.open(ctx, o.Duration, func(ss Session) error {
 		var err error
 		rs, st, err = remote.RunLive(ss.Ctx, prog, ss.Conns, remote.LiveOptions{Duration: ss.Duration, Naive: o.Naive,
-			Lease: o.Lease, OnElem: o.OnElem, Ready: chain(ss.Ready, o.Ready)})
+			Lease: o.Lease, OnElem: o.OnElem, Ready: chain(ss.Ready, o.Ready), Progress: o.Progress, Discard: o.Discard})
 		return err
 	})
 	s.mu.Lock()

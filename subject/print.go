@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sync"
+	"time"
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
@@ -26,22 +28,22 @@ type PrintOptions struct {
 }
 
 // Print runs prog over s and prints its results on w: each element as it
-// is produced (flushed at once) from a live subject, whole tables
-// separated by blank lines otherwise. It returns what the run cost.
+// settles (a Printer) from a live subject, whole tables separated by
+// blank lines otherwise. It returns what the run cost.
 func Print(ctx context.Context, s Subject, prog *query.Program, o PrintOptions, w io.Writer) (Stats, error) {
-	bw := bufio.NewWriter(w)
-	defer bw.Flush()
-	var fs *format.Stream
+	var p *Printer
 	ro := o.Run
 	if o.Stream || s.Live() {
-		fs = NewStream(bw, o.Output, prog.Stmts)
+		p = NewPrinter(w, o.Output, prog.Stmts)
+		defer p.Close()
+		ro.Discard = true
 		ro.OnElem = func(i int, e stream.Elem) {
-			Stream(fs, i, e)
-			bw.Flush()
+			p.Elem(i, e)
 			if o.Results != nil {
 				o.Results.Elem(i, e)
 			}
 		}
+		ro.Progress = func(algebra.Time) { p.Settle() }
 	}
 	results, st, err := s.Run(ctx, prog, ro)
 	if rec := o.Results; rec != nil {
@@ -49,7 +51,7 @@ func Print(ctx context.Context, s Subject, prog *query.Program, o PrintOptions, 
 			rec.Observed(algebra.Window{From: st.Start, To: max(st.End, st.Start)})
 		}
 		for i, r := range results {
-			if fs == nil {
+			if p == nil {
 				rec.Table(i, r.Table)
 			}
 		}
@@ -60,21 +62,104 @@ func Print(ctx context.Context, s Subject, prog *query.Program, o PrintOptions, 
 	if err != nil {
 		return st, err
 	}
-	if fs != nil {
-		if err := fs.Close(); err != nil {
-			return st, err
+	if p != nil {
+		return st, p.Close()
+	}
+	bw := bufio.NewWriter(w)
+	for i, r := range results {
+		if i > 0 {
+			fmt.Fprintln(bw)
 		}
-	} else {
-		for i, r := range results {
-			if i > 0 {
-				fmt.Fprintln(bw)
-			}
-			if err := format.Write(bw, r.Table, o.Output); err != nil {
-				return st, err
-			}
+		if err := format.Write(bw, r.Table, o.Output); err != nil {
+			return st, err
 		}
 	}
 	return st, bw.Flush()
+}
+
+// flushEvery bounds how long a printed row waits in a Printer's buffer
+// when no watermark comes.
+const flushEvery = 50 * time.Millisecond
+
+// A Printer prints result elements as they settle (format.Stream) into a
+// buffer that goes out on each watermark (Settle), when it fills, and at
+// most flushEvery after a row was printed — never a write per row. It
+// keeps nothing it has printed: only the tuples still open. Its methods
+// may be called from several goroutines.
+type Printer struct {
+	mu    sync.Mutex
+	dst   io.Writer
+	w     *bufio.Writer
+	fs    *format.Stream
+	timer *time.Timer
+	armed bool
+	err   error
+}
+
+// NewPrinter prints the results of stmts on w (a writer with a Flush
+// method, a bufio.Writer, is flushed too).
+func NewPrinter(w io.Writer, o format.Options, stmts []*check.Retrieve) *Printer {
+	p := &Printer{dst: w, w: bufio.NewWriterSize(w, 64<<10)}
+	p.fs = NewStream(p.w, o, stmts)
+	return p
+}
+
+// Elem prints a result element of statement i as it settles.
+func (p *Printer) Elem(i int, e stream.Elem) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.fs == nil {
+		return // closed
+	}
+	Stream(p.fs, i, e)
+	if !p.armed && p.w.Buffered() > 0 {
+		p.armed = true
+		if p.timer == nil {
+			p.timer = time.AfterFunc(flushEvery, p.Settle)
+		} else {
+			p.timer.Reset(flushEvery)
+		}
+	}
+}
+
+// Settle writes out what is buffered (a watermark passed).
+func (p *Printer) Settle() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.fs != nil {
+		p.flush()
+	}
+}
+
+func (p *Printer) flush() {
+	p.armed = false
+	err := p.w.Flush()
+	if f, ok := p.dst.(interface{ Flush() error }); ok && err == nil {
+		err = f.Flush()
+	}
+	if err != nil && p.err == nil {
+		p.err = err
+	}
+}
+
+// Close prints the tuples still open (valid until forever) and writes
+// everything out; it returns the first write error. Later calls do
+// nothing.
+func (p *Printer) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.fs == nil {
+		return p.err
+	}
+	if p.timer != nil {
+		p.timer.Stop()
+	}
+	if err := p.fs.Close(); err != nil && p.err == nil {
+		p.err = err
+	}
+	p.fs = nil
+	p.flush()
+	return p.err
 }
 
 // NewStream prints the results of stmts as they are produced.

@@ -250,6 +250,19 @@ func openDB(dir string, writable bool) (*dbSubject, error) {
 	return &dbSubject{dir: dir, d: d}, nil
 }
 
+// noteLive says on w that the database is being recorded, when it is:
+// its answers are over what the recording has committed, its window.
+func (s *dbSubject) noteLive(w io.Writer) {
+	if !s.d.Live() {
+		return
+	}
+	span := "nothing yet"
+	if win := s.d.Window(); win != nil {
+		span = fmt.Sprintf("observed %s to %s", algebra.FormatTime(win.From, algebra.TimeClock), algebra.FormatTime(win.To, algebra.TimeClock))
+	}
+	fmt.Fprintf(w, "tqmon: %s is being recorded: answering over what it has committed (%s)\n", s.d.Dir(), span)
+}
+
 func (s *dbSubject) Describe() string {
 	desc := fmt.Sprintf("database %s: %d relations", s.dir, len(s.d.Catalog().Relations))
 	if start, end, ok := s.d.Extent(); ok {

@@ -63,6 +63,9 @@ type Options struct {
 	Truth      string
 	// Kernel is this machine's Linux kernel.
 	Kernel *KernelOptions
+	// Notes, when set, is told what the user should know about the subject
+	// as it opens (a database that is still being recorded).
+	Notes io.Writer
 }
 
 // KernelOptions shape the kernel subject.
@@ -163,6 +166,13 @@ type RunOptions struct {
 	// Ready, if set, is called once a live subject's residents know what
 	// to enable.
 	Ready func()
+	// Progress, if set, is called each time a live run's watermark
+	// advances (remote.LiveOptions).
+	Progress func(algebra.Time)
+	// Discard keeps no result rows (OnElem sees them; the tables Run
+	// returns are empty): a live run then holds only what its operators
+	// need.
+	Discard bool
 	// From, To, Pace and Player shape a run over a database
 	// (replay.Options).
 	From, To *algebra.Time
@@ -253,7 +263,11 @@ func Open(ctx context.Context, o Options) (Subject, error) {
 	case o.History != "":
 		return openHistory(o.History)
 	case o.DB != "":
-		return openDB(o.DB, o.ResultsInto != "" && samePath(o.ResultsInto, o.DB))
+		s, err := openDB(o.DB, o.ResultsInto != "" && samePath(o.ResultsInto, o.DB))
+		if err == nil && o.Notes != nil {
+			s.noteLive(o.Notes)
+		}
+		return s, err
 	case len(o.Connect) > 0:
 		return openResidents(ctx, o.Connect, o.Token)
 	case o.Demo:

@@ -855,7 +855,7 @@ func (c *stmtChecker) operand(e tquel.Expr) operand {
 		}
 		switch x.Type().Kind {
 		case algebra.KindInt, algebra.KindFloat, algebra.KindDuration:
-			return operand{e: &expr.Unary{Op: expr.OpNeg, X: x, T: x.Type(), At: e.At}}
+			return operand{e: &expr.Unary{Op: expr.OpNeg, X: x, T: x.Type(), At: e.At, Src: c.rep.src}}
 		}
 		c.fail().cannotNegate(e.At, x.Type())
 		return operand{}

@@ -368,7 +368,7 @@ func (a *Apply) drop(g *aggGroup) {
 }
 
 func (a *Apply) schedule(s *aggState, g *aggGroup, v algebra.Value, at algebra.Time) {
-	if at == algebra.Forever {
+	if at >= algebra.Forever {
 		return // contributes for ever
 	}
 	g.pending++

@@ -3,7 +3,6 @@ package exec_test
 import (
 	"math/rand/v2"
 	"path/filepath"
-	"sort"
 	"testing"
 	"time"
 
@@ -71,17 +70,16 @@ func reportRate(b *testing.B, tuples int, start time.Time) {
 }
 
 // BenchmarkInterpreterSelectProject: σ and π (with arithmetic) over one
-// relation of 1M tuples, coalesced — the interpreter against a hand-written
-// loop computing the same result.
+// relation of 1M tuples, coalesced — the interpreter against a fused loop
+// computing the same result (the physical-limit reference, below).
 func BenchmarkInterpreterSelectProject(b *testing.B) {
 	h := benchHistory(b, 20000, 50) // 1,000,000 Process tuples
 	tuples := len(h.Table("Process").Rows)
-	const q = `range of p is Process
-retrieve (p.Process, X = p.Prio * 2) where p.State = "Running" and p.Prio > 1`
-	stmts := testkit.Compile(b, h.Catalog, "q", q, 0)
-	want := render(handSelectProject(h))
+	stmts := testkit.Compile(b, h.Catalog, "q", benchSelectProject, 0)
+	f := newFusedSelectProject(h)
+	want := render(f.table(f.run()))
 	if got := render(runInterpreter(b, h, stmts)); got != want {
-		b.Fatal("interpreter and hand-written loop differ")
+		b.Fatal("interpreter and fused loop differ")
 	}
 	b.Run("interpreter", func(b *testing.B) {
 		b.ReportAllocs()
@@ -91,69 +89,27 @@ retrieve (p.Process, X = p.Prio * 2) where p.State = "Running" and p.Prio > 1`
 		}
 		reportRate(b, tuples, start)
 	})
-	b.Run("handwritten", func(b *testing.B) {
+	b.Run("fused", func(b *testing.B) {
 		b.ReportAllocs()
 		start := time.Now()
 		for i := 0; i < b.N; i++ {
-			handSelectProject(h)
+			f.run()
 		}
 		reportRate(b, tuples, start)
 	})
 }
 
-// handSelectProject is what a programmer would write for that query:
-// filter, project, then coalesce per value.
-func handSelectProject(h *algebra.History) *algebra.Table {
-	type key struct {
-		p string
-		x int64
-	}
-	groups := map[key][]algebra.Tuple{}
-	for _, t := range h.Table("Process").Rows {
-		if t.Vals[1].S != "Running" || t.Vals[2].N <= 1 {
-			continue
-		}
-		k := key{t.Vals[0].S, t.Vals[2].N * 2}
-		groups[k] = append(groups[k], algebra.Tuple{From: t.From, To: t.To})
-	}
-	rel := &algebra.Relation{Class: algebra.ClassInterval, Attrs: []algebra.Attr{{Name: "Process"}, {Name: "X"}}}
-	out := &algebra.Table{Rel: rel}
-	for k, list := range groups {
-		vals := []algebra.Value{algebra.Entity(k.p), algebra.Int(k.x)}
-		for _, t := range coalesceSorted(list) {
-			out.Add(vals, t.From, t.To)
-		}
-	}
-	out.SortRows()
-	return out
-}
-
-func coalesceSorted(list []algebra.Tuple) []algebra.Tuple {
-	sort.Slice(list, func(i, j int) bool { return list[i].From < list[j].From })
-	out := list[:0:0]
-	for _, t := range list {
-		if n := len(out); n > 0 && t.From <= out[n-1].To {
-			out[n-1].To = max(out[n-1].To, t.To)
-			continue
-		}
-		out = append(out, t)
-	}
-	return out
-}
-
-// BenchmarkInterpreterTemporalJoin: docs/tquel.md example 1 — an equi-join of two
+// BenchmarkInterpreterTemporalJoin: TQUEL.md example 1 — an equi-join of two
 // interval relations (1M tuples in all) under the default when and valid
-// clauses, coalesced — against a hand-written per-key overlap join.
+// clauses, coalesced — against a fused sweep over both relations.
 func BenchmarkInterpreterTemporalJoin(b *testing.B) {
 	h := benchHistory(b, 10000, 50) // 500,000 Process + 500,000 RunningOn
 	tuples := len(h.Table("Process").Rows) + len(h.Table("RunningOn").Rows)
-	const q = `range of p is Process
-range of r is RunningOn
-retrieve (p.Process, r.Cpu) where p.Process = r.Process and p.State = "Running"`
-	stmts := testkit.Compile(b, h.Catalog, "q", q, 0)
-	want := render(handTemporalJoin(h))
+	stmts := testkit.Compile(b, h.Catalog, "q", benchTemporalJoin, 0)
+	f := newFusedTemporalJoin(h)
+	want := render(f.table(f.run()))
 	if got := render(runInterpreter(b, h, stmts)); got != want {
-		b.Fatal("interpreter and hand-written join differ")
+		b.Fatal("interpreter and fused loop differ")
 	}
 	b.Run("interpreter", func(b *testing.B) {
 		b.ReportAllocs()
@@ -163,93 +119,296 @@ retrieve (p.Process, r.Cpu) where p.Process = r.Process and p.State = "Running"`
 		}
 		reportRate(b, tuples, start)
 	})
-	b.Run("handwritten", func(b *testing.B) {
+	b.Run("fused", func(b *testing.B) {
 		b.ReportAllocs()
 		start := time.Now()
 		for i := 0; i < b.N; i++ {
-			handTemporalJoin(h)
+			f.run()
 		}
 		reportRate(b, tuples, start)
 	})
 }
 
-// handTemporalJoin groups both relations by process, overlaps each
-// running state with the process's RunningOn intervals, and coalesces.
-func handTemporalJoin(h *algebra.History) *algebra.Table {
-	type side struct{ ps, rs []algebra.Tuple }
-	by := map[string]*side{}
-	get := func(p string) *side {
-		s := by[p]
-		if s == nil {
-			s = &side{}
-			by[p] = s
+// The benchmarks' queries.
+const (
+	benchSelectProject = `range of p is Process
+retrieve (p.Process, X = p.Prio * 2) where p.State = "Running" and p.Prio > 1`
+	benchTemporalJoin = `range of p is Process
+range of r is RunningOn
+retrieve (p.Process, r.Cpu) where p.Process = r.Process and p.State = "Running"`
+)
+
+// TestBenchmarkQueriesAgreeWithReference keeps the benchmark workloads
+// honest on a small scale: interpreter, fused loop and reference evaluator
+// agree.
+func TestBenchmarkQueriesAgreeWithReference(t *testing.T) {
+	h := benchHistory(t, 30, 6)
+	ah := aggHistory(t, 30, 20)
+	sp, tj, cb := newFusedSelectProject(h), newFusedTemporalJoin(h), newFusedCountBy(ah)
+	for _, c := range []struct {
+		h     *algebra.History
+		q     string
+		fused func() *algebra.Table
+	}{
+		{h, benchSelectProject, func() *algebra.Table { return sp.table(sp.run()) }},
+		{h, benchTemporalJoin, func() *algebra.Table { return tj.table(tj.run()) }},
+		{ah, aggCountBy, func() *algebra.Table { return cb.table(cb.run()) }},
+	} {
+		stmts := testkit.Compile(t, c.h.Catalog, "q", c.q, 0)
+		want, err := ref.Eval(c.h, stmts)
+		if err != nil {
+			t.Fatal(err)
 		}
-		return s
-	}
-	for _, t := range h.Table("Process").Rows {
-		if t.Vals[1].S == "Running" {
-			s := get(t.Vals[0].S)
-			s.ps = append(s.ps, t)
+		if got := render(runInterpreter(t, c.h, stmts)); got != render(want[0]) {
+			t.Errorf("interpreter differs from reference for %s", c.q)
+		}
+		if got := render(c.fused()); got != render(want[0]) {
+			t.Errorf("fused loop differs from reference for %s:\n%s\nwant\n%s", c.q, got, render(want[0]))
 		}
 	}
-	for _, t := range h.Table("RunningOn").Rows {
-		s := get(t.Vals[0].S)
-		s.rs = append(s.rs, t)
+}
+
+// ---- fused loops: the physical-limit reference ----
+//
+// A fused loop is what the query compiles to at best: one pass over the
+// input in time order, predicate, projection, join and coalescing in a
+// single loop body, no maps, no sorting, no allocation once its buffers
+// have grown. It reads the relations as columns, entities and enums as
+// dense integer codes — the representation of columnar batches; making the
+// columns is not timed, as building the interpreter's input tables is not.
+// Results are kept as codes and decoded only for the check (table).
+
+// columns is a relation as the fused loops read it: per attribute, a
+// column of codes (an entity's index in its type's dictionary, an enum's
+// ordinal, an int's value), and the valid times.
+type columns struct {
+	col      [][]int64
+	from, to []algebra.Time
+}
+
+// dictionary numbers the identifiers of one entity type densely.
+type dictionary struct {
+	code  map[string]int64
+	names []string
+}
+
+func (d *dictionary) encode(s string) int64 {
+	c, ok := d.code[s]
+	if !ok {
+		c = int64(len(d.names))
+		d.code[s] = c
+		d.names = append(d.names, s)
 	}
-	type key struct{ p, cpu string }
-	groups := map[key][]algebra.Tuple{}
-	for p, s := range by {
-		sort.Slice(s.rs, func(i, j int) bool { return s.rs[i].From < s.rs[j].From })
-		for _, pt := range s.ps {
-			for _, rt := range s.rs {
-				if rt.From >= pt.To {
-					break
+	return c
+}
+
+// columnar makes columns of a table; dicts holds a dictionary per entity
+// type, shared by every relation encoded with it so that codes compare.
+func columnar(t *algebra.Table, dicts map[string]*dictionary) *columns {
+	c := &columns{col: make([][]int64, len(t.Rel.Attrs))}
+	for _, row := range t.Rows {
+		for i, a := range t.Rel.Attrs {
+			v := row.Vals[i]
+			code := v.N // enum ordinal, int
+			if a.Type.Kind == algebra.KindEntity {
+				d := dicts[a.Type.Entity]
+				if d == nil {
+					d = &dictionary{code: map[string]int64{}}
+					dicts[a.Type.Entity] = d
 				}
-				if rt.To <= pt.From {
-					continue
-				}
-				k := key{p, rt.Vals[1].S}
-				groups[k] = append(groups[k], algebra.Tuple{From: max(pt.From, rt.From), To: min(pt.To, rt.To)})
+				code = d.encode(v.S)
 			}
+			c.col[i] = append(c.col[i], code)
+		}
+		c.from = append(c.from, row.From)
+		c.to = append(c.to, row.To)
+	}
+	return c
+}
+
+// span is a valid time being coalesced; to == algebra.Beginning when none.
+type span struct{ from, to algebra.Time }
+
+// coded is one result row: its group's code and its valid time.
+type coded struct {
+	group    int64
+	from, to algebra.Time
+}
+
+// coalesceInto extends group g's open span by [from, to) when they overlap
+// or meet, and otherwise emits the open span and starts another. Spans of
+// a group must arrive in order of from.
+func coalesceInto(open []span, out []coded, g int64, from, to algebra.Time) []coded {
+	o := &open[g]
+	if o.to != algebra.Beginning && from <= o.to {
+		o.to = max(o.to, to)
+		return out
+	}
+	if o.to != algebra.Beginning {
+		out = append(out, coded{g, o.from, o.to})
+	}
+	*o = span{from, to}
+	return out
+}
+
+// flushOpen emits every group's open span and clears it.
+func flushOpen(open []span, out []coded) []coded {
+	for g := range open {
+		if open[g].to != algebra.Beginning {
+			out = append(out, coded{int64(g), open[g].from, open[g].to})
+			open[g].to = algebra.Beginning
 		}
 	}
-	rel := &algebra.Relation{Class: algebra.ClassInterval, Attrs: []algebra.Attr{{Name: "Process"}, {Name: "Cpu"}}}
-	out := &algebra.Table{Rel: rel}
-	for k, list := range groups {
-		vals := []algebra.Value{algebra.Entity(k.p), algebra.Entity(k.cpu)}
-		for _, t := range coalesceSorted(list) {
-			out.Add(vals, t.From, t.To)
+	return out
+}
+
+func resetOpen(open []span) {
+	for g := range open {
+		open[g].to = algebra.Beginning
+	}
+}
+
+// fusedSelectProject is benchSelectProject as a fused loop: a group is a
+// (process, priority) pair, code process·nPrio + priority.
+type fusedSelectProject struct {
+	p              *columns
+	procs          *dictionary
+	running, nPrio int64
+	open           []span
+	out            []coded
+}
+
+func newFusedSelectProject(h *algebra.History) *fusedSelectProject {
+	dicts := map[string]*dictionary{}
+	t := h.Table("Process")
+	p := columnar(t, dicts)
+	nPrio := int64(0)
+	for _, v := range p.col[2] {
+		nPrio = max(nPrio, v+1)
+	}
+	f := &fusedSelectProject{p: p, procs: dicts["Process"], nPrio: nPrio,
+		running: int64(t.Rel.Attrs[1].Type.Enum.Ordinal("Running"))}
+	f.open = make([]span, int64(len(f.procs.names))*nPrio)
+	return f
+}
+
+func (f *fusedSelectProject) run() []coded {
+	resetOpen(f.open)
+	out := f.out[:0]
+	proc, state, prio := f.p.col[0], f.p.col[1], f.p.col[2]
+	from, to := f.p.from, f.p.to
+	for i := range proc {
+		if state[i] != f.running || prio[i] <= 1 {
+			continue
 		}
+		out = coalesceInto(f.open, out, proc[i]*f.nPrio+prio[i], from[i], to[i])
+	}
+	out = flushOpen(f.open, out)
+	f.out = out
+	return out
+}
+
+func (f *fusedSelectProject) table(rows []coded) *algebra.Table {
+	return codedTable(rows, []string{"Process", "X"}, func(g int64) []algebra.Value {
+		return []algebra.Value{algebra.Entity(f.procs.names[g/f.nPrio]), algebra.Int(g % f.nPrio * 2)}
+	})
+}
+
+// codedTable decodes result rows into a table of interval relation attrs,
+// in order; vals gives a group's values.
+func codedTable(rows []coded, attrs []string, vals func(group int64) []algebra.Value) *algebra.Table {
+	rel := &algebra.Relation{Class: algebra.ClassInterval}
+	for _, a := range attrs {
+		rel.Attrs = append(rel.Attrs, algebra.Attr{Name: a})
+	}
+	out := &algebra.Table{Rel: rel}
+	for _, r := range rows {
+		out.Add(vals(r.group), r.from, r.to)
 	}
 	out.SortRows()
 	return out
 }
 
-// TestBenchmarkQueriesAgreeWithReference keeps the benchmark workloads
-// honest on a small scale: interpreter, hand-written loop and reference
-// evaluator agree.
-func TestBenchmarkQueriesAgreeWithReference(t *testing.T) {
-	h := benchHistory(t, 30, 6)
-	for _, c := range []struct {
-		q    string
-		hand func(*algebra.History) *algebra.Table
-	}{
-		{`range of p is Process
-retrieve (p.Process, X = p.Prio * 2) where p.State = "Running" and p.Prio > 1`, handSelectProject},
-		{`range of p is Process
-range of r is RunningOn
-retrieve (p.Process, r.Cpu) where p.Process = r.Process and p.State = "Running"`, handTemporalJoin},
-	} {
-		stmts := testkit.Compile(t, h.Catalog, "q", c.q, 0)
-		want, err := ref.Eval(h, stmts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := render(runInterpreter(t, h, stmts)); got != render(want[0]) {
-			t.Errorf("interpreter differs from reference for %s", c.q)
-		}
-		if got := render(c.hand(h)); got != render(want[0]) {
-			t.Errorf("hand-written loop differs from reference for %s:\n%s\nwant\n%s", c.q, got, render(want[0]))
-		}
+// fusedTemporalJoin is benchTemporalJoin as a fused sweep over both
+// relations in order of from. A process's states are back to back, so it
+// has at most one Running state open; its RunningOn intervals are kept
+// while they can still overlap. Each overlapping pair is found once, when
+// its later tuple arrives, and its intersection then begins at the sweep's
+// time — in order, so it coalesces at once. A group is a (process, cpu)
+// pair, code process·nCPU + cpu.
+type fusedTemporalJoin struct {
+	p, r         *columns
+	procs, cpus  *dictionary
+	running      int64
+	runningState []span     // per process: its open Running state
+	runningOn    [][]cpuRun // per process: RunningOn intervals that may still overlap
+	open         []span
+	out          []coded
+}
+
+type cpuRun struct {
+	cpu      int64
+	from, to algebra.Time
+}
+
+func newFusedTemporalJoin(h *algebra.History) *fusedTemporalJoin {
+	dicts := map[string]*dictionary{}
+	pt := h.Table("Process")
+	p, r := columnar(pt, dicts), columnar(h.Table("RunningOn"), dicts)
+	f := &fusedTemporalJoin{p: p, r: r, procs: dicts["Process"], cpus: dicts["Cpu"],
+		running: int64(pt.Rel.Attrs[1].Type.Enum.Ordinal("Running"))}
+	n := len(f.procs.names)
+	f.runningState = make([]span, n)
+	f.runningOn = make([][]cpuRun, n)
+	f.open = make([]span, n*len(f.cpus.names))
+	return f
+}
+
+func (f *fusedTemporalJoin) run() []coded {
+	resetOpen(f.open)
+	resetOpen(f.runningState)
+	for i := range f.runningOn {
+		f.runningOn[i] = f.runningOn[i][:0]
 	}
+	out := f.out[:0]
+	nCPU := int64(len(f.cpus.names))
+	pProc, pState, pFrom, pTo := f.p.col[0], f.p.col[1], f.p.from, f.p.to
+	rProc, rCPU, rFrom, rTo := f.r.col[0], f.r.col[1], f.r.from, f.r.to
+	i, k := 0, 0
+	for i < len(pProc) || k < len(rProc) {
+		if k == len(rProc) || i < len(pProc) && pFrom[i] <= rFrom[k] {
+			if pState[i] == f.running {
+				proc, from, to := pProc[i], pFrom[i], pTo[i]
+				f.runningState[proc] = span{from, to}
+				runs := f.runningOn[proc]
+				kept := runs[:0]
+				for _, ro := range runs {
+					if ro.to <= from {
+						continue // ended: can overlap nothing to come
+					}
+					kept = append(kept, ro)
+					out = coalesceInto(f.open, out, proc*nCPU+ro.cpu, from, min(to, ro.to))
+				}
+				f.runningOn[proc] = kept
+			}
+			i++
+			continue
+		}
+		proc, from, to := rProc[k], rFrom[k], rTo[k]
+		if st := f.runningState[proc]; st.to != algebra.Beginning && st.to > from {
+			out = coalesceInto(f.open, out, proc*nCPU+rCPU[k], from, min(to, st.to))
+		}
+		f.runningOn[proc] = append(f.runningOn[proc], cpuRun{rCPU[k], from, to})
+		k++
+	}
+	out = flushOpen(f.open, out)
+	f.out = out
+	return out
+}
+
+func (f *fusedTemporalJoin) table(rows []coded) *algebra.Table {
+	nCPU := int64(len(f.cpus.names))
+	return codedTable(rows, []string{"Process", "Cpu"}, func(g int64) []algebra.Value {
+		return []algebra.Value{algebra.Entity(f.procs.names[g/nCPU]), algebra.Entity(f.cpus.names[g%nCPU])}
+	})
 }

@@ -16,8 +16,9 @@ import (
 // the evaluation is exact.
 //
 // The semantics mirrored here is docs/tquel.md's: an event at t is [t, t+1)
-// (saturating at Forever); begin of X is an event at X.b; end of X is an
-// event at X.e, or X itself for an event; X overlap Y is [max b, min e),
+// (Forever included: its event ends at Next(Forever)); begin of X is an
+// event at X.b; end of X is an event at X.e (at Forever when X.e is past
+// it, algebra.Clamp), or X itself for an event; X overlap Y is [max b, min e),
 // empty when max b ≥ min e, an event if either is; X extend Y is
 // [min b, max e), an interval. An empty operand makes every construct empty
 // and every predicate false.
@@ -66,6 +67,7 @@ type rng struct{ lo, hi algebra.Time }
 func (r rng) exact() bool      { return r.lo == r.hi }
 func point(t algebra.Time) rng { return rng{t, t} }
 func rnext(r rng) rng          { return rng{algebra.Next(r.lo), algebra.Next(r.hi)} }
+func rclamp(r rng) rng         { return rng{algebra.Clamp(r.lo), algebra.Clamp(r.hi)} }
 func rmax(a, b rng) rng        { return rng{max(a.lo, b.lo), max(a.hi, b.hi)} }
 func rmin(a, b rng) rng        { return rng{min(a.lo, b.lo), min(a.hi, b.hi)} }
 
@@ -128,10 +130,9 @@ func evalT(e expr.TExpr, vs []varSpan) span {
 		if e.X.IsEvent() {
 			return x
 		}
-		return span{b: x.e, e: rnext(x.e), empty: x.empty}
+		return endEvent(x)
 	case *expr.TAfter:
-		x := evalT(e.X, vs)
-		return span{b: x.e, e: rnext(x.e), empty: x.empty}
+		return endEvent(evalT(e.X, vs))
 	case *expr.TBinary:
 		x, y := evalT(e.X, vs), evalT(e.Y, vs)
 		if e.Extend {
@@ -141,6 +142,13 @@ func evalT(e expr.TExpr, vs []varSpan) span {
 		return span{b: b, e: en, empty: or3(or3(x.empty, y.empty), not3(lt3(b, en)))}
 	}
 	panic("exec: unknown temporal expression")
+}
+
+// endEvent is the event at x's end: at x.e, or at Forever for the end of
+// an event at forever.
+func endEvent(x span) span {
+	b := rclamp(x.e)
+	return span{b: b, e: rnext(b), empty: x.empty}
 }
 
 // evalP evaluates a temporal predicate over variable spans.
@@ -183,10 +191,10 @@ func evalP(p expr.Pred, vs []varSpan) tri {
 }
 
 // stop is the end of a valid-from-to result: the begin of an event, the end
-// of an interval.
+// of an interval — at most Forever.
 func stop(e expr.TExpr, s span) rng {
 	if e.IsEvent() {
 		return s.b
 	}
-	return s.e
+	return rclamp(s.e)
 }

@@ -15,6 +15,8 @@ type Collector struct {
 	// OnElem, when set, is called for each element as it arrives (streaming
 	// output).
 	OnElem func(stream.Elem)
+	// Discard keeps no rows (with OnElem: they are printed, not kept).
+	Discard bool
 }
 
 // NewCollector makes a collector for a relation's tuples.
@@ -24,6 +26,12 @@ func NewCollector(rel *algebra.Relation) *Collector {
 
 func (c *Collector) Push(e stream.Elem) {
 	c.Count++
+	if c.Discard {
+		if c.OnElem != nil {
+			c.OnElem(e)
+		}
+		return
+	}
 	switch e.Kind {
 	case stream.Begin:
 		c.open[e.Rec] = len(c.rows)

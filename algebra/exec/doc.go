@@ -14,9 +14,18 @@
 //     bounds of the interval ends still unknown (bounds.go). A decision that
 //     depends on the future is held until an End or the passing of time
 //     settles it; results go out in time order behind an output watermark.
+//     Its concerns have a file each: probe planning and hash indexes
+//     (join_plan.go), input buffering and storing (join_input.go),
+//     enumerating bindings (join_enum.go), deciding candidates
+//     (join_decide.go), purging stored tuples (join_purge.go) and releasing
+//     results behind the output watermark (join_out.go).
 //   - Coalesce (coalesce.go) makes a result a set: value-equivalent intervals
 //     that overlap or meet are merged and equal events at a chronon are one.
 //   - SetOp (setops.go) is ∩ and ∪ over entity relations.
+//
+// Join and SetOp read their inputs through one watermark merge (merge.go):
+// buffered elements are processed in time order, Ends first, and none past
+// the least input watermark.
 //   - Collector (collect.go) materialises a result.
 //
 // Network (network.go) compiles plans into operators and RunHistory

@@ -26,11 +26,14 @@ type Live struct {
 	clocks []liveClock
 	cur    algebra.Time
 	have   bool
-	last   algebra.Time // last instant stepped
-	start  algebra.Time
-	end    algebra.Time // observation end (ticks stop there)
-	stats  AcquireStats
-	done   bool
+	last   algebra.Time // last instant stepped, when stepped
+	// stepped says some instant was: Beginning is an instant like any
+	// other, so last alone cannot say so.
+	stepped bool
+	start   algebra.Time
+	end     algebra.Time // observation end (ticks stop there)
+	stats   AcquireStats
+	done    bool
 }
 
 type liveClock struct {
@@ -145,11 +148,11 @@ func (l *Live) Packet(rel string, kind stream.PacketKind, key uint64, from algeb
 // its own), then entity tuples at t (Ends first; a tuple that begins and
 // ends at t is empty and dropped) and a tick at t, then α operators.
 func (l *Live) stepTo(t algebra.Time) error {
-	if t <= l.last {
+	if !l.isNew(t) {
 		return nil
 	}
 	l.ticksBefore(t)
-	l.last = t
+	l.last, l.stepped = t, true
 	empty := map[*stream.Rec]bool{}
 	for _, e := range l.ents {
 		if e.Kind == stream.End && e.Rec.From == t {
@@ -179,8 +182,8 @@ func (l *Live) ticksBefore(t algebra.Time) {
 			if c.step <= 0 {
 				continue
 			}
-			for c.next <= l.last && l.last != algebra.Beginning {
-				c.next += c.step // instants already stepped had their ticks
+			for !l.isNew(c.next) {
+				c.next = algebra.NextTick(c.next, c.step) // instants already stepped had their ticks
 			}
 			if c.next < t && c.next <= l.end {
 				next = min(next, c.next)
@@ -189,11 +192,14 @@ func (l *Live) ticksBefore(t algebra.Time) {
 		if next == algebra.Forever {
 			return
 		}
-		l.last = next
+		l.last, l.stepped = next, true
 		l.tickAt(next)
 		l.advanceAll(next)
 	}
 }
+
+// isNew says whether instant t is after every instant stepped.
+func (l *Live) isNew(t algebra.Time) bool { return !l.stepped || t > l.last }
 
 // tickAt delivers the ticks at t.
 func (l *Live) tickAt(t algebra.Time) {
@@ -201,7 +207,7 @@ func (l *Live) tickAt(t algebra.Time) {
 		c := &l.clocks[i]
 		if c.step > 0 && c.next == t && t <= l.end {
 			c.tee.Push(stream.Elem{Kind: stream.Event, T: t, Rec: &stream.Rec{From: t}})
-			c.next += c.step
+			c.next = algebra.NextTick(c.next, c.step)
 		}
 	}
 }
@@ -235,10 +241,10 @@ func (l *Live) Advance(w algebra.Time) error {
 			return err
 		}
 	}
-	if w > l.last {
+	if l.isNew(w) {
 		l.ticksBefore(algebra.Next(w))
-		if w > l.last {
-			l.last = w
+		if l.isNew(w) {
+			l.last, l.stepped = w, true
 			l.advanceAll(w)
 		}
 	}

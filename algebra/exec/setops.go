@@ -13,6 +13,7 @@ type SetOp struct {
 	union  bool
 	out    stream.Receiver
 	in     [2]*setInput
+	merge  merge // of the inputs' buffers, L then R
 	keys   map[string]*setGroup
 	keybuf []byte
 
@@ -27,12 +28,8 @@ type SetOp struct {
 }
 
 type setInput struct {
-	op   *SetOp
-	side int
-	buf  []stream.Elem
-	head int
-	wm   algebra.Time
-	seen bool
+	op *SetOp
+	inbuf
 }
 
 type setGroup struct {
@@ -46,7 +43,8 @@ type setGroup struct {
 func NewSetOp(union bool, out stream.Receiver) *SetOp {
 	s := &SetOp{union: union, out: out, keys: map[string]*setGroup{}}
 	for i := range s.in {
-		s.in[i] = &setInput{op: s, side: i}
+		s.in[i] = &setInput{op: s}
+		s.merge.in = append(s.merge.in, &s.in[i].inbuf)
 	}
 	return s
 }
@@ -54,14 +52,12 @@ func NewSetOp(union bool, out stream.Receiver) *SetOp {
 // Input returns the receiver of side 0 (L) or 1 (R).
 func (s *SetOp) Input(side int) stream.Receiver { return s.in[side] }
 
-func (in *setInput) Push(e stream.Elem) { in.buf = append(in.buf, e) }
+func (in *setInput) Push(e stream.Elem) { in.push(e) }
 
 func (in *setInput) Advance(t algebra.Time) {
-	if in.seen && t <= in.wm {
-		return
+	if in.advance(t) {
+		in.op.advance()
 	}
-	in.wm, in.seen = t, true
-	in.op.advance()
 }
 
 func (s *SetOp) active(g *setGroup) bool {
@@ -72,36 +68,22 @@ func (s *SetOp) active(g *setGroup) bool {
 }
 
 func (s *SetOp) advance() {
-	if !s.in[0].seen || !s.in[1].seen {
+	w, ok := s.merge.watermark()
+	if !ok {
 		return
 	}
-	w := min(s.in[0].wm, s.in[1].wm)
 	if s.started && w <= s.done {
 		return
 	}
 	s.started = true
 	for {
-		var best *setInput
-		for _, in := range s.in {
-			if in.head < len(in.buf) && in.buf[in.head].T <= w {
-				if best == nil || stream.Less(in.buf[in.head], best.buf[best.head]) {
-					best = in
-				}
-			}
-		}
-		if best == nil {
+		side, e, ok := s.merge.next()
+		if !ok {
 			break
 		}
-		e := best.buf[best.head]
-		best.buf[best.head] = stream.Elem{}
-		best.head++
-		s.process(best.side, e)
+		s.process(side, e)
 	}
-	for _, in := range s.in {
-		if in.head == len(in.buf) {
-			in.buf, in.head = in.buf[:0], 0
-		}
-	}
+	s.merge.reclaim()
 	s.done = w
 	if s.curSet && w >= s.cur {
 		s.flush()
@@ -180,5 +162,5 @@ func (s *SetOp) flush() {
 
 // Held counts the identifiers tracked and buffered elements.
 func (s *SetOp) Held() int {
-	return len(s.keys) + len(s.begins) + len(s.in[0].buf) + len(s.in[1].buf)
+	return len(s.keys) + len(s.begins) + s.merge.held()
 }

@@ -56,7 +56,7 @@ func (n *Network) RunSource(src stream.Source, window *algebra.Window) (int, err
 			for _, c := range clocks {
 				if c.next == next {
 					c.tee.Push(stream.Elem{Kind: stream.Event, T: next, Rec: &stream.Rec{From: next}})
-					c.next += c.step
+					c.next = algebra.NextTick(c.next, c.step)
 				}
 			}
 			if next < t {

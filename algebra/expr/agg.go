@@ -57,16 +57,18 @@ type Window struct {
 
 // Stretch is the end of the span over which a tuple valid until e (its
 // exclusive end) contributes to a window: e for each instant, Forever for
-// ever, e + D − 1 for a moving window of width D (saturating at Forever).
+// ever, e + D − 1 for a moving window of width D (saturating at Forever) —
+// never before e, so an event at forever, [Forever, Next(Forever)),
+// contributes at forever.
 // A tuple valid over [b, e) contributes at chronon c exactly when
 // b ≤ c < Stretch(e).
 func (w Window) Stretch(e algebra.Time) algebra.Time {
 	switch w.Kind {
 	case WindowEver:
-		return algebra.Forever
+		return max(e, algebra.Forever)
 	case WindowMoving:
 		if e >= algebra.Forever-(w.D-1) {
-			return algebra.Forever
+			return max(e, algebra.Forever)
 		}
 		return e + w.D - 1
 	}

@@ -2,6 +2,7 @@ package expr
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 
@@ -70,6 +71,9 @@ type Unary struct {
 	X  Expr
 	T  algebra.Type
 	At source.Pos
+	// Src is the text At is in (nil when unknown): negating the least
+	// integer at run time is a diagnostic there.
+	Src *source.File
 }
 
 // Binary is an arithmetic, comparison or logical operation.
@@ -193,6 +197,45 @@ func Vars(e Expr) uint64 {
 // ErrDivByZero is returned when an integer or duration is divided by zero.
 var ErrDivByZero = errors.New("division by zero")
 
+// ErrOverflow is wrapped by the error of integer, duration and time
+// arithmetic whose exact result is not representable: outside 64 bits, or a
+// time past forever. Arithmetic is exact or an error, never wrapped around.
+var ErrOverflow = errors.New("arithmetic overflow")
+
+// checked applies an integer operator to x and y exactly; ok is false when
+// the result does not fit in an int64.
+func checked(op Op, x, y int64) (n int64, ok bool) {
+	switch op {
+	case OpAdd:
+		n = x + y
+		return n, (n > x) == (y > 0)
+	case OpSub:
+		n = x - y
+		return n, (n < x) == (y > 0)
+	case OpMul:
+		if x == 0 || y == 0 {
+			return 0, true
+		}
+		n = x * y
+		return n, n/y == x && !(x == -1 && y == math.MinInt64) && !(y == -1 && x == math.MinInt64)
+	case OpDiv:
+		return x / y, !(x == math.MinInt64 && y == -1)
+	case OpMod:
+		if y == -1 {
+			return 0, true
+		}
+		return x % y, true
+	}
+	return 0, false
+}
+
+func overflow(t algebra.Type) error {
+	if t.Kind == algebra.KindTime {
+		return fmt.Errorf("%w: time outside beginning to forever", ErrOverflow)
+	}
+	return fmt.Errorf("%w: %s result outside 64 bits", ErrOverflow, t.Kind)
+}
+
 // Arith applies an arithmetic operator to two values; t is the result type
 // the checker assigned.
 func Arith(op Op, a, b algebra.Value, t algebra.Type) (algebra.Value, error) {
@@ -223,38 +266,33 @@ func Arith(op Op, a, b algebra.Value, t algebra.Type) (algebra.Value, error) {
 		}
 	case algebra.KindInt, algebra.KindDuration, algebra.KindTime:
 		x, y := a.N, b.N
-		var n int64
 		switch op {
-		case OpAdd:
-			n = x + y
-		case OpSub:
-			n = x - y
-		case OpMul:
-			n = x * y
-		case OpDiv:
+		case OpAdd, OpSub, OpMul:
+		case OpDiv, OpMod:
 			if y == 0 {
 				return algebra.Value{}, ErrDivByZero
 			}
-			n = x / y
-		case OpMod:
-			if y == 0 {
-				return algebra.Value{}, ErrDivByZero
-			}
-			n = x % y
 		default:
 			return algebra.Value{}, errors.New("bad arithmetic operator")
+		}
+		n, ok := checked(op, x, y)
+		if !ok || t.Kind == algebra.KindTime && n > algebra.Forever {
+			return algebra.Value{}, overflow(t)
 		}
 		return algebra.Value{K: t.Kind, N: n}, nil
 	}
 	return algebra.Value{}, errors.New("bad arithmetic on " + a.K.String() + " and " + b.K.String())
 }
 
-// Negate returns -a.
-func Negate(a algebra.Value) algebra.Value {
+// Negate returns -a; the least integer (or duration) has no negation.
+func Negate(a algebra.Value) (algebra.Value, error) {
 	if a.K == algebra.KindFloat {
-		return algebra.Float(-a.F())
+		return algebra.Float(-a.F()), nil
 	}
-	return algebra.Value{K: a.K, N: -a.N}
+	if a.N == math.MinInt64 {
+		return algebra.Value{}, overflow(algebra.Type{Kind: a.K})
+	}
+	return algebra.Value{K: a.K, N: -a.N}, nil
 }
 
 // CompareOp applies a comparison operator.
@@ -298,7 +336,11 @@ func Eval(e Expr, b Binding) (algebra.Value, error) {
 		if e.Op == OpNot {
 			return algebra.Bool(!x.B()), nil
 		}
-		return Negate(x), nil
+		r, err := Negate(x)
+		if err != nil {
+			return r, e.Src.Wrap(e.At, err)
+		}
+		return r, nil
 	case *Binary:
 		x, err := Eval(e.X, b)
 		if err != nil {
@@ -354,9 +396,17 @@ func Compile(e Expr) Fn {
 				return algebra.Bool(!v.B()), err
 			}
 		}
+		pos, src := e.At, e.Src
 		return func(b Binding) (algebra.Value, error) {
 			v, err := x(b)
-			return Negate(v), err
+			if err != nil {
+				return v, err
+			}
+			r, err := Negate(v)
+			if err != nil {
+				return r, src.Wrap(pos, err)
+			}
+			return r, nil
 		}
 	case *Binary:
 		x, y := Compile(e.X), Compile(e.Y)

@@ -11,7 +11,8 @@ import (
 // Config shapes a random history.
 type Config struct {
 	Seed uint64
-	// Span is the number of chronons histories cover: times are in [0, Span).
+	// Span is the number of chronons histories cover: times are in
+	// [origin, origin+Span), where origin is 0 unless Edges moves it.
 	Span int64
 	// Entities is the number of instances of each entity type.
 	Entities int
@@ -24,6 +25,29 @@ type Config struct {
 	// Integrity makes every tuple lie within the lifetime of each entity
 	// it names, as in a real system (acquisitional execution relies on it).
 	Integrity bool
+	// Edges places three histories in four elsewhere on the time line, by
+	// seed: across the epoch (origin −Span/2), at the beginning of time
+	// (origin Beginning) and at its end (every closed end a few chronons
+	// before Forever), so that negative times and times next to the infinities
+	// meet every operator and every query's constants.
+	Edges bool
+}
+
+// Origin is the first time of the history cfg describes.
+func (cfg Config) Origin() algebra.Time {
+	if !cfg.Edges {
+		return 0
+	}
+	switch cfg.Seed % 4 {
+	case 1:
+		return -cfg.Span / 2
+	case 2:
+		return algebra.Beginning
+	case 3:
+		// Entities' state changes run past Span: up to Span/3 + 4·MaxLen.
+		return algebra.Forever - 2*cfg.Span - 4*cfg.MaxLen
+	}
+	return 0
 }
 
 // DefaultConfig is small enough for exhaustive reference evaluation of
@@ -79,6 +103,9 @@ func Prefixes(cat *algebra.Catalog) map[string]string {
 // Random makes a random history over every relation of cat.
 func Random(cat *algebra.Catalog, cfg Config) *algebra.History {
 	r := rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15))
+	origin := cfg.Origin()
+	// within is a random time in the first n chronons of the history.
+	within := func(n int64) algebra.Time { return origin + r.Int64N(n) }
 	h := algebra.NewHistory(cat)
 	ids := map[string][]string{}
 	for _, t := range cat.EntityTypes {
@@ -102,14 +129,14 @@ func Random(cat *algebra.Catalog, cfg Config) *algebra.History {
 		case algebra.KindBool:
 			return algebra.Bool(r.IntN(2) == 0)
 		case algebra.KindTime:
-			return algebra.TimeVal(r.Int64N(cfg.Span))
+			return algebra.TimeVal(within(cfg.Span))
 		case algebra.KindDuration:
 			return algebra.DurationVal(r.Int64N(10))
 		}
 		return algebra.Value{}
 	}
 	interval := func() (algebra.Time, algebra.Time) {
-		from := r.Int64N(cfg.Span)
+		from := within(cfg.Span)
 		if r.IntN(100) < cfg.OpenPct {
 			return from, algebra.Forever
 		}
@@ -122,8 +149,8 @@ func Random(cat *algebra.Catalog, cfg Config) *algebra.History {
 	})
 	type span struct{ from, to algebra.Time }
 	life := map[string]map[string]span{} // entity type → id → lifetime
-	within := func(vals []algebra.Value, rel *algebra.Relation) (algebra.Time, algebra.Time, bool) {
-		lo, hi := algebra.Time(0), algebra.Forever
+	lifetime := func(vals []algebra.Value, rel *algebra.Relation) (algebra.Time, algebra.Time, bool) {
+		lo, hi := origin, algebra.Forever
 		for i, a := range rel.Attrs {
 			if a.Type.Kind != algebra.KindEntity {
 				continue
@@ -138,7 +165,7 @@ func Random(cat *algebra.Catalog, cfg Config) *algebra.History {
 			}
 			lo, hi = max(lo, sp.from), min(hi, sp.to)
 		}
-		return lo, hi, lo < hi && lo < cfg.Span
+		return lo, hi, lo < hi && lo < origin+cfg.Span
 	}
 	// pick draws a tuple's attribute values and valid time; with Integrity
 	// it retries until the entities named share a lifetime, and places the
@@ -151,17 +178,17 @@ func Random(cat *algebra.Catalog, cfg Config) *algebra.History {
 			}
 			if !cfg.Integrity {
 				if event {
-					at := r.Int64N(cfg.Span)
-					return vals, at, algebra.Next(at), true
+					t := within(cfg.Span)
+					return vals, t, algebra.Next(t), true
 				}
 				from, to := interval()
 				return vals, from, to, true
 			}
-			lo, hi, ok := within(vals, rel)
+			lo, hi, ok := lifetime(vals, rel)
 			if !ok {
 				continue
 			}
-			top := min(hi, cfg.Span)
+			top := min(hi, origin+cfg.Span)
 			from := lo + r.Int64N(top-lo)
 			if event {
 				return vals, from, algebra.Next(from), true
@@ -185,7 +212,7 @@ func Random(cat *algebra.Catalog, cfg Config) *algebra.History {
 			et := rel.Attrs[0].Type.Entity
 			life[et] = map[string]span{}
 			for _, id := range ids[et] {
-				at := r.Int64N(cfg.Span / 3)
+				at := within(cfg.Span / 3)
 				born := at
 				steps := 1 + r.IntN(4)
 				for s := 0; s < steps; s++ {

@@ -180,7 +180,7 @@ func (ev *evaluator) query(r *check.Retrieve) ([]algebra.Tuple, error) {
 			}
 			tv[i] = algebra.TimeVal(s.b)
 			if t.End && !t.X.IsEvent() {
-				tv[i] = algebra.TimeVal(s.e)
+				tv[i] = algebra.TimeVal(algebra.Clamp(s.e))
 			}
 		}
 		vals[k] = tv
@@ -284,7 +284,7 @@ type timeline struct {
 	// atForever is each group's value at Forever, which only an event at
 	// Forever (the end of an interval still open) asks for: the
 	// contributions that last until Forever — intervals never ending,
-	// for-ever windows, and events at Forever — count there.
+	// for-ever windows — and those at Forever (events there) count.
 	atForever map[string]piece
 	def       algebra.Value // the value where nothing contributes (count, countU, any)
 	total     bool
@@ -359,7 +359,7 @@ func (ev *evaluator) timeline(g *check.Agg) (*timeline, error) {
 		tl.groups[key] = pieces
 		var vs []algebra.Value
 		for _, c := range cs {
-			if c.to == algebra.Forever {
+			if c.to >= algebra.Forever { // never ending, or an event at forever
 				vs = append(vs, c.v)
 			}
 		}
@@ -416,11 +416,14 @@ type span struct {
 
 var emptySpan = span{empty: true}
 
-func next(t algebra.Time) algebra.Time {
-	if t == algebra.Forever {
-		return t
-	}
-	return t + 1
+// next is the end of the event at t: TQUEL.md's t+1, for Forever too.
+func next(t algebra.Time) algebra.Time { return algebra.Next(t) }
+
+// endEvent is the event at x's end; the end of an event at forever (an end
+// past Forever) is forever.
+func endEvent(x span) span {
+	b := algebra.Clamp(x.e)
+	return span{b: b, e: next(b)}
 }
 
 func temporal(e expr.TExpr, b []algebra.Tuple, r *check.Retrieve) span {
@@ -446,13 +449,13 @@ func temporal(e expr.TExpr, b []algebra.Tuple, r *check.Retrieve) span {
 		if e.X.IsEvent() { // end of an event is the event itself
 			return x
 		}
-		return span{b: x.e, e: next(x.e)} // an event at X.e
+		return endEvent(x) // an event at X.e
 	case *expr.TAfter: // the event at X's end, for events too
 		x := temporal(e.X, b, r)
 		if x.empty {
 			return emptySpan
 		}
-		return span{b: x.e, e: next(x.e)}
+		return endEvent(x)
 	case *expr.TBinary:
 		x, y := temporal(e.X, b, r), temporal(e.Y, b, r)
 		if x.empty || y.empty {
@@ -514,7 +517,7 @@ func valid(v *expr.Valid, b []algebra.Tuple, r *check.Retrieve) (from, to algebr
 	if v.To.IsEvent() {
 		to = t.b
 	} else {
-		to = t.e
+		to = algebra.Clamp(t.e) // an interval ends at forever at the latest
 	}
 	if from >= to {
 		return 0, 0, false

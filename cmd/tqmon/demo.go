@@ -20,6 +20,7 @@ import (
 	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident/demo"
+	"github.com/tqmon/tqmon/resident/transport"
 	"github.com/tqmon/tqmon/subject"
 )
 
@@ -28,6 +29,7 @@ type demoFlags struct {
 	subject    bool
 	listen     string
 	token      string
+	tokenFile  string
 	wait       bool
 	duration   time.Duration
 	truthDir   string
@@ -64,7 +66,8 @@ func newDemoCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.BoolVar(&f.headless, "headless", false, "print results instead of showing the animated view")
 	fl.BoolVar(&f.subject, "subject", false, "run only the subject and its resident, serving monitors at --listen")
 	fl.StringVar(&f.listen, "listen", "", "with --subject: where to serve (a unix socket path, or host:port with --token)")
-	fl.StringVar(&f.token, "token", "", "shared token remote monitors must present (required on TCP)")
+	fl.StringVar(&f.token, "token", "", "shared token remote monitors must present (required on TCP; or --token-file, or $TQMON_TOKEN)")
+	fl.StringVar(&f.tokenFile, "token-file", "", "with --subject: read the shared token from this file")
 	fl.BoolVar(&f.wait, "wait", true, "with --subject: start the system only once a monitor has connected")
 	fl.DurationVar(&f.duration, "duration", 10*time.Second, "how long to run (real time)")
 	fl.StringVar(&f.truthDir, "truth", "", "write the complete ground truth as a history directory")
@@ -119,9 +122,13 @@ func runSubject(f *demoFlags, stderr io.Writer) error {
 	if f.listen == "" {
 		return usageErr(errors.New("--subject needs --listen ADDR (a unix socket path, or host:port with --token)"))
 	}
+	var err error
+	if f.token, err = transport.Token(f.token, f.tokenFile); err != nil {
+		return usageErr(err)
+	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
-	err := subject.Serve(ctx, subject.ServeOptions{Config: f.cfg, Listen: f.listen, Token: f.token, Wait: f.wait,
+	err = subject.Serve(ctx, subject.ServeOptions{Config: f.cfg, Listen: f.listen, Token: f.token, Wait: f.wait,
 		Duration: f.duration, Truth: f.truthDir,
 		Serving: func() { fmt.Fprintf(stderr, "tqmon demo subject: serving on %s\n", f.listen) }})
 	if err != nil {

@@ -74,6 +74,8 @@ var helpExamples = map[string]exampleRun{
 	"replay":          {para: 0, want: "Process"},
 	"export":          {para: 0, want: "P2"},
 	"import":          {para: 0, want: "P2"},
+	"db check":        {para: 0, want: "no damage"},
+	"db repair":       {para: 0, want: "nothing lost"},
 	"sensors check":   {para: 0},
 	"sensors compile": {para: 0},
 	"completion":      {para: 3},

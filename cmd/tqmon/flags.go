@@ -74,7 +74,11 @@ func parseParams(flags []string) (map[string]string, error) {
 		if !ok || name == "" {
 			return nil, fmt.Errorf("--param %q: want NAME=VALUE", p)
 		}
-		params[strings.TrimPrefix(name, "$")] = val
+		name = strings.TrimPrefix(name, "$")
+		if _, dup := params[name]; dup {
+			return nil, fmt.Errorf("--param %s is given twice", name)
+		}
+		params[name] = val
 	}
 	return params, nil
 }

@@ -75,6 +75,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newReplayCmd(stdout, stderr))
 	root.AddCommand(newExportCmd(stdout, stderr))
 	root.AddCommand(newImportCmd(stdout, stderr))
+	root.AddCommand(newDBCmd(stdout, stderr))
 	root.AddCommand(newCompletionCmd(stdout))
 	root.AddCommand(newResidentCmd(stdout, stderr))
 	root.AddCommand(newShimCmd(stderr))

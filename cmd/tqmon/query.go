@@ -94,7 +94,7 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error
 	if err != nil {
 		return usageErr(err)
 	}
-	so := subject.Options{History: f.historyDir, DB: f.dbDir, Connect: f.connect, Token: f.token, ResultsInto: f.record}
+	so := subject.Options{Notes: stderr, History: f.historyDir, DB: f.dbDir, Connect: f.connect, Token: f.token, ResultsInto: f.record}
 	if so.Kernel, err = f.kernel.options(); err != nil {
 		return err
 	}

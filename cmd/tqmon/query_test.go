@@ -491,3 +491,42 @@ func TestInputFilesBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestOverflowIsRuntimeError: integer, duration and time arithmetic is exact
+// or a runtime error at the operator (exit 1), like division by zero.
+func TestOverflowIsRuntimeError(t *testing.T) {
+	h := taskHistory(t)
+	dir := testkit.WriteFiles(t, map[string]string{"big.tq": "range of k is Task\nretrieve (k.Task, x = 9223372036854775807 + k.Prio)\n"})
+	big := filepath.Join(dir, "big.tq")
+	for _, tt := range []struct {
+		src  []string // after --history
+		want string   // the first line of stderr
+	}{
+		{[]string{"-f", big}, big + ":2:43: arithmetic overflow: int result outside 64 bits"},
+		{[]string{"-e", "k.Prio * 9223372036854775807"}, "-e#2:1:22: arithmetic overflow: int result outside 64 bits"},
+		{[]string{"-e", "-(k.Prio - 9223372036854775807 - 1)"}, "-e#2:1:15: arithmetic overflow: int result outside 64 bits"},
+		{[]string{"-e", "k.Slice * 9223372036854775807"}, "-e#2:1:23: arithmetic overflow: duration result outside 64 bits"},
+		{[]string{"-e", "k.Started - 2562047h - 2562047h"}, "-e#2:1:36: arithmetic overflow: time outside beginning to forever"},
+		{[]string{"-e", "k.Started + 2562047h + 2562047h"}, "-e#2:1:36: arithmetic overflow: time outside beginning to forever"},
+		{[]string{"-e", "(k.Started - 2562047h) - (k.Started + 2562047h)"}, "-e#2:1:38: arithmetic overflow: duration result outside 64 bits"},
+	} {
+		args := append([]string{"query", "--history", h}, tt.src...)
+		if tt.src[0] == "-e" {
+			args = append([]string{"query", "--history", h, "-e", "range of k is Task"}, "-e", "retrieve (x = "+tt.src[1]+") where k.Prio = 0 or k.Task = T1")
+		}
+		code, out, errs := tqmon(t, args...)
+		if first, _, _ := strings.Cut(errs, "\n"); code != 1 || out != "" || first != tt.want {
+			t.Errorf("%q: exit %d, stdout %q\ngot:\n%s\nwant:\n%s", tt.src, code, out, errs, tt.want)
+		}
+	}
+}
+
+// TestDuplicateParam: a --param given twice is a usage error, not the last
+// one silently winning.
+func TestDuplicateParam(t *testing.T) {
+	h := taskHistory(t)
+	code, out, errs := tqmon(t, "query", "--history", h, "-e", "retrieve (x = 1)", "--param", "p=1", "--param", "$p=2")
+	if want := "tqmon: --param p is given twice\n"; code != 2 || out != "" || errs != want {
+		t.Errorf("exit %d, stdout %q\ngot:\n%s\nwant:\n%s", code, out, errs, want)
+	}
+}

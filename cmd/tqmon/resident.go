@@ -19,6 +19,7 @@ type residentFlags struct {
 	kernel    bool
 	listen    string
 	token     string
+	tokenFile string
 	specs     []string
 	ringBytes int
 }
@@ -38,13 +39,17 @@ func newResidentCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl := cmd.Flags()
 	fl.BoolVar(&f.kernel, "kernel", false, "serve the Linux kernel's sensors (the only resident this command runs)")
 	fl.StringVar(&f.listen, "listen", "", "where to serve: a unix socket path, or host:port (with --token)")
-	fl.StringVar(&f.token, "token", "", "shared token remote monitors must present (required on TCP)")
+	fl.StringVar(&f.token, "token", "", "shared token remote monitors must present (required on TCP; or --token-file, or $TQMON_TOKEN)")
+	fl.StringVar(&f.tokenFile, "token-file", "", "read the shared token from this file")
 	fl.StringArrayVar(&f.specs, "spec", nil, "FILE extending the kernel's description (uprobe sensors; repeatable)")
 	fl.IntVar(&f.ringBytes, "ring-bytes", 8<<20, "size of the packet ring buffer (a power of two, at least a page)")
 	return cmd
 }
 
-func runResident(f *residentFlags, stderr io.Writer) error {
+func runResident(f *residentFlags, stderr io.Writer) (err error) {
+	if f.token, err = transport.Token(f.token, f.tokenFile); err != nil {
+		return usageErr(err)
+	}
 	switch {
 	case !f.kernel:
 		return usageErr(errors.New("resident serves the kernel: give --kernel (Go programs embed their own resident)"))

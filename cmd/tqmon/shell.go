@@ -68,7 +68,7 @@ func runShell(f *shellFlags, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	so := subject.Options{History: f.historyDir, DB: f.dbDir, Connect: f.connect, Token: f.token,
+	so := subject.Options{Notes: stderr, History: f.historyDir, DB: f.dbDir, Connect: f.connect, Token: f.token,
 		Demo: f.demo, Config: demo.DefaultConfig(f.seed), Background: true}
 	if f.kernel {
 		so.Kernel = &subject.KernelOptions{Target: f.target}

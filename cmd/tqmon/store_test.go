@@ -274,13 +274,11 @@ func TestReplay(t *testing.T) {
 	}
 }
 
-// TestRecordKilled: tqmon record killed with SIGKILL leaves a database that
-// opens, holds every tuple synced before the kill, and reports the
-// intervals in progress at the kill as open.
-func TestRecordKilled(t *testing.T) {
-	bin := binary(t)
-	dir := t.TempDir()
-	sock, dbDir := filepath.Join(dir, "s.sock"), filepath.Join(dir, "db")
+// serveDemoSubject runs the paper's system in this process, recording its
+// ground truth, and serves it on sock until the test ends; ready is closed
+// when a monitor's session is ready.
+func serveDemoSubject(t *testing.T, sock string) (*demo.SubjectClock, *truth.Recorder, *resident.Resident, <-chan struct{}) {
+	t.Helper()
 	cat, err := subject.DemoCatalog()
 	if err != nil {
 		t.Fatal(err)
@@ -300,7 +298,18 @@ func TestRecordKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	go srv.Serve(lis)
-	defer srv.Stop()
+	t.Cleanup(srv.Stop)
+	return clock, rec, res, ready
+}
+
+// TestRecordKilled: tqmon record killed with SIGKILL leaves a database that
+// opens, holds every tuple synced before the kill, and reports the
+// intervals in progress at the kill as open.
+func TestRecordKilled(t *testing.T) {
+	bin := binary(t)
+	dir := t.TempDir()
+	sock, dbDir := filepath.Join(dir, "s.sock"), filepath.Join(dir, "db")
+	clock, rec, res, ready := serveDemoSubject(t, sock)
 	cmd := exec.Command(bin, "record", "--connect", sock, "--db", dbDir, "--sync", "50ms", "-v")
 	errPipe, err := cmd.StderrPipe()
 	if err != nil {
@@ -367,6 +376,7 @@ func TestRecordKilled(t *testing.T) {
 	}
 	through := got.Window.To
 	openAtKill := 0
+	cat := want.Catalog
 	period := cat.ClockPeriod
 	for _, r := range cat.Relations {
 		type key struct {
@@ -473,26 +483,7 @@ func TestQueryDBExplain(t *testing.T) {
 func TestQueryConnectRecord(t *testing.T) {
 	dir := t.TempDir()
 	sock, out := filepath.Join(dir, "s.sock"), filepath.Join(dir, "out")
-	cat, err := subject.DemoCatalog()
-	if err != nil {
-		t.Fatal(err)
-	}
-	clock := demo.NewClock(1000)
-	rec := truth.New(cat, 0, 0)
-	res := resident.New(ossensors.Spec(), demo.Options(clock, rec))
-	hello := res.Hello()
-	rec.SetClock(hello.MonoBase, hello.WallBase)
-	sessions, ready := subject.LeaseSessions(res)
-	srv, err := transport.NewServer(sessions, transport.ServerOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lis, err := transport.Listen(sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(lis)
-	defer srv.Stop()
+	clock, rec, res, ready := serveDemoSubject(t, sock)
 	q := filepath.Join(paper, "resumed_by_p1.tq")
 	type result struct {
 		code           int

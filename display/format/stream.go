@@ -1,8 +1,11 @@
 package format
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 
@@ -13,23 +16,43 @@ import (
 // as it happens, an interval once it has ended (Close writes those still
 // open, valid until forever). CSV and JSONL rows are as Write makes them,
 // each result's CSV header first; the table form writes one line per row,
-// prefixed with the result's name. Several results may interleave.
+// prefixed with the result's name. Several results may interleave. It
+// keeps only the tuples still open.
 type Stream struct {
 	mu     sync.Mutex
 	w      io.Writer
 	o      Options
 	rels   []*algebra.Relation
 	header []bool
-	open   []map[any]*algebra.Tuple
-	order  [][]any
+	open   []map[any]*openTuple
+	seq    uint64
+	buf    []byte
+	// The table form's line prefixes: per result, its name and each
+	// column's "name=".
+	name  []string
+	heads [][]string
+}
+
+// openTuple is a tuple begun and not yet ended, and when it began among
+// the others.
+type openTuple struct {
+	algebra.Tuple
+	seq uint64
 }
 
 // NewStream prepares a stream of results of the given relations.
 func NewStream(w io.Writer, o Options, rels []*algebra.Relation) *Stream {
 	s := &Stream{w: w, o: o, rels: rels, header: make([]bool, len(rels)),
-		open: make([]map[any]*algebra.Tuple, len(rels)), order: make([][]any, len(rels))}
-	for i := range rels {
-		s.open[i] = map[any]*algebra.Tuple{}
+		open: make([]map[any]*openTuple, len(rels)), name: make([]string, len(rels)), heads: make([][]string, len(rels))}
+	for i, rel := range rels {
+		s.open[i] = map[any]*openTuple{}
+		s.name[i] = rel.Name
+		if s.name[i] == "" {
+			s.name[i] = fmt.Sprintf("result %d", i+1)
+		}
+		for _, h := range Header(rel) {
+			s.heads[i] = append(s.heads[i], h+"=")
+		}
 	}
 	return s
 }
@@ -38,8 +61,8 @@ func NewStream(w io.Writer, o Options, rels []*algebra.Relation) *Stream {
 func (s *Stream) Begin(i int, id any, vals []algebra.Value, at algebra.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.open[i][id] = &algebra.Tuple{Vals: vals, From: at, To: algebra.Forever}
-	s.order[i] = append(s.order[i], id)
+	s.seq++
+	s.open[i][id] = &openTuple{Tuple: algebra.Tuple{Vals: vals, From: at, To: algebra.Forever}, seq: s.seq}
 }
 
 // End writes the tuple id of result i, which ended at t.
@@ -52,14 +75,15 @@ func (s *Stream) End(i int, id any, at algebra.Time) error {
 	}
 	delete(s.open[i], id)
 	t.To = at
-	return s.row(i, t)
+	return s.row(i, &t.Tuple)
 }
 
 // Event writes an event of result i.
 func (s *Stream) Event(i int, vals []algebra.Value, at algebra.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.row(i, &algebra.Tuple{Vals: vals, From: at, To: algebra.Next(at)})
+	t := algebra.Tuple{Vals: vals, From: at, To: algebra.Next(at)}
+	return s.row(i, &t)
 }
 
 // Close writes the tuples still open, in the order they began.
@@ -67,11 +91,11 @@ func (s *Stream) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i := range s.rels {
-		for _, id := range s.order[i] {
-			if t := s.open[i][id]; t != nil {
-				if err := s.row(i, t); err != nil {
-					return err
-				}
+		open := slices.SortedFunc(maps.Values(s.open[i]), func(a, b *openTuple) int { return cmp.Compare(a.seq, b.seq) })
+		clear(s.open[i])
+		for _, t := range open {
+			if err := s.row(i, &t.Tuple); err != nil {
+				return err
 			}
 		}
 	}
@@ -98,15 +122,29 @@ func (s *Stream) row(i int, t *algebra.Tuple) error {
 		_, err := io.WriteString(s.w, strings.SplitN(b.String(), "\n", 2)[1])
 		return err
 	}
-	name := rel.Name
-	if name == "" {
-		name = fmt.Sprintf("result %d", i+1)
+	b := append(s.buf[:0], s.name[i]...)
+	b = append(b, ": "...)
+	head := s.heads[i]
+	for j, v := range t.Vals {
+		if j > 0 {
+			b = append(b, ' ')
+		}
+		b = append(b, head[j]...)
+		b = append(b, v.Format(s.o.Time)...)
 	}
-	var cells []string
-	head := Header(rel)
-	for j, c := range Row(rel, t, s.o.Time) {
-		cells = append(cells, head[j]+"="+c)
+	n := len(t.Vals)
+	if n > 0 {
+		b = append(b, ' ')
 	}
-	_, err := fmt.Fprintf(s.w, "%s: %s\n", name, strings.Join(cells, " "))
+	b = append(b, head[n]...)
+	b = append(b, algebra.FormatTime(t.From, s.o.Time)...)
+	if !rel.IsEvent() {
+		b = append(b, ' ')
+		b = append(b, head[n+1]...)
+		b = append(b, algebra.FormatTime(t.To, s.o.Time)...)
+	}
+	b = append(b, '\n')
+	s.buf = b
+	_, err := s.w.Write(b)
 	return err
 }

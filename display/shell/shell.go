@@ -278,18 +278,13 @@ func (sh *shell) runChecked(stmts []*check.Retrieve) {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
 	start := time.Now()
-	var rels []*algebra.Relation
-	for _, r := range stmts {
-		rels = append(rels, r.Result)
-	}
-	var fs *format.Stream
+	var pr *subject.Printer
 	var show func(int, stream.Elem)
 	if sh.src.Live() {
-		fs = format.NewStream(sh.out, sh.opts, rels)
+		pr = subject.NewPrinter(sh.out, sh.opts, stmts)
 		show = func(i int, e stream.Elem) {
 			if i >= first {
-				subject.Stream(fs, i-first, e)
-				sh.out.Flush()
+				pr.Elem(i-first, e)
 			}
 		}
 		sh.errorf("(running live: results print as they come; Ctrl-C stops the query)\n")
@@ -304,20 +299,28 @@ func (sh *shell) runChecked(stmts []*check.Retrieve) {
 			}
 		}
 	}
-	results, _, err := sh.src.Run(ctx, prog, subject.RunOptions{OnElem: show})
+	ro := subject.RunOptions{OnElem: show}
+	if pr != nil {
+		ro.Progress = func(algebra.Time) { pr.Settle() }
+		ro.Discard = true
+	}
+	results, _, err := sh.src.Run(ctx, prog, ro)
 	if err != nil {
+		if pr != nil {
+			pr.Close()
+		}
 		rec.finish(sh)
 		sh.errorf("%s", sh.render(err))
 		return
 	}
-	if rec != nil && fs == nil {
+	if rec != nil && pr == nil {
 		for i, r := range results[first:] {
 			rec.table(i, r.Table)
 		}
 	}
 	rec.finish(sh)
-	if fs != nil {
-		if err := fs.Close(); err != nil {
+	if pr != nil {
+		if err := pr.Close(); err != nil {
 			sh.errorf("%s", sh.render(err))
 		}
 	} else {

@@ -10,7 +10,11 @@
 // numbering, refusals (*session.CommandError) and the errors a session
 // ends with (session.ErrClosed, ErrLeaseExpired, ErrTooManySessions),
 // per-session enable counts, and the mailbox each drain round delivers
-// to. Unlike package resident, which sits inside subject programs and
+// to — and so the core's bounds (package session): packets held per
+// session and in all (session.MaxHeld, session.MaxHeldTotal; beyond,
+// dropped and counted), keys enabled per session (session.MaxEnables),
+// the longest lease. The kernel's own memory is its ring buffers
+// (Options.RingBytes, EntityRingBytes) and maps, fixed when it starts. Unlike package resident, which sits inside subject programs and
 // depends on nothing above it, this resident compiles its own
 // description: it imports grammar/sdl, sensor and sensor/bpfgen (and
 // algebra for the catalog), never remote, rewrite or the interpreter.

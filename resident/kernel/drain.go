@@ -26,9 +26,12 @@ import (
 //     (session.Core.Deliver: its batches are in order because every
 //     packet of a later round is stamped after D0 − 1, as step 1 argues).
 
+// read copies the records out of the rings into the round's arena
+// (records held for a later round move to the other arena at the round's
+// end), so that reading allocates nothing per record.
 func (t *tracker) read() {
 	t.entRing.drain(func(b []byte) {
-		t.pending = append(t.pending, record{ts: int64(le.Uint64(b)), entity: true, b: slices.Clone(b)})
+		t.pending = append(t.pending, record{ts: int64(le.Uint64(b)), entity: true, b: t.keep(b)})
 	})
 	t.events.drain(func(b []byte) {
 		if len(b) < bpfgen.EventHeader {
@@ -38,8 +41,28 @@ func (t *tracker) read() {
 		if id := int(le.Uint16(b[bpfgen.OffSensor:])); id < len(t.delivered) {
 			t.delivered[id].Add(1)
 		}
-		t.pending = append(t.pending, record{ts: int64(le.Uint64(b)), b: slices.Clone(b)})
+		t.pending = append(t.pending, record{ts: int64(le.Uint64(b)), b: t.keep(b)})
 	})
+}
+
+// keep copies a record into the arena.
+func (t *tracker) keep(b []byte) []byte {
+	k := len(t.arena)
+	t.arena = append(t.arena, b...)
+	return t.arena[k:len(t.arena):len(t.arena)]
+}
+
+// hold moves the records still pending into the spare arena, which
+// becomes the arena; the other is reused next round.
+func (t *tracker) hold() {
+	t.spare = t.spare[:0]
+	for i := range t.pending {
+		r := &t.pending[i]
+		k := len(t.spare)
+		t.spare = append(t.spare, r.b...)
+		r.b = t.spare[k:len(t.spare):len(t.spare)]
+	}
+	t.arena, t.spare = t.spare, t.arena
 }
 
 func (t *tracker) round(final bool) {
@@ -98,6 +121,7 @@ func (t *tracker) round(final bool) {
 	rest := copy(t.pending, t.pending[cut:])
 	clear(t.pending[rest:])
 	t.pending = t.pending[:rest]
+	t.hold()
 	t.lastW = w
 	if t.rounds++; t.rounds%1000 == 0 {
 		t.ents.prune(w)

@@ -76,7 +76,8 @@ type Resident struct {
 	mu       sync.Mutex
 	closed   bool
 	sessions session.Table[Session]
-	tr       *tracker // while some session is open
+	budget   *session.Budget // what the sessions hold together
+	tr       *tracker        // while some session is open
 }
 
 // entity type IDs (linux.sdl declares them first, in this order).
@@ -116,8 +117,14 @@ func New(opts Options) (*Resident, error) {
 	if err != nil {
 		return nil, err
 	}
+	return newResident(opts, d)
+}
+
+// newResident makes a resident of a compiled description (opts with
+// their defaults); it attaches nothing.
+func newResident(opts Options, d *Description) (*Resident, error) {
 	text, cat, spec := d.SDL, d.Catalog, d.Spec
-	r := &Resident{opts: opts, text: text, cat: cat, spec: spec}
+	r := &Resident{opts: opts, text: text, cat: cat, spec: spec, budget: session.NewBudget(session.MaxHeldTotal)}
 	for i, t := range bpfgen.EntityTypes() {
 		if cat.EntityTypes[i] != t {
 			return nil, fmt.Errorf("%s: the entity types must be declared first, as Process, Thread, Processor", LinuxSDLName)

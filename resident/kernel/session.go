@@ -40,7 +40,7 @@ type Session struct {
 // Apply return the error).
 func (r *Resident) Open() *Session {
 	s := &Session{r: r, idx: -1, defined: map[uint64]bool{}}
-	s.core.Init(len(r.sensors), monoNow)
+	s.core.Init(len(r.sensors), monoNow, r.budget)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
@@ -159,6 +159,9 @@ func (s *Session) apply(cmd *wire.Command) error {
 		}
 		k := flagKey{ss.s.ID, uint32(n)}
 		if cmd.Kind == wire.CEnable {
+			if s.flags.Full(k) {
+				return fail(cmd, "entity", "the session already enables %d entities, the most it may (session.MaxEnables)", session.MaxEnables)
+			}
 			if err := r.setFlag(ss, k.id, 1); err != nil {
 				return fail(cmd, "sensor", "%v", err)
 			}

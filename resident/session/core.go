@@ -30,10 +30,12 @@ type Core struct {
 }
 
 // Init makes c ready for a resident with the given number of sensors
-// (relations) whose real monotonic clock is clock. The lease starts now,
-// for DefaultLease.
-func (c *Core) Init(sensors int, clock func() int64) {
+// (relations) whose real monotonic clock is clock, and whose sessions
+// hold packets within budget (nil: only MaxHeld bounds the session). The
+// lease starts now, for DefaultLease.
+func (c *Core) Init(sensors int, clock func() int64, budget *Budget) {
 	c.clock = clock
+	c.budget = budget
 	c.expiry.Store(clock() + int64(DefaultLease))
 	c.lastW = math.MinInt64
 	c.over = make([]uint64, sensors)
@@ -99,6 +101,9 @@ func (c *Core) Command(mu sync.Locker, cmd *wire.Command, apply func(*wire.Comma
 		defer mu.Unlock()
 		if cmd.Period <= 0 {
 			return c.Fail(cmd, "period", "lease period %d ns is not positive", cmd.Period)
+		}
+		if cmd.Period > int64(MaxLease) {
+			return c.Fail(cmd, "period", "lease period %v is longer than the longest, %v", time.Duration(cmd.Period), MaxLease)
 		}
 		c.expiry.Store(c.clock() + cmd.Period)
 		return nil

@@ -33,10 +33,32 @@
 //
 // # Bounds
 //
-// The limits on what a session makes its resident hold are kept here:
-// the packets held back for a session (beyond a bound they are dropped
-// and counted, and every batch's counts include those drops), the
-// sessions open at once (Table.Add), and the lease a remote asks for
-// (Command). (The batch a remote has not taken yet, and how many keys a
-// session enables, are not bounded.)
+// Whatever a remote does, what its session makes the resident hold is
+// bounded, and nothing the resident's threads do waits for the remote
+// (limits.go states the defaults):
+//
+//   - packets: a session holds at most MaxHeld packets (≈ 20 MB), held
+//     back by the watermark or in the batch its remote has not taken, and
+//     all of a resident's sessions together at most MaxHeldTotal (≈ 80
+//     MB; Budget). What does not fit is dropped and counted per sensor
+//     in the session's counts (Count.Drops), which every batch carries,
+//     so a remote that reads slowly, or never, learns exactly what it
+//     lost; Deliver and Enqueue only copy, under the mailbox's own lock.
+//   - enables: a session holds at most MaxEnables keys (Enables.Full),
+//     pending ones (an entity that does not exist) included; one more is
+//     refused.
+//   - the lease: at most MaxLease; a longer one is refused. A remote that
+//     stops renewing loses its session within its lease, and what it
+//     held is freed.
+//   - sessions: at most MaxSessions at once (Table.Add); the transport
+//     adds its own limits per connection.
+//
+// Why these suffice for memory: a session's packets are bounded, the
+// sum over sessions is bounded by the budget whatever their number, and
+// enables are bounded per session; everything else a session holds is
+// its commands' state, bounded by the resident's own limits (samplers,
+// say). Why the subject never waits: the drain gives packets to a
+// mailbox without ever waiting for its remote (Recv takes the batch
+// under the same short lock), and the resident's lock is held by
+// Command only for the command's own work.
 package session

@@ -61,6 +61,23 @@ func (e *Enables[K]) Untrigger(k K) (last bool) {
 	return n <= 0 && e.own[k] == 0
 }
 
+// Len returns how many keys the session holds (own or by triggers).
+func (e *Enables[K]) Len() int {
+	n := len(e.own)
+	for k := range e.trig {
+		if e.own[k] == 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// Full reports whether enabling k would make the session hold more than
+// MaxEnables keys: the resident then refuses the command.
+func (e *Enables[K]) Full(k K) bool {
+	return !e.Holds(k) && len(e.own)+len(e.trig) >= MaxEnables
+}
+
 // Holds reports whether the session holds k.
 func (e *Enables[K]) Holds(k K) bool { return e.own[k]+e.trig[k] > 0 }
 

@@ -32,12 +32,20 @@ import (
 // watermark. A final round (the resident closing) sends everything, the
 // watermark raised to cover the last packet.
 //
-// Why the session's memory is bounded by its remote only as far as
-// maxQueue: packets held back (q) are at most maxQueue; a packet beyond
-// that is dropped and counted for its sensor (over), and the counts every
-// batch carries add those drops, so per sensor delivered + dropped =
-// wanted still holds for the session. (The batch not taken yet is not
-// bounded: a remote that keeps its lease and never receives grows it.)
+// Why a session's memory is bounded whatever its remote does: the packets
+// it holds — held back (q) and in the batch not taken yet (box) — are
+// counted (n), at most MaxHeld, and taken from the resident's Budget
+// (MaxHeldTotal for all its sessions). A packet that does not fit, in
+// Deliver or Enqueue, is dropped and counted for its sensor (over), and
+// the counts every batch carries add those drops, so per sensor delivered
+// + dropped = wanted still holds for the session, and a remote that keeps
+// its lease but reads slowly, or never, learns what it lost when it
+// reads. Nothing waits: Deliver and Enqueue hold qmu for a copy of the
+// round's packets, never for the remote. The one exception to the bound
+// is a session's first packets (Prime: the live entities, which are not
+// dropped), counted all the same, so the packets after them wait for
+// room. Released batches kept for reuse are at most MaxFree, each of at
+// most MaxHeld/MaxFree packets' capacity.
 //
 // Memory: the packets' values may live in the drain's round arena,
 // reused next round, so Deliver copies them into the batch's own arena
@@ -49,10 +57,6 @@ import (
 // emptyEvery is how often a session gets a batch without packets (to
 // advance its watermark).
 const emptyEvery = 5 * time.Millisecond
-
-// maxQueue bounds the packets a session holds back; beyond it, packets for
-// the session are dropped and counted.
-const maxQueue = 1 << 18
 
 // MaxFree is how many released batches a session keeps for reuse: a
 // receiver that releases each batch before it takes the next is served
@@ -70,6 +74,8 @@ type mailbox struct {
 	lastW    int64            // the last watermark sent
 	lastEmit int64            // when the last batch was made (real ns)
 	over     []uint64         // per sensor: packets lost to a full session
+	n        int              // packets held: len(q) + len(box.Packets)
+	budget   *Budget          // the resident's, shared by its sessions
 	ended    bool
 	err      error
 	ready    chan struct{} // a batch is waiting
@@ -80,6 +86,8 @@ type mailbox struct {
 // entities), before the drain can see the session: they go out with the
 // next round whose watermark passes them.
 func (m *mailbox) Prime(pkts []wire.Packet, defs []wire.EntityDef) {
+	m.budget.force(len(pkts))
+	m.n += len(pkts)
 	m.q = append(m.q, pkts...)
 	m.defs = append(m.defs, defs...)
 }
@@ -94,9 +102,14 @@ func (m *mailbox) End(err error, keep bool) {
 		return
 	}
 	m.ended, m.err = true, err
-	if !keep {
+	kept := 0
+	if keep && m.box != nil {
+		kept = len(m.box.Packets)
+	} else {
 		m.box = nil
 	}
+	m.budget.give(m.n - kept)
+	m.n = kept
 	m.q = nil
 	close(m.done)
 }
@@ -123,6 +136,8 @@ func (m *mailbox) Recv(ctx context.Context) (*wire.Batch, error) {
 		m.qmu.Lock()
 		if b := m.box; b != nil {
 			m.box = nil
+			m.n -= len(b.Packets)
+			m.budget.give(len(b.Packets))
 			m.qmu.Unlock()
 			return b, nil
 		}
@@ -153,7 +168,7 @@ func (m *mailbox) Release(b *wire.Batch) {
 	}
 	m.qmu.Lock()
 	defer m.qmu.Unlock()
-	if len(m.free) >= MaxFree || m.box == b || slices.Contains(m.free, b) {
+	if len(m.free) >= MaxFree || cap(b.Packets) > MaxHeld/MaxFree || m.box == b || slices.Contains(m.free, b) {
 		return
 	}
 	m.free = append(m.free, b)
@@ -169,7 +184,7 @@ func (m *mailbox) Enqueue(p wire.Packet, defs func(add func(wire.EntityDef))) {
 	if m.ended {
 		return
 	}
-	if len(m.q) >= maxQueue {
+	if m.room(1) == 0 {
 		m.over[p.Sensor]++
 		return
 	}
@@ -177,6 +192,24 @@ func (m *mailbox) Enqueue(p wire.Packet, defs func(add func(wire.EntityDef))) {
 		defs(m.addDef)
 	}
 	m.q = append(m.q, p)
+}
+
+// room takes room for up to k more packets (qmu held): at most MaxHeld
+// for the session, what the budget has left; it returns how many.
+func (m *mailbox) room(k int) int {
+	g := m.budget.take(min(k, MaxHeld-m.n))
+	m.n += g
+	return g
+}
+
+// Lost counts n packets of sensor the session did not get although it
+// asked for them (a sampling tick skipped): they are drops in its counts.
+func (m *mailbox) Lost(sensor uint16, n uint64) {
+	m.qmu.Lock()
+	defer m.qmu.Unlock()
+	if int(sensor) < len(m.over) {
+		m.over[sensor] += n
+	}
 }
 
 func (m *mailbox) addDef(d wire.EntityDef) { m.defs = append(m.defs, d) }
@@ -202,11 +235,11 @@ func (m *mailbox) Deliver(in []wire.Packet, defs []wire.EntityDef, w int64, coun
 	if m.ended {
 		return
 	}
-	if room := maxQueue - len(m.q); len(in) > room {
-		for _, p := range in[max(room, 0):] {
+	if room := m.room(len(in)); room < len(in) {
+		for _, p := range in[room:] {
 			m.over[p.Sensor]++
 		}
-		in = in[:max(room, 0)]
+		in = in[:room]
 	}
 	m.q = append(m.q, in...)
 	m.defs = append(m.defs, defs...)

@@ -12,7 +12,7 @@ import (
 // a released batch serves the next one.
 func TestHeldValuesSurvive(t *testing.T) {
 	var s Core
-	s.Init(1, func() int64 { return 0 })
+	s.Init(1, func() int64 { return 0 }, nil)
 	scratch := []wire.Value{{Kind: wire.VInt, N: 10}, {Kind: wire.VString, S: "ten"}, {Kind: wire.VInt, N: 20}, {Kind: wire.VString, S: "twenty"}}
 	in := []wire.Packet{{TS: 10, Vals: scratch[0:2]}, {TS: 20, Vals: scratch[2:4]}}
 	s.Deliver(in, nil, 15, nil, 1, false)

@@ -80,6 +80,7 @@ type Stats struct {
 	Sessions        int64 // streams that opened a session
 	Active          int64 // sessions open now
 	Unauthenticated int64 // streams refused for a missing or wrong token
+	Refused         int64 // connections closed unauthenticated (too many, or too slow)
 	Commands        int64 // commands applied (whatever Apply returned)
 	ApplyErrors     int64 // of those, commands Apply refused
 	BadCommands     int64 // frames that did not decode (each ends its stream)
@@ -110,7 +111,7 @@ type Server struct {
 
 	stats struct {
 		sessions, active, unauthenticated, commands, applyErrors,
-		badCommands, batches, frames, packets atomic.Int64
+		badCommands, batches, frames, packets, refused atomic.Int64
 	}
 	nextID atomic.Uint64
 }
@@ -136,6 +137,9 @@ func NewServer(s Sessions, opts ServerOptions) (*Server, error) {
 	}
 	srv.grpc = grpc.NewServer(
 		grpc.ForceServerCodec(rawCodec{}),
+		grpc.Creds(guardCreds{}),
+		grpc.ConnectionTimeout(HandshakeTimeout),
+		grpc.MaxConcurrentStreams(MaxSessionsPerConn),
 		grpc.MaxRecvMsgSize(srv.maxFrame),
 		grpc.MaxSendMsgSize(srv.maxFrame),
 		grpc.WaitForHandlers(true),
@@ -159,7 +163,7 @@ func (srv *Server) Serve(lis net.Listener) error {
 			return fmt.Errorf("transport: a %s listener needs a shared token (--token)", network)
 		}
 	}
-	if err := srv.grpc.Serve(lis); err != nil {
+	if err := srv.grpc.Serve(&guard{Listener: lis, refused: &srv.stats.refused}); err != nil {
 		return fmt.Errorf("transport: %w", err)
 	}
 	return nil
@@ -191,7 +195,7 @@ func (srv *Server) Stop() {
 func (srv *Server) Stats() Stats {
 	s := &srv.stats
 	return Stats{
-		Sessions: s.sessions.Load(), Active: s.active.Load(), Unauthenticated: s.unauthenticated.Load(),
+		Sessions: s.sessions.Load(), Active: s.active.Load(), Unauthenticated: s.unauthenticated.Load(), Refused: s.refused.Load(),
 		Commands: s.commands.Load(), ApplyErrors: s.applyErrors.Load(), BadCommands: s.badCommands.Load(),
 		Batches: s.batches.Load(), Frames: s.frames.Load(), Packets: s.packets.Load(),
 	}
@@ -250,6 +254,7 @@ func (srv *Server) session(ss grpc.ServerStream) error {
 		srv.stats.unauthenticated.Add(1)
 		return err
 	}
+	authenticated(ss.Context())
 	hello, err := srv.sessions.Hello().MarshalBinary()
 	if err != nil {
 		return status.Errorf(codes.Internal, "transport: encoding hello: %v", err)

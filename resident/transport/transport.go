@@ -13,9 +13,18 @@
 // Addresses: "unix:/path" or a bare path (anything starting with '/' or
 // '.', or without ':') is a unix socket; "tcp:host:port" or "host:port" is
 // TCP. TCP needs a shared token, sent as "authorization: Bearer <token>";
-// over a unix socket the file's 0600 permissions guard access and a token
-// is optional (checked when set). Tokens travel in clear: on an untrusted
+// over a unix socket the file's 0600 permissions guard access (it is
+// bound in a private 0700 directory and renamed into place, so no other
+// user can connect at any instant) and a token is optional (checked when
+// set). Token gives the token from a flag, a file or $TQMON_TOKEN, so it
+// need not be on a command line. Tokens travel in clear: on an untrusted
 // network, tunnel the port (ssh -L) or use a unix socket.
+//
+// Doors (guard.go): at most MaxUnauthenticated connections wait for
+// their first authenticated stream at once, each at most
+// HandshakeTimeout; a connection opens at most MaxSessionsPerConn
+// sessions at once. What an authenticated session can make the resident
+// hold is the session core's business (package session).
 package transport
 
 import (
@@ -23,6 +32,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -122,7 +132,7 @@ func ParseAddr(addr string) (network, address string, err error) {
 }
 
 // Listen listens on addr (see ParseAddr). A unix socket's file is created
-// with mode 0600; a stale socket file (nobody accepting on it) is removed
+// with mode 0600 before anyone can connect to it; a stale socket file (nobody accepting on it) is removed
 // first, while a live socket or a file that is not a socket is an error.
 func Listen(addr string) (net.Listener, error) {
 	network, address, err := ParseAddr(addr)
@@ -152,13 +162,69 @@ func Listen(addr string) (net.Listener, error) {
 			return nil, fmt.Errorf("transport: removing stale socket: %w", err)
 		}
 	}
-	lis, err := net.Listen("unix", address)
+	// The socket is bound in a private directory (0700: nobody else can
+	// connect to it there), made 0600, and only then renamed into place:
+	// there is no instant at which another user can connect.
+	dir, err := os.MkdirTemp(filepath.Dir(address), ".tqmon-sock-")
 	if err != nil {
 		return nil, fmt.Errorf("transport: %w", err)
 	}
-	if err := os.Chmod(address, 0o600); err != nil {
+	defer os.RemoveAll(dir)
+	tmp := filepath.Join(dir, "s")
+	lis, err := net.ListenUnix("unix", &net.UnixAddr{Name: tmp, Net: "unix"})
+	if err != nil {
+		return nil, fmt.Errorf("transport: %w", err)
+	}
+	lis.SetUnlinkOnClose(false)
+	if err := os.Chmod(tmp, 0o600); err != nil {
 		lis.Close()
 		return nil, fmt.Errorf("transport: %w", err)
 	}
-	return lis, nil
+	if err := os.Rename(tmp, address); err != nil {
+		lis.Close()
+		return nil, fmt.Errorf("transport: %w", err)
+	}
+	return &unixListener{lis, &net.UnixAddr{Name: address, Net: "unix"}}, nil
+}
+
+// unixListener is a unix socket listener bound elsewhere and renamed to
+// addr: it reports addr and removes it on Close.
+type unixListener struct {
+	*net.UnixListener
+	addr *net.UnixAddr
+}
+
+func (l *unixListener) Addr() net.Addr { return l.addr }
+
+func (l *unixListener) Close() error {
+	err := l.UnixListener.Close()
+	os.Remove(l.addr.Name)
+	return err
+}
+
+// TokenEnv is the environment variable a token may come from, so that it
+// need not appear in a command line (which other users see in ps).
+const TokenEnv = "TQMON_TOKEN"
+
+// Token returns the shared token to use: flag (--token) if given, else the
+// contents of file (--token-file, surrounding white space trimmed), else
+// $TQMON_TOKEN, else "". Giving both flag and file is an error.
+func Token(flag, file string) (string, error) {
+	switch {
+	case flag != "" && file != "":
+		return "", errors.New("transport: give --token or --token-file, not both")
+	case flag != "":
+		return flag, nil
+	case file != "":
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return "", fmt.Errorf("transport: token file: %w", err)
+		}
+		t := strings.TrimSpace(string(b))
+		if t == "" {
+			return "", fmt.Errorf("transport: token file %s is empty", file)
+		}
+		return t, nil
+	}
+	return os.Getenv(TokenEnv), nil
 }

@@ -117,7 +117,7 @@ func baselineValue(vals []algebra.Value, to int64) []byte {
 // recordBaseline writes the same tuples one key each, with a WriteBatch:
 // intervals complete at their end, events at once.
 func recordBaseline(b testing.TB, dir string, w *workload, n int) *badger.DB {
-	bdb, err := badger.Open(badgerOptions(dir, false))
+	bdb, err := badger.Open(badgerOptions(dir, false, newBadgerLog(dir, nil)))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -220,7 +220,7 @@ func BenchmarkStoreReplay(b *testing.B) {
 		b.ReportMetric(tuples*float64(b.N)/b.Elapsed().Seconds(), "tuples/s")
 	})
 	b.Run("key-per-tuple", func(b *testing.B) {
-		bdb, err := badger.Open(badgerOptions(bdir, true))
+		bdb, err := badger.Open(badgerOptions(bdir, true, newBadgerLog(bdir, nil)))
 		if err != nil {
 			b.Fatal(err)
 		}

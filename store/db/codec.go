@@ -482,7 +482,7 @@ func (br *blockReader) next(e *elem) (bool, error) {
 	if r.err != nil {
 		return false, r.err
 	}
-	if e.kind == kEnd && (e.t == algebra.Forever || e.t == algebra.Beginning) {
+	if e.kind == kEnd && (e.t >= algebra.Forever || e.t == algebra.Beginning) {
 		r.fail("an end at an infinity")
 		return false, r.err
 	}
@@ -609,7 +609,7 @@ func decodeEnds(data []byte, rel uint16) (uint64, []endEntry, error) {
 			r.fail("id offset %d outside the bucket", off)
 		}
 		prev = int64(uint64(prev) + uint64(r.varint()))
-		if r.err == nil && (prev == algebra.Forever || prev == algebra.Beginning) {
+		if r.err == nil && (prev >= algebra.Forever || prev == algebra.Beginning) {
 			r.fail("an end at an infinity")
 		}
 		out = append(out, endEntry{id: bucket<<EndsBucketBits + off, to: prev})

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	badger "github.com/dgraph-io/badger/v4"
+	"github.com/tqmon/tqmon/algebra"
 )
 
 // commit is one flush: keys to set, key ranges to delete, and what it
@@ -39,7 +40,11 @@ func (w *Writer) commitLoop() {
 		if w.bgErr() != nil {
 			continue // drain; the error is reported by the next call
 		}
-		if err := w.apply(c); err != nil {
+		err := w.room(c)
+		if err == nil {
+			err = w.apply(c)
+		}
+		if err != nil {
 			w.mu.Lock()
 			if w.err == nil {
 				w.err = fmt.Errorf("database %s: %w", w.d.dir, err)
@@ -47,11 +52,53 @@ func (w *Writer) commitLoop() {
 			w.mu.Unlock()
 			continue
 		}
+		w.mu.Lock()
+		w.through = c.info.Through
+		w.mu.Unlock()
 		if w.opts.OnCommit != nil {
 			w.opts.OnCommit(c.info)
 		}
 	}
 }
+
+// DiskReserve is the space a writer keeps free beyond each commit (twice
+// its size: badger's log, and perhaps its value log): what badger may
+// write before the next commit — a full memtable flushed to a table, the
+// flush when the database is closed, and a compaction of level 0 — each
+// up to two memtables. Badger writes through memory-mapped files, where a
+// full disk is a fault (SIGBUS), not an error: the writer stops first.
+const DiskReserve = 4 * memTableSize
+
+// room checks, before a commit, that the file system has the space it and
+// the reserve need.
+func (w *Writer) room(c *commit) error {
+	free, ok := freeSpace(w.d.dir)
+	if !ok {
+		return nil // in memory, or unknown here: write errors end the writer
+	}
+	need := uint64(DiskReserve)
+	for _, s := range c.sets {
+		need += 2 * uint64(len(s.k)+len(s.v)+32)
+	}
+	if free >= need {
+		return nil
+	}
+	w.mu.Lock()
+	through := w.through
+	w.mu.Unlock()
+	kept := "nothing was committed yet"
+	switch through {
+	case algebra.Beginning:
+	case algebra.Forever:
+		kept = "everything committed before is kept"
+	default:
+		kept = "everything committed before, through " + algebra.FormatTime(through, algebra.TimeClock) + ", is kept"
+	}
+	return fmt.Errorf("%w: %s free on its file system, and a writer keeps %s free for the storage library: the writer stopped; %s",
+		ErrDiskFull, mib(free), mib(DiskReserve), kept)
+}
+
+func mib(n uint64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
 func (w *Writer) apply(c *commit) error {
 	bdb := w.d.bdb

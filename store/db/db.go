@@ -26,11 +26,18 @@ var (
 	ErrInUse = errors.New("in use")
 	// ErrExists: the directory already holds something.
 	ErrExists = errors.New("already exists")
+	// ErrChanged: a file a reader was reading was truncated under it (a
+	// writer compacting the database deletes the tables it replaced so).
+	ErrChanged = errors.New("changed while read")
+	// ErrDiskFull: the file system holding a database has too little space
+	// left for its writer to go on safely (see DiskReserve).
+	ErrDiskFull = errors.New("disk full")
 )
 
-// markerFile marks a directory as a tqmon database before badger writes
-// anything into it, so a foreign directory is never mistaken for one (nor
-// scribbled into).
+// markerFile marks a directory as a tqmon database, so a foreign directory
+// is never mistaken for one (nor scribbled into). Create writes it once the
+// database's description is durable: a directory a creation was killed in
+// the middle of is not taken for a database either.
 const markerFile = "TQMON"
 
 // Spec is a database's sensor description: the SDL text of its relations
@@ -52,6 +59,9 @@ type DB struct {
 	byName   map[string]*relMeta
 	window   *algebra.Window
 	writer   *Writer
+	view     *view    // the view a read-only database is read through
+	damage   []Damage // what a salvaging open left out, and what that costs
+	opened   []Damage // the tables and logs it left out
 }
 
 // relMeta is one stored relation.
@@ -60,28 +70,6 @@ type relMeta struct {
 	rel   *algebra.Relation
 	sch   *schema
 	state relState
-}
-
-// Options shape Open.
-type Options struct {
-	// ReadOnly opens for reading only; several readers may share a
-	// database. A database left by a killed writer is opened for writing
-	// once, to recover, when read-only opening cannot.
-	ReadOnly bool
-}
-
-func badgerOptions(dir string, readOnly bool) badger.Options {
-	return badger.DefaultOptions(dir).
-		WithLogger(nil).
-		WithReadOnly(readOnly).
-		WithMetricsEnabled(false).
-		WithDetectConflicts(false).
-		WithNumVersionsToKeep(1).
-		WithMemTableSize(32 << 20).
-		WithNumMemtables(3).
-		WithBlockCacheSize(32 << 20).
-		WithValueLogFileSize(64 << 20).
-		WithNumCompactors(2)
 }
 
 // Create makes a new database in dir (which must not exist or be empty)
@@ -107,7 +95,7 @@ func create(dir string, spec Spec, inMemory bool) (*DB, error) {
 		return nil, fmt.Errorf("%s: %d relations; a database holds at most %d", dir, len(cat.Relations), 1<<16)
 	}
 	if inMemory {
-		return initialize(dir, spec, cat, badgerOptions("", false).WithInMemory(true))
+		return initialize(dir, spec, cat, badgerOptions("", false, newBadgerLog(dir, nil)).WithInMemory(true))
 	}
 	ents, err := os.ReadDir(dir)
 	switch {
@@ -122,19 +110,32 @@ func create(dir string, spec Spec, inMemory bool) (*DB, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("database %s: %w", dir, err)
 	}
+	d, err := initialize(dir, spec, cat, badgerOptions(dir, false, newBadgerLog(dir, nil)))
+	if err != nil {
+		return nil, err
+	}
+	// Marked once its description is durable: a creation killed before
+	// leaves a directory that is not taken for a database.
 	marker := fmt.Sprintf("tqmon database (badger), format %d\n", FormatVersion)
-	if err := os.WriteFile(filepath.Join(dir, markerFile), []byte(marker), 0o644); err != nil {
+	tmp := filepath.Join(dir, markerFile+".new")
+	if err = d.bdb.Sync(); err == nil {
+		if err = os.WriteFile(tmp, []byte(marker), 0o644); err == nil {
+			err = os.Rename(tmp, filepath.Join(dir, markerFile))
+		}
+	}
+	if err != nil {
+		d.Close()
 		return nil, fmt.Errorf("database %s: %w", dir, err)
 	}
-	return initialize(dir, spec, cat, badgerOptions(dir, false))
+	return d, nil
 }
 
 // initialize opens a new badger database and writes the format, the spec
 // and the relations.
 func initialize(dir string, spec Spec, cat *algebra.Catalog, opts badger.Options) (*DB, error) {
-	bdb, err := badger.Open(opts)
+	bdb, err := openBadger(dir, opts)
 	if err != nil {
-		return nil, fmt.Errorf("database %s: %w", dir, err)
+		return nil, err
 	}
 	d := &DB{dir: dir, bdb: bdb, spec: spec, cat: cat, byName: map[string]*relMeta{}}
 	txn := bdb.NewTransaction(true)
@@ -181,36 +182,6 @@ func isStore(dir string) bool {
 	return err == nil
 }
 
-// Open opens an existing database.
-func Open(dir string, opts Options) (*DB, error) {
-	fi, err := os.Stat(dir)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("no database at %s", dir)
-		}
-		return nil, fmt.Errorf("database %s: %w", dir, err)
-	}
-	if !fi.IsDir() {
-		return nil, fmt.Errorf("%s is %w: it is a file, not a directory", dir, ErrNotStore)
-	}
-	if !isStore(dir) {
-		return nil, fmt.Errorf("%s is %w (it has no %s file)%s", dir, ErrNotStore, markerFile, foreignHint(dir))
-	}
-	if _, err := os.Stat(filepath.Join(dir, "MANIFEST")); err != nil {
-		return nil, fmt.Errorf("database %s is %w: its MANIFEST is missing", dir, ErrCorrupt)
-	}
-	bdb, err := openBadger(dir, opts.ReadOnly)
-	if err != nil {
-		return nil, err
-	}
-	d := &DB{dir: dir, bdb: bdb, readOnly: opts.ReadOnly, byName: map[string]*relMeta{}}
-	if err := d.load(); err != nil {
-		bdb.Close()
-		return nil, fmt.Errorf("database %s: %w", dir, err)
-	}
-	return d, nil
-}
-
 // foreignHint says what a directory that is not a database looks like.
 func foreignHint(dir string) string {
 	ents, _ := os.ReadDir(dir)
@@ -226,44 +197,25 @@ func foreignHint(dir string) string {
 	if sdl || csv {
 		return "; it looks like a CSV history: read it with --history, or load it with tqmon import"
 	}
+	if _, err := os.Stat(filepath.Join(dir, badger.ManifestFilename)); err == nil {
+		return "; it holds a badger database but no tqmon description (a recording killed as it began?)"
+	}
 	if len(ents) == 0 {
 		return "; it is empty"
 	}
 	return ""
 }
 
-// openBadger opens the badger database, read-only when asked, recovering
-// (by opening for writing once) a database a killed writer left.
-func openBadger(dir string, readOnly bool) (bdb *badger.DB, err error) {
-	// badger reports some corruptions by panicking in the opening
-	// goroutine; make those errors too.
-	defer func() {
-		if r := recover(); r != nil {
-			bdb, err = nil, fmt.Errorf("database %s is %w: %v", dir, ErrCorrupt, r)
-		}
-	}()
-	bdb, err = badger.Open(badgerOptions(dir, readOnly))
-	if readOnly && err != nil && (errors.Is(err, badger.ErrTruncateNeeded) || strings.Contains(err.Error(), badger.ErrTruncateNeeded.Error())) {
-		bdb, err = badger.Open(badgerOptions(dir, false))
-		if err == nil {
-			// Recovered; reopen as asked so others may read too.
-			if err = bdb.Close(); err == nil {
-				bdb, err = badger.Open(badgerOptions(dir, true))
-			}
-		}
-	}
-	if err != nil {
-		if strings.Contains(err.Error(), "Cannot acquire directory lock") {
-			return nil, fmt.Errorf("database %s is %w: another process has it open (a recording still running?)", dir, ErrInUse)
-		}
-		return nil, fmt.Errorf("database %s is %w: %v", dir, ErrCorrupt, err)
-	}
-	return bdb, nil
+// load reads the format, the spec, the relations and the window. With
+// salvage, a relation whose state does not read is read from its
+// beginning, and a window that does not read is left out (both listed as
+// damage); without the rest nothing can be read.
+func (d *DB) load(salvage bool) error {
+	return guard(d.dir, func() error { return d.bdb.View(func(txn *badger.Txn) error { return d.loadTxn(txn, salvage) }) })
 }
 
-// load reads the format, the spec, the relations and the window.
-func (d *DB) load() error {
-	return d.bdb.View(func(txn *badger.Txn) error {
+func (d *DB) loadTxn(txn *badger.Txn, salvage bool) error {
+	{
 		get := func(k []byte) ([]byte, error) {
 			it, err := txn.Get(k)
 			if err != nil {
@@ -309,10 +261,18 @@ func (d *DB) load() error {
 			if id != m.id || name != r.Name || sig != r.Signature() {
 				return fmt.Errorf("%w: relation %d is stored as %q, the description says %q", ErrCorrupt, m.id, sig, r.Signature())
 			}
-			if v, err = get(relKey(pState, m.id)); err != nil {
-				return fmt.Errorf("%w: relation %s has no state (%v)", ErrCorrupt, r.Name, err)
+			v, err = get(relKey(pState, m.id))
+			if err != nil {
+				err = fmt.Errorf("%w: relation %s has no state (%v)", ErrCorrupt, r.Name, err)
+			} else {
+				m.state, err = decodeState(v)
 			}
-			if m.state, err = decodeState(v); err != nil {
+			if err != nil && salvage {
+				m.state = relState{}
+				d.damage = append(d.damage, Damage{Rel: r.Name, Detail: fmt.Sprintf("its state: %v: read from its beginning", err)})
+				err = nil
+			}
+			if err != nil {
 				return err
 			}
 		}
@@ -323,13 +283,17 @@ func (d *DB) load() error {
 			return err
 		default:
 			w, err := decodeWindow(v)
+			if err != nil && salvage {
+				d.damage = append(d.damage, Damage{Detail: fmt.Sprintf("the observation window: %v: left out", err)})
+				break
+			}
 			if err != nil {
 				return err
 			}
 			d.window = &w
 		}
 		return nil
-	})
+	}
 }
 
 // Close closes the database (and its writer, if any).
@@ -341,6 +305,7 @@ func (d *DB) Close() error {
 	if cerr := d.bdb.Close(); err == nil {
 		err = cerr
 	}
+	d.view.remove()
 	return err
 }
 

@@ -35,7 +35,7 @@ func diskDB(t *testing.T) (string, *algebra.History) {
 // rawUpdate changes a database's keys directly, as damage would.
 func rawUpdate(t *testing.T, dir string, fn func(txn *badger.Txn) error) {
 	t.Helper()
-	bdb, err := badger.Open(badgerOptions(dir, false))
+	bdb, err := badger.Open(badgerOptions(dir, false, newBadgerLog(dir, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"slices"
 	"sort"
 
@@ -36,6 +37,7 @@ type Read struct {
 // looks up when the tuples still open there end. A tuple whose end was
 // never recorded is open: it has a Begin and no End.
 type Source struct {
+	dir   string
 	txn   *badger.Txn
 	rels  []*relReader
 	cur   int // reader of the last element, -1 before the first
@@ -62,8 +64,16 @@ func (a elemKey) le(b elemKey) bool {
 
 // NewSource reads the given relations (each at most once). Close it when
 // done.
-func (d *DB) NewSource(reads []Read) (*Source, error) {
-	s := &Source{txn: d.bdb.NewTransaction(false), cur: -1}
+func (d *DB) NewSource(reads []Read) (src *Source, err error) {
+	err = guard(d.dir, func() error {
+		src, err = d.newSource(reads)
+		return err
+	})
+	return src, err
+}
+
+func (d *DB) newSource(reads []Read) (*Source, error) {
+	s := &Source{dir: d.dir, txn: d.bdb.NewTransaction(false), cur: -1}
 	seen := map[string]bool{}
 	for _, rd := range reads {
 		m, err := d.meta(rd.Rel)
@@ -83,7 +93,7 @@ func (d *DB) NewSource(reads []Read) (*Source, error) {
 		}
 		if err := r.start(); err != nil {
 			s.Close()
-			return nil, fmt.Errorf("%s: %w", rd.Rel, err)
+			return nil, fmt.Errorf("database %s: %s: %w", d.dir, rd.Rel, err)
 		}
 		s.rels = append(s.rels, r)
 	}
@@ -105,23 +115,34 @@ func (s *Source) Close() {
 func (s *Source) Stats() ReadStats { return s.stats }
 
 // Next returns the next element in time order.
-func (s *Source) Next() (string, stream.Elem, bool, error) {
+func (s *Source) Next() (rel string, e stream.Elem, ok bool, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			s.err = faulted(s.dir, r)
+			rel, e, ok, err = "", stream.Elem{}, false, s.err
+		}
+	}()
+	return s.next()
+}
+
+func (s *Source) next() (string, stream.Elem, bool, error) {
 	if s.err != nil {
 		return "", stream.Elem{}, false, s.err
 	}
 	if s.cur < 0 {
 		for _, r := range s.rels {
 			if err := r.step(); err != nil {
-				s.err = err
-				return "", stream.Elem{}, false, err
+				s.err = fmt.Errorf("database %s: %s: %w", s.dir, r.m.rel.Name, err)
+				return "", stream.Elem{}, false, s.err
 			}
 		}
 		s.pick()
 	} else {
 		r := s.rels[s.cur]
 		if err := r.step(); err != nil {
-			s.err = err
-			return "", stream.Elem{}, false, err
+			s.err = fmt.Errorf("database %s: %s: %w", s.dir, r.m.rel.Name, err)
+			return "", stream.Elem{}, false, s.err
 		}
 		// Stay with this reader while it is ahead of every other.
 		if !r.ok || !keyOf(&r.head).le(s.bound) {
@@ -351,11 +372,11 @@ func (r *relReader) openBlock() error {
 		return err
 	}
 	br, err := openBlock(v, r.m.id, r.m.sch)
-	if err != nil {
-		return err
+	if err == nil && br.first != k.t {
+		err = fmt.Errorf("%w: its first element is at %s", ErrCorrupt, spanTime(br.first))
 	}
-	if br.first != k.t {
-		return fmt.Errorf("%w: block at %d filed under %d", ErrCorrupt, br.first, k.t)
+	if err != nil {
+		return r.damagedBlock(k, err)
 	}
 	r.stats.Blocks++
 	c := &cursor{br: br, seq: k.seq}
@@ -368,6 +389,18 @@ func (r *relReader) openBlock() error {
 	}
 	r.it.Next()
 	return r.peekBlock()
+}
+
+// damagedBlock names a block that does not decode and the span of the
+// relation's history it holds: from its time to the next block's.
+func (r *relReader) damagedBlock(k parsedKey, err error) error {
+	to := "the end"
+	if r.it.Next(); r.it.Valid() {
+		if nk, kerr := parseKey(r.it.Item().Key()); kerr == nil {
+			to = spanTime(nk.t)
+		}
+	}
+	return fmt.Errorf("block at %s (sequence %d, its elements up to %s): %w", spanTime(k.t), k.seq, to, err)
 }
 
 func (r *relReader) rec(vals []algebra.Value, from int64) *stream.Rec {

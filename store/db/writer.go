@@ -79,6 +79,7 @@ type Writer struct {
 	done    chan struct{}
 	mu      sync.Mutex
 	err     error
+	through algebra.Time // of the last commit applied
 	closed  bool
 }
 
@@ -92,7 +93,7 @@ func (d *DB) NewWriter(opts WriterOptions) (*Writer, error) {
 		return nil, fmt.Errorf("database %s already has a writer", d.dir)
 	}
 	opts.defaults()
-	w := &Writer{d: d, opts: opts, q: make(chan *commit, 2), done: make(chan struct{})}
+	w := &Writer{d: d, opts: opts, q: make(chan *commit, 2), done: make(chan struct{}), through: algebra.Beginning}
 	w.window = d.Window()
 	d.writer = w
 	go w.commitLoop()

@@ -81,7 +81,9 @@ type Stats struct {
 // Live records what live residents report of the chosen relations into w
 // until the context ends, the duration passes or the residents end, making
 // it durable every SyncEvery. It leaves w open: the caller sets the final
-// window and closes it.
+// window and closes it. A writer's error — the disk full (db.ErrDiskFull)
+// included — ends the recording, and is returned; what was synced before
+// stays in the database.
 func Live(ctx context.Context, conns []wire.Conn, w *db.Writer, cat *algebra.Catalog, opts Options) (Stats, error) {
 	var st Stats
 	rels := opts.Relations

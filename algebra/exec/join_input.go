@@ -1,0 +1,216 @@
+package exec
+
+import (
+	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/stream"
+)
+
+// joinInput is one input of a Join: its buffered elements and watermark
+// (merged with the other inputs' by Join.merge) and the store of its tuples
+// that the other inputs' future tuples may bind with.
+type joinInput struct {
+	j      *Join
+	i      int
+	event  bool
+	stored bool // other inputs' future tuples may bind with these
+	// maxLate bounds the lateness of this input's tuples (0: never late).
+	maxLate algebra.Time
+	// minB is, for a late input, a lower bound of the begins of its stored
+	// entries (they are not stored in order of begin); recomputed at
+	// compaction.
+	minB algebra.Time
+
+	inbuf // buffered elements and watermark, merged by Join.merge
+
+	entries   []*entry // stored, in arrival (= begin) order
+	entHead   int
+	closedQ   []*entry // stored and closed, in order of end
+	closedH   int
+	nOpen     int
+	nLive     int
+	nDead     int
+	threshold int
+	sweepMin  int
+	open      map[*stream.Rec]*entry
+	idx       []*index
+}
+
+// entry is a tuple of an input: stored when the input is, and the
+// candidates waiting for its end (deps) while it is open.
+type entry struct {
+	key  string // its key in the input's first index
+	rec  *stream.Rec
+	b, e algebra.Time
+	open bool
+	dead bool
+	deps []*cand
+}
+
+func (in *joinInput) Push(e stream.Elem) { in.push(e) }
+
+func (in *joinInput) Advance(t algebra.Time) {
+	if in.advance(t) {
+		in.j.advance()
+	}
+}
+
+func (j *Join) advance() {
+	if j.finished || j.st.err != nil {
+		return
+	}
+	w, ok := j.merge.watermark()
+	if !ok {
+		return
+	}
+	if j.k == 0 {
+		// The single empty binding.
+		if !j.started {
+			j.started = true
+			if j.checks(j.unit) {
+				j.newCand(algebra.Beginning, nil)
+			}
+		}
+	}
+	if j.started && w <= j.done {
+		return
+	}
+	j.started = true
+	// Process buffered elements up to w in time order, Ends first.
+	for {
+		i, e, ok := j.merge.next()
+		if !ok {
+			break
+		}
+		j.process(j.in[i], e)
+		if j.st.err != nil {
+			return
+		}
+	}
+	j.merge.reclaim()
+	if w == algebra.Forever {
+		// The stream is over: what is still open is valid until Forever.
+		for _, in := range j.in {
+			for len(in.open) > 0 {
+				for rec, ent := range in.open {
+					delete(in.open, rec)
+					j.close(in, ent, algebra.Forever)
+				}
+			}
+		}
+	}
+	j.done = w
+	h := algebra.Next(w)
+	if w != algebra.Forever {
+		j.wakeUp(h)
+		j.sweep(h)
+	}
+	j.release(w, h)
+}
+
+func (j *Join) process(in *joinInput, e stream.Elem) {
+	switch e.Kind {
+	case stream.End:
+		ent := in.open[e.Rec]
+		if ent == nil {
+			return
+		}
+		delete(in.open, e.Rec)
+		j.close(in, ent, e.T)
+	default:
+		vals := e.Rec.Vals
+		if fs := j.filters[in.i]; len(fs) > 0 {
+			for v := range j.vals {
+				j.vals[v] = nil
+			}
+			j.vals[in.i] = vals
+			for _, f := range fs {
+				ok, err := f(j.vals)
+				if err != nil {
+					j.st.fail(err)
+					return
+				}
+				if !ok.B() {
+					return
+				}
+			}
+		}
+		ent := j.newEntry()
+		ent.rec, ent.b = e.Rec, e.T
+		h := algebra.Next(e.T) // Ends at e.T are done
+		switch e.Kind {
+		case stream.Event:
+			ent.e = algebra.Next(e.T)
+		case stream.Whole:
+			ent.b, ent.e = e.Rec.From, e.T
+			h = e.T // Ends at e.T may still come
+		case stream.Late:
+			ent.b = e.Rec.From
+			fallthrough
+		default:
+			ent.open = true
+			ent.e = algebra.Forever
+			in.open[e.Rec] = ent
+		}
+		if in.stored {
+			in.entries = append(in.entries, ent)
+			in.nLive++
+			if in.maxLate != 0 {
+				in.minB = min(in.minB, ent.b)
+			}
+			for i, ix := range in.idx {
+				var key string
+				key, j.keybuf = indexKey(j.keybuf, vals, ix.cols)
+				ix.m[key] = append(ix.m[key], ent)
+				if i == 0 {
+					ent.key = key
+				}
+			}
+			if ent.open {
+				in.nOpen++
+			} else {
+				in.closedQ = append(in.closedQ, ent)
+			}
+		}
+		j.enumerate(in.i, ent, h)
+		if !in.stored && ent.open && len(ent.deps) == 0 {
+			delete(in.open, e.Rec)
+		}
+		if in.stored && !ent.open && j.purgeable(in.i, ent, e.T) {
+			j.kill(in, ent)
+		}
+	}
+}
+
+// newEntry takes an entry from the current slab (entries are allocated
+// 256 at a time).
+func (j *Join) newEntry() *entry {
+	if len(j.slab) == 0 {
+		j.slab = make([]entry, 256)
+	}
+	e := &j.slab[0]
+	j.slab = j.slab[1:]
+	return e
+}
+
+// close records that an open entry's valid time ends at t and decides what
+// that settles.
+func (j *Join) close(in *joinInput, ent *entry, t algebra.Time) {
+	ent.e, ent.open = t, false
+	if in.stored && !ent.dead {
+		in.nOpen--
+		in.closedQ = append(in.closedQ, ent)
+	}
+	deps := ent.deps
+	ent.deps = nil
+	for _, c := range deps {
+		if c.state != dead {
+			j.eval(c, t)
+		}
+	}
+	// A tuple that has just ended often cannot meet any later one (with
+	// the default clauses, never): drop it now rather than at a sweep.
+	// Tuples at this time may still come, so the future begins at t.
+	if in.stored && !ent.dead && j.purgeable(in.i, ent, t) {
+		j.kill(in, ent)
+	}
+}

@@ -1,0 +1,69 @@
+package expr
+
+import (
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/tqmon/tqmon/algebra"
+)
+
+// TestArithExact: integer, duration and time arithmetic gives the exact
+// result or ErrOverflow, never a wrapped one; division by zero stays
+// ErrDivByZero.
+func TestArithExact(t *testing.T) {
+	const maxI, minI = math.MaxInt64, math.MinInt64
+	i, d, tm := algebra.TypeInt, algebra.TypeDuration, algebra.TypeTime
+	tests := []struct {
+		op   Op
+		x, y int64
+		t    algebra.Type
+		want int64
+		err  error
+	}{
+		{OpAdd, maxI, 1, i, 0, ErrOverflow},
+		{OpAdd, maxI, -1, i, maxI - 1, nil},
+		{OpAdd, minI, -1, i, 0, ErrOverflow},
+		{OpSub, minI, 1, i, 0, ErrOverflow},
+		{OpSub, 0, minI, i, 0, ErrOverflow},
+		{OpSub, -1, minI, i, maxI, nil},
+		{OpMul, maxI, 3, i, 0, ErrOverflow},
+		{OpMul, minI, -1, i, 0, ErrOverflow},
+		{OpMul, -1, minI, i, 0, ErrOverflow},
+		{OpMul, 1 << 32, 1 << 31, i, 0, ErrOverflow},
+		{OpMul, 1 << 31, 1 << 31, i, 1 << 62, nil},
+		{OpMul, minI, 1, i, minI, nil},
+		{OpMul, 0, minI, i, 0, nil},
+		{OpDiv, minI, -1, i, 0, ErrOverflow},
+		{OpDiv, 7, 0, i, 0, ErrDivByZero},
+		{OpMod, minI, -1, i, 0, nil},
+		{OpMod, 7, 0, d, 0, ErrDivByZero},
+		{OpAdd, maxI, 1, d, 0, ErrOverflow},
+		// A time lies on the time line: Forever at the latest.
+		{OpAdd, algebra.Forever - 1, 1, tm, algebra.Forever, nil},
+		{OpAdd, algebra.Forever, 1, tm, 0, ErrOverflow},
+		{OpSub, algebra.Beginning + 1, 2, tm, 0, ErrOverflow},
+		{OpSub, -20e9, maxI, tm, 0, ErrOverflow},
+		// The duration between far times.
+		{OpSub, algebra.Forever, -20e9, d, 0, ErrOverflow},
+		{OpSub, algebra.Forever, 20e9, d, algebra.Forever - 20e9, nil},
+	}
+	for _, tt := range tests {
+		got, err := Arith(tt.op, algebra.Value{K: tt.t.Kind, N: tt.x}, algebra.Value{K: tt.t.Kind, N: tt.y}, tt.t)
+		if tt.err != nil {
+			if !errors.Is(err, tt.err) {
+				t.Errorf("%d %s %d (%s): %v, %v; want %v", tt.x, tt.op, tt.y, tt.t.Kind, got, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || got.N != tt.want {
+			t.Errorf("%d %s %d (%s): %v, %v; want %d", tt.x, tt.op, tt.y, tt.t.Kind, got.N, err, tt.want)
+		}
+	}
+	if _, err := Negate(algebra.Int(minI)); !errors.Is(err, ErrOverflow) {
+		t.Errorf("-MinInt64: %v", err)
+	}
+	if v, err := Negate(algebra.Int(-maxI)); err != nil || v.N != maxI {
+		t.Errorf("-(-MaxInt64): %v, %v", v, err)
+	}
+}
