@@ -161,7 +161,7 @@ func (s *historySubject) Run(_ context.Context, prog *query.Program, o RunOption
 			if err != nil {
 				return nil, badInput(err)
 			}
-			return src, nil
+			return inputSource{src}, nil
 		}
 		rs, st, err := prog.RunSource(open, s.window)
 		if src != nil {
@@ -172,11 +172,19 @@ func (s *historySubject) Run(_ context.Context, prog *query.Program, o RunOption
 			loaded = append(loaded, unsorted.Rel)
 			continue
 		}
-		if history.IsDiagnostics(err) {
-			err = badInput(err)
-		}
 		return rs, Stats{History: &st}, err
 	}
+}
+
+// inputSource marks the errors of a history's files as ErrInput.
+type inputSource struct{ stream.Source }
+
+func (s inputSource) Next() (string, stream.Elem, bool, error) {
+	rel, e, ok, err := s.Source.Next()
+	if err != nil {
+		err = badInput(err)
+	}
+	return rel, e, ok, err
 }
 
 func (s *historySubject) Explain(w io.Writer, prog *query.Program, first int, naive bool) error {

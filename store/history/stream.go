@@ -302,7 +302,7 @@ func (s *Source) Next() (string, stream.Elem, bool, error) {
 // Load of these relations would (in file order).
 func (s *Source) fail(err error) error {
 	defer s.Close()
-	if !IsDiagnostics(err) {
+	if !isDiagnostics(err) {
 		return err
 	}
 	var errs source.ErrorList
@@ -321,9 +321,9 @@ func (s *Source) fail(err error) error {
 	return errs
 }
 
-// IsDiagnostics reports whether err is diagnostics about a file's
-// content (source.Error or source.ErrorList), as a Source's error may be.
-func IsDiagnostics(err error) bool {
+// isDiagnostics reports whether err is diagnostics about a file's
+// content (source.Error or source.ErrorList).
+func isDiagnostics(err error) bool {
 	var l source.ErrorList
 	var e *source.Error
 	return errors.As(err, &l) || errors.As(err, &e)
