@@ -91,3 +91,54 @@ func BenchmarkLoad(b *testing.B) {
 	b.ReportMetric(float64(held)/float64(tuples), "held-B/tuple")
 	b.ReportMetric(float64(size)/float64(tuples), "csv-B/tuple")
 }
+
+// BenchmarkSource streams every relation of a history of about a million
+// tuples through Dir.Source, reporting tuples/s, allocations and bytes
+// allocated per tuple, and the most live heap the stream held at once
+// per tuple (sampled every 64k elements).
+func BenchmarkSource(b *testing.B) {
+	dir, tuples, size := benchHistory(b, 1_000_000)
+	d, err := Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var rels []string
+	for _, r := range d.Catalog.Relations {
+		rels = append(rels, r.Name)
+	}
+	var before, after, m runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	b.ResetTimer()
+	var peak uint64
+	for i := 0; i < b.N; i++ {
+		src, err := d.Source(rels)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for n := 0; ; n++ {
+			_, _, ok, err := src.Next()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if !ok {
+				break
+			}
+			if i == 0 && n%(64<<10) == 0 {
+				b.StopTimer()
+				runtime.GC()
+				runtime.ReadMemStats(&m)
+				peak = max(peak, m.HeapAlloc-min(m.HeapAlloc, before.HeapAlloc))
+				b.StartTimer()
+			}
+		}
+	}
+	b.StopTimer()
+	runtime.ReadMemStats(&after)
+	n := float64(tuples) * float64(b.N)
+	b.ReportMetric(n/b.Elapsed().Seconds(), "tuples/s")
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/n, "allocs/tuple")
+	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/n, "B/tuple")
+	b.ReportMetric(float64(peak)/float64(tuples), "held-B/tuple")
+	b.ReportMetric(float64(size)/float64(tuples), "csv-B/tuple")
+}

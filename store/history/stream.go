@@ -1,7 +1,6 @@
 package history
 
 import (
-	"container/heap"
 	"errors"
 	"fmt"
 	"os"
@@ -114,7 +113,7 @@ type relStream struct {
 }
 
 // endHeap holds the ends of begun tuples, least time first, then in the
-// order they began.
+// order they began (a binary heap, typed to allocate nothing per tuple).
 type endHeap []pendingEnd
 
 type pendingEnd struct {
@@ -123,17 +122,44 @@ type pendingEnd struct {
 	rec *stream.Rec
 }
 
-func (h endHeap) Len() int { return len(h) }
-func (h endHeap) Less(i, j int) bool {
+func (h endHeap) less(i, j int) bool {
 	return h[i].t < h[j].t || h[i].t == h[j].t && h[i].seq < h[j].seq
 }
-func (h endHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *endHeap) Push(x any)   { *h = append(*h, x.(pendingEnd)) }
-func (h *endHeap) Pop() any {
-	old := *h
-	e := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return e
+
+func (h *endHeap) push(e pendingEnd) {
+	*h = append(*h, e)
+	q := *h
+	for i := len(q) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !q.less(i, p) {
+			break
+		}
+		q[i], q[p] = q[p], q[i]
+		i = p
+	}
+}
+
+func (h *endHeap) pop() {
+	q := *h
+	n := len(q) - 1
+	q[0] = q[n]
+	q[n] = pendingEnd{}
+	q = q[:n]
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < n && q.less(l, m) {
+			m = l
+		}
+		if l+1 < n && q.less(l+1, m) {
+			m = l + 1
+		}
+		if m == i {
+			break
+		}
+		q[i], q[m] = q[m], q[i]
+		i = m
+	}
+	*h = q
 }
 
 // loadTable makes the elements of a loaded table, sorted as RunHistory
@@ -249,7 +275,7 @@ func (rs *relStream) popBegin() {
 		return
 	}
 	if !rs.event && rs.headTo != algebra.Forever { // open at the end: ends with the stream
-		heap.Push(&rs.ends, pendingEnd{t: rs.headTo, seq: rs.seq, rec: rs.head})
+		rs.ends.push(pendingEnd{t: rs.headTo, seq: rs.seq, rec: rs.head})
 	}
 	rs.seq++
 	rs.head, rs.haveHead = nil, false
@@ -261,7 +287,7 @@ func (rs *relStream) popEnd() {
 		rs.ei++
 		return
 	}
-	heap.Pop(&rs.ends)
+	rs.ends.pop()
 }
 
 // Next is the next element over all the relations.
