@@ -1,6 +1,7 @@
 package history
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -181,19 +182,9 @@ func (rs *relStream) loadTable(t *algebra.Table) {
 			rs.loadedEnds = append(rs.loadedEnds, stream.Elem{Kind: stream.End, T: row.To, Rec: rec})
 		}
 	}
-	byTime := func(a, b stream.Elem) int { return cmpTime(a.T, b.T) }
+	byTime := func(a, b stream.Elem) int { return cmp.Compare(a.T, b.T) }
 	slices.SortStableFunc(rs.begins, byTime)
 	slices.SortStableFunc(rs.loadedEnds, byTime)
-}
-
-func cmpTime(a, b algebra.Time) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // fill reads the next tuple into head, if there is one.
