@@ -7,4 +7,8 @@
 // (acquisitionally: only the packets enabled sensors would deliver).
 // Live runs against residents are package remote's (remote.RunLive);
 // runs over a database are package replay's.
+//
+// A program runs within a memory budget when given one (WithBudget): Watch
+// is the watchdog that measures the heap for it, DefaultMaxMemory the
+// budget commands default to, ParseBytes reads sizes such as 512MiB.
 package query

@@ -24,6 +24,8 @@ type Program struct {
 	Catalog *algebra.Catalog
 	Stmts   []*check.Retrieve
 	Plans   []plan.Node
+
+	budget *exec.Budget // WithBudget
 }
 
 // Compile parses every source (reporting the syntax errors of all of them),
@@ -75,20 +77,20 @@ type Stats struct {
 	PeakHeld int
 }
 
+// ExecOptions are the options of the networks the program's runs build:
+// its budget.
+func (p *Program) ExecOptions() exec.Options { return exec.Options{Budget: p.budget} }
+
 // RunHistory evaluates the program incrementally over a recorded history.
 func (p *Program) RunHistory(h *algebra.History) ([]Result, Stats, error) {
-	net, err := exec.Build(p.Catalog, p.Stmts, p.Plans, exec.Options{})
+	net, err := exec.Build(p.Catalog, p.Stmts, p.Plans, p.ExecOptions())
 	if err != nil {
 		return nil, Stats{}, err
 	}
 	if err := net.RunHistory(h); err != nil {
 		return nil, Stats{}, err
 	}
-	out := make([]Result, len(net.Stmts))
-	for i, s := range net.Stmts {
-		out[i] = Result{Stmt: s.Retrieve, Table: s.Result.Table()}
-	}
-	return out, Stats{PeakHeld: net.PeakHeld()}, nil
+	return results(net), Stats{PeakHeld: net.PeakHeld()}, nil
 }
 
 // RunSource evaluates the program incrementally over a time-ordered
@@ -97,7 +99,7 @@ func (p *Program) RunHistory(h *algebra.History) ([]Result, Stats, error) {
 // the span Clock ticks fill only when the program reads a clock (a
 // recording's extent may take reading it to know).
 func (p *Program) RunSource(open func(rels []string) (stream.Source, error), window func() (*algebra.Window, error)) ([]Result, Stats, error) {
-	net, err := exec.Build(p.Catalog, p.Stmts, p.Plans, exec.Options{})
+	net, err := exec.Build(p.Catalog, p.Stmts, p.Plans, p.ExecOptions())
 	if err != nil {
 		return nil, Stats{}, err
 	}
@@ -119,11 +121,16 @@ func (p *Program) RunSource(open func(rels []string) (stream.Source, error), win
 	if _, err := net.RunSource(src, w); err != nil {
 		return nil, Stats{}, err
 	}
+	return results(net), Stats{PeakHeld: net.PeakHeld()}, nil
+}
+
+// results are the result tables of a network's retrieves.
+func results(net *exec.Network) []Result {
 	out := make([]Result, len(net.Stmts))
 	for i, s := range net.Stmts {
 		out[i] = Result{Stmt: s.Retrieve, Table: s.Result.Table()}
 	}
-	return out, Stats{PeakHeld: net.PeakHeld()}, nil
+	return out
 }
 
 // Rewritten translates each retrieve into the algebra with α operators
@@ -158,7 +165,7 @@ func (p *Program) RunAcquire(h *algebra.History, naive bool) ([]Result, exec.Acq
 	for i, r := range rw {
 		plans[i] = r.Final
 	}
-	net, err := exec.Build(p.Catalog, p.Stmts, plans, exec.Options{})
+	net, err := exec.Build(p.Catalog, p.Stmts, plans, p.ExecOptions())
 	if err != nil {
 		return nil, exec.AcquireStats{}, err
 	}
@@ -166,9 +173,5 @@ func (p *Program) RunAcquire(h *algebra.History, naive bool) ([]Result, exec.Acq
 	if err != nil {
 		return nil, stats, err
 	}
-	out := make([]Result, len(net.Stmts))
-	for i, s := range net.Stmts {
-		out[i] = Result{Stmt: s.Retrieve, Table: s.Result.Table()}
-	}
-	return out, stats, nil
+	return results(net), stats, nil
 }

@@ -5,4 +5,12 @@
 // renews their lease, merges their packet streams by watermark into the
 // interpreter's live network and streams each result element as it is
 // produced. CheckHellos is the check every dial of residents makes.
+//
+// Every answer is about what was observed (observe.go): an Observation
+// per primitive relation says from when it was watched (the residents
+// report when they carried out the run's commands), to when, where
+// packets were lost and at which period a sampled relation was sampled;
+// inputs are restricted to it (Restrict is the same rule on a history),
+// losses are reported as they happen, and a lost session ends the run
+// with an ErrIncomplete.
 package remote

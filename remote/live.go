@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"time"
@@ -42,9 +43,19 @@ type LiveOptions struct {
 	Progress func(t algebra.Time)
 	// Tap, if set, sees every input delivered to the network, in time
 	// order — the primitive relations as the sensors reported them (for
-	// recording). Inputs whose time the residents' watermarks have not yet
-	// passed are delivered (and tapped) later.
+	// recording), restricted to what was observed (see Observation).
+	// Inputs whose time the residents' watermarks have not yet passed are
+	// delivered (and tapped) later.
 	Tap func(Input)
+	// OnLoss, if set, is called with each loss as the residents report
+	// it (see Loss.Format): packets lost from a relation between two
+	// watermarks.
+	OnLoss func(Loss)
+	// Started, if set, is called once with the observation's start (see
+	// Observation), before any input is delivered.
+	Started func(from algebra.Time)
+	// TimeFormat is how errors print times (a lost session's).
+	TimeFormat algebra.TimeFormat
 }
 
 // LiveStats describe a live run.
@@ -61,9 +72,17 @@ type LiveStats struct {
 	// compute themselves (it derives from the remote's results): their
 	// sensor is enabled for every entity, and α keeps what it needs.
 	Widened []string
-	// Start and End span what was observed: from the residents' start to
-	// the last time their merged streams reached.
+	// Start and End span what was observed: from the time the residents
+	// had carried out the run's commands (Observation.From) to the last
+	// time their merged streams reached.
 	Start, End algebra.Time
+	// Observed is the observation of each primitive relation the program
+	// reads, by name order: when it was watched, where packets were lost,
+	// a sampled relation's period.
+	Observed []Observation
+	// SessionLost is the first session lost before the run ended (RunLive
+	// also returns it as its error).
+	SessionLost *SessionLostError
 }
 
 // CheckHellos verifies that every resident speaks this protocol version
@@ -95,6 +114,21 @@ type connState struct {
 	done  bool
 	ids   map[string]uint16 // sensor name → id
 	types map[string]uint16 // entity type → id
+
+	// Observation: sent commands have been sent; the run watches this
+	// resident from the first batch saying the first need of them were
+	// carried out, at applied (the resident's clock, global): from, known
+	// once every resident has said (the run's start is the earliest).
+	sent, need uint64
+	applied    algebra.Time
+	hasApplied bool
+	from       algebra.Time
+	known      bool
+	early      map[uint64]bool // tuples begun before from, held at from
+	void       map[uint64]bool // of those, tuples that also ended before from
+	loss       losses
+	lastWM     algebra.Time
+	lost       error
 }
 
 // Input is one input of the live network, as the remote delivers it: an
@@ -133,7 +167,11 @@ func (c *connState) global(mono int64) algebra.Time {
 
 // RunLive runs the program p against live residents until the duration
 // passes, the context ends or every resident has ended, and returns the
-// results. Residents enable what the plans need themselves where they can
+// results: the answers over what was observed (see Observation; the
+// stats' Observed), incomplete where packets were lost (LiveStats.Err).
+// A session lost before the run ended (lease expiry, a broken stream)
+// ends the run with a *SessionLostError, an ErrIncomplete, beside the
+// results so far. Residents enable what the plans need themselves where they can
 // (whole types, constants, and the rewriter's join restrictions as
 // triggers); α operators keep exactly what their arguments say.
 func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts LiveOptions) ([]query.Result, LiveStats, error) {
@@ -152,7 +190,7 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 	for i, r := range rw {
 		plans[i] = r.Final
 	}
-	net, err := exec.Build(p.Catalog, p.Stmts, plans, exec.Options{})
+	net, err := exec.Build(p.Catalog, p.Stmts, plans, p.ExecOptions())
 	if err != nil {
 		return nil, stats, err
 	}
@@ -168,7 +206,8 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 	for i, c := range conns {
 		h := c.Hello()
 		st := &connState{conn: c, hello: h, idx: i, defs: map[uint64]string{}, wm: algebra.Beginning,
-			ids: map[string]uint16{}, types: map[string]uint16{}}
+			ids: map[string]uint16{}, types: map[string]uint16{}, early: map[uint64]bool{}, void: map[uint64]bool{},
+			loss: newLosses(), lastWM: algebra.Beginning}
 		for id, name := range h.Sensors {
 			st.ids[name] = uint16(id)
 		}
@@ -178,7 +217,7 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 		states[i] = st
 		start = min(start, h.WallBase)
 	}
-	cmd := &commander{states: states}
+	cmd := &commander{states: states, periods: map[string]time.Duration{}}
 	for _, a := range net.Alphas {
 		if err := cmd.push(a, p.Catalog); err != nil {
 			return nil, stats, err
@@ -191,11 +230,47 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 	if cmd.err != nil {
 		return nil, stats, cmd.err
 	}
+	for _, st := range states {
+		st.need = st.sent
+	}
 	if opts.Ready != nil {
 		opts.Ready()
 	}
 
-	live := net.Live(start)
+	// The network starts once every resident has said when it carried out
+	// the run's commands: the observation starts there.
+	var live *exec.Live
+	begin := func() {
+		for _, st := range states {
+			switch {
+			case st.hasApplied:
+				st.from = st.applied
+			case st.done:
+				st.from = st.wm // ended before saying: nothing before its end is known
+			default:
+				return
+			}
+		}
+		from := algebra.Forever
+		for _, st := range states {
+			st.from = max(st.from, start)
+			from = min(from, st.from)
+			st.known = true
+			q := st.queue[:0]
+			for i := range st.queue {
+				if st.clip(&st.queue[i]) {
+					q = append(q, st.queue[i])
+				}
+			}
+			clear(st.queue[len(q):])
+			st.queue = q
+		}
+		start = from
+		live = net.Live(start)
+		if opts.Started != nil {
+			opts.Started(start)
+		}
+	}
 	type recv struct {
 		i   int
 		b   *wire.Batch
@@ -237,10 +312,22 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 			st := states[r.i]
 			if r.err != nil {
 				st.done = true
-			} else if err := st.take(r.b, p.Catalog, &stats); err != nil {
+				if !errors.Is(r.err, io.EOF) && stats.SessionLost == nil {
+					// Lost, not ended: what followed was not observed.
+					stats.SessionLost = &SessionLostError{Resident: st.hello.Name, Since: max(st.wm, start), Err: r.err, Format: opts.TimeFormat}
+				}
+			} else if err := st.take(r.b, p.Catalog, &stats, opts.OnLoss); err != nil {
 				return nil, stats, err
 			} else if rel, ok := st.conn.(wire.Releaser); ok {
 				rel.Release(r.b) // taken: its values are copied out
+			}
+			if live == nil {
+				if begin(); live == nil { // not yet: hold what came
+					if _, all := mergeWatermark(states); all {
+						stopped = true
+					}
+					continue
+				}
 			}
 			w, all := mergeWatermark(states)
 			if err := deliver(live, states, w, opts.Tap); err != nil {
@@ -264,6 +351,19 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 		if !st.done {
 			st.conn.Close()
 		}
+		for _, l := range st.loss.rest() {
+			st.report(l.sensor, l.gap, &stats, opts.OnLoss)
+		}
+	}
+	if live == nil {
+		// Nothing said when it was watched: nothing was.
+		for _, st := range states {
+			st.queue = nil
+		}
+		live = net.Live(start)
+		if opts.Started != nil {
+			opts.Started(start)
+		}
 	}
 	// What every resident has sent so far is all there is.
 	if err := deliver(live, states, algebra.Forever, opts.Tap); err != nil {
@@ -275,12 +375,45 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 	}
 	stats.Packets = ast.Packets
 	stats.PeakHeld = ast.PeakHeld
-	stats.Start, stats.End = start, end
+	stats.Start, stats.End = start, max(start, end)
+	stats.Observed = observed(net, cmd.periods, stats)
 	out := make([]query.Result, len(net.Stmts))
 	for i, s := range net.Stmts {
 		out[i] = query.Result{Stmt: s.Retrieve, Table: s.Result.Table()}
 	}
+	if stats.SessionLost != nil {
+		return out, stats, stats.SessionLost
+	}
 	return out, stats, nil
+}
+
+// observed lists the observation of each primitive relation the network
+// reads, with the gaps stats collected.
+func observed(net *exec.Network, periods map[string]time.Duration, stats LiveStats) []Observation {
+	gaps := map[string][]Gap{}
+	for _, o := range stats.Observed {
+		gaps[o.Rel] = append(gaps[o.Rel], o.Gaps...)
+	}
+	names := map[string]bool{}
+	for name := range net.Sources {
+		names[name] = true
+	}
+	for _, a := range net.Alphas {
+		names[a.Rel.Name] = true
+	}
+	var out []Observation
+	for name := range names {
+		g := gaps[name]
+		slices.SortFunc(g, func(a, b Gap) int { return cmp.Compare(a.From, b.From) })
+		out = append(out, Observation{Rel: name, From: stats.Start, To: stats.End, Period: periods[name], Gaps: g})
+	}
+	for name, g := range gaps {
+		if !names[name] {
+			out = append(out, Observation{Rel: name, From: stats.Start, To: stats.End, Gaps: g})
+		}
+	}
+	slices.SortFunc(out, func(a, b Observation) int { return cmp.Compare(a.Rel, b.Rel) })
+	return out
 }
 
 // mergeWatermark is the least watermark of the residents still sending;
@@ -305,7 +438,13 @@ func deliver(live *exec.Live, states []*connState, w algebra.Time, tap func(Inpu
 		for i < len(st.queue) && st.queue[i].T <= w {
 			i++
 		}
-		items = append(items, st.queue[:i]...)
+		for _, it := range st.queue[:i] {
+			if st.void[it.Key] && (it.Entity && it.Begin || it.Kind == stream.PacketBegin) {
+				delete(st.void, it.Key) // began and ended before the observation
+				continue
+			}
+			items = append(items, it)
+		}
 		st.queue = st.queue[i:]
 	}
 	slices.SortStableFunc(items, func(a, b Input) int {
@@ -331,8 +470,10 @@ func deliver(live *exec.Live, states []*connState, w algebra.Time, tap func(Inpu
 	return nil
 }
 
-// take converts a batch into queued inputs.
-func (st *connState) take(b *wire.Batch, cat *algebra.Catalog, stats *LiveStats) error {
+// take converts a batch into queued inputs (restricted to the
+// observation once its start is known), notes when the resident carried
+// out the run's commands, and reports losses.
+func (st *connState) take(b *wire.Batch, cat *algebra.Catalog, stats *LiveStats, onLoss func(Loss)) error {
 	for _, d := range b.Defs {
 		st.defs[d.Key] = d.ID
 	}
@@ -370,10 +511,16 @@ func (st *connState) take(b *wire.Batch, cat *algebra.Catalog, stats *LiveStats)
 		default:
 			return fmt.Errorf("resident %s: packet of unknown kind %d", st.hello.Name, p.Kind)
 		}
-		st.queue = append(st.queue, it)
+		if !st.known || st.clip(&it) {
+			st.queue = append(st.queue, it)
+		}
 	}
 	if w := st.global(b.Watermark); w > st.wm {
 		st.wm = w
+	}
+	before := !st.hasApplied
+	if before && b.Applied >= st.need {
+		st.applied, st.hasApplied = st.global(b.AppliedAt), true
 	}
 	for _, c := range b.Counts {
 		if int(c.Sensor) < len(st.hello.Sensors) {
@@ -382,7 +529,33 @@ func (st *connState) take(b *wire.Batch, cat *algebra.Catalog, stats *LiveStats)
 			stats.Dropped[name] = c.Drops
 		}
 	}
+	// Drops a batch made before the run's commands took effect reports
+	// are not the run's.
+	for _, l := range st.loss.counts(b.Counts, before && !st.hasApplied, st.lastWM, st.wm) {
+		st.report(l.sensor, l.gap, stats, onLoss)
+	}
+	st.lastWM = st.wm
 	return nil
+}
+
+// report records a loss in the relation's observation and reports it.
+func (st *connState) report(sensor uint16, g Gap, stats *LiveStats, onLoss func(Loss)) {
+	if int(sensor) >= len(st.hello.Sensors) {
+		return
+	}
+	name := st.hello.Sensors[sensor]
+	if st.known {
+		g.From = max(g.From, st.from)
+	}
+	i := slices.IndexFunc(stats.Observed, func(o Observation) bool { return o.Rel == name })
+	if i < 0 {
+		stats.Observed = append(stats.Observed, Observation{Rel: name})
+		i = len(stats.Observed) - 1
+	}
+	stats.Observed[i].Gaps = append(stats.Observed[i].Gaps, g)
+	if onLoss != nil {
+		onLoss(Loss{Rel: name, Gap: g})
+	}
 }
 
 func (st *connState) values(rel *algebra.Relation, vs []wire.Value) ([]algebra.Value, error) {
@@ -428,14 +601,20 @@ type commander struct {
 	next   uint64
 	err    error
 	timely bool // the last α pushed is enabled by the residents themselves
+	// periods are the sampled relations' sampling periods.
+	periods map[string]time.Duration
 }
 
 func (c *commander) send(cmd wire.Command) {
 	for _, st := range c.states {
 		cc := cmd
-		if err := st.conn.Send(&cc); err != nil && c.err == nil {
-			c.err = fmt.Errorf("resident %s: %w", st.hello.Name, err)
+		if err := st.conn.Send(&cc); err != nil {
+			if c.err == nil {
+				c.err = fmt.Errorf("resident %s: %w", st.hello.Name, err)
+			}
+			continue
 		}
+		st.sent++
 	}
 }
 
@@ -461,6 +640,9 @@ func (c *commander) push(a *exec.Alpha, cat *algebra.Catalog) error {
 			return fmt.Errorf("α %s: live sampling needs a Clock[n] sampling argument, not %s", x.VarName, plan.String(x.When))
 		}
 		period := clk.N * cat.ClockPeriod
+		if p, ok := c.periods[a.Rel.Name]; !ok || time.Duration(period) < p {
+			c.periods[a.Rel.Name] = time.Duration(period)
+		}
 		if consts, ok := x.Enable.(*plan.Const); ok {
 			for _, v := range consts.Vals {
 				c.next++

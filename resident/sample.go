@@ -3,7 +3,6 @@ package resident
 import (
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/tqmon/tqmon/resident/session"
 	"github.com/tqmon/tqmon/resident/wire"
@@ -34,17 +33,17 @@ import (
 // (drainEvery), so a shorter period could only skip ticks.
 const minSamplePeriod = int64(drainEvery)
 
-// A sampler may fall behind by at most maxCatchUp periods or maxLag of
-// real time, whichever is more: a drain late by that much (a loaded
-// machine's scheduling hiccup) still reports every tick, exactly; older
-// ticks are skipped and counted as lost. The bound is what keeps a sampler
-// that can never catch up (a period shorter than a tick's work, a subject
-// clock running thousands of times real time) from falling behind without
-// end; sampleBudget bounds the work a round does to catch up.
-const (
-	maxCatchUp = 16
-	maxLag     = 250 * time.Millisecond
-)
+// maxCatchUp bounds how far behind a sampler may fall, in ticks: a drain
+// late by up to that many periods (a loaded machine starving the drain: at
+// the demo's scale a tick is due every real millisecond, so about a second
+// of starvation) still reports every tick, exactly; older ticks are
+// skipped and counted as lost. It is counted in ticks, not real time,
+// because the resident's clock is the subject's, which may run faster
+// than real time. The bound is what keeps a sampler that can never catch
+// up from falling behind without end, and it bounds the grace log (the
+// tuples ended within the lag); sampleBudget bounds the work a round does
+// to catch up.
+const maxCatchUp = 1024
 
 // sampleBudget bounds a round's sampling work (real time), a tenth of the
 // drain's period, so that sampling takes at most about a tenth of a core
@@ -254,8 +253,8 @@ func (r *Resident) sampleDue() { r.sampleThrough(false) }
 // sampleThrough runs the due sampling ticks: those before now, or, when
 // closing (the subject has stopped and its state is settled), those at now
 // too, in time order, exact however late (the grace log). A sampler
-// never falls more than maxLag (at least maxCatchUp ticks) behind: the
-// ticks before those are skipped and counted as lost, for its session,
+// never falls more than maxCatchUp ticks behind: the ticks before those
+// are skipped and counted as lost, for its session,
 // as many samples as its first tick that ran reported to it. A call
 // stops after sampleBudget of work (not when closing); the ticks still
 // due run next round. So a round's sampling work is bounded, and
@@ -283,13 +282,8 @@ func (r *Resident) sampleThrough(closing bool) {
 				hi = mid - 1
 			}
 		}
-		// The ticks of the last maxLag (at least maxCatchUp of them) run;
-		// those before are skipped.
-		keep := int64(maxCatchUp)
-		if per := r.mono(sp.next+sp.period) - r.mono(sp.next); per > 0 {
-			keep = max(keep, int64(maxLag)/per)
-		}
-		if k -= keep - 1; k > 0 {
+		// The last maxCatchUp due ticks run; those before are skipped.
+		if k -= maxCatchUp - 1; k > 0 {
 			sp.next += k * sp.period
 			if skipped == nil {
 				skipped = map[*sampler]int64{}

@@ -63,6 +63,7 @@ func (r *Resident) Open() *Session {
 		samplers: map[uint64]*sampler{},
 	}
 	s.core.Init(len(r.sensors), nanotime, r.budget)
+	s.core.Stamp = r.now
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {

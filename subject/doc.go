@@ -19,4 +19,8 @@
 // enable); recording (Record, Results) and the animated display (Show)
 // use it as queries do. Dial is the one place residents are dialled,
 // their hellos checked and their description compiled into a catalog.
+//
+// Options.MaxMemory gives every run over a subject a memory budget: Open
+// wraps the subject so that each Run makes one, watches the heap for it
+// (query.Watch) and runs the program within it.
 package subject

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/plan"
 	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/grammar/sdl"
 	"github.com/tqmon/tqmon/query"
@@ -88,7 +89,26 @@ func (s *live) recorded() (stream.Source, func(), *algebra.Window, error) {
 }
 
 func (s *live) Explain(w io.Writer, prog *query.Program, first int, naive bool) error {
-	return explain(w, prog, first, naive, func(r rewrite.Result) string { return rewrite.Explain(r, nil) })
+	return explain(w, prog, first, naive, func(r rewrite.Result) string {
+		return rewrite.Explain(r, nil) + sampling(r.Final, s.cat)
+	})
+}
+
+// sampling says what a live run sees of each sampled relation the plan
+// reads: its state at the sampling instants only.
+func sampling(p plan.Node, cat *algebra.Catalog) string {
+	var b strings.Builder
+	plan.Walk(p, func(n plan.Node) {
+		a, ok := n.(*plan.Alpha)
+		if !ok || a.Rel.Strategy.Kind != algebra.Sampled {
+			return
+		}
+		if clk, ok := a.When.(*plan.ClockSrc); ok {
+			fmt.Fprintf(&b, "observation: %s (α %s) is sampled every %s: live, a tuple is seen only at the sampling instants it covers (one that begins and ends between two is not seen)\n",
+				a.Rel.Name, a.VarName, time.Duration(clk.N*cat.ClockPeriod))
+		}
+	})
+	return b.String()
 }
 
 // Run runs the program live against a session of the residents.
@@ -98,7 +118,11 @@ func (s *live) Run(ctx context.Context, prog *query.Program, o RunOptions) ([]qu
 	_, err := s.open(ctx, o.Duration, func(ss Session) error {
 		var err error
 		rs, st, err = remote.RunLive(ss.Ctx, prog, ss.Conns, remote.LiveOptions{Duration: ss.Duration, Naive: o.Naive,
-			Lease: o.Lease, OnElem: o.OnElem, Ready: chain(ss.Ready, o.Ready), Progress: o.Progress, Discard: o.Discard})
+			Lease: o.Lease, OnElem: o.OnElem, Ready: chain(ss.Ready, o.Ready), Progress: o.Progress, Discard: o.Discard,
+			OnLoss: o.OnLoss, TimeFormat: o.TimeFormat})
+		if err == nil {
+			err = st.Err()
+		}
 		return err
 	})
 	s.mu.Lock()

@@ -3,6 +3,7 @@ package subject
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/display/format"
 	"github.com/tqmon/tqmon/query"
+	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/store/record"
 )
 
@@ -29,7 +31,9 @@ type PrintOptions struct {
 
 // Print runs prog over s and prints its results on w: each element as it
 // settles (a Printer) from a live subject, whole tables separated by
-// blank lines otherwise. It returns what the run cost.
+// blank lines otherwise. It returns what the run cost. An incomplete
+// live run (remote.ErrIncomplete) prints what it has and returns that
+// error.
 func Print(ctx context.Context, s Subject, prog *query.Program, o PrintOptions, w io.Writer) (Stats, error) {
 	var p *Printer
 	ro := o.Run
@@ -46,6 +50,7 @@ func Print(ctx context.Context, s Subject, prog *query.Program, o PrintOptions, 
 		ro.Progress = func(algebra.Time) { p.Settle() }
 	}
 	results, st, err := s.Run(ctx, prog, ro)
+	st.TimeFormat = o.Output.Time
 	if rec := o.Results; rec != nil {
 		if st := st.Live; st != nil {
 			rec.Observed(algebra.Window{From: st.Start, To: max(st.End, st.Start)})
@@ -59,11 +64,15 @@ func Print(ctx context.Context, s Subject, prog *query.Program, o PrintOptions, 
 			return st, cerr
 		}
 	}
-	if err != nil {
+	incomplete := errors.Is(err, remote.ErrIncomplete)
+	if err != nil && !incomplete {
 		return st, err
 	}
 	if p != nil {
-		return st, p.Close()
+		if cerr := p.Close(); cerr != nil {
+			return st, cerr
+		}
+		return st, err
 	}
 	bw := bufio.NewWriter(w)
 	for i, r := range results {
@@ -74,7 +83,10 @@ func Print(ctx context.Context, s Subject, prog *query.Program, o PrintOptions, 
 			return st, err
 		}
 	}
-	return st, bw.Flush()
+	if ferr := bw.Flush(); ferr != nil {
+		return st, ferr
+	}
+	return st, err
 }
 
 // flushEvery bounds how long a printed row waits in a Printer's buffer

@@ -313,7 +313,8 @@ func (s *dbSubject) Run(ctx context.Context, prog *query.Program, o RunOptions) 
 	if err != nil {
 		return nil, Stats{}, err
 	}
-	rs, st, err := replay.Run(s.d, q, replay.Options{Context: ctx, From: o.From, To: o.To, Pace: o.Pace, Player: o.Player, OnElem: o.OnElem})
+	rs, st, err := replay.Run(s.d, q, replay.Options{Context: ctx, From: o.From, To: o.To, Pace: o.Pace, Player: o.Player, OnElem: o.OnElem,
+		Budget: prog.Budget()})
 	stats := Stats{Read: &st, Blocks: map[string]uint64{}}
 	for _, rs := range s.d.Stats() {
 		stats.Blocks[rs.Name] = rs.Blocks

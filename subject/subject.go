@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"time"
 
@@ -66,6 +68,10 @@ type Options struct {
 	// Notes, when set, is told what the user should know about the subject
 	// as it opens (a database that is still being recorded).
 	Notes io.Writer
+	// MaxMemory is the memory budget, in bytes, of every query run over
+	// the subject (0: none; see query.Watch and query.DefaultMaxMemory):
+	// a run past it stops with an exec.MemoryError.
+	MaxMemory int64
 }
 
 // KernelOptions shape the kernel subject.
@@ -114,7 +120,9 @@ type Subject interface {
 	// OnElem) until the context ends, the duration passes or the subject
 	// does; recordings give whole tables.
 	Live() bool
-	// Run runs a compiled program over the subject.
+	// Run runs a compiled program over the subject. A live run whose
+	// answers may be incomplete (packets lost, a session lost) returns
+	// its results and an error that is remote.ErrIncomplete.
 	Run(ctx context.Context, prog *query.Program, o RunOptions) ([]query.Result, Stats, error)
 	// Explain writes the plans of the program's retrieves from first on
 	// as Run would run them (rewritten unless naive).
@@ -173,6 +181,10 @@ type RunOptions struct {
 	// returns are empty): a live run then holds only what its operators
 	// need.
 	Discard bool
+	// OnLoss, if set, sees each loss a live run's residents report as
+	// it happens; TimeFormat prints the times of a lost session's error.
+	OnLoss     func(remote.Loss)
+	TimeFormat algebra.TimeFormat
 	// From, To, Pace and Player shape a run over a database
 	// (replay.Options).
 	From, To *algebra.Time
@@ -193,6 +205,8 @@ type Stats struct {
 	// blocks.
 	Read   *replay.Stats
 	Blocks map[string]uint64
+	// TimeFormat prints times (a live run's observation).
+	TimeFormat algebra.TimeFormat
 }
 
 // Write prints the statistics, a line per fact.
@@ -209,14 +223,24 @@ func (st Stats) Write(w io.Writer) {
 			total += n
 		}
 		writePackets(w, total, st.Live.Packets)
-		dropped := 0
-		for _, n := range st.Live.Dropped {
-			dropped += int(n)
+		for _, n := range slices.Sorted(maps.Keys(st.Live.Packets)) {
+			fmt.Fprintf(w, "produced %s: %d\n", n, st.Live.Wanted[n])
 		}
-		if dropped > 0 {
-			fmt.Fprintf(w, "dropped: %d (buffers full)\n", dropped)
-		}
+		fmt.Fprintf(w, "lost: %d\n", st.Live.LostPackets())
 		fmt.Fprintf(w, "peak held: %d\n", st.Live.PeakHeld)
+		for _, o := range st.Live.Observed {
+			fmt.Fprintf(w, "observed %s from %s to %s", o.Rel, algebra.FormatTime(o.From, st.TimeFormat), algebra.FormatTime(o.To, st.TimeFormat))
+			if o.Period > 0 {
+				fmt.Fprintf(w, ", sampled every %s", o.Period)
+			}
+			if n := o.Lost(); n > 0 {
+				fmt.Fprintf(w, ", %d packets lost in %d gaps", n, len(o.Gaps))
+			}
+			fmt.Fprintln(w)
+		}
+		if lost := st.Live.SessionLost; lost != nil {
+			fmt.Fprintf(w, "session lost: %v\n", lost)
+		}
 		for _, v := range st.Live.Widened {
 			fmt.Fprintf(w, "note: residents cannot compute what α %s needs; its sensor is enabled for every entity and α keeps what it needs\n", v)
 		}
@@ -259,6 +283,14 @@ func Open(ctx context.Context, o Options) (Subject, error) {
 	if o.Given() != 1 {
 		return nil, badInput(errors.New("give one of --history DIR, --db DB, --connect ADDR, --demo or --kernel"))
 	}
+	s, err := open(ctx, o)
+	if err != nil || o.MaxMemory <= 0 {
+		return s, err
+	}
+	return bounded{Subject: s, limit: o.MaxMemory}, nil
+}
+
+func open(ctx context.Context, o Options) (Subject, error) {
 	switch {
 	case o.History != "":
 		return openHistory(o.History)
@@ -274,4 +306,17 @@ func Open(ctx context.Context, o Options) (Subject, error) {
 		return openDemo(o)
 	}
 	return openKernel(o.Kernel)
+}
+
+// bounded is a subject whose every run has a memory budget: the one place
+// a run's budget is made and watched, whatever the subject.
+type bounded struct {
+	Subject
+	limit int64
+}
+
+func (s bounded) Run(ctx context.Context, prog *query.Program, o RunOptions) ([]query.Result, Stats, error) {
+	b := &exec.Budget{Limit: s.limit}
+	defer query.Watch(b)()
+	return s.Subject.Run(ctx, prog.WithBudget(b), o)
 }

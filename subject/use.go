@@ -3,6 +3,7 @@ package subject
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/display/play"
 	"github.com/tqmon/tqmon/display/show"
+	"github.com/tqmon/tqmon/grammar/source"
 	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/store/db"
@@ -23,7 +25,9 @@ import (
 // ground truth is written) and writes the span observed as the
 // database's window, and returns the database, open, for the caller to
 // report on and close. A database that exists, or relations the subject
-// lacks, are ErrInput errors.
+// lacks, are ErrInput errors. A recording that lost packets or its
+// session returns the database (its window what was observed) and an
+// error that is remote.ErrIncomplete.
 func Record(ctx context.Context, s Subject, dir string, wopts db.WriterOptions, opts record.Options) (*db.DB, algebra.Window, error) {
 	var win algebra.Window
 	spec, err := s.Spec()
@@ -54,27 +58,35 @@ func Record(ctx context.Context, s Subject, dir string, wopts db.WriterOptions, 
 		st, err = record.Live(ss.Ctx, ss.Conns, w, d.Catalog(), o)
 		return err
 	})
+	// A recording that lost packets or its session is kept, with the
+	// window it observed, and reported incomplete.
+	incomplete := errors.Is(err, remote.ErrIncomplete)
 	var exit *CommandExit
-	if err == nil {
-		if err = s.Close(); errors.As(err, &exit) {
-			err = nil // the command's status is not the recording's
+	if err == nil || incomplete {
+		if cerr := s.Close(); cerr != nil && !errors.As(cerr, &exit) && err == nil {
+			err = cerr // the command's status is not the recording's
 		}
 	}
-	if err != nil {
+	if err != nil && !incomplete {
 		w.Close()
 		d.Close()
 		return nil, win, err
 	}
+	// Observed from when the recording attached to the last time the
+	// residents reported: a subject that ended did so there, not at
+	// forever.
 	win = algebra.Window{From: st.Start, To: max(st.End, st.Last, st.Start)}
-	if ran != nil {
+	if ran != nil && st.SessionLost == nil {
+		// A subject run in process for this recording waited for it to
+		// attach: its whole run was observed.
 		win = *ran
 	}
 	w.SetWindow(win)
-	if err := w.Close(); err != nil {
+	if cerr := w.Close(); cerr != nil {
 		d.Close()
-		return nil, win, err
+		return nil, win, cerr
 	}
-	return d, win, nil
+	return d, win, err
 }
 
 // Results opens the database dir to store the results of stmts, run over
@@ -131,6 +143,25 @@ type DisplayOptions struct {
 	Play  play.Options
 	Live  remote.LiveOptions
 	Title string
+}
+
+// ReadDisplaySpec reads the display spec file at path into DisplayOptions:
+// its text (Spec, named by its path for diagnostics) and how to read it
+// again when the user asks (ReadSpec, the r key).
+func (o *DisplayOptions) ReadDisplaySpec(path string) error {
+	read := func() (string, error) {
+		text, err := source.ReadFile(path, nil) // bounded; stdin is the terminal
+		if err != nil {
+			return "", fmt.Errorf("display spec: %w", err)
+		}
+		return text, nil
+	}
+	text, err := read()
+	if err != nil {
+		return err
+	}
+	o.Spec, o.ReadSpec = query.Source{Name: path, Text: text}, read
+	return nil
 }
 
 // Display compiles the queries with the display spec — enabling only the

@@ -10,14 +10,14 @@ import (
 func DebugHeld(n *Network) string {
 	s := ""
 	for _, h := range n.holders {
-		switch x := h.(type) {
+		switch x := h.h.(type) {
 		case *Join:
 			for i, in := range x.in {
 				s += fmt.Sprintf("join input %d: live %d dead %d open %d entries %d closedQ %d buf %d\n", i, in.nLive, in.nDead, len(in.open), len(in.entries)-in.entHead, len(in.closedQ)-in.closedH, len(in.buf)-in.head)
 			}
 			s += fmt.Sprintf("join: live cands %d outBuf %d lb %d wake %d\n", x.live, x.outBuf.len(), x.lb.len(), x.wake.len())
 		default:
-			s += fmt.Sprintf("%T: %d\n", h, h.Held())
+			s += fmt.Sprintf("%T: %d\n", h.h, h.h.Held())
 		}
 	}
 	return s
@@ -28,7 +28,7 @@ func DebugHeld(n *Network) string {
 func DebugPurge(n *Network) string {
 	s := ""
 	for _, h := range n.holders {
-		x, ok := h.(*Join)
+		x, ok := h.h.(*Join)
 		if !ok {
 			continue
 		}

@@ -31,4 +31,10 @@
 // Network (network.go) compiles plans into operators and RunHistory
 // (history.go) plays a recorded history into them in time order, exactly as
 // live packets will later arrive.
+//
+// A run may have a memory budget (budget.go): the network checks the
+// operators' held tuples, priced by estimated sizes, and the heap size a
+// watchdog outside it reports, at every advance of time and inside a
+// join's enumeration of bindings, and stops with a *MemoryError naming the
+// operators that hold the most.
 package exec

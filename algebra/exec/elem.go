@@ -4,6 +4,10 @@ package exec
 // stops the run.
 type runState struct {
 	err error
+	// check, when the run has a budget, checks it (Network.checkBudget);
+	// poll calls it every pollStride steps.
+	check func()
+	steps uint
 }
 
 func (s *runState) fail(err error) {

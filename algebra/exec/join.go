@@ -1,6 +1,9 @@
 package exec
 
 import (
+	"cmp"
+	"slices"
+
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/expr"
 	"github.com/tqmon/tqmon/algebra/stream"
@@ -137,12 +140,43 @@ func (j *Join) Input(i int) stream.Receiver { return j.in[i] }
 
 // Held counts stored tuples, live candidates and buffered outputs.
 func (j *Join) Held() int {
-	n := j.live + j.outBuf.len() + j.merge.held()
+	pending, stored, buffered := j.heldCounts()
+	return pending + stored + buffered
+}
+
+// heldCounts breaks Held down for the memory budget: pending bindings
+// (live candidates), stored tuples (with the inputs' buffers) and
+// buffered results.
+func (j *Join) heldCounts() (pending, stored, buffered int) {
+	stored = j.merge.held()
 	for _, in := range j.in {
-		n += in.nLive
+		stored += in.nLive
 		if !in.stored {
-			n += len(in.open)
+			stored += len(in.open)
 		}
 	}
-	return n
+	return j.live, stored, j.outBuf.len()
+}
+
+// heldBytes estimates the bytes the join holds.
+func (j *Join) heldBytes() int64 {
+	pending, stored, buffered := j.heldCounts()
+	perBinding := int64(bytesBinding)
+	if j.k > 3 {
+		perBinding += int64(j.k) * bytesVar
+	}
+	return int64(pending)*perBinding + int64(stored+buffered)*bytesTuple
+}
+
+// parts names what the join holds, most first.
+func (j *Join) parts() []Part {
+	pending, stored, buffered := j.heldCounts()
+	var parts []Part
+	for _, p := range []Part{{pending, "pending bindings"}, {stored, "stored tuples"}, {buffered, "buffered results"}} {
+		if p.N > 0 {
+			parts = append(parts, p)
+		}
+	}
+	slices.SortStableFunc(parts, func(x, y Part) int { return cmp.Compare(y.N, x.N) })
+	return parts
 }

@@ -62,6 +62,11 @@ func (j *Join) enumerate(i int, ent *entry, h algebra.Time) {
 			list = in.entries[in.entHead:]
 		}
 		for _, e := range list {
+			// One tuple can bind with millions: the budget is checked
+			// inside the loop, at a stride.
+			if !j.st.poll() {
+				break
+			}
 			if e.dead {
 				continue
 			}

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
@@ -41,10 +42,11 @@ type Network struct {
 	Consts []*ConstSource
 
 	st      *runState
-	holders []holder
+	holders []holding
 	peak    int
 	opts    Options
 	byStmt  map[*check.Retrieve]*Stmt
+	cur     *check.Retrieve // the statement being compiled
 }
 
 // ConstSource is a constant entity relation: its values valid over all
@@ -63,6 +65,8 @@ type Options struct {
 	// Resident, if set, is told of every enable and disable α operators
 	// make.
 	Resident Resident
+	// Budget, if set, bounds the memory the run holds (budget.go).
+	Budget *Budget
 }
 
 // Build compiles plans (one per statement, in order) into a network.
@@ -79,7 +83,11 @@ func Build(cat *algebra.Catalog, stmts []*check.Retrieve, plans []plan.Node, opt
 	if cat != nil {
 		n.ClockPeriod = cat.ClockPeriod
 	}
+	if b := opts.Budget; b != nil && b.Limit > 0 {
+		n.st.check = n.checkBudget
+	}
 	for i, r := range stmts {
+		n.cur = r
 		s := &Stmt{Retrieve: r, Plan: plans[i]}
 		s.Result = NewCollector(r.Result)
 		var out *stream.Tee
@@ -129,9 +137,9 @@ func (n *Network) block(root plan.Node) (*stream.Tee, *Join, *Coalesce, error) {
 		jout = c
 	}
 	j := NewJoin(spec, jout, n.st, n.opts.SweepMin)
-	n.holders = append(n.holders, j)
+	n.hold(j, blockLabel(leaves))
 	if c != nil {
-		n.holders = append(n.holders, c)
+		n.hold(c, "coalesce")
 	}
 	if len(leaves) == 0 {
 		n.Heartbeat.Add(j.Input(0))
@@ -219,7 +227,7 @@ func (n *Network) rel(node plan.Node) (*stream.Tee, algebra.Time, error) {
 		}
 		out := &stream.Tee{}
 		op := NewSetOp(x.Union, out)
-		n.holders = append(n.holders, op)
+		n.hold(op, "set operation "+x.Label())
 		l.Add(op.Input(0))
 		r.Add(op.Input(1))
 		return out, 0, nil
@@ -271,7 +279,7 @@ func (n *Network) alpha(x *plan.Alpha) (*stream.Tee, algebra.Time, error) {
 		a.MaxLate = algebra.Forever // may be seen only at its end
 	}
 	n.Alphas = append(n.Alphas, a)
-	n.holders = append(n.holders, a)
+	n.hold(a, "α "+x.VarName)
 	return a.out, a.MaxLate, nil
 }
 
@@ -413,11 +421,36 @@ func bindTimes(spec *JoinSpec, k int) {
 // Err is the first runtime error of the run, if any.
 func (n *Network) Err() error { return n.st.err }
 
+// hold registers an operator that keeps tuples, named op in messages.
+func (n *Network) hold(h holder, op string) {
+	n.holders = append(n.holders, holding{h: h, op: op, stmt: n.cur})
+}
+
+// blockLabel names a retrieve block's join by its variables.
+func blockLabel(leaves []plan.Node) string {
+	names := make([]string, len(leaves))
+	for v, l := range leaves {
+		switch l := l.(type) {
+		case *plan.Scan:
+			names[v] = l.VarName
+		case *plan.Alpha:
+			names[v] = l.VarName
+		}
+	}
+	switch len(names) {
+	case 0:
+		return "retrieve block"
+	case 1:
+		return "selection of " + names[0]
+	}
+	return "join of " + strings.Join(names, ", ")
+}
+
 // Held is the number of tuples the operators hold now.
 func (n *Network) Held() int {
 	total := 0
 	for _, h := range n.holders {
-		total += h.Held()
+		total += h.h.Held()
 	}
 	return total
 }
@@ -425,9 +458,14 @@ func (n *Network) Held() int {
 // PeakHeld is the largest Held seen by the driver.
 func (n *Network) PeakHeld() int { return n.peak }
 
+// notePeak notes the tuples held at an advance of time, and checks the
+// budget.
 func (n *Network) notePeak() {
 	if h := n.Held(); h > n.peak {
 		n.peak = h
+	}
+	if n.st.check != nil {
+		n.st.check()
 	}
 }
 
@@ -458,11 +496,11 @@ func (n *Network) apply(x *plan.Apply) (*stream.Tee, error) {
 	var dst stream.Receiver = out
 	if !x.Bag {
 		c := NewCoalesce(out)
-		n.holders = append(n.holders, c)
+		n.hold(c, "coalesce")
 		dst = c
 	}
 	op := NewApply(spec, dst, n.st)
-	n.holders = append(n.holders, op)
+	n.hold(op, "aggregate")
 	outer.Add(op.Input(0))
 	for j, in := range inners {
 		in.Add(op.Input(j + 1))

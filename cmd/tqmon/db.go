@@ -13,9 +13,7 @@ func newDBCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "db",
 		Short: "Check a database, or copy what is intact of a damaged one",
-		Long: `tqmon db check verifies every part of a database; tqmon db repair copies
-what is intact of a damaged one into a new database. Neither writes into
-the database it reads (nor does any command that only reads one).`,
+		Long:  doc("db"),
 	}
 	cmd.AddCommand(newDBCheckCmd(stdout, stderr), newDBRepairCmd(stdout, stderr))
 	return cmd
@@ -23,17 +21,11 @@ the database it reads (nor does any command that only reads one).`,
 
 func newDBCheckCmd(stdout, stderr io.Writer) *cobra.Command {
 	return &cobra.Command{
-		Use:   "check DB",
-		Short: "Verify every table, log and record of a database",
-		Long: `Verify a database: every badger table (index and block checksums), every
-write-ahead log, and every record of every relation (blocks, checkpoints,
-ends: their checksums and structure), then read each relation whole. Prints
-what each relation holds and what is damaged, with the span of history each
-damage costs; exits 1 when anything is. The database is only read, and may
-be being recorded (the check is then of what the recording has committed).`,
-		Example: `  tqmon import --history testdata/paper --db /tmp/paper.db
-  tqmon db check /tmp/paper.db`,
-		Args: cobra.ExactArgs(1),
+		Use:     "check DB",
+		Short:   "Verify every table, log and record of a database",
+		Long:    doc("db.check"),
+		Example: doc("db.check.example"),
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rep, err := db.Check(args[0], db.Options{Log: stderr})
 			if err != nil {
@@ -54,16 +46,11 @@ be being recorded (the check is then of what the recording has committed).`,
 func newDBRepairCmd(stdout, stderr io.Writer) *cobra.Command {
 	var out string
 	cmd := &cobra.Command{
-		Use:   "repair DB --out NEW",
-		Short: "Copy everything intact of a damaged database into a new one",
-		Long: `Copy everything intact of a database into a new database (NEW must not exist,
-or be empty): every table, log and record that verifies, as tqmon db check
-finds them. Prints what was lost — per relation, the spans of history — and
-never changes DB itself.`,
-		Example: `  tqmon import --history testdata/paper --db /tmp/paper.db
-  tqmon db repair /tmp/paper.db --out /tmp/paper-repaired.db
-  tqmon db check /tmp/paper-repaired.db`,
-		Args: cobra.ExactArgs(1),
+		Use:     "repair DB --out NEW",
+		Short:   "Copy everything intact of a damaged database into a new one",
+		Long:    doc("db.repair"),
+		Example: doc("db.repair.example"),
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
 				return usageErr(errors.New("db repair needs --out NEW: the database is never repaired in place"))

@@ -42,6 +42,8 @@ type demoFlags struct {
 	stats      bool
 	planKind   string
 	display    string
+	maxMemory  query.Bytes
+	allowLoss  bool
 }
 
 func newDemoCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -68,6 +70,7 @@ func newDemoCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.StringVar(&f.listen, "listen", "", "with --subject: where to serve (a unix socket path, or host:port with --token)")
 	fl.StringVar(&f.token, "token", "", "shared token remote monitors must present (required on TCP; or --token-file, or $TQMON_TOKEN)")
 	fl.StringVar(&f.tokenFile, "token-file", "", "with --subject: read the shared token from this file")
+	fl.BoolVar(&f.allowLoss, "allow-loss", false, "exit 0 even if packets or a session were lost (losses are still reported; without it such a run exits 3)")
 	fl.BoolVar(&f.wait, "wait", true, "with --subject: start the system only once a monitor has connected")
 	fl.DurationVar(&f.duration, "duration", 10*time.Second, "how long to run (real time)")
 	fl.StringVar(&f.truthDir, "truth", "", "write the complete ground truth as a history directory")
@@ -83,6 +86,7 @@ func newDemoCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.StringVar(&f.timeFormat, "time-format", "clock", "time format: clock, rfc3339 or ns")
 	fl.StringArrayVar(&f.params, "param", nil, "NAME=VALUE: the value of $NAME in queries (repeatable)")
 	fl.BoolVar(&f.stats, "stats", false, "print packets received (per sensor) and peak operator state on stderr")
+	addMaxMemoryFlag(fl, &f.maxMemory)
 	fl.StringVar(&f.planKind, "plan", "optimized", "optimized (rewritten) or naive plans")
 	fl.StringVar(&f.display, "display", "", "display spec of the animated view (default: the paper's)")
 	return cmd
@@ -96,17 +100,13 @@ func runDemo(f *demoFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	naive, err := planNaive(f.planKind)
+	naive, params, err := parsePlanParams(f.planKind, f.params)
 	if err != nil {
-		return usageErr(err)
-	}
-	params, err := parseParams(f.params)
-	if err != nil {
-		return usageErr(err)
+		return err
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
-	sub, err := subject.Open(ctx, subject.Options{Demo: true, Config: f.cfg, Truth: f.truthDir})
+	sub, err := subject.Open(ctx, subject.Options{Demo: true, Config: f.cfg, Truth: f.truthDir, MaxMemory: int64(f.maxMemory)})
 	if err != nil {
 		return runtimeErr(err)
 	}
@@ -115,7 +115,7 @@ func runDemo(f *demoFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	return runProgram(ctx, sub, prog, subject.RunOptions{Naive: naive, Duration: f.duration}, out, nil, f.stats, stdout, stderr)
+	return runProgram(ctx, sub, prog, subject.RunOptions{Naive: naive, Duration: f.duration}, out, nil, f.stats, f.allowLoss, stdout, stderr)
 }
 
 func runSubject(f *demoFlags, stderr io.Writer) error {
@@ -146,19 +146,13 @@ const displayScale = 2
 // paper's ResumedbyP1) compiled together, only the sensors they need
 // enabled, until the user quits (or --duration, when given).
 func runDemoDisplay(cmd *cobra.Command, f *demoFlags) error {
-	naive, err := planNaive(f.planKind)
+	naive, params, err := parsePlanParams(f.planKind, f.params)
 	if err != nil {
-		return usageErr(err)
-	}
-	params, err := parseParams(f.params)
-	if err != nil {
-		return usageErr(err)
+		return err
 	}
 	srcs := f.srcs
 	if len(srcs) == 0 {
 		srcs = []query.Source{{Name: defaults.PaperQueryName, Text: defaults.PaperQuery()}}
-	}
-	if f.display == "" {
 	}
 	cfg := f.cfg
 	if !cmd.Flags().Changed("scale") {

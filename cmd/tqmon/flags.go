@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -55,32 +54,23 @@ func addSourceFlags(fl *pflag.FlagSet, srcs *[]query.Source, count *int) {
 	fl.VarP(querySources{list: srcs, count: count}, "expr", "e", "TQuel statements given as TEXT (repeatable)")
 }
 
-// planNaive reads --plan.
-func planNaive(kind string) (bool, error) {
-	switch kind {
-	case "optimized", "optimised":
-		return false, nil
-	case "naive":
-		return true, nil
-	}
-	return false, fmt.Errorf("--plan %q: want optimized or naive", kind)
+// addMaxMemoryFlag adds --max-memory, its default query.DefaultMaxMemory.
+func addMaxMemoryFlag(fl *pflag.FlagSet, n *query.Bytes) {
+	*n = query.Bytes(query.DefaultMaxMemory())
+	fl.Var(n, "max-memory", "stop a query once the heap holds more than SIZE (512MiB, 2GB; 0: no limit); the default is half of this machine's memory")
 }
 
-// parseParams reads --param NAME=VALUE flags.
-func parseParams(flags []string) (map[string]string, error) {
-	params := map[string]string{}
-	for _, p := range flags {
-		name, val, ok := strings.Cut(p, "=")
-		if !ok || name == "" {
-			return nil, fmt.Errorf("--param %q: want NAME=VALUE", p)
-		}
-		name = strings.TrimPrefix(name, "$")
-		if _, dup := params[name]; dup {
-			return nil, fmt.Errorf("--param %s is given twice", name)
-		}
-		params[name] = val
+// parsePlanParams reads --plan and --param (usage errors).
+func parsePlanParams(kind string, settings []string) (bool, map[string]string, error) {
+	naive, err := query.ParsePlan(kind)
+	if err != nil {
+		return false, nil, usageErr(err)
 	}
-	return params, nil
+	params, err := query.ParseParams(settings)
+	if err != nil {
+		return false, nil, usageErr(err)
+	}
+	return naive, params, nil
 }
 
 // parseTimeFlag reads a --from/--to value.
@@ -93,24 +83,6 @@ func parseTimeFlag(name, s string) (*algebra.Time, error) {
 		return nil, fmt.Errorf("--%s: %w", name, err)
 	}
 	return &t, nil
-}
-
-// readDisplay reads a display spec file, keeping its text for diagnostics.
-func readDisplay(path string) (query.Source, error) {
-	text, err := source.ReadFile(path, nil) // stdin is the terminal
-	if err != nil {
-		return query.Source{}, fmt.Errorf("display spec: %w", err)
-	}
-	return query.Source{Name: path, Text: text}, nil
-}
-
-// specReader reads a display spec file again (the r key), keeping the new
-// text for diagnostics.
-func specReader(path string) func() (string, error) {
-	return func() (string, error) {
-		src, err := readDisplay(path)
-		return src.Text, err
-	}
 }
 
 // openErr classes an error of subject.Open, subject.Display or a run:
@@ -169,22 +141,9 @@ func (k *kernelFlags) options() (*subject.KernelOptions, error) {
 	if !k.on {
 		return nil, nil
 	}
-	specs, err := readKernelSpecs(k.specs)
+	specs, err := kernel.ReadSources(k.specs)
 	if err != nil {
-		return nil, err
+		return nil, usageErr(err)
 	}
 	return &subject.KernelOptions{Command: k.argv, Target: k.target, Specs: specs, RingBytes: k.ringBytes}, nil
-}
-
-// readKernelSpecs reads --spec files.
-func readKernelSpecs(paths []string) ([]kernel.Source, error) {
-	var specs []kernel.Source
-	for _, path := range paths {
-		text, err := source.ReadFile(path, os.Stdin)
-		if err != nil {
-			return nil, usageErr(err)
-		}
-		specs = append(specs, kernel.Source{Name: path, Text: text})
-	}
-	return specs, nil
 }

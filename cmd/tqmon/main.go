@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/tqmon/tqmon/remote"
 )
 
 // Exit codes.
@@ -18,6 +20,10 @@ const (
 	exitOK      = 0
 	exitRuntime = 1 // the query ran and failed
 	exitUsage   = 2 // bad flags, syntax or semantic errors, malformed inputs
+	// exitIncomplete: a live answer or recording may be incomplete —
+	// packets were lost, or a session was (lease expiry, a broken
+	// stream) — unless --allow-loss.
+	exitIncomplete = 3
 )
 
 // exitError carries an exit code out of a command.
@@ -31,6 +37,22 @@ func (e *exitError) Unwrap() error { return e.err }
 
 func usageErr(err error) error   { return &exitError{code: exitUsage, err: err} }
 func runtimeErr(err error) error { return &exitError{code: exitRuntime, err: err} }
+
+// incomplete turns an incomplete live run's error (remote.ErrIncomplete)
+// into exit status 3, or, with --allow-loss, into a warning on stderr;
+// other errors are runtime errors.
+func incomplete(err error, allowLoss bool, stderr io.Writer) error {
+	switch {
+	case err == nil:
+		return nil
+	case !errors.Is(err, remote.ErrIncomplete):
+		return runtimeErr(err)
+	case allowLoss:
+		fmt.Fprintf(stderr, "tqmon: %v (--allow-loss)\n", err)
+		return nil
+	}
+	return &exitError{code: exitIncomplete, err: err}
+}
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
@@ -65,20 +87,10 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.CompletionOptions.DisableDefaultCmd = true // ours has examples
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	// Subcommands, one per line.
-	root.AddCommand(newQueryCmd(stdout, stderr))
-	root.AddCommand(newSensorsCmd(stdout, stderr))
-	root.AddCommand(newDemoCmd(stdout, stderr))
-	root.AddCommand(newShellCmd(stdout, stderr))
-	root.AddCommand(newViewCmd(stdout, stderr))
-	root.AddCommand(newRecordCmd(stdout, stderr))
-	root.AddCommand(newReplayCmd(stdout, stderr))
-	root.AddCommand(newExportCmd(stdout, stderr))
-	root.AddCommand(newImportCmd(stdout, stderr))
-	root.AddCommand(newDBCmd(stdout, stderr))
-	root.AddCommand(newCompletionCmd(stdout))
-	root.AddCommand(newResidentCmd(stdout, stderr))
-	root.AddCommand(newShimCmd(stderr))
+	root.AddCommand(newQueryCmd(stdout, stderr), newSensorsCmd(stdout, stderr), newDemoCmd(stdout, stderr),
+		newShellCmd(stdout, stderr), newViewCmd(stdout, stderr), newRecordCmd(stdout, stderr),
+		newReplayCmd(stdout, stderr), newExportCmd(stdout, stderr), newImportCmd(stdout, stderr),
+		newDBCmd(stdout, stderr), newCompletionCmd(stdout), newResidentCmd(stdout, stderr), newShimCmd(stderr))
 	completeFileFlags(root)
 	return root
 }

@@ -40,6 +40,8 @@ type queryFlags struct {
 	dbDir      string // query --db
 	record     string // --record DB: store the results
 	kernel     kernelFlags
+	maxMemory  query.Bytes
+	allowLoss  bool
 }
 
 func newQueryCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -71,6 +73,8 @@ func newQueryCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.DurationVar(&f.lease, "lease", 3*time.Second, "with --connect: the lease residents grant; if the monitor vanishes, they clear its flags once it lapses")
 	fl.StringVar(&f.display, "display", "", "with --connect: show the results animated in the terminal as the display spec SPEC says (see tqmon view --help)")
 	fl.StringVar(&f.dbDir, "db", "", "database to query (see tqmon record, tqmon import); --stats reports the blocks read")
+	addMaxMemoryFlag(fl, &f.maxMemory)
+	fl.BoolVar(&f.allowLoss, "allow-loss", false, "live: exit 0 even if packets or a session were lost (losses are still reported; without it such a run exits 3)")
 	fl.StringVar(&f.record, "record", "", "DB: also store each named retrieve's result there, as it is produced (a new database, or an existing one)")
 	return cmd
 }
@@ -86,15 +90,12 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error
 	if err != nil {
 		return usageErr(err)
 	}
-	params, err := parseParams(f.params)
+	naive, params, err := parsePlanParams(f.planKind, f.params)
 	if err != nil {
-		return usageErr(err)
+		return err
 	}
-	naive, err := planNaive(f.planKind)
-	if err != nil {
-		return usageErr(err)
-	}
-	so := subject.Options{Notes: stderr, History: f.historyDir, DB: f.dbDir, Connect: f.connect, Token: f.token, ResultsInto: f.record}
+	so := subject.Options{Notes: stderr, History: f.historyDir, DB: f.dbDir, Connect: f.connect, Token: f.token, ResultsInto: f.record,
+		MaxMemory: int64(f.maxMemory)}
 	if so.Kernel, err = f.kernel.options(); err != nil {
 		return err
 	}
@@ -144,15 +145,16 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error
 		}
 	}
 	ro := subject.RunOptions{Acquire: f.acquire, Naive: naive, Duration: f.duration, Lease: f.lease}
-	return runProgram(ctx, sub, prog, ro, out, rec, f.stats, stdout, stderr)
+	return runProgram(ctx, sub, prog, ro, out, rec, f.stats, f.allowLoss, stdout, stderr)
 }
 
 // runProgram runs prog over sub, printing its results (and its
 // statistics when stats), and closes sub.
 func runProgram(ctx context.Context, sub subject.Subject, prog *query.Program, ro subject.RunOptions, out format.Options,
-	rec *record.ResultDB, stats bool, stdout, stderr io.Writer) error {
+	rec *record.ResultDB, stats, allowLoss bool, stdout, stderr io.Writer) error {
+	ro.OnLoss, ro.TimeFormat = remote.PrintLosses(stderr, out.Time), out.Time
 	st, err := subject.Print(ctx, sub, prog, subject.PrintOptions{Run: ro, Output: out, Results: rec}, stdout)
-	if err != nil {
+	if err != nil && !errors.Is(err, remote.ErrIncomplete) {
 		return openErr(err) // a history's files are read as they are run
 	}
 	if stats {
@@ -164,7 +166,7 @@ func runProgram(ctx context.Context, sub subject.Subject, prog *query.Program, r
 	} else if err != nil {
 		return runtimeErr(err)
 	}
-	return nil
+	return incomplete(err, allowLoss, stderr)
 }
 
 // display shows sub animated as the display spec at path says (o.Spec
@@ -172,11 +174,9 @@ func runProgram(ctx context.Context, sub subject.Subject, prog *query.Program, r
 // errors are usage errors, reported before the terminal is touched.
 func display(ctx context.Context, sub subject.Subject, path string, o subject.DisplayOptions) error {
 	if path != "" {
-		spec, err := readDisplay(path)
-		if err != nil {
+		if err := o.ReadDisplaySpec(path); err != nil {
 			return usageErr(err)
 		}
-		o.Spec, o.ReadSpec = spec, specReader(path)
 	}
 	if err := subject.Display(ctx, sub, o); err != nil {
 		return openErr(err)

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident/demo"
 	"github.com/tqmon/tqmon/store/db"
 	"github.com/tqmon/tqmon/store/record"
@@ -32,6 +33,7 @@ type recordFlags struct {
 	sync      time.Duration
 	lease     time.Duration
 	verbose   bool
+	allowLoss bool
 	cfg       demo.Config
 }
 
@@ -58,6 +60,7 @@ func newRecordCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.DurationVar(&f.retain, "retain", 0, "keep only the last D of the recording (in the system's time); 0 keeps everything")
 	fl.DurationVar(&f.sync, "sync", 200*time.Millisecond, "make what was recorded durable this often")
 	fl.DurationVar(&f.lease, "lease", 3*time.Second, "the lease residents grant; if tqmon vanishes, they clear its flags once it lapses")
+	fl.BoolVar(&f.allowLoss, "allow-loss", false, "exit 0 even if packets or a session were lost (losses are still reported; without it such a run exits 3)")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "report on stderr each time the recording is synced")
 	fl.Uint64Var(&f.cfg.Seed, "seed", 1, "with --demo: seed of the workload")
 	fl.Float64Var(&f.cfg.Scale, "scale", f.cfg.Scale, "with --demo: subject seconds per real second")
@@ -89,12 +92,13 @@ func runRecord(f *recordFlags, stderr io.Writer) error {
 	if f.demo && f.duration == 0 {
 		f.duration = 10 * time.Second
 	}
-	opts := record.Options{Relations: f.relations, Duration: f.duration, Lease: f.lease, SyncEvery: f.sync}
+	opts := record.Options{Relations: f.relations, Duration: f.duration, Lease: f.lease, SyncEvery: f.sync,
+		OnLoss: remote.PrintLosses(stderr, algebra.TimeClock)}
 	wopts := db.WriterOptions{Retain: int64(f.retain)}
 	if f.verbose {
 		wopts.OnCommit = func(c db.CommitInfo) {
 			if c.Synced {
-				fmt.Fprintf(stderr, "synced %d tuples (%d elements) through %s\n", c.Tuples, c.Elements, algebra.FormatTime(c.Through, algebra.TimeClock))
+				fmt.Fprintln(stderr, c)
 			}
 		}
 	}
@@ -106,18 +110,12 @@ func runRecord(f *recordFlags, stderr io.Writer) error {
 	}
 	defer sub.Close()
 	d, win, err := subject.Record(ctx, sub, f.dbDir, wopts, opts)
-	if err != nil {
+	if err != nil && !errors.Is(err, remote.ErrIncomplete) {
 		return openErr(err)
 	}
-	var tuples uint64
-	var rels []string
-	for _, s := range d.Stats() {
-		if s.Tuples > 0 {
-			tuples += s.Tuples
-			rels = append(rels, fmt.Sprintf("%s %d", s.Name, s.Tuples))
-		}
+	fmt.Fprintln(stderr, d.Summary(win))
+	if cerr := d.Close(); cerr != nil {
+		return runtimeErr(cerr)
 	}
-	fmt.Fprintf(stderr, "recorded %d tuples into %s, observed %s to %s (%s)\n", tuples, d.Dir(),
-		algebra.FormatTime(win.From, algebra.TimeClock), algebra.FormatTime(win.To, algebra.TimeClock), strings.Join(rels, ", "))
-	return d.Close()
+	return incomplete(err, f.allowLoss, stderr)
 }

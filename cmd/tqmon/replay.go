@@ -14,9 +14,7 @@ import (
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/display/format"
 	"github.com/tqmon/tqmon/display/play"
-	"github.com/tqmon/tqmon/display/progress"
 	"github.com/tqmon/tqmon/query"
-	"github.com/tqmon/tqmon/store/replay"
 	"github.com/tqmon/tqmon/subject"
 )
 
@@ -33,6 +31,7 @@ type replayFlags struct {
 	timeFormat string
 	params     []string
 	stats      bool
+	maxMemory  query.Bytes
 }
 
 func newReplayCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -60,6 +59,7 @@ func newReplayCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.StringVar(&f.timeFormat, "time-format", "clock", "time format: clock, rfc3339 or ns")
 	fl.StringArrayVar(&f.params, "param", nil, "NAME=VALUE: the value of $NAME in queries (repeatable)")
 	fl.BoolVar(&f.stats, "stats", false, "print the blocks and elements read and peak operator state on stderr")
+	addMaxMemoryFlag(fl, &f.maxMemory)
 	return cmd
 }
 
@@ -78,7 +78,7 @@ func runReplay(cmd *cobra.Command, f *replayFlags, stdout, stderr io.Writer) err
 	if err != nil {
 		return usageErr(err)
 	}
-	params, err := parseParams(f.params)
+	params, err := query.ParseParams(f.params)
 	if err != nil {
 		return usageErr(err)
 	}
@@ -93,7 +93,7 @@ func runReplay(cmd *cobra.Command, f *replayFlags, stdout, stderr io.Writer) err
 	if from != nil && to != nil && *to < *from {
 		return usageErr(errors.New("--to is before --from"))
 	}
-	sub, err := subject.Open(context.Background(), subject.Options{DB: f.dbDir})
+	sub, err := subject.Open(context.Background(), subject.Options{DB: f.dbDir, MaxMemory: int64(f.maxMemory)})
 	if err != nil {
 		return openErr(err)
 	}
@@ -111,26 +111,11 @@ func runReplay(cmd *cobra.Command, f *replayFlags, stdout, stderr io.Writer) err
 	if f.max {
 		speed = 0
 	}
-	bar := progress.New(stderr, progress.IsTerminal(stderr))
-	var controls replay.Controls
+	term := subject.StartReplayTerminal(os.Stdin, stderr)
 	po := subject.PrintOptions{Output: out, Stream: true, Run: subject.RunOptions{From: from, To: to,
-		Pace: &play.Options{Speed: speed, Paused: f.paused}, Player: controls.Set}}
-	stopUI := bar.Follow(controls.State)
-	restore := func() {}
-	if progress.IsTerminal(os.Stdin) {
-		if keys, undo, err := progress.Keys(os.Stdin); err == nil {
-			restore = undo
-			go func() {
-				for k := range keys {
-					controls.Key(k)
-				}
-			}()
-		}
-	}
-	st, err := subject.Print(ctx, sub, prog, po, bar.Guard(stdout))
-	restore()
-	stopUI()
-	bar.Done()
+		Pace: &play.Options{Speed: speed, Paused: f.paused}, Player: term.Controls.Set}}
+	st, err := subject.Print(ctx, sub, prog, po, term.Out(stdout))
+	term.Done()
 	if err != nil {
 		return runtimeErr(err)
 	}

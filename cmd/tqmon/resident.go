@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tqmon/tqmon/resident/kernel"
 	"github.com/tqmon/tqmon/resident/transport"
 	"github.com/tqmon/tqmon/subject"
 )
@@ -64,9 +65,9 @@ func runResident(f *residentFlags, stderr io.Writer) (err error) {
 			return usageErr(errors.New("a TCP listener needs a shared token: --token"))
 		}
 	}
-	specs, err := readKernelSpecs(f.specs)
+	specs, err := kernel.ReadSources(f.specs)
 	if err != nil {
-		return err
+		return usageErr(err)
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()

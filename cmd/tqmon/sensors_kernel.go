@@ -23,12 +23,12 @@ func newSensorsListCmd(stdout io.Writer) *cobra.Command {
 			if !kern {
 				return usageErr(errors.New("list shows the kernel's sensors: give --kernel (for a .sdl file, use sensors check)"))
 			}
-			srcs, err := readKernelSpecs(specs)
+			srcs, err := kernel.ReadSources(specs)
 			if err != nil {
-				return err
+				return usageErr(err)
 			}
 			if !programs && len(srcs) == 0 {
-				fmt.Fprint(stdout, kernel.LinuxSDL)
+				fmt.Fprint(stdout, kernel.LinuxSDL())
 				return nil
 			}
 			d, err := kernel.Describe(srcs)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tqmon/tqmon/display/format"
 	"github.com/tqmon/tqmon/display/shell"
+	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/resident/demo"
 	"github.com/tqmon/tqmon/subject"
 )
@@ -29,6 +30,7 @@ type shellFlags struct {
 	timeFormat  string
 	params      []string
 	historyFile string
+	maxMemory   query.Bytes
 }
 
 func newShellCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -55,6 +57,7 @@ func newShellCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.StringVar(&f.format, "format", "table", "output format: table, csv or jsonl (\\format changes it)")
 	fl.StringVar(&f.timeFormat, "time-format", "", "time format: clock (the default), rfc3339 (the default with --kernel) or ns (\\time changes it)")
 	fl.StringArrayVar(&f.params, "param", nil, "NAME=VALUE: the value of $NAME in queries (repeatable; \\param sets one)")
+	addMaxMemoryFlag(fl, &f.maxMemory)
 	fl.StringVar(&f.historyFile, "history-file", shell.DefaultHistoryFile(), "where the shell keeps the lines typed (empty: nowhere)")
 	return cmd
 }
@@ -64,12 +67,12 @@ func runShell(f *shellFlags, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	params, err := parseParams(f.params)
+	params, err := query.ParseParams(f.params)
 	if err != nil {
 		return usageErr(err)
 	}
 	so := subject.Options{Notes: stderr, History: f.historyDir, DB: f.dbDir, Connect: f.connect, Token: f.token,
-		Demo: f.demo, Config: demo.DefaultConfig(f.seed), Background: true}
+		Demo: f.demo, Config: demo.DefaultConfig(f.seed), Background: true, MaxMemory: int64(f.maxMemory)}
 	if f.kernel {
 		so.Kernel = &subject.KernelOptions{Target: f.target}
 	}

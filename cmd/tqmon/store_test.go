@@ -65,7 +65,11 @@ func TestRecordRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	dbDir, truthDir, expDir := filepath.Join(dir, "db"), filepath.Join(dir, "truth"), filepath.Join(dir, "exported")
 	code, _, stderr := tqmon(t, "record", "--demo", "--seed", "5", "--duration", "3s", "--db", dbDir, "--truth", truthDir)
-	if code != 0 {
+	if code == exitIncomplete {
+		// A loaded machine's samplers skip ticks and count their samples
+		// lost: reported, and the comparison with the truth decides.
+		t.Logf("record reports losses: %s", stderr)
+	} else if code != 0 {
 		t.Fatalf("record: %s", stderr)
 	}
 	if !strings.Contains(stderr, "recorded ") {

@@ -68,7 +68,7 @@ func runView(f *viewFlags, stderr io.Writer) error {
 		}
 		po.Start = &t
 	}
-	params, err := parseParams(f.params)
+	params, err := query.ParseParams(f.params)
 	if err != nil {
 		return usageErr(err)
 	}

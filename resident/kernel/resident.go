@@ -24,10 +24,11 @@ import (
 	"github.com/tqmon/tqmon/sensor/bpfgen"
 )
 
-// LinuxSDL is the built-in description of the kernel's sensors.
-//
 //go:embed linux.sdl
-var LinuxSDL string
+var linuxSDL string
+
+// LinuxSDL returns the built-in description of the kernel's sensors.
+func LinuxSDL() string { return linuxSDL }
 
 // LinuxSDLName is its file name in diagnostics.
 const LinuxSDLName = "linux.sdl"
@@ -36,6 +37,20 @@ const LinuxSDLName = "linux.sdl"
 // linux.sdl (uprobe sensors of user programs).
 type Source struct {
 	Name, Text string
+}
+
+// ReadSources reads sensor-description files (tqmon's --spec), each named
+// by its path.
+func ReadSources(paths []string) ([]Source, error) {
+	var specs []Source
+	for _, path := range paths {
+		text, err := source.ReadFile(path, nil) // bounded, regular files only
+		if err != nil {
+			return nil, err
+		}
+		specs = append(specs, Source{Name: path, Text: text})
+	}
+	return specs, nil
 }
 
 // Options configure a kernel resident.
@@ -223,7 +238,7 @@ func checkNames(files []*sdl.File) error {
 // parseDescription parses linux.sdl and the extensions; the announced
 // text is their concatenation.
 func parseDescription(extra []Source) ([]*sdl.File, string, error) {
-	all := append([]Source{{Name: LinuxSDLName, Text: LinuxSDL}}, extra...)
+	all := append([]Source{{Name: LinuxSDLName, Text: linuxSDL}}, extra...)
 	var files []*sdl.File
 	var b strings.Builder
 	for _, s := range all {

@@ -18,7 +18,10 @@ const DefaultLease = 10 * time.Second
 // lease, its command count and state, and its mailbox. A resident's
 // session type holds one (Init makes it ready) beside what it enabled.
 type Core struct {
-	clock    func() int64 // real monotonic ns
+	clock func() int64 // real monotonic ns
+	// Stamp is the packets' clock, read when a command has been carried
+	// out (Batch.AppliedAt); nil: clock.
+	Stamp    func() int64
 	expiry   atomic.Int64 // lease end (clock)
 	expiring atomic.Bool  // Expired said so once
 
@@ -99,6 +102,7 @@ func (c *Core) Command(mu sync.Locker, cmd *wire.Command, apply func(*wire.Comma
 		return nil
 	case wire.CLease:
 		defer mu.Unlock()
+		defer c.applied()
 		if cmd.Period <= 0 {
 			return c.Fail(cmd, "period", "lease period %d ns is not positive", cmd.Period)
 		}
@@ -109,7 +113,21 @@ func (c *Core) Command(mu sync.Locker, cmd *wire.Command, apply func(*wire.Comma
 		return nil
 	}
 	defer mu.Unlock()
+	defer c.applied()
 	return apply(cmd)
+}
+
+// applied notes that the session's commands so far have been carried out
+// (the resident's lock held), and when, on the packets' clock: the
+// batches made from now on say so (Batch.Applied, AppliedAt).
+func (c *Core) applied() {
+	stamp := c.Stamp
+	if stamp == nil {
+		stamp = c.clock
+	}
+	c.qmu.Lock()
+	c.nApplied, c.appliedAt = c.seq, stamp()
+	c.qmu.Unlock()
 }
 
 // Fail returns the *CommandError refusing the command being carried out

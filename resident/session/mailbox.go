@@ -76,10 +76,14 @@ type mailbox struct {
 	over     []uint64         // per sensor: packets lost to a full session
 	n        int              // packets held: len(q) + len(box.Packets)
 	budget   *Budget          // the resident's, shared by its sessions
-	ended    bool
-	err      error
-	ready    chan struct{} // a batch is waiting
-	done     chan struct{} // closed when the session ends
+	// nApplied commands were carried out, the last at appliedAt (the
+	// packets' clock): Batch.Applied, AppliedAt.
+	nApplied  uint64
+	appliedAt int64
+	ended     bool
+	err       error
+	ready     chan struct{} // a batch is waiting
+	done      chan struct{} // closed when the session ends
 }
 
 // Prime gives a new session its first packets and definitions (the live
@@ -272,6 +276,7 @@ func (m *mailbox) Deliver(in []wire.Packet, defs []wire.EntityDef, w int64, coun
 		m.defs = m.defs[:0]
 		b.Watermark = w
 		b.Counts = m.countsFor(b.Counts[:0], counts)
+		b.Applied, b.AppliedAt = m.nApplied, m.appliedAt
 		m.lastEmit = now
 		select {
 		case m.ready <- struct{}{}:

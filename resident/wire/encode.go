@@ -20,6 +20,7 @@ package wire
 //	         Defs:count (Key:uvarint Type:uvarint ID:string)*
 //	         Packets:count packet*
 //	         Counts:count (Sensor:uvarint Wanted:uvarint Drops:uvarint)*
+//	         Applied:uvarint AppliedAt:varint
 //
 //	packet   head:byte Sensor:uvarint dTS:varint
 //	         [Tuple:uvarint]        if head&0x10
@@ -263,6 +264,8 @@ func (b *Batch) appendBinary(o []byte) ([]byte, error) {
 		o = binary.AppendUvarint(o, c.Wanted)
 		o = binary.AppendUvarint(o, c.Drops)
 	}
+	o = binary.AppendUvarint(o, b.Applied)
+	o = binary.AppendVarint(o, b.AppliedAt)
 	return o, nil
 }
 
@@ -298,6 +301,7 @@ func (b *Batch) MarshalBinary() ([]byte, error) {
 // before the packets that follow them, packets keep their order, Counts go
 // with the last frame, and each earlier frame's watermark is the lesser of
 // b.Watermark and one less than the next frame's first packet timestamp
+// (Applied and AppliedAt go with every frame)
 // (splits fall between distinct timestamps where possible), so watermarks
 // stay monotonic and every watermark promise still holds. It fails with
 // ErrFrameTooLarge when a single definition, packet or count does not fit.
@@ -351,6 +355,8 @@ func (b *Batch) encodeSplit(limit int, floor *int64, frames *[][]byte) error {
 		return tooLarge("batch element", len(enc), limit)
 	}
 	first.Watermark = b.Watermark
+	first.Applied, first.AppliedAt = b.Applied, b.AppliedAt
+	rest.Applied, rest.AppliedAt = b.Applied, b.AppliedAt
 	if len(rest.Packets) > 0 {
 		if ts := rest.Packets[0].TS; ts != math.MinInt64 && ts-1 < first.Watermark {
 			first.Watermark = ts - 1
@@ -790,6 +796,8 @@ func (b *Batch) UnmarshalBinary(data []byte) error {
 			}
 		}
 	}
+	b.Applied = d.uvarint("applied")
+	b.AppliedAt = d.varint("applied at")
 	if err := d.finish(); err != nil {
 		*b = Batch{}
 		return err

@@ -363,7 +363,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"empty", &Batch{}, nil, "truncated reading tag"},
 		{"wrong tag", &Batch{}, mustEncode(t, &Command{Kind: CBye}), `tag 'C', want 'B'`},
 		{"hello as batch", &Batch{}, mustEncode(t, &Hello{Version: Version}), `tag 'H', want 'B'`},
-		{"batch version", &Batch{}, []byte{TagBatch, 2, 0, 0, 0, 0}, "protocol version 2"},
+		{"batch version", &Batch{}, []byte{TagBatch, Version + 1, 0, 0, 0, 0}, "protocol version 3"},
 		{"hello version", &Hello{}, []byte{TagHello, 7}, "protocol version 7"},
 		{"hello version overflow", &Hello{}, []byte{TagHello, 0x80, 0x80, 0x80, 0x80, 0x10}, "exceeds 32 bits"},
 		{"too large", &Batch{}, big, "frame too large: 4194305 bytes exceed the 4194304-byte limit"},

@@ -6,7 +6,8 @@
 // clock information); then Batches flow from resident to remote — packets
 // in timestamp order, each batch ending with a watermark (no later packet
 // has a timestamp ≤ it) and cumulative per-sensor counts of packets wanted
-// and dropped — while Commands flow the other way: enable and disable
+// and dropped, and how many commands the session had carried out, the
+// last when — while Commands flow the other way: enable and disable
 // flags, whole-type enables, triggers, standing sampling requests, lease
 // renewals. If the remote stops renewing its lease, the resident clears
 // everything the session set.
@@ -14,7 +15,7 @@ package wire
 
 // Version is the protocol version; Hello carries it and a remote refuses
 // other versions.
-const Version = 1
+const Version = 2
 
 // MaxFrame bounds an encoded message; decoders refuse larger input.
 const MaxFrame = 4 << 20
@@ -130,6 +131,13 @@ type Batch struct {
 	Packets   []Packet
 	Watermark int64 // monotonic; no later packet has TS ≤ Watermark
 	Counts    []Count
+	// Applied is how many commands the session had carried out when the
+	// batch was made, and AppliedAt the resident's clock (the packets'
+	// clock) when it carried out the last of them: what the remote asked
+	// for holds for every packet stamped from AppliedAt on, so a remote
+	// knows from when it watched what it enabled.
+	Applied   uint64
+	AppliedAt int64
 	// Arena is the backing store of the packets' values when a resident
 	// made the batch, kept for reuse (resident.Session.Release). Never
 	// encoded; nil in decoded batches.
@@ -190,7 +198,9 @@ type Conn interface {
 	// Hello returns the resident's handshake.
 	Hello() *Hello
 	// Recv blocks for the next batch; it returns an error when the
-	// connection ends.
+	// connection ends: one that is io.EOF (errors.Is) when the resident
+	// ended the session normally, having reported everything; any other
+	// when the session was lost (lease expiry, a broken stream).
 	Recv() (*Batch, error)
 	// Send delivers a command.
 	Send(*Command) error

@@ -367,6 +367,27 @@ func (d *DB) Stats() []RelationStats {
 	return out
 }
 
+// Summary says what a recording stored over its observation window: the
+// tuples in all and per relation that has any, e.g. "recorded 12458
+// tuples into run.db, observed 0:00:00 to 0:50:32.46 (Process 96, …)".
+func (d *DB) Summary(win algebra.Window) string {
+	var tuples uint64
+	var rels []string
+	for _, s := range d.Stats() {
+		if s.Tuples > 0 {
+			tuples += s.Tuples
+			rels = append(rels, fmt.Sprintf("%s %d", s.Name, s.Tuples))
+		}
+	}
+	return fmt.Sprintf("recorded %d tuples into %s, observed %s to %s (%s)", tuples, d.Dir(),
+		algebra.FormatTime(win.From, algebra.TimeClock), algebra.FormatTime(win.To, algebra.TimeClock), strings.Join(rels, ", "))
+}
+
+// String reports a sync on stderr (tqmon record -v).
+func (c CommitInfo) String() string {
+	return fmt.Sprintf("synced %d tuples (%d elements) through %s", c.Tuples, c.Elements, algebra.FormatTime(c.Through, algebra.TimeClock))
+}
+
 func (d *DB) meta(name string) (*relMeta, error) {
 	m := d.byName[name]
 	if m == nil {

@@ -69,6 +69,10 @@ type Options struct {
 	// Ready, when set, is called once the residents have been told what
 	// to enable.
 	Ready func()
+	// OnLoss, when set, sees each loss as the residents report it;
+	// TimeFormat prints a lost session's times.
+	OnLoss     func(remote.Loss)
+	TimeFormat algebra.TimeFormat
 }
 
 // Stats describe a live recording.
@@ -80,10 +84,13 @@ type Stats struct {
 
 // Live records what live residents report of the chosen relations into w
 // until the context ends, the duration passes or the residents end, making
-// it durable every SyncEvery. It leaves w open: the caller sets the final
-// window and closes it. A writer's error — the disk full (db.ErrDiskFull)
-// included — ends the recording, and is returned; what was synced before
-// stays in the database.
+// it durable every SyncEvery; the window synced runs from when the
+// recording attached (the observation's start, remote.Observation) to the
+// latest input. It leaves w open: the caller sets the final window and
+// closes it. A writer's error — the disk full (db.ErrDiskFull) included —
+// ends the recording, and is returned; what was synced before stays in
+// the database. A recording that lost packets or its session returns its
+// stats and an error that is remote.ErrIncomplete.
 func Live(ctx context.Context, conns []wire.Conn, w *db.Writer, cat *algebra.Catalog, opts Options) (Stats, error) {
 	var st Stats
 	rels := opts.Relations
@@ -101,11 +108,6 @@ func Live(ctx context.Context, conns []wire.Conn, w *db.Writer, cat *algebra.Cat
 	if err != nil {
 		return st, err
 	}
-	start := algebra.Forever
-	for _, c := range conns {
-		start = min(start, c.Hello().WallBase)
-	}
-	tp.start, tp.last = start, start
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	tp.onErr = cancel
@@ -130,7 +132,10 @@ func Live(ctx context.Context, conns []wire.Conn, w *db.Writer, cat *algebra.Cat
 		}
 	}()
 	_, live, err := remote.RunLive(ctx, prog, conns, remote.LiveOptions{Duration: opts.Duration, Lease: opts.Lease,
-		Ready: opts.Ready, Tap: tp.Input})
+		Ready: opts.Ready, Tap: tp.Input, Started: tp.Start, OnLoss: opts.OnLoss, TimeFormat: opts.TimeFormat})
+	if err == nil {
+		err = live.Err()
+	}
 	close(done)
 	wg.Wait()
 	st.LiveStats = live
@@ -156,6 +161,7 @@ type Tap struct {
 	sampled map[uint64]bool
 	start   algebra.Time
 	last    algebra.Time
+	started bool
 	err     error
 	onErr   func()
 }
@@ -180,7 +186,7 @@ func (tp *Tap) Input(in remote.Input) {
 	if tp.err != nil {
 		return
 	}
-	if in.T > tp.last {
+	if in.T > tp.last && in.T != algebra.Forever { // the ends of what was open at the end are not observed times
 		tp.last = in.T
 	}
 	rw := tp.rels[in.Rel]
@@ -223,12 +229,20 @@ func (tp *Tap) fail(err error) {
 	}
 }
 
+// Start sets the start of the window the tap syncs: the observation's
+// (remote.LiveOptions.Started). Until then nothing is synced.
+func (tp *Tap) Start(from algebra.Time) {
+	tp.mu.Lock()
+	defer tp.mu.Unlock()
+	tp.start, tp.last, tp.started = from, max(tp.last, from), true
+}
+
 // sync makes everything so far durable, the window reaching the latest
 // input.
 func (tp *Tap) sync() {
 	tp.mu.Lock()
 	defer tp.mu.Unlock()
-	if tp.err != nil {
+	if tp.err != nil || !tp.started {
 		return
 	}
 	// Inputs come in time order: nothing earlier than the latest will.

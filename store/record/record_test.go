@@ -2,6 +2,7 @@ package record
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/query"
+	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident"
 	"github.com/tqmon/tqmon/resident/demo"
 	"github.com/tqmon/tqmon/resident/demo/ossensors"
@@ -77,7 +79,12 @@ func recordDemo(t *testing.T, seed uint64, d time.Duration, opts Options) (*db.D
 	stop := clock.Stop()
 	res.Close()
 	o := <-done
-	if o.err != nil {
+	if errors.Is(o.err, remote.ErrIncomplete) {
+		// A loaded machine's drain can fall behind the samplers, which then
+		// skip ticks and count their samples lost: reported, and the
+		// comparison with the truth decides.
+		t.Logf("recording incomplete: %v", o.err)
+	} else if o.err != nil {
 		t.Fatal(o.err)
 	}
 	w.SetWindow(algebra.Window{From: h.WallBase, To: h.WallBase + (stop - h.MonoBase)})

@@ -57,6 +57,8 @@ type Options struct {
 	// OnElem, when set, is called with each result element as it is
 	// produced: the statement's index and the element.
 	OnElem func(stmt int, e stream.Elem)
+	// Budget, if set, bounds the memory the run holds (exec.Budget).
+	Budget *exec.Budget
 }
 
 // Result is one retrieve's result relation.
@@ -129,7 +131,7 @@ func Run(d *db.DB, q *Query, opts Options) ([]Result, Stats, error) {
 			clock = &w
 		}
 	}
-	net, err := exec.Build(q.Catalog, q.Stmts, q.Plans, exec.Options{})
+	net, err := exec.Build(q.Catalog, q.Stmts, q.Plans, exec.Options{Budget: opts.Budget})
 	if err != nil {
 		return nil, st, err
 	}
