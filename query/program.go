@@ -1,10 +1,13 @@
 package query
 
 import (
+	"slices"
+
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/algebra/plan"
+	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/grammar/source"
 	"github.com/tqmon/tqmon/grammar/tquel"
 	"github.com/tqmon/tqmon/rewrite"
@@ -93,11 +96,47 @@ func (p *Program) RunHistory(h *algebra.History) ([]Result, Stats, error) {
 	if err := net.RunHistory(h); err != nil {
 		return nil, Stats{}, err
 	}
+	return results(net), Stats{PeakHeld: net.PeakHeld()}, nil
+}
+
+// RunSource evaluates the program incrementally over a time-ordered
+// stream of the primitive relations it reads: open is given their names
+// (sorted) and returns the stream, read through once. window is asked for
+// the span Clock ticks fill only when the program reads a clock (a
+// recording's extent may take reading it to know).
+func (p *Program) RunSource(open func(rels []string) (stream.Source, error), window func() (*algebra.Window, error)) ([]Result, Stats, error) {
+	net, err := exec.Build(p.Catalog, p.Stmts, p.Plans, p.ExecOptions())
+	if err != nil {
+		return nil, Stats{}, err
+	}
+	rels := make([]string, 0, len(net.Sources))
+	for name := range net.Sources {
+		rels = append(rels, name)
+	}
+	slices.Sort(rels)
+	var w *algebra.Window
+	if len(net.Clocks) > 0 {
+		if w, err = window(); err != nil {
+			return nil, Stats{}, err
+		}
+	}
+	src, err := open(rels)
+	if err != nil {
+		return nil, Stats{}, err
+	}
+	if _, err := net.RunSource(src, w); err != nil {
+		return nil, Stats{}, err
+	}
+	return results(net), Stats{PeakHeld: net.PeakHeld()}, nil
+}
+
+// results are the result tables of a network's retrieves.
+func results(net *exec.Network) []Result {
 	out := make([]Result, len(net.Stmts))
 	for i, s := range net.Stmts {
 		out[i] = Result{Stmt: s.Retrieve, Table: s.Result.Table()}
 	}
-	return out, Stats{PeakHeld: net.PeakHeld()}, nil
+	return out
 }
 
 // StoredPlans rewrites each retrieve's initial algebra with the Stored rule
@@ -154,9 +193,5 @@ func (p *Program) RunAcquire(h *algebra.History, naive bool) ([]Result, exec.Acq
 	if err != nil {
 		return nil, stats, err
 	}
-	out := make([]Result, len(net.Stmts))
-	for i, s := range net.Stmts {
-		out[i] = Result{Stmt: s.Retrieve, Table: s.Result.Table()}
-	}
-	return out, stats, nil
+	return results(net), stats, nil
 }

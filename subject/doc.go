@@ -8,6 +8,12 @@
 // as produced from a live subject — explains their plans, reports what a
 // run cost, and closes.
 //
+// A history directory is read as it is used: a query streams only the
+// relations it reads from their files (history.Dir.Source), "now" and
+// Clock ticks take the span from observation.csv or else from the files'
+// times, and what needs the whole history (acquisitional runs, explain,
+// the display) loads it once.
+//
 // Live subjects share one session primitive (a subject's residents, and
 // the callback that starts a paused subject once they know what to
 // enable); recording (Record, Results) and the animated display (Show)

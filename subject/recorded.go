@@ -3,10 +3,12 @@ package subject
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/tqmon/tqmon/algebra"
@@ -37,65 +39,169 @@ func extentWindow(w *algebra.Window, start, end algebra.Time, ok bool) *algebra.
 	return w
 }
 
-// historySubject is a recorded history directory.
+// historySubject is a recorded history directory. It reads what each use
+// needs: a query streams the relations it reads from their files (none
+// is loaded whole), "now" and Clock ticks read the times of every file
+// once (unless observation.csv gives the span), and the uses that want
+// the whole history (acquisitional runs, explain, the display, Describe)
+// load it once.
 type historySubject struct {
 	recording
 	dir string
-	h   *algebra.History
+	d   *history.Dir
+
+	h      *algebra.History // loaded on first need
+	hErr   error
+	extent *extent // read on first need
+}
+
+// extent is a history's extent, once read.
+type extent struct {
+	start, end algebra.Time
+	ok         bool
+	err        error
 }
 
 func openHistory(dir string) (*historySubject, error) {
-	h, err := history.Load(dir)
+	d, err := history.Open(dir)
 	if err != nil {
 		return nil, badInput(err)
 	}
-	return &historySubject{dir: dir, h: h}, nil
+	return &historySubject{dir: dir, d: d}, nil
+}
+
+// history is the whole history, loaded once.
+func (s *historySubject) history() (*algebra.History, error) {
+	if s.h == nil && s.hErr == nil {
+		s.h, s.hErr = s.d.Load()
+		if s.hErr != nil {
+			s.hErr = badInput(s.hErr)
+		}
+	}
+	return s.h, s.hErr
+}
+
+func (s *historySubject) readExtent() *extent {
+	if s.extent == nil {
+		e := &extent{}
+		e.start, e.end, e.ok, e.err = s.d.Extent()
+		if e.err != nil {
+			e.err = badInput(e.err)
+		}
+		s.extent = e
+	}
+	return s.extent
+}
+
+// window is the span Clock ticks fill: the history's window, or else its
+// extent.
+func (s *historySubject) window() (*algebra.Window, error) {
+	e := s.readExtent()
+	return extentWindow(s.d.Window, e.start, e.end, e.ok), e.err
 }
 
 func (s *historySubject) Describe() string {
+	h, err := s.history()
+	if err != nil {
+		return fmt.Sprintf("history %s: %d relations (%v)", s.dir, len(s.d.Catalog.Relations), err)
+	}
 	n := 0
-	if _, _, ok := s.h.Extent(); ok {
-		for _, t := range s.h.Tables {
+	if _, _, ok := h.Extent(); ok {
+		for _, t := range h.Tables {
 			n += len(t.Rows)
 		}
 	}
-	return fmt.Sprintf("history %s: %d relations, %d tuples", s.dir, len(s.h.Catalog.Relations), n)
+	return fmt.Sprintf("history %s: %d relations, %d tuples", s.dir, len(h.Catalog.Relations), n)
 }
 
-func (s *historySubject) Catalog() *algebra.Catalog { return s.h.Catalog }
+func (s *historySubject) Catalog() *algebra.Catalog { return s.d.Catalog }
 func (s *historySubject) Spec() (db.Spec, error)    { return HistorySpec(s.dir) }
-func (s *historySubject) Window() *algebra.Window   { return s.h.Window }
+func (s *historySubject) Window() *algebra.Window   { return s.d.Window }
 func (s *historySubject) database() *db.DB          { return nil }
 func (s *historySubject) Close() error              { return nil }
 func (s *historySubject) Sensors() string {
 	return "no sensors: the source is a recorded history (every tuple is already there)\n"
 }
 
-func (s *historySubject) Extent() (algebra.Time, algebra.Time, bool) { return s.h.Extent() }
+// Extent is the history's extent; a history whose times do not read has
+// none (Run reports why).
+func (s *historySubject) Extent() (algebra.Time, algebra.Time, bool) {
+	e := s.readExtent()
+	return e.start, e.end, e.ok && e.err == nil
+}
 
 func (s *historySubject) Now() algebra.Time {
-	if _, end, ok := s.h.Extent(); ok {
+	if _, end, ok := s.Extent(); ok {
 		return end
 	}
 	return 0
 }
 
+// Run streams the relations the program reads through it; a relation
+// whose file is out of time order is loaded and sorted instead, and the
+// run starts again.
 func (s *historySubject) Run(_ context.Context, prog *query.Program, o RunOptions) ([]query.Result, Stats, error) {
 	if o.Acquire {
-		rs, st, err := prog.RunAcquire(s.h, o.Naive)
+		h, err := s.history()
+		if err != nil {
+			return nil, Stats{}, err
+		}
+		rs, st, err := prog.RunAcquire(h, o.Naive)
 		return rs, Stats{Acquire: &st}, err
 	}
-	rs, st, err := prog.RunHistory(s.h)
-	return rs, Stats{History: &st}, err
+	if e := s.extent; e != nil && e.err != nil {
+		return nil, Stats{}, e.err // "now" was read from a history that does not read
+	}
+	var loaded []string
+	for {
+		var src *history.Source
+		open := func(rels []string) (stream.Source, error) {
+			var err error
+			src, err = s.d.Source(rels, loaded...)
+			if err != nil {
+				return nil, badInput(err)
+			}
+			return inputSource{src}, nil
+		}
+		rs, st, err := prog.RunSource(open, s.window)
+		if src != nil {
+			src.Close()
+		}
+		var unsorted *history.UnsortedError
+		if errors.As(err, &unsorted) && !slices.Contains(loaded, unsorted.Rel) {
+			loaded = append(loaded, unsorted.Rel)
+			continue
+		}
+		return rs, Stats{History: &st}, err
+	}
+}
+
+// inputSource marks the errors of a history's files as ErrInput.
+type inputSource struct{ stream.Source }
+
+func (s inputSource) Next() (string, stream.Elem, bool, error) {
+	rel, e, ok, err := s.Source.Next()
+	if err != nil {
+		err = badInput(err)
+	}
+	return rel, e, ok, err
 }
 
 func (s *historySubject) Explain(w io.Writer, prog *query.Program, first int, naive bool) error {
-	return explain(w, prog, first, naive, func(r rewrite.Result) string { return rewrite.Explain(r, s.h) })
+	h, err := s.history()
+	if err != nil {
+		return err
+	}
+	return explain(w, prog, first, naive, func(r rewrite.Result) string { return rewrite.Explain(r, h) })
 }
 
 func (s *historySubject) recorded() (stream.Source, func(), *algebra.Window, error) {
-	start, end, ok := s.h.Extent()
-	return play.HistorySource(s.h, nil), func() {}, extentWindow(s.h.Window, start, end, ok), nil
+	h, err := s.history()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	start, end, ok := h.Extent()
+	return play.HistorySource(h, nil), func() {}, extentWindow(h.Window, start, end, ok), nil
 }
 
 // explain writes the plans of the retrieves from first on, rewritten

@@ -11,6 +11,7 @@ import (
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/display/play"
 	"github.com/tqmon/tqmon/display/show"
+	"github.com/tqmon/tqmon/grammar/source"
 	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/store/db"
@@ -149,11 +150,11 @@ type DisplayOptions struct {
 // again when the user asks (ReadSpec, the r key).
 func (o *DisplayOptions) ReadDisplaySpec(path string) error {
 	read := func() (string, error) {
-		data, err := os.ReadFile(path)
+		text, err := source.ReadFile(path, nil) // bounded; stdin is the terminal
 		if err != nil {
 			return "", fmt.Errorf("display spec: %w", err)
 		}
-		return string(data), nil
+		return text, nil
 	}
 	text, err := read()
 	if err != nil {

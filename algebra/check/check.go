@@ -18,6 +18,9 @@ type Options struct {
 	Params map[string]string
 	// Now is the time the constant "now" stands for.
 	Now algebra.Time
+	// NowFunc, when set, gives Now instead, asked the first time a query
+	// names now: a recording's end may take reading it to know.
+	NowFunc func() algebra.Time
 }
 
 // Var is a range variable of a retrieve.
@@ -107,6 +110,14 @@ type Session struct {
 	ranges  map[string]*rangeDecl
 	seq     int
 	derived map[string]*Retrieve
+}
+
+// now is the time "now" stands for (Options.NowFunc asked once).
+func (s *Session) now() algebra.Time {
+	if s.opts.NowFunc != nil {
+		s.opts.Now, s.opts.NowFunc = s.opts.NowFunc(), nil
+	}
+	return s.opts.Now
 }
 
 // NewSession starts a session over a catalog (which it does not modify).
@@ -599,7 +610,7 @@ func (c *stmtChecker) texpr(e tquel.Expr) expr.TExpr {
 
 func (c *stmtChecker) timeConst(text string, pos source.Pos) expr.TExpr {
 	if strings.EqualFold(text, "now") {
-		return &expr.TConst{T: c.s.opts.Now, Txt: "now"}
+		return &expr.TConst{T: c.s.now(), Txt: "now"}
 	}
 	t, err := algebra.ParseTime(text)
 	if err != nil {
@@ -773,7 +784,7 @@ func (c *stmtChecker) coerce(l *literal, t algebra.Type) expr.Expr {
 			break
 		}
 		if strings.EqualFold(l.text, "now") {
-			return mk(algebra.TimeVal(c.s.opts.Now))
+			return mk(algebra.TimeVal(c.s.now()))
 		}
 		tm, err := algebra.ParseTime(l.text)
 		if err != nil {

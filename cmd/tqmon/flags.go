@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/grammar/source"
 	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/resident/kernel"
 	"github.com/tqmon/tqmon/subject"
@@ -31,11 +32,11 @@ func (q querySources) Type() string {
 }
 func (q querySources) Set(v string) error {
 	if q.file {
-		data, err := os.ReadFile(v)
+		text, err := source.ReadFile(v, os.Stdin)
 		if err != nil {
 			return err
 		}
-		*q.list = append(*q.list, query.Source{Name: v, Text: string(data)})
+		*q.list = append(*q.list, query.Source{Name: v, Text: text})
 		return nil
 	}
 	*q.count++
@@ -84,8 +85,9 @@ func parseTimeFlag(name, s string) (*algebra.Time, error) {
 	return &t, nil
 }
 
-// openErr classes an error of subject.Open (or subject.Display): usage
-// errors for what the subject was given, runtime errors otherwise.
+// openErr classes an error of subject.Open, subject.Display or a run:
+// usage errors for what the subject was given (a history file that does
+// not read), runtime errors otherwise.
 func openErr(err error) error {
 	if errors.Is(err, subject.ErrInput) {
 		return usageErr(err)

@@ -128,7 +128,7 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error
 		return display(ctx, sub, f.display, subject.DisplayOptions{Queries: f.srcs, Params: params,
 			Live: remote.LiveOptions{Naive: naive, Lease: f.lease}, Title: title})
 	}
-	prog, err := query.Compile(sub.Catalog(), f.srcs, check.Options{Params: params, Now: sub.Now()})
+	prog, err := query.Compile(sub.Catalog(), f.srcs, check.Options{Params: params, NowFunc: sub.Now})
 	if err != nil {
 		return usageErr(err)
 	}
@@ -155,7 +155,7 @@ func runProgram(ctx context.Context, sub subject.Subject, prog *query.Program, r
 	ro.OnLoss, ro.TimeFormat = remote.PrintLosses(stderr, out.Time), out.Time
 	st, err := subject.Print(ctx, sub, prog, subject.PrintOptions{Run: ro, Output: out, Results: rec}, stdout)
 	if err != nil && !errors.Is(err, remote.ErrIncomplete) {
-		return runtimeErr(err)
+		return openErr(err) // a history's files are read as they are run
 	}
 	if stats {
 		st.Write(stderr)

@@ -330,7 +330,11 @@ func TestMalformedHistory(t *testing.T) {
 		"Task.csv":  "Task,Prio,from,to\nT1,3,0:00:05,0:00:01\nT2,high,0:00:01,\n",
 		"Ping.csv":  "Task,at\nT1,0:0:01\nT2\n",
 	})
-	code, out, errs := tqmon(t, "query", "--history", h, "-e", "retrieve (x = 1)")
+	// A query reads only the relations it names: these files are not read.
+	if code, out, errs := tqmon(t, "query", "--history", h, "-e", "retrieve (x = 1)"); code != 0 || errs != "" {
+		t.Errorf("a query reading neither relation: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	code, out, errs := tqmon(t, "query", "--history", h, "-e", "range of t is Task range of p is Ping retrieve (t.Task, q = p.Task)")
 	ping, task := filepath.Join(h, "Ping.csv"), filepath.Join(h, "Task.csv")
 	want := ping + `:2:4: at: bad time: "0:0:01": minutes must be two digits (clock notation is H:MM:SS[.fraction])` + "\n" +
 		"  T1,0:0:01\n" +
@@ -465,6 +469,26 @@ func TestQueryAcquire(t *testing.T) {
 	errb.Reset()
 	if code := run([]string{"query", "--history", paper, "-f", q, "--acquire", "--plan", "fast"}, &out, &errb); code != 2 {
 		t.Errorf("--plan fast: exit %d, want 2", code)
+	}
+}
+
+// TestInputFilesBounded: a query file or display spec that is a device
+// (/dev/zero never ends) or a directory is refused, naming it, before it
+// is read.
+func TestInputFilesBounded(t *testing.T) {
+	h := taskHistory(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"query", "--history", h, "-f", "/dev/zero"}, "/dev/zero is a device, not a regular file"},
+		{[]string{"query", "--history", h, "-f", h}, h + " is a directory, not a regular file"},
+		{[]string{"view", "--history", h, "--display", "/dev/zero"}, "display spec: /dev/zero is a device, not a regular file"},
+	} {
+		code, _, errs := tqmon(t, c.args...)
+		if code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %q", c.args, code, errs, c.want)
+		}
 	}
 }
 

@@ -101,7 +101,7 @@ func runReplay(cmd *cobra.Command, f *replayFlags, stdout, stderr io.Writer) err
 	if f.display != "" {
 		return replayDisplay(f, sub, params, from, to)
 	}
-	prog, err := query.Compile(sub.Catalog(), f.srcs, check.Options{Params: params, Now: sub.Now()})
+	prog, err := query.Compile(sub.Catalog(), f.srcs, check.Options{Params: params, NowFunc: sub.Now})
 	if err != nil {
 		return usageErr(err)
 	}

@@ -2,7 +2,6 @@ package shell
 
 import (
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 
@@ -199,12 +198,12 @@ func (sh *shell) setParam(arg string) {
 }
 
 func (sh *shell) include(path string) {
-	data, err := os.ReadFile(path)
+	text, err := source.ReadFile(path, nil)
 	if err != nil {
 		sh.errorf("%v\n", err)
 		return
 	}
-	stmts, ok := sh.compileNamed(path, string(data))
+	stmts, ok := sh.compileNamed(path, text)
 	if !ok || len(stmts) == 0 {
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tqmon/tqmon/display/defaults"
+	"github.com/tqmon/tqmon/grammar/source"
 	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/subject"
 )
@@ -85,9 +86,9 @@ func (sh *shell) view(arg string) {
 // readDisplay reads a display spec file, keeping its text for
 // diagnostics.
 func (sh *shell) readDisplay(path string) (query.Source, error) {
-	data, err := os.ReadFile(path)
+	text, err := source.ReadFile(path, nil)
 	if err != nil {
 		return query.Source{}, fmt.Errorf("display spec: %w", err)
 	}
-	return query.Source{Name: path, Text: string(data)}, nil
+	return query.Source{Name: path, Text: text}, nil
 }

@@ -15,18 +15,24 @@ import (
 type File struct {
 	name  string
 	text  string
-	lines []int // lines[i] is the offset of line i+1
+	lines []int // lines[i] is the offset of line base+i+1
+	base  int   // the lines of the whole file before text's first
 }
 
 // NewFile records text under name (the name diagnostics give it).
-func NewFile(name, text string) *File {
+func NewFile(name, text string) *File { return NewFileAt(name, 1, text) }
+
+// NewFileAt records a part of a file, text, whose first line is line
+// first of the file: positions are the file's. A reader that streams a
+// long file keeps only the lines its diagnostics point into.
+func NewFileAt(name string, first int, text string) *File {
 	lines := []int{0}
 	for i := 0; i < len(text); i++ {
 		if text[i] == '\n' {
 			lines = append(lines, i+1)
 		}
 	}
-	return &File{name: name, text: text, lines: lines}
+	return &File{name: name, text: text, lines: lines, base: first - 1}
 }
 
 // Name is the file's name in diagnostics.
@@ -48,7 +54,11 @@ func (f *File) Text() string {
 // Line is the text of line n (1-based) without its line break, and whether
 // the file has that line.
 func (f *File) Line(n int) (string, bool) {
-	if f == nil || n < 1 || n > len(f.lines) {
+	if f == nil {
+		return "", false
+	}
+	n -= f.base
+	if n < 1 || n > len(f.lines) {
 		return "", false
 	}
 	start, end := f.lines[n-1], len(f.text)
@@ -61,10 +71,14 @@ func (f *File) Line(n int) (string, bool) {
 // Offset is the byte offset of p, and whether p is inside the text (or
 // just past the end of a line). Columns count runes.
 func (f *File) Offset(p Pos) (int, bool) {
-	if f == nil || !p.IsValid() || p.Line > len(f.lines) || p.Col < 1 {
+	if f == nil || !p.IsValid() || p.Col < 1 {
 		return 0, false
 	}
-	off := f.lines[p.Line-1]
+	line := p.Line - f.base
+	if line < 1 || line > len(f.lines) {
+		return 0, false
+	}
+	off := f.lines[line-1]
 	for col := 1; col < p.Col; col++ {
 		if off >= len(f.text) || f.text[off] == '\n' {
 			return 0, false

@@ -44,11 +44,11 @@ type Source struct {
 func ReadSources(paths []string) ([]Source, error) {
 	var specs []Source
 	for _, path := range paths {
-		text, err := os.ReadFile(path)
+		text, err := source.ReadFile(path, nil) // bounded, regular files only
 		if err != nil {
 			return nil, err
 		}
-		specs = append(specs, Source{Name: path, Text: string(text)})
+		specs = append(specs, Source{Name: path, Text: text})
 	}
 	return specs, nil
 }

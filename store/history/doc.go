@@ -3,4 +3,26 @@
 // one <Relation>.csv per relation. Reading checks everything — header,
 // column count, every value against its attribute's type, every time, that
 // intervals are not empty — and reports each problem as file:line:col.
+//
+// Open reads a directory's sensor description and observation.csv and
+// checks its files, reading no relation's file; Dir.Load reads the
+// relations named into tables (Load: all of them), and Dir.Source streams
+// the relations named in time order — each file read as the stream
+// reaches it, so what is held is one record per file and the tuples open
+// at the current time, not the history. Relation files are expected in
+// time order of their starts (from, or at), as Write writes them; a file
+// that is not makes the stream fail with an UnsortedError, and the caller
+// opens it again with that relation loaded and sorted (subject does, and
+// starts its run again). Dir.Extent reads only the files' times.
+//
+// Files are read through a streaming CSV reader that reads what
+// encoding/csv reads, with the same errors at the same places, without
+// holding more than a record: a line longer than MaxLine, or a record
+// longer than MaxRecord, is an error before it is held. Fields are slices
+// of its buffer; integers and times in integer nanoseconds, clock notation
+// and RFC 3339 (UTC) are read from the bytes without encoding/csv or
+// time.Parse (other notations go to algebra.ParseTime), and short strings
+// (entity identifiers, names) are interned, so tuples share one copy.
+// Only regular files are read; the diagnostics about text that may not be
+// a history at all do not echo it.
 package history

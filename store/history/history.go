@@ -3,7 +3,6 @@ package history
 import (
 	"bytes"
 	"encoding/csv"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -25,9 +24,61 @@ import (
 // maxErrors caps the diagnostics collected from one CSV file.
 const maxErrors = 20
 
-// Load reads a history directory. Errors are positioned (source.ErrorList)
-// where they concern a file's content.
+// Dir is a history directory opened for reading: its sensor description
+// compiled, its observation window read, its relation files found and
+// checked to be regular files; no relation's file read yet. Load reads
+// the relations a caller names into tables, Source streams them.
+type Dir struct {
+	// Path is the directory.
+	Path string
+	// Catalog is the sensor description's.
+	Catalog *algebra.Catalog
+	// Window is observation.csv's span, nil without one.
+	Window *algebra.Window
+	// entries are the directory's .csv files in name order.
+	entries []entry
+	files   map[string]string // relation → its file
+}
+
+// entry is one .csv file of a history directory: a relation's (rel set),
+// or diagnostics about a file that is none (errs).
+type entry struct {
+	path string
+	rel  *algebra.Relation
+	errs []*source.Error
+}
+
+// Load reads a history directory: every relation's file. Errors are
+// positioned (source.ErrorList) where they concern a file's content.
 func Load(dir string) (*algebra.History, error) {
+	d, err := open(dir)
+	if err != nil {
+		return nil, err
+	}
+	return d.load(nil, true)
+}
+
+// Open opens a history directory. It reads the sensor description and
+// observation.csv and checks the directory's files, as Load does, but
+// reads no relation's file.
+func Open(dir string) (*Dir, error) {
+	d, err := open(dir)
+	if err != nil {
+		return nil, err
+	}
+	var errs source.ErrorList
+	for _, e := range d.entries {
+		errs = append(errs, e.errs...)
+	}
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// open reads what Open reads, keeping the diagnostics about the
+// directory's files with their entries.
+func open(dir string) (*Dir, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("history %s: %w", dir, err)
@@ -53,18 +104,18 @@ func Load(dir string) (*algebra.History, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := algebra.NewHistory(cat)
-	var errs source.ErrorList
+	d := &Dir{Path: dir, Catalog: cat, files: map[string]string{}}
 	sort.Strings(csvs)
 	for _, name := range csvs {
 		base := strings.TrimSuffix(name, ".csv")
+		path := filepath.Join(dir, name)
 		if base == "observation" {
-			w, err := readWindow(filepath.Join(dir, name))
+			w, err := readWindow(path)
 			if err != nil {
-				errs = append(errs, source.Diagnostics(err)...)
+				d.entries = append(d.entries, entry{path: path, errs: source.Diagnostics(err)})
 				continue
 			}
-			h.Window = w
+			d.Window = w
 			continue
 		}
 		if !isIdent(base) {
@@ -72,7 +123,6 @@ func Load(dir string) (*algebra.History, error) {
 			continue
 		}
 		rel := cat.Lookup(base)
-		path := filepath.Join(dir, name)
 		if err := regularFile(path); err != nil {
 			if rel == nil {
 				continue // not a relation's file, and no file at all
@@ -81,14 +131,47 @@ func Load(dir string) (*algebra.History, error) {
 		}
 		if rel == nil {
 			// Not read: a file that is no relation's history is not echoed.
-			errs.Add(path, source.Pos{Line: 1, Col: 1}, "no relation %s in %s", base, specPath)
+			d.entries = append(d.entries, entry{path: path, errs: []*source.Error{
+				source.Errorf(path, source.Pos{Line: 1, Col: 1}, "no relation %s in %s", base, specPath)}})
 			continue
 		}
-		data, err := readFile(path)
-		if err != nil {
-			return nil, err
+		d.entries = append(d.entries, entry{path: path, rel: rel})
+		d.files[rel.Name] = path
+	}
+	return d, nil
+}
+
+// Load reads the named relations' files (all, when none is named) into a
+// history; the tables of the others are empty. Its Window is the
+// directory's.
+func (d *Dir) Load(rels ...string) (*algebra.History, error) {
+	for _, name := range rels {
+		if d.Catalog.Lookup(name) == nil {
+			return nil, fmt.Errorf("history %s: no relation %s", d.Path, name)
 		}
-		if err := ReadCSV(path, data, h.Table(rel.Name)); err != nil {
+	}
+	return d.load(rels, false)
+}
+
+// load reads the named relations (all when rels is nil), and, with
+// withErrs, reports the diagnostics open kept about other files, in file
+// order.
+func (d *Dir) load(rels []string, withErrs bool) (*algebra.History, error) {
+	h := algebra.NewHistory(d.Catalog)
+	h.Window = d.Window
+	var errs source.ErrorList
+	in := &interner{}
+	for _, e := range d.entries {
+		if withErrs {
+			errs = append(errs, e.errs...)
+		}
+		if e.rel == nil || rels != nil && !slices.Contains(rels, e.rel.Name) {
+			continue
+		}
+		if err := readFileInto(e.path, h.Table(e.rel.Name), in); err != nil {
+			if len(source.Diagnostics(err)) == 0 {
+				return nil, err
+			}
 			errs = append(errs, source.Diagnostics(err)...)
 		}
 	}
@@ -96,6 +179,40 @@ func Load(dir string) (*algebra.History, error) {
 		return nil, err
 	}
 	return h, nil
+}
+
+// readFileInto reads a relation's file into t, streaming it.
+func readFileInto(path string, t *algebra.Table, in *interner) error {
+	f, err := openRegular(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return readInto(newRelReader(path, f, t.Rel, in), t)
+}
+
+// readInto appends the tuples r reads to t. They are gathered in chunks,
+// then copied once into a table of the right size: growing the table
+// tuple by tuple would copy it many times over.
+func readInto(r *relReader, t *algebra.Table) error {
+	var chunks [][]algebra.Tuple
+	cur := make([]algebra.Tuple, 0, 1024)
+	n := 0
+	var tu tuple
+	for r.next(&tu) {
+		if len(cur) == cap(cur) {
+			chunks = append(chunks, cur)
+			cur = make([]algebra.Tuple, 0, min(2*cap(cur), 64<<10))
+		}
+		cur = append(cur, algebra.Tuple{Vals: tu.vals, From: tu.from, To: tu.to})
+		n++
+	}
+	chunks = append(chunks, cur)
+	t.Rows = slices.Grow(t.Rows, n)
+	for _, c := range chunks {
+		t.Rows = append(t.Rows, c...)
+	}
+	return r.err()
 }
 
 // readWindow reads observation.csv: a header "from,to" and one row, the
@@ -136,37 +253,23 @@ const MaxFileSize = 4 << 30
 // one is an error naming its line, before any of it is parsed.
 const MaxLine = 1 << 20
 
-// regularFile checks that path (after symbolic links) is a regular file:
-// a directory, named pipe, device or socket is an error naming what it is,
-// never read (a pipe would block, a device may never end).
+// regularFile checks that path (after symbolic links) is a regular file
+// (source.CheckRegular), naming it by its base name.
 func regularFile(path string) error {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return err
+	return source.CheckRegular(path, filepath.Base(path))
+}
+
+// openRegular opens a regular file (and only one: see regularFile).
+func openRegular(path string) (*os.File, error) {
+	if err := regularFile(path); err != nil {
+		return nil, err
 	}
-	if fi.Mode().IsRegular() {
-		return nil
-	}
-	what := "not a regular file"
-	switch m := fi.Mode(); {
-	case m.IsDir():
-		what = "a directory"
-	case m&os.ModeNamedPipe != 0:
-		what = "a named pipe"
-	case m&os.ModeSocket != 0:
-		what = "a socket"
-	case m&os.ModeDevice != 0:
-		what = "a device"
-	}
-	return fmt.Errorf("%s is %s, not a regular file", filepath.Base(path), what)
+	return os.Open(path)
 }
 
 // readFile reads a regular file of at most MaxFileSize bytes.
 func readFile(path string) ([]byte, error) {
-	if err := regularFile(path); err != nil {
-		return nil, err
-	}
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return nil, err
 	}
@@ -210,77 +313,180 @@ func LoadSpec(path string) (*algebra.Catalog, error) {
 // lines, bytes that are not UTF-8 or NUL, a first line naming none of the
 // relation's columns): those do not echo it.
 func ReadCSV(file string, data []byte, t *algebra.Table) error {
-	rel := t.Rel
-	src := source.NewFile(file, string(data))
-	var errs source.ErrorList
-	lines := bytes.Split(data, []byte("\n"))
-	pos := func(line, byteCol int) source.Pos {
-		col := byteCol
-		if line >= 1 && line <= len(lines) && byteCol >= 1 {
-			l := lines[line-1]
-			if byteCol-1 <= len(l) {
-				col = utf8.RuneCount(l[:byteCol-1]) + 1
-			} else {
-				// Past the end of the line (an error at the end of the
-				// input): point just after its last character.
-				col = utf8.RuneCount(l) + 1
-			}
+	for i, n := 0, 1; i < len(data); n++ {
+		l := bytes.IndexByte(data[i:], '\n')
+		if l < 0 {
+			l = len(data) - i
 		}
-		return source.Pos{Line: line, Col: col}
+		if l > MaxLine {
+			return lineTooLong(file, n)
+		}
+		i += l + 1
 	}
-	for i, l := range lines {
-		if len(l) > MaxLine {
-			return source.Errorf(file, source.Pos{Line: i + 1, Col: 1}, "line %d is longer than %d bytes, the most a history line may be", i+1, MaxLine)
+	return readInto(newRelReader(file, bytes.NewReader(data), t.Rel, &interner{}), t)
+}
+
+func lineTooLong(file string, line int) *source.Error {
+	return source.Errorf(file, source.Pos{Line: line, Col: 1}, "line %d is longer than %d bytes, the most a history line may be", line, MaxLine)
+}
+
+// tuple is a tuple read from a file.
+type tuple struct {
+	vals     []algebra.Value
+	from, to algebra.Time
+}
+
+// relReader reads one relation's CSV file tuple by tuple, checking
+// everything (see ReadCSV) and collecting diagnostics; it holds one record
+// at a time.
+type relReader struct {
+	file   string
+	rel    *algebra.Relation
+	csv    *csvReader
+	in     *interner
+	errs   source.ErrorList
+	fatal  error // an error reading the file: no diagnostics, no more tuples
+	header bool  // the header was read, and is good
+	done   bool  // no more tuples
+	// timesOnly reads only the tuples' times (their values unchecked, nil).
+	timesOnly bool
+
+	nfields          int   // the header's fields
+	attrCol          []int // each attribute's column
+	parsers          []valueParser
+	fromCol, toCol   int // an event's at is fromCol; toCol is then -1
+	fromName, toName string
+
+	slab []algebra.Value // values of tuples to come, allocated together
+	src  *source.File    // the current record's text, once a diagnostic needs it
+}
+
+func newRelReader(file string, r io.Reader, rel *algebra.Relation, in *interner) *relReader {
+	return &relReader{file: file, rel: rel, csv: newCSVReader(r), in: in}
+}
+
+// recordSrc is the current record's lines, for diagnostics that show them.
+func (r *relReader) recordSrc() *source.File {
+	if r.src == nil {
+		r.src = source.NewFileAt(r.file, r.csv.recLine, string(r.csv.recordText()))
+	}
+	return r.src
+}
+
+// pos converts a line and byte column of the current record into a
+// position (columns count characters); past the end of its line it
+// points just after the line's last character.
+func (r *relReader) pos(line, byteCol int) source.Pos {
+	col := byteCol
+	text := r.csv.recordText()
+	for i := r.csv.recLine; i < line && text != nil; i++ {
+		if j := bytes.IndexByte(text, '\n'); j >= 0 {
+			text = text[j+1:]
+		} else {
+			text = nil
 		}
 	}
-	r := csv.NewReader(bytes.NewReader(data))
-	r.FieldsPerRecord = -1
-	r.ReuseRecord = false
-	header, err := r.Read()
-	if err == io.EOF {
-		return src.Errorf(source.Pos{Line: 1, Col: 1}, "empty file: expected a header row")
+	if text != nil && byteCol >= 1 {
+		if j := bytes.IndexByte(text, '\n'); j >= 0 {
+			text = text[:j]
+		}
+		if byteCol-1 <= len(text) {
+			col = utf8.RuneCount(text[:byteCol-1]) + 1
+		} else {
+			col = utf8.RuneCount(text) + 1
+		}
 	}
-	if err != nil {
-		return csvError(src, err, pos)
+	return source.Pos{Line: line, Col: col}
+}
+
+func (r *relReader) fpos(i int) source.Pos {
+	p := r.csv.positions[i]
+	return r.pos(p.line, p.col)
+}
+
+// The outcomes of relReader.read.
+const (
+	recordGood = iota
+	recordBad  // not CSV; diagnosed
+	recordEnd  // the end of the input, or reading stops
+)
+
+// read reads the next record (a diagnostic recorded if it is not CSV, or
+// if reading must stop).
+func (r *relReader) read() int {
+	r.src = nil
+	err := r.csv.read()
+	if e, ok := err.(*csvError); ok {
+		r.errs = append(r.errs, r.recordSrc().Errorf(r.pos(e.line, e.col), "%v", e.err))
+		return recordBad
 	}
-	// Map header columns to attributes and time columns.
+	switch err {
+	case nil:
+		return recordGood
+	case io.EOF:
+	case errLineTooLong:
+		// Only this: the file may not be a history at all.
+		r.errs = source.ErrorList{lineTooLong(r.file, r.csv.numLine+1)}
+	case errRecordTooLong:
+		r.errs = source.ErrorList{source.Errorf(r.file, source.Pos{Line: r.csv.recLine, Col: 1},
+			"the record from line %d is longer than %d bytes, the most a history record may be", r.csv.recLine, MaxRecord)}
+	default:
+		r.fatal = fmt.Errorf("%s: %w", r.file, err)
+	}
+	return recordEnd
+}
+
+// readHeader reads and checks the header row, mapping columns to
+// attributes and times.
+func (r *relReader) readHeader() bool {
+	rel, file := r.rel, r.file
+	r.csv.recLine = 1
+	switch r.read() {
+	case recordBad:
+		return false // a header that is not CSV: nothing more
+	case recordEnd:
+		if len(r.errs) == 0 && r.fatal == nil {
+			r.errs.AddIn(source.NewFile(file, ""), file, source.Pos{Line: 1, Col: 1}, "empty file: expected a header row")
+		}
+		return false
+	}
+	header := make([]string, len(r.csv.fields))
+	for i, f := range r.csv.fields {
+		header[i] = string(f)
+	}
 	timeCols := []string{"from", "to"}
 	if rel.IsEvent() {
 		timeCols = []string{"at"}
 	}
-	col := map[string]int{}
-	hpos := func(i int) source.Pos {
-		l, c := r.FieldPos(i)
-		return pos(l, c)
-	}
 	if !anyKnownColumn(rel, timeCols, header) {
 		// Not this relation's history at all (perhaps not a CSV file):
 		// say so without echoing what the file holds.
-		return source.Errorf(file, source.Pos{Line: 1, Col: 1}, "not a history of %s: the first line names none of its columns (%s)", rel.Name, describeColumns(rel, timeCols))
+		r.errs.Add(file, source.Pos{Line: 1, Col: 1}, "not a history of %s: the first line names none of its columns (%s)", rel.Name, describeColumns(rel, timeCols))
+		return false
 	}
+	src := r.recordSrc()
+	errs := &r.errs
+	col := map[string]int{}
 	for i, name := range header {
 		name = strings.TrimSpace(name)
 		if i == 0 {
 			name = strings.TrimPrefix(name, "\ufeff")
 		}
 		if msg := badText(name); msg != "" {
-			errs.Add(file, hpos(i), "column name %s", msg)
+			errs.Add(file, r.fpos(i), "column name %s", msg)
 			continue
 		}
 		if name == "" {
-			errs.AddIn(src, file, hpos(i), "empty column name: %s has %s", rel.Name, describeColumns(rel, timeCols))
+			errs.AddIn(src, file, r.fpos(i), "empty column name: %s has %s", rel.Name, describeColumns(rel, timeCols))
 			continue
 		}
 		if p, dup := col[name]; dup {
-			errs.AddIn(src, file, hpos(i), "column %s appears twice (also column %d)", name, p+1)
+			errs.AddIn(src, file, r.fpos(i), "column %s appears twice (also column %d)", name, p+1)
 			continue
 		}
-		known := rel.AttrIndex(name) >= 0
-		for _, tc := range timeCols {
-			known = known || name == tc
-		}
+		known := rel.AttrIndex(name) >= 0 || slices.Contains(timeCols, name)
 		if !known {
-			errs.AddIn(src, file, hpos(i), "unknown column %s: %s has %s", clip(name), rel.Name, describeColumns(rel, timeCols))
+			errs.AddIn(src, file, r.fpos(i), "unknown column %s: %s has %s", clip(name), rel.Name, describeColumns(rel, timeCols))
 			continue
 		}
 		col[name] = i
@@ -295,117 +501,166 @@ func ReadCSV(file string, data []byte, t *algebra.Table) error {
 			errs.AddIn(src, file, source.Pos{Line: 1, Col: 1}, "missing column %s (%s is an %s relation: %s)", tc, rel.Name, classWord(rel), strings.Join(timeCols, ","))
 		}
 	}
-	if len(errs) > maxErrors {
-		errs = errs[:maxErrors]
-		errs.AddIn(src, file, source.Pos{}, "too many errors; stopped")
+	if len(r.errs) > 0 {
+		return false
 	}
-	if len(errs) > 0 {
-		return errs
+	r.nfields = len(header)
+	for _, a := range rel.Attrs {
+		r.attrCol = append(r.attrCol, col[a.Name])
+		r.parsers = append(r.parsers, newValueParser(a.Type))
+	}
+	r.fromCol, r.fromName, r.toCol = col[timeCols[0]], timeCols[0], -1
+	if !rel.IsEvent() {
+		r.toCol, r.toName = col["to"], "to"
+	}
+	return true
+}
+
+// next reads the next good tuple into t; false at the end, or once
+// reading stops (too many errors, a line too long, a read error).
+func (r *relReader) next(t *tuple) bool {
+	if r.done {
+		return false
+	}
+	if !r.header {
+		if !r.readHeader() {
+			r.done = true
+			return false
+		}
+		r.header = true
 	}
 	for {
-		rec, err := r.Read()
-		if err == io.EOF {
-			break
+		ok := false
+		switch r.read() {
+		case recordEnd:
+			r.done = true
+			return false
+		case recordGood:
+			ok = r.row(t)
 		}
-		if err != nil {
-			errs = append(errs, csvError(src, err, pos))
-			if len(errs) >= maxErrors {
-				break
-			}
-			continue
+		if len(r.errs) >= maxErrors {
+			r.done = true
+			return false
 		}
-		fpos := func(i int) source.Pos {
-			l, c := r.FieldPos(i)
-			return pos(l, c)
-		}
-		if len(rec) != len(header) {
-			// Point at the first extra field, or at the row's start.
-			p := fpos(0)
-			if len(rec) > len(header) {
-				p = fpos(len(header))
-			}
-			errs.AddIn(src, file, p, "row has %d fields, the header has %d", len(rec), len(header))
-			if len(errs) >= maxErrors {
-				break
-			}
-			continue
-		}
-		vals := make([]algebra.Value, len(rel.Attrs))
-		ok := true
-		for i, f := range rec {
-			if msg := badText(f); msg != "" {
-				errs.Add(file, fpos(i), "value %s", msg)
-				ok = false
-			}
-		}
-		if !ok {
-			if len(errs) >= maxErrors {
-				break
-			}
-			continue
-		}
-		for ai, a := range rel.Attrs {
-			i := col[a.Name]
-			v, err := ParseValue(rec[i], a.Type)
-			if err != nil {
-				errs.AddIn(src, file, fpos(i), "%s: %v", a.Name, err)
-				ok = false
-				continue
-			}
-			vals[ai] = v
-		}
-		parseT := func(name string) (algebra.Time, bool, bool) {
-			i := col[name]
-			s := strings.TrimSpace(rec[i])
-			if s == "" {
-				return 0, true, true
-			}
-			tm, err := algebra.ParseTime(s)
-			if err != nil {
-				errs.AddIn(src, file, fpos(i), "%s: %v", name, err)
-				return 0, false, false
-			}
-			return tm, false, true
-		}
-		if rel.IsEvent() {
-			at, empty, good := parseT("at")
-			switch {
-			case !good:
-			case empty:
-				errs.AddIn(src, file, fpos(col["at"]), "at: an event needs a time")
-			case at == algebra.Forever:
-				errs.AddIn(src, file, fpos(col["at"]), "at: an event cannot happen at forever")
-			case ok:
-				t.AddEvent(vals, at)
-			}
-		} else {
-			from, fEmpty, fGood := parseT("from")
-			to, tEmpty, tGood := parseT("to")
-			if fGood && fEmpty {
-				errs.AddIn(src, file, fpos(col["from"]), "from: an interval needs a start time")
-				fGood = false
-			}
-			if tEmpty {
-				to = algebra.Forever // still open
-			}
-			if fGood && tGood && ok {
-				switch {
-				case to < from:
-					errs.AddIn(src, file, fpos(col["to"]), "to (%s) is before from (%s)", rec[col["to"]], rec[col["from"]])
-				case to == from:
-					errs.AddIn(src, file, fpos(col["to"]), "to equals from (%s): an interval must not be empty", rec[col["from"]])
-				default:
-					t.Add(vals, from, to)
-				}
-			}
-		}
-		if len(errs) >= maxErrors {
-			break
+		if ok {
+			return true
 		}
 	}
-	if len(errs) >= maxErrors {
+}
+
+// row checks the current record and reads it into t.
+func (r *relReader) row(t *tuple) bool {
+	file, rel, rec := r.file, r.rel, r.csv.fields
+	errs := &r.errs
+	if len(rec) != r.nfields {
+		// Point at the first extra field, or at the row's start.
+		p := r.fpos(0)
+		if len(rec) > r.nfields {
+			p = r.fpos(r.nfields)
+		}
+		errs.AddIn(r.recordSrc(), file, p, "row has %d fields, the header has %d", len(rec), r.nfields)
+		return false
+	}
+	ok := true
+	if r.timesOnly {
+		return r.times(t, nil, ok)
+	}
+	for i, f := range rec {
+		if msg := badBytes(f); msg != "" {
+			errs.Add(file, r.fpos(i), "value %s", msg)
+			ok = false
+		}
+	}
+	if !ok {
+		return false
+	}
+	n := len(rel.Attrs)
+	if len(r.slab) < n {
+		r.slab = make([]algebra.Value, 256*n)
+	}
+	vals := r.slab[:n:n]
+	for ai, a := range rel.Attrs {
+		i := r.attrCol[ai]
+		v, err := r.parsers[ai].parse(rec[i], r.in)
+		if err != nil {
+			errs.AddIn(r.recordSrc(), file, r.fpos(i), "%s: %v", a.Name, err)
+			ok = false
+			continue
+		}
+		vals[ai] = v
+	}
+	return r.times(t, vals, ok)
+}
+
+// times reads the current record's times into t with vals; ok says
+// whether the values were good.
+func (r *relReader) times(t *tuple, vals []algebra.Value, ok bool) bool {
+	file, rel, rec := r.file, r.rel, r.csv.fields
+	errs := &r.errs
+	n := len(vals)
+	parseT := func(i int, name string) (algebra.Time, bool, bool) {
+		f := rec[i]
+		if len(bytes.TrimSpace(f)) == 0 {
+			return 0, true, true
+		}
+		tm, err := parseTime(f)
+		if err != nil {
+			errs.AddIn(r.recordSrc(), file, r.fpos(i), "%s: %v", name, err)
+			return 0, false, false
+		}
+		return tm, false, true
+	}
+	good := false
+	if rel.IsEvent() {
+		at, empty, tGood := parseT(r.fromCol, "at")
+		switch {
+		case !tGood:
+		case empty:
+			errs.AddIn(r.recordSrc(), file, r.fpos(r.fromCol), "at: an event needs a time")
+		case at == algebra.Forever:
+			errs.AddIn(r.recordSrc(), file, r.fpos(r.fromCol), "at: an event cannot happen at forever")
+		case ok:
+			*t = tuple{vals: vals, from: at, to: algebra.Next(at)}
+			good = true
+		}
+	} else {
+		from, fEmpty, fGood := parseT(r.fromCol, "from")
+		to, tEmpty, tGood := parseT(r.toCol, "to")
+		if fGood && fEmpty {
+			errs.AddIn(r.recordSrc(), file, r.fpos(r.fromCol), "from: an interval needs a start time")
+			fGood = false
+		}
+		if tEmpty {
+			to = algebra.Forever // still open
+		}
+		if fGood && tGood && ok {
+			switch {
+			case to < from:
+				errs.AddIn(r.recordSrc(), file, r.fpos(r.toCol), "to (%s) is before from (%s)", rec[r.toCol], rec[r.fromCol])
+			case to == from:
+				errs.AddIn(r.recordSrc(), file, r.fpos(r.toCol), "to equals from (%s): an interval must not be empty", rec[r.fromCol])
+			default:
+				*t = tuple{vals: vals, from: from, to: to}
+				good = true
+			}
+		}
+	}
+	if good {
+		r.slab = r.slab[n:]
+	}
+	return good
+}
+
+// err is what reading found wrong: nil, a read error, or the diagnostics
+// (at most maxErrors and a last one saying there were more).
+func (r *relReader) err() error {
+	if r.fatal != nil {
+		return r.fatal
+	}
+	errs := r.errs
+	if len(errs) > maxErrors || r.header && len(errs) >= maxErrors {
 		errs = errs[:maxErrors] // a row may add several
-		errs.AddIn(src, file, source.Pos{}, "too many errors; stopped")
+		errs.AddIn(r.recordSrc(), r.file, source.Pos{}, "too many errors; stopped")
 	}
 	return errs.Err()
 }
@@ -418,6 +673,16 @@ func badText(s string) string {
 	}
 	if strings.IndexByte(s, 0) >= 0 {
 		return "holds a NUL byte"
+	}
+	return ""
+}
+
+// badBytes is badText of a field's bytes.
+func badBytes(b []byte) string {
+	for _, c := range b {
+		if c == 0 || c >= utf8.RuneSelf {
+			return badText(string(b))
+		}
 	}
 	return ""
 }
@@ -467,14 +732,6 @@ func describeColumns(rel *algebra.Relation, timeCols []string) string {
 	}
 	names = append(names, timeCols...)
 	return strings.Join(names, ",")
-}
-
-func csvError(src *source.File, err error, pos func(int, int) source.Pos) *source.Error {
-	var pe *csv.ParseError
-	if errors.As(err, &pe) {
-		return src.Errorf(pos(pe.Line, pe.Column), "%v", pe.Err)
-	}
-	return src.Errorf(source.Pos{}, "%v", err)
 }
 
 // ParseValue reads an attribute value written in a CSV field.

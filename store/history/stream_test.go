@@ -1,0 +1,114 @@
+package history
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/tqmon/tqmon/internal/testkit"
+)
+
+// TestSourceDiagnostics: a Source meeting a bad row fails with the
+// diagnostics Load gives for the relations it streams, in file order; the
+// relations it does not stream are not read.
+func TestSourceDiagnostics(t *testing.T) {
+	dir := testkit.WriteFiles(t, map[string]string{
+		"s.sdl": "entity type P\nentity relation P(P: P)\nevent relation E(p: P, n: int)\nevent relation F(p: P)\n",
+		"E.csv": "p,n,at\nP1,1,5\nP1,one,6\nP2,2,7\nP2,3\n",
+		"F.csv": "p,at\nP1,noon\n",
+		"P.csv": "P,from,to\nP1,3,1\nP2,1,\n",
+	})
+	d, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := d.Source([]string{"P", "E"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last error
+	for {
+		_, _, ok, err := src.Next()
+		if err != nil {
+			last = err
+			break
+		}
+		if !ok {
+			break
+		}
+	}
+	e, p := filepath.Join(dir, "E.csv"), filepath.Join(dir, "P.csv")
+	want := e + `:3:4: n: "one" is not an int` + "\n" +
+		e + ":5:1: row has 2 fields, the header has 3\n" +
+		p + ":2:6: to (1) is before from (3)"
+	if got := testkit.DiagLines(last); got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+	_, err = Load(dir)
+	wantLoad := e + `:3:4: n: "one" is not an int` + "\n" +
+		e + ":5:1: row has 2 fields, the header has 3\n" +
+		filepath.Join(dir, "F.csv") + `:2:4: at: bad time: "noon" is not beginning, forever, integer nanoseconds, H:MM:SS[.fraction] or RFC 3339` + "\n" +
+		p + ":2:6: to (1) is before from (3)"
+	if got := testkit.DiagLines(err); got != wantLoad {
+		t.Errorf("Load:\n%s", got)
+	}
+}
+
+// TestLoadLongLine: a line longer than MaxLine is an error naming it, and
+// is never held whole: loading a file with a 64 MiB line allocates a few
+// MiB, not the line.
+func TestLoadLongLine(t *testing.T) {
+	dir := testkit.WriteFiles(t, map[string]string{"s.sdl": "entity type P\nevent relation E(p: P, n: int)\n"})
+	f, err := os.Create(filepath.Join(dir, "E.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("p,n,at\nP1,1,5\nP1,")
+	chunk := []byte(strings.Repeat("9", 1<<20))
+	for range 64 {
+		f.Write(chunk)
+	}
+	f.WriteString(",6\n")
+	f.Close()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err = Load(dir)
+	runtime.ReadMemStats(&after)
+	want := filepath.Join(dir, "E.csv") + ":3:1: line 3 is longer than 1048576 bytes, the most a history line may be"
+	if got := testkit.DiagLines(err); got != want {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 8<<20 {
+		t.Errorf("loading allocated %d MiB", n>>20)
+	}
+}
+
+// TestDirLoadNamed: Dir.Load reads only the relations named; Extent reads
+// every file's times.
+func TestDirLoadNamed(t *testing.T) {
+	dir := testkit.WriteFiles(t, map[string]string{
+		"s.sdl": "entity type P\nentity relation P(P: P)\nevent relation E(p: P, n: int)\n",
+		"E.csv": "p,n,at\nP1,x,50\n",
+		"P.csv": "P,from,to\nP1,3,9\nP2,1,\n",
+	})
+	d, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := d.Load("P")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := testkit.Rows(h.Table("P")); got != "P1,3,9\nP2,1,forever\n" {
+		t.Errorf("P rows:\n%s", got)
+	}
+	if len(h.Table("E").Rows) != 0 {
+		t.Error("E read")
+	}
+	start, end, ok, err := d.Extent()
+	if err != nil || !ok || start != 1 || end != 50 {
+		t.Errorf("extent %d..%d %v %v", start, end, ok, err)
+	}
+}
