@@ -82,7 +82,7 @@ func NewPlayback(ctx context.Context, s *Setup, src stream.Source, window *algeb
 	if err != nil {
 		return nil, err
 	}
-	net, err := exec.Build(s.Prog.Catalog, s.Prog.Stmts, plans, exec.Options{})
+	net, err := exec.Build(s.Prog.Catalog, s.Prog.Stmts, plans, s.Prog.ExecOptions())
 	if err != nil {
 		return nil, err
 	}
