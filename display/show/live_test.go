@@ -2,6 +2,8 @@ package show
 
 import (
 	"context"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -148,5 +150,125 @@ func TestReloadSpec(t *testing.T) {
 	g = term.Text(sim)
 	if !strings.Contains(g, " Waiting ┐") || !strings.Contains(g, "spec read again") {
 		t.Errorf("the new spec is not drawn:\n%s", g)
+	}
+}
+
+// lossyConn is a resident connection whose sensors report drops: from
+// its tenth batch with counts on, every count's drops rise by lost — what
+// a resident whose buffers overflowed would report.
+type lossyConn struct {
+	wire.Conn
+	lost    uint64
+	batches int
+}
+
+func (c *lossyConn) Recv() (*wire.Batch, error) {
+	b, err := c.Conn.Recv()
+	if err != nil || len(b.Counts) == 0 {
+		return b, err
+	}
+	if c.batches++; c.batches >= 10 {
+		for i := range b.Counts {
+			b.Counts[i].Drops += c.lost
+		}
+	}
+	return b, nil
+}
+
+// The live display shows what its run observed: the losses the residents
+// report ("lost N" on the status line, as the run's own OnLoss sees them,
+// and '×' on the timeline) and the relation it samples, with its period.
+func TestLiveDisplayShowsLosses(t *testing.T) {
+	cat := testkit.CompileSpec(t, "os.sdl", ossensors.SDL)
+	s, err := Compile(Config{Catalog: cat, Check: check.Options{}, Display: query.Source{Name: "t.display", Text: `
+display Processor as box label Processor at left
+display Process as circle label Process shade State at left
+display RunningOn as inside (Process, Processor)
+show clock`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := demo.NewClock(200)
+	res := resident.New(ossensors.Spec(), demo.Options(clock, nil))
+	defer res.Close()
+	cfg := demo.DefaultConfig(3)
+	cfg.Scale = 200
+	sim := tcell.NewSimulationScreen("UTF-8")
+	sim.SetSize(100, 30)
+	shots := make(chan string, 1000)
+	frame := func() {
+		select {
+		case shots <- term.Text(sim):
+		default:
+		}
+	}
+	var mu sync.Mutex
+	var reported uint64
+	ready := make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-ready:
+			demo.New(ossensors.New(res), cfg).Run(ctx)
+		case <-ctx.Done():
+		}
+	}()
+	done := make(chan error, 1)
+	go func() {
+		done <- Live(ctx, s, []wire.Conn{&lossyConn{Conn: res.Local(), lost: 7}}, remote.LiveOptions{
+			Ready: func() { close(ready) },
+			OnLoss: func(l remote.Loss) {
+				mu.Lock()
+				reported += l.Lost
+				mu.Unlock()
+			},
+		}, func() algebra.Time { return clock.Now() }, Options{Screen: sim, Title: "live", Frame: frame})
+	}()
+	lostRE := regexp.MustCompile(`lost (\d+) · sampled RunningOn/(\S+)`)
+	deadline := time.After(20 * time.Second)
+	var seen string
+	for !lostRE.MatchString(seen) {
+		select {
+		case seen = <-shots:
+		case err := <-done:
+			t.Fatalf("display ended: %v", err)
+		case <-deadline:
+			t.Fatalf("no loss on the status line:\n%s", seen)
+		}
+	}
+	m := lostRE.FindStringSubmatch(seen)
+	t.Logf("status: %s", m[0])
+	mu.Lock()
+	got := reported
+	mu.Unlock()
+	if n, _ := strconv.ParseUint(m[1], 10, 64); n == 0 || n > got || n%7 != 0 {
+		t.Errorf("status says lost %s; the run reported %d so far, in 7s", m[1], got)
+	}
+	if want := algebra.FormatDuration(cat.ClockPeriod); m[2] != want {
+		t.Errorf("sampled every %s, want %s (Clock[1])", m[2], want)
+	}
+	sim.InjectKey(tcell.KeyRune, 't', tcell.ModNone)
+	deadline = time.After(10 * time.Second)
+	for !strings.Contains(seen, "lost RunningOn") && !strings.Contains(seen, "lost Process") {
+		select {
+		case seen = <-shots:
+		case err := <-done:
+			t.Fatalf("display ended: %v", err)
+		case <-deadline:
+			t.Fatalf("no lost row on the timeline:\n%s", seen)
+		}
+	}
+	if !strings.Contains(seen, "×") {
+		t.Errorf("no gap marked on the timeline:\n%s", seen)
+	}
+	sim.InjectKey(tcell.KeyRune, 'q', tcell.ModNone)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("q did not end the live display")
 	}
 }
