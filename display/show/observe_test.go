@@ -63,22 +63,10 @@ func TestGoldenObservation(t *testing.T) {
 
 	// The timeline, 50 s a column: a "lost" row per relation, '×' over
 	// each gap's span.
-	pb.Model.Handle(ui.KeyTimeline)
-	for i := 0; i < 5; i++ {
-		pb.Model.Handle(ui.KeyZoomOut)
-	}
-	frame(pb, sim)
+	timeline50s(pb, sim)
 	checkGolden(t, "observation-timeline-2-58-00.txt", term.Dump(sim))
 	g := term.Text(sim)
-	lostRow := func(rel string) string {
-		for _, l := range strings.Split(g, "\n") {
-			if strings.HasPrefix(l, "lost "+rel) {
-				return l
-			}
-		}
-		t.Fatalf("no lost %s row in\n%s", rel, g)
-		return ""
-	}
+	lostRow := func(rel string) string { return timelineRow(t, g, "lost "+rel) }
 	// 2:40:00–2:45:00 spans 6 columns of 50 s (7 cells, the columns not
 	// aligned to it), 2:52:00–2:53:30 two (3).
 	if n := strings.Count(lostRow("SendMessage"), "×"); n != 7 {
