@@ -202,7 +202,7 @@ func readInto(r *relReader, t *algebra.Table) error {
 	// An entity relation's rows are checked once all are read (in any
 	// order): their places are kept meanwhile.
 	st := newStates(r.file, r.rel)
-	var places []source.Pos
+	var places []place
 	for r.next(&tu) {
 		if len(cur) == cap(cur) {
 			chunks = append(chunks, cur)
@@ -210,7 +210,7 @@ func readInto(r *relReader, t *algebra.Table) error {
 		}
 		cur = append(cur, algebra.Tuple{Vals: tu.vals, From: tu.from, To: tu.to})
 		if st != nil {
-			places = append(places, r.fpos(r.fromCol))
+			places = append(places, placeOf(r.fpos(r.fromCol)))
 		}
 		n++
 	}

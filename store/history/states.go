@@ -2,6 +2,7 @@ package history
 
 import (
 	"cmp"
+	"math"
 	"slices"
 
 	"github.com/tqmon/tqmon/algebra"
@@ -65,17 +66,26 @@ func span(r stateRow) string {
 	return algebra.FormatTime(r.from, algebra.TimeClock) + " to " + algebra.FormatTime(r.to, algebra.TimeClock)
 }
 
+// place is a row's place, compact: what readInto keeps per row of an
+// entity relation until checkAll.
+type place struct{ line, col int32 }
+
+func placeOf(p source.Pos) place {
+	return place{int32(min(p.Line, math.MaxInt32)), int32(min(p.Col, math.MaxInt32))}
+}
+
 // checkAll checks the rows of an entity relation's table read whole, in
-// any order: sorted by start (ties in file order) through check; pos is
-// each row's place.
-func (s *states) checkAll(rows []algebra.Tuple, pos []source.Pos, errs *source.ErrorList) {
-	order := make([]int, len(rows))
+// any order: sorted by start (ties in file order) through check; at[i] is
+// row i's place. It holds 4 bytes per row besides at.
+func (s *states) checkAll(rows []algebra.Tuple, at []place, errs *source.ErrorList) {
+	order := make([]int32, len(rows))
 	for i := range order {
-		order[i] = i
+		order[i] = int32(i)
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(rows[a].From, rows[b].From) })
+	slices.SortStableFunc(order, func(a, b int32) int { return cmp.Compare(rows[a].From, rows[b].From) })
 	for _, i := range order {
 		r := &rows[i]
-		s.check(r.Vals[0].S, stateRow{from: r.From, to: r.To, pos: pos[i], idx: i}, errs)
+		pos := source.Pos{Line: int(at[i].line), Col: int(at[i].col)}
+		s.check(r.Vals[0].S, stateRow{from: r.From, to: r.To, pos: pos, idx: int(i)}, errs)
 	}
 }
