@@ -89,7 +89,10 @@ func (p *Program) RunHistory(h *algebra.History) ([]Result, Stats, error) {
 	if err != nil {
 		return nil, Stats{}, err
 	}
-	net, err := exec.Build(p.Catalog, p.Stmts, plans, p.ExecOptions())
+	// Answers are cut out of the gaps the history's Lost relation holds.
+	eo := p.ExecOptions()
+	eo.Gaps = exec.TableGaps(h.Table(algebra.LostName))
+	net, err := exec.Build(p.Catalog, p.Stmts, plans, eo)
 	if err != nil {
 		return nil, Stats{}, err
 	}

@@ -129,6 +129,7 @@ type connState struct {
 	loss       losses
 	lastWM     algebra.Time
 	lost       error
+	obs        *observer // the run's, shared
 }
 
 // Input is one input of the live network, as the remote delivers it: an
@@ -155,7 +156,8 @@ type Input struct {
 	// Vals are the tuple's values, in the relation's attribute order.
 	Vals []algebra.Value
 
-	phase int
+	phase    int
+	resident bool // from a resident (not the observer)
 }
 
 func (c *connState) global(mono int64) algebra.Time {
@@ -190,7 +192,10 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 	for i, r := range rw {
 		plans[i] = r.Final
 	}
-	net, err := exec.Build(p.Catalog, p.Stmts, plans, p.ExecOptions())
+	obs := newObserver()
+	eo := p.ExecOptions()
+	eo.Gaps = obs.Gaps
+	net, err := exec.Build(p.Catalog, p.Stmts, plans, eo)
 	if err != nil {
 		return nil, stats, err
 	}
@@ -207,7 +212,7 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 		h := c.Hello()
 		st := &connState{conn: c, hello: h, idx: i, defs: map[uint64]string{}, wm: algebra.Beginning,
 			ids: map[string]uint16{}, types: map[string]uint16{}, early: map[uint64]bool{}, void: map[uint64]bool{},
-			loss: newLosses(), lastWM: algebra.Beginning}
+			loss: newLosses(), lastWM: algebra.Beginning, obs: obs}
 		for id, name := range h.Sensors {
 			st.ids[name] = uint16(id)
 		}
@@ -266,6 +271,9 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 			st.queue = q
 		}
 		start = from
+		for _, name := range readRels(net) {
+			obs.watch(name, cmd.periods[name], start)
+		}
 		live = net.Live(start)
 		if opts.Started != nil {
 			opts.Started(start)
@@ -330,7 +338,7 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 				}
 			}
 			w, all := mergeWatermark(states)
-			if err := deliver(live, states, w, opts.Tap); err != nil {
+			if err := deliver(live, states, obs, w, opts.Tap); err != nil {
 				return nil, stats, err
 			}
 			if w > end && w != algebra.Forever {
@@ -365,8 +373,10 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 			opts.Started(start)
 		}
 	}
-	// What every resident has sent so far is all there is.
-	if err := deliver(live, states, algebra.Forever, opts.Tap); err != nil {
+	// What every resident has sent so far is all there is; the
+	// observation ends where the merged watermarks reached.
+	obs.stop(max(start, end))
+	if err := deliver(live, states, obs, algebra.Forever, opts.Tap); err != nil {
 		return nil, stats, err
 	}
 	ast, err := live.Finish(end)
@@ -395,11 +405,8 @@ func observed(net *exec.Network, periods map[string]time.Duration, stats LiveSta
 		gaps[o.Rel] = append(gaps[o.Rel], o.Gaps...)
 	}
 	names := map[string]bool{}
-	for name := range net.Sources {
+	for _, name := range readRels(net) {
 		names[name] = true
-	}
-	for _, a := range net.Alphas {
-		names[a.Rel.Name] = true
 	}
 	var out []Observation
 	for name := range names {
@@ -416,23 +423,43 @@ func observed(net *exec.Network, periods map[string]time.Duration, stats LiveSta
 	return out
 }
 
-// mergeWatermark is the least watermark of the residents still sending;
-// all is true when none is.
+// readRels are the primitive relations the network reads (sorted), the
+// observation's own excepted.
+func readRels(net *exec.Network) []string {
+	var out []string
+	for name := range net.Sources {
+		if !algebra.IsObservation(name) {
+			out = append(out, name)
+		}
+	}
+	for _, a := range net.Alphas {
+		out = append(out, a.Rel.Name)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// mergeWatermark is the least watermark of the residents still sending,
+// each held before the losses it has not reported yet (losses.holds);
+// all is true when none is sending.
 func mergeWatermark(states []*connState) (algebra.Time, bool) {
 	w, all := algebra.Forever, true
 	for _, st := range states {
 		if !st.done {
 			all = false
 			w = min(w, st.wm)
+			if from, ok := st.loss.holds(); ok {
+				w = min(w, algebra.Prev(from))
+			}
 		}
 	}
 	return w, all
 }
 
 // deliver feeds the live network every queued input at or before w, in
-// time order across residents.
-func deliver(live *exec.Live, states []*connState, w algebra.Time, tap func(Input)) error {
-	var items []Input
+// time order across residents and the observer.
+func deliver(live *exec.Live, states []*connState, obs *observer, w algebra.Time, tap func(Input)) error {
+	items := obs.take(w)
 	for _, st := range states {
 		i := 0
 		for i < len(st.queue) && st.queue[i].T <= w {
@@ -443,28 +470,46 @@ func deliver(live *exec.Live, states []*connState, w algebra.Time, tap func(Inpu
 				delete(st.void, it.Key) // began and ended before the observation
 				continue
 			}
+			it.resident = true
 			items = append(items, it)
 		}
 		st.queue = st.queue[i:]
 	}
-	slices.SortStableFunc(items, func(a, b Input) int {
+	order := func(a, b Input) int {
 		if c := cmp.Compare(a.T, b.T); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.phase, b.phase)
-	})
-	for _, it := range items {
-		var err error
+	}
+	slices.SortStableFunc(items, order)
+	feed := func(it Input) error {
 		if tap != nil {
 			tap(it)
 		}
 		if it.Entity {
-			err = live.Entity(it.Rel, it.Begin, it.Key, it.Vals, it.T)
-		} else {
-			err = live.Packet(it.Rel, it.Kind, it.Key, it.From, it.Vals, it.T)
+			return live.Entity(it.Rel, it.Begin, it.Key, it.Vals, it.T)
 		}
-		if err != nil {
+		return live.Packet(it.Rel, it.Kind, it.Key, it.From, it.Vals, it.T)
+	}
+	for _, it := range items {
+		// The rule at gaps: tuples valid at a gap's start end there.
+		for _, e := range obs.ends(it.T) {
+			if err := feed(e); err != nil {
+				return err
+			}
+		}
+		if it.resident && !obs.admit(it) {
+			continue
+		}
+		if err := feed(it); err != nil {
 			return err
+		}
+	}
+	if w != algebra.Forever {
+		for _, e := range obs.ends(w) {
+			if err := feed(e); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -553,6 +598,7 @@ func (st *connState) report(sensor uint16, g Gap, stats *LiveStats, onLoss func(
 		i = len(stats.Observed) - 1
 	}
 	stats.Observed[i].Gaps = append(stats.Observed[i].Gaps, g)
+	st.obs.lost(Loss{Rel: name, Gap: g})
 	if onLoss != nil {
 		onLoss(Loss{Rel: name, Gap: g})
 	}
