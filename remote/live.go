@@ -374,8 +374,9 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 		}
 	}
 	// What every resident has sent so far is all there is; the
-	// observation ends where the merged watermarks reached.
-	obs.stop(max(start, end))
+	// observation ends where the merged watermarks reached (inclusive:
+	// Observed tuples end one past it).
+	obs.stop(algebra.Next(max(start, end)))
 	if err := deliver(live, states, obs, algebra.Forever, opts.Tap); err != nil {
 		return nil, stats, err
 	}

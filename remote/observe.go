@@ -500,8 +500,8 @@ func RestrictObserved(h *algebra.History, st LiveStats) *algebra.History {
 	observed, lost := out.Table(algebra.ObservedName), out.Table(algebra.LostName)
 	observed.Rows, lost.Rows = nil, nil
 	for _, o := range st.Observed {
-		if o.To > o.From {
-			observed.Add([]algebra.Value{algebra.Str(o.Rel), algebra.DurationVal(int64(o.Period))}, o.From, o.To)
+		if to := algebra.Next(o.To); to > o.From {
+			observed.Add([]algebra.Value{algebra.Str(o.Rel), algebra.DurationVal(int64(o.Period))}, o.From, to)
 		}
 		t := out.Table(o.Rel)
 		for _, g := range o.Gaps {
