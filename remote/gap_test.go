@@ -1,6 +1,7 @@
 package remote_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,8 +13,11 @@ import (
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/remote"
+	"github.com/tqmon/tqmon/resident"
 	"github.com/tqmon/tqmon/resident/demo"
+	"github.com/tqmon/tqmon/resident/demo/ossensors"
 	"github.com/tqmon/tqmon/resident/wire"
+	"github.com/tqmon/tqmon/store/truth"
 )
 
 // lossy loses one sensor's packets between two instants of real time
@@ -146,4 +150,128 @@ func TestLiveGapMatchesRestrictedTruth(t *testing.T) {
 		t.Error("the run does not say it is incomplete")
 	}
 	t.Logf("%d sends produced, %d delivered, %d lost in %d gaps", produced, delivered, lost, len(losses))
+}
+
+// slowStart holds a resident's first batch back: the remote learns late
+// that it carried out the run's commands.
+type slowStart struct {
+	wire.Conn
+	wait time.Duration
+	once sync.Once
+}
+
+func (c *slowStart) Recv() (*wire.Batch, error) {
+	c.once.Do(func() { time.Sleep(c.wait) })
+	return c.Conn.Recv()
+}
+
+// TestGapBeforeEveryResidentApplied: with two residents, one loses
+// SendMessage packets before the remote knows the other has carried out
+// the run's commands (so before the observation's start is known). The
+// losses are reported once it is, inside the observation; the Lost
+// tuples are the losses printed; and the answers (sends, counts of
+// sends) equal the union of the two subjects' truths restricted to the
+// observation, cut at the gaps.
+func TestGapBeforeEveryResidentApplied(t *testing.T) {
+	cat := demoCatalog(t)
+	srcs := []query.Source{gapQueries[0], gapQueries[1], gapQueries[2], gapQueries[4], gapQueries[5]}
+	prog, err := query.Compile(cat, srcs, check.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type subject struct {
+		clock *demo.SubjectClock
+		rec   *truth.Recorder
+		res   *resident.Resident
+	}
+	var subs []subject
+	var conns []wire.Conn
+	var lossyConn *lossy
+	for i := 0; i < 2; i++ {
+		clock := demo.NewClock(1000)
+		rec := truth.New(cat, 0, 0)
+		res := resident.New(ossensors.Spec(), demo.Options(clock, rec))
+		h := res.Hello()
+		rec.SetClock(h.MonoBase, h.WallBase)
+		subs = append(subs, subject{clock, rec, res})
+		if i == 0 {
+			lossyConn = &lossy{Conn: res.Local(), sensor: uint16(slices.Index(h.Sensors, "SendMessage")), from: 20 * time.Millisecond, to: 120 * time.Millisecond}
+			conns = append(conns, lossyConn)
+		} else {
+			conns = append(conns, &slowStart{Conn: res.Local(), wait: 250 * time.Millisecond})
+		}
+	}
+	var mu sync.Mutex
+	var losses []remote.Loss
+	var startKnown time.Time
+	ready := make(chan struct{})
+	type out struct {
+		rs  []query.Result
+		st  remote.LiveStats
+		err error
+	}
+	done := make(chan out, 1)
+	go func() {
+		rs, st, err := remote.RunLive(context.Background(), prog, conns, remote.LiveOptions{
+			Ready:   func() { close(ready) },
+			Started: func(algebra.Time) { mu.Lock(); startKnown = time.Now(); mu.Unlock() },
+			OnLoss:  func(l remote.Loss) { mu.Lock(); losses = append(losses, l); mu.Unlock() },
+		})
+		done <- out{rs, st, err}
+	}()
+	<-ready
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	finished := make(chan int64, 2)
+	for i, s := range subs {
+		go func() {
+			demo.New(ossensors.New(s.res), demo.DefaultConfig(uint64(20+i))).Run(ctx)
+			finished <- s.clock.Stop()
+			s.res.Close()
+		}()
+	}
+	stops := []int64{<-finished, <-finished}
+	o := <-done
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	lossyConn.mu.Lock()
+	removed, lostAt := lossyConn.removed, lossyConn.first.Add(lossyConn.to)
+	lossyConn.mu.Unlock()
+	if removed == 0 || len(losses) == 0 {
+		t.Fatalf("nothing lost (%d removed, %d losses): the test shows nothing", removed, len(losses))
+	}
+	if !lostAt.Before(startKnown) {
+		t.Fatalf("the losses ended after the observation's start was known (%v): the test shows nothing", startKnown.Sub(lostAt))
+	}
+	merged := algebra.NewHistory(cat)
+	for _, s := range subs {
+		h := s.rec.History(max(stops[0], stops[1]))
+		merged.Tables["SendMessage"].Rows = append(merged.Tables["SendMessage"].Rows, h.Tables["SendMessage"].Rows...)
+	}
+	want, _, err := prog.RunHistory(remote.RestrictObserved(merged, o.st))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, w := renderTables(o.rs), renderTables(want); g != w {
+		dir, _ := os.MkdirTemp("", "tqmon-gap2-")
+		os.WriteFile(filepath.Join(dir, "live.txt"), []byte(g), 0o644)
+		os.WriteFile(filepath.Join(dir, "truth.txt"), []byte(w), 0o644)
+		t.Fatalf("live results differ from the merged truths restricted to the observation (diff %s/live.txt %s/truth.txt)", dir, dir)
+	}
+	lostRows := o.rs[3].Table.Rows
+	if len(lostRows) != len(losses) {
+		t.Fatalf("%d Lost tuples, %d losses printed", len(lostRows), len(losses))
+	}
+	var lost uint64
+	for i, l := range losses {
+		row := lostRows[i]
+		if row.From < o.st.Start || row.From != l.From || row.To != l.To || uint64(row.Vals[1].N) != l.Lost {
+			t.Errorf("Lost tuple %v [%d, %d); printed [%d, %d) %d; observed from %d", row.Vals, row.From, row.To, l.From, l.To, l.Lost, o.st.Start)
+		}
+		lost += l.Lost
+	}
+	if lost != removed {
+		t.Errorf("%d lost reported, %d removed", lost, removed)
+	}
 }

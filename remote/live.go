@@ -130,6 +130,9 @@ type connState struct {
 	lastWM     algebra.Time
 	lost       error
 	obs        *observer // the run's, shared
+	// deferred are losses made before the observation's start was known:
+	// reported from there, inside it.
+	deferred []sensorGap
 }
 
 // Input is one input of the live network, as the remote delivers it: an
@@ -274,6 +277,12 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 		for _, name := range readRels(net) {
 			obs.watch(name, cmd.periods[name], start)
 		}
+		for _, st := range states {
+			for _, l := range st.deferred {
+				st.report(l.sensor, l.gap, &stats, opts.OnLoss)
+			}
+			st.deferred = nil
+		}
 		live = net.Live(start)
 		if opts.Started != nil {
 			opts.Started(start)
@@ -338,6 +347,13 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 				}
 			}
 			w, all := mergeWatermark(states)
+			if all || w == algebra.Forever {
+				// Every resident has ended, or said it will send nothing
+				// more: what they sent is delivered below, after the
+				// observation's end.
+				stopped = all
+				continue
+			}
 			if err := deliver(live, states, obs, w, opts.Tap); err != nil {
 				return nil, stats, err
 			}
@@ -359,9 +375,10 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 		if !st.done {
 			st.conn.Close()
 		}
-		for _, l := range st.loss.rest() {
+		for _, l := range append(st.deferred, st.loss.rest()...) {
 			st.report(l.sensor, l.gap, &stats, opts.OnLoss)
 		}
+		st.deferred = nil
 	}
 	if live == nil {
 		// Nothing said when it was watched: nothing was.
@@ -578,6 +595,11 @@ func (st *connState) take(b *wire.Batch, cat *algebra.Catalog, stats *LiveStats,
 	// Drops a batch made before the run's commands took effect reports
 	// are not the run's.
 	for _, l := range st.loss.counts(b.Counts, before && !st.hasApplied, st.lastWM, st.wm) {
+		if !st.known {
+			// Reported once the observation's start is (begin).
+			st.deferred = append(st.deferred, l)
+			continue
+		}
 		st.report(l.sensor, l.gap, stats, onLoss)
 	}
 	st.lastWM = st.wm
@@ -592,6 +614,7 @@ func (st *connState) report(sensor uint16, g Gap, stats *LiveStats, onLoss func(
 	name := st.hello.Sensors[sensor]
 	if st.known {
 		g.From = max(g.From, st.from)
+		g.To = max(g.To, algebra.Next(g.From)) // counted after from: it is the run's
 	}
 	i := slices.IndexFunc(stats.Observed, func(o Observation) bool { return o.Rel == name })
 	if i < 0 {
