@@ -4,13 +4,13 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
+	"github.com/tqmon/tqmon/internal/testkit"
 	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident"
@@ -19,56 +19,6 @@ import (
 	"github.com/tqmon/tqmon/resident/wire"
 	"github.com/tqmon/tqmon/store/truth"
 )
-
-// lossy loses one sensor's packets between two instants of real time
-// after the first batch, as a resident whose buffer overflowed would:
-// the packets are taken out of the batches and added to the sensor's
-// drop count.
-type lossy struct {
-	wire.Conn
-	sensor   uint16
-	from, to time.Duration
-	first    time.Time
-	removed  uint64
-	wanted   uint64 // the sensor's last count from the resident
-	drops    uint64
-	mu       sync.Mutex
-}
-
-func (c *lossy) Recv() (*wire.Batch, error) {
-	b, err := c.Conn.Recv()
-	if err != nil {
-		return b, err
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.first.IsZero() {
-		c.first = time.Now()
-	}
-	if d := time.Since(c.first); d >= c.from && d < c.to {
-		kept := b.Packets[:0:0]
-		for _, p := range b.Packets {
-			if p.Sensor == c.sensor {
-				c.removed++
-				continue
-			}
-			kept = append(kept, p)
-		}
-		b.Packets = kept
-	}
-	seen := false
-	for i := range b.Counts {
-		if b.Counts[i].Sensor == c.sensor {
-			c.wanted, c.drops = b.Counts[i].Wanted, b.Counts[i].Drops
-			b.Counts[i].Drops += c.removed
-			seen = true
-		}
-	}
-	if !seen && c.removed > 0 {
-		b.Counts = append(b.Counts, wire.Count{Sensor: c.sensor, Wanted: c.wanted, Drops: c.drops + c.removed})
-	}
-	return b, nil
-}
 
 // gapQueries read the relation losing packets (events, aggregates over
 // them), one that loses none, and the observation itself.
@@ -92,16 +42,16 @@ func TestLiveGapMatchesRestrictedTruth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var conn *lossy
+	var conn *testkit.Lossy
 	var mu sync.Mutex
 	var losses []remote.Loss
 	opts := remote.LiveOptions{OnLoss: func(l remote.Loss) { mu.Lock(); losses = append(losses, l); mu.Unlock() }}
 	got, st, truthH := runDemoWith(t, prog, demo.DefaultConfig(1), 800*time.Millisecond, opts, func(c wire.Conn) wire.Conn {
-		conn = &lossy{Conn: c, sensor: uint16(slices.Index(c.Hello().Sensors, "SendMessage")), from: 200 * time.Millisecond, to: 400 * time.Millisecond}
+		conn = testkit.NewLossy(c, "SendMessage", 200*time.Millisecond, 400*time.Millisecond)
 		return conn
 	})
-	if conn.removed == 0 || len(losses) == 0 {
-		t.Fatalf("nothing lost (%d removed, %d losses): the test shows nothing", conn.removed, len(losses))
+	if conn.Removed() == 0 || len(losses) == 0 {
+		t.Fatalf("nothing lost (%d removed, %d losses): the test shows nothing", conn.Removed(), len(losses))
 	}
 	want, _, err := prog.RunHistory(remote.RestrictObserved(truthH, st))
 	if err != nil {
@@ -143,8 +93,8 @@ func TestLiveGapMatchesRestrictedTruth(t *testing.T) {
 		}
 	}
 	delivered = len(got[0].Table.Rows) // "all-sends"
-	if lost != conn.removed || uint64(delivered)+lost != uint64(produced) {
-		t.Errorf("delivered %d + lost %d (removed %d) ≠ produced %d", delivered, lost, conn.removed, produced)
+	if lost != conn.Removed() || uint64(delivered)+lost != uint64(produced) {
+		t.Errorf("delivered %d + lost %d (removed %d) ≠ produced %d", delivered, lost, conn.Removed(), produced)
 	}
 	if !st.Incomplete() {
 		t.Error("the run does not say it is incomplete")
@@ -186,7 +136,7 @@ func TestGapBeforeEveryResidentApplied(t *testing.T) {
 	}
 	var subs []subject
 	var conns []wire.Conn
-	var lossyConn *lossy
+	var lossyConn *testkit.Lossy
 	for i := 0; i < 2; i++ {
 		clock := demo.NewClock(1000)
 		rec := truth.New(cat, 0, 0)
@@ -195,7 +145,7 @@ func TestGapBeforeEveryResidentApplied(t *testing.T) {
 		rec.SetClock(h.MonoBase, h.WallBase)
 		subs = append(subs, subject{clock, rec, res})
 		if i == 0 {
-			lossyConn = &lossy{Conn: res.Local(), sensor: uint16(slices.Index(h.Sensors, "SendMessage")), from: 20 * time.Millisecond, to: 120 * time.Millisecond}
+			lossyConn = testkit.NewLossy(res.Local(), "SendMessage", 20*time.Millisecond, 120*time.Millisecond)
 			conns = append(conns, lossyConn)
 		} else {
 			conns = append(conns, &slowStart{Conn: res.Local(), wait: 250 * time.Millisecond})
@@ -235,9 +185,7 @@ func TestGapBeforeEveryResidentApplied(t *testing.T) {
 	if o.err != nil {
 		t.Fatal(o.err)
 	}
-	lossyConn.mu.Lock()
-	removed, lostAt := lossyConn.removed, lossyConn.first.Add(lossyConn.to)
-	lossyConn.mu.Unlock()
+	removed, lostAt := lossyConn.Removed(), lossyConn.Ended()
 	if removed == 0 || len(losses) == 0 {
 		t.Fatalf("nothing lost (%d removed, %d losses): the test shows nothing", removed, len(losses))
 	}

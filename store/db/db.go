@@ -58,10 +58,12 @@ type DB struct {
 	rels     []*relMeta
 	byName   map[string]*relMeta
 	window   *algebra.Window
-	writer   *Writer
-	view     *view    // the view a read-only database is read through
-	damage   []Damage // what a salvaging open left out, and what that costs
-	opened   []Damage // the tables and logs it left out
+	// observation is the stored Observation (observation.go), when any.
+	observation *Observation
+	writer      *Writer
+	view        *view    // the view a read-only database is read through
+	damage      []Damage // what a salvaging open left out, and what that costs
+	opened      []Damage // the tables and logs it left out
 }
 
 // relMeta is one stored relation.
@@ -291,6 +293,22 @@ func (d *DB) loadTxn(txn *badger.Txn, salvage bool) error {
 				return err
 			}
 			d.window = &w
+		}
+		v, err = get(singleKey(pObserved))
+		switch {
+		case errors.Is(err, badger.ErrKeyNotFound):
+		case err != nil:
+			return err
+		default:
+			o, err := decodeObservation(v)
+			if err != nil && salvage {
+				d.damage = append(d.damage, Damage{Detail: fmt.Sprintf("the observation: %v: left out", err)})
+				break
+			}
+			if err != nil {
+				return err
+			}
+			d.observation = &o
 		}
 		return nil
 	}
