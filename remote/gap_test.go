@@ -223,3 +223,40 @@ func TestGapBeforeEveryResidentApplied(t *testing.T) {
 		t.Errorf("%d lost reported, %d removed", lost, removed)
 	}
 }
+
+// TestSampledSaidAndObservedQueryable: a sampled relation's observation
+// says it was sampled and at which period, and a query reads it: its
+// Observed tuple carries the period, over the span watched; a traced
+// relation's carries none.
+func TestSampledSaidAndObservedQueryable(t *testing.T) {
+	cat := demoCatalog(t)
+	prog, err := query.Compile(cat, []query.Source{
+		{Name: "running", Text: `range of r is RunningOn retrieve (r.Process, r.Processor)`},
+		{Name: "sends", Text: `range of s is SendMessage retrieve (s.Process)`},
+		{Name: "observed", Text: `range of o is Observed retrieve (o.Relation, o.Period)`},
+	}, check.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, st, _ := runDemo(t, prog, demo.DefaultConfig(2), 300*time.Millisecond)
+	periods := map[string]time.Duration{}
+	for _, o := range st.Observed {
+		periods[o.Rel] = o.Period
+	}
+	if periods["RunningOn"] <= 0 || periods["SendMessage"] != 0 {
+		t.Fatalf("observations %+v: RunningOn is sampled, SendMessage traced", st.Observed)
+	}
+	rows := map[string]algebra.Tuple{}
+	for _, row := range got[2].Table.Rows {
+		rows[row.Vals[0].S] = row
+	}
+	for _, name := range []string{"RunningOn", "SendMessage"} {
+		row, ok := rows[name]
+		if !ok {
+			t.Fatalf("no Observed tuple for %s: %v", name, got[2].Table.Rows)
+		}
+		if p := time.Duration(row.Vals[1].N); p != periods[name] || row.From != st.Start || row.To != algebra.Next(st.End) {
+			t.Errorf("Observed %s: period %s over [%d, %d); want %s over [%d, %d)", name, p, row.From, row.To, periods[name], st.Start, algebra.Next(st.End))
+		}
+	}
+}
