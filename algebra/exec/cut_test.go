@@ -1,0 +1,51 @@
+package exec
+
+import (
+	"testing"
+
+	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/stream"
+	"github.com/tqmon/tqmon/internal/testkit"
+)
+
+// TestCutAtGaps: a result stream is cut out of the gaps of the relations
+// it reads — a tuple across a gap ends at its start and resumes at its
+// end, one beginning inside resumes at its end, one inside it goes, an
+// event inside goes — and gaps that overlap, or of other relations, are
+// handled as their union and not at all.
+func TestCutAtGaps(t *testing.T) {
+	rel := &algebra.Relation{Name: "R", Class: algebra.ClassInterval, Attrs: []algebra.Attr{{Name: "A", Type: algebra.TypeInt}}}
+	gaps := map[string][]algebra.Span{
+		"S": {{From: 10, To: 20}, {From: 15, To: 25}},
+		"T": {{From: 40, To: 45}},
+		"U": {{From: 0, To: 100}}, // not read
+	}
+	col := NewCollector(rel)
+	cut := NewCut([]string{"S", "T"}, func(r string) []algebra.Span { return gaps[r] }, col)
+	rec := func(a int64, from algebra.Time) *stream.Rec {
+		return &stream.Rec{Vals: []algebra.Value{algebra.Int(a)}, From: from}
+	}
+	across, inside, begins, ev := rec(1, 5), rec(2, 12), rec(3, 22), rec(4, 30)
+	var evIn = rec(5, 42)
+	steps := []struct {
+		elems []stream.Elem
+		adv   algebra.Time
+	}{
+		{[]stream.Elem{{Kind: stream.Begin, T: 5, Rec: across}}, 9},
+		{[]stream.Elem{{Kind: stream.Begin, T: 12, Rec: inside}, {Kind: stream.End, T: 14, Rec: inside}}, 19},
+		{[]stream.Elem{{Kind: stream.Begin, T: 22, Rec: begins}}, 29},
+		{[]stream.Elem{{Kind: stream.Event, T: 30, Rec: ev}, {Kind: stream.Event, T: 42, Rec: evIn}}, 50},
+		{[]stream.Elem{{Kind: stream.End, T: 60, Rec: across}}, algebra.Forever},
+	}
+	for _, s := range steps {
+		for _, e := range s.elems {
+			cut.Push(e)
+		}
+		cut.Advance(s.adv)
+	}
+	got := testkit.Rows(col.Table())
+	want := "1,5,10\n1,25,40\n3,25,40\n4,30,31\n1,45,60\n3,45,forever\n"
+	if got != want {
+		t.Errorf("cut:\n%s\nwant:\n%s", got, want)
+	}
+}
