@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/algebra/plan"
 	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/display/play"
@@ -152,6 +153,13 @@ func (s *historySubject) Run(_ context.Context, prog *query.Program, o RunOption
 	if e := s.extent; e != nil && e.err != nil {
 		return nil, Stats{}, e.err // "now" was read from a history that does not read
 	}
+	// A history directory is complete, unless its Lost.csv says where
+	// packets were lost: answers are cut out of those gaps.
+	lost, err := s.d.Load(algebra.LostName)
+	if err != nil {
+		return nil, Stats{}, badInput(err)
+	}
+	gaps := exec.TableGaps(lost.Table(algebra.LostName))
 	var loaded []string
 	for {
 		var src *history.Source
@@ -163,7 +171,7 @@ func (s *historySubject) Run(_ context.Context, prog *query.Program, o RunOption
 			}
 			return inputSource{src}, nil
 		}
-		rs, st, err := prog.RunSource(open, s.window)
+		rs, st, err := prog.RunSource(open, s.window, gaps)
 		if src != nil {
 			src.Close()
 		}
