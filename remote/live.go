@@ -43,7 +43,9 @@ type LiveOptions struct {
 	Progress func(t algebra.Time)
 	// Tap, if set, sees every input delivered to the network, in time
 	// order — the primitive relations as the sensors reported them (for
-	// recording), restricted to what was observed (see Observation).
+	// recording), restricted to what was observed (see Observation), and
+	// the observation's own relations, Observed and Lost, as entity-like
+	// inputs (a tuple begins, then ends).
 	// Inputs whose time the residents' watermarks have not yet passed are
 	// delivered (and tapped) later.
 	Tap func(Input)
