@@ -198,6 +198,7 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 		plans[i] = r.Final
 	}
 	obs := newObserver()
+	packets := map[string]int{} // received and delivered, gaps or not
 	eo := p.ExecOptions()
 	eo.Gaps = obs.Gaps
 	net, err := exec.Build(p.Catalog, p.Stmts, plans, eo)
@@ -356,7 +357,7 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 				stopped = all
 				continue
 			}
-			if err := deliver(live, states, obs, w, opts.Tap); err != nil {
+			if err := deliver(live, states, obs, w, opts.Tap, packets); err != nil {
 				return nil, stats, err
 			}
 			if w > end && w != algebra.Forever {
@@ -396,14 +397,14 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 	// observation ends where the merged watermarks reached (inclusive:
 	// Observed tuples end one past it).
 	obs.stop(algebra.Next(max(start, end)))
-	if err := deliver(live, states, obs, algebra.Forever, opts.Tap); err != nil {
+	if err := deliver(live, states, obs, algebra.Forever, opts.Tap, packets); err != nil {
 		return nil, stats, err
 	}
 	ast, err := live.Finish(end)
 	if err != nil {
 		return nil, stats, err
 	}
-	stats.Packets = ast.Packets
+	stats.Packets = packets
 	stats.PeakHeld = ast.PeakHeld
 	stats.Start, stats.End = start, max(start, end)
 	stats.Observed = observed(net, cmd.periods, stats)
@@ -477,8 +478,9 @@ func mergeWatermark(states []*connState) (algebra.Time, bool) {
 }
 
 // deliver feeds the live network every queued input at or before w, in
-// time order across residents and the observer.
-func deliver(live *exec.Live, states []*connState, obs *observer, w algebra.Time, tap func(Input)) error {
+// time order across residents and the observer, the rule at gaps applied,
+// and counts the residents' packets (those the rule drops included).
+func deliver(live *exec.Live, states []*connState, obs *observer, w algebra.Time, tap func(Input), packets map[string]int) error {
 	items := obs.take(w)
 	for _, st := range states {
 		i := 0
@@ -517,6 +519,9 @@ func deliver(live *exec.Live, states []*connState, obs *observer, w algebra.Time
 			if err := feed(e); err != nil {
 				return err
 			}
+		}
+		if it.resident && !it.Entity {
+			packets[it.Rel]++
 		}
 		if it.resident && !obs.admit(it) {
 			continue

@@ -188,11 +188,8 @@ func (o *observer) ends(t algebra.Time) []Input {
 				}
 				end := in
 				end.T, end.From, end.Begin, end.phase = gs[i].From, in.T, false, 0
-				switch in.Kind {
-				case stream.PacketBegin:
+				if in.Kind == stream.PacketBegin {
 					end.Kind = stream.PacketEnd
-				case stream.PacketSample:
-					end.Kind = stream.PacketSampleEnd
 				}
 				out = append(out, end)
 				delete(o.tuples, k)
@@ -206,13 +203,18 @@ func (o *observer) ends(t algebra.Time) []Input {
 
 // admit applies the rule at gaps to a resident's input, delivered at its
 // time (ends(in.T) first): a tuple or event beginning in a gap is dropped,
-// and so is everything later of a tuple cut at a gap. A tuple first
-// learnt after a gap it spans — a sample first seen, an interval
-// reported whole at its end — cannot be ended at the gap's start in time
-// order: it is dropped. It reports whether in is delivered.
+// and so is everything later of a tuple cut at a gap. A tuple learnt
+// only at its end, after a gap it spans (a traced-then-disabled interval
+// reported whole), cannot be ended at the gap's start in time order: it
+// is dropped. A sampled relation's packets pass as reported: each says
+// when its tuple began (valid since) and the sampler re-confirms it at
+// every tick, so what a gap of it loses is its state at the ticks inside
+// (tuples beginning and ending there go unseen, as between any two
+// ticks) — its answers are cut out of the gap all the same. It reports
+// whether in is delivered.
 func (o *observer) admit(in Input) bool {
 	if o.void[in.Key] {
-		if in.Entity && !in.Begin || in.Kind == stream.PacketEnd || in.Kind == stream.PacketSampleEnd {
+		if in.Entity && !in.Begin || in.Kind == stream.PacketEnd {
 			delete(o.void, in.Key)
 		}
 		return false
@@ -224,18 +226,9 @@ func (o *observer) admit(in Input) bool {
 			return false
 		}
 		o.tuples[in.Key] = in
-	case !in.Entity && in.Kind == stream.PacketSample:
-		if _, ok := o.tuples[in.Key]; ok {
-			return true
-		}
-		if o.inGap(in.Rel, in.From) || o.meets(in.Rel, in.From, in.T+1) {
-			o.void[in.Key] = true
-			return false
-		}
-		first := in
-		first.T = in.From
-		o.tuples[in.Key] = first
-	case in.Entity, in.Kind == stream.PacketEnd, in.Kind == stream.PacketSampleEnd:
+	case !in.Entity && (in.Kind == stream.PacketSample || in.Kind == stream.PacketSampleEnd):
+		return true
+	case in.Entity, in.Kind == stream.PacketEnd:
 		if _, ok := o.tuples[in.Key]; ok {
 			delete(o.tuples, in.Key)
 			return true
@@ -490,10 +483,10 @@ func Restrict(h *algebra.History, from algebra.Time) *algebra.History {
 // RestrictObserved returns h as the live run st described knows it: from
 // st.Start on (Restrict), each relation cut at its gaps by the rule the
 // run applies (admit) — a tuple is kept up to the first gap it meets, a
-// tuple or event beginning in a gap is dropped, and a tuple of a
+// tuple or event beginning in a gap is dropped, a tuple of a
 // traced-then-disabled relation (reported whole at its end) that meets a
-// gap is dropped — with the Observed and Lost tuples the run fed its
-// network. Run over it (query.Program.RunHistory cuts every answer out of
+// gap is dropped, a sampled relation's tuples are kept as they are — with
+// the Observed and Lost tuples the run fed its network. Run over it (query.Program.RunHistory cuts every answer out of
 // the gaps of Lost), a program answers what the live run answered.
 func RestrictObserved(h *algebra.History, st LiveStats) *algebra.History {
 	out := Restrict(h, st.Start)
@@ -509,7 +502,7 @@ func RestrictObserved(h *algebra.History, st LiveStats) *algebra.History {
 				lost.Add([]algebra.Value{algebra.Str(o.Rel), algebra.Int(int64(g.Lost))}, g.From, g.To)
 			}
 		}
-		if t == nil || len(o.Gaps) == 0 {
+		if t == nil || len(o.Gaps) == 0 || t.Rel.Strategy.Kind == algebra.Sampled {
 			continue
 		}
 		rows := t.Rows[:0]
