@@ -1,7 +1,6 @@
 package remote_test
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"sync"
@@ -13,11 +12,8 @@ import (
 	"github.com/tqmon/tqmon/internal/testkit"
 	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/remote"
-	"github.com/tqmon/tqmon/resident"
 	"github.com/tqmon/tqmon/resident/demo"
-	"github.com/tqmon/tqmon/resident/demo/ossensors"
 	"github.com/tqmon/tqmon/resident/wire"
-	"github.com/tqmon/tqmon/store/truth"
 )
 
 // gapQueries read the relation losing packets (events, aggregates over
@@ -74,19 +70,7 @@ func TestLiveGapMatchesRestrictedTruth(t *testing.T) {
 		t.Fatal("the gap changed nothing: the test shows nothing")
 	}
 	// The Lost tuples are the losses printed.
-	var lostRows []algebra.Tuple
-	lostRows = got[4].Table.Rows // "lost"
-	if len(lostRows) != len(losses) {
-		t.Fatalf("%d Lost tuples, %d losses printed", len(lostRows), len(losses))
-	}
-	var lost uint64
-	for i, l := range losses {
-		row := lostRows[i]
-		if row.Vals[0].S != l.Rel || uint64(row.Vals[1].N) != l.Lost || row.From != l.From || row.To != l.To {
-			t.Errorf("Lost tuple %v [%d, %d); printed %q [%d, %d)", row.Vals, row.From, row.To, l.Format(algebra.TimeClock), l.From, l.To)
-		}
-		lost += l.Lost
-	}
+	lost := sameLosses(t, got[4].Table.Rows, losses, st.Start)
 	// Delivered + lost = produced.
 	var produced, delivered int
 	for _, row := range truthH.Table("SendMessage").Rows {
@@ -131,61 +115,22 @@ func TestGapBeforeEveryResidentApplied(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	type subject struct {
-		clock *demo.SubjectClock
-		rec   *truth.Recorder
-		res   *resident.Resident
-	}
-	var subs []subject
-	var conns []wire.Conn
 	var lossyConn *testkit.Lossy
-	for i := 0; i < 2; i++ {
-		clock := demo.NewClock(1000)
-		rec := truth.New(cat, 0, 0)
-		res := resident.New(ossensors.Spec(), demo.Options(clock, rec))
-		h := res.Hello()
-		rec.SetClock(h.MonoBase, h.WallBase)
-		subs = append(subs, subject{clock, rec, res})
-		if i == 0 {
-			lossyConn = testkit.NewLossy(res.Local(), "SendMessage", 20*time.Millisecond, 120*time.Millisecond)
-			conns = append(conns, lossyConn)
-		} else {
-			conns = append(conns, &slowStart{Conn: res.Local(), wait: 250 * time.Millisecond})
-		}
-	}
 	var mu sync.Mutex
 	var losses []remote.Loss
 	var startKnown time.Time
-	ready := make(chan struct{})
-	type out struct {
-		rs  []query.Result
-		st  remote.LiveStats
-		err error
-	}
-	done := make(chan out, 1)
-	go func() {
-		rs, st, err := remote.RunLive(context.Background(), prog, conns, remote.LiveOptions{
-			Ready:   func() { close(ready) },
-			Started: func(algebra.Time) { mu.Lock(); startKnown = time.Now(); mu.Unlock() },
-			OnLoss:  func(l remote.Loss) { mu.Lock(); losses = append(losses, l); mu.Unlock() },
-		})
-		done <- out{rs, st, err}
-	}()
-	<-ready
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-	defer cancel()
-	finished := make(chan int64, 2)
-	for i, s := range subs {
-		go func() {
-			demo.New(ossensors.New(s.res), demo.DefaultConfig(uint64(20+i))).Run(ctx)
-			finished <- s.clock.Stop()
-			s.res.Close()
-		}()
-	}
-	stops := []int64{<-finished, <-finished}
-	o := <-done
-	if o.err != nil {
-		t.Fatal(o.err)
+	rs, st, truths, err := runTwoDemos(t, prog, 500*time.Millisecond, remote.LiveOptions{
+		Started: func(algebra.Time) { mu.Lock(); startKnown = time.Now(); mu.Unlock() },
+		OnLoss:  func(l remote.Loss) { mu.Lock(); losses = append(losses, l); mu.Unlock() },
+	}, func(i int, c wire.Conn) wire.Conn {
+		if i == 0 {
+			lossyConn = testkit.NewLossy(c, "SendMessage", 20*time.Millisecond, 120*time.Millisecond)
+			return lossyConn
+		}
+		return &slowStart{Conn: c, wait: 250 * time.Millisecond}
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	removed, lostAt := lossyConn.Removed(), lossyConn.Ended()
 	if removed == 0 || len(losses) == 0 {
@@ -195,35 +140,42 @@ func TestGapBeforeEveryResidentApplied(t *testing.T) {
 		t.Fatalf("the losses ended after the observation's start was known (%v): the test shows nothing", startKnown.Sub(lostAt))
 	}
 	merged := algebra.NewHistory(cat)
-	for _, s := range subs {
-		h := s.rec.History(max(stops[0], stops[1]))
+	for _, h := range truths {
 		merged.Tables["SendMessage"].Rows = append(merged.Tables["SendMessage"].Rows, h.Tables["SendMessage"].Rows...)
 	}
-	want, _, err := prog.RunHistory(remote.RestrictObserved(merged, o.st))
+	want, _, err := prog.RunHistory(remote.RestrictObserved(merged, st))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g, w := renderTables(o.rs), renderTables(want); g != w {
+	if g, w := renderTables(rs), renderTables(want); g != w {
 		dir, _ := os.MkdirTemp("", "tqmon-gap2-")
 		os.WriteFile(filepath.Join(dir, "live.txt"), []byte(g), 0o644)
 		os.WriteFile(filepath.Join(dir, "truth.txt"), []byte(w), 0o644)
 		t.Fatalf("live results differ from the merged truths restricted to the observation (diff %s/live.txt %s/truth.txt)", dir, dir)
 	}
-	lostRows := o.rs[3].Table.Rows
-	if len(lostRows) != len(losses) {
-		t.Fatalf("%d Lost tuples, %d losses printed", len(lostRows), len(losses))
-	}
-	var lost uint64
-	for i, l := range losses {
-		row := lostRows[i]
-		if row.From < o.st.Start || row.From != l.From || row.To != l.To || uint64(row.Vals[1].N) != l.Lost {
-			t.Errorf("Lost tuple %v [%d, %d); printed [%d, %d) %d; observed from %d", row.Vals, row.From, row.To, l.From, l.To, l.Lost, o.st.Start)
-		}
-		lost += l.Lost
-	}
+	lost := sameLosses(t, rs[3].Table.Rows, losses, st.Start)
 	if lost != removed {
 		t.Errorf("%d lost reported, %d removed", lost, removed)
 	}
+}
+
+// sameLosses checks that the Lost tuples of a run are the losses it
+// printed, inside its observation (from start on), and returns how many
+// packets they count.
+func sameLosses(t *testing.T, rows []algebra.Tuple, losses []remote.Loss, start algebra.Time) uint64 {
+	t.Helper()
+	if len(rows) != len(losses) {
+		t.Fatalf("%d Lost tuples, %d losses printed", len(rows), len(losses))
+	}
+	var lost uint64
+	for i, l := range losses {
+		row := rows[i]
+		if row.From < start || row.Vals[0].S != l.Rel || uint64(row.Vals[1].N) != l.Lost || row.From != l.From || row.To != l.To {
+			t.Errorf("Lost tuple %v [%d, %d); printed %q [%d, %d); observed from %d", row.Vals, row.From, row.To, l.Format(algebra.TimeClock), l.From, l.To, start)
+		}
+		lost += l.Lost
+	}
+	return lost
 }
 
 // TestSampledSaidAndObservedQueryable: a sampled relation's observation
