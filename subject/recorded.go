@@ -209,7 +209,7 @@ func (s *historySubject) recorded() (stream.Source, func(), *algebra.Window, err
 		return nil, nil, nil, err
 	}
 	start, end, ok := h.Extent()
-	return play.HistorySource(h, nil), func() {}, extentWindow(h.Window, start, end, ok), nil
+	return play.HistorySource(h, recordedNames(h.Catalog)), func() {}, extentWindow(h.Window, start, end, ok), nil
 }
 
 // explain writes the plans of the retrieves from first on, rewritten
@@ -370,6 +370,18 @@ func (s *dbSubject) recorded() (stream.Source, func(), *algebra.Window, error) {
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	obs := s.d.ObservationHistory()
 	start, end, ok := s.d.Extent()
-	return src, func() { src.Close() }, extentWindow(s.d.Window(), start, end, ok), nil
+	return stream.Merge(src, stream.TableSource(obs, algebra.ObservedName, algebra.LostName)), func() { src.Close() },
+		extentWindow(s.d.Window(), start, end, ok), nil
+}
+
+// recordedNames are the relations a recording plays: every relation, the
+// observation's included.
+func recordedNames(cat *algebra.Catalog) []string {
+	var names []string
+	for _, r := range append(slices.Clone(cat.Relations), cat.Builtins()...) {
+		names = append(names, r.Name)
+	}
+	return names
 }

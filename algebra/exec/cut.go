@@ -13,8 +13,8 @@ import (
 // Gaps says where a relation was not observed (Options.Gaps): its gaps,
 // half-open, in any order, possibly overlapping. It is asked again as the
 // run goes on and may have grown — a live run learns of a loss before it
-// delivers anything the loss covers — but never changes a gap that starts
-// at or before a time the network has passed.
+// delivers anything the loss covers — but only by appending: a gap once
+// given stays, where it was.
 type Gaps func(rel string) []algebra.Span
 
 // Cut removes from a statement's result stream every valid time inside a
@@ -25,10 +25,13 @@ type Gaps func(rel string) []algebra.Span
 // ends where the gap begins and a copy begins where the gap ends (while
 // the tuple is still valid); an event in a gap is dropped.
 //
-// Elements are buffered until the next Advance and handled in time order:
-// so the gaps are asked only about times the network has passed (whose
-// gaps are final), and the output is in time order with each piece's End
-// at the gap's start before anything later.
+// Once a gap is known, elements are buffered until the next Advance and
+// handled in time order: so the gaps are asked only about times the
+// network has passed (whose gaps are final), and the output is in time
+// order with each piece's End at the gap's start before anything later.
+// Before any gap is known, elements pass at once (a gap learnt later
+// starts after them). The memory it holds is the result tuples open (and,
+// until the next gap or compaction, as many ended ones).
 type Cut struct {
 	rels []string
 	gaps Gaps
@@ -37,9 +40,12 @@ type Cut struct {
 	// open maps each result tuple begun (and not ended) to the piece of
 	// it currently out, or nil while it is inside a gap.
 	open  map[*stream.Rec]*stream.Rec
-	order []*stream.Rec // open's keys, in begin order (pieces resume in it)
+	order []*stream.Rec // open's keys (and some ended), in begin order: pieces resume in it
 	pos   algebra.Time  // boundaries up to pos are handled
 	in    bool          // pos is inside a gap
+	// merged are the gaps of rels, sorted, as of known of them.
+	merged []algebra.Span
+	known  int
 }
 
 // NewCut cuts out the gaps of rels.
@@ -47,7 +53,13 @@ func NewCut(rels []string, gaps Gaps, out stream.Receiver) *Cut {
 	return &Cut{rels: rels, gaps: gaps, out: out, open: map[*stream.Rec]*stream.Rec{}, pos: algebra.Beginning}
 }
 
-func (c *Cut) Push(e stream.Elem) { c.buf = append(c.buf, e) }
+func (c *Cut) Push(e stream.Elem) {
+	if len(c.buf) == 0 && len(c.spans()) == 0 {
+		c.take(e) // no gap: nothing to wait for
+		return
+	}
+	c.buf = append(c.buf, e)
+}
 
 func (c *Cut) Advance(t algebra.Time) {
 	slices.SortStableFunc(c.buf, stream.Compare)
@@ -78,6 +90,9 @@ func (c *Cut) take(e stream.Elem) {
 			c.out.Push(e)
 		}
 		c.order = append(c.order, e.Rec)
+		if len(c.order) >= 64 && len(c.order) >= 2*len(c.open) {
+			c.compact()
+		}
 	case stream.End:
 		piece, ok := c.open[e.Rec]
 		if !ok {
@@ -141,8 +156,16 @@ func (c *Cut) compact() {
 	c.order = slices.DeleteFunc(c.order, func(r *stream.Rec) bool { _, ok := c.open[r]; return !ok })
 }
 
-// spans are the gaps of every relation cut, by start.
+// spans are the gaps of every relation cut, by start. Gaps only grow
+// (Gaps): they are merged again only when there are more of them.
 func (c *Cut) spans() []algebra.Span {
+	n := 0
+	for _, r := range c.rels {
+		n += len(c.gaps(r))
+	}
+	if n == c.known {
+		return c.merged
+	}
 	var out []algebra.Span
 	for _, r := range c.rels {
 		for _, s := range c.gaps(r) {
@@ -154,6 +177,7 @@ func (c *Cut) spans() []algebra.Span {
 	slices.SortFunc(out, func(a, b algebra.Span) int {
 		return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.To, b.To))
 	})
+	c.merged, c.known = out, n
 	return out
 }
 

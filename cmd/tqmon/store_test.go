@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -77,6 +78,21 @@ func TestRecordRoundTrip(t *testing.T) {
 	}
 	if code, _, stderr := tqmon(t, "export", "--db", dbDir, "--out", expDir); code != 0 {
 		t.Fatalf("export: %s", stderr)
+	}
+	// The recording's observation reads back: each relation watched, the
+	// sampled one with its period, none open.
+	code, obs, stderr := tqmon(t, "query", "--db", dbDir, "--format", "csv", "--time-format", "ns",
+		"-e", "range of o is Observed retrieve (o.Relation, o.Period)")
+	if code != 0 {
+		t.Fatalf("query --db over Observed: %s", stderr)
+	}
+	for _, rel := range []string{"Process", "SendMessage", "RunningOn", "Waiting"} {
+		if !strings.Contains(obs, "\n"+rel+",") {
+			t.Errorf("no Observed tuple for %s:\n%s", rel, obs)
+		}
+	}
+	if strings.Contains(obs, "forever") || !regexp.MustCompile(`\nRunningOn,[1-9]`).MatchString(obs) {
+		t.Errorf("Observed:\n%s", obs)
 	}
 	// The export carries the recording's observation (Observed.csv, and
 	// Lost.csv when packets were lost): the truth, complete, has none.
