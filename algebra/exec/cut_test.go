@@ -80,3 +80,24 @@ func BenchmarkCut(b *testing.B) {
 		})
 	}
 }
+
+// TestCutHoldsOpenOnly: a long stream without gaps leaves the cut holding
+// about the tuples still open (its bound: twice those, or 64), not every
+// tuple it saw.
+func TestCutHoldsOpenOnly(t *testing.T) {
+	rel := &algebra.Relation{Name: "R", Class: algebra.ClassInterval, Attrs: []algebra.Attr{{Name: "A", Type: algebra.TypeInt}}}
+	col := NewCollector(rel)
+	col.Discard = true
+	c := NewCut([]string{"S"}, func(string) []algebra.Span { return nil }, col)
+	keep := &stream.Rec{Vals: []algebra.Value{algebra.Int(-1)}, From: 0}
+	c.Push(stream.Elem{Kind: stream.Begin, T: 0, Rec: keep})
+	for i := algebra.Time(1); i < 100000; i++ {
+		rec := &stream.Rec{Vals: []algebra.Value{algebra.Int(i)}, From: i}
+		c.Push(stream.Elem{Kind: stream.Begin, T: i, Rec: rec})
+		c.Push(stream.Elem{Kind: stream.End, T: i + 1, Rec: rec})
+		c.Advance(i)
+		if len(c.order) > max(64, 2*len(c.open)+1) || len(c.open) > 2 {
+			t.Fatalf("after %d tuples the cut holds %d (%d open)", i, len(c.order), len(c.open))
+		}
+	}
+}
