@@ -214,3 +214,43 @@ func TestSampledSaidAndObservedQueryable(t *testing.T) {
 		}
 	}
 }
+
+// TestLossAtTheEndIsObserved: a run that is still losing packets when it
+// ends reports the last loss, and it lies inside the observation (the
+// stream it held back is delivered and observed); the answers are the
+// restricted truth's.
+func TestLossAtTheEndIsObserved(t *testing.T) {
+	cat := demoCatalog(t)
+	prog, err := query.Compile(cat, gapQueries, check.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conn *testkit.Lossy
+	var mu sync.Mutex
+	var losses []remote.Loss
+	opts := remote.LiveOptions{OnLoss: func(l remote.Loss) { mu.Lock(); losses = append(losses, l); mu.Unlock() }}
+	got, st, truthH := runDemoWith(t, prog, demo.DefaultConfig(3), 500*time.Millisecond, opts, func(c wire.Conn) wire.Conn {
+		conn = testkit.NewLossy(c, "SendMessage", 300*time.Millisecond, time.Hour)
+		return conn
+	})
+	if conn.Removed() == 0 || len(losses) == 0 {
+		t.Fatalf("nothing lost: the test shows nothing")
+	}
+	if lost := sameLosses(t, got[4].Table.Rows, losses, st.Start); lost != conn.Removed() {
+		t.Errorf("%d lost reported, %d removed", lost, conn.Removed())
+	}
+	last := losses[len(losses)-1]
+	if last.To > algebra.Next(st.End) {
+		t.Errorf("the last loss [%d, %d) ends after the observation [%d, %d]", last.From, last.To, st.Start, st.End)
+	}
+	want, _, err := prog.RunHistory(remote.RestrictObserved(truthH, st))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, w := renderTables(got), renderTables(want); g != w {
+		dir, _ := os.MkdirTemp("", "tqmon-gapend-")
+		os.WriteFile(filepath.Join(dir, "live.txt"), []byte(g), 0o644)
+		os.WriteFile(filepath.Join(dir, "truth.txt"), []byte(w), 0o644)
+		t.Fatalf("live results differ from the truth restricted to the observation (diff %s/live.txt %s/truth.txt)", dir, dir)
+	}
+}

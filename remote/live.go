@@ -383,6 +383,20 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 		}
 		st.deferred = nil
 	}
+	// Every loss is reported now: what a loss held back (losses.holds)
+	// was observed up to where the residents' own watermarks reached, and
+	// is delivered below.
+	if live != nil {
+		reached := algebra.Forever
+		for _, st := range states {
+			if st.wm != algebra.Forever {
+				reached = min(reached, st.wm)
+			}
+		}
+		if reached != algebra.Forever && reached > end {
+			end = reached
+		}
+	}
 	if live == nil {
 		// Nothing said when it was watched: nothing was.
 		for _, st := range states {

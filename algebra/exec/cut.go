@@ -64,19 +64,31 @@ func (c *Cut) Push(e stream.Elem) {
 func (c *Cut) Advance(t algebra.Time) {
 	slices.SortStableFunc(c.buf, stream.Compare)
 	for _, e := range c.buf {
-		c.to(e.T)
+		c.to(e.T, true)
 		c.take(e)
 	}
 	clear(c.buf)
 	c.buf = c.buf[:0]
-	if t != algebra.Forever {
-		c.to(t)
+	if t == algebra.Forever {
+		// The stream ends: a tuple inside a gap that reaches the end
+		// does not resume (nothing after the gap was observed).
+		c.out.Advance(t)
+		return
+	}
+	c.to(t, false)
+	if c.in && c.gapEnd() == t {
+		// Tuples resume at t only once time is past it (or something
+		// happens at t): until then the output is promised up to t-1.
+		t--
 	}
 	c.out.Advance(t)
 }
 
 // take passes one element at a time handled (c.to(e.T)).
 func (c *Cut) take(e stream.Elem) {
+	if len(c.buf) == 0 && !c.in {
+		c.to(e.T, true) // passed at once: no gap known, none to handle
+	}
 	switch e.Kind {
 	case stream.Event:
 		if !c.in {
@@ -107,20 +119,27 @@ func (c *Cut) take(e stream.Elem) {
 	}
 }
 
+// gapEnd is the end of the gap pos is in, merged with those it overlaps
+// or touches.
+func (c *Cut) gapEnd() algebra.Time {
+	end := c.pos
+	for _, s := range c.spans() {
+		if s.From <= end && s.To > end {
+			end = s.To
+		}
+	}
+	return end
+}
+
 // to handles the gap boundaries up to t: at a gap's start every piece out
-// ends; at its end every tuple still valid resumes as a new piece.
-func (c *Cut) to(t algebra.Time) {
+// ends; at its end every tuple still valid resumes as a new piece — when
+// the gap ends at t itself, only if resume says so (an element at t).
+func (c *Cut) to(t algebra.Time, resume bool) {
 	for {
 		spans := c.spans()
 		if c.in {
-			// The gap pos is in, merged with those it overlaps or touches.
-			end := c.pos
-			for _, s := range spans {
-				if s.From <= end && s.To > end {
-					end = s.To
-				}
-			}
-			if end > t {
+			end := c.gapEnd()
+			if end > t || end == t && !resume {
 				return
 			}
 			c.pos, c.in = end, false

@@ -12,12 +12,13 @@ import (
 // it reads — a tuple across a gap ends at its start and resumes at its
 // end, one beginning inside resumes at its end, one inside it goes, an
 // event inside goes — and gaps that overlap, or of other relations, are
-// handled as their union and not at all.
+// handled as their union and not at all; a gap that reaches the end of
+// the stream resumes nothing.
 func TestCutAtGaps(t *testing.T) {
 	rel := &algebra.Relation{Name: "R", Class: algebra.ClassInterval, Attrs: []algebra.Attr{{Name: "A", Type: algebra.TypeInt}}}
 	gaps := map[string][]algebra.Span{
 		"S": {{From: 10, To: 20}, {From: 15, To: 25}},
-		"T": {{From: 40, To: 45}},
+		"T": {{From: 40, To: 45}, {From: 70, To: 80}},
 		"U": {{From: 0, To: 100}}, // not read
 	}
 	col := NewCollector(rel)
@@ -26,7 +27,7 @@ func TestCutAtGaps(t *testing.T) {
 		return &stream.Rec{Vals: []algebra.Value{algebra.Int(a)}, From: from}
 	}
 	across, inside, begins, ev := rec(1, 5), rec(2, 12), rec(3, 22), rec(4, 30)
-	var evIn = rec(5, 42)
+	evIn, late := rec(5, 42), rec(6, 62)
 	steps := []struct {
 		elems []stream.Elem
 		adv   algebra.Time
@@ -35,7 +36,9 @@ func TestCutAtGaps(t *testing.T) {
 		{[]stream.Elem{{Kind: stream.Begin, T: 12, Rec: inside}, {Kind: stream.End, T: 14, Rec: inside}}, 19},
 		{[]stream.Elem{{Kind: stream.Begin, T: 22, Rec: begins}}, 29},
 		{[]stream.Elem{{Kind: stream.Event, T: 30, Rec: ev}, {Kind: stream.Event, T: 42, Rec: evIn}}, 50},
-		{[]stream.Elem{{Kind: stream.End, T: 60, Rec: across}}, algebra.Forever},
+		{[]stream.Elem{{Kind: stream.End, T: 60, Rec: across}}, 61},
+		{[]stream.Elem{{Kind: stream.Begin, T: 62, Rec: late}}, 80},
+		{nil, algebra.Forever},
 	}
 	for _, s := range steps {
 		for _, e := range s.elems {
@@ -44,7 +47,7 @@ func TestCutAtGaps(t *testing.T) {
 		cut.Advance(s.adv)
 	}
 	got := testkit.Rows(col.Table())
-	want := "1,5,10\n1,25,40\n3,25,40\n4,30,31\n1,45,60\n3,45,forever\n"
+	want := "1,5,10\n1,25,40\n3,25,40\n4,30,31\n1,45,60\n3,45,70\n6,62,70\n"
 	if got != want {
 		t.Errorf("cut:\n%s\nwant:\n%s", got, want)
 	}
