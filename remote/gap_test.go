@@ -27,14 +27,13 @@ var gapQueries = []query.Source{
 	{Name: "observed", Text: `range of o is Observed retrieve (o.Relation, o.Period)`},
 }
 
-// TestLiveGapMatchesRestrictedTruth: a run that loses SendMessage packets
-// in mid-run answers, aggregates included, exactly as the complete
-// history restricted to its observation (RestrictObserved: cut at the
-// gap) answers; not cut, the answers would differ. The Lost tuples are
-// the losses printed, and delivered + lost = produced.
-func TestLiveGapMatchesRestrictedTruth(t *testing.T) {
-	cat := demoCatalog(t)
-	prog, err := query.Compile(cat, gapQueries, check.Options{})
+// lossyRun runs gapQueries live over the demo (seed, for d) while the
+// resident loses SendMessage packets from from to to after its first
+// batch; it fails unless some were lost, and returns the results, the
+// stats, the truth, the connection and the losses printed.
+func lossyRun(t *testing.T, seed uint64, d, from, to time.Duration) ([]query.Result, remote.LiveStats, *algebra.History, *testkit.Lossy, []remote.Loss, *query.Program) {
+	t.Helper()
+	prog, err := query.Compile(demoCatalog(t), gapQueries, check.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,13 +41,20 @@ func TestLiveGapMatchesRestrictedTruth(t *testing.T) {
 	var mu sync.Mutex
 	var losses []remote.Loss
 	opts := remote.LiveOptions{OnLoss: func(l remote.Loss) { mu.Lock(); losses = append(losses, l); mu.Unlock() }}
-	got, st, truthH := runDemoWith(t, prog, demo.DefaultConfig(1), 800*time.Millisecond, opts, func(c wire.Conn) wire.Conn {
-		conn = testkit.NewLossy(c, "SendMessage", 200*time.Millisecond, 400*time.Millisecond)
+	got, st, truthH := runDemoWith(t, prog, demo.DefaultConfig(seed), d, opts, func(c wire.Conn) wire.Conn {
+		conn = testkit.NewLossy(c, "SendMessage", from, to)
 		return conn
 	})
 	if conn.Removed() == 0 || len(losses) == 0 {
 		t.Fatalf("nothing lost (%d removed, %d losses): the test shows nothing", conn.Removed(), len(losses))
 	}
+	return got, st, truthH, conn, losses, prog
+}
+
+// sameAsTruth checks that the live results are the program's over the
+// truth restricted to the run's observation, cut at its gaps.
+func sameAsTruth(t *testing.T, prog *query.Program, got []query.Result, truthH *algebra.History, st remote.LiveStats) {
+	t.Helper()
 	want, _, err := prog.RunHistory(remote.RestrictObserved(truthH, st))
 	if err != nil {
 		t.Fatal(err)
@@ -59,6 +65,16 @@ func TestLiveGapMatchesRestrictedTruth(t *testing.T) {
 		os.WriteFile(filepath.Join(dir, "truth.txt"), []byte(w), 0o644)
 		t.Fatalf("live results differ from the truth restricted to the observation (diff %s/live.txt %s/truth.txt)", dir, dir)
 	}
+}
+
+// TestLiveGapMatchesRestrictedTruth: a run that loses SendMessage packets
+// in mid-run answers, aggregates included, exactly as the complete
+// history restricted to its observation (RestrictObserved: cut at the
+// gap) answers; not cut, the answers would differ. The Lost tuples are
+// the losses printed, and delivered + lost = produced.
+func TestLiveGapMatchesRestrictedTruth(t *testing.T) {
+	got, st, truthH, conn, losses, prog := lossyRun(t, 1, 800*time.Millisecond, 200*time.Millisecond, 400*time.Millisecond)
+	sameAsTruth(t, prog, got, truthH, st)
 	// Not cut at the gap, the truth says more.
 	plain := remote.Restrict(truthH, st.Start)
 	plain.Table(algebra.LostName).Rows = nil
@@ -143,16 +159,7 @@ func TestGapBeforeEveryResidentApplied(t *testing.T) {
 	for _, h := range truths {
 		merged.Tables["SendMessage"].Rows = append(merged.Tables["SendMessage"].Rows, h.Tables["SendMessage"].Rows...)
 	}
-	want, _, err := prog.RunHistory(remote.RestrictObserved(merged, st))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if g, w := renderTables(rs), renderTables(want); g != w {
-		dir, _ := os.MkdirTemp("", "tqmon-gap2-")
-		os.WriteFile(filepath.Join(dir, "live.txt"), []byte(g), 0o644)
-		os.WriteFile(filepath.Join(dir, "truth.txt"), []byte(w), 0o644)
-		t.Fatalf("live results differ from the merged truths restricted to the observation (diff %s/live.txt %s/truth.txt)", dir, dir)
-	}
+	sameAsTruth(t, prog, rs, merged, st)
 	lost := sameLosses(t, rs[3].Table.Rows, losses, st.Start)
 	if lost != removed {
 		t.Errorf("%d lost reported, %d removed", lost, removed)
@@ -220,22 +227,7 @@ func TestSampledSaidAndObservedQueryable(t *testing.T) {
 // stream it held back is delivered and observed); the answers are the
 // restricted truth's.
 func TestLossAtTheEndIsObserved(t *testing.T) {
-	cat := demoCatalog(t)
-	prog, err := query.Compile(cat, gapQueries, check.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var conn *testkit.Lossy
-	var mu sync.Mutex
-	var losses []remote.Loss
-	opts := remote.LiveOptions{OnLoss: func(l remote.Loss) { mu.Lock(); losses = append(losses, l); mu.Unlock() }}
-	got, st, truthH := runDemoWith(t, prog, demo.DefaultConfig(3), 500*time.Millisecond, opts, func(c wire.Conn) wire.Conn {
-		conn = testkit.NewLossy(c, "SendMessage", 300*time.Millisecond, time.Hour)
-		return conn
-	})
-	if conn.Removed() == 0 || len(losses) == 0 {
-		t.Fatalf("nothing lost: the test shows nothing")
-	}
+	got, st, truthH, conn, losses, prog := lossyRun(t, 3, 500*time.Millisecond, 300*time.Millisecond, time.Hour)
 	if lost := sameLosses(t, got[4].Table.Rows, losses, st.Start); lost != conn.Removed() {
 		t.Errorf("%d lost reported, %d removed", lost, conn.Removed())
 	}
@@ -243,14 +235,5 @@ func TestLossAtTheEndIsObserved(t *testing.T) {
 	if last.To > algebra.Next(st.End) {
 		t.Errorf("the last loss [%d, %d) ends after the observation [%d, %d]", last.From, last.To, st.Start, st.End)
 	}
-	want, _, err := prog.RunHistory(remote.RestrictObserved(truthH, st))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if g, w := renderTables(got), renderTables(want); g != w {
-		dir, _ := os.MkdirTemp("", "tqmon-gapend-")
-		os.WriteFile(filepath.Join(dir, "live.txt"), []byte(g), 0o644)
-		os.WriteFile(filepath.Join(dir, "truth.txt"), []byte(w), 0o644)
-		t.Fatalf("live results differ from the truth restricted to the observation (diff %s/live.txt %s/truth.txt)", dir, dir)
-	}
+	sameAsTruth(t, prog, got, truthH, st)
 }
