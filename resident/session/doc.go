@@ -51,7 +51,8 @@
 //     stops renewing loses its session within its lease, and what it
 //     held is freed.
 //   - sessions: at most MaxSessions at once (Table.Add); the transport
-//     adds its own limits per connection.
+//     adds its own limits per connection and per peer, and makes an idle
+//     session give way when the table is full (package transport).
 //
 // Why these suffice for memory: a session's packets are bounded, the
 // sum over sessions is bounded by the budget whatever their number, and
