@@ -107,7 +107,10 @@ func TestKernelHostileEnables(t *testing.T) {
 type monitored struct {
 	callsNs   float64 // the workload's N calls took this long
 	delivered uint64  // Syscall packets the honest session received
-	counts    wire.Count
+	// late: of those, the ones in batches after the first that reported
+	// a loss — once sessions that never read have filled what they may
+	late   uint64
+	counts wire.Count
 }
 
 // runWorkload runs the workload (n getppid calls) paused, then under
@@ -132,6 +135,8 @@ func runWorkload(t *testing.T, res *kernel.Resident, bin string, n, silent int, 
 		}
 	}()
 	pid := itoa(cmd.Pid)
+	// enable enables the workload's Syscalls in c's session and keeps
+	// its lease.
 	enable := func(c wire.Conn) {
 		sys := sensorID(t, c.Hello(), "Syscall")
 		for _, k := range []wire.Command{{Kind: wire.CEnable, Sensor: sys, Entity: pid}, {Kind: wire.CLease, Period: int64(2 * time.Second)}} {
@@ -139,12 +144,7 @@ func runWorkload(t *testing.T, res *kernel.Resident, bin string, n, silent int, 
 				t.Fatal(err)
 			}
 		}
-	}
-	for range silent {
-		c := res.Local()
-		conns = append(conns, c)
-		enable(c)
-		go func() { // keeps its lease; never reads
+		go func() {
 			tick := time.NewTicker(200 * time.Millisecond)
 			defer tick.Stop()
 			for {
@@ -156,6 +156,11 @@ func runWorkload(t *testing.T, res *kernel.Resident, bin string, n, silent int, 
 				}
 			}
 		}()
+	}
+	for range silent { // they never read
+		c := res.Local()
+		conns = append(conns, c)
+		enable(c)
 	}
 	var end chan int64  // the workload's end (monotonic ns), for the reader
 	var read chan error // the reader's end
@@ -176,6 +181,9 @@ func runWorkload(t *testing.T, res *kernel.Resident, bin string, n, silent int, 
 				for _, p := range b.Packets {
 					if p.Sensor == sys {
 						m.delivered++
+						if m.counts.Drops > 0 {
+							m.late++
+						}
 					}
 				}
 				for _, k := range b.Counts {
@@ -238,18 +246,21 @@ func runWorkload(t *testing.T, res *kernel.Resident, bin string, n, silent int, 
 // the honest session alone and one with no monitor (rounds interleaved,
 // medians compared, so that the machine's load weighs on every arm):
 //
-//   - the subject's rate with the silent sessions is at least 0.6 of
+//   - the subject's rate with the silent sessions is at least 0.4 of
 //     its rate under the honest session alone (what the silent sessions
 //     cost it — the drain's copying for them — is bounded; the programs'
 //     own cost, the same in both, is not theirs), and the test logs the
 //     ratio to the unmonitored rate too;
 //   - the honest session gets its data: packets arrive, and delivered +
 //     lost = produced (the kernel's count of the Syscall packets wanted
-//     while it was enabled), the losses counted in its batches.
+//     while it was enabled), the losses counted in its batches; and
+//     beside the silent sessions packets keep arriving after its first
+//     loss (once they hold all they may, it still has its reserve and
+//     share of the budget, session.Reserve).
 func TestKernelHostileNeverReads(t *testing.T) {
 	kerneltest.Need(t)
 	bin := kerneltest.BuildC(t, "testdata/workload.c", true)
-	const n, rounds, bound = 800000, 3, 0.6
+	const n, rounds, bound = 800000, 3, 0.4
 	var none, twin, hostile []float64
 	var lastHostile, lastTwin monitored
 	for i := range rounds {
@@ -267,6 +278,9 @@ func TestKernelHostileNeverReads(t *testing.T) {
 				lastHostile = runWorkload(t, res, bin, n, 5, true)
 				hostile = append(hostile, lastHostile.callsNs)
 				checkHonest(t, "with 5 silent sessions", lastHostile, n)
+				if lastHostile.counts.Drops > 0 && lastHostile.late == 0 {
+					t.Errorf("with 5 silent sessions the honest one got no packet after its first loss (%d before)", lastHostile.delivered)
+				}
 			},
 		}
 		for k := range arms {
@@ -275,9 +289,9 @@ func TestKernelHostileNeverReads(t *testing.T) {
 	}
 	checkHonest(t, "alone", lastTwin, n)
 	rate := median(twin) / median(hostile) // rate with silent sessions / rate with the honest alone
-	t.Logf("calls took (median of %d) %.0f ms unmonitored, %.0f ms honest alone, %.0f ms with 5 silent; rate with silent / honest alone %.2f, / unmonitored %.2f; honest with silent: delivered %d, lost %d of %d (alone: %d, %d of %d)",
+	t.Logf("calls took (median of %d) %.0f ms unmonitored, %.0f ms honest alone, %.0f ms with 5 silent; rate with silent / honest alone %.2f, / unmonitored %.2f; honest with silent: delivered %d (%d after its first loss), lost %d of %d (alone: %d, %d of %d)",
 		rounds, median(none)/1e6, median(twin)/1e6, median(hostile)/1e6, rate, median(none)/median(hostile),
-		lastHostile.delivered, lastHostile.counts.Drops, lastHostile.counts.Wanted,
+		lastHostile.delivered, lastHostile.late, lastHostile.counts.Drops, lastHostile.counts.Wanted,
 		lastTwin.delivered, lastTwin.counts.Drops, lastTwin.counts.Wanted)
 	if rate < bound {
 		t.Errorf("with 5 silent sessions the subject ran at %.2f of its rate under the honest session alone; bound %.2f", rate, bound)

@@ -113,6 +113,7 @@ func (m *mailbox) End(err error, keep bool) {
 		m.box = nil
 	}
 	m.budget.give(m.n - kept)
+	m.budget.leave()
 	m.n = kept
 	m.q = nil
 	close(m.done)
@@ -201,7 +202,7 @@ func (m *mailbox) Enqueue(p wire.Packet, defs func(add func(wire.EntityDef))) {
 // room takes room for up to k more packets (qmu held): at most MaxHeld
 // for the session, what the budget has left; it returns how many.
 func (m *mailbox) room(k int) int {
-	g := m.budget.take(min(k, MaxHeld-m.n))
+	g := m.budget.take(m.n, min(k, MaxHeld-m.n))
 	m.n += g
 	return g
 }
