@@ -49,8 +49,8 @@ const (
 // stuck behind a remote that does not read) no longer counts against
 // anyone.
 type peerTable struct {
-	base      time.Time // activity is nanoseconds since base (monotonic)
-	max       int       // MaxSessions (tests use fewer)
+	now       func() int64 // monotonic ns (tests set their own)
+	max       int          // MaxSessions (tests use fewer)
 	idleAfter time.Duration
 
 	mu     sync.Mutex
@@ -59,13 +59,15 @@ type peerTable struct {
 }
 
 func newPeerTable(max int, idleAfter time.Duration) *peerTable {
-	return &peerTable{base: time.Now(), max: max, idleAfter: idleAfter, byPeer: map[string]int{}, live: map[*admitted]struct{}{}}
+	base := time.Now()
+	return &peerTable{now: func() int64 { return int64(time.Since(base)) },
+		max: max, idleAfter: idleAfter, byPeer: map[string]int{}, live: map[*admitted]struct{}{}}
 }
 
 // admitted is one session the table admitted.
 type admitted struct {
 	peer   string
-	active atomic.Int64 // its last activity: ns since the table's base
+	active atomic.Int64 // its last activity (the table's clock)
 	// holds counts what the session has in force: enabling commands
 	// carried out (CEnable, CEnableAll, CTrigger, CSample) less disabling
 	// ones (CDisable, CDisableAll, CUntrigger, CUnsample). The residents
@@ -78,9 +80,6 @@ type admitted struct {
 	evict func(error)
 	gone  bool // it left live (mu)
 }
-
-// now returns the table's clock.
-func (t *peerTable) now() int64 { return int64(time.Since(t.base)) }
 
 // command notes a command other than a lease renewal on a's session,
 // and what it changed when the resident carried it out (err == nil).

@@ -207,6 +207,7 @@ func TestIdleSessionsDoNotLockOut(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	waitHolding(t, srv.peers, MaxSessionsPerPeer)
 	time.Sleep(IdleAfter + 200*time.Millisecond)
 
 	mon := mustDial(t, func(ctx context.Context) (wire.Conn, error) { return dialFrom(ctx, addr, token, "127.0.0.9") })
@@ -280,6 +281,29 @@ func TestIdleSessionsDoNotLockOut(t *testing.T) {
 	}
 }
 
+// waitHolding waits until n of the table's sessions hold something.
+func waitHolding(t *testing.T, tb *peerTable, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		tb.mu.Lock()
+		k := 0
+		for a := range tb.live {
+			if a.holds.Load() > 0 {
+				k++
+			}
+		}
+		tb.mu.Unlock()
+		if k == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d sessions hold something, want %d", k, n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // The choice of whom to evict, on a table of four: only a session that
 // is open, holds nothing and has been idle IdleAfter goes, the one idle
 // the longest; with none such the newcomer is refused, naming the bound;
@@ -287,6 +311,9 @@ func TestIdleSessionsDoNotLockOut(t *testing.T) {
 func TestEvictionChoosesIdle(t *testing.T) {
 	const idleAfter = 500 * time.Millisecond
 	tb := newPeerTable(4, idleAfter)
+	var clock int64
+	tb.now = func() int64 { return clock }
+	tick := func(d time.Duration) { clock += int64(d) }
 	var evicted []string
 	admit := func(peer string) (*admitted, error) {
 		a, err := tb.admit(peer)
@@ -297,23 +324,28 @@ func TestEvictionChoosesIdle(t *testing.T) {
 	}
 	holder, _ := admit("holder") // oldest, but holds an enable
 	tb.command(holder, wire.CEnableAll, nil)
+	tick(time.Millisecond)
 	failed, _ := admit("failed") // its enable was refused: holds nothing
 	tb.command(failed, wire.CEnable, errors.New("refused"))
+	tick(time.Millisecond)
 	admit("idle1")
+	tick(time.Millisecond)
 	admit("idle2")
+	tick(idleAfter - 3*time.Millisecond) // failed, the first without holds, is not yet idle
 	if _, err := tb.admit("early"); err == nil || !strings.Contains(err.Error(), "all 4 sessions are taken (MaxSessions) and none is idle") {
 		t.Fatalf("newcomer before anyone is idle: %v", err)
 	}
-	time.Sleep(idleAfter + 100*time.Millisecond)
+	tick(idleAfter)
 	for _, peer := range []string{"n1", "n2", "n3"} {
 		if _, err := admit(peer); err != nil {
 			t.Fatalf("%s: %v", peer, err)
 		}
+		tick(time.Millisecond)
 	}
 	if want := "failed idle1 idle2"; strings.Join(evicted, " ") != want {
 		t.Fatalf("evicted %v, want %s (never the holder)", evicted, want)
 	}
-	time.Sleep(idleAfter + 100*time.Millisecond)
+	tick(idleAfter)
 	tb.command(holder, wire.CDisableAll, nil) // holds nothing now, active just now
 	if _, err := admit("n4"); err != nil || evicted[3] != "n1" {
 		t.Fatalf("n4: %v, evicted %v; want n1 (idle longer than the holder)", err, evicted)
