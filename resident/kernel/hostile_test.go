@@ -1,6 +1,7 @@
 package kernel_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"github.com/tqmon/tqmon/resident/kernel/kerneltest"
 	"github.com/tqmon/tqmon/resident/kernel/launch"
 	"github.com/tqmon/tqmon/resident/session"
+	"github.com/tqmon/tqmon/resident/transport"
 	"github.com/tqmon/tqmon/resident/wire"
 	"github.com/tqmon/tqmon/sensor/bpfgen"
 )
@@ -319,5 +321,60 @@ func checkHonest(t *testing.T, what string, m monitored, n int) {
 	}
 	if m.delivered+m.counts.Drops != m.counts.Wanted {
 		t.Errorf("honest session %s: delivered %d + lost %d = %d, produced %d", what, m.delivered, m.counts.Drops, m.delivered+m.counts.Drops, m.counts.Wanted)
+	}
+}
+
+// The kernel resident serves through the same transport, with its doors:
+// one peer (here this test's uid, over a unix socket) gets
+// transport.MaxSessionsPerPeer sessions, and one more is refused before
+// the handshake, naming the peer and the limit.
+func TestKernelSessionsPerPeer(t *testing.T) {
+	kerneltest.Need(t)
+	res := newRes(t)
+	defer res.Close()
+	dir, err := os.MkdirTemp("", "tqmon")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "k.sock")
+	lis, err := transport.Listen(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := transport.NewServer(res.Sessions(), transport.ServerOptions{Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(lis)
+	defer srv.Stop()
+	dial := func() (wire.Conn, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return transport.Dial(ctx, path, "")
+	}
+	for i := range transport.MaxSessionsPerPeer {
+		c, err := dial()
+		if err != nil {
+			t.Fatalf("session %d: %v", i, err)
+		}
+		defer c.Close()
+	}
+	c, err := dial()
+	if err == nil {
+		c.Close()
+		t.Fatalf("session %d from one peer admitted", transport.MaxSessionsPerPeer+1)
+	}
+	want := fmt.Sprintf("peer uid %d already has %d sessions open", os.Getuid(), transport.MaxSessionsPerPeer)
+	if !strings.Contains(err.Error(), want) {
+		t.Fatalf("refusal %v; want %q", err, want)
+	}
+	// A dial returns on the Hello, before its session opens: wait.
+	deadline := time.Now().Add(10 * time.Second)
+	for srv.Stats().Sessions < transport.MaxSessionsPerPeer && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if st := srv.Stats(); st.Sessions != transport.MaxSessionsPerPeer || st.PeerRefused != 1 {
+		t.Fatalf("stats %+v; want %d sessions, 1 refused", st, transport.MaxSessionsPerPeer)
 	}
 }
