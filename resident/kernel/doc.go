@@ -31,7 +31,8 @@
 //   - the transport's, when served through resident/transport (`tqmon
 //     resident --kernel --listen`): unauthenticated connections and the
 //     time to authenticate, sessions per connection and per peer, idle
-//     sessions evicted when all are taken (see that package);
+//     sessions evicted when all are taken (see that package;
+//     TestKernelSessionsPerPeer);
 //   - its own: a sensor's eBPF enable map holds bpfgen.EnableEntries
 //     (4,096) entity IDs over all sessions; one more enable is refused
 //     with a *session.CommandError naming the bound (enable the whole

@@ -278,9 +278,10 @@ func (srv *Server) session(ss grpc.ServerStream) error {
 	// Admitted before the handshake: a peer over its limit, or a
 	// newcomer finding every session taken and none idle, learns why
 	// without ever being served.
-	adm, err := srv.peers.admit(authenticated(ss.Context()))
+	who := authenticated(ss.Context())
+	adm, err := srv.peers.admit(who)
 	if err != nil {
-		srv.stats.peerRefused.Add(1)
+		srv.stats.peerRefused.Add(1) // counted, not logged: a peer could flood the log
 		return err
 	}
 	defer srv.peers.leave(adm)
@@ -327,6 +328,7 @@ func (srv *Server) session(ss grpc.ServerStream) error {
 	// never as a clean end).
 	srv.peers.opened(adm, func(why error) {
 		srv.stats.evicted.Add(1)
+		srv.opts.Logf("transport: session %d (peer %s): %s", id, who, status.Convert(why).Message())
 		cancel(why)
 		closeSess()
 	})
