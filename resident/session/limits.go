@@ -46,21 +46,19 @@ const (
 // it back as its remote takes batches (or the session ends). The zero
 // value holds nothing; NewBudget makes one.
 //
-// Each session's first reserve packets are its own: take grants them
-// while the budget holds ≤ max in all; the packets a session holds
-// beyond its reserve, only while the budget holds ≤ max − pool
-// (pool = MaxSessions·reserve = max/2). Why every session always gets
-// its reserve, and the budget never holds more than max (but for
-// force): let A be the packets held beyond reserves and B those within
-// (a session gives back from beyond its reserve first, so A only grows
-// by a take beyond a reserve). Such a take leaves A + B ≤ max − pool,
-// so A ≤ max − pool at all times; B ≤ MaxSessions·reserve = pool; so
-// A + B ≤ max, and a take within a reserve, which keeps B ≤ pool,
-// never finds the budget full. Beyond its reserve a session also holds
-// at most its share, (max − pool) / the sessions open (as of its take):
-// one that never reads cannot take what the others may need.
+// A session's first reserve packets are its own; beyond them it takes
+// from a shared part of max − pool packets (pool = MaxSessions·reserve
+// = max/2), and at most its share of that, (max − pool) / the sessions
+// open (as of its take): one that never reads cannot take what the
+// others may need. The budget counts the packets held beyond reserves
+// (beyond; a session gives back from beyond its reserve first) and
+// grants a take beyond a reserve only while beyond stays ≤ max − pool;
+// takes within a reserve it always grants. So, but for force, the
+// packets held are at most (max − pool) beyond reserves plus
+// MaxSessions·reserve = pool within them: max.
 type Budget struct {
-	held     atomic.Int64
+	held     atomic.Int64 // packets held, all told
+	beyond   atomic.Int64 // of those, held beyond their sessions' reserves
 	sessions atomic.Int64 // sessions open on the budget (join, leave)
 	max      int64
 	reserve  int64 // per session: max / (2·MaxSessions)
@@ -76,30 +74,33 @@ func NewBudget(max int) *Budget {
 // Held returns the packets held now.
 func (b *Budget) Held() int { return int(b.held.Load()) }
 
+// over returns how many of has packets are beyond a session's reserve.
+func (b *Budget) over(has int) int64 { return max(int64(has)-b.reserve, 0) }
+
 // take takes up to n packets from the budget for a session that holds
 // has, and returns how many it got (a nil budget grants everything):
-// within the session's reserve while the budget holds at most max,
-// beyond it while it holds at most max − pool (see Budget).
+// what fits in the session's reserve, then what fits in its share and
+// in the shared part (see Budget).
 func (b *Budget) take(has, n int) int {
 	if b == nil || n <= 0 {
 		return max(n, 0)
 	}
-	for {
-		h := b.held.Load()
-		own := min(int64(n), max(b.reserve-int64(has), 0))
-		g := max(min(own, b.max-h), 0)
-		if g == own {
-			share := (b.max - b.pool) / max(b.sessions.Load(), 1)
-			beyond := max(int64(has)-b.reserve, 0)
-			g += max(min(int64(n)-own, share-beyond, b.max-b.pool-(h+g)), 0)
-		}
+	own := min(int64(n), max(b.reserve-int64(has), 0))
+	want := min(int64(n)-own, (b.max-b.pool)/max(b.sessions.Load(), 1)-b.over(has))
+	var g int64
+	for want > 0 {
+		a := b.beyond.Load()
+		g = min(want, b.max-b.pool-a)
 		if g <= 0 {
-			return 0
+			g = 0
+			break
 		}
-		if b.held.CompareAndSwap(h, h+g) {
-			return int(g)
+		if b.beyond.CompareAndSwap(a, a+g) {
+			break
 		}
 	}
+	b.held.Add(own + g)
+	return int(own + g)
 }
 
 // join and leave count the sessions open on the budget (their shares).
@@ -115,17 +116,19 @@ func (b *Budget) leave() {
 	}
 }
 
-// force takes n packets however many are held (a new session's first
-// packets, which are not dropped).
-func (b *Budget) force(n int) {
+// force takes n packets for a session that holds has, however many are
+// held (a new session's first packets, which are not dropped).
+func (b *Budget) force(has, n int) {
 	if b != nil {
 		b.held.Add(int64(n))
+		b.beyond.Add(b.over(has+n) - b.over(has))
 	}
 }
 
-// give gives n packets back.
-func (b *Budget) give(n int) {
+// give gives back n of the has packets a session holds.
+func (b *Budget) give(has, n int) {
 	if b != nil && n > 0 {
 		b.held.Add(-int64(n))
+		b.beyond.Add(b.over(has-n) - b.over(has))
 	}
 }

@@ -8,10 +8,11 @@ import (
 )
 
 // Five sessions that never read beside one that reads every round: the
-// silent ones fill what they may (at most half the budget beyond their
-// reserves) and drop the rest, counted; the honest one, holding one
-// round at a time, well under its Reserve, loses nothing; the budget
-// never holds more than its max.
+// silent ones fill what they may (their reserves and their shares of
+// the other half of the budget) and drop the rest, counted; the honest
+// one, holding one round at a time — more than its Reserve, less than
+// its reserve and share — loses nothing; the budget never holds more
+// than its max.
 func TestReserveServesHonest(t *testing.T) {
 	budget := NewBudget(MaxHeldTotal)
 	clock := func() int64 { return 0 }
@@ -21,7 +22,7 @@ func TestReserveServesHonest(t *testing.T) {
 	}
 	var honest Core
 	honest.Init(1, clock, budget)
-	const rounds, per = 300, 2000
+	const rounds, per = 30, 40000 // per round: > Reserve, < Reserve + share
 	in := make([]wire.Packet, per)
 	got := 0
 	// Deliver makes the batch at once: Recv, with a context already
@@ -55,7 +56,10 @@ func TestReserveServesHonest(t *testing.T) {
 			t.Errorf("silent session %d: holds %d, lost %d, of %d", i, held, lost, rounds*per)
 		}
 	}
-	if held := int64(budget.Held()); held > MaxHeldTotal-budget.pool {
-		t.Errorf("silent sessions hold %d, more than the budget less the reserves, %d", held, MaxHeldTotal-budget.pool)
+	share := (MaxHeldTotal - budget.pool) / 6
+	for i := range silent {
+		if held := int64(silent[i].n); held != Reserve+share {
+			t.Errorf("silent session %d holds %d, want its reserve and share, %d", i, held, Reserve+share)
+		}
 	}
 }
