@@ -53,9 +53,12 @@ func (g *guard) Accept() (net.Conn, error) {
 		}
 		gc := &guardedConn{Conn: c, g: g, peer: peerOf(c)}
 		gc.timer = time.AfterFunc(timeout, func() {
+			// Not gc.Close: that reads gc.timer, which this function
+			// may run before Accept has set.
 			if !gc.authed.Load() {
 				g.refused.Add(1)
-				gc.Close()
+				gc.leave()
+				gc.Conn.Close()
 			}
 		})
 		return gc, nil
