@@ -44,6 +44,9 @@
 //     in the session's counts (Count.Drops), which every batch carries,
 //     so a remote that reads slowly, or never, learns exactly what it
 //     lost; Deliver and Enqueue only copy, under the mailbox's own lock.
+//     Every session has a Reserve (4,096 packets) the others cannot take:
+//     sessions that never read fill at most half the budget, and a
+//     remote that reads promptly beside them is still served.
 //   - enables: a session holds at most MaxEnables keys (Enables.Full),
 //     pending ones (an entity that does not exist) included; one more is
 //     refused.
@@ -51,7 +54,8 @@
 //     stops renewing loses its session within its lease, and what it
 //     held is freed.
 //   - sessions: at most MaxSessions at once (Table.Add); the transport
-//     adds its own limits per connection.
+//     adds its own limits per connection and per peer, and makes an idle
+//     session give way when the table is full (package transport).
 //
 // Why these suffice for memory: a session's packets are bounded, the
 // sum over sessions is bounded by the budget whatever their number, and
