@@ -51,6 +51,11 @@ import (
 // and opens that read-only. The database's files are opened for reading
 // only, and its directory lock is not taken: a recording may be running
 // (the view then holds what it had committed when the view was made).
+// Every read-only open goes through a view, even of a database with no
+// log and no writer: badger, opened read-only, still deletes every table
+// file its MANIFEST does not list — one a writer starting meanwhile has
+// just written, or every table when the MANIFEST is damaged — and in a
+// view that is a link or a copy (FuzzOpenCorrupt found it).
 //
 // Before badger opens a table, the view validates it — its index and the
 // checksum of every block — in the caller's goroutine: badger opens tables
@@ -81,7 +86,7 @@ var errViewRace = errors.New("the database changed while it was being opened")
 
 // view is a read-only image of a database directory (see above).
 type view struct {
-	dir  string // the view's own directory ("": read in place, see openDirect)
+	dir  string // the view's own directory
 	live bool   // a writer held the database when the view was made
 }
 
@@ -95,9 +100,6 @@ func (v *view) remove() {
 // openView opens a database read-only through a view. With salvage, damaged
 // tables and logs are left out (and listed); without, damage is an error.
 func openView(dir, viewDir string, salvage bool, log *badgerLog) (*badger.DB, *view, []Damage, error) {
-	if bdb := openDirect(dir, log); bdb != nil {
-		return bdb, &view{}, nil, nil
-	}
 	for attempt := 1; ; attempt++ {
 		bdb, v, dmg, err := tryView(dir, viewDir, salvage, attempt == viewAttempts, log)
 		if err == nil || !errors.Is(err, errViewRace) || attempt == viewAttempts {
@@ -293,40 +295,6 @@ func copyFile(from, to string) error {
 		return err
 	}
 	return out.Close()
-}
-
-// openDirect opens read-only, in place, a database that needs no view:
-// one with no write-ahead log (its writer closed it) and no writer, whose
-// tables all validate. Badger then opens every file read-only, and takes
-// no lock (a writer may start meanwhile: it only ever adds files, and
-// deletes whole ones an open reader does not notice). Nil when the
-// database needs a view, or badger refuses (the view says why).
-func openDirect(dir string, log *badgerLog) *badger.DB {
-	ents, err := os.ReadDir(dir)
-	if err != nil || writerAlive(dir) {
-		return nil
-	}
-	for _, e := range ents {
-		if strings.HasSuffix(e.Name(), ".mem") {
-			return nil
-		}
-	}
-	tables, err := manifestTables(filepath.Join(dir, badger.ManifestFilename))
-	if err != nil {
-		return nil
-	}
-	for _, tm := range tables {
-		if _, bad := validateTable(filepath.Join(dir, table.IDToFilename(tm.id)), tm.compression); bad {
-			return nil
-		}
-	}
-	log.hold()
-	bdb, err := badger.Open(readOptions(dir, 0, log).WithBypassLockGuard(true))
-	log.release(err == nil)
-	if err != nil {
-		return nil
-	}
-	return bdb
 }
 
 // guard runs fn with memory faults made errors (see faulted).
