@@ -129,15 +129,7 @@ func TestSyncedCountsDurable(t *testing.T) {
 	p, _ := w.Relation("Process")
 	s, _ := w.Relation("SendMessage")
 	readBack := func() int {
-		r, err := Open(dir, Options{ReadOnly: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
-		h, err := r.History(nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		h := mustHistory(t, dir, Options{ReadOnly: true})
 		return len(h.Table("Process").Rows) + len(h.Table("SendMessage").Rows)
 	}
 	for i := range 6 {
