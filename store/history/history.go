@@ -357,9 +357,10 @@ type relReader struct {
 	fromCol, toCol   int // an event's at is fromCol; toCol is then -1
 	fromName, toName string
 
-	slab     []algebra.Value // values of tuples to come, allocated together
-	slabRows int             // tuples the next slab holds: 8, doubling to 256 (a small file costs little)
-	src      *source.File    // the current record's text, once a diagnostic needs it
+	slabRows int // tuples the next slab holds: 8, doubling to 256 (a small file costs little)
+
+	slab []algebra.Value // values of tuples to come, allocated together
+	src  *source.File    // the current record's text, once a diagnostic needs it
 }
 
 func newRelReader(file string, r io.Reader, rel *algebra.Relation, in *interner) *relReader {
