@@ -311,9 +311,10 @@ func guard(dir string, fn func() error) (err error) {
 // faulted makes a memory fault an error (ErrChanged), and panics on with
 // anything else. Badger reads tables through memory maps, and a writer
 // compacting a database deletes the tables it replaced by truncating them
-// first: a reader of a database being written (Live), or one a writer
-// opened since, faults reading such a table — an error with panics on
-// faults (debug.SetPanicOnFault), where it would end the process.
+// first: a view of a database being written (Live) reads copies of its
+// tables, but one a writer opened only after the view was made links to
+// them, and faults reading such a table — an error with panics on faults
+// (debug.SetPanicOnFault), where it would end the process.
 func faulted(dir string, r any) error {
 	if _, ok := r.(interface{ Addr() uintptr }); ok {
 		return fmt.Errorf("database %s %w: a table was deleted while it was read (a writer compacting it?): read it again", dir, ErrChanged)
