@@ -272,7 +272,7 @@ func (s *dbSubject) noteLive(w io.Writer) {
 	if !s.d.Live() {
 		return
 	}
-	span := "nothing yet"
+	span := "nothing observed yet: its observation has not begun"
 	if win := s.d.Window(); win != nil {
 		span = fmt.Sprintf("observed %s to %s", algebra.FormatTime(win.From, algebra.TimeClock), algebra.FormatTime(win.To, algebra.TimeClock))
 	}

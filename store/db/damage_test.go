@@ -169,6 +169,12 @@ func validEnd(data []byte) int {
 
 func mustRead(t *testing.T, dir string, opts Options) string {
 	t.Helper()
+	return render(mustHistory(t, dir, opts))
+}
+
+// mustHistory opens a database and reads all of it.
+func mustHistory(t *testing.T, dir string, opts Options) *algebra.History {
+	t.Helper()
 	d, err := Open(dir, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -178,7 +184,7 @@ func mustRead(t *testing.T, dir string, opts Options) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return render(h)
+	return h
 }
 
 // TestReadCrashed: a database a killed writer left reads back, read-only,

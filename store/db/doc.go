@@ -17,14 +17,14 @@
 // a database may be read while it is being recorded (Live: what the writer
 // had committed, its Window saying up to when that is complete), and a
 // database whose writer was killed reads back everything it committed,
-// intervals then in progress as open. A database with no log and no
-// writer is opened in place, read-only and without a lock. Badger reads
-// tables through memory maps, and a writer compacting a database deletes
-// the tables it replaced by truncating them: a reader meeting one gets
+// intervals then in progress as open. Badger reads tables through memory
+// maps, and a writer compacting a database deletes the tables it replaced
+// by truncating them: so a view of a live database copies its tables (the
+// cost: their size in the view's directory while it is open), and a view
+// of a database no writer held links to them — should a writer start and
+// compact it meanwhile, a reader meeting a table so deleted gets
 // ErrChanged (memory faults are errors while reading), and should read
-// again. (Badger opens tables in goroutines of its own, where a table
-// truncated in the milliseconds between the view's validation and its
-// opening would still fault: a reader of a live database takes that risk.)
+// again.
 //
 // Damage is reported, never hidden nor "recovered". Every badger table is
 // validated (index and block checksums) before badger opens it, and every

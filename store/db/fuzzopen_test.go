@@ -3,6 +3,8 @@ package db
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"hash/fnv"
 	"io"
 	"os"
 	"path/filepath"
@@ -10,6 +12,9 @@ import (
 	"strings"
 	"testing"
 
+	badger "github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/options"
+	"github.com/dgraph-io/badger/v4/table"
 	"github.com/tqmon/tqmon/algebra"
 )
 
@@ -126,76 +131,159 @@ func TestSeedDBs(t *testing.T) {
 	}
 }
 
-// FuzzOpenCorrupt: a seed database with one file's byte flipped (mask at
-// off) and/or cut short (at cut) opens read-only — salvaging when off is
-// odd, and is then checked: every record decoded, every relation read —
-// without a panic, in badger's goroutines too, and without the file
-// changing; when nothing is damaged, it reads as a sound database.
-func FuzzOpenCorrupt(f *testing.F) {
-	viewDir := f.TempDir()
+// openCorrupt is what FuzzOpenCorrupt and TestOpenCorruptEveryByte damage:
+// the seed databases, each beside a directory of links to its files where
+// the file a run damages replaces its link for the run.
+type openCorrupt struct {
+	viewDir string
+	seeds   []corruptSeed
+}
+
+type corruptSeed struct {
+	dir, links  string
+	files       []string
+	data        map[string][]byte
+	compression map[string]options.CompressionType // of its tables, as its MANIFEST says
+}
+
+func newOpenCorrupt(tb testing.TB) *openCorrupt {
+	oc := &openCorrupt{viewDir: tb.TempDir()}
 	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
 		if d, err := os.MkdirTemp("/dev/shm", "tqmon-fuzz-"); err == nil {
-			viewDir = d
-			f.Cleanup(func() { os.RemoveAll(d) })
+			oc.viewDir = d
+			tb.Cleanup(func() { os.RemoveAll(d) })
 		}
 	}
-	// Per seed: the database, and a directory of links to its files
-	// where the file a run damages replaces its link for the run.
-	type seed struct {
-		dir, links string
-		files      []string
-		data       map[string][]byte
-	}
-	var seeds []seed
+	os.MkdirAll(filepath.Join(oc.viewDir, "scratch"), 0o755)
 	for _, name := range seedNames {
-		s := seed{dir: filepath.Join(viewDir, "seed-"+name), links: filepath.Join(viewDir, name), data: map[string][]byte{}}
-		seedDB(f, name, s.dir)
+		s := corruptSeed{dir: filepath.Join(oc.viewDir, "seed-"+name), links: filepath.Join(oc.viewDir, name),
+			data: map[string][]byte{}, compression: map[string]options.CompressionType{}}
+		seedDB(tb, name, s.dir)
 		os.MkdirAll(s.links, 0o755)
 		ents, _ := os.ReadDir(filepath.Join("testdata", "opendb", name))
 		for _, e := range ents {
 			s.files = append(s.files, e.Name())
 			s.data[e.Name()], _ = os.ReadFile(filepath.Join("testdata", "opendb", name, e.Name()))
 			if err := os.Symlink(filepath.Join(s.dir, e.Name()), filepath.Join(s.links, e.Name())); err != nil {
-				f.Fatal(err)
+				tb.Fatal(err)
 			}
 		}
 		sort.Strings(s.files)
-		seeds = append(seeds, s)
+		tables, err := manifestTables(filepath.Join(s.dir, badger.ManifestFilename))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, tm := range tables {
+			s.compression[table.IDToFilename(tm.id)] = tm.compression
+		}
+		oc.seeds = append(oc.seeds, s)
 	}
-	for which := range seeds {
-		for file := range seeds[which].files {
-			f.Add(uint8(which), uint8(file), uint32(0), uint8(0), uint32(0))
-			f.Add(uint8(which), uint8(file), uint32(1<<31), uint8(0x10), uint32(0))
-			f.Add(uint8(which), uint8(file), uint32(97), uint8(0xff), uint32(0))
-			f.Add(uint8(which), uint8(file), uint32(0), uint8(0), uint32(1<<31))
+	return oc
+}
+
+// How much of opening a damaged database one run checks (see run).
+const (
+	checkFile  = iota // tqmon's own check of the damaged file, by its kind
+	checkMade         // and all of makeView: what tqmon reads before badger
+	checkWhole        // and the whole open, then reading every relation
+)
+
+// tierOf is how much a fuzz input checks, from a hash of its damage (so
+// the same every time it runs): every input its file, one in four all of
+// makeView, one in sixteen the whole open and read.
+func tierOf(which, file int, off int, mask uint8, cut int, salvage bool) int {
+	h := fnv.New64a()
+	fmt.Fprint(h, which, file, off, mask, cut, salvage)
+	switch x := h.Sum64(); {
+	case x%16 == 0:
+		return checkWhole
+	case x%4 == 0:
+		return checkMade
+	}
+	return checkFile
+}
+
+// run damages one file of a seed database — its byte at off flipped with
+// mask, and/or cut short at cut (both taken modulo its length; 0: not
+// cut) — and checks the damaged database to tier: without a panic, in
+// badger's goroutines too, with errors naming the database, and without
+// the file changing or another going; and when nothing is damaged, it
+// reads as a sound database. The whole open salvages when off is odd.
+func (oc *openCorrupt) run(t *testing.T, which, file int, off uint32, mask uint8, cut uint32, tier int) {
+	s := oc.seeds[which%len(oc.seeds)]
+	name := s.files[file%len(s.files)]
+	data := bytes.Clone(s.data[name])
+	flipped := mask != 0 && len(data) > 0
+	if flipped {
+		data[int(off)%len(data)] ^= mask
+	}
+	cutShort := cut != 0 && len(data) > 0 && int(cut)%len(data) != 0
+	if cutShort {
+		data = data[:int(cut)%len(data)]
+	}
+	sound := !flipped && !cutShort
+	size := int64(len(data))
+	if strings.HasSuffix(name, ".mem") && !cutShort {
+		size = walFileSize
+	}
+	salvage := off%2 == 1
+	named := func(err error) {
+		if err != nil && !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrNotStore) && !errors.Is(err, ErrVersion) &&
+			!strings.Contains(err.Error(), s.links) {
+			t.Fatalf("an error not naming the database: %v", err)
 		}
 	}
-	f.Fuzz(func(t *testing.T, which, file uint8, off uint32, mask uint8, cut uint32) {
-		s := seeds[int(which)%len(seeds)]
-		name := s.files[int(file)%len(s.files)]
-		data := bytes.Clone(s.data[name])
-		if mask != 0 && len(data) > 0 {
-			data[int(off)%len(data)] ^= mask
+
+	// tqmon's own check of the file, by kind, from a copy of its bytes.
+	scratch := filepath.Join(oc.viewDir, "scratch", name) // (badger reads a table's id from its name)
+	switch {
+	case strings.HasSuffix(name, ".mem"):
+		end := walEnd(data)
+		if _, why, bad := walTail(data, end, size); bad && sound {
+			t.Fatalf("a sound log is damaged: %s", why)
 		}
-		cutShort := cut != 0 && len(data) > 0
-		if cutShort {
-			data = data[:int(cut)%len(data)]
-		}
-		target := filepath.Join(s.links, name)
-		os.Remove(target)
-		defer func() {
-			os.Remove(target)
-			os.Symlink(filepath.Join(s.dir, name), target)
-		}()
-		if err := os.WriteFile(target, data, 0o644); err != nil {
+	case strings.HasSuffix(name, ".sst"):
+		if err := os.WriteFile(scratch, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		size := int64(len(data))
-		if strings.HasSuffix(name, ".mem") && !cutShort {
-			size = walFileSize
-			os.Truncate(target, size)
+		if d, bad := validateTable(scratch, s.compression[name]); bad && sound {
+			t.Fatalf("a sound table is damaged: %s", d.Detail)
 		}
-		opts := Options{ReadOnly: true, Salvage: off%2 == 1, Log: io.Discard, ViewDir: viewDir}
+	case name == badger.ManifestFilename:
+		if err := os.WriteFile(scratch, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := manifestTables(scratch); err != nil && sound {
+			t.Fatalf("a sound MANIFEST does not read: %v", err)
+		}
+	}
+	if tier == checkFile {
+		return
+	}
+
+	target := filepath.Join(s.links, name)
+	os.Remove(target)
+	defer func() {
+		os.Remove(target)
+		os.Symlink(filepath.Join(s.dir, name), target)
+	}()
+	if err := os.WriteFile(target, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if size != int64(len(data)) {
+		os.Truncate(target, size)
+	}
+	if tier == checkMade {
+		m, err := makeView(s.links, oc.viewDir, salvage, true)
+		if m != nil {
+			m.v.remove()
+		}
+		named(err)
+		if err != nil && sound {
+			t.Fatalf("a sound database: %v", err)
+		}
+	} else {
+		opts := Options{ReadOnly: true, Salvage: salvage, Log: io.Discard, ViewDir: oc.viewDir}
 		d, err := Open(s.links, opts)
 		if err == nil {
 			if opts.Salvage {
@@ -208,14 +296,67 @@ func FuzzOpenCorrupt(f *testing.F) {
 			}
 			d.Close()
 		}
-		if err != nil && !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrNotStore) && !errors.Is(err, ErrVersion) &&
-			!strings.Contains(err.Error(), s.links) {
-			t.Fatalf("an error not naming the database: %v", err)
+		named(err)
+		if err != nil && sound {
+			t.Fatalf("a sound database: %v", err)
 		}
-		if !unchanged(target, data, size) {
-			t.Fatalf("opening changed %s", name)
+	}
+	if !unchanged(target, data, size) {
+		t.Fatalf("opening changed %s", name)
+	}
+	if ents, _ := os.ReadDir(s.links); len(ents) != len(s.files) {
+		t.Fatalf("opening with %s damaged left %d of the database's %d files", name, len(ents), len(s.files))
+	}
+}
+
+// FuzzOpenCorrupt: a seed database with one file's byte flipped (mask at
+// off) and/or cut short (at cut) is checked as openCorrupt.run says, to a
+// depth tierOf draws from the damage: every input gets tqmon's own check
+// of the damaged file, one in four all of makeView, one in sixteen the
+// whole open and read. What the lighter tiers leave out of a single
+// damage, TestOpenCorruptEveryByte opens the whole way.
+func FuzzOpenCorrupt(f *testing.F) {
+	oc := newOpenCorrupt(f)
+	for which := range oc.seeds {
+		for file := range oc.seeds[which].files {
+			f.Add(uint8(which), uint8(file), uint32(0), uint8(0), uint32(0))
+			f.Add(uint8(which), uint8(file), uint32(1<<31), uint8(0x10), uint32(0))
+			f.Add(uint8(which), uint8(file), uint32(97), uint8(0xff), uint32(0))
+			f.Add(uint8(which), uint8(file), uint32(0), uint8(0), uint32(1<<31))
 		}
+	}
+	f.Fuzz(func(t *testing.T, which, file uint8, off uint32, mask uint8, cut uint32) {
+		s := oc.seeds[int(which)%len(oc.seeds)]
+		n := len(s.data[s.files[int(file)%len(s.files)]])
+		o, c := 0, 0
+		if n > 0 {
+			o, c = int(off)%n, int(cut)%n
+		}
+		tier := tierOf(int(which)%len(oc.seeds), int(file)%len(s.files), o, mask, c, off%2 == 1)
+		oc.run(t, int(which), int(file), off, mask, cut, tier)
 	})
+}
+
+// TestOpenCorruptEveryByte opens, the whole way, every damage a single
+// mutation of FuzzOpenCorrupt's can make to a seed database: each byte of
+// each file flipped (all its bits; salvaging at odd offsets, as the fuzz
+// target does), and each file cut at each length.
+func TestOpenCorruptEveryByte(t *testing.T) {
+	oc := newOpenCorrupt(t)
+	opened := 0
+	for which, s := range oc.seeds {
+		for file, name := range s.files {
+			for off := range len(s.data[name]) {
+				oc.run(t, which, file, uint32(off), 0xff, 0, checkWhole)
+				opened++
+			}
+			for cut := 1; cut < len(s.data[name]); cut++ {
+				oc.run(t, which, file, uint32(cut), 0, uint32(cut), checkWhole)
+				opened++
+			}
+		}
+	}
+	t.Logf("%d damaged databases opened", opened)
 }
 
 // unchanged reports a file still of size bytes, data then zeros.

@@ -32,7 +32,10 @@ type Options struct {
 	Log io.Writer
 	// ViewDir is where read-only opens make their views (default: the
 	// system's temporary directory). Badger syncs a view's directory as it
-	// opens it: a memory file system makes that free.
+	// opens it: a memory file system makes that free. A view holds links,
+	// a copy of the MANIFEST and of the logs' committed part — and, of a
+	// database being recorded, a copy of its tables: their size, in
+	// ViewDir, for as long as the view is open (view.go says why).
 	ViewDir string
 }
 

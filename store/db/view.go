@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -31,9 +32,17 @@ import (
 // badger open the database's directory: it builds a view, a private
 // directory of its own holding
 //
-//   - links to the database's tables (.sst) and value logs (.vlog), which
-//     badger never changes once written (it deletes them whole, which an
-//     open reader does not notice);
+//   - links to the database's value logs (.vlog), which badger only ever
+//     appends to, and deletes whole;
+//   - its tables (.sst): links when no writer holds the database, copies
+//     when one does (a live database). A writer compacting deletes the
+//     tables it replaced, and badger truncates a table before removing
+//     it — under every link to it, in the middle of a reader's read. A
+//     copy outlives that (TestViewOutlivesCompaction,
+//     TestReadWhileCompacting). The cost: while a view of a live
+//     database is open, its tables' size in ViewDir (the system's
+//     temporary directory unless Options.ViewDir says), and the time to
+//     copy them as it opens;
 //   - a copy of the MANIFEST, taken after the logs were listed, so every
 //     memtable flushed meanwhile is found either in its log or in a table;
 //   - each write-ahead log, first as a link and, once badger has said where
@@ -42,6 +51,11 @@ import (
 // and opens that read-only. The database's files are opened for reading
 // only, and its directory lock is not taken: a recording may be running
 // (the view then holds what it had committed when the view was made).
+// Every read-only open goes through a view, even of a database with no
+// log and no writer: badger, opened read-only, still deletes every table
+// file its MANIFEST does not list — one a writer starting meanwhile has
+// just written, or every table when the MANIFEST is damaged — and in a
+// view that is a link or a copy (FuzzOpenCorrupt found it).
 //
 // Before badger opens a table, the view validates it — its index and the
 // checksum of every block — in the caller's goroutine: badger opens tables
@@ -72,7 +86,7 @@ var errViewRace = errors.New("the database changed while it was being opened")
 
 // view is a read-only image of a database directory (see above).
 type view struct {
-	dir  string // the view's own directory ("": read in place, see openDirect)
+	dir  string // the view's own directory
 	live bool   // a writer held the database when the view was made
 }
 
@@ -86,9 +100,6 @@ func (v *view) remove() {
 // openView opens a database read-only through a view. With salvage, damaged
 // tables and logs are left out (and listed); without, damage is an error.
 func openView(dir, viewDir string, salvage bool, log *badgerLog) (*badger.DB, *view, []Damage, error) {
-	if bdb := openDirect(dir, log); bdb != nil {
-		return bdb, &view{}, nil, nil
-	}
 	for attempt := 1; ; attempt++ {
 		bdb, v, dmg, err := tryView(dir, viewDir, salvage, attempt == viewAttempts, log)
 		if err == nil || !errors.Is(err, errViewRace) || attempt == viewAttempts {
@@ -100,23 +111,50 @@ func openView(dir, viewDir string, salvage bool, log *badgerLog) (*badger.DB, *v
 	}
 }
 
-func tryView(dir, viewDir string, salvage, lastTry bool, log *badgerLog) (bdb *badger.DB, v *view, dmg []Damage, err error) {
-	v = &view{live: writerAlive(dir)}
+func tryView(dir, viewDir string, salvage, lastTry bool, log *badgerLog) (*badger.DB, *view, []Damage, error) {
+	m, err := makeView(dir, viewDir, salvage, lastTry)
+	if err != nil {
+		var dmg []Damage
+		if m != nil {
+			dmg = m.dmg
+			m.v.remove()
+		}
+		return nil, nil, dmg, err
+	}
+	bdb, dmg, err := openMade(dir, m, salvage, lastTry, log)
+	if err != nil {
+		m.v.remove()
+		return nil, nil, dmg, err
+	}
+	return bdb, m.v, dmg, nil
+}
+
+// made is a view made and not yet opened: everything tqmon reads of a
+// database before badger does — its logs cut where their last complete
+// transaction ends, its MANIFEST, its tables validated (damaged ones
+// dropped from the view's MANIFEST).
+type made struct {
+	v    *view
+	wals map[int]*walCopy
+	dmg  []Damage // the tables left out
+}
+
+// makeView makes a view of dir (see above): tqmon's own reading of the
+// database, without badger. On an error that is the database's damage
+// (a *DamageError), made lists it; the view is the caller's to remove.
+func makeView(dir, viewDir string, salvage, lastTry bool) (m *made, err error) {
+	v := &view{live: writerAlive(dir)}
 	v.dir, err = os.MkdirTemp(viewDir, "tqmon-view-")
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("database %s: a view to read it through: %w", dir, err)
+		return nil, fmt.Errorf("database %s: a view to read it through: %w", dir, err)
 	}
-	defer func() {
-		if err != nil {
-			v.remove()
-			bdb, v = nil, nil
-		}
-	}()
+	m = &made{v: v, wals: map[int]*walCopy{}}
+	fail := func(err error) (*made, error) { return m, err }
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("database %s: %w", dir, err)
+		return fail(fmt.Errorf("database %s: %w", dir, err))
 	}
-	wals := map[int]*walCopy{}
+	var tableFiles []string
 	for _, e := range ents {
 		name := e.Name()
 		switch {
@@ -127,60 +165,84 @@ func tryView(dir, viewDir string, salvage, lastTry bool, log *badgerLog) (bdb *b
 			}
 			wc, err := readWAL(filepath.Join(dir, name), filepath.Join(v.dir, name))
 			if err != nil {
-				return nil, nil, nil, raced(v, dir, err)
+				return fail(raced(v, dir, err))
 			}
 			if len(wc.buf) > walHeader {
 				if err := wc.cutAt(walEnd(wc.buf)); err != nil {
-					return nil, nil, nil, fmt.Errorf("database %s: a view to read it through: %w", dir, err)
+					return fail(fmt.Errorf("database %s: a view to read it through: %w", dir, err))
 				}
-				wals[fid] = wc
+				m.wals[fid] = wc
 			}
+			continue
+		case strings.HasSuffix(name, ".sst") && v.live:
+			tableFiles = append(tableFiles, name) // copied, once the MANIFEST is
 			continue
 		case strings.HasSuffix(name, ".sst"), strings.HasSuffix(name, ".vlog"), name == badger.KeyRegistryFileName:
 		default:
 			continue
 		}
 		if err := os.Symlink(absPath(dir, name), filepath.Join(v.dir, name)); err != nil {
-			return nil, nil, nil, fmt.Errorf("database %s: a view to read it through: %w", dir, err)
+			return fail(fmt.Errorf("database %s: a view to read it through: %w", dir, err))
 		}
 	}
 	man, err := os.ReadFile(filepath.Join(dir, badger.ManifestFilename))
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("database %s is %w: its MANIFEST: %v", dir, ErrCorrupt, err)
+		return fail(fmt.Errorf("database %s is %w: its MANIFEST: %v", dir, ErrCorrupt, err))
+	}
+	// A live database's tables are copied, after the MANIFEST: a table it
+	// lists was written whole before it was listed, and is either copied
+	// whole or — deleted by a compaction since — found missing or cut
+	// (badger truncates a table before removing it), which is a race and
+	// another view. Links would not do: the truncation reaches a link's
+	// reader too, in the middle of a read.
+	for _, name := range tableFiles {
+		if err := copyFile(filepath.Join(dir, name), filepath.Join(v.dir, name)); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // deleted since the listing: the MANIFEST says whether it is needed
+			}
+			return fail(fmt.Errorf("database %s: a view to read it through: %w", dir, err))
+		}
 	}
 	manPath := filepath.Join(v.dir, badger.ManifestFilename)
 	if err := os.WriteFile(manPath, man, 0o644); err != nil {
-		return nil, nil, nil, fmt.Errorf("database %s: a view to read it through: %w", dir, err)
+		return fail(fmt.Errorf("database %s: a view to read it through: %w", dir, err))
 	}
 	tables, err := manifestTables(manPath)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("database %s is %w: its MANIFEST: %v", dir, ErrCorrupt, err)
+		return fail(fmt.Errorf("database %s is %w: its MANIFEST: %v", dir, ErrCorrupt, err))
 	}
 	var drop []uint64
 	for _, tm := range tables {
 		name := table.IDToFilename(tm.id)
 		if _, err := os.Stat(filepath.Join(v.dir, name)); err != nil && v.live {
-			return nil, nil, nil, raced(v, dir, err)
+			return fail(raced(v, dir, err))
 		}
 		if d, bad := validateTable(filepath.Join(v.dir, name), tm.compression); bad {
 			if v.live && !lastTry {
-				return nil, nil, nil, errViewRace // deleted (truncated first) by a compaction, likely
+				return fail(errViewRace) // deleted (truncated first) by a compaction, likely
 			}
 			d.File = name
-			dmg = append(dmg, d)
+			m.dmg = append(m.dmg, d)
 			drop = append(drop, tm.id)
 		}
 	}
 	if len(drop) > 0 {
 		if err := os.WriteFile(manPath, appendManifestDeletes(man, drop), 0o644); err != nil {
-			return nil, nil, nil, fmt.Errorf("database %s: a view to read it through: %w", dir, err)
+			return fail(fmt.Errorf("database %s: a view to read it through: %w", dir, err))
 		}
 	}
-	if len(dmg) > 0 && !salvage {
-		return nil, nil, dmg, damaged(dir, dmg)
+	if len(m.dmg) > 0 && !salvage {
+		return fail(damaged(dir, m.dmg))
 	}
-	// Open; should badger find a log's last complete transaction ends
-	// earlier than walEnd did, cut it there.
+	return m, nil
+}
+
+// openMade opens a view made with badger, read-only: should badger find
+// a log's last complete transaction ends earlier than walEnd did, the
+// log's copy is cut there and badger tries again.
+func openMade(dir string, m *made, salvage, lastTry bool, log *badgerLog) (bdb *badger.DB, dmg []Damage, err error) {
+	v, wals := m.v, m.wals
+	dmg = slices.Clone(m.dmg)
 	var most int64
 	for _, wc := range wals {
 		most = max(most, int64(wc.end))
@@ -197,58 +259,42 @@ func tryView(dir, viewDir string, salvage, lastTry bool, log *badgerLog) (bdb *b
 			}
 			if len(dmg) > 0 && !salvage {
 				bdb.Close()
-				return nil, nil, dmg, damaged(dir, dmg)
+				return nil, dmg, damaged(dir, dmg)
 			}
-			return bdb, v, dmg, nil
+			return bdb, dmg, nil
 		}
 		log.release(false)
 		fid, end, ok := walCut(err)
 		wc := wals[fid]
 		if !ok || wc == nil || end >= int64(wc.end) {
 			if v.live && !lastTry {
-				return nil, nil, nil, errViewRace
+				return nil, nil, errViewRace
 			}
-			return nil, nil, dmg, fmt.Errorf("database %s is %w: %v", dir, ErrCorrupt, err)
+			return nil, dmg, fmt.Errorf("database %s is %w: %v", dir, ErrCorrupt, err)
 		}
 		if err := wc.cutAt(int(end)); err != nil {
-			return nil, nil, dmg, fmt.Errorf("database %s: %w", dir, err)
+			return nil, dmg, fmt.Errorf("database %s: %w", dir, err)
 		}
 	}
-	return nil, nil, dmg, fmt.Errorf("database %s is %w: its write-ahead logs do not open", dir, ErrCorrupt)
+	return nil, dmg, fmt.Errorf("database %s is %w: its write-ahead logs do not open", dir, ErrCorrupt)
 }
 
-// openDirect opens read-only, in place, a database that needs no view:
-// one with no write-ahead log (its writer closed it) and no writer, whose
-// tables all validate. Badger then opens every file read-only, and takes
-// no lock (a writer may start meanwhile: it only ever adds files, and
-// deletes whole ones an open reader does not notice). Nil when the
-// database needs a view, or badger refuses (the view says why).
-func openDirect(dir string, log *badgerLog) *badger.DB {
-	ents, err := os.ReadDir(dir)
-	if err != nil || writerAlive(dir) {
-		return nil
-	}
-	for _, e := range ents {
-		if strings.HasSuffix(e.Name(), ".mem") {
-			return nil
-		}
-	}
-	tables, err := manifestTables(filepath.Join(dir, badger.ManifestFilename))
+// copyFile copies a file (created, or replaced).
+func copyFile(from, to string) error {
+	in, err := os.Open(from)
 	if err != nil {
-		return nil
+		return err
 	}
-	for _, tm := range tables {
-		if _, bad := validateTable(filepath.Join(dir, table.IDToFilename(tm.id)), tm.compression); bad {
-			return nil
-		}
-	}
-	log.hold()
-	bdb, err := badger.Open(readOptions(dir, 0, log).WithBypassLockGuard(true))
-	log.release(err == nil)
+	defer in.Close()
+	out, err := os.Create(to)
 	if err != nil {
-		return nil
+		return err
 	}
-	return bdb
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }
 
 // guard runs fn with memory faults made errors (see faulted).
@@ -265,9 +311,10 @@ func guard(dir string, fn func() error) (err error) {
 // faulted makes a memory fault an error (ErrChanged), and panics on with
 // anything else. Badger reads tables through memory maps, and a writer
 // compacting a database deletes the tables it replaced by truncating them
-// first: a reader of a database being written (Live), or one a writer
-// opened since, faults reading such a table — an error with panics on
-// faults (debug.SetPanicOnFault), where it would end the process.
+// first: a view of a database being written (Live) reads copies of its
+// tables, but one a writer opened only after the view was made links to
+// them, and faults reading such a table — an error with panics on faults
+// (debug.SetPanicOnFault), where it would end the process.
 func faulted(dir string, r any) error {
 	if _, ok := r.(interface{ Addr() uintptr }); ok {
 		return fmt.Errorf("database %s %w: a table was deleted while it was read (a writer compacting it?): read it again", dir, ErrChanged)

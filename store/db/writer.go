@@ -38,7 +38,11 @@ type CommitInfo struct {
 	// Through is the time up to which every element given to the writer is
 	// in the database (Beginning when nothing is yet).
 	Through algebra.Time
-	// Tuples and Elements count what the database holds, all relations.
+	// Tuples and Elements count what the database holds, all relations:
+	// what this commit wrote and every commit before it — never a tuple
+	// still in a relation's latest instant (which the writer holds back,
+	// as it may yet change), so once the commit is synced every tuple
+	// counted reads back (TestSyncedCountsDurable, TestCrash).
 	Tuples, Elements uint64
 	// Synced reports a flush also forced to stable storage (Sync).
 	Synced bool
@@ -229,7 +233,6 @@ func (r *RelWriter) begin(from, to algebra.Time, vals []algebra.Value) uint64 {
 	st := &r.m.state
 	id := st.nextID
 	st.nextID++
-	st.tuples++
 	r.extent(from)
 	e := elem{kind: kBegin, t: from, id: id, vals: vals}
 	inOrder := !r.haveTail || from >= st.frontier
@@ -289,7 +292,6 @@ func (r *RelWriter) Event(at algebra.Time, vals []algebra.Value) error {
 	if err := r.order(at, "event"); err != nil {
 		return err
 	}
-	r.m.state.tuples++
 	r.extent(at)
 	r.advance(at)
 	r.tail = append(r.tail, elem{kind: kEvent, t: at, vals: vals})
@@ -394,9 +396,6 @@ func (r *RelWriter) flushTail() {
 				continue
 			}
 			if e.kind != kEvent && empty[e.id] {
-				if e.kind == kBegin {
-					r.m.state.tuples--
-				}
 				continue
 			}
 			r.add(e)
@@ -418,6 +417,9 @@ func (r *RelWriter) add(e *elem) {
 	r.curDirty, r.touched = true, true
 	r.w.pending += len(r.cur.body) - before
 	r.m.state.elements++
+	if e.kind != kEnd {
+		r.m.state.tuples++ // counted as written: see CommitInfo.Tuples
+	}
 	r.since++
 	if e.kind == kEnd {
 		r.addEnd(e.id, e.t)
@@ -491,6 +493,7 @@ func (r *RelWriter) lateBegin(e elem, to int64) {
 		r.ckpts = append(r.ckpts, pendingCheck{at: c, seq: seq, tuples: []openTuple{{id: e.id, from: e.t, vals: e.vals}}})
 	}
 	r.m.state.elements++
+	r.m.state.tuples++
 	r.w.pending += 32
 }
 

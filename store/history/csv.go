@@ -24,6 +24,7 @@ type csvReader struct {
 	recOff  int   // where the current record's first line begins in buf
 	eof     bool  // r has no more data
 	readErr error // an error reading r (not io.EOF)
+	filled  bool  // the last read filled buf
 	numLine int   // lines read, as encoding/csv counts them
 
 	// The current record.
@@ -62,13 +63,23 @@ type csvError struct {
 
 func (e *csvError) Error() string { return fmt.Sprintf("%d:%d: %v", e.line, e.col, e.err) }
 
+// csvBufFirst and csvBufRead are the reader's buffer as it starts and as
+// reading grows it: it starts small, so a small file (most of a fuzz
+// target's, many histories' event files) costs little, and doubles with
+// each read that fills it up to csvBufRead — past that only a record
+// longer than the buffer grows it (up to MaxRecord).
+const (
+	csvBufFirst = 4 << 10
+	csvBufRead  = 64 << 10
+)
+
 func newCSVReader(r io.Reader) *csvReader {
-	return &csvReader{r: r, buf: make([]byte, 64<<10)}
+	return &csvReader{r: r, buf: make([]byte, csvBufFirst)}
 }
 
 // fill reads more data into buf, keeping the current record's lines
-// (from recOff), growing buf when they fill it. It returns false at the
-// end of the input.
+// (from recOff), growing buf when they fill it (and while reads fill it,
+// up to csvBufRead). It returns false at the end of the input.
 func (c *csvReader) fill() bool {
 	if c.eof || c.readErr != nil {
 		return false
@@ -79,12 +90,13 @@ func (c *csvReader) fill() bool {
 		c.end = n
 		c.recOff = 0
 	}
-	if c.end == len(c.buf) {
+	if c.end == len(c.buf) || c.filled && len(c.buf) < csvBufRead {
 		c.buf = append(c.buf, make([]byte, len(c.buf))...)
 	}
 	for {
 		n, err := c.r.Read(c.buf[c.end:])
 		c.end += n
+		c.filled = c.end == len(c.buf)
 		if err == io.EOF {
 			c.eof = true
 			return n > 0

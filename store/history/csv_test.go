@@ -87,6 +87,15 @@ func TestCSVReaderAgreesWithEncodingCSV(t *testing.T) {
 		}
 		texts = append(texts, b.String())
 	}
+	// Long texts, of records short and long, read through the buffer as
+	// it grows from csvBufFirst to csvBufRead and past it.
+	for _, rec := range []int{20, 3000, 100_000} {
+		var b strings.Builder
+		for i := 0; b.Len() < 300_000; i++ {
+			fmt.Fprintf(&b, "%d,\"%s\n\",%s\n", i, strings.Repeat("q", rng.IntN(rec)), strings.Repeat("z", rng.IntN(rec)))
+		}
+		texts = append(texts, b.String())
+	}
 	for _, text := range texts {
 		for _, small := range []bool{false, true} {
 			std, ours := csvRecords([]byte(text), small)

@@ -196,7 +196,7 @@ func readFileInto(path string, t *algebra.Table, in *interner) error {
 // tuple by tuple would copy it many times over.
 func readInto(r *relReader, t *algebra.Table) error {
 	var chunks [][]algebra.Tuple
-	cur := make([]algebra.Tuple, 0, 1024)
+	cur := make([]algebra.Tuple, 0, 16) // (doubling: a small file costs little)
 	n := 0
 	var tu tuple
 	// An entity relation's rows are checked once all are read (in any
@@ -367,6 +367,8 @@ type relReader struct {
 	parsers          []valueParser
 	fromCol, toCol   int // an event's at is fromCol; toCol is then -1
 	fromName, toName string
+
+	slabRows int // tuples the next slab holds: 8, doubling to 256 (a small file costs little)
 
 	slab []algebra.Value // values of tuples to come, allocated together
 	src  *source.File    // the current record's text, once a diagnostic needs it
@@ -595,7 +597,8 @@ func (r *relReader) row(t *tuple) bool {
 	}
 	n := len(rel.Attrs)
 	if len(r.slab) < n {
-		r.slab = make([]algebra.Value, 256*n)
+		r.slabRows = min(max(2*r.slabRows, 8), 256)
+		r.slab = make([]algebra.Value, r.slabRows*n)
 	}
 	vals := r.slab[:n:n]
 	for ai, a := range rel.Attrs {

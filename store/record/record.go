@@ -265,11 +265,15 @@ func (tp *Tap) fail(err error) {
 }
 
 // Start sets the start of the window the tap syncs: the observation's
-// (remote.LiveOptions.Started). Until then nothing is synced.
+// (remote.LiveOptions.Started). Until then nothing is synced; from then a
+// reader of the database finds a window, the first one (from, from) synced
+// at once — before anything was observed a query answers over that, with
+// nothing in it.
 func (tp *Tap) Start(from algebra.Time) {
 	tp.mu.Lock()
-	defer tp.mu.Unlock()
 	tp.start, tp.last, tp.started = from, max(tp.last, from), true
+	tp.mu.Unlock()
+	tp.sync()
 }
 
 // sync makes everything so far durable, the window reaching the latest
