@@ -11,7 +11,6 @@ import (
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/plan"
-	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/grammar/sdl"
 	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/remote"
@@ -84,8 +83,8 @@ func (s *live) session(ctx context.Context, d time.Duration, mon func(Session) e
 	return s.open(ctx, d, mon)
 }
 
-func (s *live) recorded() (stream.Source, func(), *algebra.Window, error) {
-	return nil, nil, nil, fmt.Errorf("%s is live, not a recording", s.desc)
+func (s *live) recorded() (playable, error) {
+	return playable{}, fmt.Errorf("%s is live, not a recording", s.desc)
 }
 
 func (s *live) Explain(w io.Writer, prog *query.Program, first int, naive bool) error {

@@ -203,13 +203,14 @@ func (s *historySubject) Explain(w io.Writer, prog *query.Program, first int, na
 	return explain(w, prog, first, naive, func(r rewrite.Result) string { return rewrite.Explain(r, h) })
 }
 
-func (s *historySubject) recorded() (stream.Source, func(), *algebra.Window, error) {
+func (s *historySubject) recorded() (playable, error) {
 	h, err := s.history()
 	if err != nil {
-		return nil, nil, nil, err
+		return playable{}, err
 	}
 	start, end, ok := h.Extent()
-	return play.HistorySource(h, recordedNames(h.Catalog)), func() {}, extentWindow(h.Window, start, end, ok), nil
+	return playable{src: play.HistorySource(h, recordedNames(h.Catalog)), done: func() {},
+		window: extentWindow(h.Window, start, end, ok), obs: h}, nil
 }
 
 // explain writes the plans of the retrieves from first on, rewritten
@@ -361,19 +362,19 @@ func (s *dbSubject) Explain(w io.Writer, prog *query.Program, first int, _ bool)
 	return bw.Flush()
 }
 
-func (s *dbSubject) recorded() (stream.Source, func(), *algebra.Window, error) {
+func (s *dbSubject) recorded() (playable, error) {
 	var reads []db.Read
 	for _, r := range s.d.Catalog().Relations {
 		reads = append(reads, db.Read{Rel: r.Name})
 	}
 	src, err := s.d.NewSource(reads)
 	if err != nil {
-		return nil, nil, nil, err
+		return playable{}, err
 	}
 	obs := s.d.ObservationHistory()
 	start, end, ok := s.d.Extent()
-	return stream.Merge(src, stream.TableSource(obs, algebra.ObservedName, algebra.LostName)), func() { src.Close() },
-		extentWindow(s.d.Window(), start, end, ok), nil
+	return playable{src: stream.Merge(src, stream.TableSource(obs, algebra.ObservedName, algebra.LostName)),
+		done: func() { src.Close() }, window: extentWindow(s.d.Window(), start, end, ok), obs: obs}, nil
 }
 
 // recordedNames are the relations a recording plays: every relation, the

@@ -137,10 +137,8 @@ type Subject interface {
 	// session runs mon against a session of a live subject's residents;
 	// it returns the span a demo subject ran (nil for others).
 	session(ctx context.Context, d time.Duration, mon func(Session) error) (*algebra.Window, error)
-	// recorded is a recording's elements, every relation whole, for a
-	// display to play, the function that releases them, and the window
-	// they cover.
-	recorded() (stream.Source, func(), *algebra.Window, error)
+	// recorded is a recording for a display to play.
+	recorded() (playable, error)
 	database() *db.DB
 }
 

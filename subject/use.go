@@ -6,10 +6,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
+	"github.com/tqmon/tqmon/algebra/exec"
+	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/display/play"
+	"github.com/tqmon/tqmon/display/scene"
 	"github.com/tqmon/tqmon/display/show"
 	"github.com/tqmon/tqmon/grammar/source"
 	"github.com/tqmon/tqmon/query"
@@ -124,18 +128,60 @@ func present(ctx context.Context, s Subject, setup *show.Setup, po play.Options,
 		within.Prog, setup = prog, &within
 	}
 	if !s.Live() {
-		src, done, window, err := s.recorded()
+		pb, done, err := playback(ctx, s, setup, po, so)
 		if err != nil {
 			return err
 		}
 		defer done()
-		return show.History(ctx, setup, src, window, po, so)
+		return pb.Run(ctx)
 	}
 	_, err := s.session(ctx, 0, func(ss Session) error {
 		lo.Ready = chain(ss.Ready, lo.Ready)
 		return show.Live(ctx, setup, ss.Conns, lo, ss.Clock, so)
 	})
 	return err
+}
+
+// playable is a recording for a display to play: its elements, every
+// relation whole (src, released by done), the window they cover, and how
+// they were observed (obs: a history holding its Observed and Lost
+// tables, empty when it says nothing of its observation).
+type playable struct {
+	src    stream.Source
+	done   func()
+	window *algebra.Window
+	obs    *algebra.History
+}
+
+// playback starts playing recording s into the display (show.NewPlayback)
+// and returns the function that stops it and releases the recording. What
+// the recording says of its observation is shown — each row of its Lost
+// relation a gap ('×', "lost N" once play reaches it), each relation its
+// Observed rows say was sampled named with its period — and the display's
+// answers are cut at those gaps exactly as query --db's are: the gaps the
+// cut is given are exec.TableGaps of the same Lost table (see
+// store/replay.Run), so the display and a query agree on the recording.
+func playback(ctx context.Context, s Subject, setup *show.Setup, po play.Options, so show.Options) (*show.Playback, func(), error) {
+	rec, err := s.recorded()
+	if err != nil {
+		return nil, nil, err
+	}
+	lost := rec.obs.Table(algebra.LostName)
+	for _, r := range lost.Rows {
+		so.Losses = append(so.Losses, scene.Loss{Rel: r.Vals[0].S, From: r.From, To: r.To, Count: uint64(r.Vals[1].N)})
+	}
+	for _, r := range rec.obs.Table(algebra.ObservedName).Rows {
+		if p := r.Vals[1].N; p > 0 {
+			so.Sampled = append(so.Sampled, scene.Sampling{Rel: r.Vals[0].S, Period: time.Duration(p)})
+		}
+	}
+	so.Gaps = exec.TableGaps(lost)
+	pb, err := show.NewPlayback(ctx, setup, rec.src, rec.window, po, so)
+	if err != nil {
+		rec.done()
+		return nil, nil, err
+	}
+	return pb, func() { pb.Close(); rec.done() }, nil
 }
 
 // DisplayOptions shape Display.

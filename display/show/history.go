@@ -40,6 +40,11 @@ type Options struct {
 	// both from its run and adds them to these.
 	Losses  []scene.Loss
 	Sampled []scene.Sampling
+	// Gaps, for a playback, are where its answers are cut (exec.Cut):
+	// a recording's, its Lost relation's (exec.TableGaps, as query --db
+	// cuts them), the spans of Losses. Nil: nothing is cut. A live display
+	// does not use it: its run cuts at the gaps it learns (remote.RunLive).
+	Gaps exec.Gaps
 }
 
 // observe puts what o says of the observation into the feed's scene.
@@ -88,6 +93,7 @@ type Playback struct {
 	Feed   *Feed
 	Model  *ui.Model
 	errs   chan error
+	done   chan struct{} // closed once the network has stopped
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	o      Options
@@ -96,18 +102,21 @@ type Playback struct {
 // NewPlayback starts playing src — primitive elements in time order, such
 // as play.HistorySource or a store's replay — through the setup's program,
 // paced by a player (po: speed, start, clock); window, when not nil, is the
-// span the data observes (Clock ticks). Close stops it.
+// span the data observes (Clock ticks). Its answers are cut at o.Gaps.
+// Close stops it.
 func NewPlayback(ctx context.Context, s *Setup, src stream.Source, window *algebra.Window, po play.Options, o Options) (*Playback, error) {
 	plans, err := s.Prog.StoredPlans()
 	if err != nil {
 		return nil, err
 	}
-	net, err := exec.Build(s.Prog.Catalog, s.Prog.Stmts, plans, s.Prog.ExecOptions())
+	eo := s.Prog.ExecOptions()
+	eo.Gaps = o.Gaps
+	net, err := exec.Build(s.Prog.Catalog, s.Prog.Stmts, plans, eo)
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	pb := &Playback{Feed: s.NewFeed(), errs: make(chan error, 1), cancel: cancel, o: o}
+	pb := &Playback{Feed: s.NewFeed(), errs: make(chan error, 1), done: make(chan struct{}), cancel: cancel, o: o}
 	o.observe(pb.Feed)
 	pb.Feed.Hook(net)
 	pb.Player = play.NewPlayer(ctx, src, po)
@@ -116,6 +125,7 @@ func NewPlayback(ctx context.Context, s *Setup, src stream.Source, window *algeb
 	pb.wg.Add(1)
 	go func() {
 		defer pb.wg.Done()
+		defer close(pb.done)
 		guard(pb.errs, func() error {
 			_, err := net.RunSource(pb.Player, window)
 			if ctx.Err() != nil {
@@ -133,21 +143,14 @@ func (pb *Playback) Run(ctx context.Context) error {
 	return term.Run(ctx, pb.Model, term.Options{Screen: pb.o.Screen, FPS: pb.o.FPS, Inbox: pb.Feed.Inbox, Errs: pb.errs, Frame: pb.o.Frame})
 }
 
+// Done is closed once the network has stopped: the whole recording
+// played (its results are then all in Feed's inbox), the run failed, or
+// Close stopped it.
+func (pb *Playback) Done() <-chan struct{} { return pb.done }
+
 // Close stops the playback and waits for its network to stop.
 func (pb *Playback) Close() {
 	pb.cancel()
 	pb.Feed.Inbox.Close()
 	pb.wg.Wait()
-}
-
-// History plays src into the display in the terminal (see NewPlayback)
-// until the user quits or ctx ends (nil), or the run fails; the terminal
-// is restored however it ends.
-func History(ctx context.Context, s *Setup, src stream.Source, window *algebra.Window, po play.Options, o Options) error {
-	pb, err := NewPlayback(ctx, s, src, window, po, o)
-	if err != nil {
-		return err
-	}
-	defer pb.Close()
-	return pb.Run(ctx)
 }
