@@ -107,11 +107,16 @@ func (p *Program) RunHistory(h *algebra.History) ([]Result, Stats, error) {
 // (sorted) and returns the stream, read through once. window is asked for
 // the span Clock ticks fill only when the program reads a clock (a
 // recording's extent may take reading it to know). Answers are cut out of
-// gaps, if not nil (exec.Cut).
+// gaps, if not nil (exec.Cut). Like RunHistory, it runs the plans
+// rewritten with the Stored rules (StoredPlans).
 func (p *Program) RunSource(open func(rels []string) (stream.Source, error), window func() (*algebra.Window, error), gaps exec.Gaps) ([]Result, Stats, error) {
+	plans, err := p.StoredPlans()
+	if err != nil {
+		return nil, Stats{}, err
+	}
 	eo := p.ExecOptions()
 	eo.Gaps = gaps
-	net, err := exec.Build(p.Catalog, p.Stmts, p.Plans, eo)
+	net, err := exec.Build(p.Catalog, p.Stmts, plans, eo)
 	if err != nil {
 		return nil, Stats{}, err
 	}
