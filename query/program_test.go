@@ -58,7 +58,7 @@ func TestHistoryRunsStoredPlans(t *testing.T) {
 		src, err = d.Source(rels)
 		return src, err
 	}
-	rs, st, err := prog.RunSource(open, nil, nil)
+	rs, st, err := prog.RunSource(open, nil, nil, query.Output{})
 	if err != nil {
 		t.Fatal(err)
 	}
