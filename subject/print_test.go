@@ -183,13 +183,7 @@ func TestUnsortedAfterRowsWentOut(t *testing.T) {
 // when rows went out before the file was found unsorted, and they were
 // wrong — fails saying so.
 func TestSortedPrintEqualsWhole(t *testing.T) {
-	diff := filepath.Join("..", "testdata", "differential")
-	spec := testkit.ReadFile(t, filepath.Join(diff, "spec.sdl"))
-	cat := testkit.CompileSpec(t, "spec.sdl", spec)
-	var corpus []testkit.Query
-	for _, f := range []string{"queries.tq", "rules.tq", "timeslice.tq"} {
-		corpus = append(corpus, testkit.ReadCorpus(t, filepath.Join(diff, f))...)
-	}
+	spec, cat, corpus := differentialCorpora(t)
 	for seed := range 4 {
 		cfg := histgen.DefaultConfig(uint64(seed))
 		cfg.Tuples, cfg.Span = 25, 50
