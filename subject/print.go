@@ -109,6 +109,15 @@ func Print(ctx context.Context, s Subject, prog *query.Program, o PrintOptions, 
 // when no watermark comes.
 const flushEvery = 50 * time.Millisecond
 
+// sortedPatience is how long a sorted printer (a recording's results)
+// waits after it is made before a row goes out by the timer rather than
+// because its buffer filled: a history file out of time order is nearly
+// always found within it, so that a short run over a small unsorted
+// history prints nothing before it is sorted, whatever the machine's
+// load — whether rows went out before then depends only on the data
+// (TestTQuelExamples). A longer run still shows its rows as they settle.
+const sortedPatience = time.Second
+
 // A Printer prints result elements as they settle (format.Stream, or
 // format.Sorted for whole tables) into a buffer that goes out on each
 // watermark (Settle), when it fills, and at most flushEvery after a row
@@ -123,6 +132,7 @@ type Printer struct {
 	fs    format.Rows
 	timer *time.Timer
 	armed bool
+	quiet time.Time // no timed flush before then
 	err   error
 }
 
@@ -135,10 +145,12 @@ func NewPrinter(w io.Writer, o format.Options, stmts []*check.Retrieve) *Printer
 }
 
 // NewSortedPrinter prints the results of stmts on w as whole tables
-// (format.Write), each row as soon as it settles (format.Sorted).
+// (format.Write), each row as soon as it settles (format.Sorted) — by the
+// timer only from sortedPatience on.
 func NewSortedPrinter(w io.Writer, o format.Options, stmts []*check.Retrieve) *Printer {
 	p := newPrinter(w)
 	p.fs = format.NewSorted(p.w, o, relations(stmts))
+	p.quiet = time.Now().Add(sortedPatience)
 	return p
 }
 
@@ -160,10 +172,11 @@ func (p *Printer) Elem(i int, e stream.Elem) {
 	}
 	if !p.armed && p.w.Buffered() > 0 {
 		p.armed = true
+		d := max(flushEvery, time.Until(p.quiet))
 		if p.timer == nil {
-			p.timer = time.AfterFunc(flushEvery, p.Settle)
+			p.timer = time.AfterFunc(d, p.Settle)
 		} else {
-			p.timer.Reset(flushEvery)
+			p.timer.Reset(d)
 		}
 	}
 }

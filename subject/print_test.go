@@ -217,3 +217,37 @@ func TestSortedPrintEqualsWhole(t *testing.T) {
 		}
 	}
 }
+
+// TestSortedPrinterBuffers: a sorted printer writes its output in large
+// writes, never one a row (a csv.Writer given the printer's buffer once
+// flushed it at each row), and nothing by its timer in a short run.
+func TestSortedPrinterBuffers(t *testing.T) {
+	dir := sendsHistory(t, 2000, "")
+	for _, kind := range []format.Kind{format.CSV, format.JSONL, format.Table} {
+		w := &countWrites{}
+		sub, err := Open(context.Background(), Options{History: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		prog, err := query.Compile(sub.Catalog(), []query.Source{{Name: "q", Text: p1Sends}}, check.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Print(context.Background(), sub, prog, PrintOptions{Output: format.Options{Kind: kind}}, w); err != nil {
+			t.Fatal(err)
+		}
+		sub.Close()
+		// 250 rows, a few KiB: one write, two if the machine was so slow
+		// that the run outlasted sortedPatience.
+		if w.n < 1 || w.n > 2 {
+			t.Errorf("format %d: %d writes for 250 rows", kind, w.n)
+		}
+	}
+}
+
+type countWrites struct{ n int }
+
+func (w *countWrites) Write(p []byte) (int, error) {
+	w.n++
+	return len(p), nil
+}

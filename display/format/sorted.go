@@ -1,6 +1,7 @@
 package format
 
 import (
+	"bytes"
 	"container/heap"
 	"encoding/csv"
 	"fmt"
@@ -54,6 +55,7 @@ type sortedResult struct {
 	started bool         // its first line (a CSV header) is written
 	last    *algebra.Tuple
 	cw      *csv.Writer
+	buf     bytes.Buffer
 }
 
 // sortedRow is a row not yet written; open while its end is unknown (To
@@ -143,16 +145,21 @@ func (s *Sorted) write(r *sortedResult, t *algebra.Tuple) error {
 			s.err = err
 		}
 	case CSV:
+		// csv.Writer flushes a *bufio.Writer it is given (it wraps it in
+		// itself), so it writes into a row buffer of its own, copied out.
 		if !r.started {
 			r.started = true
-			r.cw = csv.NewWriter(s.w)
+			r.cw = csv.NewWriter(&r.buf)
 			r.cw.Write(Header(r.rel))
 		}
 		r.cw.Write(Row(r.rel, t, s.o.Time))
-		// csv.Writer buffers: what is written goes to s.w at once, as
-		// Write's does at its end.
 		r.cw.Flush()
-		if err := r.cw.Error(); err != nil && s.err == nil {
+		_, err := s.w.Write(r.buf.Bytes())
+		r.buf.Reset()
+		if err == nil {
+			err = r.cw.Error()
+		}
+		if err != nil && s.err == nil {
 			s.err = err
 		}
 	}
