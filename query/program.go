@@ -107,13 +107,25 @@ func (p *Program) RunHistory(h *algebra.History) ([]Result, Stats, error) {
 // (sorted) and returns the stream, read through once. window is asked for
 // the span Clock ticks fill only when the program reads a clock (a
 // recording's extent may take reading it to know). Answers are cut out of
-// gaps, if not nil (exec.Cut).
-func (p *Program) RunSource(open func(rels []string) (stream.Source, error), window func() (*algebra.Window, error), gaps exec.Gaps) ([]Result, Stats, error) {
-	eo := p.ExecOptions()
-	eo.Gaps = gaps
-	net, err := exec.Build(p.Catalog, p.Stmts, p.Plans, eo)
+// gaps, if not nil (exec.Cut). Like RunHistory, it runs the plans
+// rewritten with the Stored rules (StoredPlans). out, when its OnElem is
+// set, sees the result elements as they are produced.
+func (p *Program) RunSource(open func(rels []string) (stream.Source, error), window func() (*algebra.Window, error), gaps exec.Gaps, out Output) ([]Result, Stats, error) {
+	plans, err := p.StoredPlans()
 	if err != nil {
 		return nil, Stats{}, err
+	}
+	eo := p.ExecOptions()
+	eo.Gaps = gaps
+	net, err := exec.Build(p.Catalog, p.Stmts, plans, eo)
+	if err != nil {
+		return nil, Stats{}, err
+	}
+	if out.OnElem != nil {
+		for i, s := range net.Stmts {
+			s.Result.OnElem = func(e stream.Elem) { out.OnElem(i, e) }
+			s.Result.Discard = out.Discard
+		}
 	}
 	rels := make([]string, 0, len(net.Sources))
 	for name := range net.Sources {
@@ -134,6 +146,15 @@ func (p *Program) RunSource(open func(rels []string) (stream.Source, error), win
 		return nil, Stats{}, err
 	}
 	return results(net), Stats{PeakHeld: net.PeakHeld()}, nil
+}
+
+// Output is where a run's result elements go besides its result tables.
+type Output struct {
+	// OnElem, when set, sees each result element of statement stmt as it
+	// is produced, in time order.
+	OnElem func(stmt int, e stream.Elem)
+	// Discard keeps no result rows (with OnElem: the tables are empty).
+	Discard bool
 }
 
 // results are the result tables of a network's retrieves.

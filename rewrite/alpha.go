@@ -340,7 +340,7 @@ func (b *block) argument(c candidate) plan.Node {
 		m[i] = -1
 	}
 	m[c.u] = 0
-	leaf := renumberLeaf(b.leaves[c.u], 0)
+	leaf := argumentLeaf(b.leaves[c.u])
 	var in plan.Node = leaf
 	if len(c.uConds) > 0 {
 		conds := make([]expr.Expr, len(c.uConds))
@@ -356,6 +356,20 @@ func (b *block) argument(c candidate) plan.Node {
 		Targets: []check.Target{{Name: flag.Name, Expr: expr.Remap(c.uAttr, m)}},
 		In:      &plan.ProjectT{Valid: valid, In: in},
 	}
+}
+
+// argumentLeaf is a leaf as the only variable of an argument block: the
+// block's variable 0, and not existential there, since its target reads it.
+func argumentLeaf(n plan.Node) plan.Node {
+	switch n := renumberLeaf(n, 0).(type) {
+	case *plan.Scan:
+		n.Exists = false
+		return n
+	case *plan.Alpha:
+		n.Exists = false
+		return n
+	}
+	return n
 }
 
 func renumberLeaf(n plan.Node, v int) plan.Node {

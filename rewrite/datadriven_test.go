@@ -8,6 +8,7 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/plan"
 	"github.com/tqmon/tqmon/internal/testkit"
 	"github.com/tqmon/tqmon/rewrite"
@@ -18,8 +19,10 @@ import (
 // for the aggregate rules (of the traditional class) and one for the
 // paper's queries. Commands:
 //
-//	rewrite [spec=paper|differential]   the initial plan, each rule applied
-//	                                    (name: plan after), the final tree
+//	rewrite [spec=paper|differential]   the initial plan, the variables the
+//	                                    checker marked existential (when
+//	                                    any), each rule applied (name: plan
+//	                                    after), the final tree
 //	explain                             rewrite.Explain over the paper
 //	                                    example history (with estimates)
 //	store [spec=…]                      the plan over stored relations and
@@ -59,6 +62,9 @@ func TestDataDriven(t *testing.T) {
 				switch d.Cmd {
 				case "rewrite":
 					fmt.Fprintf(&b, "initial: %s\n", plan.String(res.Initial))
+					if ex := existentialNames(s); ex != "" {
+						fmt.Fprintf(&b, "existential: %s\n", ex)
+					}
 					for _, st := range res.Steps {
 						fmt.Fprintf(&b, "%s: %s\n", st.Rule, plan.String(st.After))
 					}
@@ -72,4 +78,16 @@ func TestDataDriven(t *testing.T) {
 			return b.String()
 		})
 	})
+}
+
+// existentialNames are the names of the variables the checker marked
+// existential in s, space-separated.
+func existentialNames(s *check.Retrieve) string {
+	var names []string
+	for i, v := range s.Vars {
+		if s.Exists != nil && s.Exists[i] {
+			names = append(names, v.Name)
+		}
+	}
+	return strings.Join(names, " ")
 }

@@ -81,3 +81,65 @@ func BenchmarkRewrite(b *testing.B) {
 		}
 	})
 }
+
+// TestSemiJoinReadsMarks: the semi-join rule takes the existential
+// variables from the marks the checker put on the leaves, not from the
+// block: as checked, ResumedbyP1's S goes right of a ⋉; with the marks
+// cleared (or with W marked too, when no variable is left to bind) the
+// same plan gets no semi-join.
+func TestSemiJoinReadsMarks(t *testing.T) {
+	cat := testkit.PaperCatalog(t)
+	q := testkit.ReadFile(t, filepath.Join(testkit.Root(t), "testdata", "paper", "resumed_by_p1.tq"))
+	initial := plan.Translate(testkit.Compile(t, cat, "q.tq", q, 0)[0])
+	mark := func(marks map[string]bool) plan.Node {
+		return plan.Map(initial, func(n plan.Node) plan.Node {
+			if s, ok := n.(*plan.Scan); ok {
+				c := *s
+				c.Exists = marks[s.VarName]
+				return &c
+			}
+			return n
+		})
+	}
+	for _, tt := range []struct {
+		name  string
+		plan  plan.Node
+		right string // the scan right of the ⋉, "" for none
+	}{
+		{"as checked", initial, "S"},
+		{"cleared", mark(nil), ""},
+		{"every variable", mark(map[string]bool{"S": true, "W": true}), ""},
+	} {
+		for _, live := range []bool{false, true} {
+			p, rw := tt.plan, rewrite.RewriteStored
+			if live {
+				p, rw = plan.WithAlphas(p, cat), rewrite.Rewrite
+			}
+			res, err := rw(&rewrite.Context{Catalog: cat}, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			right := ""
+			for _, st := range res.Steps {
+				if st.Rule != "semi-join" {
+					continue
+				}
+				plan.Walk(st.After, func(n plan.Node) {
+					if j, ok := n.(*plan.Join); ok && j.Semi {
+						plan.Walk(j.R, func(n plan.Node) {
+							switch l := n.(type) {
+							case *plan.Scan:
+								right = l.VarName
+							case *plan.Alpha:
+								right = l.VarName
+							}
+						})
+					}
+				})
+			}
+			if right != tt.right {
+				t.Errorf("%s (live %v): the semi-join's right is %q, want %q\n%s", tt.name, live, right, tt.right, plan.String(res.Final))
+			}
+		}
+	}
+}

@@ -73,7 +73,8 @@ cannot change any result.`,
 not πbag) when R's variables are existential — no target, no valid clause
 and no where conjunct with begin of or end of mentions them — and L binds
 at least one variable that is not (the operands swap when it is L that is
-existential). The result is the set of (targets, valid time) over the
+existential). The checker marks the existential variables
+(check.Retrieve.Exists); the rule reads the marks on the leaves. The result is the set of (targets, valid time) over the
 bindings that satisfy where and when; neither depends on an existential
 variable's tuple, so a binding of the other variables gives the same
 result tuple with every witness that satisfies the where and when
@@ -253,19 +254,31 @@ func equalKeep(a, b []int) bool {
 	return (a == nil) == (b == nil) && slices.Equal(a, b)
 }
 
-// existential is the set of the block's variables that only decide
-// whether a binding exists: no target, no valid clause and no where
-// conjunct that reads begin of or end of mentions them.
+// existential is the set of the block's variables the checker marked
+// existential (check.Retrieve.Exists, carried on the leaves): no target, no
+// valid clause and no where conjunct that reads begin of or end of
+// mentions them. The rules keep the marks true: none adds a target, and a
+// leaf moved into an argument block of its own loses its mark there
+// (argumentLeaf).
 func (b *block) existential() uint64 {
-	var all uint64
-	for v := range b.leaves {
-		all |= 1 << uint(v)
+	var ex uint64
+	for v, l := range b.leaves {
+		if leafExists(l) {
+			ex |= 1 << uint(v)
+		}
 	}
-	targets := make([]expr.Expr, len(b.root.Targets))
-	for i, t := range b.root.Targets {
-		targets[i] = t.Expr
+	return ex
+}
+
+// leafExists reports a leaf's existential mark.
+func leafExists(n plan.Node) bool {
+	switch n := n.(type) {
+	case *plan.Scan:
+		return n.Exists
+	case *plan.Alpha:
+		return n.Exists
 	}
-	return all &^ expr.ResultVars(targets, b.valid, b.conds)
+	return false
 }
 
 func semiJoin(_ *Context, pr *plan.Project) plan.Node {

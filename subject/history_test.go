@@ -24,13 +24,7 @@ import (
 // in half of them one relation's file is shuffled out of time order, so
 // the run starts again with it loaded.
 func TestHistoryStreamsAsLoaded(t *testing.T) {
-	diff := filepath.Join("..", "testdata", "differential")
-	spec := testkit.ReadFile(t, filepath.Join(diff, "spec.sdl"))
-	cat := testkit.CompileSpec(t, "spec.sdl", spec)
-	var corpus []testkit.Query
-	for _, f := range []string{"queries.tq", "rules.tq", "timeslice.tq"} {
-		corpus = append(corpus, testkit.ReadCorpus(t, filepath.Join(diff, f))...)
-	}
+	spec, cat, corpus := differentialCorpora(t)
 	seeds := 12
 	if testing.Short() {
 		seeds = 4
@@ -102,6 +96,19 @@ func TestHistoryStreamsAsLoaded(t *testing.T) {
 			}
 		}
 	}
+}
+
+// differentialCorpora are the differential spec (its text and catalog)
+// and the queries of its differential, rule and timeslice corpora.
+func differentialCorpora(t *testing.T) (string, *algebra.Catalog, []testkit.Query) {
+	t.Helper()
+	diff := filepath.Join("..", "testdata", "differential")
+	spec := testkit.ReadFile(t, filepath.Join(diff, "spec.sdl"))
+	var corpus []testkit.Query
+	for _, f := range []string{"queries.tq", "rules.tq", "timeslice.tq"} {
+		corpus = append(corpus, testkit.ReadCorpus(t, filepath.Join(diff, f))...)
+	}
+	return spec, testkit.CompileSpec(t, "spec.sdl", spec), corpus
 }
 
 // run renders each result's rows, sorted.

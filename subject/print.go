@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"sync"
 	"time"
@@ -30,14 +31,16 @@ type PrintOptions struct {
 }
 
 // Print runs prog over s and prints its results on w: each element as it
-// settles (a Printer) from a live subject, whole tables separated by
-// blank lines otherwise. It returns what the run cost. An incomplete
-// live run (remote.ErrIncomplete) prints what it has and returns that
-// error.
+// settles (a Printer) from a live subject; from a recording, whole tables
+// separated by blank lines, each row as soon as it has settled
+// (format.Sorted: the same bytes as the whole tables). It returns what the
+// run cost. An incomplete live run (remote.ErrIncomplete) prints what it
+// has and returns that error.
 func Print(ctx context.Context, s Subject, prog *query.Program, o PrintOptions, w io.Writer) (Stats, error) {
 	var p *Printer
 	ro := o.Run
-	if o.Stream || s.Live() {
+	switch {
+	case o.Stream || s.Live():
 		p = NewPrinter(w, o.Output, prog.Stmts)
 		defer p.Close()
 		ro.Discard = true
@@ -48,6 +51,15 @@ func Print(ctx context.Context, s Subject, prog *query.Program, o PrintOptions, 
 			}
 		}
 		ro.Progress = func(algebra.Time) { p.Settle() }
+	case !o.Run.Acquire:
+		// A recording's results are whole tables, printed as they
+		// settle; the results database, when there is one, still gets
+		// them whole (a history run may start again).
+		p = NewSortedPrinter(w, o.Output, prog.Stmts)
+		defer p.Close()
+		ro.Discard = o.Results == nil
+		ro.OnElem = p.Elem
+		ro.Rerun = p.Rerun
 	}
 	results, st, err := s.Run(ctx, prog, ro)
 	st.TimeFormat = o.Output.Time
@@ -56,9 +68,10 @@ func Print(ctx context.Context, s Subject, prog *query.Program, o PrintOptions, 
 			rec.Observed(algebra.Window{From: st.Start, To: max(st.End, st.Start)})
 		}
 		for i, r := range results {
-			if p == nil {
-				rec.Table(i, r.Table)
+			if ro.Discard {
+				break
 			}
+			rec.Table(i, r.Table)
 		}
 		if cerr := rec.Close(); err == nil && cerr != nil {
 			return st, cerr
@@ -66,6 +79,9 @@ func Print(ctx context.Context, s Subject, prog *query.Program, o PrintOptions, 
 	}
 	incomplete := errors.Is(err, remote.ErrIncomplete)
 	if err != nil && !incomplete {
+		if p != nil && !o.Stream && !s.Live() {
+			p.Abandon() // a failed run's unsettled rows are not results
+		}
 		return st, err
 	}
 	if p != nil {
@@ -93,26 +109,54 @@ func Print(ctx context.Context, s Subject, prog *query.Program, o PrintOptions, 
 // when no watermark comes.
 const flushEvery = 50 * time.Millisecond
 
-// A Printer prints result elements as they settle (format.Stream) into a
-// buffer that goes out on each watermark (Settle), when it fills, and at
-// most flushEvery after a row was printed — never a write per row. It
-// keeps nothing it has printed: only the tuples still open. Its methods
-// may be called from several goroutines.
+// sortedPatience is how long a sorted printer (a recording's results)
+// waits after it is made before a row goes out by the timer rather than
+// because its buffer filled: a history file out of time order is nearly
+// always found within it, so that a short run over a small unsorted
+// history prints nothing before it is sorted, whatever the machine's
+// load — whether rows went out before then depends only on the data
+// (TestTQuelExamples). A longer run still shows its rows as they settle.
+const sortedPatience = time.Second
+
+// A Printer prints result elements as they settle (format.Stream, or
+// format.Sorted for whole tables) into a buffer that goes out on each
+// watermark (Settle), when it fills, and at most flushEvery after a row
+// was printed — never a write per row. It keeps nothing it has printed:
+// only the tuples still open (and, sorted, the rows not yet settled). Its
+// methods may be called from several goroutines.
 type Printer struct {
 	mu    sync.Mutex
 	dst   io.Writer
 	w     *bufio.Writer
-	fs    *format.Stream
+	out   *checked
+	fs    format.Rows
 	timer *time.Timer
 	armed bool
+	quiet time.Time // no timed flush before then
 	err   error
 }
 
 // NewPrinter prints the results of stmts on w (a writer with a Flush
-// method, a bufio.Writer, is flushed too).
+// method, a bufio.Writer, is flushed too), each row as it is produced.
 func NewPrinter(w io.Writer, o format.Options, stmts []*check.Retrieve) *Printer {
-	p := &Printer{dst: w, w: bufio.NewWriterSize(w, 64<<10)}
-	p.fs = NewStream(p.w, o, stmts)
+	p := newPrinter(w)
+	p.fs = format.NewStream(p.w, o, relations(stmts))
+	return p
+}
+
+// NewSortedPrinter prints the results of stmts on w as whole tables
+// (format.Write), each row as soon as it settles (format.Sorted) — by the
+// timer only from sortedPatience on.
+func NewSortedPrinter(w io.Writer, o format.Options, stmts []*check.Retrieve) *Printer {
+	p := newPrinter(w)
+	p.fs = format.NewSorted(p.w, o, relations(stmts))
+	p.quiet = time.Now().Add(sortedPatience)
+	return p
+}
+
+func newPrinter(w io.Writer) *Printer {
+	p := &Printer{dst: w, out: &checked{w: w}}
+	p.w = bufio.NewWriterSize(p.out, 64<<10)
 	return p
 }
 
@@ -123,13 +167,16 @@ func (p *Printer) Elem(i int, e stream.Elem) {
 	if p.fs == nil {
 		return // closed
 	}
-	Stream(p.fs, i, e)
+	if err := Stream(p.fs, i, e); err != nil && p.err == nil {
+		p.err = err
+	}
 	if !p.armed && p.w.Buffered() > 0 {
 		p.armed = true
+		d := max(flushEvery, time.Until(p.quiet))
 		if p.timer == nil {
-			p.timer = time.AfterFunc(flushEvery, p.Settle)
+			p.timer = time.AfterFunc(d, p.Settle)
 		} else {
-			p.timer.Reset(flushEvery)
+			p.timer.Reset(d)
 		}
 	}
 }
@@ -143,6 +190,25 @@ func (p *Printer) Settle() {
 	}
 }
 
+// Rerun tells a sorted printer that the run starts again from the
+// beginning (why: a history file out of time order, now loaded and
+// sorted). Rows buffered but not written out are dropped; the rows that
+// went out must be the first the new run prints, which it checks instead
+// of printing them again — if they differ, the printer fails with an
+// error that says so.
+func (p *Printer) Rerun(why error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s, ok := p.fs.(*format.Sorted)
+	if !ok {
+		return
+	}
+	s.Restart()
+	p.w.Reset(p.out)
+	p.armed = false
+	p.out.replay(why)
+}
+
 func (p *Printer) flush() {
 	p.armed = false
 	err := p.w.Flush()
@@ -152,6 +218,21 @@ func (p *Printer) flush() {
 	if err != nil && p.err == nil {
 		p.err = err
 	}
+}
+
+// Abandon writes out what has been printed, and not the rows that have
+// not settled: the run failed. Later calls to Close do nothing more.
+func (p *Printer) Abandon() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.fs == nil {
+		return
+	}
+	if p.timer != nil {
+		p.timer.Stop()
+	}
+	p.fs = nil
+	p.flush()
 }
 
 // Close prints the tuples still open (valid until forever) and writes
@@ -171,26 +252,86 @@ func (p *Printer) Close() error {
 	}
 	p.fs = nil
 	p.flush()
+	if err := p.out.done(); err != nil && p.err == nil {
+		p.err = err
+	}
 	return p.err
 }
 
-// NewStream prints the results of stmts as they are produced.
-func NewStream(w io.Writer, o format.Options, stmts []*check.Retrieve) *format.Stream {
+// relations are the result relations of stmts.
+func relations(stmts []*check.Retrieve) []*algebra.Relation {
 	var rels []*algebra.Relation
 	for _, r := range stmts {
 		rels = append(rels, r.Result)
 	}
-	return format.NewStream(w, o, rels)
+	return rels
 }
 
-// Stream prints a result element of statement i as produced.
-func Stream(s *format.Stream, i int, e stream.Elem) {
+// Stream prints a result element of statement i.
+func Stream(s format.Rows, i int, e stream.Elem) error {
 	switch e.Kind {
 	case stream.Begin:
 		s.Begin(i, e.Rec, e.Rec.Vals, e.T)
 	case stream.End:
-		s.End(i, e.Rec, e.T)
+		return s.End(i, e.Rec, e.T)
 	case stream.Event:
-		s.Event(i, e.Rec.Vals, e.T)
+		return s.Event(i, e.Rec.Vals, e.T)
 	}
+	return nil
+}
+
+// checked is a Printer's destination: it writes through, and remembers
+// how many bytes it wrote and a hash of them, so that when a run starts
+// again (replay) it can take the new run's first bytes as a check of
+// what went out instead of writing them twice.
+type checked struct {
+	w    io.Writer
+	n    int64 // bytes written (or checked) so far
+	h    maphash.Hash
+	want uint64 // while replaying: the hash of the n bytes that went out
+	left int64  // while replaying: bytes still to check
+	why  error
+}
+
+// replay starts checking the next bytes against those written so far.
+func (c *checked) replay(why error) {
+	if c.n == 0 {
+		return
+	}
+	c.want, c.left, c.why = c.h.Sum64(), c.n, why
+	c.n = 0
+	c.h.Reset()
+}
+
+// done reports a replay that ended before it had checked all that went
+// out: the rows printed before were more than the run's.
+func (c *checked) done() error {
+	if c.left > 0 {
+		return c.wrong()
+	}
+	return nil
+}
+
+func (c *checked) wrong() error {
+	return fmt.Errorf("%w; the results printed before were wrong: sort the file by time and run the query again", c.why)
+}
+
+func (c *checked) Write(b []byte) (int, error) {
+	k := 0
+	if c.left > 0 {
+		k = int(min(int64(len(b)), c.left))
+		c.h.Write(b[:k])
+		c.n += int64(k)
+		c.left -= int64(k)
+		if c.left == 0 && c.h.Sum64() != c.want {
+			return k, c.wrong()
+		}
+		if k == len(b) {
+			return k, nil
+		}
+	}
+	n, err := c.w.Write(b[k:])
+	c.h.Write(b[k : k+n])
+	c.n += int64(n)
+	return k + n, err
 }

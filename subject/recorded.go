@@ -140,7 +140,7 @@ func (s *historySubject) Now() algebra.Time {
 
 // Run streams the relations the program reads through it; a relation
 // whose file is out of time order is loaded and sorted instead, and the
-// run starts again.
+// run starts again (after o.Rerun).
 func (s *historySubject) Run(_ context.Context, prog *query.Program, o RunOptions) ([]query.Result, Stats, error) {
 	if o.Acquire {
 		h, err := s.history()
@@ -171,13 +171,16 @@ func (s *historySubject) Run(_ context.Context, prog *query.Program, o RunOption
 			}
 			return inputSource{src}, nil
 		}
-		rs, st, err := prog.RunSource(open, s.window, gaps)
+		rs, st, err := prog.RunSource(open, s.window, gaps, query.Output{OnElem: o.OnElem, Discard: o.Discard})
 		if src != nil {
 			src.Close()
 		}
 		var unsorted *history.UnsortedError
 		if errors.As(err, &unsorted) && !slices.Contains(loaded, unsorted.Rel) {
 			loaded = append(loaded, unsorted.Rel)
+			if o.Rerun != nil {
+				o.Rerun(err)
+			}
 			continue
 		}
 		return rs, Stats{History: &st}, err
@@ -323,7 +326,7 @@ func (s *dbSubject) Run(ctx context.Context, prog *query.Program, o RunOptions) 
 		return nil, Stats{}, err
 	}
 	rs, st, err := replay.Run(s.d, q, replay.Options{Context: ctx, From: o.From, To: o.To, Pace: o.Pace, Player: o.Player, OnElem: o.OnElem,
-		Budget: prog.Budget()})
+		Discard: o.Discard, Budget: prog.Budget()})
 	stats := Stats{Read: &st, Blocks: map[string]uint64{}}
 	for _, rs := range s.d.Stats() {
 		stats.Blocks[rs.Name] = rs.Blocks

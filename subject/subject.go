@@ -166,9 +166,13 @@ type RunOptions struct {
 	Acquire bool
 	// Duration and Lease shape a live run (remote.LiveOptions).
 	Duration, Lease time.Duration
-	// OnElem, if set, sees each result element as it is produced (live
-	// subjects and databases).
+	// OnElem, if set, sees each result element as it is produced, in
+	// time order for each statement.
 	OnElem func(stmt int, e stream.Elem)
+	// Rerun, if set, is told that a run over a history starts again from
+	// the beginning (why: a file out of time order): OnElem sees the
+	// elements again.
+	Rerun func(why error)
 	// Ready, if set, is called once a live subject's residents know what
 	// to enable.
 	Ready func()
@@ -176,8 +180,7 @@ type RunOptions struct {
 	// advances (remote.LiveOptions).
 	Progress func(algebra.Time)
 	// Discard keeps no result rows (OnElem sees them; the tables Run
-	// returns are empty): a live run then holds only what its operators
-	// need.
+	// returns are empty): a run then holds only what its operators need.
 	Discard bool
 	// OnLoss, if set, sees each loss a live run's residents report as
 	// it happens; TimeFormat prints the times of a lost session's error.

@@ -67,6 +67,15 @@ type Retrieve struct {
 	// Bag marks an aggregate's inner query: every binding is a tuple of
 	// its result (nothing is coalesced), and it is never named.
 	Bag bool
+	// Exists marks the existential variables, indexed like Vars (nil when
+	// there are none): those that no target, no valid clause, no by list
+	// of an aggregate and no where conjunct with begin of, end of or an
+	// aggregate reads. They only decide whether a binding of the other
+	// variables has a result — every tuple of theirs that satisfies the
+	// where and when clauses gives the same result tuple — so one witness
+	// is enough (the rewriter's semi-join rule reads these marks). A bag
+	// has none: there every binding counts.
+	Exists []bool
 }
 
 // Agg is a checked aggregate term. Its variables are its own (Quel's
@@ -369,6 +378,7 @@ func (c *stmtChecker) retrieve(st *tquel.RetrieveStmt) *Retrieve {
 	}
 	r.Vars = c.vars
 	r.Aggs = c.aggs
+	r.Exists = existential(r)
 	res := &algebra.Relation{
 		Name: r.Name, Class: algebra.ClassInterval, FlagHolder: -1,
 		File: c.rep.file, Pos: st.At, Src: c.rep.src, Derived: true,
@@ -384,6 +394,42 @@ func (c *stmtChecker) retrieve(st *tquel.RetrieveStmt) *Retrieve {
 	}
 	r.Result = res
 	return r
+}
+
+// existential marks the existential variables of a checked retrieve
+// (Retrieve.Exists). A where conjunct with an aggregate is evaluated over
+// the result of the block with its other conjuncts, as are the by lists:
+// what they read is read as targets are.
+func existential(r *Retrieve) []bool {
+	if r.Bag {
+		return nil
+	}
+	var read, conds []expr.Expr
+	for _, t := range r.Targets {
+		read = append(read, t.Expr)
+	}
+	for _, c := range expr.Conjuncts(r.Where) {
+		if expr.HasAgg(c) {
+			read = append(read, c)
+		} else {
+			conds = append(conds, c)
+		}
+	}
+	for _, a := range r.Aggs {
+		read = append(read, a.By...)
+	}
+	used := expr.ResultVars(read, r.Valid, conds)
+	var out []bool
+	for v := range r.Vars {
+		if used&(1<<uint(v)) != 0 {
+			continue
+		}
+		if out == nil {
+			out = make([]bool, len(r.Vars))
+		}
+		out[v] = true
+	}
+	return out
 }
 
 func unparen(e tquel.Expr) tquel.Expr {

@@ -542,3 +542,55 @@ func TestRangeVarsSorted(t *testing.T) {
 		t.Errorf("range vars %s", got)
 	}
 }
+
+// TestExistentialVariables: the checker marks the variables nothing the
+// result is made of reads — no target, valid clause, by list, or where
+// conjunct with begin of, end of or an aggregate.
+func TestExistentialVariables(t *testing.T) {
+	cat := testkit.PaperCatalog(t)
+	tests := []struct{ query, want string }{
+		// The paper's ResumedbyP1: S only decides whether W has a result.
+		{`retrieve (w.Process) valid at end of w where s.Mailbox = w.Mailbox and s.Process = "P1" when s precede end of w`, "s"},
+		{`retrieve (w.Process, S = s.Process) valid at end of w where s.Mailbox = w.Mailbox when s precede end of w`, ""},
+		// The default valid clause reads every variable.
+		{`retrieve (w.Process) where s.Mailbox = w.Mailbox`, ""},
+		{`retrieve (w.Process) valid at begin of s where s.Mailbox = w.Mailbox`, ""},
+		{`retrieve (w.Process) valid at end of w where s.Mailbox = w.Mailbox and begin of s < end of w`, ""},
+		// A where conjunct without begin of or end of does not count.
+		{`retrieve (w.Process) valid at end of w where s.Mailbox = w.Mailbox and s.Process != w.Process`, "s"},
+		// Several, and a variable read only by the when clause.
+		{`retrieve (w.Process) valid at end of w where s.Mailbox = w.Mailbox when s precede end of w and p overlap w`, "p s"},
+		{`retrieve (x = 1) valid at "2:00:00" where s.Process = "P1"`, "s"},
+		// A by list and a where conjunct with an aggregate read the outer
+		// block's variables.
+		{`retrieve (w.Process, N = count(s.Process by w.Mailbox where s.Mailbox = w.Mailbox for ever)) valid at end of w where p.Process = w.Process`, "p"},
+		{`retrieve (w.Process) valid at end of w where count(s.Process by p.Process where s.Process = p.Process for ever) > 1 and p.State = Ready`, ""},
+		{`retrieve (p.State) valid at begin of p where count(s.Process by s.Mailbox for ever) > 1 and w.Mailbox = "M1"`, "w"},
+	}
+	for _, tt := range tests {
+		rs, err := checkText(t, check.NewSession(cat, check.Options{}), "e.tq", paperRanges+tt.query)
+		if err != nil {
+			t.Errorf("%s: %v", tt.query, err)
+			continue
+		}
+		r := rs[len(rs)-1]
+		if r.Exists != nil && len(r.Exists) != len(r.Vars) {
+			t.Fatalf("%s: %d marks for %d variables", tt.query, len(r.Exists), len(r.Vars))
+		}
+		var got []string
+		for i, v := range r.Vars {
+			if r.Exists != nil && r.Exists[i] {
+				got = append(got, v.Name)
+			}
+		}
+		if g := strings.Join(got, " "); g != tt.want {
+			t.Errorf("%s:\n existential %q, want %q", tt.query, g, tt.want)
+		}
+		// An aggregate's inner query is a bag: every binding counts.
+		for _, a := range r.Aggs {
+			if a.Inner.Exists != nil {
+				t.Errorf("%s: the aggregate %s has existential variables %v", tt.query, a.Text, a.Inner.Exists)
+			}
+		}
+	}
+}

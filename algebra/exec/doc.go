@@ -21,8 +21,8 @@
 //     results behind the output watermark (join_out.go) and existential
 //     variables (join_semi.go: the plan's semi-joins; one candidate per
 //     binding of the other variables, holding the witnesses that may still
-//     decide it, and for event variables a summary of the witnesses worth
-//     keeping).
+//     decide it, and witness summaries: the earliest or latest begin under
+//     precede, a covering set of spans under overlap).
 //   - Coalesce (coalesce.go) makes a result a set: value-equivalent intervals
 //     that overlap or meet are merged and equal events at a chronon are one.
 //   - SetOp (setops.go) is ∩ and ∪ over entity relations.

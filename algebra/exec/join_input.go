@@ -136,9 +136,9 @@ func (j *Join) process(in *joinInput, e stream.Elem) {
 			}
 		}
 		var sumKey string
-		if in.sum != nil && e.Kind == stream.Event {
-			var dominated bool
-			if sumKey, dominated = j.summarize(in, vals, e.T); dominated {
+		if in.sum != nil {
+			var skip bool
+			if sumKey, skip = j.summarize(in, e, vals); skip {
 				return
 			}
 		}
@@ -179,8 +179,8 @@ func (j *Join) process(in *joinInput, e stream.Elem) {
 				in.closedQ = append(in.closedQ, ent)
 			}
 		}
-		if in.sum != nil && e.Kind == stream.Event {
-			in.sum.best[sumKey] = ent
+		if in.sum != nil {
+			in.sum.keep(sumKey, ent)
 		}
 		j.enumerate(in.i, ent, h)
 		if !in.stored && ent.open && len(ent.deps) == 0 {
@@ -206,6 +206,9 @@ func (j *Join) newEntry() *entry {
 // close records that an open entry's valid time ends at t and decides what
 // that settles.
 func (j *Join) close(in *joinInput, ent *entry, t algebra.Time) {
+	if in.sum != nil && in.sum.cover && !in.sum.ended(ent) {
+		return // a span with members still open (join_semi.go)
+	}
 	ent.e, ent.open = t, false
 	if in.stored && !ent.dead {
 		in.nOpen--

@@ -57,6 +57,9 @@ func (j *Join) sweep(h algebra.Time) {
 		}
 		if in.nDead > 64 && in.nDead > in.nLive || in.sweepMin == 1 && in.nDead > 0 {
 			in.compact()
+			if in.sum != nil {
+				in.sum.forget()
+			}
 			if j.groups != nil && !j.isExist(in.i) {
 				j.dropGroups()
 			}

@@ -138,6 +138,6 @@ func translateAggs(r *check.Retrieve) Node {
 		ap.Aggs = append(ap.Aggs, &Aggregate{Func: g.Func, Window: g.Window, NBy: len(g.By), T: g.T, Text: g.Text,
 			In: Translate(g.Inner)})
 	}
-	ap.In = translateBlock(r.Vars, cols, expr.And(plain), r.When, r.Valid, r.Bag)
+	ap.In = translateBlock(r, cols, expr.And(plain))
 	return ap
 }

@@ -33,6 +33,8 @@ type Alpha struct {
 	// Restricted names the join restrictions already applied to Enable (by
 	// the rewriter), so a rule does not apply one twice.
 	Restricted []string
+	// Exists marks the variable existential in its block, as for Scan.
+	Exists bool
 }
 
 // Variant is the α variant, e.g. "T:I".
@@ -179,7 +181,7 @@ func WithAlphas(n Node, cat *algebra.Catalog) Node {
 			return n
 		}
 		rel := s.Rel
-		a := &Alpha{Var: s.Var, VarName: s.VarName, Rel: rel,
+		a := &Alpha{Var: s.Var, VarName: s.VarName, Rel: rel, Exists: s.Exists,
 			Enable: defaultSource(cat, rel.Attrs[rel.FlagHolder].Type)}
 		if rel.Strategy.Kind == algebra.Sampled {
 			a.When = &ClockSrc{N: 1}

@@ -22,7 +22,7 @@ func Equal(a, b Node) bool {
 	case *Scan:
 		b, ok := b.(*Scan)
 		return ok && a.Var == b.Var && a.VarName == b.VarName && sameRel(a.Rel, b.Rel) && a.From == b.From &&
-			equalPtr(a.Window, b.Window)
+			equalPtr(a.Window, b.Window) && a.Exists == b.Exists
 	case *Unit:
 		_, ok := b.(*Unit)
 		return ok
@@ -50,7 +50,7 @@ func Equal(a, b Node) bool {
 		return ok && a.Union == b.Union && Equal(a.L, b.L) && Equal(a.R, b.R)
 	case *Alpha:
 		b, ok := b.(*Alpha)
-		return ok && a.Var == b.Var && a.VarName == b.VarName && a.Rel == b.Rel &&
+		return ok && a.Var == b.Var && a.VarName == b.VarName && a.Rel == b.Rel && a.Exists == b.Exists &&
 			slices.Equal(a.Keep, b.Keep) && (a.Keep == nil) == (b.Keep == nil) &&
 			slices.Equal(a.Restricted, b.Restricted) &&
 			Equal(a.Enable, b.Enable) && equalOpt(a.When, b.When) && equalOpt(a.Who, b.Who)

@@ -33,6 +33,12 @@ type Scan struct {
 	// derive it from the when clause, and a store reads just those. It
 	// never changes a result: a reader may deliver more.
 	Window *algebra.Window
+	// Exists marks the variable existential in its block: the checker
+	// found that nothing the result is made of reads it
+	// (check.Retrieve.Exists), so a binding of the other variables needs
+	// one witness of it, not each. Rules that move a leaf into a block of
+	// its own clear it there.
+	Exists bool
 }
 
 // Unit is the relation holding one empty tuple valid over all time: the
@@ -188,18 +194,21 @@ func exprList(es []expr.Expr, sep string) string {
 //
 // with σ omitted when there is no where clause and σT omitted when the when
 // clause is trivially true. A retrieve with aggregates gets an apply over
-// that block and the aggregates' own plans (translateAggs).
+// that block and the aggregates' own plans (translateAggs). Each scan
+// carries the checker's existential mark (Scan.Exists).
 func Translate(r *check.Retrieve) Node {
 	if len(r.Aggs) > 0 {
 		return translateAggs(r)
 	}
-	return translateBlock(r.Vars, r.Targets, r.Where, r.When, r.Valid, r.Bag)
+	return translateBlock(r, r.Targets, r.Where)
 }
 
-func translateBlock(vars []*check.Var, targets []check.Target, where expr.Expr, when expr.Pred, valid *expr.Valid, bag bool) Node {
+// translateBlock builds r's block with the given targets and where clause
+// (an aggregate's outer block has its own).
+func translateBlock(r *check.Retrieve, targets []check.Target, where expr.Expr) Node {
 	var n Node
-	for i, v := range vars {
-		s := &Scan{Var: i, VarName: v.Name, Rel: v.Rel, From: v.From}
+	for i, v := range r.Vars {
+		s := &Scan{Var: i, VarName: v.Name, Rel: v.Rel, From: v.From, Exists: r.Exists != nil && r.Exists[i]}
 		if n == nil {
 			n = s
 		} else {
@@ -212,11 +221,11 @@ func translateBlock(vars []*check.Var, targets []check.Target, where expr.Expr, 
 	if where != nil {
 		n = &Select{Pred: where, In: n}
 	}
-	if _, trivial := when.(*expr.PTrue); !trivial {
-		n = &SelectT{Pred: when, In: n}
+	if _, trivial := r.When.(*expr.PTrue); !trivial {
+		n = &SelectT{Pred: r.When, In: n}
 	}
-	n = &ProjectT{Valid: valid, In: n}
-	return &Project{Targets: targets, In: n, Bag: bag}
+	n = &ProjectT{Valid: r.Valid, In: n}
+	return &Project{Targets: targets, In: n, Bag: r.Bag}
 }
 
 // String prints a plan on one line, e.g.

@@ -58,6 +58,9 @@ type Options struct {
 	// OnElem, when set, is called with each result element as it is
 	// produced: the statement's index and the element.
 	OnElem func(stmt int, e stream.Elem)
+	// Discard keeps no result rows when OnElem is set: the tables Run
+	// returns are empty.
+	Discard bool
 	// Budget, if set, bounds the memory the run holds (exec.Budget).
 	Budget *exec.Budget
 }
@@ -169,6 +172,7 @@ func Run(d *db.DB, q *Query, opts Options) ([]Result, Stats, error) {
 	if opts.OnElem != nil {
 		for i, s := range net.Stmts {
 			s.Result.OnElem = func(e stream.Elem) { opts.OnElem(i, e) }
+			s.Result.Discard = opts.Discard
 		}
 	}
 	var observed []string
