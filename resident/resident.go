@@ -49,11 +49,10 @@ type Resident struct {
 
 	// mu guards the enable tables: sessions' flags, triggers, entity
 	// registries, the sessions' bit assignment, and entity packets.
-	mu         sync.Mutex
-	sessions   session.Table[Session] // open sessions by index
-	entityLate atomic.Bool            // an entity packet was dropped; the ring has not had room since
-	budget     *session.Budget        // what the sessions hold together
-	closed     bool
+	mu       sync.Mutex
+	sessions session.Table[Session] // open sessions by index
+	budget   *session.Budget        // what the sessions hold together
+	closed   bool
 
 	// dmu guards table: the drain's view of the sessions by index.
 	dmu   sync.Mutex
