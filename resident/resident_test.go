@@ -655,8 +655,10 @@ func TestDropAccounting(t *testing.T) {
 	if c := st.counts[uint16(sSendMessage)]; c.Wanted != workers*each || c.Drops == 0 {
 		t.Errorf("SendMessage counts %+v, want %d wanted and some drops", c, workers*each)
 	}
-	if c := st.counts[uint16(sProcess)]; c.Drops != 0 || c.Wanted != 2*workers {
-		t.Errorf("entity packets %+v: never dropped", c)
+	// Entity packets have the ring's reserve, but never wait for room:
+	// with a ring this small they may be dropped too, and are counted.
+	if c := st.counts[uint16(sProcess)]; c.Wanted != 2*workers {
+		t.Errorf("entity packets %+v: want %d wanted", c, 2*workers)
 	}
 	t.Logf("SendMessage %+v, Holding %+v", st.counts[uint16(sSendMessage)], st.counts[uint16(sHolding)])
 }

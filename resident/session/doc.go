@@ -37,10 +37,10 @@
 // bounded, and nothing the resident's threads do waits for the remote
 // (limits.go states the defaults):
 //
-//   - packets: a session holds at most MaxHeld packets (≈ 20 MB), held
-//     back by the watermark or in the batch its remote has not taken, and
-//     all of a resident's sessions together at most MaxHeldTotal (≈ 80
-//     MB; Budget). What does not fit is dropped and counted per sensor
+//   - packets: a session holds at most MaxHeld packets (65,536, ≈ 22
+//     MB), held back by the watermark or in the batch its remote has not
+//     taken, and all of a resident's sessions together at most
+//     MaxHeldTotal (262,144, ≈ 85 MB; Budget). What does not fit is dropped and counted per sensor
 //     in the session's counts (Count.Drops), which every batch carries,
 //     so a remote that reads slowly, or never, learns exactly what it
 //     lost; Deliver and Enqueue only copy, under the mailbox's own lock.

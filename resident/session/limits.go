@@ -13,14 +13,17 @@ import (
 const (
 	// MaxHeld bounds the packets one session holds: those held back by
 	// the watermark plus those in the batch its remote has not taken.
-	// At ≈ 150 bytes a packet of two or three values (the packet, its
-	// values in the arena), about 20 MB.
-	MaxHeld = 1 << 17
+	// A held packet of two values costs its resident ≈ 330 bytes of
+	// heap (the packet and its values in the batch and its arena, with
+	// the slack of their growth: measured by TestHostileNeverReads,
+	// 43 MB for 131,072 packets), so about 22 MB.
+	MaxHeld = 1 << 16
 	// MaxHeldTotal bounds the packets all of a resident's sessions hold
-	// together (a Budget): about 80 MB, whatever the number of sessions.
+	// together (a Budget): about 85 MB, whatever the number of sessions
+	// (TestHostileEntityFlood fills it with 48 sessions that never read).
 	// Four sessions that never read can fill it; an honest remote then
 	// loses packets too (counted), but its resident does not grow.
-	MaxHeldTotal = 1 << 19
+	MaxHeldTotal = 1 << 18
 	// MaxEnables bounds the keys (sensor and entity) one session holds
 	// enabled, pending or not: a key costs its resident ≈ 100 bytes.
 	MaxEnables = 1 << 16
@@ -69,6 +72,9 @@ func (b *Budget) force(n int) {
 		b.held.Add(int64(n))
 	}
 }
+
+// Exhausted reports whether the budget has no packet left.
+func (b *Budget) Exhausted() bool { return b != nil && b.held.Load() >= b.max }
 
 // give gives n packets back.
 func (b *Budget) give(n int) {
