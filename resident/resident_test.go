@@ -868,7 +868,7 @@ func TestWidePackets(t *testing.T) {
 // ticks that run re-confirm it), one reported before the skip, and one
 // ended after the first running tick but before it ran (the grace log)
 // lose nothing. Before, the skip counted as lost as many samples as the
-// first tick that ran gave, times the ticks skipped (here 200, not 3).
+// first tick that ran gave, times the ticks skipped (here 300, not 3).
 func TestSamplerSkipCountsHiddenTuples(t *testing.T) {
 	const P = minSamplePeriod
 	r, c := newFake(t, Options{})
