@@ -20,12 +20,14 @@ import (
 // every loss is counted.
 //
 // Each test runs the subject on the hostile resident (the hostile
-// monitor attached, and an honest one) and on a twin (the same resident
-// with the honest monitor alone), in hostilePairs pairs of hostileSlice
-// slices, alternating which of the two runs first, and asserts on
-// medians relative to the twin — so that a machine loaded by other work
-// slows both alike, and a thread descheduled now and then moves no
-// median. The bounds asserted:
+// monitor attached, and an honest one), on an unmonitored twin, and on a
+// reference resident with the honest monitor alone, in hostilePairs
+// rounds of hostileSlice slices, the order rotating, and asserts on
+// medians relative to the twin and the reference — so that a machine
+// loaded by other work slows all alike, and a thread descheduled now and
+// then moves no median. (The twin has no monitor so that a fault every
+// monitored resident shares — a drain that holds a lock too long, say —
+// shows too.) The bounds asserted:
 //
 //   - the subject's rate: the median slice rate is at least
 //     hostileMinRate of the twin's;
@@ -35,7 +37,7 @@ import (
 //     three times the twin's longest); before the bounds, a hostile
 //     monitor stopped the subject for seconds;
 //   - the honest monitor's share (packets delivered of those wanted) is
-//     at least half its share on the twin;
+//     at least half its share on the reference;
 //   - heap: the growth over the test stays under hostileHeap (the
 //     sessions' packets are at most session.MaxHeldTotal, ≈ 80 MB at the
 //     worst; these tests hold far fewer);
@@ -86,24 +88,26 @@ func summarize(rs []run) runs {
 	return out
 }
 
-// paired runs subject on the hostile resident and on its twin in
-// hostilePairs pairs of hostileSlice slices, the order alternating, and
-// sums up each. between, if set, runs after each pair (i counts pairs).
-func paired(hostile, twin *Resident, subject func(*Resident, time.Duration) run, between func(i int)) (h, w runs) {
-	var hs, ws []run
+// paired runs subject on each resident (the hostile one, its twin, …)
+// in hostilePairs rounds of hostileSlice slices each, the order rotating
+// from round to round, and sums up each resident's slices. between, if
+// set, runs after each round (i counts rounds).
+func paired(rs []*Resident, subject func(*Resident, time.Duration) run, between func(i int)) []runs {
+	got := make([][]run, len(rs))
 	for i := range hostilePairs {
-		if i%2 == 0 {
-			hs = append(hs, subject(hostile, hostileSlice))
-			ws = append(ws, subject(twin, hostileSlice))
-		} else {
-			ws = append(ws, subject(twin, hostileSlice))
-			hs = append(hs, subject(hostile, hostileSlice))
+		for k := range rs {
+			j := (i + k) % len(rs)
+			got[j] = append(got[j], subject(rs[j], hostileSlice))
 		}
 		if between != nil {
 			between(i)
 		}
 	}
-	return summarize(hs), summarize(ws)
+	out := make([]runs, len(rs))
+	for j := range rs {
+		out[j] = summarize(got[j])
+	}
+	return out
 }
 
 // subject runs a subject for d: each operation does some work, fires
@@ -238,13 +242,13 @@ func checkSubject(t *testing.T, h, w runs) {
 }
 
 // checkShare asserts the honest monitor's share on the hostile resident
-// against its share on the twin.
+// against its share on the reference resident (no hostile monitor).
 func checkShare(t *testing.T, h, w *honest) {
 	t.Helper()
 	hs, ws := h.share(sSendMessage), w.share(sSendMessage)
-	t.Logf("honest monitor's share: %.3f, on the twin %.3f", hs, ws)
+	t.Logf("honest monitor's share: %.3f, with no hostile monitor %.3f", hs, ws)
 	if hs < ws/2 {
-		t.Errorf("the honest monitor got %.3f of its packets, under half its %.3f on the twin", hs, ws)
+		t.Errorf("the honest monitor got %.3f of its packets, under half its %.3f with no hostile monitor", hs, ws)
 	}
 }
 
@@ -258,13 +262,42 @@ func checkHeap(t *testing.T, before uint64) {
 	}
 }
 
-// twins returns a hostile resident and its twin, each with an honest
-// monitor, closed when the test ends.
-func twins(t *testing.T, opts Options) (hostile, twin *Resident, hh, wh *honest) {
-	hostile, twin = New(testSpec(), opts), New(testSpec(), opts)
-	t.Cleanup(hostile.Close)
-	t.Cleanup(twin.Close)
-	return hostile, twin, honestOn(t, hostile), honestOn(t, twin)
+// trio is what a hostile test runs: the hostile resident (an honest
+// monitor attached, the test adds the hostile one), its unmonitored twin
+// (the subject's reference: a resident no monitor makes work), and a
+// reference resident with the honest monitor alone (the honest
+// monitor's reference share). All are closed when the test ends.
+type trio struct {
+	r, twin, ref *Resident
+	hh, rh       *honest
+}
+
+func newTrio(t *testing.T) *trio {
+	x := &trio{r: New(testSpec(), Options{}), twin: New(testSpec(), Options{}), ref: New(testSpec(), Options{})}
+	for _, r := range []*Resident{x.r, x.twin, x.ref} {
+		t.Cleanup(r.Close)
+	}
+	x.hh, x.rh = honestOn(t, x.r), honestOn(t, x.ref)
+	return x
+}
+
+// run runs the subject on the three (paired) and returns the hostile
+// resident's runs and the twin's.
+func (x *trio) run(between func(i int)) (h, w runs) {
+	rs := paired([]*Resident{x.r, x.twin, x.ref}, subject, between)
+	return rs[0], rs[1]
+}
+
+// end closes the residents and checks the honest monitors: exact counts
+// on both, and the share on the hostile resident against the reference.
+func (x *trio) end(t *testing.T) {
+	t.Helper()
+	for _, r := range []*Resident{x.r, x.twin, x.ref} {
+		r.Close()
+	}
+	x.hh.ended(t, "honest", sSendMessage)
+	x.rh.ended(t, "reference honest", sSendMessage)
+	checkShare(t, x.hh, x.rh)
 }
 
 // A monitor that keeps its lease and never reads: what it is not sent is
@@ -272,20 +305,17 @@ func twins(t *testing.T, opts Options) (hostile, twin *Resident, hh, wh *honest)
 // beside it is served.
 func TestHostileNeverReads(t *testing.T) {
 	heap := heapInUse()
-	r, twin, hh, wh := twins(t, Options{})
+	x := newTrio(t)
+	r := x.r
 	bad := r.Open()
 	mustApply(t, bad, wire.Command{Kind: wire.CLease, Period: int64(time.Hour)})
 	mustApply(t, bad, wire.Command{Kind: wire.CEnableAll, Sensor: uint16(sSendMessage)})
-	h, w := paired(r, twin, subject, nil)
+	h, w := x.run(nil)
 	if held := r.budget.Held(); held > session.MaxHeldTotal {
 		t.Errorf("sessions hold %d packets (at most %d)", held, session.MaxHeldTotal)
 	}
 	checkHeap(t, heap)
-	r.Close()
-	twin.Close()
-	hh.ended(t, "honest", sSendMessage)
-	wh.ended(t, "twin's honest", sSendMessage)
-	checkShare(t, hh, wh)
+	x.end(t)
 	// The silent monitor finally reads: what it held, and its drops (it
 	// wanted what the honest one did: the counts are exact).
 	st := newStream(t, bad)
@@ -311,23 +341,20 @@ func TestHostileNeverReads(t *testing.T) {
 // over session.MaxLease is refused.
 func TestHostilePausedPastLease(t *testing.T) {
 	heap := heapInUse()
-	r, twin, hh, wh := twins(t, Options{})
+	x := newTrio(t)
+	r := x.r
 	bad := r.Open()
 	if err := bad.Apply(&wire.Command{Kind: wire.CLease, Period: int64(session.MaxLease + 1)}); !isCmdErr(err, "period") {
 		t.Errorf("a lease over MaxLease: %v", err)
 	}
 	mustApply(t, bad, wire.Command{Kind: wire.CLease, Period: int64(200 * time.Millisecond)})
 	mustApply(t, bad, wire.Command{Kind: wire.CEnableAll, Sensor: uint16(sSendMessage)})
-	h, w := paired(r, twin, subject, nil)
+	h, w := x.run(nil)
 	if _, err := bad.Recv(context.Background()); !errors.Is(err, ErrLeaseExpired) {
 		t.Errorf("paused session: %v, want the lease expired", err)
 	}
 	checkHeap(t, heap)
-	r.Close()
-	twin.Close()
-	hh.ended(t, "honest", sSendMessage)
-	wh.ended(t, "twin's honest", sSendMessage)
-	checkShare(t, hh, wh)
+	x.end(t)
 	if held := r.budget.Held(); held != 0 {
 		t.Errorf("%d packets still held after every session ended", held)
 	}
@@ -341,11 +368,12 @@ func TestHostilePausedPastLease(t *testing.T) {
 // monitor is served. The twin holds the same state table.
 func TestHostileSamplers(t *testing.T) {
 	heap := heapInUse()
-	r, twin, hh, wh := twins(t, Options{})
-	for _, x := range []*Resident{r, twin} {
-		run := x.Sensor(sRunningOn)
-		cpu := x.Create(tProcessor, "CPU", nil)
-		p := x.Create(tProcess, "P", nil)
+	x := newTrio(t)
+	r := x.r
+	for _, y := range []*Resident{r, x.twin, x.ref} {
+		run := y.Sensor(sRunningOn)
+		cpu := y.Create(tProcessor, "CPU", nil)
+		p := y.Create(tProcess, "P", nil)
 		for range 5000 {
 			run.StateBegin([]Value{{E: p}, {E: cpu}})
 		}
@@ -370,7 +398,7 @@ func TestHostileSamplers(t *testing.T) {
 		t.Errorf("%d of 1000 sampling requests refused, want %d", refused, 1000-maxSamplers)
 	}
 	var took time.Duration
-	h, w := paired(r, twin, subject, func(i int) {
+	h, w := x.run(func(i int) {
 		if i == hostilePairs/2 {
 			start := time.Now()
 			bad.Close()
@@ -382,11 +410,7 @@ func TestHostileSamplers(t *testing.T) {
 	}
 	checkHeap(t, heap)
 	sampled := r.Sensor(sRunningOn).wanted.Load()
-	r.Close()
-	twin.Close()
-	hh.ended(t, "honest", sSendMessage)
-	wh.ended(t, "twin's honest", sSendMessage)
-	checkShare(t, hh, wh)
+	x.end(t)
 	t.Logf("%d samples wanted by the sampling session; closing it took %v", sampled, took)
 	checkSubject(t, h, w)
 }
@@ -434,7 +458,8 @@ func TestHostileEntityFlood(t *testing.T) {
 	bad := r.Open()
 	mustApply(t, bad, wire.Command{Kind: wire.CLease, Period: int64(time.Hour)})
 	mustApply(t, bad, wire.Command{Kind: wire.CEnableAll, Sensor: uint16(sSendMessage)})
-	h, w := paired(r, twin, flood, nil)
+	rs := paired([]*Resident{r, twin}, flood, nil)
+	h, w := rs[0], rs[1]
 	checkHeap(t, heap)
 	r.Close()
 	// The silent monitor reads at last: per sensor, delivered + dropped
