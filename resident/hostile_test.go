@@ -362,10 +362,13 @@ func TestHostilePausedPastLease(t *testing.T) {
 }
 
 // Sampling: a session asks for 1,000 samplers (more than it may), at the
-// shortest periods, over a large state table, then closes halfway; a
+// shortest periods, over a large state table, and closes at the end; a
 // period below the shortest is refused. The subject does not wait on the
 // samplers, closing does not wait on a sampling round, and an honest
-// monitor is served. The twin holds the same state table.
+// monitor is served: with sampling unbounded (no round budget, no
+// catch-up bound) the drain falls behind for good and the honest monitor
+// got 0.03 of its packets, against 0.5 on the reference. The twin and
+// the reference hold the same state table.
 func TestHostileSamplers(t *testing.T) {
 	heap := heapInUse()
 	x := newTrio(t)
@@ -399,7 +402,7 @@ func TestHostileSamplers(t *testing.T) {
 	}
 	var took time.Duration
 	h, w := x.run(func(i int) {
-		if i == hostilePairs/2 {
+		if i == hostilePairs-1 {
 			start := time.Now()
 			bad.Close()
 			took = time.Since(start)
