@@ -906,13 +906,7 @@ func TestSamplerSkipCountsHiddenTuples(t *testing.T) {
 		r.sampleDue()
 	}
 	st.sync(r, c)
-	n := uint64(0)
-	for _, p := range st.pkts {
-		if p.Sensor == uint16(sRunningOn) {
-			n++
-		}
-	}
-	got := st.counts[uint16(sRunningOn)]
+	n, got := st.delivered(sRunningOn), st.counts[uint16(sRunningOn)]
 	t.Logf("RunningOn: delivered %d, dropped %d, wanted %d", n, got.Drops, got.Wanted)
 	if got.Drops != 3 || n+got.Drops != got.Wanted {
 		t.Errorf("RunningOn: delivered %d + dropped %d, wanted %d: want 3 dropped (B at ticks 11, 12, 13), exact counts", n, got.Drops, got.Wanted)

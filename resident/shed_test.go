@@ -56,18 +56,14 @@ func TestShedFullSession(t *testing.T) {
 	if err := st.toEnd(); !errors.Is(err, ErrClosed) {
 		t.Fatalf("session ended with %v", err)
 	}
-	got := map[uint16]uint64{}
-	for _, p := range st.pkts {
-		got[p.Sensor]++
-	}
 	for _, sid := range []SensorID{sSendMessage, sProcess} {
-		c := st.counts[uint16(sid)]
-		t.Logf("sensor %d: delivered %d, dropped %d, wanted %d", sid, got[uint16(sid)], c.Drops, c.Wanted)
-		if got[uint16(sid)]+c.Drops != c.Wanted || c.Drops == 0 {
-			t.Errorf("sensor %d: delivered %d + dropped %d, wanted %d: want exact counts, and drops", sid, got[uint16(sid)], c.Drops, c.Wanted)
+		c, n := st.counts[uint16(sid)], st.delivered(sid)
+		t.Logf("sensor %d: delivered %d, dropped %d, wanted %d", sid, n, c.Drops, c.Wanted)
+		if n+c.Drops != c.Wanted || c.Drops == 0 {
+			t.Errorf("sensor %d: delivered %d + dropped %d, wanted %d: want exact counts, and drops", sid, n, c.Drops, c.Wanted)
 		}
 	}
-	if c := st.counts[uint16(sSendMessage)]; got[uint16(sSendMessage)] > session.MaxHeld {
-		t.Errorf("delivered %d of %+v: more than MaxHeld", got[uint16(sSendMessage)], c)
+	if n := st.delivered(sSendMessage); n > session.MaxHeld {
+		t.Errorf("delivered %d SendMessage packets: more than MaxHeld", n)
 	}
 }
