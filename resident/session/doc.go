@@ -44,6 +44,10 @@
 //     in the session's counts (Count.Drops), which every batch carries,
 //     so a remote that reads slowly, or never, learns exactly what it
 //     lost; Deliver and Enqueue only copy, under the mailbox's own lock.
+//     A session that can take nothing (Full) may be shed by its
+//     resident — packets dropped before they are made, counted with
+//     Shed — so that a remote that never reads costs its subject next
+//     to nothing.
 //   - enables: a session holds at most MaxEnables keys (Enables.Full),
 //     pending ones (an entity that does not exist) included; one more is
 //     refused.
