@@ -17,7 +17,7 @@ FUZZ_TARGETS := \
 	./store/db:FuzzDecodeRecord \
 	./store/db:FuzzOpenCorrupt
 
-.PHONY: all build test test-long bench grammar grammar-check fuzz vet fmt-check demo bench-display bench-store bench-kernel bench-engine bench-safety
+.PHONY: all build test size-check test-long bench grammar grammar-check fuzz vet fmt-check demo bench-display bench-store bench-kernel bench-engine bench-safety
 
 all: build
 
@@ -32,7 +32,7 @@ build:
 
 # The full check CI runs: generated parsers current, formatting, vet, unit and
 # differential tests, and a short bounded run of every fuzz target.
-test: grammar-check fmt-check vet
+test: size-check grammar-check fmt-check vet
 	$(GO) test ./...
 	$(MAKE) fuzz FUZZTIME=$(FUZZTIME)
 
@@ -66,6 +66,12 @@ grammar:
 
 grammar-check:
 	bash grammar/check.sh
+
+# No tracked file over 1 MiB: recordings, histories, binaries and fuzz
+# caches belong in temporary directories, never in the repository.
+size-check:
+	@big=$$(git ls-files -z 2>/dev/null | xargs -0 -r stat -c '%s %n' 2>/dev/null | awk '$$1 > 1048576 {print}'); \
+	if [ -n "$$big" ]; then echo "size-check: tracked files over 1 MiB:"; echo "$$big"; exit 1; fi
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '/gen/') 2>/dev/null); \

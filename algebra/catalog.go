@@ -147,6 +147,9 @@ type Relation struct {
 	Derived bool
 	// ClockN is set for Clock[n] (n ≥ 1); 0 for every other relation.
 	ClockN int64
+	// Builtin marks the observation relations, Observed and Lost
+	// (observe.go): in every catalog, declared by none.
+	Builtin bool
 }
 
 // AttrIndex returns the index of the named attribute, or -1.
@@ -201,20 +204,26 @@ type Catalog struct {
 	// ClockPeriod is the base Clock period in nanoseconds.
 	ClockPeriod int64
 
-	byName  map[string]*Relation
-	types   map[string]bool
-	entityR map[string]*Relation
+	byName   map[string]*Relation
+	types    map[string]bool
+	entityR  map[string]*Relation
+	builtins []*Relation
 }
 
 // NewCatalog makes an empty catalog with the default clock.
 func NewCatalog(file string) *Catalog {
-	return &Catalog{
+	c := &Catalog{
 		File:        file,
 		ClockPeriod: DefaultClockPeriod,
 		byName:      map[string]*Relation{},
 		types:       map[string]bool{},
 		entityR:     map[string]*Relation{},
+		builtins:    observationRelations(),
 	}
+	for _, r := range c.builtins {
+		c.byName[r.Name] = r
+	}
+	return c
 }
 
 // AddEntityType declares an entity type; it reports false if it exists.
@@ -243,8 +252,9 @@ func (c *Catalog) AddRelation(r *Relation) bool {
 	return true
 }
 
-// Lookup returns the relation named name, or nil. Clock is not in the
-// catalog: see ClockRelation.
+// Lookup returns the relation named name, or nil: a declared or derived
+// relation, or a built-in one (Observed, Lost: see Builtins). Clock is not
+// in the catalog: see ClockRelation.
 func (c *Catalog) Lookup(name string) *Relation { return c.byName[name] }
 
 // EntityRelation returns the entity relation of an entity type, or nil.
@@ -270,6 +280,11 @@ func (c *Catalog) Clone() *Catalog {
 	}
 	for _, r := range c.Relations {
 		d.AddRelation(r)
+	}
+	// The built-ins are the same relations: a history of c is one of d.
+	d.builtins = c.builtins
+	for _, r := range c.builtins {
+		d.byName[r.Name] = r
 	}
 	return d
 }

@@ -99,6 +99,9 @@ func NewHistory(c *Catalog) *History {
 	for _, r := range c.Relations {
 		h.Tables[r.Name] = &Table{Rel: r}
 	}
+	for _, r := range c.Builtins() {
+		h.Tables[r.Name] = &Table{Rel: r}
+	}
 	return h
 }
 

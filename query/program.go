@@ -89,7 +89,10 @@ func (p *Program) RunHistory(h *algebra.History) ([]Result, Stats, error) {
 	if err != nil {
 		return nil, Stats{}, err
 	}
-	net, err := exec.Build(p.Catalog, p.Stmts, plans, p.ExecOptions())
+	// Answers are cut out of the gaps the history's Lost relation holds.
+	eo := p.ExecOptions()
+	eo.Gaps = exec.TableGaps(h.Table(algebra.LostName))
+	net, err := exec.Build(p.Catalog, p.Stmts, plans, eo)
 	if err != nil {
 		return nil, Stats{}, err
 	}
@@ -103,9 +106,12 @@ func (p *Program) RunHistory(h *algebra.History) ([]Result, Stats, error) {
 // stream of the primitive relations it reads: open is given their names
 // (sorted) and returns the stream, read through once. window is asked for
 // the span Clock ticks fill only when the program reads a clock (a
-// recording's extent may take reading it to know).
-func (p *Program) RunSource(open func(rels []string) (stream.Source, error), window func() (*algebra.Window, error)) ([]Result, Stats, error) {
-	net, err := exec.Build(p.Catalog, p.Stmts, p.Plans, p.ExecOptions())
+// recording's extent may take reading it to know). Answers are cut out of
+// gaps, if not nil (exec.Cut).
+func (p *Program) RunSource(open func(rels []string) (stream.Source, error), window func() (*algebra.Window, error), gaps exec.Gaps) ([]Result, Stats, error) {
+	eo := p.ExecOptions()
+	eo.Gaps = gaps
+	net, err := exec.Build(p.Catalog, p.Stmts, p.Plans, eo)
 	if err != nil {
 		return nil, Stats{}, err
 	}

@@ -12,5 +12,9 @@
 // packets were lost and at which period a sampled relation was sampled;
 // inputs are restricted to it (Restrict is the same rule on a history),
 // losses are reported as they happen, and a lost session ends the run
-// with an ErrIncomplete.
+// with an ErrIncomplete. Inside a gap nothing is known of its relation:
+// inputs are cut at gaps and answers cut out of them (the rule at gaps,
+// RestrictObserved on a history), and the observation is queryable as the
+// built-in relations Observed and Lost, fed to the network (and the Tap)
+// as the run learns them.
 package remote

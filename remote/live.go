@@ -43,7 +43,9 @@ type LiveOptions struct {
 	Progress func(t algebra.Time)
 	// Tap, if set, sees every input delivered to the network, in time
 	// order — the primitive relations as the sensors reported them (for
-	// recording), restricted to what was observed (see Observation).
+	// recording), restricted to what was observed (see Observation), and
+	// the observation's own relations, Observed and Lost, as entity-like
+	// inputs (a tuple begins, then ends).
 	// Inputs whose time the residents' watermarks have not yet passed are
 	// delivered (and tapped) later.
 	Tap func(Input)
@@ -129,6 +131,10 @@ type connState struct {
 	loss       losses
 	lastWM     algebra.Time
 	lost       error
+	obs        *observer // the run's, shared
+	// deferred are losses made before the observation's start was known:
+	// reported from there, inside it.
+	deferred []sensorGap
 }
 
 // Input is one input of the live network, as the remote delivers it: an
@@ -155,7 +161,8 @@ type Input struct {
 	// Vals are the tuple's values, in the relation's attribute order.
 	Vals []algebra.Value
 
-	phase int
+	phase    int
+	resident bool // from a resident (not the observer)
 }
 
 func (c *connState) global(mono int64) algebra.Time {
@@ -190,7 +197,11 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 	for i, r := range rw {
 		plans[i] = r.Final
 	}
-	net, err := exec.Build(p.Catalog, p.Stmts, plans, p.ExecOptions())
+	obs := newObserver()
+	packets := map[string]int{} // received and delivered, gaps or not
+	eo := p.ExecOptions()
+	eo.Gaps = obs.Gaps
+	net, err := exec.Build(p.Catalog, p.Stmts, plans, eo)
 	if err != nil {
 		return nil, stats, err
 	}
@@ -207,7 +218,7 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 		h := c.Hello()
 		st := &connState{conn: c, hello: h, idx: i, defs: map[uint64]string{}, wm: algebra.Beginning,
 			ids: map[string]uint16{}, types: map[string]uint16{}, early: map[uint64]bool{}, void: map[uint64]bool{},
-			loss: newLosses(), lastWM: algebra.Beginning}
+			loss: newLosses(), lastWM: algebra.Beginning, obs: obs}
 		for id, name := range h.Sensors {
 			st.ids[name] = uint16(id)
 		}
@@ -266,6 +277,15 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 			st.queue = q
 		}
 		start = from
+		for _, name := range readRels(net) {
+			obs.watch(name, cmd.periods[name], start)
+		}
+		for _, st := range states {
+			for _, l := range st.deferred {
+				st.report(l.sensor, l.gap, &stats, opts.OnLoss)
+			}
+			st.deferred = nil
+		}
 		live = net.Live(start)
 		if opts.Started != nil {
 			opts.Started(start)
@@ -330,7 +350,14 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 				}
 			}
 			w, all := mergeWatermark(states)
-			if err := deliver(live, states, w, opts.Tap); err != nil {
+			if all || w == algebra.Forever {
+				// Every resident has ended, or said it will send nothing
+				// more: what they sent is delivered below, after the
+				// observation's end.
+				stopped = all
+				continue
+			}
+			if err := deliver(live, states, obs, w, opts.Tap, packets); err != nil {
 				return nil, stats, err
 			}
 			if w > end && w != algebra.Forever {
@@ -351,8 +378,23 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 		if !st.done {
 			st.conn.Close()
 		}
-		for _, l := range st.loss.rest() {
+		for _, l := range append(st.deferred, st.loss.rest()...) {
 			st.report(l.sensor, l.gap, &stats, opts.OnLoss)
+		}
+		st.deferred = nil
+	}
+	// Every loss is reported now: what a loss held back (losses.holds)
+	// was observed up to where the residents' own watermarks reached, and
+	// is delivered below.
+	if live != nil {
+		reached := algebra.Forever
+		for _, st := range states {
+			if st.wm != algebra.Forever {
+				reached = min(reached, st.wm)
+			}
+		}
+		if reached != algebra.Forever && reached > end {
+			end = reached
 		}
 	}
 	if live == nil {
@@ -365,15 +407,18 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 			opts.Started(start)
 		}
 	}
-	// What every resident has sent so far is all there is.
-	if err := deliver(live, states, algebra.Forever, opts.Tap); err != nil {
+	// What every resident has sent so far is all there is; the
+	// observation ends where the merged watermarks reached (inclusive:
+	// Observed tuples end one past it).
+	obs.stop(algebra.Next(max(start, end)))
+	if err := deliver(live, states, obs, algebra.Forever, opts.Tap, packets); err != nil {
 		return nil, stats, err
 	}
 	ast, err := live.Finish(end)
 	if err != nil {
 		return nil, stats, err
 	}
-	stats.Packets = ast.Packets
+	stats.Packets = packets
 	stats.PeakHeld = ast.PeakHeld
 	stats.Start, stats.End = start, max(start, end)
 	stats.Observed = observed(net, cmd.periods, stats)
@@ -395,11 +440,8 @@ func observed(net *exec.Network, periods map[string]time.Duration, stats LiveSta
 		gaps[o.Rel] = append(gaps[o.Rel], o.Gaps...)
 	}
 	names := map[string]bool{}
-	for name := range net.Sources {
+	for _, name := range readRels(net) {
 		names[name] = true
-	}
-	for _, a := range net.Alphas {
-		names[a.Rel.Name] = true
 	}
 	var out []Observation
 	for name := range names {
@@ -416,23 +458,44 @@ func observed(net *exec.Network, periods map[string]time.Duration, stats LiveSta
 	return out
 }
 
-// mergeWatermark is the least watermark of the residents still sending;
-// all is true when none is.
+// readRels are the primitive relations the network reads (sorted), the
+// observation's own excepted.
+func readRels(net *exec.Network) []string {
+	var out []string
+	for name := range net.Sources {
+		if !algebra.IsObservation(name) {
+			out = append(out, name)
+		}
+	}
+	for _, a := range net.Alphas {
+		out = append(out, a.Rel.Name)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// mergeWatermark is the least watermark of the residents still sending,
+// each held before the losses it has not reported yet (losses.holds);
+// all is true when none is sending.
 func mergeWatermark(states []*connState) (algebra.Time, bool) {
 	w, all := algebra.Forever, true
 	for _, st := range states {
 		if !st.done {
 			all = false
 			w = min(w, st.wm)
+			if from, ok := st.loss.holds(); ok {
+				w = min(w, algebra.Prev(from))
+			}
 		}
 	}
 	return w, all
 }
 
 // deliver feeds the live network every queued input at or before w, in
-// time order across residents.
-func deliver(live *exec.Live, states []*connState, w algebra.Time, tap func(Input)) error {
-	var items []Input
+// time order across residents and the observer, the rule at gaps applied,
+// and counts the residents' packets (those the rule drops included).
+func deliver(live *exec.Live, states []*connState, obs *observer, w algebra.Time, tap func(Input), packets map[string]int) error {
+	items := obs.take(w)
 	for _, st := range states {
 		i := 0
 		for i < len(st.queue) && st.queue[i].T <= w {
@@ -443,28 +506,49 @@ func deliver(live *exec.Live, states []*connState, w algebra.Time, tap func(Inpu
 				delete(st.void, it.Key) // began and ended before the observation
 				continue
 			}
+			it.resident = true
 			items = append(items, it)
 		}
 		st.queue = st.queue[i:]
 	}
-	slices.SortStableFunc(items, func(a, b Input) int {
+	order := func(a, b Input) int {
 		if c := cmp.Compare(a.T, b.T); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.phase, b.phase)
-	})
-	for _, it := range items {
-		var err error
+	}
+	slices.SortStableFunc(items, order)
+	feed := func(it Input) error {
 		if tap != nil {
 			tap(it)
 		}
 		if it.Entity {
-			err = live.Entity(it.Rel, it.Begin, it.Key, it.Vals, it.T)
-		} else {
-			err = live.Packet(it.Rel, it.Kind, it.Key, it.From, it.Vals, it.T)
+			return live.Entity(it.Rel, it.Begin, it.Key, it.Vals, it.T)
 		}
-		if err != nil {
+		return live.Packet(it.Rel, it.Kind, it.Key, it.From, it.Vals, it.T)
+	}
+	for _, it := range items {
+		// The rule at gaps: tuples valid at a gap's start end there.
+		for _, e := range obs.ends(it.T) {
+			if err := feed(e); err != nil {
+				return err
+			}
+		}
+		if it.resident && !it.Entity {
+			packets[it.Rel]++
+		}
+		if it.resident && !obs.admit(it) {
+			continue
+		}
+		if err := feed(it); err != nil {
 			return err
+		}
+	}
+	if w != algebra.Forever {
+		for _, e := range obs.ends(w) {
+			if err := feed(e); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -532,6 +616,11 @@ func (st *connState) take(b *wire.Batch, cat *algebra.Catalog, stats *LiveStats,
 	// Drops a batch made before the run's commands took effect reports
 	// are not the run's.
 	for _, l := range st.loss.counts(b.Counts, before && !st.hasApplied, st.lastWM, st.wm) {
+		if !st.known {
+			// Reported once the observation's start is (begin).
+			st.deferred = append(st.deferred, l)
+			continue
+		}
 		st.report(l.sensor, l.gap, stats, onLoss)
 	}
 	st.lastWM = st.wm
@@ -546,6 +635,7 @@ func (st *connState) report(sensor uint16, g Gap, stats *LiveStats, onLoss func(
 	name := st.hello.Sensors[sensor]
 	if st.known {
 		g.From = max(g.From, st.from)
+		g.To = max(g.To, algebra.Next(g.From)) // counted after from: it is the run's
 	}
 	i := slices.IndexFunc(stats.Observed, func(o Observation) bool { return o.Rel == name })
 	if i < 0 {
@@ -553,6 +643,7 @@ func (st *connState) report(sensor uint16, g Gap, stats *LiveStats, onLoss func(
 		i = len(stats.Observed) - 1
 	}
 	stats.Observed[i].Gaps = append(stats.Observed[i].Gaps, g)
+	st.obs.lost(Loss{Rel: name, Gap: g})
 	if onLoss != nil {
 		onLoss(Loss{Rel: name, Gap: g})
 	}

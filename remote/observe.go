@@ -64,11 +64,202 @@ func (o *Observation) Lost() uint64 {
 	return n
 }
 
-// Gap is a loss: Lost packets of a relation, stamped between the
-// watermarks that bracket the batch that reported them (From, To].
+// Gap is a loss: Lost packets of a relation, stamped in [From, To) — after
+// the watermark before the batches that reported them (From is one past
+// it), up to their own watermark (To is one past it). Half-open like every
+// valid time: it is the valid time of the relation's Lost tuple, and the
+// span answers reading the relation are cut out of (see Cut).
 type Gap struct {
 	From, To algebra.Time
 	Lost     uint64
+}
+
+// gapAfter is the gap of packets stamped after watermark prev up to
+// watermark w.
+func gapAfter(prev, w algebra.Time) Gap {
+	return Gap{From: min(algebra.Next(prev), algebra.Forever), To: min(algebra.Next(w), algebra.Forever)}
+}
+
+// observer makes a live run's observation queryable: it feeds the network
+// (and the Tap) the built-in relations Observed and Lost, as inputs like
+// an entity relation's — a tuple begins and ends — and keeps the gaps of
+// each relation, which answers reading it are cut out of
+// (exec.Options.Gaps). Its tuples are inputs of their own (keys above
+// every resident's), delivered in time order with the residents' through
+// deliver: an Observed tuple begins at the observation's start and ends at
+// its end; a Lost tuple is queued when its loss is reported, which is
+// before the run delivers anything it covers (losses.holds).
+type observer struct {
+	queue []Input
+	next  uint64
+	// open are the Observed tuples begun, by relation.
+	open map[string]Input
+	gaps map[string][]algebra.Span
+	// The input rule at gaps (admit): tuples delivered and not ended, by
+	// key; tuples cut or dropped, whose later packets are dropped; by
+	// relation, the gaps whose start has been handled (cut).
+	tuples map[uint64]Input
+	void   map[uint64]bool
+	cut    map[string]int
+}
+
+// obsKeys are the observer's tuple keys: above every resident's
+// (resident index << 56).
+const obsKeys = uint64(0xff) << 56
+
+func newObserver() *observer {
+	return &observer{open: map[string]Input{}, gaps: map[string][]algebra.Span{},
+		tuples: map[uint64]Input{}, void: map[uint64]bool{}, cut: map[string]int{}}
+}
+
+func (o *observer) key() uint64 {
+	o.next++
+	return obsKeys | o.next
+}
+
+// watch begins an Observed tuple of rel at from.
+func (o *observer) watch(rel string, period time.Duration, from algebra.Time) {
+	if _, ok := o.open[rel]; ok {
+		return
+	}
+	in := Input{T: from, Rel: algebra.ObservedName, Entity: true, Begin: true, Key: o.key(), phase: 1,
+		Vals: []algebra.Value{algebra.Str(rel), algebra.DurationVal(int64(period))}}
+	o.open[rel] = in
+	o.queue = append(o.queue, in)
+}
+
+// stop ends every Observed tuple at end (none is left open: what follows
+// the end was not watched).
+func (o *observer) stop(end algebra.Time) {
+	for rel, in := range o.open {
+		if end > in.T {
+			in.Begin, in.T, in.From, in.phase = false, end, in.T, 0
+			o.queue = append(o.queue, in)
+		}
+		delete(o.open, rel)
+	}
+}
+
+// lost queues the Lost tuple of a reported loss and notes its gap.
+func (o *observer) lost(l Loss) {
+	if l.To <= l.From {
+		return
+	}
+	vals := []algebra.Value{algebra.Str(l.Rel), algebra.Int(int64(l.Lost))}
+	k := o.key()
+	o.queue = append(o.queue,
+		Input{T: l.From, Rel: algebra.LostName, Entity: true, Begin: true, Key: k, Vals: vals, phase: 1},
+		Input{T: l.To, Rel: algebra.LostName, Entity: true, Key: k, From: l.From, Vals: vals})
+	o.gaps[l.Rel] = append(o.gaps[l.Rel], algebra.Span{From: l.From, To: l.To})
+}
+
+// inGap reports whether t is inside a gap of rel.
+func (o *observer) inGap(rel string, t algebra.Time) bool {
+	for _, g := range o.gaps[rel] {
+		if g.From <= t && t < g.To {
+			return true
+		}
+	}
+	return false
+}
+
+// meets reports whether a gap of rel begins inside (from, to).
+func (o *observer) meets(rel string, from, to algebra.Time) bool {
+	for _, g := range o.gaps[rel] {
+		if from < g.From && g.From < to {
+			return true
+		}
+	}
+	return false
+}
+
+// ends returns the inputs ending, at the start of every gap up to t not
+// handled yet, the tuples of its relation still valid there: a tuple is
+// kept up to the first gap it meets (and whatever it reports later is
+// dropped). In time order.
+func (o *observer) ends(t algebra.Time) []Input {
+	var out []Input
+	for rel, gs := range o.gaps {
+		for i := o.cut[rel]; i < len(gs) && gs[i].From <= t; i++ {
+			o.cut[rel] = i + 1
+			for k, in := range o.tuples {
+				if in.Rel != rel || in.T >= gs[i].From {
+					continue
+				}
+				end := in
+				end.T, end.From, end.Begin, end.phase = gs[i].From, in.T, false, 0
+				if in.Kind == stream.PacketBegin {
+					end.Kind = stream.PacketEnd
+				}
+				out = append(out, end)
+				delete(o.tuples, k)
+				o.void[k] = true
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Input) int { return cmp.Compare(a.T, b.T) })
+	return out
+}
+
+// admit applies the rule at gaps to a resident's input, delivered at its
+// time (ends(in.T) first): a tuple or event beginning in a gap is dropped,
+// and so is everything later of a tuple cut at a gap. A tuple learnt
+// only at its end, after a gap it spans (a traced-then-disabled interval
+// reported whole), cannot be ended at the gap's start in time order: it
+// is dropped. A sampled relation's packets pass as reported: each says
+// when its tuple began (valid since) and the sampler re-confirms it at
+// every tick, so what a gap of it loses is its state at the ticks inside
+// (tuples beginning and ending there go unseen, as between any two
+// ticks) — its answers are cut out of the gap all the same. It reports
+// whether in is delivered.
+func (o *observer) admit(in Input) bool {
+	if o.void[in.Key] {
+		if in.Entity && !in.Begin || in.Kind == stream.PacketEnd {
+			delete(o.void, in.Key)
+		}
+		return false
+	}
+	switch {
+	case in.Entity && in.Begin, !in.Entity && in.Kind == stream.PacketBegin:
+		if o.inGap(in.Rel, in.T) {
+			o.void[in.Key] = true
+			return false
+		}
+		o.tuples[in.Key] = in
+	case !in.Entity && (in.Kind == stream.PacketSample || in.Kind == stream.PacketSampleEnd):
+		return true
+	case in.Entity, in.Kind == stream.PacketEnd:
+		if _, ok := o.tuples[in.Key]; ok {
+			delete(o.tuples, in.Key)
+			return true
+		}
+		// Its begin was not delivered (enabled in its middle): whole.
+		return !o.inGap(in.Rel, in.From) && !o.meets(in.Rel, in.From, in.T)
+	case in.Kind == stream.PacketWhole:
+		return !o.inGap(in.Rel, in.From) && !o.meets(in.Rel, in.From, in.T)
+	case in.Kind == stream.PacketEvent:
+		return !o.inGap(in.Rel, in.T)
+	}
+	return true
+}
+
+// Gaps are the gaps of rel reported so far (exec.Options.Gaps).
+func (o *observer) Gaps(rel string) []algebra.Span { return o.gaps[rel] }
+
+// take removes and returns the queued inputs at or before w.
+func (o *observer) take(w algebra.Time) []Input {
+	var out []Input
+	q := o.queue[:0]
+	for _, in := range o.queue {
+		if in.T <= w {
+			out = append(out, in)
+		} else {
+			q = append(q, in)
+		}
+	}
+	clear(o.queue[len(q):])
+	o.queue = q
+	return out
 }
 
 // Loss is a loss as a live run reports it (LiveOptions.OnLoss).
@@ -193,13 +384,25 @@ func (l *losses) counts(cs []wire.Count, before bool, prev, w algebra.Time) []se
 		rose[c.Sensor] = true
 		g := l.pending[c.Sensor]
 		if g == nil {
-			g = &Gap{From: prev}
+			g = &Gap{From: gapAfter(prev, w).From}
 			l.pending[c.Sensor] = g
 			l.since[c.Sensor] = time.Now()
 		}
-		g.To, g.Lost = w, g.Lost+(c.Drops-last)
+		g.To, g.Lost = gapAfter(prev, w).To, g.Lost+(c.Drops-last)
 	}
 	return l.flush(func(s uint16) bool { return !rose[s] || time.Since(l.since[s]) >= flushEvery })
+}
+
+// holds returns the earliest time a loss not reported yet may cover: the
+// run delivers nothing from there on until it is reported (its extent and
+// count are final), so the loss is known — its Lost tuple delivered, its
+// relation's answers cut — before anything it covers is.
+func (l *losses) holds() (algebra.Time, bool) {
+	from, ok := algebra.Forever, false
+	for _, g := range l.pending {
+		from, ok = min(from, g.From), true
+	}
+	return from, ok
 }
 
 // rest returns the losses not reported yet.
@@ -273,6 +476,55 @@ func Restrict(h *algebra.History, from algebra.Time) *algebra.History {
 	}
 	if _, end, ok := h.Extent(); ok {
 		out.Window = &algebra.Window{From: from, To: max(end, from)}
+	}
+	return out
+}
+
+// RestrictObserved returns h as the live run st described knows it: from
+// st.Start on (Restrict), each relation cut at its gaps by the rule the
+// run applies (admit) — a tuple is kept up to the first gap it meets, a
+// tuple or event beginning in a gap is dropped, a tuple of a
+// traced-then-disabled relation (reported whole at its end) that meets a
+// gap is dropped, a sampled relation's tuples are kept as they are — with
+// the Observed and Lost tuples the run fed its network. Run over it (query.Program.RunHistory cuts every answer out of
+// the gaps of Lost), a program answers what the live run answered.
+func RestrictObserved(h *algebra.History, st LiveStats) *algebra.History {
+	out := Restrict(h, st.Start)
+	observed, lost := out.Table(algebra.ObservedName), out.Table(algebra.LostName)
+	observed.Rows, lost.Rows = nil, nil
+	for _, o := range st.Observed {
+		if to := algebra.Next(o.To); to > o.From {
+			observed.Add([]algebra.Value{algebra.Str(o.Rel), algebra.DurationVal(int64(o.Period))}, o.From, to)
+		}
+		t := out.Table(o.Rel)
+		for _, g := range o.Gaps {
+			if g.To > g.From {
+				lost.Add([]algebra.Value{algebra.Str(o.Rel), algebra.Int(int64(g.Lost))}, g.From, g.To)
+			}
+		}
+		if t == nil || len(o.Gaps) == 0 || t.Rel.Strategy.Kind == algebra.Sampled {
+			continue
+		}
+		rows := t.Rows[:0]
+		for _, row := range t.Rows {
+			keep, to := true, row.To
+			for _, g := range o.Gaps {
+				switch {
+				case g.From <= row.From && row.From < g.To:
+					keep = false
+				case row.From < g.From && g.From < to:
+					if t.Rel.Strategy.Kind == algebra.TracedThenDisabled {
+						keep = false
+					}
+					to = g.From
+				}
+			}
+			if keep {
+				row.To = to
+				rows = append(rows, row)
+			}
+		}
+		t.Rows = rows
 	}
 	return out
 }

@@ -94,8 +94,9 @@
 // its threads do not wait on a monitor. The session core bounds what a
 // session holds (package session: at most session.MaxHeld packets per
 // session, 65,536, ≈ 22 MB; session.MaxHeldTotal for all, 262,144,
-// ≈ 85 MB; drops counted; session.MaxEnables keys enabled, pending ones
-// included; session.MaxLease); the resident adds:
+// ≈ 85 MB, of which each session has a session.Reserve of 2,048 the
+// others cannot take; drops counted; session.MaxEnables keys enabled,
+// pending ones included; session.MaxLease); the resident adds:
 //
 //   - rings: Options.Slots per P (16384 slots of 64 bytes, 1 MB per P),
 //     made once.
@@ -103,11 +104,11 @@
 //     packets with the resident's lock held, so they never wait for ring
 //     room; a full ring drops them, counted on the entity relation
 //     (TestHostileEntityFlood).
-//   - shedding (shed.go): a session that is full (holds MaxHeld, or the
-//     sessions hold MaxHeldTotal) costs the subject no packet writes —
-//     its events are counted as dropped, not written — and the drain
-//     drops its packets undecoded; delivered + dropped = wanted still
-//     holds. With a monitor that keeps its lease and never reads, the
+//   - shedding (shed.go): a session that is full (it holds MaxHeld, or
+//     the budget grants it nothing more) costs the subject no packet
+//     writes — its events are counted as dropped, not written — and the
+//     drain drops its packets undecoded; delivered + dropped = wanted
+//     still holds. With a monitor that keeps its lease and never reads, the
 //     subject keeps ≥ 0.9 of its throughput with no monitor
 //     (BenchmarkHostileMonitorNeverReads, make bench-safety: 0.98–0.99
 //     on the reference machine).

@@ -7,8 +7,8 @@ import (
 
 // Shedding: what a full session costs the subject.
 //
-// A session is full when it holds all it may (session.MaxHeld packets,
-// or the resident's sessions hold session.MaxHeldTotal together): every
+// A session is full when it can take no packet (it holds session.MaxHeld,
+// or the resident's budget grants it nothing more: Core.Full): every
 // packet it is delivered now is dropped (the mailbox counts it) until
 // its remote takes a batch. Writing such a packet to the ring and
 // decoding it in the drain only to drop it would make a monitor that

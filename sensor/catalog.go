@@ -65,6 +65,10 @@ func Compile(f *sdl.File) (*algebra.Catalog, error) {
 				errf(d.Name.At, "Clock is built in and cannot be declared")
 				continue
 			}
+			if algebra.IsObservation(d.Name.Name) {
+				errf(d.Name.At, "%s is built in (the observation) and cannot be declared", d.Name.Name)
+				continue
+			}
 			if p, dup := relPos[d.Name.Name]; dup {
 				errf(d.Name.At, "relation %s declared twice (first at %s)", d.Name.Name, p)
 				continue

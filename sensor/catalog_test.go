@@ -87,6 +87,10 @@ func TestCompileErrors(t *testing.T) {
 		{"Clock declared",
 			"event relation Clock(n: int)",
 			"1:16: Clock is built in and cannot be declared"},
+		{"the observation's relations declared",
+			"event relation Lost(n: int)\ninterval relation Observed(n: int)",
+			"1:16: Lost is built in (the observation) and cannot be declared\n" +
+				"2:19: Observed is built in (the observation) and cannot be declared"},
 		{"clock twice",
 			"clock 10ms\nclock 1s",
 			"2:1: clock declared twice (first at 1:1)"},

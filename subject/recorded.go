@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/algebra/plan"
 	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/display/play"
@@ -152,6 +153,13 @@ func (s *historySubject) Run(_ context.Context, prog *query.Program, o RunOption
 	if e := s.extent; e != nil && e.err != nil {
 		return nil, Stats{}, e.err // "now" was read from a history that does not read
 	}
+	// A history directory is complete, unless its Lost.csv says where
+	// packets were lost: answers are cut out of those gaps.
+	lost, err := s.d.Load(algebra.LostName)
+	if err != nil {
+		return nil, Stats{}, badInput(err)
+	}
+	gaps := exec.TableGaps(lost.Table(algebra.LostName))
 	var loaded []string
 	for {
 		var src *history.Source
@@ -163,7 +171,7 @@ func (s *historySubject) Run(_ context.Context, prog *query.Program, o RunOption
 			}
 			return inputSource{src}, nil
 		}
-		rs, st, err := prog.RunSource(open, s.window)
+		rs, st, err := prog.RunSource(open, s.window, gaps)
 		if src != nil {
 			src.Close()
 		}
@@ -201,7 +209,7 @@ func (s *historySubject) recorded() (stream.Source, func(), *algebra.Window, err
 		return nil, nil, nil, err
 	}
 	start, end, ok := h.Extent()
-	return play.HistorySource(h, nil), func() {}, extentWindow(h.Window, start, end, ok), nil
+	return play.HistorySource(h, recordedNames(h.Catalog)), func() {}, extentWindow(h.Window, start, end, ok), nil
 }
 
 // explain writes the plans of the retrieves from first on, rewritten
@@ -362,6 +370,18 @@ func (s *dbSubject) recorded() (stream.Source, func(), *algebra.Window, error) {
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	obs := s.d.ObservationHistory()
 	start, end, ok := s.d.Extent()
-	return src, func() { src.Close() }, extentWindow(s.d.Window(), start, end, ok), nil
+	return stream.Merge(src, stream.TableSource(obs, algebra.ObservedName, algebra.LostName)), func() { src.Close() },
+		extentWindow(s.d.Window(), start, end, ok), nil
+}
+
+// recordedNames are the relations a recording plays: every relation, the
+// observation's included.
+func recordedNames(cat *algebra.Catalog) []string {
+	var names []string
+	for _, r := range append(slices.Clone(cat.Relations), cat.Builtins()...) {
+		names = append(names, r.Name)
+	}
+	return names
 }

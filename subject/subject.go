@@ -316,7 +316,15 @@ type bounded struct {
 }
 
 func (s bounded) Run(ctx context.Context, prog *query.Program, o RunOptions) ([]query.Result, Stats, error) {
+	prog, stop := s.within(prog)
+	defer stop()
+	return s.Subject.Run(ctx, prog, o)
+}
+
+// within returns prog under a fresh budget of s's limit, its watchdog
+// started, and the function that stops the watchdog: every run over a
+// bounded subject (Run, and the display's in present) is made here.
+func (s bounded) within(prog *query.Program) (*query.Program, func()) {
 	b := &exec.Budget{Limit: s.limit}
-	defer query.Watch(b)()
-	return s.Subject.Run(ctx, prog.WithBudget(b), o)
+	return prog.WithBudget(b), query.Watch(b)
 }

@@ -115,6 +115,14 @@ func samePath(a, b string) bool {
 // po says, a live subject's residents as they report (lo is passed to
 // remote.RunLive). It returns when the user quits or ctx ends.
 func present(ctx context.Context, s Subject, setup *show.Setup, po play.Options, lo remote.LiveOptions, so show.Options) error {
+	if b, ok := s.(bounded); ok {
+		// The display's network runs within the budget as every query
+		// does: the setup is the caller's, so a copy carries it.
+		within := *setup
+		prog, stop := b.within(setup.Prog)
+		defer stop()
+		within.Prog, setup = prog, &within
+	}
 	if !s.Live() {
 		src, done, window, err := s.recorded()
 		if err != nil {

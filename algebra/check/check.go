@@ -203,7 +203,10 @@ func (s *Session) Check(f *tquel.File) ([]*Retrieve, error) {
 			}
 			r.Text = f.StmtText(i)
 			if r.Name != "" {
-				if old := cat.Lookup(r.Name); old != nil {
+				if old := cat.Lookup(r.Name); old != nil && old.Builtin {
+					rep.builtinResult(st.Name.At, r.Name)
+					continue
+				} else if old != nil {
 					rep.alreadyDefined(st.Name.At, r.Name, old)
 					continue
 				}

@@ -184,6 +184,10 @@ func TestSemanticErrors(t *testing.T) {
 		{"derived relation named Clock",
 			`retrieve Clock (x = 1)`,
 			"2:10: Clock is built in and cannot name a result"},
+		{"derived relations named like the observation's",
+			`retrieve Lost (x = 1) retrieve into Observed (y = 2)`,
+			"2:10: Lost is built in (the observation) and cannot name a result\n" +
+				"2:37: Observed is built in (the observation) and cannot name a result"},
 		{"sum of entities",
 			`retrieve (n = sum(p.Process))`,
 			"2:19: sum adds numbers or durations, not Process values"},

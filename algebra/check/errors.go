@@ -59,6 +59,10 @@ func (r *report) alreadyDefined(pos source.Pos, name string, old *algebra.Relati
 	r.at(pos, "relation %s is already defined%s", name, where)
 }
 
+func (r *report) builtinResult(pos source.Pos, name string) {
+	r.at(pos, "%s is built in (the observation) and cannot name a result", name)
+}
+
 func (r *report) clockResult(pos source.Pos) {
 	r.at(pos, "Clock is built in and cannot name a result")
 }

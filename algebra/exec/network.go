@@ -67,6 +67,10 @@ type Options struct {
 	Resident Resident
 	// Budget, if set, bounds the memory the run holds (budget.go).
 	Budget *Budget
+	// Gaps, if set, says where primitive relations were not observed:
+	// each statement's result is cut out of the gaps of the relations it
+	// reads (Cut).
+	Gaps Gaps
 }
 
 // Build compiles plans (one per statement, in order) into a network.
@@ -80,6 +84,7 @@ func Build(cat *algebra.Catalog, stmts []*check.Retrieve, plans []plan.Node, opt
 		opts:        opts,
 		byStmt:      map[*check.Retrieve]*Stmt{},
 	}
+	reads := map[*check.Retrieve][]string{}
 	if cat != nil {
 		n.ClockPeriod = cat.ClockPeriod
 	}
@@ -104,6 +109,14 @@ func Build(cat *algebra.Catalog, stmts []*check.Retrieve, plans []plan.Node, opt
 				return nil, fmt.Errorf("%s: %w", r.Name, err)
 			}
 			return nil, err
+		}
+		if opts.Gaps != nil {
+			reads[r] = primitiveReads(plans[i], reads)
+			if len(reads[r]) > 0 {
+				cut := &stream.Tee{}
+				out.Add(NewCut(reads[r], opts.Gaps, cut))
+				out = cut
+			}
 		}
 		s.out, s.Join, s.Coalesce = out, j, c
 		out.Add(s.Result)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,5 +63,47 @@ func TestMaxMemoryFlag(t *testing.T) {
 	code, _, errs := tqmon(t, "query", "--history", paper, "-e", "retrieve (x = 1)", "--max-memory", "lots")
 	if code != 2 || !strings.Contains(errs, `size "lots"`) {
 		t.Errorf("--max-memory lots: exit %d, stderr %q", code, errs)
+	}
+}
+
+// fourWayJoin is a 4-variable self-join of Process whose bindings
+// multiply over testkit.RunawayHistory, as SixWayJoin's do.
+const fourWayJoin = `range of a is Process
+range of b is Process
+range of c is Process
+range of d is Process
+retrieve Four (P = a.Process)
+where a.State = b.State and b.State = c.State and c.State = d.State
+`
+
+// TestDisplayBudget: the animated display runs within --max-memory like
+// every other query — a runaway 4-variable self-join shown in the display
+// stops with the budget's message and exit status 1, the terminal
+// restored, played from a history (view) and from a database (replay
+// --display). Before, the display's network had no budget and ran on.
+func TestDisplayBudget(t *testing.T) {
+	bin := binary(t)
+	dir := testkit.RunawayHistory(t, 400)
+	q := filepath.Join(t.TempDir(), "four.tq")
+	if err := os.WriteFile(q, []byte(fourWayJoin), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec := filepath.Join(t.TempDir(), "four.display")
+	if err := os.WriteFile(spec, []byte("display Process as circle label Process\ndisplay Four as flash P\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(t.TempDir(), "busy.db")
+	if code, _, errs := tqmon(t, "import", "--history", dir, "--db", db); code != 0 {
+		t.Fatalf("import: exit %d: %s", code, errs)
+	}
+	for _, subject := range []string{"view --history " + dir + " --speed 1e9", "replay --db " + db + " --max"} {
+		s := newTmux(t, 100, 30, fmt.Sprintf("%s %s --display %s -f %s --max-memory 1MiB", bin, subject, spec, q))
+		scr := s.waitScreen("the display to stop", 30*time.Second, func(scr string) bool {
+			return strings.Contains(scr, "EXIT=") && strings.Contains(scr, "icanon")
+		})
+		scr = s.exited(1)
+		if !strings.Contains(strings.ReplaceAll(scr, "\n", ""), "query stopped: memory budget 1.0 MiB exceeded") {
+			t.Errorf("%s: no budget message:\n%s", subject, scr)
+		}
 	}
 }

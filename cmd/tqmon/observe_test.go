@@ -140,9 +140,10 @@ func TestConnectLateJoinMatchesRestrictedTruth(t *testing.T) {
 
 // TestKernelOverflowExits3: a kernel query whose one-page ring overflows
 // reports every loss on stderr as it happens ("lost N Syscall packets
-// between T1 and T2"); the rows delivered plus the packets reported lost
-// are exactly the packets the kernel's programs produced, and the run
-// exits 3.
+// between T1 and T2"); the packets delivered plus the packets reported
+// lost are exactly the packets the kernel's programs produced, and the
+// run exits 3. The rows are the packets delivered outside the gaps (the
+// rule at gaps drops the events inside one).
 func TestKernelOverflowExits3(t *testing.T) {
 	kerneltest.Need(t)
 	bin := binary(t)
@@ -183,11 +184,11 @@ func TestKernelOverflowExits3(t *testing.T) {
 		t.Fatalf("no loss reported on stderr:\n%s", stderr.String())
 	case reported != lost:
 		t.Errorf("losses reported as they happened add up to %d, --stats says %d", reported, lost)
-	case uint64(len(rows)) != packets:
+	case uint64(len(rows)) > packets:
 		t.Errorf("%d rows from %d packets", len(rows), packets)
-	case uint64(len(rows))+reported != produced:
-		t.Errorf("delivered %d + lost %d = %d, but the kernel produced %d", len(rows), reported, uint64(len(rows))+reported, produced)
-	case getppid > calls || uint64(len(rows))+reported < calls:
-		t.Errorf("getppid rows %d, delivered+lost %d, for %d calls", getppid, uint64(len(rows))+reported, calls)
+	case packets+reported != produced:
+		t.Errorf("delivered %d + lost %d = %d, but the kernel produced %d", packets, reported, packets+reported, produced)
+	case getppid > calls || packets+reported < calls:
+		t.Errorf("getppid rows %d, delivered+lost %d, for %d calls", getppid, packets+reported, calls)
 	}
 }

@@ -145,7 +145,7 @@ func TestShellOnPaperHistory(t *testing.T) {
 	tm.expect(10*time.Second, "tqmon shell", "tqmon=> ")
 
 	tm.typeText(`\d` + "\r")
-	tm.expect(5*time.Second, "SendMessage", "RunningOn", "Waiting", "Processor", "Mailbox", "(6 rows)", "tqmon=> ")
+	tm.expect(5*time.Second, "SendMessage", "RunningOn", "Waiting", "Processor", "Mailbox", "Observed", "Lost", "(8 rows)", "tqmon=> ")
 
 	tm.typeText("range of S is SendM\t")
 	tm.expect(5*time.Second, "range of S is SendMessage")

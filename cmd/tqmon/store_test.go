@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -78,7 +79,45 @@ func TestRecordRoundTrip(t *testing.T) {
 	if code, _, stderr := tqmon(t, "export", "--db", dbDir, "--out", expDir); code != 0 {
 		t.Fatalf("export: %s", stderr)
 	}
+	// The recording's observation reads back: each relation watched, the
+	// sampled one with its period, none open.
+	code, obs, stderr := tqmon(t, "query", "--db", dbDir, "--format", "csv", "--time-format", "ns",
+		"-e", "range of o is Observed retrieve (o.Relation, o.Period)")
+	if code != 0 {
+		t.Fatalf("query --db over Observed: %s", stderr)
+	}
+	for _, rel := range []string{"Process", "SendMessage", "RunningOn", "Waiting"} {
+		if !strings.Contains(obs, "\n"+rel+",") {
+			t.Errorf("no Observed tuple for %s:\n%s", rel, obs)
+		}
+	}
+	if strings.Contains(obs, "forever") || !regexp.MustCompile(`\nRunningOn,[1-9]`).MatchString(obs) {
+		t.Errorf("Observed:\n%s", obs)
+	}
+	// The export carries the recording's observation (Observed.csv, and
+	// Lost.csv when packets were lost): the truth, complete, has none.
+	// Answers over the database and its export are cut at the recorded
+	// gaps; so are the truth's, given them.
+	if obs, err := os.ReadFile(filepath.Join(expDir, "Observed.csv")); err != nil || !strings.Contains(string(obs), "SendMessage") {
+		t.Errorf("the export's Observed.csv: %q (%v)", obs, err)
+	}
+	os.Remove(filepath.Join(expDir, "Observed.csv"))
+	lost := filepath.Join(expDir, "Lost.csv")
+	lostText, err := os.ReadFile(lost)
+	if err == nil {
+		if code != exitIncomplete {
+			t.Errorf("a complete recording exports losses:\n%s", lostText)
+		}
+		os.Remove(lost)
+	}
 	sameDirs(t, expDir, truthDir)
+	if lostText != nil {
+		for _, d := range []string{expDir, truthDir} {
+			if err := os.WriteFile(filepath.Join(d, "Lost.csv"), lostText, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	qs := testkit.ReadCorpus(t, filepath.Join(root, "testdata", "store", "queries.tq"))
 	if len(qs) < 20 {
 		t.Fatalf("the corpus has %d queries", len(qs))

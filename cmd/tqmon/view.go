@@ -26,6 +26,7 @@ type viewFlags struct {
 	speed      float64
 	from       string
 	paused     bool
+	maxMemory  query.Bytes
 }
 
 func newViewCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -48,6 +49,7 @@ func newViewCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.Float64Var(&f.speed, "speed", 1, "subject seconds per real second")
 	fl.StringVar(&f.from, "from", "", "start playing at TIME (e.g. 2:45:00; default: the history's beginning)")
 	fl.BoolVar(&f.paused, "paused", false, "start paused (space resumes, → steps)")
+	addMaxMemoryFlag(fl, &f.maxMemory)
 	return cmd
 }
 
@@ -72,7 +74,7 @@ func runView(f *viewFlags, stderr io.Writer) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	sub, err := subject.Open(context.Background(), subject.Options{History: f.historyDir})
+	sub, err := subject.Open(context.Background(), subject.Options{History: f.historyDir, MaxMemory: int64(f.maxMemory)})
 	if err != nil {
 		return openErr(err)
 	}

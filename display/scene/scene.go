@@ -27,11 +27,15 @@ type Scene struct {
 
 	// placed is what the last Draw put where (tests check overlaps).
 	placed []Placed
+
+	// Observed is how the data drawn was observed: its gaps and sampled
+	// relations (the status line and the timeline show them).
+	Observed *Observation
 }
 
 // New makes an empty scene for a spec.
 func New(sp *spec.Spec) *Scene {
-	s := &Scene{rels: map[string]*Relation{}}
+	s := &Scene{rels: map[string]*Relation{}, Observed: newObservation()}
 	s.SetSpec(sp, algebra.Beginning)
 	return s
 }

@@ -2,6 +2,7 @@ package shell
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -90,9 +91,11 @@ func (sh *shell) describe(name string) {
 		return
 	}
 	var rows [][]string
-	for _, r := range cat.Relations {
+	for _, r := range append(slices.Clone(cat.Relations), cat.Builtins()...) {
 		how := r.Strategy.String()
-		if r.Derived {
+		if r.Builtin {
+			how = "built in: the observation"
+		} else if r.Derived {
 			how = "derived in this session"
 		} else if r.Class == algebra.ClassEntity {
 			how = "always (entity source)"
@@ -126,7 +129,7 @@ func didYouMean(name string, cands []string) string {
 // relationNames lists the relations a query may range over.
 func (sh *shell) relationNames() []string {
 	names := []string{"Clock"}
-	for _, r := range sh.sess.Catalog().Relations {
+	for _, r := range append(slices.Clone(sh.sess.Catalog().Relations), sh.sess.Catalog().Builtins()...) {
 		names = append(names, r.Name)
 	}
 	sort.Strings(names)

@@ -299,22 +299,10 @@ func TestGoldenTimelinePaper(t *testing.T) {
 	sim := simScreen(t, 100, 30)
 	pb.Player.Seek(clockTime(t, "2:58:00"))
 	settle(t, pb)
-	pb.Model.Handle(ui.KeyTimeline)
-	for i := 0; i < 5; i++ {
-		pb.Model.Handle(ui.KeyZoomOut)
-	}
-	frame(pb, sim)
+	timeline50s(pb, sim)
 	checkGolden(t, "paper-timeline-2-58-00.txt", term.Dump(sim))
 	g := term.Text(sim)
-	row := func(label string) string {
-		for _, l := range strings.Split(g, "\n") {
-			if strings.HasPrefix(strings.TrimSpace(l), label+" ") || strings.HasPrefix(strings.TrimSpace(l), label+"│") {
-				return l
-			}
-		}
-		t.Fatalf("no row %s in\n%s", label, g)
-		return ""
-	}
+	row := func(label string) string { return timelineRow(t, g, label) }
 	if p1 := row("P1"); !strings.Contains(p1, "█") || !strings.Contains(p1, "▓") || !strings.Contains(p1, "░") {
 		t.Errorf("P1's row lacks running, ready or done: %s", p1)
 	}
@@ -350,4 +338,27 @@ func TestGoldenTimelinePaper(t *testing.T) {
 	if !strings.Contains(g, "timeline: RunningOn") {
 		t.Errorf("status:\n%s", g)
 	}
+}
+
+// timelineRow is the line of a timeline's text g whose row is labelled
+// label.
+func timelineRow(t *testing.T, g, label string) string {
+	t.Helper()
+	for _, l := range strings.Split(g, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), label+" ") || strings.HasPrefix(strings.TrimSpace(l), label+"│") {
+			return l
+		}
+	}
+	t.Fatalf("no row %s in\n%s", label, g)
+	return ""
+}
+
+// timeline50s switches to the timeline, zoomed out to 50 s a column, and
+// draws it.
+func timeline50s(pb *Playback, sim tcell.SimulationScreen) {
+	pb.Model.Handle(ui.KeyTimeline)
+	for i := 0; i < 5; i++ {
+		pb.Model.Handle(ui.KeyZoomOut)
+	}
+	frame(pb, sim)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/display/play"
+	"github.com/tqmon/tqmon/display/scene"
 	"github.com/tqmon/tqmon/display/spec"
 	"github.com/tqmon/tqmon/display/term"
 	"github.com/tqmon/tqmon/display/ui"
@@ -30,6 +31,25 @@ type Options struct {
 	ReadSpec func() (string, error)
 	// Frame, if set, is called after each frame (tests).
 	Frame func()
+	// Losses and Sampled say how recorded data was observed: per relation
+	// the gaps where packets were lost, with counts, and the relations
+	// seen only at sampling instants (a recording of a live run: its Lost
+	// relation's rows, its sampled relations). The status line counts
+	// the losses as play reaches them ("lost N") and names the sampled
+	// relations; the timeline marks the gaps '×'. A live display learns
+	// both from its run and adds them to these.
+	Losses  []scene.Loss
+	Sampled []scene.Sampling
+}
+
+// observe puts what o says of the observation into the feed's scene.
+func (o Options) observe(f *Feed) {
+	for _, l := range o.Losses {
+		f.Scene.Observed.Lose(l)
+	}
+	for _, s := range o.Sampled {
+		f.Scene.Observed.Sample(s.Rel, s.Period)
+	}
 }
 
 // model makes the screen's model over a feed.
@@ -82,12 +102,13 @@ func NewPlayback(ctx context.Context, s *Setup, src stream.Source, window *algeb
 	if err != nil {
 		return nil, err
 	}
-	net, err := exec.Build(s.Prog.Catalog, s.Prog.Stmts, plans, exec.Options{})
+	net, err := exec.Build(s.Prog.Catalog, s.Prog.Stmts, plans, s.Prog.ExecOptions())
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	pb := &Playback{Feed: s.NewFeed(), errs: make(chan error, 1), cancel: cancel, o: o}
+	o.observe(pb.Feed)
 	pb.Feed.Hook(net)
 	pb.Player = play.NewPlayer(ctx, src, po)
 	pb.Model = s.model(pb.Feed, o, pb.Player.Now)

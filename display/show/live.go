@@ -4,9 +4,12 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/plan"
 	"github.com/tqmon/tqmon/algebra/stream"
+	"github.com/tqmon/tqmon/display/scene"
 	"github.com/tqmon/tqmon/display/term"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident/wire"
@@ -23,9 +26,19 @@ func Live(ctx context.Context, s *Setup, conns []wire.Conn, lo remote.LiveOption
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	f := s.NewFeed()
+	o.observe(f)
+	if err := s.sampled(f.Scene.Observed, lo.Naive); err != nil {
+		return err
+	}
 	var reported atomic.Int64
 	reported.Store(algebra.Beginning)
-	onElem, progress := lo.OnElem, lo.Progress
+	onElem, progress, onLoss := lo.OnElem, lo.Progress, lo.OnLoss
+	lo.OnLoss = func(l remote.Loss) {
+		f.Scene.Observed.Lose(scene.Loss{Rel: l.Rel, From: l.From, To: l.To, Count: l.Lost})
+		if onLoss != nil {
+			onLoss(l)
+		}
+	}
 	lo.OnElem = func(i int, e stream.Elem) {
 		f.OnElem(i, e)
 		if onElem != nil {
@@ -63,4 +76,29 @@ func Live(ctx context.Context, s *Setup, conns []wire.Conn, lo remote.LiveOption
 	f.Inbox.Close()
 	wg.Wait()
 	return err
+}
+
+// sampled tells obs which relations the live run samples, and at what
+// period: those its plans (as the run rewrites them) read through a
+// sampled α, every Clock[n] of the catalog's clock period — the shortest
+// when several.
+func (s *Setup) sampled(obs *scene.Observation, naive bool) error {
+	rw, err := s.Prog.Rewritten(naive)
+	if err != nil {
+		return err
+	}
+	for _, r := range rw {
+		plan.Walk(r.Final, func(n plan.Node) {
+			a, ok := n.(*plan.Alpha)
+			if !ok || a.Rel.Strategy.Kind != algebra.Sampled {
+				return
+			}
+			var period time.Duration
+			if clk, ok := a.When.(*plan.ClockSrc); ok {
+				period = time.Duration(clk.N * s.Prog.Catalog.ClockPeriod)
+			}
+			obs.Sample(a.Rel.Name, period)
+		})
+	}
+	return nil
 }

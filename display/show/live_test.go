@@ -2,6 +2,8 @@ package show
 
 import (
 	"context"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -29,6 +31,49 @@ import (
 // display needs deliver anything (a spec without sends or waits enables
 // neither).
 func TestLiveDisplay(t *testing.T) {
+	var mu sync.Mutex
+	tapped := map[string]int{}
+	ld := startLiveDemo(t, func(c wire.Conn) wire.Conn { return c }, remote.LiveOptions{
+		Tap: func(in remote.Input) {
+			mu.Lock()
+			tapped[in.Rel]++
+			mu.Unlock()
+		},
+	})
+	if fed := ld.setup.Fed(); len(fed) != 3 {
+		t.Fatalf("fed %v", fed)
+	}
+	seen := ld.await("processors with processes running in them", 10*time.Second, func(seen string) bool {
+		return strings.Contains(seen, "┌─── A ┐") && strings.Contains(seen, "(P8)") && strings.Contains(seen, "│ (P")
+	})
+	first, _, _ := strings.Cut(seen, "\n")
+	if !strings.Contains(first, "0:0") {
+		t.Errorf("no subject clock in %q", first)
+	}
+	ld.quit()
+	mu.Lock()
+	defer mu.Unlock()
+	if tapped["Process"] == 0 || tapped["RunningOn"] == 0 || tapped["SendMessage"] != 0 || tapped["Waiting"] != 0 {
+		t.Errorf("inputs %v: want Process and RunningOn only", tapped)
+	}
+}
+
+// liveDemo is a live display of the demo subject on a simulated screen:
+// processors, processes and what runs on what.
+type liveDemo struct {
+	t     *testing.T
+	setup *Setup
+	cat   *algebra.Catalog
+	sim   tcell.SimulationScreen
+	shots chan string // the screen's text after each frame (some dropped)
+	done  chan error  // Live's end
+}
+
+// startLiveDemo starts the demo subject's resident, its connection
+// through wrap, and Live over it with lo (its Ready chained); the subject
+// runs once the residents are ready, until the test ends.
+func startLiveDemo(t *testing.T, wrap func(wire.Conn) wire.Conn, lo remote.LiveOptions) *liveDemo {
+	t.Helper()
 	cat := testkit.CompileSpec(t, "os.sdl", ossensors.SDL)
 	s, err := Compile(Config{Catalog: cat, Check: check.Options{}, Display: query.Source{Name: "t.display", Text: `
 display Processor as box label Processor at left
@@ -38,76 +83,69 @@ show clock`}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fed := s.Fed(); len(fed) != 3 {
-		t.Fatalf("fed %v", fed)
-	}
 	clock := demo.NewClock(200)
 	res := resident.New(ossensors.Spec(), demo.Options(clock, nil))
-	defer res.Close()
-	sens := ossensors.New(res)
+	t.Cleanup(func() { res.Close() })
 	cfg := demo.DefaultConfig(3)
 	cfg.Scale = 200
-
-	sim := tcell.NewSimulationScreen("UTF-8")
-	sim.SetSize(100, 30)
-	shots := make(chan string, 1000)
+	ld := &liveDemo{t: t, setup: s, cat: cat, sim: tcell.NewSimulationScreen("UTF-8"),
+		shots: make(chan string, 1000), done: make(chan error, 1)}
+	ld.sim.SetSize(100, 30)
 	frame := func() {
 		select {
-		case shots <- term.Text(sim):
+		case ld.shots <- term.Text(ld.sim):
 		default:
 		}
 	}
-	var mu sync.Mutex
-	tapped := map[string]int{}
 	ready := make(chan struct{})
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	t.Cleanup(cancel)
 	go func() {
 		select {
 		case <-ready:
-			demo.New(sens, cfg).Run(ctx)
+			demo.New(ossensors.New(res), cfg).Run(ctx)
 		case <-ctx.Done():
 		}
 	}()
-	done := make(chan error, 1)
+	lo.Ready = func() { close(ready) }
 	go func() {
-		done <- Live(ctx, s, []wire.Conn{res.Local()}, remote.LiveOptions{
-			Ready: func() { close(ready) },
-			Tap: func(in remote.Input) {
-				mu.Lock()
-				tapped[in.Rel]++
-				mu.Unlock()
-			},
-		}, func() algebra.Time { return clock.Now() }, Options{Screen: sim, Title: "live", Frame: frame})
+		ld.done <- Live(ctx, s, []wire.Conn{wrap(res.Local())}, lo,
+			func() algebra.Time { return clock.Now() }, Options{Screen: ld.sim, Title: "live", Frame: frame})
 	}()
-	deadline := time.After(10 * time.Second)
+	return ld
+}
+
+// await waits up to d for a frame for which ok holds, and returns it.
+func (ld *liveDemo) await(what string, d time.Duration, ok func(string) bool) string {
+	ld.t.Helper()
+	deadline := time.After(d)
 	var seen string
-	for !(strings.Contains(seen, "┌─── A ┐") && strings.Contains(seen, "(P8)") && strings.Contains(seen, "│ (P")) {
+	for !ok(seen) {
 		select {
-		case seen = <-shots:
-		case err := <-done:
-			t.Fatalf("display ended: %v", err)
+		case seen = <-ld.shots:
+		case err := <-ld.done:
+			ld.t.Fatalf("display ended: %v", err)
 		case <-deadline:
-			t.Fatalf("no processors with processes running in them:\n%s", seen)
+			ld.t.Fatalf("no %s:\n%s", what, seen)
 		}
 	}
-	first, _, _ := strings.Cut(seen, "\n")
-	if !strings.Contains(first, "0:0") {
-		t.Errorf("no subject clock in %q", first)
-	}
-	sim.InjectKey(tcell.KeyRune, 'q', tcell.ModNone)
+	return seen
+}
+
+// key presses a key.
+func (ld *liveDemo) key(r rune) { ld.sim.InjectKey(tcell.KeyRune, r, tcell.ModNone) }
+
+// quit presses q and waits for the display to end without error.
+func (ld *liveDemo) quit() {
+	ld.t.Helper()
+	ld.key('q')
 	select {
-	case err := <-done:
+	case err := <-ld.done:
 		if err != nil {
-			t.Fatal(err)
+			ld.t.Fatal(err)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("q did not end the live display")
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if tapped["Process"] == 0 || tapped["RunningOn"] == 0 || tapped["SendMessage"] != 0 || tapped["Waiting"] != 0 {
-		t.Errorf("inputs %v: want Process and RunningOn only", tapped)
+		ld.t.Fatal("q did not end the live display")
 	}
 }
 
@@ -149,4 +187,62 @@ func TestReloadSpec(t *testing.T) {
 	if !strings.Contains(g, " Waiting ┐") || !strings.Contains(g, "spec read again") {
 		t.Errorf("the new spec is not drawn:\n%s", g)
 	}
+}
+
+// lossyConn is a resident connection whose sensors report drops: from
+// its tenth batch with counts on, every count's drops rise by lost — what
+// a resident whose buffers overflowed would report.
+type lossyConn struct {
+	wire.Conn
+	lost    uint64
+	batches int
+}
+
+func (c *lossyConn) Recv() (*wire.Batch, error) {
+	b, err := c.Conn.Recv()
+	if err != nil || len(b.Counts) == 0 {
+		return b, err
+	}
+	if c.batches++; c.batches >= 10 {
+		for i := range b.Counts {
+			b.Counts[i].Drops += c.lost
+		}
+	}
+	return b, nil
+}
+
+// The live display shows what its run observed: the losses the residents
+// report ("lost N" on the status line, as the run's own OnLoss sees them,
+// and '×' on the timeline) and the relation it samples, with its period.
+func TestLiveDisplayShowsLosses(t *testing.T) {
+	var mu sync.Mutex
+	var reported uint64
+	ld := startLiveDemo(t, func(c wire.Conn) wire.Conn { return &lossyConn{Conn: c, lost: 7} }, remote.LiveOptions{
+		OnLoss: func(l remote.Loss) {
+			mu.Lock()
+			reported += l.Lost
+			mu.Unlock()
+		},
+	})
+	lostRE := regexp.MustCompile(`lost (\d+) · sampled RunningOn/(\S+)`)
+	seen := ld.await("loss on the status line", 20*time.Second, lostRE.MatchString)
+	m := lostRE.FindStringSubmatch(seen)
+	t.Logf("status: %s", m[0])
+	mu.Lock()
+	got := reported
+	mu.Unlock()
+	if n, _ := strconv.ParseUint(m[1], 10, 64); n == 0 || n > got || n%7 != 0 {
+		t.Errorf("status says lost %s; the run reported %d so far, in 7s", m[1], got)
+	}
+	if want := algebra.FormatDuration(ld.cat.ClockPeriod); m[2] != want {
+		t.Errorf("sampled every %s, want %s (Clock[1])", m[2], want)
+	}
+	ld.key('t')
+	seen = ld.await("lost row on the timeline", 10*time.Second, func(seen string) bool {
+		return strings.Contains(seen, "lost RunningOn") || strings.Contains(seen, "lost Process")
+	})
+	if !strings.Contains(seen, "×") {
+		t.Errorf("no gap marked on the timeline:\n%s", seen)
+	}
+	ld.quit()
 }

@@ -102,19 +102,56 @@ func (v *View) Describe() string {
 	return fmt.Sprintf("timeline: %s, %s/column, %s", rows, algebra.FormatDuration(v.Scale()), f)
 }
 
-// row is one row of the timeline.
+// row is one row of the timeline: rels are the relations its marks come
+// from (their gaps are marked over it).
 type row struct {
 	label string
 	key   []algebra.Value
 	marks []mark
+	rels  []string
 }
 
-// mark is a bar [from, to) or, for an event, a tick at from.
+// mark is a bar [from, to) or, for an event, a tick at from; a gap's bar
+// is drawn at least one column wide.
 type mark struct {
 	from, to algebra.Time
 	event    bool
+	gap      bool
 	r        rune
 	st       draw.Style
+}
+
+// LossStyle is how what was not observed is drawn: the timeline's gaps
+// (marked '×') and the status line's losses.
+func LossStyle() draw.Style { return draw.Style{Fg: draw.Palette(1), Bold: true} }
+
+// gapRune marks a gap: a span where packets of a relation were lost.
+const gapRune = '×'
+
+// withGaps marks the gaps of each row's relations over its marks, and
+// adds a row per relation with gaps begun by now ("lost Rel") — of every
+// relation when all is true (the entity rows: a relation the rows do not
+// draw may have lost what made them), else of those the rows draw.
+func (v *View) withGaps(rows []*row, now algebra.Time, all bool, only string) []*row {
+	obs := v.sc.Observed
+	gapMarks := func(rel string) []mark {
+		var ms []mark
+		for _, g := range obs.Gaps(rel) {
+			ms = append(ms, mark{from: g.From, to: g.To, gap: true, r: gapRune, st: LossStyle()})
+		}
+		return ms
+	}
+	for _, r := range rows {
+		for _, rel := range r.rels {
+			r.marks = append(r.marks, gapMarks(rel)...)
+		}
+	}
+	for _, rel := range obs.Lossy(now) {
+		if all || rel == only {
+			rows = append(rows, &row{label: "lost " + rel, marks: gapMarks(rel)})
+		}
+	}
+	return rows
 }
 
 // Draw draws the timeline at now into area.
@@ -128,9 +165,9 @@ func (v *View) Draw(c draw.Canvas, area draw.Rect, now algebra.Time) {
 	}
 	var rows []*row
 	if v.Mode == 0 {
-		rows = v.entityRows()
+		rows = v.withGaps(v.entityRows(), now, true, "")
 	} else if rels := v.sc.Spec().Relations(); v.Mode <= len(rels) {
-		rows = v.tupleRows(rels[v.Mode-1])
+		rows = v.withGaps(v.tupleRows(rels[v.Mode-1]), now, false, rels[v.Mode-1].Name)
 	}
 	labelW := 4
 	for _, r := range rows {
@@ -164,10 +201,13 @@ func (v *View) Draw(c draw.Canvas, area draw.Rect, now algebra.Time) {
 				c.Set(x0+col(m.from), y, m.r, m.st)
 				continue
 			}
-			if to <= start || m.from >= end {
+			if to <= start || m.from >= end || m.gap && m.from >= now {
 				continue
 			}
 			a, b := col(m.from), col(algebra.Prev(to))
+			if m.gap {
+				b = max(a, b) // a gap shorter than a column still shows
+			}
 			for x := a; x <= b && x < cols; x++ {
 				c.Set(x0+x, y, m.r, m.st)
 			}
@@ -233,7 +273,7 @@ func (v *View) entityRows() []*row {
 		get := func(k algebra.Value) *row {
 			r := byKey[k]
 			if r == nil {
-				r = &row{label: k.Format(algebra.TimeClock), key: []algebra.Value{k}}
+				r = &row{label: k.Format(algebra.TimeClock), key: []algebra.Value{k}, rels: []string{ic.Rel.Name}}
 				byKey[k] = r
 				order = append(order, r)
 			}
@@ -297,7 +337,7 @@ func (v *View) tupleRows(rel *algebra.Relation) []*row {
 		label := strings.Join(parts, " ")
 		r := byKey[label]
 		if r == nil {
-			r = &row{label: label, key: t.Vals}
+			r = &row{label: label, key: t.Vals, rels: []string{rel.Name}}
 			byKey[label] = r
 			order = append(order, r)
 		}

@@ -212,6 +212,9 @@ func (m *Model) status(c draw.Canvas, w, h int) {
 		state = "live"
 	}
 	x := draw.Text(c, 1, y, state, draw.Style{Bold: true})
+	if obs := m.observed(); obs != "" {
+		x = draw.Text(c, x+2, y, draw.Clip(obs, w-x-4), timeline.LossStyle())
+	}
 	var right string
 	if n := m.Scene.Hidden(); n > 0 && !m.timelineOn {
 		right = fmt.Sprintf("+%d hidden", n)
@@ -231,6 +234,30 @@ func (m *Model) status(c draw.Canvas, w, h int) {
 	if right != "" {
 		draw.Text(c, w-1-draw.Width(right), y, right, draw.Style{Bold: true})
 	}
+}
+
+// observed says how the data drawn was observed, for the status line:
+// "lost N" (the packets lost in the gaps begun by now) and the relations
+// seen only at sampling instants, "sampled RunningOn/10ms"; "" when the
+// data is complete.
+func (m *Model) observed() string {
+	obs := m.Scene.Observed
+	var parts []string
+	if n := obs.Lost(m.Clock()); n > 0 {
+		parts = append(parts, fmt.Sprintf("lost %d", n))
+	}
+	var sampled []string
+	for _, s := range obs.Sampled() {
+		if s.Period > 0 {
+			sampled = append(sampled, s.Rel+"/"+algebra.FormatDuration(int64(s.Period)))
+		} else {
+			sampled = append(sampled, s.Rel)
+		}
+	}
+	if len(sampled) > 0 {
+		parts = append(parts, "sampled "+strings.Join(sampled, ", "))
+	}
+	return strings.Join(parts, " · ")
 }
 
 func formatSpeed(s float64) string {

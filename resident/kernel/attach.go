@@ -40,23 +40,23 @@ func (a *attachment) close() {
 // setFlag changes a sensor's enable count for entity id by delta and
 // attaches or detaches its programs as needed (r.mu).
 func (r *Resident) setFlag(ss *sensorState, id uint32, delta int) error {
-	n := ss.ids[id] + delta
-	if n > 0 {
-		ss.ids[id] = n
-	} else {
-		delete(ss.ids, id)
-	}
-	if err := r.reconcile(ss); err != nil {
-		// Undo: the command changes nothing.
-		if n-delta > 0 {
-			ss.ids[id] = n - delta
+	old := ss.ids[id]
+	set := func(n int) {
+		if n > 0 {
+			ss.ids[id] = n
 		} else {
 			delete(ss.ids, id)
 		}
+	}
+	set(old + delta)
+	if err := r.reconcile(ss); err != nil {
+		set(old) // undo: the command changes nothing
 		return err
 	}
 	if ss.att != nil {
 		if err := writeFlag(ss, id); err != nil {
+			set(old) // undo, in the map too (best effort)
+			writeFlag(ss, id)
 			return err
 		}
 		return r.tr.writeAll(ss)

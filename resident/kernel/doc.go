@@ -10,14 +10,43 @@
 // numbering, refusals (*session.CommandError) and the errors a session
 // ends with (session.ErrClosed, ErrLeaseExpired, ErrTooManySessions),
 // per-session enable counts, and the mailbox each drain round delivers
-// to — and so the core's bounds (package session): packets held per
-// session and in all (session.MaxHeld, session.MaxHeldTotal; beyond,
-// dropped and counted), keys enabled per session (session.MaxEnables),
-// the longest lease. The kernel's own memory is its ring buffers
-// (Options.RingBytes, EntityRingBytes) and maps, fixed when it starts. Unlike package resident, which sits inside subject programs and
+// to. Unlike package resident, which sits inside subject programs and
 // depends on nothing above it, this resident compiles its own
 // description: it imports grammar/sdl, sensor and sensor/bpfgen (and
 // algebra for the catalog), never remote, rewrite or the interpreter.
+//
+// # Bounds
+//
+// Whatever its monitors do, what the resident holds is bounded and the
+// subject's threads never wait for a monitor — the same bounds as the Go
+// resident's, from the code they share:
+//
+//   - the session core's (package session): packets held per session and
+//     in all (session.MaxHeld, session.MaxHeldTotal; beyond, dropped and
+//     counted in the session's batches, so delivered + lost = produced),
+//     each session's reserve of that (session.Reserve: sessions that
+//     never read cannot starve one that does), keys enabled per session
+//     (session.MaxEnables), the longest lease (session.MaxLease), at most
+//     session.MaxSessions sessions;
+//   - the transport's, when served through resident/transport (`tqmon
+//     resident --kernel --listen`): unauthenticated connections and the
+//     time to authenticate, sessions per connection and per peer, idle
+//     sessions evicted when all are taken (see that package;
+//     TestKernelSessionsPerPeer);
+//   - its own: a sensor's eBPF enable map holds bpfgen.EnableEntries
+//     (4,096) entity IDs over all sessions; one more enable is refused
+//     with a *session.CommandError naming the bound (enable the whole
+//     type instead), so 300,000 enables for processes that do not exist
+//     cost the resident nothing (TestKernelHostileEnables). Its ring
+//     buffers (Options.RingBytes, EntityRingBytes) and maps are sized
+//     when it starts; a program that finds the ring full drops its packet
+//     and counts it, never waits.
+//
+// TestKernelHostileNeverReads runs a workload of 800,000 system calls
+// under five sessions that keep their leases and never read beside an
+// honest one: the subject keeps at least 0.4 of its rate under the honest
+// session alone (medians of interleaved runs), and the honest session is
+// still served, every loss counted.
 //
 // # Life cycle
 //

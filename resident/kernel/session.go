@@ -7,6 +7,7 @@ import (
 	"github.com/tqmon/tqmon/resident/session"
 	"github.com/tqmon/tqmon/resident/transport"
 	"github.com/tqmon/tqmon/resident/wire"
+	"github.com/tqmon/tqmon/sensor/bpfgen"
 )
 
 // flagKey is a sensor's enable for one entity (by number: pid, tid, cpu).
@@ -161,6 +162,13 @@ func (s *Session) apply(cmd *wire.Command) error {
 		if cmd.Kind == wire.CEnable {
 			if s.flags.Full(k) {
 				return fail(cmd, "entity", "the session already enables %d entities, the most it may (session.MaxEnables)", session.MaxEnables)
+			}
+			// The kernel's enable map has room for EnableEntries IDs per
+			// sensor, over all sessions: one more is refused here, by
+			// name, not by the map's own E2BIG mid-way through setFlag.
+			if ss.ids[k.id] == 0 && len(ss.ids) >= bpfgen.EnableEntries {
+				return fail(cmd, "entity", "%s is enabled for %d %s IDs already (over all sessions), the most its kernel enable map holds (bpfgen.EnableEntries); enable it for every %s instead",
+					ss.s.Rel.Name, len(ss.ids), ss.s.FlagType, ss.s.FlagType)
 			}
 			if err := r.setFlag(ss, k.id, 1); err != nil {
 				return fail(cmd, "sensor", "%v", err)

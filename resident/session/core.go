@@ -39,6 +39,7 @@ type Core struct {
 func (c *Core) Init(sensors int, clock func() int64, budget *Budget) {
 	c.clock = clock
 	c.budget = budget
+	budget.join()
 	c.expiry.Store(clock() + int64(DefaultLease))
 	c.lastW = math.MinInt64
 	c.over = make([]uint64, sensors)

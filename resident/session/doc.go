@@ -44,10 +44,12 @@
 //     in the session's counts (Count.Drops), which every batch carries,
 //     so a remote that reads slowly, or never, learns exactly what it
 //     lost; Deliver and Enqueue only copy, under the mailbox's own lock.
-//     A session that can take nothing (Full) may be shed by its
-//     resident — packets dropped before they are made, counted with
-//     Shed — so that a remote that never reads costs its subject next
-//     to nothing.
+//     Every session has a Reserve (2,048 packets) the others cannot take:
+//     sessions that never read fill at most half the budget, and a
+//     remote that reads promptly beside them is still served. A session
+//     that can take nothing (Full) may be shed by its resident — packets
+//     dropped before they are made, counted with Shed — so that a remote
+//     that never reads costs its subject next to nothing.
 //   - enables: a session holds at most MaxEnables keys (Enables.Full),
 //     pending ones (an entity that does not exist) included; one more is
 //     refused.
@@ -55,7 +57,8 @@
 //     stops renewing loses its session within its lease, and what it
 //     held is freed.
 //   - sessions: at most MaxSessions at once (Table.Add); the transport
-//     adds its own limits per connection.
+//     adds its own limits per connection and per peer, and makes an idle
+//     session give way when the table is full (package transport).
 //
 // Why these suffice for memory: a session's packets are bounded, the
 // sum over sessions is bounded by the budget whatever their number, and

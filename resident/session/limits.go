@@ -19,11 +19,22 @@ const (
 	// 43 MB for 131,072 packets), so about 22 MB.
 	MaxHeld = 1 << 16
 	// MaxHeldTotal bounds the packets all of a resident's sessions hold
-	// together (a Budget): about 85 MB, whatever the number of sessions
-	// (TestHostileEntityFlood fills it with 48 sessions that never read).
-	// Four sessions that never read can fill it; an honest remote then
-	// loses packets too (counted), but its resident does not grow.
+	// together (a Budget): about 85 MB, whatever the number of sessions.
+	// Sessions that never read can fill no more than half of it beyond
+	// their reserves (Reserve): the other half is kept for the sessions'
+	// reserves, so an honest remote is still served.
 	MaxHeldTotal = 1 << 18
+	// Reserve is what every session may hold whatever the others hold:
+	// MaxHeldTotal / (2·MaxSessions) packets (2,048). A session takes
+	// from the Budget freely up to its reserve, and beyond it only while
+	// MaxSessions reserves stay free, and only its fair share of the
+	// rest (the other half of the budget over the sessions open) — so
+	// sessions that never read take at most half the budget between
+	// them, each at most its share, and a remote that reads promptly
+	// beside them (a drain round's packets within its reserve and share)
+	// loses nothing to them (TestReserveServesHonest,
+	// TestKernelHostileNeverReads).
+	Reserve = MaxHeldTotal / (2 * MaxSessions)
 	// MaxEnables bounds the keys (sensor and entity) one session holds
 	// enabled, pending or not: a key costs its resident ≈ 100 bytes.
 	MaxEnables = 1 << 16
@@ -36,49 +47,101 @@ const (
 // packets: each session's mailbox takes from it what it holds and gives
 // it back as its remote takes batches (or the session ends). The zero
 // value holds nothing; NewBudget makes one.
+//
+// A session's first reserve packets are its own; beyond them it takes
+// from a shared part of max − pool packets (pool = MaxSessions·reserve
+// = max/2), and at most its share of that, (max − pool) / the sessions
+// open (as of its take): one that never reads cannot take what the
+// others may need. The budget counts the packets held beyond reserves
+// (beyond; a session gives back from beyond its reserve first) and
+// grants a take beyond a reserve only while beyond stays ≤ max − pool;
+// takes within a reserve it always grants. So, but for force, the
+// packets held are at most (max − pool) beyond reserves plus
+// MaxSessions·reserve = pool within them: max.
 type Budget struct {
-	held atomic.Int64
-	max  int64
+	held     atomic.Int64 // packets held, all told
+	beyond   atomic.Int64 // of those, held beyond their sessions' reserves
+	sessions atomic.Int64 // sessions open on the budget (join, leave)
+	max      int64
+	reserve  int64 // per session: max / (2·MaxSessions)
+	pool     int64 // MaxSessions·reserve
 }
 
 // NewBudget returns a budget of max packets (MaxHeldTotal for a resident).
-func NewBudget(max int) *Budget { return &Budget{max: int64(max)} }
+func NewBudget(max int) *Budget {
+	r := int64(max) / (2 * MaxSessions)
+	return &Budget{max: int64(max), reserve: r, pool: r * MaxSessions}
+}
 
 // Held returns the packets held now.
 func (b *Budget) Held() int { return int(b.held.Load()) }
 
-// take takes up to n packets from the budget and returns how many it got
-// (a nil budget grants everything).
-func (b *Budget) take(n int) int {
+// over returns how many of has packets are beyond a session's reserve.
+func (b *Budget) over(has int) int64 { return max(int64(has)-b.reserve, 0) }
+
+// take takes up to n packets from the budget for a session that holds
+// has, and returns how many it got (a nil budget grants everything):
+// what fits in the session's reserve, then what fits in its share and
+// in the shared part (see Budget).
+func (b *Budget) take(has, n int) int {
 	if b == nil || n <= 0 {
 		return max(n, 0)
 	}
-	for {
-		h := b.held.Load()
-		g := min(int64(n), b.max-h)
+	own := min(int64(n), max(b.reserve-int64(has), 0))
+	want := min(int64(n)-own, (b.max-b.pool)/max(b.sessions.Load(), 1)-b.over(has))
+	var g int64
+	for want > 0 {
+		a := b.beyond.Load()
+		g = min(want, b.max-b.pool-a)
 		if g <= 0 {
-			return 0
+			g = 0
+			break
 		}
-		if b.held.CompareAndSwap(h, h+g) {
-			return int(g)
+		if b.beyond.CompareAndSwap(a, a+g) {
+			break
 		}
+	}
+	b.held.Add(own + g)
+	return int(own + g)
+}
+
+// join and leave count the sessions open on the budget (their shares).
+func (b *Budget) join() {
+	if b != nil {
+		b.sessions.Add(1)
 	}
 }
 
-// force takes n packets however many are held (a new session's first
-// packets, which are not dropped).
-func (b *Budget) force(n int) {
+func (b *Budget) leave() {
+	if b != nil {
+		b.sessions.Add(-1)
+	}
+}
+
+// force takes n packets for a session that holds has, however many are
+// held (a new session's first packets, which are not dropped).
+func (b *Budget) force(has, n int) {
 	if b != nil {
 		b.held.Add(int64(n))
+		b.beyond.Add(b.over(has+n) - b.over(has))
 	}
 }
 
-// Exhausted reports whether the budget has no packet left.
-func (b *Budget) Exhausted() bool { return b != nil && b.held.Load() >= b.max }
+// full reports whether a session that holds has packets can take none
+// now (take would grant nothing): its reserve is full, and so is its
+// share or the shared part.
+func (b *Budget) full(has int) bool {
+	if b == nil || int64(has) < b.reserve {
+		return false
+	}
+	share := (b.max-b.pool)/max(b.sessions.Load(), 1) - b.over(has)
+	return share <= 0 || b.beyond.Load() >= b.max-b.pool
+}
 
-// give gives n packets back.
-func (b *Budget) give(n int) {
+// give gives back n of the has packets a session holds.
+func (b *Budget) give(has, n int) {
 	if b != nil && n > 0 {
 		b.held.Add(-int64(n))
+		b.beyond.Add(b.over(has-n) - b.over(has))
 	}
 }

@@ -91,7 +91,7 @@ type mailbox struct {
 // entities), before the drain can see the session: they go out with the
 // next round whose watermark passes them.
 func (m *mailbox) Prime(pkts []wire.Packet, defs []wire.EntityDef) {
-	m.budget.force(len(pkts))
+	m.budget.force(m.n, len(pkts))
 	m.n += len(pkts)
 	m.q = append(m.q, pkts...)
 	m.defs = append(m.defs, defs...)
@@ -113,7 +113,8 @@ func (m *mailbox) End(err error, keep bool) {
 	} else {
 		m.box = nil
 	}
-	m.budget.give(m.n - kept)
+	m.budget.give(m.n, m.n-kept)
+	m.budget.leave()
 	m.n = kept
 	m.q = nil
 	close(m.done)
@@ -141,8 +142,8 @@ func (m *mailbox) Recv(ctx context.Context) (*wire.Batch, error) {
 		m.qmu.Lock()
 		if b := m.box; b != nil {
 			m.box = nil
+			m.budget.give(m.n, len(b.Packets))
 			m.n -= len(b.Packets)
-			m.budget.give(len(b.Packets))
 			m.qmu.Unlock()
 			return b, nil
 		}
@@ -202,7 +203,7 @@ func (m *mailbox) Enqueue(p wire.Packet, defs func(add func(wire.EntityDef))) {
 // room takes room for up to k more packets (qmu held): at most MaxHeld
 // for the session, what the budget has left; it returns how many.
 func (m *mailbox) room(k int) int {
-	g := m.budget.take(min(k, MaxHeld-m.n))
+	g := m.budget.take(m.n, min(k, MaxHeld-m.n))
 	m.n += g
 	return g
 }
@@ -227,14 +228,15 @@ func (m *mailbox) Shed(sensor uint16, dropped, unsent uint64) {
 }
 
 // Full reports whether the session can take no packet now: it holds
-// MaxHeld, or the resident's sessions hold its whole Budget. Until its
+// MaxHeld, or the Budget grants it nothing (its reserve, its share or
+// the shared part is full). Until its
 // remote takes a batch, whatever is delivered to it is dropped, so the
 // resident may shed its packets (drop and count them without making
 // them).
 func (m *mailbox) Full() bool {
 	m.qmu.Lock()
 	defer m.qmu.Unlock()
-	return m.n >= MaxHeld || m.budget.Exhausted()
+	return m.n >= MaxHeld || m.budget.full(m.n)
 }
 
 func (m *mailbox) addDef(d wire.EntityDef) { m.defs = append(m.defs, d) }

@@ -37,6 +37,12 @@ var errClosed = errors.New("transport: connection closed")
 // Recv returns io.EOF when the resident ends the session normally; Send may
 // be called from several goroutines, Recv from one at a time.
 func Dial(ctx context.Context, addr, token string) (wire.Conn, error) {
+	return dialWith(ctx, addr, token, net.Dialer{})
+}
+
+// dialWith is Dial with the dialer to connect with (tests bind a local
+// address, to be several TCP peers).
+func dialWith(ctx context.Context, addr, token string, d net.Dialer) (wire.Conn, error) {
 	network, address, err := ParseAddr(addr)
 	if err != nil {
 		return nil, err
@@ -44,7 +50,6 @@ func Dial(ctx context.Context, addr, token string) (wire.Conn, error) {
 	opts := []grpc.DialOption{
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
-			var d net.Dialer
 			return d.DialContext(ctx, network, address)
 		}),
 		grpc.WithDefaultCallOptions(

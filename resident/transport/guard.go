@@ -18,7 +18,8 @@ const (
 	// an authenticated stream: one more is closed as it is accepted.
 	MaxUnauthenticated = 16
 	// HandshakeTimeout bounds how long a connection may stay
-	// unauthenticated: then it is closed.
+	// unauthenticated: then it is closed (ServerOptions.HandshakeTimeout
+	// may shorten it).
 	HandshakeTimeout = 10 * time.Second
 	// MaxSessionsPerConn bounds the sessions (streams) one connection —
 	// one remote monitor — has open at once.
@@ -29,6 +30,7 @@ const (
 // connections.
 type guard struct {
 	net.Listener
+	timeout time.Duration // 0: HandshakeTimeout
 	unauth  atomic.Int64
 	refused *atomic.Int64
 }
@@ -45,11 +47,18 @@ func (g *guard) Accept() (net.Conn, error) {
 			c.Close()
 			continue
 		}
-		gc := &guardedConn{Conn: c, g: g}
-		gc.timer = time.AfterFunc(HandshakeTimeout, func() {
+		timeout := g.timeout
+		if timeout <= 0 {
+			timeout = HandshakeTimeout
+		}
+		gc := &guardedConn{Conn: c, g: g, peer: peerOf(c)}
+		gc.timer = time.AfterFunc(timeout, func() {
+			// Not gc.Close: that reads gc.timer, which this function
+			// may run before Accept has set.
 			if !gc.authed.Load() {
 				g.refused.Add(1)
-				gc.Close()
+				gc.leave()
+				gc.Conn.Close()
 			}
 		})
 		return gc, nil
@@ -61,6 +70,7 @@ func (g *guard) Accept() (net.Conn, error) {
 type guardedConn struct {
 	net.Conn
 	g      *guard
+	peer   string // who is at the other end (peerOf)
 	timer  *time.Timer
 	authed atomic.Bool
 	once   sync.Once
@@ -113,11 +123,15 @@ func (guardCreds) Clone() credentials.TransportCredentials { return guardCreds{}
 func (guardCreds) OverrideServerName(string) error { return nil }
 
 // authenticated marks the connection of the stream with context ctx as
-// authenticated.
-func authenticated(ctx context.Context) {
-	if p, ok := peer.FromContext(ctx); ok {
-		if ci, ok := p.AuthInfo.(connInfo); ok && ci.c != nil {
-			ci.c.authenticated()
-		}
+// authenticated and returns its peer (peerOf).
+func authenticated(ctx context.Context) string {
+	p, ok := peer.FromContext(ctx)
+	if !ok {
+		return "unknown"
 	}
+	if ci, ok := p.AuthInfo.(connInfo); ok && ci.c != nil {
+		ci.c.authenticated()
+		return ci.c.peer
+	}
+	return p.Addr.String()
 }

@@ -73,6 +73,9 @@ type ServerOptions struct {
 	MaxFrame int
 	// Logf logs a session's troubles (Apply errors). Default log.Printf.
 	Logf func(format string, args ...any)
+	// HandshakeTimeout bounds how long a connection may stay
+	// unauthenticated (0: HandshakeTimeout; tests shorten it).
+	HandshakeTimeout time.Duration
 }
 
 // Stats counts what a server did.
@@ -81,6 +84,8 @@ type Stats struct {
 	Active          int64 // sessions open now
 	Unauthenticated int64 // streams refused for a missing or wrong token
 	Refused         int64 // connections closed unauthenticated (too many, or too slow)
+	PeerRefused     int64 // streams refused: the peer's sessions, or every session, taken
+	Evicted         int64 // idle sessions ended to make room for a new one
 	Commands        int64 // commands applied (whatever Apply returned)
 	ApplyErrors     int64 // of those, commands Apply refused
 	BadCommands     int64 // frames that did not decode (each ends its stream)
@@ -111,8 +116,9 @@ type Server struct {
 
 	stats struct {
 		sessions, active, unauthenticated, commands, applyErrors,
-		badCommands, batches, frames, packets, refused atomic.Int64
+		badCommands, batches, frames, packets, refused, peerRefused, evicted atomic.Int64
 	}
+	peers  *peerTable
 	nextID atomic.Uint64
 }
 
@@ -121,7 +127,7 @@ func NewServer(s Sessions, opts ServerOptions) (*Server, error) {
 	if s == nil {
 		return nil, errors.New("transport: nil Sessions")
 	}
-	srv := &Server{sessions: s, opts: opts, maxFrame: opts.MaxFrame}
+	srv := &Server{sessions: s, opts: opts, maxFrame: opts.MaxFrame, peers: newPeerTable(MaxSessions, IdleAfter)}
 	srv.down, srv.shutdown = context.WithCancel(context.Background())
 	if srv.maxFrame == 0 {
 		srv.maxFrame = wire.MaxFrame
@@ -135,10 +141,13 @@ func NewServer(s Sessions, opts ServerOptions) (*Server, error) {
 	if srv.opts.Logf == nil {
 		srv.opts.Logf = log.Printf
 	}
+	if srv.opts.HandshakeTimeout <= 0 {
+		srv.opts.HandshakeTimeout = HandshakeTimeout
+	}
 	srv.grpc = grpc.NewServer(
 		grpc.ForceServerCodec(rawCodec{}),
 		grpc.Creds(guardCreds{}),
-		grpc.ConnectionTimeout(HandshakeTimeout),
+		grpc.ConnectionTimeout(srv.opts.HandshakeTimeout),
 		grpc.MaxConcurrentStreams(MaxSessionsPerConn),
 		grpc.MaxRecvMsgSize(srv.maxFrame),
 		grpc.MaxSendMsgSize(srv.maxFrame),
@@ -163,7 +172,7 @@ func (srv *Server) Serve(lis net.Listener) error {
 			return fmt.Errorf("transport: a %s listener needs a shared token (--token)", network)
 		}
 	}
-	if err := srv.grpc.Serve(&guard{Listener: lis, refused: &srv.stats.refused}); err != nil {
+	if err := srv.grpc.Serve(&guard{Listener: lis, timeout: srv.opts.HandshakeTimeout, refused: &srv.stats.refused}); err != nil {
 		return fmt.Errorf("transport: %w", err)
 	}
 	return nil
@@ -207,6 +216,7 @@ func (srv *Server) Stats() Stats {
 	s := &srv.stats
 	return Stats{
 		Sessions: s.sessions.Load(), Active: s.active.Load(), Unauthenticated: s.unauthenticated.Load(), Refused: s.refused.Load(),
+		PeerRefused: s.peerRefused.Load(), Evicted: s.evicted.Load(),
 		Commands: s.commands.Load(), ApplyErrors: s.applyErrors.Load(), BadCommands: s.badCommands.Load(),
 		Batches: s.batches.Load(), Frames: s.frames.Load(), Packets: s.packets.Load(),
 	}
@@ -265,7 +275,16 @@ func (srv *Server) session(ss grpc.ServerStream) error {
 		srv.stats.unauthenticated.Add(1)
 		return err
 	}
-	authenticated(ss.Context())
+	// Admitted before the handshake: a peer over its limit, or a
+	// newcomer finding every session taken and none idle, learns why
+	// without ever being served.
+	who := authenticated(ss.Context())
+	adm, err := srv.peers.admit(who)
+	if err != nil {
+		srv.stats.peerRefused.Add(1) // counted, not logged: a peer could flood the log
+		return err
+	}
+	defer srv.peers.leave(adm)
 	hello, err := srv.sessions.Hello().MarshalBinary()
 	if err != nil {
 		return status.Errorf(codes.Internal, "transport: encoding hello: %v", err)
@@ -284,18 +303,35 @@ func (srv *Server) session(ss grpc.ServerStream) error {
 	var (
 		mu     sync.Mutex // Apply and Close never overlap
 		closed bool
+		once   sync.Once
 	)
-	defer func() {
-		mu.Lock()
-		closed = true
-		mu.Unlock()
-		sess.Close()
-		srv.stats.active.Add(-1)
-	}()
+	// closeSess closes the session once: when the stream ends, or
+	// earlier when it is evicted (its stream may then stay stuck in
+	// SendMsg behind a remote that does not read, but the resident's
+	// slot is free at once).
+	closeSess := func() {
+		once.Do(func() {
+			mu.Lock()
+			closed = true
+			mu.Unlock()
+			sess.Close()
+			srv.stats.active.Add(-1)
+		})
+	}
+	defer closeSess()
 
 	ctx, cancel := context.WithCancelCause(ss.Context())
 	defer cancel(nil)
 	defer context.AfterFunc(srv.down, func() { cancel(errShutdown) })()
+	// Evicted: the stream ends with the eviction's status (cancel comes
+	// first, so the loop below reads the closed session's end as that,
+	// never as a clean end).
+	srv.peers.opened(adm, func(why error) {
+		srv.stats.evicted.Add(1)
+		srv.opts.Logf("transport: session %d (peer %s): %s", id, who, status.Convert(why).Message())
+		cancel(why)
+		closeSess()
+	})
 
 	// Commands: one goroutine receives and applies them. It may outlive
 	// this handler briefly (RecvMsg fails once the stream is over); closed
@@ -333,6 +369,9 @@ func (srv *Server) session(ss grpc.ServerStream) error {
 			}
 			err := sess.Apply(&c)
 			mu.Unlock()
+			if c.Kind != wire.CLease {
+				srv.peers.command(adm, c.Kind, err)
+			}
 			srv.stats.commands.Add(1)
 			if err != nil {
 				srv.stats.applyErrors.Add(1)
@@ -363,6 +402,7 @@ func (srv *Server) session(ss grpc.ServerStream) error {
 		if b == nil {
 			continue
 		}
+		npk := len(b.Packets) // b is not ours once released
 		frames, err := b.EncodeSplit(srv.maxFrame)
 		if rel, ok := sess.(wire.Releaser); ok {
 			rel.Release(b) // encoded: its memory can serve the next batch
@@ -381,6 +421,6 @@ func (srv *Server) session(ss grpc.ServerStream) error {
 		}
 		srv.stats.batches.Add(1)
 		srv.stats.frames.Add(int64(len(frames)))
-		srv.stats.packets.Add(int64(len(b.Packets)))
+		srv.stats.packets.Add(int64(npk))
 	}
 }

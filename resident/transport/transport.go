@@ -20,10 +20,38 @@
 // need not be on a command line. Tokens travel in clear: on an untrusted
 // network, tunnel the port (ssh -L) or use a unix socket.
 //
-// Doors (guard.go): at most MaxUnauthenticated connections wait for
-// their first authenticated stream at once, each at most
-// HandshakeTimeout; a connection opens at most MaxSessionsPerConn
-// sessions at once. What an authenticated session can make the resident
+// # Doors
+//
+// What a peer can make the resident hold, before and after it proves it
+// may (the same for the Go and the kernel resident, which both serve
+// through this package):
+//
+//   - MaxUnauthenticated (16) connections wait for their first
+//     authenticated stream at once; one more is closed as it is accepted
+//     (guard.go).
+//   - HandshakeTimeout (10 s): a connection that has not opened an
+//     authenticated stream by then is closed (TestHandshakeTimeout).
+//   - MaxSessionsPerConn (8) sessions at once on one connection (gRPC's
+//     stream limit: the next waits until one ends;
+//     TestSessionsPerConnection).
+//   - MaxSessionsPerPeer (16) sessions at once per peer over all its
+//     connections — a peer is a uid on a unix socket (SO_PEERCRED), a
+//     remote IP address over TCP; one more is refused before the
+//     handshake with codes.ResourceExhausted naming the peer and the
+//     limit (peers.go; TestSessionsPerPeer).
+//   - MaxSessions (64, the session table's size) in all. When every one
+//     is taken, a newcomer evicts the session idle the longest — one
+//     that holds nothing enabled and whose remote has sent nothing but
+//     lease renewals for IdleAfter (1 s) — and that session's remote gets
+//     an error saying so (codes.ResourceExhausted), never a quiet end.
+//     With none idle the newcomer is refused, naming the bound. So idle
+//     sessions cannot lock out a real monitor
+//     (TestIdleSessionsDoNotLockOut, TestEvictionChoosesIdle); sessions
+//     that hold enables are never evicted, and one peer holds at most a
+//     quarter of the table.
+//
+// Server.Stats counts what the doors refused (Refused, PeerRefused) and
+// evicted (Evicted). What an authenticated session can make the resident
 // hold is the session core's business (package session).
 package transport
 

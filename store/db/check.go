@@ -181,6 +181,8 @@ func (d *DB) describeKey(key []byte) string {
 		return "the sensor description"
 	case pWindow:
 		return "the window"
+	case pObserved:
+		return "the observation"
 	}
 	name := func(rel uint16) string {
 		if int(rel) < len(d.rels) {
@@ -492,6 +494,11 @@ func (d *DB) copyInto(dst *DB, intact []relIntact) error {
 	}
 	if d.window != nil {
 		if err := wb.Set(singleKey(pWindow), encodeWindow(*d.window)); err != nil {
+			return err
+		}
+	}
+	if d.observation != nil {
+		if err := wb.Set(singleKey(pObserved), encodeObservation(*d.observation)); err != nil {
 			return err
 		}
 	}

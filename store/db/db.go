@@ -58,10 +58,12 @@ type DB struct {
 	rels     []*relMeta
 	byName   map[string]*relMeta
 	window   *algebra.Window
-	writer   *Writer
-	view     *view    // the view a read-only database is read through
-	damage   []Damage // what a salvaging open left out, and what that costs
-	opened   []Damage // the tables and logs it left out
+	// observation is the stored Observation (observation.go), when any.
+	observation *Observation
+	writer      *Writer
+	view        *view    // the view a read-only database is read through
+	damage      []Damage // what a salvaging open left out, and what that costs
+	opened      []Damage // the tables and logs it left out
 }
 
 // relMeta is one stored relation.
@@ -276,21 +278,42 @@ func (d *DB) loadTxn(txn *badger.Txn, salvage bool) error {
 				return err
 			}
 		}
-		v, err = get(singleKey(pWindow))
-		switch {
-		case errors.Is(err, badger.ErrKeyNotFound):
-		case err != nil:
-			return err
-		default:
-			w, err := decodeWindow(v)
-			if err != nil && salvage {
-				d.damage = append(d.damage, Damage{Detail: fmt.Sprintf("the observation window: %v: left out", err)})
-				break
-			}
-			if err != nil {
+		// The window and the observation are optional: none before the
+		// first commit that set them. With salvage, one that does not
+		// read is left out.
+		optional := func(prefix byte, what string, decode func([]byte) error) error {
+			v, err := get(singleKey(prefix))
+			switch {
+			case errors.Is(err, badger.ErrKeyNotFound):
+				return nil
+			case err != nil:
 				return err
 			}
-			d.window = &w
+			if err := decode(v); err != nil {
+				if !salvage {
+					return err
+				}
+				d.damage = append(d.damage, Damage{Detail: fmt.Sprintf("the %s: %v: left out", what, err)})
+			}
+			return nil
+		}
+		if err := optional(pWindow, "observation window", func(v []byte) error {
+			w, err := decodeWindow(v)
+			if err == nil {
+				d.window = &w
+			}
+			return err
+		}); err != nil {
+			return err
+		}
+		if err := optional(pObserved, "observation", func(v []byte) error {
+			o, err := decodeObservation(v)
+			if err == nil {
+				d.observation = &o
+			}
+			return err
+		}); err != nil {
+			return err
 		}
 		return nil
 	}

@@ -17,6 +17,7 @@ type Progress func(done, total uint64)
 func (d *DB) History(progress Progress) (*algebra.History, error) {
 	h := algebra.NewHistory(d.cat)
 	h.Window = d.Window()
+	d.fillObservation(h)
 	var reads []Read
 	var total uint64
 	for _, m := range d.rels {

@@ -18,6 +18,7 @@ import (
 //	0x01 format   [0x01]                                  magic "tqmon-store" + format version (uint32)
 //	0x02 spec     [0x02]                                  sensor description: file name, SDL text
 //	0x03 window   [0x03]                                  observation window (from, to), when known
+//	0x04 observed [0x04]                                  the observation: Observed and Lost tuples (observation.go)
 //	0x10 relation [0x10][rel u16]                         relation descriptor: name, signature
 //	0x11 state    [0x11][rel u16]                         relation state: counters, extent, retention floor
 //	0x20 block    [0x20][rel u16][time][seq u64]          a block: a time-ordered run of elements
@@ -58,6 +59,7 @@ const (
 	pFormat   byte = 0x01
 	pSpec     byte = 0x02
 	pWindow   byte = 0x03
+	pObserved byte = 0x04
 	pRelation byte = 0x10
 	pState    byte = 0x11
 	pBlock    byte = 0x20

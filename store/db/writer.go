@@ -75,12 +75,14 @@ type Writer struct {
 	rels    []*RelWriter
 	pending int
 	window  *algebra.Window
-	q       chan *commit
-	done    chan struct{}
-	mu      sync.Mutex
-	err     error
-	through algebra.Time // of the last commit applied
-	closed  bool
+	// observation is cut to the window and written with it.
+	observation *Observation
+	q           chan *commit
+	done        chan struct{}
+	mu          sync.Mutex
+	err         error
+	through     algebra.Time // of the last commit applied
+	closed      bool
 }
 
 // NewWriter starts writing to the database. A database has at most one
@@ -593,6 +595,11 @@ func (w *Writer) flush(sync, final bool) error {
 		win.To = max(win.To, win.From)
 		c.sets = append(c.sets, kv{singleKey(pWindow), encodeWindow(win)})
 		w.d.window = &win
+		if w.observation != nil {
+			o := w.observation.within(win)
+			c.sets = append(c.sets, kv{singleKey(pObserved), encodeObservation(o)})
+			w.d.observation = &o
+		}
 		through = win.To
 	}
 	c.info = CommitInfo{Through: through, Tuples: tuples, Elements: elements, Synced: sync}

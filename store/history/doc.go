@@ -2,7 +2,9 @@
 // format of docs/sdl.md: a directory with one sensor-description (.sdl) file and
 // one <Relation>.csv per relation. Reading checks everything — header,
 // column count, every value against its attribute's type, every time, that
-// intervals are not empty — and reports each problem as file:line:col.
+// intervals are not empty, that an entity relation gives each entity one
+// state at a time (no two of its rows overlap; the later row is the error,
+// naming the other's place) — and reports each problem as file:line:col.
 //
 // Open reads a directory's sensor description and observation.csv and
 // checks its files, reading no relation's file; Dir.Load reads the

@@ -199,18 +199,29 @@ func readInto(r *relReader, t *algebra.Table) error {
 	cur := make([]algebra.Tuple, 0, 1024)
 	n := 0
 	var tu tuple
+	// An entity relation's rows are checked once all are read (in any
+	// order): their places are kept meanwhile.
+	st := newStates(r.file, r.rel)
+	var places []place
 	for r.next(&tu) {
 		if len(cur) == cap(cur) {
 			chunks = append(chunks, cur)
 			cur = make([]algebra.Tuple, 0, min(2*cap(cur), 64<<10))
 		}
 		cur = append(cur, algebra.Tuple{Vals: tu.vals, From: tu.from, To: tu.to})
+		if st != nil {
+			places = append(places, placeOf(r.fpos(r.fromCol)))
+		}
 		n++
 	}
 	chunks = append(chunks, cur)
+	base := len(t.Rows)
 	t.Rows = slices.Grow(t.Rows, n)
 	for _, c := range chunks {
 		t.Rows = append(t.Rows, c...)
+	}
+	if st != nil && r.fatal == nil {
+		st.checkAll(t.Rows[base:], places, &r.errs)
 	}
 	return r.err()
 }
@@ -359,6 +370,14 @@ type relReader struct {
 
 	slab []algebra.Value // values of tuples to come, allocated together
 	src  *source.File    // the current record's text, once a diagnostic needs it
+
+	// states, when set, checks an entity relation's rows as they are read
+	// (a stream: Dir.Source); only while they come in order of their
+	// starts — a stream fails on the first that does not, and the file is
+	// then read whole and checked in order (readInto).
+	states   *states
+	nrows    int          // good rows read
+	lastFrom algebra.Time // the start of the last good row
 }
 
 func newRelReader(file string, r io.Reader, rel *algebra.Relation, in *interner) *relReader {
@@ -645,8 +664,17 @@ func (r *relReader) times(t *tuple, vals []algebra.Value, ok bool) bool {
 			}
 		}
 	}
+	if good && r.states != nil {
+		if r.nrows > 0 && t.from < r.lastFrom {
+			r.states = nil // out of order: the stream fails here
+		} else {
+			good = r.states.check(vals[0].S, stateRow{from: t.from, to: t.to, pos: r.fpos(r.fromCol), idx: r.nrows}, &r.errs)
+		}
+	}
 	if good {
 		r.slab = r.slab[n:]
+		r.nrows++
+		r.lastFrom = t.from
 	}
 	return good
 }

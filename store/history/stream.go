@@ -76,6 +76,7 @@ func (d *Dir) Source(rels []string, loaded ...string) (*Source, error) {
 		}
 		rs.f = f
 		rs.r = newRelReader(path, f, rel, in)
+		rs.r.states = newStates(path, rel)
 	}
 	return s, nil
 }

@@ -1,6 +1,7 @@
 package history
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -110,5 +111,69 @@ func TestDirLoadNamed(t *testing.T) {
 	start, end, ok, err := d.Extent()
 	if err != nil || !ok || start != 1 || end != 50 {
 		t.Errorf("extent %d..%d %v %v", start, end, ok, err)
+	}
+}
+
+// TestOverlappingStates: two rows of one entity in an entity relation
+// that overlap put it in two states at once — an error at the later row
+// naming both places, whether the relation is loaded whole or streamed,
+// its file in time order or not; rows of one entity that meet, or of
+// different entities, are fine.
+func TestOverlappingStates(t *testing.T) {
+	const sdl = "entity type P\nentity relation P(P: P, S: enum(A, B))\n"
+	good := "P,S,from,to\nP1,A,0:00:05,0:00:15\nP2,B,0:00:10,\nP1,B,0:00:15,0:00:30\nP1,A,0:00:30,\n"
+	sorted := "P,S,from,to\nP1,A,0:00:05,0:00:20\nP2,B,0:00:10,\nP1,B,0:00:15,0:00:30\n"
+	unsorted := "P,S,from,to\nP1,B,0:00:15,0:00:30\nP2,B,0:00:10,\nP1,A,0:00:05,0:00:20\n"
+	for _, c := range []struct {
+		name, csv, want string
+	}{
+		{"good", good, ""},
+		{"sorted", sorted, "P.csv:4:6: P1 is in two states at once: this row (0:00:15 to 0:00:30) overlaps the row at P.csv:2:6 (0:00:05 to 0:00:20)"},
+		{"unsorted", unsorted, "P.csv:4:6: P1 is in two states at once: this row (0:00:05 to 0:00:20) overlaps the row at P.csv:2:6 (0:00:15 to 0:00:30)"},
+		{"open", "P,S,from,to\nP1,A,0:00:05,\nP1,B,0:00:15,0:00:30\n", "P.csv:3:6: P1 is in two states at once: this row (0:00:15 to 0:00:30) overlaps the row at P.csv:2:6 (0:00:05 to forever)"},
+	} {
+		dir := testkit.WriteFiles(t, map[string]string{"s.sdl": sdl, "P.csv": c.csv})
+		want := strings.ReplaceAll(c.want, "P.csv", filepath.Join(dir, "P.csv"))
+		_, err := Load(dir)
+		if got := testkit.DiagLines(err); got != want {
+			t.Errorf("%s: Load:\n%s\nwant:\n%s", c.name, got, want)
+		}
+		d, err := Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, err := d.Source([]string{"P"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var last error
+		for {
+			_, _, ok, err := src.Next()
+			if err != nil || !ok {
+				last = err
+				break
+			}
+		}
+		src.Close()
+		if c.name == "unsorted" {
+			// The stream stops at the row out of order; read whole, the
+			// file gives Load's diagnostic.
+			if !errors.Is(last, ErrUnsorted) {
+				t.Errorf("%s: stream: %v, want ErrUnsorted", c.name, last)
+			}
+			src, err := d.Source([]string{"P"}, "P")
+			if err != nil {
+				if got := testkit.DiagLines(err); got != want {
+					t.Errorf("%s: loaded source:\n%s\nwant:\n%s", c.name, got, want)
+				}
+				continue
+			}
+			src.Close()
+			t.Errorf("%s: loaded source: no error", c.name)
+			continue
+		}
+		if got := testkit.DiagLines(last); got != want {
+			t.Errorf("%s: stream:\n%s\nwant:\n%s", c.name, got, want)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/tqmon/tqmon/algebra"
 )
@@ -26,10 +27,10 @@ func Write(dir string, h *algebra.History, spec, specName string) error {
 			return err
 		}
 	}
-	for _, r := range h.Catalog.Relations {
+	for _, r := range append(slices.Clone(h.Catalog.Relations), h.Catalog.Builtins()...) {
 		t := h.Table(r.Name)
-		if t == nil {
-			continue
+		if t == nil || r.Builtin && len(t.Rows) == 0 {
+			continue // the observation's relations only when they hold something
 		}
 		sorted := &algebra.Table{Rel: t.Rel, Rows: append([]algebra.Tuple(nil), t.Rows...)}
 		sorted.SortRows()

@@ -141,6 +141,7 @@ func Live(ctx context.Context, conns []wire.Conn, w *db.Writer, cat *algebra.Cat
 	st.LiveStats = live
 	tp.mu.Lock()
 	st.Last = tp.last
+	tp.observation() // whole: written with the caller's final window
 	terr := tp.err
 	tp.mu.Unlock()
 	if terr != nil {
@@ -164,11 +165,16 @@ type Tap struct {
 	started bool
 	err     error
 	onErr   func()
+	// The observation (remote.Input of Observed and Lost): tuples in
+	// order of their begins, their keys' index.
+	obs   db.Observation
+	obsAt map[uint64]int
 }
 
 // NewTap makes a tap recording the named relations.
 func NewTap(w *db.Writer, relations []string) (*Tap, error) {
-	tp := &Tap{w: w, rels: map[string]*db.RelWriter{}, sampled: map[uint64]bool{}, start: algebra.Beginning, last: algebra.Beginning}
+	tp := &Tap{w: w, rels: map[string]*db.RelWriter{}, sampled: map[uint64]bool{}, start: algebra.Beginning, last: algebra.Beginning,
+		obsAt: map[uint64]int{}}
 	for _, name := range relations {
 		rw, err := w.Relation(name)
 		if err != nil {
@@ -184,6 +190,10 @@ func (tp *Tap) Input(in remote.Input) {
 	tp.mu.Lock()
 	defer tp.mu.Unlock()
 	if tp.err != nil {
+		return
+	}
+	if algebra.IsObservation(in.Rel) {
+		tp.observe(in)
 		return
 	}
 	if in.T > tp.last && in.T != algebra.Forever { // the ends of what was open at the end are not observed times
@@ -220,6 +230,31 @@ func (tp *Tap) Input(in remote.Input) {
 	tp.fail(err)
 }
 
+// observe notes an Observed or Lost tuple beginning or ending: the
+// observation is written with the window at each sync (db.Writer cuts it
+// to the window, so a tuple still open ends where the window does).
+func (tp *Tap) observe(in remote.Input) {
+	rows := &tp.obs.Observed
+	if in.Rel == algebra.LostName {
+		rows = &tp.obs.Lost
+	}
+	if in.Begin {
+		tp.obsAt[in.Key] = len(*rows)
+		*rows = append(*rows, algebra.Tuple{Vals: in.Vals, From: in.T, To: algebra.Forever})
+		return
+	}
+	if i, ok := tp.obsAt[in.Key]; ok {
+		(*rows)[i].To = in.T
+		delete(tp.obsAt, in.Key)
+	}
+}
+
+// observation passes the observation so far to the writer.
+func (tp *Tap) observation() {
+	o := db.Observation{Observed: slices.Clone(tp.obs.Observed), Lost: slices.Clone(tp.obs.Lost)}
+	tp.w.SetObservation(o)
+}
+
 func (tp *Tap) fail(err error) {
 	if err != nil && tp.err == nil {
 		tp.err = fmt.Errorf("recording: %w", err)
@@ -248,6 +283,7 @@ func (tp *Tap) sync() {
 	// Inputs come in time order: nothing earlier than the latest will.
 	tp.w.Advance(tp.last)
 	tp.w.SetWindow(algebra.Window{From: tp.start, To: max(tp.last, tp.start)})
+	tp.observation()
 	tp.fail(tp.w.Sync())
 }
 

@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/tqmon/tqmon/algebra"
@@ -131,7 +132,11 @@ func Run(d *db.DB, q *Query, opts Options) ([]Result, Stats, error) {
 			clock = &w
 		}
 	}
-	net, err := exec.Build(q.Catalog, q.Stmts, q.Plans, exec.Options{Budget: opts.Budget})
+	// The observation's relations are read from the database's
+	// observation, and answers are cut out of its gaps (exec.Cut).
+	obs := d.ObservationHistory()
+	net, err := exec.Build(q.Catalog, q.Stmts, q.Plans, exec.Options{Budget: opts.Budget,
+		Gaps: exec.TableGaps(obs.Table(algebra.LostName))})
 	if err != nil {
 		return nil, st, err
 	}
@@ -166,12 +171,23 @@ func Run(d *db.DB, q *Query, opts Options) ([]Result, Stats, error) {
 			s.Result.OnElem = func(e stream.Elem) { opts.OnElem(i, e) }
 		}
 	}
+	var observed []string
+	st.Reads = slices.DeleteFunc(st.Reads, func(r db.Read) bool {
+		if algebra.IsObservation(r.Rel) {
+			observed = append(observed, r.Rel)
+			return true
+		}
+		return false
+	})
 	src, err := d.NewSource(st.Reads)
 	if err != nil {
 		return nil, st, err
 	}
 	defer src.Close()
 	var from stream.Source = src
+	if len(observed) > 0 {
+		from = stream.Merge(src, stream.TableSource(obs, observed...))
+	}
 	if opts.Pace != nil {
 		po := *opts.Pace
 		if po.Beat == 0 {
@@ -182,7 +198,7 @@ func Run(d *db.DB, q *Query, opts Options) ([]Result, Stats, error) {
 			start, end = span.From, span.To
 		}
 		po.Start, po.End, po.Drain = &start, end, true
-		p := play.NewPlayer(context.Background(), src, po)
+		p := play.NewPlayer(context.Background(), from, po)
 		if opts.Context != nil {
 			defer context.AfterFunc(opts.Context, p.Stop)()
 		}
