@@ -17,7 +17,7 @@ FUZZ_TARGETS := \
 	./store/db:FuzzDecodeRecord \
 	./store/db:FuzzOpenCorrupt
 
-.PHONY: all build test size-check test-long bench grammar grammar-check fuzz vet fmt-check demo bench-display bench-store bench-kernel bench-engine
+.PHONY: all build test size-check test-long bench grammar grammar-check fuzz vet fmt-check demo bench-display bench-store bench-kernel bench-engine bench-safety
 
 all: build
 
@@ -42,6 +42,19 @@ test-long:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# Subject safety: the subject's throughput with a monitor that never reads
+# attached, as a ratio to no monitor at all, measured in the same run
+# (interleaved slices, the median pair: resident/bench_test.go). tqmon
+# promises ≥ 0.9. Five runs, then their median and range.
+SAFETY_COUNT ?= 5
+bench-safety:
+	$(GO) test -run '^$$' -bench 'BenchmarkHostileMonitorNeverReads$$' -benchtime 2s -count $(SAFETY_COUNT) ./resident/ | tee /tmp/tqmon-bench-safety.txt
+	@awk '{ for (i = 2; i <= NF; i++) if ($$i == "ratio") r[n++] = $$(i-1) } \
+	END { if (n == 0) { print "bench-safety: no ratio measured" > "/dev/stderr"; exit 1 } \
+	      for (i = 1; i < n; i++) for (j = i; j > 0 && r[j-1] > r[j]; j--) { t = r[j]; r[j] = r[j-1]; r[j-1] = t } \
+	      printf "subject throughput with a monitor that never reads / with none: median %.3f (min %.3f, max %.3f, %d runs; promised >= 0.9)\n", r[int(n/2)], r[0], r[n-1], n; \
+	      if (r[int(n/2)] < 0.9) exit 1 }' /tmp/tqmon-bench-safety.txt
 
 # The animated display: derived tuples/s absorbed while drawing 30 frames/s
 # of a 200-entity system, and the time to draw a frame.

@@ -2,6 +2,7 @@ package resident
 
 import (
 	"context"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -352,52 +353,75 @@ func BenchmarkDrain(b *testing.B) {
 
 // A monitor that never reads: the subject's throughput (BenchmarkSubject's
 // operation, the sensor firing) with such a monitor attached, as a ratio
-// to its throughput with no monitor at all, both measured in the same
-// run: b.N operations each, in alternating slices of a few milliseconds
-// (the monitor's enable taken back and given again between them), so
-// that both see the same machine. The silent session's packets are
-// dropped once it holds session.MaxHeld; the subject pays only for
-// writing them.
+// to its throughput with no monitor at all (the acceptance: ≥
+// 0.9). Two residents, the hostile one (a session with SendMessage
+// enabled for every process, its lease renewed, that never reads) and
+// an unmonitored twin, run the same operations in pairs of slices of
+// hostileBenchSlice operations, the order alternating, so that both see
+// the same machine; the ratio reported is the median over pairs of the
+// twin's slice time over the hostile one's. The silent session's packets
+// are dropped once it holds session.MaxHeld, and from then on shed
+// (shed.go): the subject pays for the gate, the enable check and the
+// count, not for writing packets nobody takes. b.N operations on each.
+//
+//	make bench-safety
 func BenchmarkHostileMonitorNeverReads(b *testing.B) {
-	r, p, m := benchResident(b)
-	s := r.Open()
-	if err := s.Apply(&wire.Command{Kind: wire.CLease, Period: int64(time.Hour)}); err != nil {
-		b.Fatal(err)
+	hostile, twin := New(testSpec(), Options{}), New(testSpec(), Options{})
+	b.Cleanup(hostile.Close)
+	b.Cleanup(twin.Close)
+	bad := hostile.Open()
+	for _, c := range []wire.Command{
+		{Kind: wire.CLease, Period: int64(time.Hour)},
+		{Kind: wire.CEnableAll, Sensor: uint16(sSendMessage)},
+	} {
+		if err := bad.Apply(&c); err != nil {
+			b.Fatal(err)
+		}
 	}
+	type side struct {
+		send *Sensor
+		p, m *Entity
+		took time.Duration
+	}
+	mk := func(r *Resident) *side {
+		return &side{send: r.Sensor(sSendMessage), p: r.Create(tProcess, "P1", nil), m: r.Create(tMailbox, "M", nil)}
+	}
+	h, w := mk(hostile), mk(twin)
 	x := uint64(1)
-	var alone, hostile time.Duration
-	const slice = 2000
-	b.ResetTimer()
-	for done := 0; done < b.N; done += slice {
-		n := min(slice, b.N-done)
-		for _, attached := range []bool{false, true} {
-			kind := wire.CDisableAll
-			if attached {
-				kind = wire.CEnableAll
-			}
-			if attached || done > 0 {
-				if err := s.Apply(&wire.Command{Kind: kind, Sensor: uint16(sSendMessage)}); err != nil {
-					b.Fatal(err)
-				}
-			}
-			start := time.Now()
-			for range n {
-				x = subjectOp(x)
-				if benchSend.Armed() {
-					v := [2]Value{{E: p}, {E: m}}
-					benchSend.Event(v[:])
-				}
-			}
-			if attached {
-				hostile += time.Since(start)
-			} else {
-				alone += time.Since(start)
+	run := func(sd *side, n int) time.Duration {
+		start := time.Now()
+		for range n {
+			x = subjectOp(x)
+			if sd.send.Armed() {
+				v := [2]Value{{E: sd.p}, {E: sd.m}}
+				sd.send.Event(v[:])
 			}
 		}
+		d := time.Since(start)
+		sd.took += d
+		return d
+	}
+	var ratios []float64
+	b.ResetTimer()
+	for done, i := 0, 0; done < b.N; i++ {
+		n := min(hostileBenchSlice, b.N-done)
+		var th, tw time.Duration
+		if i%2 == 0 {
+			th, tw = run(h, n), run(w, n)
+		} else {
+			tw, th = run(w, n), run(h, n)
+		}
+		ratios = append(ratios, float64(tw)/float64(th))
+		done += n
 	}
 	b.StopTimer()
 	benchSink = x
-	b.ReportMetric(alone.Seconds()/hostile.Seconds(), "ratio")
-	b.ReportMetric(float64(hostile.Nanoseconds())/float64(b.N), "ns/op-hostile")
-	b.ReportMetric(float64(alone.Nanoseconds())/float64(b.N), "ns/op-alone")
+	slices.Sort(ratios)
+	b.ReportMetric(ratios[len(ratios)/2], "ratio")
+	b.ReportMetric(float64(h.took.Nanoseconds())/float64(b.N), "ns/op-hostile")
+	b.ReportMetric(float64(w.took.Nanoseconds())/float64(b.N), "ns/op-twin")
 }
+
+// hostileBenchSlice is a slice of BenchmarkHostileMonitorNeverReads, in
+// operations: a few milliseconds.
+const hostileBenchSlice = 20000

@@ -68,6 +68,11 @@ type drainState struct {
 	// sensors' shared counters once at the end of the round (one atomic
 	// add per sensor and round, not per packet).
 	wanted []uint64
+	// full are the sessions full at the round's start, whose packets
+	// the round drops undecoded, counting them per session and sensor
+	// in shed (shed.go).
+	full uint64
+	shed [MaxSessions][]uint64
 }
 
 // cursor is the drain's place in one ring during a round: positions
@@ -142,8 +147,8 @@ func (r *Resident) drainLoop() {
 func (r *Resident) idle() bool {
 	r.dmu.Lock()
 	defer r.dmu.Unlock()
-	for _, s := range r.table {
-		if s != nil {
+	for i := range r.table {
+		if r.table[i].Load() != nil {
 			return false
 		}
 	}
@@ -166,9 +171,8 @@ func (r *Resident) round(final bool) {
 	if r.plain && len(rings) > 0 {
 		membarrier()
 	}
-	r.dmu.Lock()
-	tab := r.table
-	r.dmu.Unlock()
+	tab := r.tableNow()
+	r.markFull(&tab)
 	if len(r.dr.wanted) != len(r.sensors) {
 		r.dr.wanted = make([]uint64, len(r.sensors))
 	}
@@ -222,6 +226,7 @@ func (r *Resident) round(final bool) {
 		if held[i] && hold[i]-1 < w {
 			w = hold[i] - 1
 		}
+		r.foldShed(s)
 		s.core.Deliver(r.dr.out[i], r.dr.defs[i], w, counts, realNow, final)
 		clear(r.dr.out[i])
 		r.dr.out[i] = r.dr.out[i][:0]
@@ -246,6 +251,9 @@ func (r *Resident) dispatch(q *ring, pos uint64, head *slot, tab *[MaxSessions]*
 		x := q.at(pos + 1)
 		tuple, begin, smask = x.w[0], int64(x.w[1]), x.w[2]
 		to |= current(smask, uint32(x.v[0].n), tab)
+	}
+	if to&r.dr.full != 0 {
+		to = r.shedDrain(to, sid)
 	}
 	if to == 0 {
 		return k

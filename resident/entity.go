@@ -1,7 +1,6 @@
 package resident
 
 import (
-	"runtime"
 	"sync/atomic"
 	"unsafe"
 
@@ -166,11 +165,6 @@ func (e *Entity) Delete() {
 	r.entityAfter(rel, e, m, ep, old.state, old.tuple, at, false)
 }
 
-// entityWait bounds how long an entity operation waits for ring room
-// (with r.mu held): a hundred drain rounds, time for a drain descheduled
-// on an overloaded machine to run a round.
-const entityWait = 100 * drainEvery
-
 func btoi(b bool) int {
 	if b {
 		return 1
@@ -199,9 +193,9 @@ func (r *Resident) entityAfter(rel *Sensor, e *Entity, m uint64, ep uint32, stat
 // and/or the begin of tuple begin — to the sessions in m, with one
 // timestamp, which it returns. Entity packets may use the ring's reserve,
 // which sensor packets leave them (ring.go), so a flood of sensor packets
-// does not make them drop; when even the reserve is full it waits for the
-// drain at most entityWait (100 ms), then drops them and counts them (and drops at
-// once until the ring has had room again). Called with r.mu held.
+// does not make them drop; when even the reserve is full it drops them
+// and counts them on the entity relation (reported to every session as
+// loss, like any drop): it never waits. Called with r.mu held.
 func (r *Resident) emitEntity(rel *Sensor, e *Entity, m uint64, ep uint32, end, begin *entTuple, deleted bool) int64 {
 	if m == 0 {
 		return r.now()
@@ -216,30 +210,17 @@ func (r *Resident) emitEntity(rel *Sensor, e *Entity, m uint64, ep uint32, end, 
 		nBegin = min(1+len(begin.state), int(rel.nattr))
 		k += slotsFor(wire.PEntityBegin, nBegin)
 	}
-	var q *ring
-	var pos uint64
-	for deadline := int64(0); ; {
-		var ok bool
-		q = r.pin()
-		if pos, ok = q.reserve(k, q.size, r.plain); ok {
-			r.entityLate.Store(false)
-			break
-		}
+	q := r.pin()
+	pos, ok := q.reserve(k, q.size, r.plain)
+	if !ok {
+		// Even the entities' reserve is full: drop and count the
+		// packets, at once. The caller holds r.mu, so waiting here
+		// would stop every entity operation of the subject for as long
+		// as the drain lags — which a monitor can make long (many
+		// sessions, a loaded machine).
 		procUnpin()
-		// Even the entities' reserve is full. The caller holds r.mu, so
-		// waiting stops every entity operation of the subject: wait
-		// entityWait at most, then drop and count the packets; and
-		// while the ring has not had room again, drop at once.
-		now := nanotime()
-		if deadline == 0 {
-			deadline = now + int64(entityWait)
-		}
-		if now > deadline || r.entityLate.Load() {
-			r.entityLate.Store(true)
-			rel.drops.Add(uint64(btoi(end != nil) + btoi(begin != nil)))
-			return r.now()
-		}
-		runtime.Gosched()
+		rel.drops.Add(uint64(btoi(end != nil) + btoi(begin != nil)))
+		return r.now()
 	}
 	ts := r.now()
 	write := func(pos uint64, kind wire.PacketKind, t *entTuple, n int, flags uint8) uint64 {

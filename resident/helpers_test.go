@@ -193,6 +193,17 @@ func (st *stream) toEnd() error {
 	}
 }
 
+// delivered counts the collected packets of sensor sid.
+func (st *stream) delivered(sid SensorID) uint64 {
+	n := uint64(0)
+	for _, p := range st.pkts {
+		if p.Sensor == uint16(sid) {
+			n++
+		}
+	}
+	return n
+}
+
 // take returns and forgets the packets collected so far, entity packets
 // left out unless all.
 func (st *stream) take(all bool) []wire.Packet {

@@ -36,7 +36,10 @@ type Resident struct {
 	// epoch counts session opens and closes; a session mask read between
 	// two equal loads of epoch names sessions current at that epoch.
 	epoch atomic.Uint32
-	_     [cacheLine - 4]byte
+	// full is the set of sessions (by index) that were full at the
+	// drain's last round (shed.go); it changes at most once a round.
+	full atomic.Uint64
+	_    [cacheLine - 16]byte
 	// rings are the packet rings by P id (nil: none yet); ringMu guards
 	// making them.
 	rings  atomic.Pointer[[]*ring]
@@ -49,15 +52,15 @@ type Resident struct {
 
 	// mu guards the enable tables: sessions' flags, triggers, entity
 	// registries, the sessions' bit assignment, and entity packets.
-	mu         sync.Mutex
-	sessions   session.Table[Session] // open sessions by index
-	entityLate atomic.Bool            // an entity packet was dropped; the ring has not had room since
-	budget     *session.Budget        // what the sessions hold together
-	closed     bool
+	mu       sync.Mutex
+	sessions session.Table[Session] // open sessions by index
+	budget   *session.Budget        // what the sessions hold together
+	closed   bool
 
-	// dmu guards table: the drain's view of the sessions by index.
+	// table is the drain's view of the sessions by index (written under
+	// dmu; producers read it without, to count shed packets: shed.go).
 	dmu   sync.Mutex
-	table [MaxSessions]*Session
+	table [MaxSessions]atomic.Pointer[Session]
 
 	// smu guards the samplers (see sample.go).
 	smu      sync.Mutex
@@ -196,9 +199,7 @@ func (r *Resident) Close() {
 	r.closed = true
 	// The observation ends: sessions learn of the traced intervals still
 	// in progress whose flags they hold, before their flags are cleared.
-	r.dmu.Lock()
-	tab := r.table
-	r.dmu.Unlock()
+	tab := r.tableNow()
 	r.sampleThrough(true) // ticks up to the end, while samplers still exist
 	r.reportOpen(&tab)
 	var open []*Session
@@ -219,13 +220,23 @@ func (r *Resident) Close() {
 	r.mu.Lock()
 	r.dmu.Lock()
 	for _, s := range open {
-		r.table[s.idx] = nil
+		r.table[s.idx].Store(nil)
 	}
 	r.dmu.Unlock()
 	r.mu.Unlock()
 	for _, s := range open {
 		s.core.End(ErrClosed, true)
 	}
+}
+
+// tableNow returns the drain's view of the sessions.
+func (r *Resident) tableNow() (tab [MaxSessions]*Session) {
+	r.dmu.Lock()
+	defer r.dmu.Unlock()
+	for i := range r.table {
+		tab[i] = r.table[i].Load()
+	}
+	return tab
 }
 
 // tupleID returns a new interval tuple identity (never 0).

@@ -37,7 +37,8 @@ const minSamplePeriod = int64(drainEvery)
 // late by up to that many periods (a loaded machine starving the drain: at
 // the demo's scale a tick is due every real millisecond, so about a second
 // of starvation) still reports every tick, exactly; older ticks are
-// skipped and counted as lost. It is counted in ticks, not real time,
+// skipped, and the samples of the tuples they alone would have shown
+// counted as lost (hidden). It is counted in ticks, not real time,
 // because the resident's clock is the subject's, which may run faster
 // than real time. The bound is what keeps a sampler that can never catch
 // up from falling behind without end, and it bounds the grace log (the
@@ -254,8 +255,8 @@ func (r *Resident) sampleDue() { r.sampleThrough(false) }
 // closing (the subject has stopped and its state is settled), those at now
 // too, in time order, exact however late (the grace log). A sampler
 // never falls more than maxCatchUp ticks behind: the ticks before those
-// are skipped and counted as lost, for its session,
-// as many samples as its first tick that ran reported to it. A call
+// are skipped, and the samples only they would have shown are counted
+// as lost for its session (hidden). A call
 // stops after sampleBudget of work (not when closing); the ticks still
 // due run next round. So a round's sampling work is bounded, and
 // sampling cannot keep the drain from the rings.
@@ -267,7 +268,6 @@ func (r *Resident) sampleThrough(closing bool) {
 	deadline := nanotime() + int64(sampleBudget)
 	due := func(c int64) bool { m := r.mono(c); return m < now || m == now && closing }
 	var group []*sampler
-	var skipped map[*sampler]int64
 	for _, sp := range r.samplers {
 		if !due(sp.next) {
 			continue
@@ -282,13 +282,14 @@ func (r *Resident) sampleThrough(closing bool) {
 				hi = mid - 1
 			}
 		}
-		// The last maxCatchUp due ticks run; those before are skipped.
+		// The last maxCatchUp due ticks run; those before are skipped,
+		// and what they alone would have shown is lost.
 		if k -= maxCatchUp - 1; k > 0 {
-			sp.next += k * sp.period
-			if skipped == nil {
-				skipped = map[*sampler]int64{}
+			if lost := r.hidden(sp, k); lost > 0 {
+				sp.sensor.wanted.Add(lost)
+				sp.sess.core.Lost(uint16(sp.sensor.id), lost)
 			}
-			skipped[sp] = k
+			sp.next += k * sp.period
 		}
 	}
 	for {
@@ -321,15 +322,7 @@ func (r *Resident) sampleThrough(closing bool) {
 					group[j] = nil
 				}
 			}
-			got := r.sampleAt(sp.sensor, c, same)
-			for _, x := range same {
-				if k := skipped[x]; k > 0 {
-					lost := uint64(k) * got[x.sess.idx]
-					x.sensor.wanted.Add(lost)
-					x.sess.core.Lost(uint16(x.sensor.id), lost)
-					delete(skipped, x)
-				}
-			}
+			r.sampleAt(sp.sensor, c, same)
 		}
 		for _, sp := range r.samplers {
 			if sp.next == c {
@@ -341,6 +334,52 @@ func (r *Resident) sampleThrough(closing bool) {
 		}
 	}
 	r.pruneGrace()
+}
+
+// hidden returns how many samples sampler sp's next k ticks, which are
+// skipped, would have reported that no tick it runs will (smu): the
+// samples of the tuples the skip hides — valid at one of the skipped
+// ticks, never reported to the session, and ended before the first tick
+// that runs — one per skipped tick each was valid at. A tuple still
+// valid at the first tick that runs (live, or ended since: the grace
+// log) is reported then, with its begin: the skipped ticks would only
+// have re-confirmed it, so they lose nothing of it; one reported before
+// the skip got its PEnd when it ended. So the session's drops count
+// exactly the samples it missed of tuples it never learns of. (Two
+// samplers of one session with the same ticks on one sensor share their
+// samples, but each counts what its skip hid.)
+func (r *Resident) hidden(sp *sampler, k int64) uint64 {
+	st := sp.sensor.st
+	m0 := r.mono(sp.next)
+	first := r.mono(sp.next + k*sp.period) // the first tick that runs
+	// ticks counts the skipped ticks m0 + j·period, 0 ≤ j < k, in
+	// [begin, end).
+	ticks := func(begin, end int64) int64 {
+		lo, hi := ceilDiv(begin-m0, sp.period), ceilDiv(end-m0, sp.period)
+		return max(0, min(hi, k)-max(lo, 0))
+	}
+	var n int64
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for i := range st.grace {
+		g := &st.grace[i]
+		if g.end > first || g.reported&sp.sess.bit != 0 {
+			continue
+		}
+		if sp.all || (g.holder != nil && g.holder.id == sp.entity) {
+			n += ticks(g.begin, g.end)
+		}
+	}
+	return uint64(n)
+}
+
+// ceilDiv returns ⌈a/b⌉ for b > 0.
+func ceilDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a > 0 {
+		q++
+	}
+	return q
 }
 
 // pruneSamplers removes the samplers that were removed (smu): removing
@@ -366,9 +405,8 @@ func (r *Resident) pruneSamplers() {
 	r.samplers = keep
 }
 
-// sampleAt runs the tick at global time c of samplers on sensor s (smu),
-// and returns how many samples each session (by index) got.
-func (r *Resident) sampleAt(s *Sensor, c int64, samplers []*sampler) (got [MaxSessions]uint64) {
+// sampleAt runs the tick at global time c of samplers on sensor s (smu).
+func (r *Resident) sampleAt(s *Sensor, c int64, samplers []*sampler) {
 	st := s.st
 	cm := r.mono(c)
 	var sess [MaxSessions]*Session
@@ -376,7 +414,6 @@ func (r *Resident) sampleAt(s *Sensor, c int64, samplers []*sampler) (got [MaxSe
 		s.wanted.Add(1)
 		for i := range session.Indices(m) {
 			sess[i].enqueue(p, ents)
-			got[i]++
 		}
 	}
 	st.mu.Lock()
@@ -401,7 +438,7 @@ func (r *Resident) sampleAt(s *Sensor, c int64, samplers []*sampler) (got [MaxSe
 		return m
 	}
 	if len(live) == 0 {
-		return got
+		return
 	}
 	for i := range st.live {
 		t := &st.live[i]
@@ -434,7 +471,6 @@ func (r *Resident) sampleAt(s *Sensor, c int64, samplers []*sampler) (got [MaxSe
 			g.endSent |= late
 		}
 	}
-	return got
 }
 
 // pruneGrace drops grace entries no pending tick can see (smu).

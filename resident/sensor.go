@@ -246,10 +246,17 @@ func (s *Sensor) Event(vals []Value) {
 	}
 	var ts int64
 	var ok bool
-	if s.nattr <= 2 && len(vals) >= int(s.nattr) {
-		ts, ok = s.putEvent1(m, ep, vals)
-	} else {
-		ts, ok = s.put(wire.PEvent, m, ep, 0, 0, 0, 0, vals)
+	f := s.r.full.Load() & m // full sessions: the packet is not written for them
+	switch w := m &^ f; {
+	case w == 0:
+		s.shed(f, ep, true)
+	case s.nattr <= 2 && len(vals) >= int(s.nattr):
+		ts, ok = s.putEvent1(w, ep, vals)
+	default:
+		ts, ok = s.put(wire.PEvent, w, ep, 0, 0, 0, 0, vals)
+	}
+	if f != 0 && ok {
+		s.shed(f, ep, false)
 	}
 	if s.trigs.Load() != nil {
 		s.runTriggers(m, ep, vals)

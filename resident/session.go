@@ -37,6 +37,10 @@ type Session struct {
 	all      session.Enables[SensorID]
 	triggers map[uint64]*trigger
 	samplers map[uint64]*sampler
+
+	// shed counts, per sensor, the packets producers shed for the
+	// session while it was full (shed.go).
+	shed []shedCount
 }
 
 // flagKey names a flag: a sensor and an entity ID.
@@ -61,6 +65,7 @@ func (r *Resident) Open() *Session {
 		r:        r,
 		triggers: map[uint64]*trigger{},
 		samplers: map[uint64]*sampler{},
+		shed:     make([]shedCount, len(r.sensors)),
 	}
 	s.core.Init(len(r.sensors), nanotime, r.budget)
 	s.core.Stamp = r.now
@@ -96,8 +101,9 @@ func (r *Resident) Open() *Session {
 		}
 	}
 	s.core.Prime(pkts, defs)
+	r.full.And(^s.bit) // a mark the index's previous session left
 	r.dmu.Lock()
-	r.table[idx] = s
+	r.table[idx].Store(s)
 	r.dmu.Unlock()
 	select {
 	case r.wake <- struct{}{}:
@@ -121,7 +127,7 @@ func (s *Session) closeWith(err error) {
 	r.epoch.Add(1)
 	r.sessions.Remove(s.idx, s)
 	r.dmu.Lock()
-	r.table[s.idx] = nil
+	r.table[s.idx].Store(nil)
 	r.dmu.Unlock()
 	s.core.End(err, false) // before the index can be reused (see Open)
 	r.mu.Unlock()

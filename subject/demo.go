@@ -184,6 +184,9 @@ type ServeOptions struct {
 	Truth string
 	// Serving is called once the server listens.
 	Serving func()
+	// Ran, if set, is told how many running bursts the system completed
+	// and in how long (real time) once it stops: the subject's rate.
+	Ran func(bursts int64, took time.Duration)
 }
 
 // LeaseSessions are a resident's sessions for a transport server, and a
@@ -250,8 +253,14 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	}
 	ctx, cancelRun := context.WithTimeout(ctx, o.Duration)
 	defer cancelRun()
-	demo.New(ossensors.New(s.res), o.Config).Run(ctx)
+	sys := demo.New(ossensors.New(s.res), o.Config)
+	start := time.Now()
+	sys.Run(ctx)
+	took := time.Since(start)
 	stop := s.clock.Stop()
+	if o.Ran != nil {
+		o.Ran(sys.Bursts(), took)
+	}
 	s.res.Close()
 	srv.Drain(2 * time.Second) // the monitors get the last batches and a clean end
 	srv.Stop()

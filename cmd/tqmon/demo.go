@@ -130,7 +130,10 @@ func runSubject(f *demoFlags, stderr io.Writer) error {
 	defer cancel()
 	err = subject.Serve(ctx, subject.ServeOptions{Config: f.cfg, Listen: f.listen, Token: f.token, Wait: f.wait,
 		Duration: f.duration, Truth: f.truthDir,
-		Serving: func() { fmt.Fprintf(stderr, "tqmon demo subject: serving on %s\n", f.listen) }})
+		Serving: func() { fmt.Fprintf(stderr, "tqmon demo subject: serving on %s\n", f.listen) },
+		Ran: func(n int64, took time.Duration) {
+			fmt.Fprintf(stderr, "tqmon demo subject: ran %d bursts in %v (%.0f/s)\n", n, took.Round(time.Millisecond), float64(n)/took.Seconds())
+		}})
 	if err != nil {
 		return openErr(err)
 	}

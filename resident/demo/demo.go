@@ -135,7 +135,13 @@ type System struct {
 	quit  chan struct{} // closed when every process is done
 	busy  int           // processes running or ready
 	done  int
+	// bursts counts the running bursts completed: the subject's work,
+	// whose rate says how fast it runs.
+	bursts atomic.Int64
 }
+
+// Bursts returns how many running bursts the system has completed.
+func (sys *System) Bursts() int64 { return sys.bursts.Load() }
 
 // New creates the subject's entities (processors, mailboxes, processes,
 // all Ready) and returns the system, not yet running.
@@ -216,6 +222,7 @@ func (sys *System) processor(ctx context.Context, c int) {
 		}
 
 		sys.mu.Lock()
+		sys.bursts.Add(1)
 		sys.s.RunningOnEnd(run)
 		sys.send(p)
 		sys.after(p)

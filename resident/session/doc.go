@@ -37,16 +37,19 @@
 // bounded, and nothing the resident's threads do waits for the remote
 // (limits.go states the defaults):
 //
-//   - packets: a session holds at most MaxHeld packets (≈ 20 MB), held
-//     back by the watermark or in the batch its remote has not taken, and
-//     all of a resident's sessions together at most MaxHeldTotal (≈ 80
-//     MB; Budget). What does not fit is dropped and counted per sensor
+//   - packets: a session holds at most MaxHeld packets (65,536, ≈ 22
+//     MB), held back by the watermark or in the batch its remote has not
+//     taken, and all of a resident's sessions together at most
+//     MaxHeldTotal (262,144, ≈ 85 MB; Budget). What does not fit is dropped and counted per sensor
 //     in the session's counts (Count.Drops), which every batch carries,
 //     so a remote that reads slowly, or never, learns exactly what it
 //     lost; Deliver and Enqueue only copy, under the mailbox's own lock.
-//     Every session has a Reserve (4,096 packets) the others cannot take:
+//     Every session has a Reserve (2,048 packets) the others cannot take:
 //     sessions that never read fill at most half the budget, and a
-//     remote that reads promptly beside them is still served.
+//     remote that reads promptly beside them is still served. A session
+//     that can take nothing (Full) may be shed by its resident — packets
+//     dropped before they are made, counted with Shed — so that a remote
+//     that never reads costs its subject next to nothing.
 //   - enables: a session holds at most MaxEnables keys (Enables.Full),
 //     pending ones (an entity that does not exist) included; one more is
 //     refused.

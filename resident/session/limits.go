@@ -13,17 +13,19 @@ import (
 const (
 	// MaxHeld bounds the packets one session holds: those held back by
 	// the watermark plus those in the batch its remote has not taken.
-	// At ≈ 150 bytes a packet of two or three values (the packet, its
-	// values in the arena), about 20 MB.
-	MaxHeld = 1 << 17
+	// A held packet of two values costs its resident ≈ 330 bytes of
+	// heap (the packet and its values in the batch and its arena, with
+	// the slack of their growth: measured by TestHostileNeverReads,
+	// 43 MB for 131,072 packets), so about 22 MB.
+	MaxHeld = 1 << 16
 	// MaxHeldTotal bounds the packets all of a resident's sessions hold
-	// together (a Budget): about 80 MB, whatever the number of sessions.
+	// together (a Budget): about 85 MB, whatever the number of sessions.
 	// Sessions that never read can fill no more than half of it beyond
 	// their reserves (Reserve): the other half is kept for the sessions'
 	// reserves, so an honest remote is still served.
-	MaxHeldTotal = 1 << 19
+	MaxHeldTotal = 1 << 18
 	// Reserve is what every session may hold whatever the others hold:
-	// MaxHeldTotal / (2·MaxSessions) packets (4,096). A session takes
+	// MaxHeldTotal / (2·MaxSessions) packets (2,048). A session takes
 	// from the Budget freely up to its reserve, and beyond it only while
 	// MaxSessions reserves stay free, and only its fair share of the
 	// rest (the other half of the budget over the sessions open) — so
@@ -123,6 +125,17 @@ func (b *Budget) force(has, n int) {
 		b.held.Add(int64(n))
 		b.beyond.Add(b.over(has+n) - b.over(has))
 	}
+}
+
+// full reports whether a session that holds has packets can take none
+// now (take would grant nothing): its reserve is full, and so is its
+// share or the shared part.
+func (b *Budget) full(has int) bool {
+	if b == nil || int64(has) < b.reserve {
+		return false
+	}
+	share := (b.max-b.pool)/max(b.sessions.Load(), 1) - b.over(has)
+	return share <= 0 || b.beyond.Load() >= b.max-b.pool
 }
 
 // give gives back n of the has packets a session holds.

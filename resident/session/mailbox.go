@@ -74,6 +74,7 @@ type mailbox struct {
 	lastW    int64            // the last watermark sent
 	lastEmit int64            // when the last batch was made (real ns)
 	over     []uint64         // per sensor: packets lost to a full session
+	unsent   []uint64         // per sensor: of those, packets never written (Shed)
 	n        int              // packets held: len(q) + len(box.Packets)
 	budget   *Budget          // the resident's, shared by its sessions
 	// nApplied commands were carried out, the last at appliedAt (the
@@ -209,12 +210,33 @@ func (m *mailbox) room(k int) int {
 
 // Lost counts n packets of sensor the session did not get although it
 // asked for them (a sampling tick skipped): they are drops in its counts.
-func (m *mailbox) Lost(sensor uint16, n uint64) {
+func (m *mailbox) Lost(sensor uint16, n uint64) { m.Shed(sensor, n, 0) }
+
+// Shed counts packets of sensor the resident shed for the session while
+// it was full (Full): dropped ones were counted as wanted by the
+// resident (its counts, which Deliver receives, include them) and are
+// drops for this session; unsent ones were never counted by the
+// resident — no packet was written — so they are both wanted and dropped
+// in this session's counts.
+func (m *mailbox) Shed(sensor uint16, dropped, unsent uint64) {
 	m.qmu.Lock()
 	defer m.qmu.Unlock()
 	if int(sensor) < len(m.over) {
-		m.over[sensor] += n
+		m.over[sensor] += dropped + unsent
+		m.unsent[sensor] += unsent
 	}
+}
+
+// Full reports whether the session can take no packet now: it holds
+// MaxHeld, or the Budget grants it nothing (its reserve, its share or
+// the shared part is full). Until its
+// remote takes a batch, whatever is delivered to it is dropped, so the
+// resident may shed its packets (drop and count them without making
+// them).
+func (m *mailbox) Full() bool {
+	m.qmu.Lock()
+	defer m.qmu.Unlock()
+	return m.n >= MaxHeld || m.budget.full(m.n)
 }
 
 func (m *mailbox) addDef(d wire.EntityDef) { m.defs = append(m.defs, d) }
@@ -327,11 +349,20 @@ func (m *mailbox) newBatch() *wire.Batch {
 }
 
 // countsFor appends to out the counts as this session sees them: its own
-// overflows are drops too.
+// overflows are drops too, and the packets shed unsent for it are wanted
+// too (a sensor none of whose packets was written gets its entry).
 func (m *mailbox) countsFor(out, counts []wire.Count) []wire.Count {
+	k := len(out)
 	out = append(out, counts...)
-	for i := range out {
-		out[i].Drops += m.over[out[i].Sensor]
+	for i := range out[k:] {
+		c := &out[k+i]
+		c.Drops += m.over[c.Sensor]
+		c.Wanted += m.unsent[c.Sensor]
+	}
+	for sid, n := range m.unsent {
+		if n != 0 && !slices.ContainsFunc(counts, func(c wire.Count) bool { return int(c.Sensor) == sid }) {
+			out = append(out, wire.Count{Sensor: uint16(sid), Wanted: n, Drops: m.over[sid]})
+		}
 	}
 	return out
 }

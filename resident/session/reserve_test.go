@@ -22,7 +22,9 @@ func TestReserveServesHonest(t *testing.T) {
 	}
 	var honest Core
 	honest.Init(1, clock, budget)
-	const rounds, per = 30, 40000 // per round: > Reserve, < Reserve + share
+	// per round: > Reserve, < Reserve + share (half the shared part's
+	// sixth: the pool is half the budget, six sessions share the rest)
+	const rounds, per = 30, Reserve + MaxHeldTotal/2/6/2
 	in := make([]wire.Packet, per)
 	got := 0
 	// Deliver makes the batch at once: Recv, with a context already

@@ -1,0 +1,5 @@
+//go:build !race
+
+package resident
+
+const raceEnabled = false

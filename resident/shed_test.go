@@ -1,0 +1,69 @@
+package resident
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/tqmon/tqmon/resident/session"
+	"github.com/tqmon/tqmon/resident/wire"
+)
+
+// A full session's events are not written and its packets are dropped
+// undecoded (no entity definition queued for it); every one is counted,
+// so delivered + dropped = wanted holds exactly for it.
+func TestShedFullSession(t *testing.T) {
+	r := manualRounds(t)
+	send := r.Sensor(sSendMessage)
+	p, m := r.Create(tProcess, "P", nil), r.Create(tMailbox, "M", nil)
+	s := r.Open()
+	mustApply(t, s, wire.Command{Kind: wire.CEnableAll, Sensor: uint16(sSendMessage)})
+	claims := func() (n uint64) {
+		for _, q := range r.ringList() {
+			if q != nil {
+				n += q.claimed()
+			}
+		}
+		return n
+	}
+	for rounds := 0; !s.core.Full(); rounds++ {
+		if rounds > 2*session.MaxHeld/(r.slots/4) {
+			t.Fatal("the session never filled")
+		}
+		for range r.slots / 4 {
+			ev(send, Value{E: p}, Value{E: m})
+		}
+		r.round(false)
+	}
+	r.round(false) // the round marks it full
+	if r.full.Load()&s.bit == 0 {
+		t.Fatal("a full session is not marked full")
+	}
+	before := claims()
+	for range 1000 {
+		ev(send, Value{E: p}, Value{E: m})
+	}
+	if n := claims() - before; n != 0 {
+		t.Errorf("%d ring positions written for a full session's events", n)
+	}
+	q := r.Create(tProcess, "Q", nil) // entity packets go to every session
+	r.round(false)
+	if q.seen.Load()&s.bit != 0 {
+		t.Error("the drain decoded a full session's packet (its entity definition was queued)")
+	}
+	// The session reads at last: exact counts.
+	st := newStream(t, s)
+	r.Close()
+	if err := st.toEnd(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("session ended with %v", err)
+	}
+	for _, sid := range []SensorID{sSendMessage, sProcess} {
+		c, n := st.counts[uint16(sid)], st.delivered(sid)
+		t.Logf("sensor %d: delivered %d, dropped %d, wanted %d", sid, n, c.Drops, c.Wanted)
+		if n+c.Drops != c.Wanted || c.Drops == 0 {
+			t.Errorf("sensor %d: delivered %d + dropped %d, wanted %d: want exact counts, and drops", sid, n, c.Drops, c.Wanted)
+		}
+	}
+	if n := st.delivered(sSendMessage); n > session.MaxHeld {
+		t.Errorf("delivered %d SendMessage packets: more than MaxHeld", n)
+	}
+}
