@@ -560,20 +560,30 @@ func relOnTime(v *check.Var, depth int) bool {
 	return true
 }
 
-// overlapWhen reports whether when conjunct w is `p overlap v` or
-// `v overlap p`.
+// overlapWhen reports whether when conjunct w implies that p and v
+// overlap: an overlap chain `a overlap b overlap …` (their intersection is
+// not empty, so every two of them overlap) in which both p and v appear
+// themselves (not `begin of` or `end of` them).
 func overlapWhen(w expr.Pred, p, v int) bool {
 	c, ok := w.(*expr.PCmp)
 	if !ok || c.Op != expr.Overlap {
 		return false
 	}
-	xk, okx := isVarRef(c.X, p)
-	yk, oky := isVarRef(c.Y, v)
-	if !okx || !oky {
-		xk, okx = isVarRef(c.Y, p)
-		yk, oky = isVarRef(c.X, v)
+	var sawP, sawV bool
+	var walk func(e expr.TExpr) bool
+	walk = func(e expr.TExpr) bool {
+		if b, ok := e.(*expr.TBinary); ok {
+			return !b.Extend && walk(b.X) && walk(b.Y)
+		}
+		if k, ok := isVarRef(e, p); ok && k == "var" {
+			sawP = true
+		}
+		if k, ok := isVarRef(e, v); ok && k == "var" {
+			sawV = true
+		}
+		return true
 	}
-	return okx && oky && xk == "var" && yk == "var"
+	return walk(c.X) && walk(c.Y) && sawP && sawV
 }
 
 func alphaEntitySelect(_ *Context, pr *plan.Project) plan.Node {
@@ -607,7 +617,16 @@ func alphaEntitySelect(_ *Context, pr *plan.Project) plan.Node {
 							cand.uConds = append(cand.uConds, c2)
 						}
 					}
-					if len(cand.uConds) == 0 && !sc.Rel.Derived {
+					// Conjuncts on the key alone (p.A = K) reach v's flag
+					// holder through equality-constant; they select no entity
+					// by its state.
+					selective := sc.Rel.Derived
+					for _, x := range cand.uConds {
+						if !flagOnly(x, p, pCol.Attr) {
+							selective = true
+						}
+					}
+					if !selective {
 						continue
 					}
 					pv := &expr.TVar{Var: p, Name: sc.VarName}

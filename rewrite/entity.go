@@ -27,7 +27,9 @@ nothing that could fire.`,
 			Name:  "select-const",
 			Class: EntitySources,
 			Doc: `σ[p](K1, …, Kn) → the constants p accepts (∅ when none): the
-selection of a constant relation is evaluated once.`,
+selection of a constant relation is evaluated once. Over an intersection
+with a constant side, σ[p](K ∩ E) → σ[p](K) ∩ E (and E ∩ K alike): an
+entity is in σ[p](K ∩ E) exactly when it is in K, satisfies p and is in E.`,
 			Sets:  Live,
 			apply: on[*plan.SelectEntity](selectConst),
 		},
@@ -127,8 +129,26 @@ func selectConst(_ *Context, s *plan.SelectEntity) plan.Node {
 		return &plan.Const{Type: in.Type, Vals: keep}
 	case *plan.Empty:
 		return in
+	case *plan.SetOp:
+		if in.Union {
+			return nil
+		}
+		if isConst(in.L) {
+			return &plan.SetOp{L: &plan.SelectEntity{Pred: s.Pred, In: in.L}, R: in.R}
+		}
+		if isConst(in.R) {
+			return &plan.SetOp{L: in.L, R: &plan.SelectEntity{Pred: s.Pred, In: in.R}}
+		}
 	}
 	return nil
+}
+
+func isConst(n plan.Node) bool {
+	switch n.(type) {
+	case *plan.Const, *plan.Empty:
+		return true
+	}
+	return false
 }
 
 func intersectSource(_ *Context, s *plan.SetOp) plan.Node {
