@@ -272,7 +272,7 @@ func TestWhileTrigger(t *testing.T) {
 	p1.Delete()
 	flagsEqual(t, r, map[string][]string{"SendMessage": {"P2"}})
 	p3 := r.Create(tProcess, "P1", []Value{{N: 1}}) // the ID again, Running
-	ev(send, Value{E: p3}, Value{E: m})            // 4
+	ev(send, Value{E: p3}, Value{E: m})             // 4
 	st.sync(r, c)
 	var names []string
 	for _, p := range st.take(false) {
