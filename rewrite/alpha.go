@@ -99,8 +99,9 @@ instant the argument did not hold would be missed) and p known on time:
 each tuple of p is known at its beginning — an entity relation, or a
 derived relation over such relations and traced sensors whose valid time
 begins with its bindings — so the enable is set before v's packets need it.
-Without conjuncts (2) p must be derived: over an entity relation the
-argument would be its source. Live, the resident may hold such an enable
+Over an entity relation (2) must hold a conjunct other than an in-list
+on p.A (p.A = K or …), which equality-constant carries to v.F without an
+argument: with none, the argument would be the entity source. Live, the resident may hold such an enable
 exactly while the entity's tuple satisfies (2) (wire.Command.While).`,
 			Sets:  Live,
 			apply: on[*plan.Project](alphaEntitySelect),
@@ -617,12 +618,12 @@ func alphaEntitySelect(_ *Context, pr *plan.Project) plan.Node {
 							cand.uConds = append(cand.uConds, c2)
 						}
 					}
-					// Conjuncts on the key alone (p.A = K) reach v's flag
-					// holder through equality-constant; they select no entity
-					// by its state.
+					// In-lists on the key (p.A = K …) reach v's flag holder
+					// through equality-constant, which needs no entity
+					// argument; any other conjunct selects entities.
 					selective := sc.Rel.Derived
 					for _, x := range cand.uConds {
-						if !flagOnly(x, p, pCol.Attr) {
+						if _, _, ok := inList(x); !ok || !flagOnly(x, p, pCol.Attr) {
 							selective = true
 						}
 					}
