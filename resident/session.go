@@ -502,11 +502,16 @@ func (s *Sensor) runTriggers(m uint64, ep uint32, vals []Value) {
 func (r *Resident) fireTrigger(t *trigger, id string, ep uint32) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	s := t.sess
-	if t.dead || s.core.Closed() || int32(ep-s.openEpoch) < 0 {
-		return
+	if t.live(ep) {
+		r.fireLocked(t, id)
 	}
-	r.fireLocked(t, id)
+}
+
+// live reports whether t may still act on a packet of epoch ep: not
+// removed, its session open, and the packet not older than the session
+// (r.mu).
+func (t *trigger) live(ep uint32) bool {
+	return !t.dead && !t.sess.core.Closed() && int32(ep-t.sess.openEpoch) >= 0
 }
 
 // fireLocked is fireTrigger with r.mu held and t live.
@@ -525,13 +530,10 @@ func (r *Resident) fireLocked(t *trigger, id string) {
 func (r *Resident) unfireTrigger(t *trigger, id string, ep uint32) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if _, ok := t.done[id]; !ok || !t.live(ep) {
+		return
+	}
 	s := t.sess
-	if t.dead || s.core.Closed() || int32(ep-s.openEpoch) < 0 {
-		return
-	}
-	if _, ok := t.done[id]; !ok {
-		return
-	}
 	delete(t.done, id)
 	if s.flags.Untrigger(flagKey{t.target.id, id}) {
 		r.clearFlag(t.target, id, s.bit)

@@ -5,7 +5,10 @@ import (
 	"testing"
 
 	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/check"
+	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/algebra/histgen"
+	"github.com/tqmon/tqmon/algebra/plan"
 	"github.com/tqmon/tqmon/algebra/ref"
 	"github.com/tqmon/tqmon/internal/testkit"
 )
@@ -19,6 +22,23 @@ func heldAt(tab *algebra.Table, key int, id algebra.Value, t algebra.Time, ok fu
 		}
 	}
 	return false
+}
+
+// acquireChecked runs the plans acquisitionally over h and holds every
+// statement's result to the reference evaluator's, which it returns.
+func acquireChecked(t *testing.T, seed int, cat *algebra.Catalog, h *algebra.History, stmts []*check.Retrieve, ps []plan.Node) ([]*algebra.Table, exec.AcquireStats) {
+	t.Helper()
+	got, stats := acquire(t, cat, h, stmts, ps, 1)
+	want, err := ref.Eval(h, stmts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		if g, w := testkit.Rows(got[i]), testkit.Rows(want[i]); g != w {
+			t.Fatalf("seed %d, statement %d: acquired\n%s--- reference\n%s", seed, i+1, g, w)
+		}
+	}
+	return want, stats
 }
 
 // sendsWhile counts the sends at instants when their process satisfies
@@ -50,14 +70,7 @@ retrieve (s.Mailbox, s.Size) where p.Process = s.Process and p.State = "Running"
 	for seed := 0; seed < testkit.Histories(); seed++ {
 		cfg.Seed = uint64(seed)
 		h := histgen.Random(cat, cfg)
-		got, stats := acquire(t, cat, h, stmts, opt, 1)
-		want, err := ref.Eval(h, stmts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if g, w := testkit.Rows(got[0]), testkit.Rows(want[0]); g != w {
-			t.Fatalf("seed %d: acquired\n%s--- reference\n%s", seed, g, w)
-		}
+		_, stats := acquireChecked(t, seed, cat, h, stmts, opt)
 		procs := h.Table("Process")
 		running, all := sendsWhile(h, func(p algebra.Value, at algebra.Time) bool {
 			return heldAt(procs, 0, p, at, func(r algebra.Tuple) bool { return r.Vals[1].S == "Running" })
@@ -106,16 +119,7 @@ retrieve (w.Process, w.Mailbox) where b.Mailbox = w.Mailbox and b.N > 1`, cfg.Sp
 	for seed := 0; seed < testkit.Histories(); seed++ {
 		cfg.Seed = uint64(seed)
 		h := histgen.Random(cat, cfg)
-		got, stats := acquire(t, cat, h, stmts, opt, 1)
-		want, err := ref.Eval(h, stmts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range want {
-			if g, w := testkit.Rows(got[i]), testkit.Rows(want[i]); g != w {
-				t.Fatalf("seed %d, statement %d: acquired\n%s--- reference\n%s", seed, i+1, g, w)
-			}
-		}
+		want, stats := acquireChecked(t, seed, cat, h, stmts, opt)
 		if got, all := stats.Packets["SendMessage"], len(h.Table("SendMessage").Rows); got != all {
 			t.Fatalf("seed %d: %d SendMessage packets, want all %d (phase one reads every send)", seed, got, all)
 		}
