@@ -229,10 +229,14 @@ func TestEntityTrigger(t *testing.T) {
 	r, c := newFake(t, Options{})
 	send := r.Sensor(sSendMessage)
 	m := r.Create(tMailbox, "M", nil)
+	p0 := r.Create(tProcess, "P0", []Value{{N: 1}}) // Running before the trigger: enabled at install
 	s := r.Open()
 	st := newStream(t, s)
 	mustApply(t, s, wire.Command{Kind: wire.CTrigger, ID: 1, On: uint16(sProcess), Attr: 0, Sensor: uint16(sSendMessage),
 		Conds: []wire.Cond{{Attr: 1, Value: wire.Value{Kind: wire.VEnum, N: 1}}}})
+	flagsEqual(t, r, map[string][]string{"SendMessage": {"P0"}})
+	p0.SetState([]Value{{N: 2}}) // from the first match on, whatever follows
+	flagsEqual(t, r, map[string][]string{"SendMessage": {"P0"}})
 	p1 := r.Create(tProcess, "P1", []Value{{N: 0}})
 	ev(send, Value{E: p1}, Value{E: m})
 	p1.SetState([]Value{{N: 1}})

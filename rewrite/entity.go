@@ -19,7 +19,9 @@ func entitySourceRules() []Rule {
 			Doc: `σ[1 = K](Source) → K, and σ[1 = K1 or 1 = K2 …](Source) → K1, K2 …
 (the paper's O4). The selection holds K while K exists; the constant holds
 it at all times, which differs only when K does not exist and so enables
-nothing that could fire.`,
+nothing that could fire. Selections commute, so one of constants above
+others over the source trades places with them: σ[1 = K](σ[q](Source)) →
+σ[q](K), which select-const then evaluates.`,
 			Sets:  Live,
 			apply: on[*plan.SelectEntity](selectSource),
 		},
@@ -86,15 +88,30 @@ func isSource(n plan.Node) bool {
 }
 
 func selectSource(_ *Context, s *plan.SelectEntity) plan.Node {
-	if !isSource(s.In) {
+	// Selections between σ[1 = K …] and the source stay, above it.
+	var between []*plan.SelectEntity
+	in := s.In
+	for {
+		x, ok := in.(*plan.SelectEntity)
+		if !ok {
+			break
+		}
+		between = append(between, x)
+		in = x.In
+	}
+	if !isSource(in) {
 		return nil
 	}
 	ks, ok := constsOf(s.Pred)
 	if !ok {
 		return nil
 	}
-	t, _ := plan.EntityType(s.In)
-	return &plan.Const{Type: t, Vals: dedupe(ks)}
+	t, _ := plan.EntityType(in)
+	var out plan.Node = &plan.Const{Type: t, Vals: dedupe(ks)}
+	for i := len(between) - 1; i >= 0; i-- {
+		out = &plan.SelectEntity{Pred: between[i].Pred, In: out}
+	}
+	return out
 }
 
 func dedupe(vs []algebra.Value) []algebra.Value {
