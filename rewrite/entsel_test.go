@@ -1,7 +1,9 @@
 package rewrite_test
 
 import (
+	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/tqmon/tqmon/algebra"
@@ -151,5 +153,33 @@ retrieve (w.Process, w.Mailbox) where b.Mailbox = w.Mailbox and b.N > 1`, cfg.Sp
 	}
 	if spared == 0 {
 		t.Errorf("phase two was spared no wait over %d histories: the test shows nothing", testkit.Histories())
+	}
+}
+
+// TestOnTimeDepth: whether a derived relation is known on time is decided
+// through at most maxOnTimeDepth (16) derivations; a deeper chain is
+// taken as not known on time (the rule does not apply, the plan stays
+// correct), a shallow one is.
+func TestOnTimeDepth(t *testing.T) {
+	cat := testkit.LoadCatalog(t, filepath.Join("..", "testdata", "differential", "spec.sdl"))
+	for _, c := range []struct {
+		depth int
+		want  bool
+	}{{3, true}, {16, true}, {17, false}, {40, false}} {
+		var b strings.Builder
+		b.WriteString("range of p is Process\nretrieve into D0 (P = p.Process) where p.Prio > 1\n")
+		for i := 1; i <= c.depth; i++ {
+			fmt.Fprintf(&b, "range of d%d is D%d\nretrieve into D%d (P = d%d.P)\n", i, i-1, i, i)
+		}
+		fmt.Fprintf(&b, "range of x is D%d\nrange of s is SendMessage\nretrieve (s.Mailbox) where x.P = s.Process\n", c.depth)
+		stmts := testkit.Compile(t, cat, "chain", b.String(), 0)
+		_, results := plans(t, cat, stmts[len(stmts)-1:], true)
+		applied := false
+		for _, st := range results[0].Steps {
+			applied = applied || st.Rule == "alpha-entity-select"
+		}
+		if applied != c.want {
+			t.Errorf("a chain of %d derivations: alpha-entity-select applied %v, want %v", c.depth, applied, c.want)
+		}
 	}
 }
