@@ -797,7 +797,8 @@ func (c *commander) enable(sensor uint16, rel *algebra.Relation, arg plan.Node) 
 // trigger handles the rewriter's join restriction,
 // π[F = u.A](πT[from begin of u | after u to …](σ[…](α_u(…)))): whenever
 // u's sensor delivers a packet, the resident enables sensor for the
-// packet's attribute A, from then on — no later than the argument.
+// packet's attribute A, from then on — no later than the argument — and
+// its entity selection, the same over an entity relation's scan.
 // Equalities with constants among the conditions on u travel with the
 // trigger; other conditions are left to α.
 func (c *commander) trigger(sensor uint16, p *plan.Project) bool {
@@ -818,11 +819,36 @@ func (c *commander) trigger(sensor uint16, p *plan.Project) bool {
 		conds = expr.Conjuncts(s.Pred)
 		n = s.In
 	}
-	u, ok := n.(*plan.Alpha)
-	if !ok || u.Var != col.Var {
+	var on string
+	var while bool
+	switch u := n.(type) {
+	case *plan.Alpha:
+		if u.Var != col.Var {
+			return false
+		}
+		on = u.Rel.Name
+	case *plan.Scan:
+		// The entity-selection argument, π[F = p.A](πT[from begin of p to
+		// end of p | "forever"](σ[…](p))) over an entity relation: the
+		// resident sees the entity's tuples begin as they do, and enables
+		// from that instant — exactly while the tuple matches (While) when
+		// the argument ends with the tuple, from the first match on when it
+		// runs to forever. Conditions that do not travel (not equalities
+		// with constants) widen it: a superset, which α filters.
+		if u.Var != col.Var || u.Rel.Class != algebra.ClassEntity || u.Rel.Derived || !isBeginOf(pt.Valid.From, u.Var) {
+			return false
+		}
+		if to, ok := pt.Valid.To.(*expr.TConst); !ok || to.T != algebra.Forever {
+			if !isEndOf(pt.Valid.To, u.Var) || !c.states[0].hello.Has(wire.CapWhile) {
+				return false
+			}
+			while = true
+		}
+		on = u.Rel.Name
+	default:
 		return false
 	}
-	cmd := wire.Command{Kind: wire.CTrigger, Sensor: sensor, On: c.sensor(u.Rel.Name), Attr: uint16(col.Attr)}
+	cmd := wire.Command{Kind: wire.CTrigger, Sensor: sensor, On: c.sensor(on), Attr: uint16(col.Attr), While: while}
 	for _, cond := range conds {
 		b, ok := cond.(*expr.Binary)
 		if !ok || b.Op != expr.OpEq {
@@ -839,6 +865,26 @@ func (c *commander) trigger(sensor uint16, p *plan.Project) bool {
 	cmd.ID = c.next
 	c.send(cmd)
 	return true
+}
+
+// isBeginOf reports whether e is `begin of` variable v.
+func isBeginOf(e expr.TExpr, v int) bool {
+	b, ok := e.(*expr.TBeginEnd)
+	if !ok || b.End {
+		return false
+	}
+	x, ok := b.X.(*expr.TVar)
+	return ok && x.Var == v
+}
+
+// isEndOf reports whether e is `end of` variable v.
+func isEndOf(e expr.TExpr, v int) bool {
+	b, ok := e.(*expr.TBeginEnd)
+	if !ok || !b.End {
+		return false
+	}
+	x, ok := b.X.(*expr.TVar)
+	return ok && x.Var == v
 }
 
 func wireValue(v algebra.Value) wire.Value {

@@ -66,6 +66,15 @@ retrieve (p.Process, Rate = count(s.Mailbox by p.Process where s.Process = p.Pro
 	{"sends-so-far-longest-wait", `range of s is SendMessage
 range of w is Waiting
 retrieve (Sends = count(s.Process for ever), Longest = max(end of w - begin of w for ever))`},
+	{"sends-while-running", `range of p is Process
+range of s is SendMessage
+retrieve (s.Process, s.Mailbox) where p.Process = s.Process and p.State = "Running"`},
+	{"two-phase-busy-mailboxes", `range of m is Mailbox
+range of s is SendMessage
+retrieve into Busy (m.Mailbox, N = count(s.Process by m.Mailbox where s.Mailbox = m.Mailbox for each 10s))
+range of b is Busy
+range of w is Waiting
+retrieve (w.Process, w.Mailbox) where b.Mailbox = w.Mailbox and b.N > 3`},
 	{"sends-after-unblock", `range of w is Waiting
 retrieve into Unblocked (P = w.Process) valid at end of w
 range of u is Unblocked
@@ -460,5 +469,82 @@ func TestLiveAggregateEnablesOnlyTheGroup(t *testing.T) {
 	}
 	if st.Packets["SendMessage"] != p1 || len(st.Widened) != 0 {
 		t.Errorf("packets %v, widened %v; want SendMessage %d (P1's sends only), nothing widened", st.Packets, st.Widened, p1)
+	}
+}
+
+// noWhile hides the While capability only (an older resident).
+type noWhile struct{ wire.Conn }
+
+func (c noWhile) Hello() *wire.Hello {
+	h := *c.Conn.Hello()
+	h.Caps = slices.DeleteFunc(slices.Clone(h.Caps), func(s string) bool { return s == wire.CapWhile })
+	return &h
+}
+
+// TestLiveEntitySelectPackets: "the sends of processes in a state", live.
+// The resident holds SendMessage enabled for a process exactly while it is
+// in that state (a While trigger on the Process entity relation). In the
+// demo a process sends only while Running: for Running every send must
+// arrive (the enable is set before the process's first send after it
+// starts running, or the result would miss it); for Ready none may (the
+// enable is cleared before the process runs again). A resident without
+// While widens the sensor and every send arrives. Every result equals the
+// truth's.
+func TestLiveEntitySelectPackets(t *testing.T) {
+	cat := demoCatalog(t)
+	query1 := func(state string) string {
+		return `range of p is Process
+range of s is SendMessage
+retrieve (s.Process, s.Mailbox) where p.Process = s.Process and p.State = "` + state + `"`
+	}
+	for _, c := range []struct {
+		name, state string
+		wrap        func(wire.Conn) wire.Conn
+	}{
+		{"running", "Running", nil},
+		{"ready", "Ready", nil},
+		{"ready-no-while", "Ready", func(c wire.Conn) wire.Conn { return noWhile{c} }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			prog, err := query.Compile(cat, []query.Source{{Name: "q", Text: query1(c.state)}}, check.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, st, h := runDemoWith(t, prog, demo.DefaultConfig(5), 300*time.Millisecond, remote.LiveOptions{}, c.wrap)
+			want, _, err := prog.RunHistory(h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if renderTables(got) != renderTables(want) {
+				t.Fatal("live result differs from the ground truth's")
+			}
+			procs := h.Table("Process")
+			in, all := 0, 0
+			for _, s := range h.Table("SendMessage").Rows {
+				all++
+				for _, p := range procs.Rows {
+					if p.Vals[0].S == s.Vals[0].S && p.Vals[1].S == c.state && p.From <= s.From && s.From < p.To {
+						in++
+						break
+					}
+				}
+			}
+			if all == 0 {
+				t.Fatal("no sends: the run was too short")
+			}
+			wantN := in
+			if c.wrap != nil {
+				wantN = all
+				if !slices.Equal(st.Widened, []string{"s"}) {
+					t.Errorf("widened %v, want [s]", st.Widened)
+				}
+			} else if len(st.Widened) != 0 {
+				t.Errorf("widened %v, want none", st.Widened)
+			}
+			if n := st.Packets["SendMessage"]; n != wantN {
+				t.Errorf("SendMessage packets %d, want %d (%d of %d sends by a %s process)", n, wantN, in, all, c.state)
+			}
+			t.Logf("packets %v; %d of %d sends by a %s process", st.Packets, in, all, c.state)
+		})
 	}
 }

@@ -61,7 +61,13 @@
 // existing or future. A packet goes to a session only if that session's
 // enablement holds the flag holder when the sensor fires. Triggers
 // (CTrigger) enable a sensor for an entity named by another sensor's
-// packet, before that sensor call returns.
+// packet, before that sensor call returns; on an entity relation, by the
+// entity's tuple as it begins (and at installation, for the entities whose
+// current tuple matches: a walk of that type's live entities under the
+// enable lock, as CEnableAll's). A While trigger holds the enable only
+// while the entity's current tuple matches, taken back when a tuple that
+// does not match begins or the entity ends, before that entity operation
+// returns.
 //
 // Traced-then-disabled (D) sensors: the paper's D sensor decrements its
 // flag's counter when it fires, and the monitor re-arms it as long as the

@@ -182,7 +182,7 @@ func (r *Resident) entityAfter(rel *Sensor, e *Entity, m uint64, ep uint32, stat
 	vals = append(vals, Value{E: e})
 	vals = append(vals, state...)
 	if m != 0 && rel.trigs.Load() != nil {
-		rel.runTriggers(m, ep, vals)
+		rel.runEntityTriggers(m, ep, vals, begun)
 	}
 	if begun && r.truth != nil {
 		r.truth.Begin(rel.id, tuple, vals, at)

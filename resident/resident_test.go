@@ -229,10 +229,14 @@ func TestEntityTrigger(t *testing.T) {
 	r, c := newFake(t, Options{})
 	send := r.Sensor(sSendMessage)
 	m := r.Create(tMailbox, "M", nil)
+	p0 := r.Create(tProcess, "P0", []Value{{N: 1}}) // Running before the trigger: enabled at install
 	s := r.Open()
 	st := newStream(t, s)
 	mustApply(t, s, wire.Command{Kind: wire.CTrigger, ID: 1, On: uint16(sProcess), Attr: 0, Sensor: uint16(sSendMessage),
 		Conds: []wire.Cond{{Attr: 1, Value: wire.Value{Kind: wire.VEnum, N: 1}}}})
+	flagsEqual(t, r, map[string][]string{"SendMessage": {"P0"}})
+	p0.SetState([]Value{{N: 2}}) // from the first match on, whatever follows
+	flagsEqual(t, r, map[string][]string{"SendMessage": {"P0"}})
 	p1 := r.Create(tProcess, "P1", []Value{{N: 0}})
 	ev(send, Value{E: p1}, Value{E: m})
 	p1.SetState([]Value{{N: 1}})
@@ -242,6 +246,56 @@ func TestEntityTrigger(t *testing.T) {
 	if len(got) != 1 || st.name(got[0]) != "1 P1 M" {
 		t.Fatalf("got %v", got)
 	}
+}
+
+// TestWhileTrigger: a While trigger on an entity relation holds the enable
+// exactly while the entity's tuple matches — from installation for an
+// entity already matching, off when its state changes away or it ends,
+// on again when it matches again.
+func TestWhileTrigger(t *testing.T) {
+	r, c := newFake(t, Options{})
+	send := r.Sensor(sSendMessage)
+	m := r.Create(tMailbox, "M", nil)
+	p1 := r.Create(tProcess, "P1", []Value{{N: 1}}) // Running before the trigger
+	p2 := r.Create(tProcess, "P2", []Value{{N: 0}})
+	s := r.Open()
+	st := newStream(t, s)
+	running := []wire.Cond{{Attr: 1, Value: wire.Value{Kind: wire.VEnum, N: 1}}}
+	mustApply(t, s, wire.Command{Kind: wire.CTrigger, ID: 1, On: uint16(sProcess), Attr: 0, Sensor: uint16(sSendMessage),
+		Conds: running, While: true})
+	flagsEqual(t, r, map[string][]string{"SendMessage": {"P1"}})
+	ev(send, Value{E: p1}, Value{E: m}) // 1: P1 Running
+	ev(send, Value{E: p2}, Value{E: m}) // P2 Ready
+	p1.SetState([]Value{{N: 2}})
+	flagsEqual(t, r, map[string][]string{})
+	ev(send, Value{E: p1}, Value{E: m}) // P1 Waiting
+	p2.SetState([]Value{{N: 1}})
+	ev(send, Value{E: p2}, Value{E: m}) // 2: P2 Running
+	p1.SetState([]Value{{N: 1}})
+	ev(send, Value{E: p1}, Value{E: m}) // 3: P1 Running again
+	p1.Delete()
+	flagsEqual(t, r, map[string][]string{"SendMessage": {"P2"}})
+	p3 := r.Create(tProcess, "P1", []Value{{N: 1}}) // the ID again, Running
+	ev(send, Value{E: p3}, Value{E: m})             // 4
+	st.sync(r, c)
+	var names []string
+	for _, p := range st.take(false) {
+		names = append(names, st.name(p))
+	}
+	if strings.Join(names, ",") != "1 P1 M,1 P2 M,1 P1 M,1 P1 M" {
+		t.Fatalf("got %v", names)
+	}
+	// An own enable outlives the trigger's; untrigger takes back the rest.
+	mustApply(t, s, enable(sSendMessage, tProcess, "P2"))
+	mustApply(t, s, wire.Command{Kind: wire.CUntrigger, ID: 1})
+	flagsEqual(t, r, map[string][]string{"SendMessage": {"P2"}})
+	// While is for entity relations only.
+	bad := wire.Command{Kind: wire.CTrigger, ID: 2, On: uint16(sSendMessage), Attr: 0, Sensor: uint16(sSendMessage), While: true}
+	if err := s.Apply(&bad); !isCmdErr(err, "while") {
+		t.Fatalf("while on a traced sensor: %v", err)
+	}
+	s.Close()
+	flagsEqual(t, r, map[string][]string{})
 }
 
 func TestEntityPackets(t *testing.T) {

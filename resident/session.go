@@ -356,8 +356,11 @@ type trigger struct {
 	target *Sensor
 	attr   int
 	conds  []wire.Cond
-	done   map[string]struct{} // entity IDs enabled (r.mu)
-	dead   bool                // removed (r.mu)
+	// while (on an entity relation only): the enable of an entity lasts
+	// while its current tuple satisfies conds, not from the first match on.
+	while bool
+	done  map[string]struct{} // entity IDs enabled (r.mu); while: those whose tuple matches now
+	dead  bool                // removed (r.mu)
 }
 
 func (s *Session) addTrigger(cmd *wire.Command) error {
@@ -371,6 +374,9 @@ func (s *Session) addTrigger(cmd *wire.Command) error {
 	}
 	if !on.traced() && on.class != ClassEntity {
 		return s.fail(cmd, "on", "%s is neither traced nor an entity relation", on.describe())
+	}
+	if cmd.While && on.class != ClassEntity {
+		return s.fail(cmd, "while", "%s is not an entity relation", on.describe())
 	}
 	target, err := s.tracedArg(cmd, "sensor", cmd.Sensor)
 	if err != nil {
@@ -395,7 +401,7 @@ func (s *Session) addTrigger(cmd *wire.Command) error {
 		}
 	}
 	t := &trigger{sess: s, id: cmd.ID, on: on, target: target, attr: int(cmd.Attr),
-		conds: append([]wire.Cond(nil), cmd.Conds...), done: map[string]struct{}{}}
+		conds: append([]wire.Cond(nil), cmd.Conds...), while: cmd.While, done: map[string]struct{}{}}
 	s.triggers[t.id] = t
 	var list []*trigger
 	if p := on.trigs.Load(); p != nil {
@@ -404,6 +410,25 @@ func (s *Session) addTrigger(cmd *wire.Command) error {
 	list = append(list, t)
 	on.trigs.Store(&list)
 	target.armed.Add(1)
+	if on.class == ClassEntity {
+		// An entity whose current tuple already matches holds from now:
+		// its next entity packet may be long after. (r.mu is held, and
+		// entity packets are written under it, so no tuple begins between
+		// this look and the trigger's first run.)
+		for i := range r.types {
+			if r.types[i].rel != on {
+				continue
+			}
+			for _, es := range r.types[i].byID {
+				for _, e := range es {
+					vals := append([]Value{{E: e}}, e.state...)
+					if t.attr < len(vals) && vals[t.attr].E != nil && t.match(vals) {
+						r.fireLocked(t, vals[t.attr].E.id)
+					}
+				}
+			}
+		}
+	}
 	return nil
 }
 
@@ -483,16 +508,71 @@ func (s *Sensor) runTriggers(m uint64, ep uint32, vals []Value) {
 func (r *Resident) fireTrigger(t *trigger, id string, ep uint32) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	s := t.sess
-	if t.dead || s.core.Closed() || int32(ep-s.openEpoch) < 0 {
-		return
+	if t.live(ep) {
+		r.fireLocked(t, id)
 	}
+}
+
+// live reports whether t may still act on a packet of epoch ep: not
+// removed, its session open, and the packet not older than the session
+// (r.mu).
+func (t *trigger) live(ep uint32) bool {
+	return !t.dead && !t.sess.core.Closed() && int32(ep-t.sess.openEpoch) >= 0
+}
+
+// fireLocked is fireTrigger with r.mu held and t live.
+func (r *Resident) fireLocked(t *trigger, id string) {
 	if _, ok := t.done[id]; ok {
 		return
 	}
 	t.done[id] = struct{}{}
-	if s.flags.Trigger(flagKey{t.target.id, id}) {
+	if s := t.sess; s.flags.Trigger(flagKey{t.target.id, id}) {
 		r.setFlag(t.target, id, s.bit)
+	}
+}
+
+// unfireTrigger takes back the enable a while trigger holds for entity id
+// (its tuple no longer matches, or the entity ended).
+func (r *Resident) unfireTrigger(t *trigger, id string, ep uint32) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := t.done[id]; !ok || !t.live(ep) {
+		return
+	}
+	s := t.sess
+	delete(t.done, id)
+	if s.flags.Untrigger(flagKey{t.target.id, id}) {
+		r.clearFlag(t.target, id, s.bit)
+	}
+}
+
+// runEntityTriggers evaluates an entity relation's triggers for an entity
+// packet delivered to the sessions in m: vals is the tuple that begins
+// (alive), or the one that ends with the entity. A while trigger holds its
+// enable exactly while the entity's tuple matches: set when a matching
+// tuple begins, taken back when another begins or the entity ends —
+// before the entity operation returns, so the entity's own next sensor
+// call sees it.
+func (s *Sensor) runEntityTriggers(m uint64, ep uint32, vals []Value, alive bool) {
+	p := s.trigs.Load()
+	if p == nil {
+		return
+	}
+	for _, t := range *p {
+		if m&t.sess.bit == 0 || t.attr >= len(vals) || vals[t.attr].E == nil {
+			continue
+		}
+		id := vals[t.attr].E.id
+		switch {
+		case !t.while:
+			if t.match(vals) {
+				s.r.fireTrigger(t, id, ep)
+			}
+		case alive && t.match(vals):
+			s.r.fireTrigger(t, id, ep)
+		default:
+			s.r.unfireTrigger(t, id, ep)
+		}
 	}
 }
 

@@ -37,7 +37,11 @@ equality is transitive, so the added conjunct holds for exactly the
 bindings that already qualify. It lets a constant reach a variable joined to the one it
 restricts — in particular inside an aggregate, where agg-group-select puts
 the constant on the group's variable and the argument's variable is
-joined to it.`,
+joined to it. An in-list (a = K1 or a = K2 …) carries over the same way.
+Not when b's α is already enabled for nothing but constants the conjunct
+accepts (σ[b = K] then restricts nothing more): alpha-flag-select moves
+the added conjunct into the α, so without this precondition the two rules
+would undo each other's work forever.`,
 			Sets:  Live | Stored,
 			apply: on[*plan.Project](equalityConstant),
 		},
@@ -136,24 +140,25 @@ func equalityConstant(_ *Context, p *plan.Project) plan.Node {
 	if !ok {
 		return nil
 	}
-	type colConst struct {
-		c *expr.Col
-		k *expr.Const
+	type colConsts struct {
+		c    *expr.Col
+		ks   []*expr.Const
+		cond expr.Expr
 	}
-	var consts []colConst
+	var consts []colConsts
 	var eqs [][2]*expr.Col
 	for _, c := range b.conds {
+		if col, ks, ok := inList(c); ok {
+			consts = append(consts, colConsts{col, ks, c})
+			continue
+		}
 		bin, ok := c.(*expr.Binary)
 		if !ok || bin.Op != expr.OpEq {
 			continue
 		}
 		x, xok := bin.X.(*expr.Col)
 		y, yok := bin.Y.(*expr.Col)
-		k, kok := bin.Y.(*expr.Const)
-		switch {
-		case xok && kok && algebra.Identical(x.T, k.T) && x.T.Kind != algebra.KindFloat:
-			consts = append(consts, colConst{x, k})
-		case xok && yok && algebra.Identical(x.T, y.T) && x.T.Kind != algebra.KindFloat:
+		if xok && yok && algebra.Identical(x.T, y.T) && x.T.Kind != algebra.KindFloat {
 			eqs = append(eqs, [2]*expr.Col{x, y})
 		}
 	}
@@ -169,14 +174,72 @@ func equalityConstant(_ *Context, p *plan.Project) plan.Node {
 			default:
 				continue
 			}
-			if a, ok := b.alpha(other.Var); !ok || a.Rel.FlagHolder != other.Attr {
+			a, ok := b.alpha(other.Var)
+			if !ok || a.Rel.FlagHolder != other.Attr {
 				continue // only where it can restrict a sensor
 			}
-			add := &expr.Binary{Op: expr.OpEq, X: other, Y: cc.k, T: algebra.TypeBool, At: cc.k.At}
-			if !hasCond(b, add) {
+			add := expr.ReplaceLeaves(cc.cond, func(x expr.Expr) expr.Expr {
+				if _, isCol := x.(*expr.Col); isCol {
+					return other
+				}
+				return nil
+			})
+			if !hasCond(b, add) && !enabledWithin(a.Enable, asColumn1(add)) {
 				return addCond(p, add)
 			}
 		}
 	}
 	return nil
+}
+
+// inList matches `a = K` or a disjunction `a = K1 or a = K2 …` of one
+// (non-float) attribute a against constants of its type.
+func inList(c expr.Expr) (*expr.Col, []*expr.Const, bool) {
+	bin, ok := c.(*expr.Binary)
+	if !ok {
+		return nil, nil, false
+	}
+	switch bin.Op {
+	case expr.OpOr:
+		xc, xk, okx := inList(bin.X)
+		yc, yk, oky := inList(bin.Y)
+		if !okx || !oky || xc.Var != yc.Var || xc.Attr != yc.Attr {
+			return nil, nil, false
+		}
+		return xc, append(xk, yk...), true
+	case expr.OpEq:
+		x, xok := bin.X.(*expr.Col)
+		k, kok := bin.Y.(*expr.Const)
+		if xok && kok && algebra.Identical(x.T, k.T) && x.T.Kind != algebra.KindFloat {
+			return x, []*expr.Const{k}, true
+		}
+	}
+	return nil, nil, false
+}
+
+// enabledWithin reports whether an α argument already holds only entities
+// that satisfy pred (over column 1): constants pred accepts, a selection by
+// pred itself, or an intersection one side of which is so. False means
+// "not known", never "not so".
+func enabledWithin(n plan.Node, pred expr.Expr) bool {
+	switch n := n.(type) {
+	case *plan.Empty:
+		return true
+	case *plan.Const:
+		for _, v := range n.Vals {
+			ok, err := expr.Eval(pred, expr.Binding{{v}})
+			if err != nil || !ok.B() {
+				return false
+			}
+		}
+		return true
+	case *plan.SelectEntity:
+		return expr.Key(n.Pred) == expr.Key(pred) || enabledWithin(n.In, pred)
+	case *plan.SetOp:
+		if n.Union {
+			return enabledWithin(n.L, pred) && enabledWithin(n.R, pred)
+		}
+		return enabledWithin(n.L, pred) || enabledWithin(n.R, pred)
+	}
+	return false
 }

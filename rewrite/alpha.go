@@ -75,6 +75,37 @@ may miss).`,
 			Sets:  Live,
 			apply: on[*plan.Project](alphaRestrictByJoin),
 		},
+		{
+			Name:  "alpha-entity-select",
+			Class: AlphaRules,
+			Doc: `Entity selections enable entities. In a block where p ranges over an
+entity relation (or a derived interval relation known on time, an
+aggregate's result included), joined to α_v by a where equality p.A = v.F
+with v's flag holder F, with where conjuncts (2) on p alone and a when
+conjunct p overlap v (the default when clause), α_v's argument becomes
+
+  E ∩ π[F = p.A](πT[from begin of p to end of p](σ[(2)](p)))   v an event
+  E ∩ π[F = p.A](πT[from begin of p to "forever"](σ[(2)](p)))  v an interval
+
+p stays in the block. An event of v at t joins some p exactly when a tuple
+of p satisfying (2) with p.A = v.F is valid at t — exactly when the
+argument holds v.F at t: the sensor is enabled from the instant the entity
+starts satisfying (2) and disabled when it stops, and no packet it delivers
+is one the join drops. An interval v = [b, e) overlaps p = [b′, e′) only if
+e−1 ≥ b′; its end packet is decided at e−1, which the argument holds from
+b′ on, so every tuple that joins is delivered (a superset: the join,
+still there, drops the others). Requires v not sampled (a sample at an
+instant the argument did not hold would be missed) and p known on time:
+each tuple of p is known at its beginning — an entity relation, or a
+derived relation over such relations and traced sensors whose valid time
+begins with its bindings — so the enable is set before v's packets need it.
+Over an entity relation (2) must hold a conjunct other than an in-list
+on p.A (p.A = K or …), which equality-constant carries to v.F without an
+argument: with none, the argument would be the entity source. Live, the resident may hold such an enable
+exactly while the entity's tuple satisfies (2) (wire.Command.While).`,
+			Sets:  Live,
+			apply: on[*plan.Project](alphaEntitySelect),
+		},
 	}
 }
 
@@ -469,6 +500,173 @@ func alphaRestrictByJoin(_ *Context, pr *plan.Project) plan.Node {
 			cp.Restricted = append(append([]string(nil), al.Restricted...), mark)
 			return &cp
 		})
+	}
+	return nil
+}
+
+// entityLeaf reports whether a block leaf is a scan the α entity-selection
+// rule may read an argument from: an entity relation, or a derived interval
+// relation known on time.
+func entityLeaf(n plan.Node) (*plan.Scan, bool) {
+	sc, ok := n.(*plan.Scan)
+	if !ok || sc.Rel.IsClock() {
+		return nil, false
+	}
+	switch {
+	case sc.Rel.Class == algebra.ClassEntity && !sc.Rel.Derived:
+		return sc, true
+	case sc.Rel.Derived && !sc.Rel.IsEvent() && sc.From != nil:
+		return sc, onTime(sc.From, 0)
+	}
+	return nil, false
+}
+
+// maxOnTimeDepth bounds onTime's walk through derived relations (a program
+// declares finitely many; the bound keeps a hostile one from recursing far).
+const maxOnTimeDepth = 16
+
+// onTime reports whether every tuple of r's result is known at its
+// beginning: r reads only entity relations, traced sensors whose tuples
+// are seen when they begin (events, traced intervals — not sampled, not
+// traced-then-disabled intervals, which are seen at their end) and derived
+// relations known on time, and its valid time begins with its bindings
+// (the default valid clause: the overlap of its variables, which begins
+// when the last of them does, known then) — its aggregates likewise
+// (their inner queries have the default valid clause).
+func onTime(r *check.Retrieve, depth int) bool {
+	if depth > maxOnTimeDepth || !r.ValidDefault {
+		return false
+	}
+	for _, v := range r.Vars {
+		if !relOnTime(v, depth) {
+			return false
+		}
+	}
+	for _, g := range r.Aggs {
+		if g.Inner == nil {
+			continue
+		}
+		for _, v := range g.Inner.Vars {
+			if !relOnTime(v, depth) {
+				return false
+			}
+		}
+		for _, inner := range g.Inner.Aggs {
+			if inner.Inner != nil && !onTime(inner.Inner, depth+1) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func relOnTime(v *check.Var, depth int) bool {
+	rel := v.Rel
+	switch {
+	case rel.Derived:
+		return v.From != nil && onTime(v.From, depth+1)
+	case rel.Class == algebra.ClassEntity, rel.IsClock():
+		return true
+	case rel.Strategy.Kind == algebra.Sampled:
+		return false
+	case rel.Strategy.Kind == algebra.TracedThenDisabled:
+		return rel.IsEvent()
+	}
+	return true
+}
+
+// overlapWhen reports whether when conjunct w implies that p and v
+// overlap: an overlap chain `a overlap b overlap …` (their intersection is
+// not empty, so every two of them overlap) in which both p and v appear
+// themselves (not `begin of` or `end of` them).
+func overlapWhen(w expr.Pred, p, v int) bool {
+	c, ok := w.(*expr.PCmp)
+	if !ok || c.Op != expr.Overlap {
+		return false
+	}
+	var sawP, sawV bool
+	var walk func(e expr.TExpr) bool
+	walk = func(e expr.TExpr) bool {
+		if b, ok := e.(*expr.TBinary); ok {
+			return !b.Extend && walk(b.X) && walk(b.Y)
+		}
+		if k, ok := isVarRef(e, p); ok && k == "var" {
+			sawP = true
+		}
+		if k, ok := isVarRef(e, v); ok && k == "var" {
+			sawV = true
+		}
+		return true
+	}
+	return walk(c.X) && walk(c.Y) && sawP && sawV
+}
+
+func alphaEntitySelect(_ *Context, pr *plan.Project) plan.Node {
+	b, ok := decompose(pr)
+	if !ok {
+		return nil
+	}
+	for v := 0; v < b.k; v++ {
+		a, ok := b.alpha(v)
+		if !ok || a.Sampled() {
+			continue
+		}
+		for p := 0; p < b.k; p++ {
+			sc, ok := entityLeaf(b.leaves[p])
+			if p == v || !ok {
+				continue
+			}
+			pBit := uint64(1) << uint(p)
+			for ci, c := range b.conds {
+				pCol, ok := keyEquality(c, p, v, a.Rel.FlagHolder)
+				if !ok {
+					continue
+				}
+				for wi, w := range b.whens {
+					if !overlapWhen(w, p, v) {
+						continue
+					}
+					cand := candidate{u: p, v: v, key: c, uAttr: pCol, when: wi}
+					for cj, c2 := range b.conds {
+						if cj != ci && expr.Vars(c2) == pBit {
+							cand.uConds = append(cand.uConds, c2)
+						}
+					}
+					// In-lists on the key (p.A = K …) reach v's flag holder
+					// through equality-constant, which needs no entity
+					// argument; any other conjunct selects entities.
+					selective := sc.Rel.Derived
+					for _, x := range cand.uConds {
+						if _, _, ok := inList(x); !ok || !flagOnly(x, p, pCol.Attr) {
+							selective = true
+						}
+					}
+					if !selective {
+						continue
+					}
+					pv := &expr.TVar{Var: p, Name: sc.VarName}
+					cand.r = restriction{from: &expr.TBeginEnd{X: pv}, to: &expr.TBeginEnd{End: true, X: pv}}
+					if !a.Rel.IsEvent() {
+						cand.r.to = forever()
+					}
+					mark := sc.VarName + ": " + c.String() + " while " + w.String()
+					if slices.Contains(a.Restricted, mark) {
+						continue
+					}
+					arg := b.argument(cand)
+					return mapLeaves(pr, func(l plan.Node) plan.Node {
+						al, ok := l.(*plan.Alpha)
+						if !ok || al.Var != v {
+							return l
+						}
+						cp := *al
+						cp.Enable = &plan.SetOp{L: al.Enable, R: arg}
+						cp.Restricted = append(append([]string(nil), al.Restricted...), mark)
+						return &cp
+					})
+				}
+			}
+		}
 	}
 	return nil
 }

@@ -19,7 +19,9 @@ func entitySourceRules() []Rule {
 			Doc: `σ[1 = K](Source) → K, and σ[1 = K1 or 1 = K2 …](Source) → K1, K2 …
 (the paper's O4). The selection holds K while K exists; the constant holds
 it at all times, which differs only when K does not exist and so enables
-nothing that could fire.`,
+nothing that could fire. Selections commute, so one of constants above
+others over the source trades places with them: σ[1 = K](σ[q](Source)) →
+σ[q](K), which select-const then evaluates.`,
 			Sets:  Live,
 			apply: on[*plan.SelectEntity](selectSource),
 		},
@@ -27,7 +29,9 @@ nothing that could fire.`,
 			Name:  "select-const",
 			Class: EntitySources,
 			Doc: `σ[p](K1, …, Kn) → the constants p accepts (∅ when none): the
-selection of a constant relation is evaluated once.`,
+selection of a constant relation is evaluated once. Over an intersection
+with a constant side, σ[p](K ∩ E) → σ[p](K) ∩ E (and E ∩ K alike): an
+entity is in σ[p](K ∩ E) exactly when it is in K, satisfies p and is in E.`,
 			Sets:  Live,
 			apply: on[*plan.SelectEntity](selectConst),
 		},
@@ -84,15 +88,30 @@ func isSource(n plan.Node) bool {
 }
 
 func selectSource(_ *Context, s *plan.SelectEntity) plan.Node {
-	if !isSource(s.In) {
+	// Selections between σ[1 = K …] and the source stay, above it.
+	var between []*plan.SelectEntity
+	in := s.In
+	for {
+		x, ok := in.(*plan.SelectEntity)
+		if !ok {
+			break
+		}
+		between = append(between, x)
+		in = x.In
+	}
+	if !isSource(in) {
 		return nil
 	}
 	ks, ok := constsOf(s.Pred)
 	if !ok {
 		return nil
 	}
-	t, _ := plan.EntityType(s.In)
-	return &plan.Const{Type: t, Vals: dedupe(ks)}
+	t, _ := plan.EntityType(in)
+	var out plan.Node = &plan.Const{Type: t, Vals: dedupe(ks)}
+	for i := len(between) - 1; i >= 0; i-- {
+		out = &plan.SelectEntity{Pred: between[i].Pred, In: out}
+	}
+	return out
 }
 
 func dedupe(vs []algebra.Value) []algebra.Value {
@@ -127,8 +146,26 @@ func selectConst(_ *Context, s *plan.SelectEntity) plan.Node {
 		return &plan.Const{Type: in.Type, Vals: keep}
 	case *plan.Empty:
 		return in
+	case *plan.SetOp:
+		if in.Union {
+			return nil
+		}
+		if isConst(in.L) {
+			return &plan.SetOp{L: &plan.SelectEntity{Pred: s.Pred, In: in.L}, R: in.R}
+		}
+		if isConst(in.R) {
+			return &plan.SetOp{L: in.L, R: &plan.SelectEntity{Pred: s.Pred, In: in.R}}
+		}
 	}
 	return nil
+}
+
+func isConst(n plan.Node) bool {
+	switch n.(type) {
+	case *plan.Const, *plan.Empty:
+		return true
+	}
+	return false
 }
 
 func intersectSource(_ *Context, s *plan.SetOp) plan.Node {

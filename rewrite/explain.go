@@ -103,6 +103,9 @@ func Describe(n plan.Node) string {
 		}
 		return fmt.Sprintf("those %s of [%s] and [%s]", op, Describe(x.L), Describe(x.R))
 	case *plan.Project:
+		if d, ok := describeSpans(x); ok {
+			return d
+		}
 		if len(x.Targets) == 1 {
 			from := ""
 			if pt, ok := x.In.(*plan.ProjectT); ok {
@@ -248,4 +251,53 @@ func allEntities(t algebra.Type, h *algebra.History) map[string]bool {
 		}
 	}
 	return out
+}
+
+// describeSpans names, symbolically, the spans an argument of the α join
+// and entity-selection rules enables — π[F = u.A](πT[from X to Y](σ[c](u)))
+// — as "each u.A of R u where c, from X to Y" ("from X on" when Y is
+// forever), naming the statement a derived R comes from.
+func describeSpans(pr *plan.Project) (string, bool) {
+	if len(pr.Targets) != 1 {
+		return "", false
+	}
+	pt, ok := pr.In.(*plan.ProjectT)
+	if !ok || pt.Valid == nil || pt.Valid.From == nil || pt.Valid.To == nil {
+		return "", false
+	}
+	var conds []string
+	n := pt.In
+	for {
+		sel, ok := n.(*plan.Select)
+		if !ok {
+			break
+		}
+		conds = append(conds, sel.Pred.String())
+		n = sel.In
+	}
+	var rel *algebra.Relation
+	var name, what string
+	switch l := n.(type) {
+	case *plan.Scan:
+		rel, name, what = l.Rel, l.VarName, ""
+		if l.From != nil {
+			what = fmt.Sprintf(" (%s is derived: %s)", l.Rel.Name, strings.Join(strings.Fields(l.From.Text), " "))
+		}
+	case *plan.Alpha:
+		rel, name, what = l.Rel, l.VarName, fmt.Sprintf(" (as %s's sensor delivers it: %s)", l.Rel.Name, Describe(l.Enable))
+	default:
+		return "", false
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "each %s of %s %s", pr.Targets[0].Expr, rel.Name, name)
+	if len(conds) > 0 {
+		fmt.Fprintf(&b, " while %s", strings.Join(conds, " and "))
+	}
+	if c, ok := pt.Valid.To.(*expr.TConst); ok && c.T == algebra.Forever {
+		fmt.Fprintf(&b, ", from %s on", pt.Valid.From)
+	} else {
+		fmt.Fprintf(&b, ", from %s to %s", pt.Valid.From, pt.Valid.To)
+	}
+	b.WriteString(what)
+	return b.String(), true
 }

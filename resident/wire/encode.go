@@ -43,6 +43,7 @@ package wire
 //	         1 ID:uvarint  2 Sensor:uvarint  4 Type:uvarint  8 Entity:string
 //	         16 All (no payload)  32 On:uvarint  64 Attr:uvarint
 //	         128 Conds:count (Attr:uvarint value)*  256 Period:varint
+//	         512 While (no payload)
 //	         A field is present when it is not its zero value.
 //
 // Decoding an empty count gives a nil slice. A Hello whose version is not
@@ -108,7 +109,8 @@ const (
 	cfAttr
 	cfConds
 	cfPeriod
-	cfAllFields = cfPeriod<<1 - 1
+	cfWhile
+	cfAllFields = cfWhile<<1 - 1
 )
 
 // Smallest encodings, to bound counts by the remaining input.
@@ -415,6 +417,9 @@ func (c *Command) AppendBinary(b []byte) ([]byte, error) {
 	}
 	if c.Period != 0 {
 		f |= cfPeriod
+	}
+	if c.While {
+		f |= cfWhile
 	}
 	b = appendHeader(b, TagCommand, Version)
 	b = append(b, byte(c.Kind))
@@ -860,6 +865,7 @@ func (c *Command) UnmarshalBinary(data []byte) error {
 	if f&cfPeriod != 0 {
 		c.Period = d.varint("period")
 	}
+	c.While = f&cfWhile != 0
 	if err := d.finish(); err != nil {
 		*c = Command{}
 		return err

@@ -160,6 +160,7 @@ func randCommand(r *rand.Rand) *Command {
 	if r.IntN(2) == 0 {
 		c.Period = randI64(r)
 	}
+	c.While = r.IntN(4) == 0
 	return c
 }
 
@@ -381,7 +382,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"def type range", &Batch{}, batch(0, 1, 1, 0xff, 0xff, 0xff, 0x0f, 0, 0, 0), "def type 33554431 exceeds 65535"},
 		{"command kind", &Command{}, cmd(11, 0), "unknown command kind 11"},
 		{"command kind zero", &Command{}, cmd(0, 0), "unknown command kind 0"},
-		{"command fields", &Command{}, cmd(byte(CBye), 0x80, 0x04), "unknown field bits 0x200"},
+		{"command fields", &Command{}, cmd(byte(CBye), 0x80, 0x08), "unknown field bits 0x400"},
 		{"empty conds", &Command{}, cmd(byte(CTrigger), 0x80, 0x01, 0), "conds flag set with no conds"},
 		{"command trailing", &Command{}, cmd(byte(CBye), 0, 0), "1 bytes of trailing garbage"},
 	}

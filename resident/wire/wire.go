@@ -46,6 +46,10 @@ type Hello struct {
 // does not; the remote then widens the restricted sensor.
 const CapTriggers = "triggers"
 
+// CapWhile: the resident evaluates CTrigger commands with While set (holds
+// an enable exactly while an entity's tuple satisfies the conditions).
+const CapWhile = "while"
+
 // Has reports whether the resident advertises capability c.
 func (h *Hello) Has(c string) bool {
 	for _, x := range h.Caps {
@@ -159,8 +163,12 @@ const (
 	CDisableAll
 	// CTrigger: from now on, whenever sensor On delivers a packet whose
 	// values satisfy Conds, enable Sensor for the entity in attribute Attr
-	// of that packet (once per entity). CUntrigger removes trigger ID and
-	// what it enabled.
+	// of that packet (once per entity). With While, On is an entity
+	// relation and the enable lasts exactly while the entity's current
+	// tuple satisfies Conds: set when a tuple that satisfies them begins (or
+	// when the trigger is installed, for the entities whose tuple already
+	// does), cleared when one that does not begins or the entity ends.
+	// CUntrigger removes trigger ID and what it enabled.
 	CTrigger
 	CUntrigger
 	// CSample: sample Sensor at every multiple of Period (global clock) for
@@ -191,6 +199,7 @@ type Command struct {
 	Attr   uint16 // CTrigger: the attribute holding the entity to enable
 	Conds  []Cond
 	Period int64 // CSample: sampling period; CLease: lease duration (ns)
+	While  bool  // CTrigger on an entity relation: enabled only while Conds hold
 }
 
 // Conn is a remote monitor's connection to one resident.
