@@ -129,6 +129,9 @@
 //     session (TestSamplerSkipCountsHiddenTuples); tuples the next ticks
 //     re-confirm lose nothing. So sampling cannot keep the drain from
 //     the rings, nor fall permanently behind catching up.
+//   - triggers: at most maxTriggers (32) per session; a trigger runs in
+//     the subject's thread on each packet of its sensor, so this bounds
+//     what a monitor adds to each sensor call (TestHostileTriggers).
 //   - locks: the resident's lock (r.mu) is never held while waiting for
 //     the samplers' lock, which a sampling round holds: removing a
 //     sampler (CUnsample, a session's end) marks it, and the next round

@@ -584,3 +584,35 @@ func TestHostileBusySubject(t *testing.T) {
 		t.Errorf("a subject operation took %v (bound %v)", stall, bound)
 	}
 }
+
+// Triggers run in the subject's own thread, on every packet of their
+// sensor: a session asks for 10,000 on the subject's SendMessage, each
+// with a condition that never holds (so every one is evaluated on every
+// send), and reads nothing. All but maxTriggers are refused, naming the
+// bound, and the subject keeps its rate against its twin.
+func TestHostileTriggers(t *testing.T) {
+	heap := heapInUse()
+	x := newTrio(t)
+	bad := x.r.Open()
+	mustApply(t, bad, wire.Command{Kind: wire.CLease, Period: int64(time.Hour)})
+	mustApply(t, bad, wire.Command{Kind: wire.CEnableAll, Sensor: uint16(sSendMessage)})
+	refused := 0
+	for i := range 10_000 {
+		err := bad.Apply(&wire.Command{Kind: wire.CTrigger, ID: uint64(i), On: uint16(sSendMessage), Attr: 1, Sensor: uint16(sReceive),
+			Conds: []wire.Cond{{Attr: 0, Value: wire.Value{Kind: wire.VEntity, S: fmt.Sprint("nobody-", i)}}}})
+		switch {
+		case err == nil:
+		case isCmdErr(err, "id"):
+			refused++
+		default:
+			t.Fatal(err)
+		}
+	}
+	if want := 10_000 - maxTriggers; refused != want {
+		t.Errorf("%d of 10,000 triggers refused, want %d", refused, want)
+	}
+	h, w := x.run(nil)
+	checkHeap(t, heap)
+	x.end(t)
+	checkSubject(t, h, w)
+}

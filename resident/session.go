@@ -346,6 +346,15 @@ func (r *Resident) clearSession(s *Session) {
 	s.all.Reset()
 }
 
+// maxTriggers bounds one session's triggers. A trigger runs in the
+// subject's own thread, on every packet of its "on" sensor delivered to
+// its session (runTriggers, runEntityTriggers), and one on an entity
+// relation walks that type's live entities when installed: so what a
+// monitor can make each sensor call cost is at most maxTriggers
+// comparisons of at most wire's bounded conditions per session. A query
+// needs one per α argument it computes at the resident.
+const maxTriggers = 32
+
 // trigger is a CTrigger: when sensor on delivers a packet to sess whose
 // values satisfy conds, target is enabled for sess for the entity in
 // attribute attr (once per entity ID, until the trigger is removed).
@@ -367,6 +376,9 @@ func (s *Session) addTrigger(cmd *wire.Command) error {
 	r := s.r
 	if s.triggers[cmd.ID] != nil {
 		return s.fail(cmd, "id", "trigger %d already exists in this session", cmd.ID)
+	}
+	if len(s.triggers) >= maxTriggers {
+		return s.fail(cmd, "id", "the session already has %d triggers, the most it may", maxTriggers)
 	}
 	on, err := s.sensorArg(cmd, "on", cmd.On)
 	if err != nil {
