@@ -73,7 +73,9 @@ func (n *Network) RunHistory(h *algebra.History) error {
 			return fmt.Errorf("history has no relation %s", name)
 		}
 		event := t.Rel.IsEvent()
-		begins := make([]stream.Elem, len(t.Rows))
+		// Tuples every reader rejects for their values are not played.
+		skip := screen(tee)
+		begins := make([]stream.Elem, 0, len(t.Rows))
 		var ends []stream.Elem
 		if !event {
 			ends = make([]stream.Elem, 0, len(t.Rows))
@@ -81,13 +83,16 @@ func (n *Network) RunHistory(h *algebra.History) error {
 		recs := make([]stream.Rec, len(t.Rows)) // one allocation per relation
 		for i := range t.Rows {
 			row := &t.Rows[i]
+			if skip != nil && skip(row.Vals) {
+				continue
+			}
 			rec := &recs[i]
 			*rec = stream.Rec{Vals: row.Vals, From: row.From}
 			if event {
-				begins[i] = stream.Elem{Kind: stream.Event, T: row.From, Rec: rec}
+				begins = append(begins, stream.Elem{Kind: stream.Event, T: row.From, Rec: rec})
 				continue
 			}
-			begins[i] = stream.Elem{Kind: stream.Begin, T: row.From, Rec: rec}
+			begins = append(begins, stream.Elem{Kind: stream.Begin, T: row.From, Rec: rec})
 			if row.To != algebra.Forever { // open at the end: ends with the stream
 				ends = append(ends, stream.Elem{Kind: stream.End, T: row.To, Rec: rec})
 			}

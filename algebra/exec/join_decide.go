@@ -171,9 +171,14 @@ func (j *Join) timesOK(c *cand) tri {
 
 // times evaluates the Times over j.vs.
 func (j *Join) times() ([]algebra.Value, tri) {
-	out := make([]algebra.Value, len(j.spec.Times))
-	for i, t := range j.spec.Times {
-		s := evalT(t.X, j.vs)
+	return evalTimes(j.spec.Times, j.vs, make([]algebra.Value, len(j.spec.Times)))
+}
+
+// evalTimes evaluates times over vs into out: no when some operand is
+// empty, maybe when some value is not known yet.
+func evalTimes(times []*expr.TimeOf, vs []varSpan, out []algebra.Value) ([]algebra.Value, tri) {
+	for i, t := range times {
+		s := evalT(t.X, vs)
 		switch s.empty {
 		case yes:
 			return nil, no

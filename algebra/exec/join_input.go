@@ -2,6 +2,7 @@ package exec
 
 import (
 	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/expr"
 	"github.com/tqmon/tqmon/algebra/stream"
 )
 
@@ -33,7 +34,8 @@ type joinInput struct {
 	sweepMin  int
 	open      map[*stream.Rec]*entry
 	idx       []*index
-	sum       *summary // witness summary of an existential variable, or nil
+	sum       *summary     // witness summary of an existential variable, or nil
+	scr       expr.Binding // rejects' binding
 }
 
 // entry is a tuple of an input: stored when the input is, and the
@@ -48,6 +50,18 @@ type entry struct {
 }
 
 func (in *joinInput) Push(e stream.Elem) { in.push(e) }
+
+// rejects reports whether the join would drop a tuple of this input for
+// its values alone: a conjunct over this input's variable is false.
+func (in *joinInput) rejects(vals []algebra.Value) bool {
+	if in.i >= len(in.j.filters) || len(in.j.filters[in.i]) == 0 {
+		return false
+	}
+	if in.scr == nil {
+		in.scr = make(expr.Binding, in.j.k)
+	}
+	return rejectedBy(in.j.filters[in.i], in.scr, in.i, vals)
+}
 
 func (in *joinInput) Advance(t algebra.Time) {
 	if in.advance(t) {
