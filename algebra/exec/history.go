@@ -73,26 +73,38 @@ func (n *Network) RunHistory(h *algebra.History) error {
 			return fmt.Errorf("history has no relation %s", name)
 		}
 		event := t.Rel.IsEvent()
-		// Tuples every reader rejects for their values are not played.
-		skip := screen(tee)
-		begins := make([]stream.Elem, 0, len(t.Rows))
+		// Tuples every reader rejects for their values are not played:
+		// keep lists the others (nil: every row).
+		var keep []int
+		kept := len(t.Rows)
+		if skip := screen(tee); skip != nil {
+			keep = make([]int, 0, 64)
+			for i := range t.Rows {
+				if !skip(t.Rows[i].Vals) {
+					keep = append(keep, i)
+				}
+			}
+			kept = len(keep)
+			n.Skipped += len(t.Rows) - kept
+		}
+		begins := make([]stream.Elem, kept)
 		var ends []stream.Elem
 		if !event {
-			ends = make([]stream.Elem, 0, len(t.Rows))
+			ends = make([]stream.Elem, 0, kept)
 		}
-		recs := make([]stream.Rec, len(t.Rows)) // one allocation per relation
-		for i := range t.Rows {
-			row := &t.Rows[i]
-			if skip != nil && skip(row.Vals) {
-				continue
+		recs := make([]stream.Rec, kept) // one allocation per relation
+		for k := range kept {
+			row := &t.Rows[k]
+			if keep != nil {
+				row = &t.Rows[keep[k]]
 			}
-			rec := &recs[i]
+			rec := &recs[k]
 			*rec = stream.Rec{Vals: row.Vals, From: row.From}
 			if event {
-				begins = append(begins, stream.Elem{Kind: stream.Event, T: row.From, Rec: rec})
+				begins[k] = stream.Elem{Kind: stream.Event, T: row.From, Rec: rec}
 				continue
 			}
-			begins = append(begins, stream.Elem{Kind: stream.Begin, T: row.From, Rec: rec})
+			begins[k] = stream.Elem{Kind: stream.Begin, T: row.From, Rec: rec}
 			if row.To != algebra.Forever { // open at the end: ends with the stream
 				ends = append(ends, stream.Elem{Kind: stream.End, T: row.To, Rec: rec})
 			}

@@ -43,6 +43,9 @@ type Network struct {
 	Alphas []*Alpha
 	// Consts are constant entity relations (α arguments).
 	Consts []*ConstSource
+	// Skipped counts the source tuples the driver (RunHistory, RunSource)
+	// did not play because every reader rejects them for their values.
+	Skipped int
 
 	st      *runState
 	holders []holding

@@ -7,6 +7,8 @@ import (
 
 	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/algebra/plan"
+	"github.com/tqmon/tqmon/algebra/ref"
+	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/internal/testkit"
 )
 
@@ -76,5 +78,63 @@ func TestSelectAllocatesNothingPerTuple(t *testing.T) {
 	t.Logf("%d allocations for %d tuples, %d for %d: %.4f per tuple", small, n1, large, n2, per)
 	if per > 0.01 {
 		t.Errorf("%.4f allocations per tuple, want ≈ 0 (at most 0.01)", per)
+	}
+}
+
+// TestDriversSkipRejectedTuples: RunHistory and RunSource do not play the
+// tuples every reader of their relation rejects for their values alone
+// (the where conjuncts over its variable), and the results are the same
+// as when every tuple is played; a reader that does not screen (an
+// aggregate) gets every tuple.
+func TestDriversSkipRejectedTuples(t *testing.T) {
+	h := benchHistory(t, 30, 6)
+	notRunning := 0
+	for _, row := range h.Table("Process").Rows {
+		if row.Vals[1].S != "Running" {
+			notRunning++
+		}
+	}
+	for _, c := range []struct {
+		q    string
+		skip int
+	}{
+		{benchSelectProject, -1}, // counted below: State and Prio
+		{benchTemporalJoin, notRunning},
+		{`range of p is Process retrieve (p.State, N = count(p.Process by p.State)) where p.State = "Running"`, 0},
+	} {
+		want := c.skip
+		if want < 0 {
+			want = 0
+			for _, row := range h.Table("Process").Rows {
+				if row.Vals[1].S != "Running" || row.Vals[2].N <= 1 {
+					want++
+				}
+			}
+		}
+		stmts := testkit.Compile(t, h.Catalog, "q", c.q, 0)
+		want0, err := ref.Eval(h, stmts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, viaSource := range []bool{false, true} {
+			net, err := exec.Build(h.Catalog, stmts, []plan.Node{plan.Translate(stmts[0])}, exec.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if viaSource {
+				_, err = net.RunSource(stream.TableSource(h), nil)
+			} else {
+				err = net.RunHistory(h)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if net.Skipped != want {
+				t.Errorf("%s (RunSource %v): %d tuples skipped, want %d", c.q, viaSource, net.Skipped, want)
+			}
+			if got := render(net.Stmts[0].Result.Table()); got != render(want0[0]) {
+				t.Errorf("%s (RunSource %v): results differ from the reference", c.q, viaSource)
+			}
+		}
 	}
 }

@@ -102,6 +102,9 @@ func (n *Network) RunSource(src stream.Source, window *algebra.Window) (int, err
 		}
 		if tee := n.Sources[rel]; tee != nil {
 			if f := skip[rel]; f != nil && e.Rec != nil && f(e.Rec.Vals) {
+				if e.Kind != stream.End {
+					n.Skipped++
+				}
 				continue
 			}
 			tee.Push(e)
