@@ -56,9 +56,11 @@ func (t *Table) Validate() error {
 
 // SortRows orders tuples by time, then values, then end. Rows already in
 // order of time — the order recordings and results arrive in — only have
-// their runs at one time sorted. When the order changes, the rows' values
-// are packed into one slab in the new order, so that a scan of the table
-// reads its values in sequence rather than wherever they were allocated.
+// their runs at one time sorted (their values stay where they are: near
+// one another already). Rows out of time order are sorted and their values
+// packed into one slab in the new order, so that a scan of the table in
+// time order reads its values in sequence rather than wherever they were
+// allocated.
 func (t *Table) SortRows() {
 	rows := t.Rows
 	byTime := true
@@ -70,20 +72,15 @@ func (t *Table) SortRows() {
 		t.pack()
 		return
 	}
-	moved := false
 	for i := 0; i < len(rows); {
 		j := i + 1
 		for j < len(rows) && rows[j].From == rows[i].From {
 			j++
 		}
-		if run := rows[i:j]; len(run) > 1 && !slices.IsSortedFunc(run, compareRows) {
+		if run := rows[i:j]; len(run) > 1 {
 			slices.SortFunc(run, compareRows)
-			moved = true
 		}
 		i = j
-	}
-	if moved {
-		t.pack()
 	}
 }
 

@@ -105,11 +105,16 @@ type Join struct {
 	grpDone bool
 
 	// scratch
-	slab   []entry
-	keybuf []byte
-	vs     []varSpan
-	bind   []*entry
-	vals   expr.Binding
+	slab    []entry
+	keybuf  []byte
+	keyVals []algebra.Value // hashCols' scratch
+	depPool [][]*cand       // emptied deps lists, for reuse (recycleDeps)
+	candBlk []cand          // the rest of the current block of candidates
+	valBlk  []algebra.Value // the rest of the current block of result values
+	recBlk  []stream.Rec    // the rest of the current block of result records
+	vs      []varSpan
+	bind    []*entry
+	vals    expr.Binding
 }
 
 // NewJoin builds the operator. Outputs go to out. sweepMin is the store

@@ -43,7 +43,13 @@ func (j *Join) newCand(h algebra.Time, bind []*entry) {
 
 // makeCand makes a candidate of a binding (copied).
 func (j *Join) makeCand(bind []*entry) *cand {
-	c := &cand{}
+	// Candidates are allocated in blocks and never reused: stale heap
+	// items and deps lists may still point at a dead one.
+	if len(j.candBlk) == 0 {
+		j.candBlk = make([]cand, joinBlock)
+	}
+	c := &j.candBlk[0]
+	j.candBlk = j.candBlk[1:]
 	if j.k <= len(c.entsA) {
 		c.ents, c.vals = c.entsA[:j.k], c.valsA[:j.k]
 	} else {
@@ -254,13 +260,13 @@ func (j *Join) eval(c *cand, h algebra.Time) {
 		c.registered = true
 		for i, e := range c.ents {
 			if e.open && !(j.isExist(i) && !c.sure) {
-				e.deps = append(e.deps, c)
+				j.addDep(e, c)
 			}
 		}
 		if c.grp != nil {
 			for _, e := range c.grp.wits {
 				if e.open {
-					e.deps = append(e.deps, c)
+					j.addDep(e, c)
 				}
 			}
 		}
@@ -316,7 +322,11 @@ func (j *Join) result(c *cand, from algebra.Time) *stream.Rec {
 		tv, _ := j.times()
 		b = j.withTimes(c, tv)
 	}
-	vals := make([]algebra.Value, len(j.targets))
+	n := len(j.targets)
+	if len(j.valBlk) < n {
+		j.valBlk = make([]algebra.Value, n*joinBlock)
+	}
+	vals := j.valBlk[:n:n]
 	for i, t := range j.targets {
 		v, err := t(b)
 		if err != nil {
@@ -325,7 +335,39 @@ func (j *Join) result(c *cand, from algebra.Time) *stream.Rec {
 		}
 		vals[i] = v
 	}
-	return &stream.Rec{Vals: vals, From: from}
+	j.valBlk = j.valBlk[n:]
+	if len(j.recBlk) == 0 {
+		j.recBlk = make([]stream.Rec, joinBlock)
+	}
+	rec := &j.recBlk[0]
+	j.recBlk = j.recBlk[1:]
+	*rec = stream.Rec{Vals: vals, From: from}
+	return rec
+}
+
+// joinBlock is how many candidates, result records or results' values
+// are allocated at once.
+const joinBlock = 256
+
+// addDep registers c as waiting for open entry e's end; an entry's first
+// dependant takes a list from the pool recycleDeps fills.
+func (j *Join) addDep(e *entry, c *cand) {
+	if e.deps == nil {
+		if n := len(j.depPool); n > 0 {
+			e.deps, j.depPool = j.depPool[n-1], j.depPool[:n-1]
+		}
+	}
+	e.deps = append(e.deps, c)
+}
+
+// recycleDeps returns a closed entry's deps list to the pool (at most
+// maxFreeLists lists of at most maxFreeList candidates are kept).
+func (j *Join) recycleDeps(deps []*cand) {
+	if cap(deps) == 0 || cap(deps) > maxFreeList || len(j.depPool) >= maxFreeLists {
+		return
+	}
+	clear(deps)
+	j.depPool = append(j.depPool, deps[:0])
 }
 
 // wakeTime is the least horizon at which evaluating c would decide more than

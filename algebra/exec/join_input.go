@@ -41,7 +41,7 @@ type joinInput struct {
 // entry is a tuple of an input: stored when the input is, and the
 // candidates waiting for its end (deps) while it is open.
 type entry struct {
-	key  string // its key in the input's first index
+	hash uint64 // its hash in the input's first index
 	rec  *stream.Rec
 	b, e algebra.Time
 	open bool
@@ -180,11 +180,11 @@ func (j *Join) process(in *joinInput, e stream.Elem) {
 				in.minB = min(in.minB, ent.b)
 			}
 			for i, ix := range in.idx {
-				var key string
-				key, j.keybuf = indexKey(j.keybuf, vals, ix.cols)
-				ix.m[key] = append(ix.m[key], ent)
+				var h uint64
+				h, j.keyVals = hashCols(j.keyVals, vals, ix.cols)
+				ix.add(h, ent)
 				if i == 0 {
-					ent.key = key
+					ent.hash = h
 				}
 			}
 			if ent.open {
@@ -232,6 +232,7 @@ func (j *Join) close(in *joinInput, ent *entry, t algebra.Time) {
 			j.eval(c, t)
 		}
 	}
+	j.recycleDeps(deps)
 	// A tuple that has just ended often cannot meet any later one (with
 	// the default clauses, never): drop it now rather than at a sweep.
 	// Tuples at this time may still come, so the future begins at t.
