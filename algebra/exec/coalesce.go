@@ -21,6 +21,7 @@ type Coalesce struct {
 	// algebra.HashTuple; values whose hashes collide are chained (next).
 	groups map[uint64]*group
 	nGroup int
+	hash   func([]algebra.Value) uint64 // algebra.HashTuple unless a test says
 
 	cur      algebra.Time
 	curSet   bool
@@ -60,7 +61,7 @@ const coalesceBlock = 256
 
 // NewCoalesce builds the operator.
 func NewCoalesce(out stream.Receiver) *Coalesce {
-	return &Coalesce{out: out, groups: map[uint64]*group{}, evSeen: map[uint64]int{}}
+	return &Coalesce{out: out, groups: map[uint64]*group{}, evSeen: map[uint64]int{}, hash: algebra.HashTuple}
 }
 
 func (c *Coalesce) Push(e stream.Elem) {
@@ -69,7 +70,7 @@ func (c *Coalesce) Push(e stream.Elem) {
 		c.cur, c.curSet = e.T, true
 	}
 	vals := e.Rec.Vals
-	h := algebra.HashTuple(vals)
+	h := c.hash(vals)
 	switch e.Kind {
 	case stream.Event:
 		for i := c.evSeen[h]; i != 0; i = c.evs[i-1].next {

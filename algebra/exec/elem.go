@@ -1,5 +1,7 @@
 package exec
 
+import "github.com/tqmon/tqmon/algebra"
+
 // runState is shared by the operators of a network: the first runtime error
 // stops the run.
 type runState struct {
@@ -8,6 +10,9 @@ type runState struct {
 	// poll calls it every pollStride steps.
 	check func()
 	steps uint
+	// hash keys Coalesce groups and join indexes: algebra.HashTuple, or in
+	// tests a hash under which keys collide (Options.collide).
+	hash func([]algebra.Value) uint64
 }
 
 func (s *runState) fail(err error) {

@@ -181,7 +181,7 @@ func (j *Join) process(in *joinInput, e stream.Elem) {
 			}
 			for i, ix := range in.idx {
 				var h uint64
-				h, j.keyVals = hashCols(j.keyVals, vals, ix.cols)
+				h, j.keyVals = j.hashCols(vals, ix.cols)
 				ix.add(h, ent)
 				if i == 0 {
 					ent.hash = h

@@ -56,14 +56,14 @@ const (
 	maxFreeLists = 4096
 )
 
-// hashCols is the hash of vals at cols (as HashTuple of those values);
-// buf is scratch.
-func hashCols(buf []algebra.Value, vals []algebra.Value, cols []int) (uint64, []algebra.Value) {
-	buf = buf[:0]
+// hashCols is the hash of vals at cols (the run's hash of those values,
+// gathered in j.keyVals, which it returns).
+func (j *Join) hashCols(vals []algebra.Value, cols []int) (uint64, []algebra.Value) {
+	buf := j.keyVals[:0]
 	for _, c := range cols {
 		buf = append(buf, vals[c])
 	}
-	return algebra.HashTuple(buf), buf
+	return j.st.hash(buf), buf
 }
 
 // keyMatch reports whether vals at cols have the keys of key.

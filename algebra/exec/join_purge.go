@@ -13,7 +13,7 @@ func (j *Join) kill(in *joinInput, e *entry) {
 	for i, ix := range in.idx {
 		h := e.hash
 		if i > 0 {
-			h, j.keyVals = hashCols(j.keyVals, e.rec.Vals, ix.cols)
+			h, j.keyVals = j.hashCols(e.rec.Vals, ix.cols)
 		}
 		ix.remove(h, e)
 	}

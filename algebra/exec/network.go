@@ -77,6 +77,9 @@ type Options struct {
 	// each statement's result is cut out of the gaps of the relations it
 	// reads (Cut).
 	Gaps Gaps
+	// collide (tests only) makes every key's hash one of two values, so
+	// that Coalesce and join indexes must tell colliding keys apart.
+	collide bool
 }
 
 // Build compiles plans (one per statement, in order) into a network.
@@ -86,13 +89,16 @@ func Build(cat *algebra.Catalog, stmts []*check.Retrieve, plans []plan.Node, opt
 		Clocks:      map[int64]*stream.Tee{},
 		Heartbeat:   &stream.Tee{},
 		ClockPeriod: algebra.DefaultClockPeriod,
-		st:          &runState{},
+		st:          &runState{hash: algebra.HashTuple},
 		opts:        opts,
 		byStmt:      map[*check.Retrieve]*Stmt{},
 	}
 	reads := map[*check.Retrieve][]string{}
 	if cat != nil {
 		n.ClockPeriod = cat.ClockPeriod
+	}
+	if opts.collide {
+		n.st.hash = func(vals []algebra.Value) uint64 { return algebra.HashTuple(vals) & 1 }
 	}
 	if b := opts.Budget; b != nil && b.Limit > 0 {
 		n.st.check = n.checkBudget
@@ -161,6 +167,7 @@ func (n *Network) block(root plan.Node) (*stream.Tee, blockOps, error) {
 	var jout stream.Receiver = out
 	if pr, _ := root.(*plan.Project); pr == nil || !pr.Bag {
 		ops.c = NewCoalesce(out)
+		ops.c.hash = n.st.hash
 		jout = ops.c
 	}
 	if selectable(&spec) {
@@ -556,6 +563,7 @@ func (n *Network) apply(x *plan.Apply) (*stream.Tee, error) {
 	var dst stream.Receiver = out
 	if !x.Bag {
 		c := NewCoalesce(out)
+		c.hash = n.st.hash
 		n.hold(c, "coalesce")
 		dst = c
 	}
