@@ -40,6 +40,7 @@ type Coalesce struct {
 	free []*group
 	gblk []group
 	rblk []stream.Rec
+	vblk []algebra.Value
 }
 
 type group struct {
@@ -65,47 +66,91 @@ func NewCoalesce(out stream.Receiver) *Coalesce {
 }
 
 func (c *Coalesce) Push(e stream.Elem) {
-	if !c.curSet || e.T != c.cur {
-		c.flush()
-		c.cur, c.curSet = e.T, true
-	}
-	vals := e.Rec.Vals
-	h := c.hash(vals)
 	switch e.Kind {
 	case stream.Event:
-		for i := c.evSeen[h]; i != 0; i = c.evs[i-1].next {
-			if algebra.KeysEqual(c.evs[i-1].vals, vals) {
-				return
-			}
-		}
-		c.evs = append(c.evs, seenEvent{vals: vals, next: c.evSeen[h]})
-		c.evSeen[h] = len(c.evs)
-		c.begins = append(c.begins, stream.Elem{Kind: stream.Event, T: e.T, Rec: c.rec(vals, e.T)})
+		c.event(e.T, e.Rec.Vals, false)
 	case stream.Begin:
-		g := c.lookup(h, vals)
-		if g == nil {
-			g = c.newGroup(h, vals)
-		}
-		g.count++
-		if g.pending {
-			g.pending = false // meets the interval that ended here: continue it
-			return
-		}
-		if g.count == 1 {
-			g.out = c.rec(vals, e.T)
-			c.begins = append(c.begins, stream.Elem{Kind: stream.Begin, T: e.T, Rec: g.out})
-		}
+		c.begin(e.T, e.Rec.Vals, false)
 	case stream.End:
-		g := c.lookup(h, vals)
-		if g == nil {
-			return
-		}
-		g.count--
-		if g.count == 0 {
-			g.pending = true
-			c.ending = append(c.ending, g)
+		if g := c.lookup(c.hash(e.Rec.Vals), e.Rec.Vals); g != nil {
+			c.end(e.T, g)
 		}
 	}
+}
+
+// The operator fed by call (Select): begin, end and event are Push's
+// Begin, End and Event. A caller passing values in its own scratch says
+// so (scratch): the values are copied when kept. begin returns the group
+// counted, which end takes back: it lives at least until then.
+
+// at moves the operator to time t: what happened before goes out.
+func (c *Coalesce) at(t algebra.Time) {
+	if !c.curSet || t != c.cur {
+		c.flush()
+		c.cur, c.curSet = t, true
+	}
+}
+
+// event is an Event of vals at t.
+func (c *Coalesce) event(t algebra.Time, vals []algebra.Value, scratch bool) {
+	c.at(t)
+	h := c.hash(vals)
+	for i := c.evSeen[h]; i != 0; i = c.evs[i-1].next {
+		if algebra.KeysEqual(c.evs[i-1].vals, vals) {
+			return
+		}
+	}
+	if scratch {
+		vals = c.copyVals(vals)
+	}
+	c.evs = append(c.evs, seenEvent{vals: vals, next: c.evSeen[h]})
+	c.evSeen[h] = len(c.evs)
+	c.begins = append(c.begins, stream.Elem{Kind: stream.Event, T: t, Rec: c.rec(vals, t)})
+}
+
+// begin is a Begin of vals at t.
+func (c *Coalesce) begin(t algebra.Time, vals []algebra.Value, scratch bool) *group {
+	c.at(t)
+	h := c.hash(vals)
+	g := c.lookup(h, vals)
+	if g == nil {
+		if scratch {
+			vals = c.copyVals(vals)
+		}
+		g = c.newGroup(h, vals)
+	}
+	g.count++
+	if g.pending {
+		g.pending = false // meets the interval that ended here: continue it
+		return g
+	}
+	if g.count == 1 {
+		g.out = c.rec(g.vals, t)
+		c.begins = append(c.begins, stream.Elem{Kind: stream.Begin, T: t, Rec: g.out})
+	}
+	return g
+}
+
+// end is the End at t of a tuple begin counted in g.
+func (c *Coalesce) end(t algebra.Time, g *group) {
+	c.at(t)
+	g.count--
+	if g.count == 0 {
+		g.pending = true
+		c.ending = append(c.ending, g)
+	}
+}
+
+// copyVals copies values into the current block.
+func (c *Coalesce) copyVals(vals []algebra.Value) []algebra.Value {
+	n := len(vals)
+	if len(c.vblk) < n {
+		c.vblk = make([]algebra.Value, max(n*coalesceBlock, n))
+	}
+	out := c.vblk[:n:n]
+	copy(out, vals)
+	c.vblk = c.vblk[n:]
+	return out
 }
 
 // lookup finds the group of vals (hash h), or nil.

@@ -38,8 +38,14 @@ type Select struct {
 	co      *Coalesce // out, when it is the block's Coalesce: fed by call
 	st      *runState
 
-	// open maps each accepted interval still open to its result record.
-	open map[*stream.Rec]*stream.Rec
+	// open maps each accepted interval still open to its result: a record,
+	// or fed to co, the group that counts it.
+	open map[*stream.Rec]selOpen
+	// cols, when the targets are the variable's attributes lo..hi-1 in
+	// order, is [lo, hi): results share the tuple's values.
+	cols    [2]int
+	byRef   bool
+	scratch []algebra.Value // targets computed for co, copied if kept
 
 	bind expr.Binding    // the tuple's values, then the Times (variable 1)
 	scr  expr.Binding    // rejects' binding
@@ -50,6 +56,11 @@ type Select struct {
 
 	lastAdv  algebra.Time
 	finished bool
+}
+
+type selOpen struct {
+	rec *stream.Rec
+	g   *group
 }
 
 // selBlock is how many results' records and values are allocated at once.
@@ -103,7 +114,7 @@ func ownBegin(e expr.TExpr, end bool) bool {
 // to out (a *Coalesce is called directly).
 func NewSelect(spec JoinSpec, out stream.Receiver, st *runState) *Select {
 	s := &Select{event: spec.Events[0], at: spec.Valid.At != nil, times: spec.Times,
-		out: out, st: st, open: map[*stream.Rec]*stream.Rec{}, lastAdv: algebra.Beginning}
+		out: out, st: st, open: map[*stream.Rec]selOpen{}, lastAdv: algebra.Beginning}
 	s.co, _ = out.(*Coalesce)
 	if _, ok := spec.When.(*expr.PTrue); !ok {
 		s.when = spec.When
@@ -121,9 +132,17 @@ func NewSelect(spec JoinSpec, out stream.Receiver, st *runState) *Select {
 	for _, c := range spec.TimeConds {
 		s.tconds = append(s.tconds, expr.Compile(c))
 	}
-	for _, t := range spec.Targets {
+	s.byRef = len(spec.Targets) > 0
+	for i, t := range spec.Targets {
 		s.targets = append(s.targets, expr.Compile(t))
+		c, ok := t.(*expr.Col)
+		if i == 0 && ok {
+			s.cols[0] = c.Attr
+		}
+		s.byRef = s.byRef && ok && c.Var == 0 && c.Attr == s.cols[0]+i
 	}
+	s.cols[1] = s.cols[0] + len(spec.Targets)
+	s.scratch = make([]algebra.Value, len(spec.Targets))
 	s.bind, s.scr = make(expr.Binding, 2), make(expr.Binding, 1)
 	s.vs = make([]varSpan, 1)
 	s.tv = make([]algebra.Value, len(s.times))
@@ -140,13 +159,17 @@ func (s *Select) Push(e stream.Elem) {
 		s.st.fail(fmt.Errorf("internal error: a %s tuple reached the selection of an input never late", e.Kind))
 		return
 	case stream.End:
-		rec := s.open[e.Rec]
-		if rec == nil {
+		o, ok := s.open[e.Rec]
+		if !ok {
 			return // rejected, or never begun
 		}
 		delete(s.open, e.Rec)
 		if t := algebra.Clamp(e.T); t != algebra.Forever {
-			s.send(stream.Elem{Kind: stream.End, T: t, Rec: rec})
+			if o.g != nil {
+				s.co.end(t, o.g)
+			} else {
+				s.out.Push(stream.Elem{Kind: stream.End, T: t, Rec: o.rec})
+			}
 		}
 		return
 	}
@@ -187,35 +210,65 @@ func (s *Select) Push(e stream.Elem) {
 			}
 		}
 	}
-	rec := s.result(e.T)
+	point := s.at || s.event
+	if s.co != nil {
+		vals, scratch := s.values(e.Rec.Vals)
+		if vals == nil {
+			return
+		}
+		if point {
+			s.co.event(e.T, vals, scratch)
+		} else {
+			s.open[e.Rec] = selOpen{g: s.co.begin(e.T, vals, scratch)}
+		}
+		return
+	}
+	rec := s.result(e.Rec.Vals, e.T)
 	if rec == nil {
 		return
 	}
-	switch {
-	case s.at || s.event:
-		s.send(stream.Elem{Kind: stream.Event, T: e.T, Rec: rec})
-	default:
-		s.open[e.Rec] = rec
-		s.send(stream.Elem{Kind: stream.Begin, T: e.T, Rec: rec})
+	if point {
+		s.out.Push(stream.Elem{Kind: stream.Event, T: e.T, Rec: rec})
+		return
 	}
+	s.open[e.Rec] = selOpen{rec: rec}
+	s.out.Push(stream.Elem{Kind: stream.Begin, T: e.T, Rec: rec})
 }
 
-// result computes the targets into the next record of the block.
-func (s *Select) result(from algebra.Time) *stream.Rec {
-	n := len(s.targets)
-	if len(s.vals) < n {
-		s.vals = make([]algebra.Value, max(n*selBlock, n))
+// values computes the targets of the tuple bound in s.bind (whose values
+// are in): shared with the tuple, or in s.scratch (scratch true); nil
+// after a runtime error.
+func (s *Select) values(in []algebra.Value) (vals []algebra.Value, scratch bool) {
+	if s.byRef {
+		return in[s.cols[0]:s.cols[1]:s.cols[1]], false
 	}
-	vals := s.vals[:n:n]
 	for i, t := range s.targets {
 		v, err := t(s.bind)
 		if err != nil {
 			s.st.fail(err)
-			return nil
+			return nil, false
 		}
-		vals[i] = v
+		s.scratch[i] = v
 	}
-	s.vals = s.vals[n:]
+	return s.scratch, true
+}
+
+// result computes the targets of the tuple bound in s.bind (whose values
+// are in) into the next record of the block.
+func (s *Select) result(in []algebra.Value, from algebra.Time) *stream.Rec {
+	vals, scratch := s.values(in)
+	if vals == nil {
+		return nil
+	}
+	if scratch {
+		n := len(vals)
+		if len(s.vals) < n {
+			s.vals = make([]algebra.Value, max(n*selBlock, n))
+		}
+		vals = s.vals[:n:n]
+		copy(vals, s.scratch)
+		s.vals = s.vals[n:]
+	}
 	if len(s.recs) == 0 {
 		s.recs = make([]stream.Rec, selBlock)
 	}
@@ -223,14 +276,6 @@ func (s *Select) result(from algebra.Time) *stream.Rec {
 	s.recs = s.recs[1:]
 	*rec = stream.Rec{Vals: vals, From: from}
 	return rec
-}
-
-func (s *Select) send(e stream.Elem) {
-	if s.co != nil {
-		s.co.Push(e)
-		return
-	}
-	s.out.Push(e)
 }
 
 // Advance passes the watermark on: every result at or before t has gone
