@@ -238,12 +238,16 @@ func HashValue(h uint64, v *Value) uint64 {
 			h = mix64(h ^ binary.LittleEndian.Uint64([]byte(s[:8])))
 			s = s[8:]
 		}
-		if len(s) > 0 {
-			var w uint64
-			for i := 0; i < len(s); i++ {
-				w |= uint64(s[i]) << (8 * i)
-			}
-			h = mix64(h ^ w)
+		// The last 1–7 bytes, as wyhash reads them: two overlapping
+		// 4-byte words, or the first, middle and last byte (the length is
+		// already in h, so these determine the bytes).
+		switch n := len(s); {
+		case n >= 4:
+			lo := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24
+			hi := uint64(s[n-4]) | uint64(s[n-3])<<8 | uint64(s[n-2])<<16 | uint64(s[n-1])<<24
+			h = mix64(h ^ (lo | hi<<32))
+		case n > 0:
+			h = mix64(h ^ (uint64(s[0]) | uint64(s[n>>1])<<8 | uint64(s[n-1])<<16))
 		}
 		return h
 	case KindFloat:
