@@ -72,15 +72,12 @@ type Apply struct {
 	// Allocation in blocks: rows (a row is taken from valBlk only when
 	// kept), output records, outer entries and their group lists; changed
 	// is step's scratch.
-	valBlk  []algebra.Value
-	recBlk  []stream.Rec
-	entBlk  []outerEnt
-	grpBlk  []*aggGroup
+	valBlk  slab[algebra.Value]
+	recBlk  slab[stream.Rec]
+	entBlk  slab[outerEnt]
+	grpBlk  slab[*aggGroup]
 	changed []*outerEnt
 }
-
-// applyBlock is how many rows, records or entries are allocated at once.
-const applyBlock = 256
 
 type applyInput struct {
 	a    *Apply
@@ -319,7 +316,7 @@ func (a *Apply) step(t algebra.Time) {
 		switch e.Kind {
 		case stream.Begin:
 			a.seq++
-			ent := a.newOuter()
+			ent := a.entBlk.one()
 			*ent = outerEnt{rec: e.Rec, groups: a.groupsOf(e.Rec.Vals), seq: a.seq}
 			a.open[e.Rec] = ent
 			for _, g := range ent.groups {
@@ -357,12 +354,7 @@ func (a *Apply) group(s *aggState, key []byte) *aggGroup {
 
 // groupsOf returns the groups an outer tuple picks, one per aggregate.
 func (a *Apply) groupsOf(vals []algebra.Value) []*aggGroup {
-	n := len(a.aggs)
-	if len(a.grpBlk) < n {
-		a.grpBlk = make([]*aggGroup, n*applyBlock)
-	}
-	gs := a.grpBlk[:n:n]
-	a.grpBlk = a.grpBlk[n:]
+	gs := a.grpBlk.take(len(a.aggs))
 	for j, s := range a.aggs {
 		a.keybuf = a.keybuf[:0]
 		for _, c := range s.spec.Group {
@@ -417,11 +409,7 @@ func (a *Apply) row(ent *outerEnt) ([]algebra.Value, bool) {
 			return nil, false
 		}
 	}
-	n := len(a.targets)
-	if len(a.valBlk) < n {
-		a.valBlk = make([]algebra.Value, n*applyBlock)
-	}
-	row := a.valBlk[:n:n] // taken from the block by keep
+	row := a.valBlk.peek(len(a.targets)) // taken by keep
 	for i, f := range a.targets {
 		v, err := f(a.binding)
 		if err != nil {
@@ -454,24 +442,7 @@ func (a *Apply) eval(ent *outerEnt, t algebra.Time) {
 // keep makes the row row just computed (at the head of valBlk) an output
 // record from t.
 func (a *Apply) keep(row []algebra.Value, from algebra.Time) *stream.Rec {
-	a.valBlk = a.valBlk[len(row):]
-	if len(a.recBlk) == 0 {
-		a.recBlk = make([]stream.Rec, applyBlock)
-	}
-	r := &a.recBlk[0]
-	a.recBlk = a.recBlk[1:]
-	*r = stream.Rec{Vals: row, From: from}
-	return r
-}
-
-// newOuter is a zero outer entry from the current block.
-func (a *Apply) newOuter() *outerEnt {
-	if len(a.entBlk) == 0 {
-		a.entBlk = make([]outerEnt, applyBlock)
-	}
-	e := &a.entBlk[0]
-	a.entBlk = a.entBlk[1:]
-	return e
+	return newRec(&a.recBlk, a.valBlk.take(len(row)), from)
 }
 
 func sameValue(a, b algebra.Value) bool { return a.K == b.K && a.N == b.N && a.S == b.S }

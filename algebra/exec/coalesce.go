@@ -38,9 +38,9 @@ type Coalesce struct {
 	// Allocation in blocks: groups (recycled once their interval is out)
 	// and output records.
 	free []*group
-	gblk []group
-	rblk []stream.Rec
-	vblk []algebra.Value
+	gblk slab[group]
+	rblk slab[stream.Rec]
+	vblk slab[algebra.Value]
 }
 
 type group struct {
@@ -56,9 +56,6 @@ type seenEvent struct {
 	vals []algebra.Value
 	next int // index (+1) of an earlier event with the same hash; 0: none
 }
-
-// coalesceBlock is how many groups or records are allocated at once.
-const coalesceBlock = 256
 
 // NewCoalesce builds the operator.
 func NewCoalesce(out stream.Receiver) *Coalesce {
@@ -105,7 +102,7 @@ func (c *Coalesce) event(t algebra.Time, vals []algebra.Value, scratch bool) {
 	}
 	c.evs = append(c.evs, seenEvent{vals: vals, next: c.evSeen[h]})
 	c.evSeen[h] = len(c.evs)
-	c.begins = append(c.begins, stream.Elem{Kind: stream.Event, T: t, Rec: c.rec(vals, t)})
+	c.begins = append(c.begins, stream.Elem{Kind: stream.Event, T: t, Rec: newRec(&c.rblk, vals, t)})
 }
 
 // begin is a Begin of vals at t.
@@ -125,7 +122,7 @@ func (c *Coalesce) begin(t algebra.Time, vals []algebra.Value, scratch bool) *gr
 		return g
 	}
 	if g.count == 1 {
-		g.out = c.rec(g.vals, t)
+		g.out = newRec(&c.rblk, g.vals, t)
 		c.begins = append(c.begins, stream.Elem{Kind: stream.Begin, T: t, Rec: g.out})
 	}
 	return g
@@ -143,13 +140,8 @@ func (c *Coalesce) end(t algebra.Time, g *group) {
 
 // copyVals copies values into the current block.
 func (c *Coalesce) copyVals(vals []algebra.Value) []algebra.Value {
-	n := len(vals)
-	if len(c.vblk) < n {
-		c.vblk = make([]algebra.Value, max(n*coalesceBlock, n))
-	}
-	out := c.vblk[:n:n]
+	out := c.vblk.take(len(vals))
 	copy(out, vals)
-	c.vblk = c.vblk[n:]
 	return out
 }
 
@@ -169,10 +161,7 @@ func (c *Coalesce) newGroup(h uint64, vals []algebra.Value) *group {
 	if n := len(c.free); n > 0 {
 		g, c.free = c.free[n-1], c.free[:n-1]
 	} else {
-		if len(c.gblk) == 0 {
-			c.gblk = make([]group, coalesceBlock)
-		}
-		g, c.gblk = &c.gblk[0], c.gblk[1:]
+		g = c.gblk.one()
 	}
 	*g = group{hash: h, vals: vals, next: c.groups[h]}
 	c.groups[h] = g
@@ -199,17 +188,6 @@ func (c *Coalesce) remove(g *group) {
 	*g = group{}
 	c.free = append(c.free, g)
 	c.nGroup--
-}
-
-// rec is a new output record, from the current block.
-func (c *Coalesce) rec(vals []algebra.Value, from algebra.Time) *stream.Rec {
-	if len(c.rblk) == 0 {
-		c.rblk = make([]stream.Rec, coalesceBlock)
-	}
-	r := &c.rblk[0]
-	c.rblk = c.rblk[1:]
-	*r = stream.Rec{Vals: vals, From: from}
-	return r
 }
 
 // flush sends what happened at the current time: Ends first.

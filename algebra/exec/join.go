@@ -105,13 +105,13 @@ type Join struct {
 	grpDone bool
 
 	// scratch
-	slab    []entry
+	entBlk  slab[entry]
 	keybuf  []byte
 	keyVals []algebra.Value // hashCols' scratch
 	depPool [][]*cand       // emptied deps lists, for reuse (recycleDeps)
-	candBlk []cand          // the rest of the current block of candidates
-	valBlk  []algebra.Value // the rest of the current block of result values
-	recBlk  []stream.Rec    // the rest of the current block of result records
+	candBlk slab[cand]
+	valBlk  slab[algebra.Value]
+	recBlk  slab[stream.Rec]
 	vs      []varSpan
 	bind    []*entry
 	vals    expr.Binding

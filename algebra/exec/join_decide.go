@@ -45,11 +45,7 @@ func (j *Join) newCand(h algebra.Time, bind []*entry) {
 func (j *Join) makeCand(bind []*entry) *cand {
 	// Candidates are allocated in blocks and never reused: stale heap
 	// items and deps lists may still point at a dead one.
-	if len(j.candBlk) == 0 {
-		j.candBlk = make([]cand, joinBlock)
-	}
-	c := &j.candBlk[0]
-	j.candBlk = j.candBlk[1:]
+	c := j.candBlk.one()
 	if j.k <= len(c.entsA) {
 		c.ents, c.vals = c.entsA[:j.k], c.valsA[:j.k]
 	} else {
@@ -161,16 +157,8 @@ func (j *Join) timesOK(c *cand) tri {
 	if t != yes || len(j.tconds) == 0 {
 		return t
 	}
-	b := j.withTimes(c, tv)
-	for _, f := range j.tconds {
-		v, err := f(b)
-		if err != nil {
-			j.st.fail(err)
-			return no
-		}
-		if !v.B() {
-			return no
-		}
+	if !j.st.holds(j.tconds, j.withTimes(c, tv)) {
+		return no
 	}
 	return yes
 }
@@ -322,11 +310,7 @@ func (j *Join) result(c *cand, from algebra.Time) *stream.Rec {
 		tv, _ := j.times()
 		b = j.withTimes(c, tv)
 	}
-	n := len(j.targets)
-	if len(j.valBlk) < n {
-		j.valBlk = make([]algebra.Value, n*joinBlock)
-	}
-	vals := j.valBlk[:n:n]
+	vals := j.valBlk.peek(len(j.targets))
 	for i, t := range j.targets {
 		v, err := t(b)
 		if err != nil {
@@ -335,19 +319,8 @@ func (j *Join) result(c *cand, from algebra.Time) *stream.Rec {
 		}
 		vals[i] = v
 	}
-	j.valBlk = j.valBlk[n:]
-	if len(j.recBlk) == 0 {
-		j.recBlk = make([]stream.Rec, joinBlock)
-	}
-	rec := &j.recBlk[0]
-	j.recBlk = j.recBlk[1:]
-	*rec = stream.Rec{Vals: vals, From: from}
-	return rec
+	return newRec(&j.recBlk, j.valBlk.take(len(vals)), from)
 }
-
-// joinBlock is how many candidates, result records or results' values
-// are allocated at once.
-const joinBlock = 256
 
 // addDep registers c as waiting for open entry e's end; an entry's first
 // dependant takes a list from the pool recycleDeps fills.

@@ -87,16 +87,4 @@ func (j *Join) enumerate(i int, ent *entry, h algebra.Time) {
 	rec(0)
 }
 
-func (j *Join) checks(fs []expr.Fn) bool {
-	for _, f := range fs {
-		ok, err := f(j.vals)
-		if err != nil {
-			j.st.fail(err)
-			return false
-		}
-		if !ok.B() {
-			return false
-		}
-	}
-	return true
-}
+func (j *Join) checks(fs []expr.Fn) bool { return j.st.holds(fs, j.vals) }

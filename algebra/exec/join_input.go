@@ -138,15 +138,8 @@ func (j *Join) process(in *joinInput, e stream.Elem) {
 				j.vals[v] = nil
 			}
 			j.vals[in.i] = vals
-			for _, f := range fs {
-				ok, err := f(j.vals)
-				if err != nil {
-					j.st.fail(err)
-					return
-				}
-				if !ok.B() {
-					return
-				}
+			if !j.checks(fs) {
+				return
 			}
 		}
 		var sumKey string
@@ -156,7 +149,7 @@ func (j *Join) process(in *joinInput, e stream.Elem) {
 				return
 			}
 		}
-		ent := j.newEntry()
+		ent := j.entBlk.one()
 		ent.rec, ent.b = e.Rec, e.T
 		h := algebra.Next(e.T) // Ends at e.T are done
 		switch e.Kind {
@@ -204,17 +197,6 @@ func (j *Join) process(in *joinInput, e stream.Elem) {
 			j.kill(in, ent)
 		}
 	}
-}
-
-// newEntry takes an entry from the current slab (entries are allocated
-// 256 at a time).
-func (j *Join) newEntry() *entry {
-	if len(j.slab) == 0 {
-		j.slab = make([]entry, 256)
-	}
-	e := &j.slab[0]
-	j.slab = j.slab[1:]
-	return e
 }
 
 // close records that an open entry's valid time ends at t and decides what

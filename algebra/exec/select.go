@@ -23,8 +23,7 @@ import (
 // the targets are evaluated in the Join's order, so a runtime error is the
 // one the Join would report.
 //
-// Results are built in blocks (values and records of selBlock results at a
-// time): nothing is allocated per tuple in steady state but the entry of an
+// Results are built in blocks (slab): nothing is allocated per tuple in steady state but the entry of an
 // accepted interval in the open map.
 type Select struct {
 	conds   []expr.Fn // where conjuncts: the variable's, then constant ones
@@ -51,8 +50,8 @@ type Select struct {
 	scr  expr.Binding    // rejects' binding
 	vs   []varSpan       // the tuple's span, for when and Times
 	tv   []algebra.Value // Times of the current tuple
-	recs []stream.Rec    // the rest of the current block of records
-	vals []algebra.Value // the rest of the current block of values
+	recs slab[stream.Rec]
+	vals slab[algebra.Value]
 
 	lastAdv  algebra.Time
 	finished bool
@@ -62,9 +61,6 @@ type selOpen struct {
 	rec *stream.Rec
 	g   *group
 }
-
-// selBlock is how many results' records and values are allocated at once.
-const selBlock = 1024
 
 // selectable reports whether a block can run as a Select (see Select).
 func selectable(spec *JoinSpec) bool {
@@ -174,15 +170,8 @@ func (s *Select) Push(e stream.Elem) {
 		return
 	}
 	s.bind[0] = e.Rec.Vals
-	for _, f := range s.conds {
-		ok, err := f(s.bind)
-		if err != nil {
-			s.st.fail(err)
-			return
-		}
-		if !ok.B() {
-			return
-		}
+	if !s.st.holds(s.conds, s.bind) {
+		return
 	}
 	if s.when != nil || len(s.times) > 0 {
 		if s.event {
@@ -198,15 +187,8 @@ func (s *Select) Push(e stream.Elem) {
 				return // some operand is empty (the spans are exact)
 			}
 			s.bind[1] = s.tv
-			for _, f := range s.tconds {
-				v, err := f(s.bind)
-				if err != nil {
-					s.st.fail(err)
-					return
-				}
-				if !v.B() {
-					return
-				}
+			if !s.st.holds(s.tconds, s.bind) {
+				return
 			}
 		}
 	}
@@ -261,21 +243,10 @@ func (s *Select) result(in []algebra.Value, from algebra.Time) *stream.Rec {
 		return nil
 	}
 	if scratch {
-		n := len(vals)
-		if len(s.vals) < n {
-			s.vals = make([]algebra.Value, max(n*selBlock, n))
-		}
-		vals = s.vals[:n:n]
+		vals = s.vals.take(len(vals))
 		copy(vals, s.scratch)
-		s.vals = s.vals[n:]
 	}
-	if len(s.recs) == 0 {
-		s.recs = make([]stream.Rec, selBlock)
-	}
-	rec := &s.recs[0]
-	s.recs = s.recs[1:]
-	*rec = stream.Rec{Vals: vals, From: from}
-	return rec
+	return newRec(&s.recs, vals, from)
 }
 
 // Advance passes the watermark on: every result at or before t has gone
