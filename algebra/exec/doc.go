@@ -42,7 +42,9 @@
 // live packets will later arrive. RunHistory and RunSource (source.go) do
 // not play a tuple that every reader of its relation rejects for its values
 // alone (a Select's or a join input's where conjuncts over its variable):
-// no reader could act on it or on its End.
+// no reader could act on it or on its End. (RunSource still advances time
+// at its instant; RunHistory, which would not, plays every tuple of a run
+// with gaps: a Cut must see time pass.)
 //
 // Representation: Coalesce groups and join indexes are keyed by
 // algebra.HashTuple and compare keys on a match (a collision is told

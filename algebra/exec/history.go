@@ -74,10 +74,14 @@ func (n *Network) RunHistory(h *algebra.History) error {
 		}
 		event := t.Rel.IsEvent()
 		// Tuples every reader rejects for their values are not played:
-		// keep lists the others (nil: every row).
+		// keep lists the others (nil: every row). Not with gaps: a tuple
+		// not played is an instant the network does not see pass, and a
+		// Cut resumes tuples after a gap only once time is seen past it
+		// (RunSource, which reads every tuple, still advances at a
+		// skipped one's time).
 		var keep []int
 		kept := len(t.Rows)
-		if skip := screen(tee); skip != nil {
+		if skip := screen(tee); skip != nil && n.opts.Gaps == nil {
 			keep = make([]int, 0, 64)
 			for i := range t.Rows {
 				if !skip(t.Rows[i].Vals) {

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/algebra/plan"
 	"github.com/tqmon/tqmon/algebra/ref"
@@ -131,6 +132,22 @@ func TestDriversSkipRejectedTuples(t *testing.T) {
 			}
 			if net.Skipped != want {
 				t.Errorf("%s (RunSource %v): %d tuples skipped, want %d", c.q, viaSource, net.Skipped, want)
+			}
+			if viaSource {
+				continue
+			}
+			// With gaps RunHistory plays every tuple: each is an instant
+			// a Cut must see pass (TestHistoryLostCuts in subject).
+			gapped, err := exec.Build(h.Catalog, stmts, []plan.Node{plan.Translate(stmts[0])},
+				exec.Options{Gaps: func(string) []algebra.Span { return nil }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := gapped.RunHistory(h); err != nil {
+				t.Fatal(err)
+			}
+			if gapped.Skipped != 0 {
+				t.Errorf("%s: %d tuples skipped in a run with gaps", c.q, gapped.Skipped)
 			}
 			if got := render(net.Stmts[0].Result.Table()); got != render(want0[0]) {
 				t.Errorf("%s (RunSource %v): results differ from the reference", c.q, viaSource)
