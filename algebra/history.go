@@ -54,17 +54,62 @@ func (t *Table) Validate() error {
 	return nil
 }
 
-// SortRows orders tuples by time, then values, then end.
+// SortRows orders tuples by time, then values, then end. Rows already in
+// order of time — the order recordings and results arrive in — only have
+// their runs at one time sorted (their values stay where they are: near
+// one another already). Rows out of time order are sorted and their values
+// packed into one slab in the new order, so that a scan of the table in
+// time order reads its values in sequence rather than wherever they were
+// allocated.
 func (t *Table) SortRows() {
-	slices.SortFunc(t.Rows, func(a, b Tuple) int {
-		if a.From != b.From {
-			return cmp.Compare(a.From, b.From)
+	rows := t.Rows
+	byTime := true
+	for i := 1; i < len(rows) && byTime; i++ {
+		byTime = rows[i-1].From <= rows[i].From
+	}
+	if !byTime {
+		slices.SortFunc(rows, compareRows)
+		t.pack()
+		return
+	}
+	for i := 0; i < len(rows); {
+		j := i + 1
+		for j < len(rows) && rows[j].From == rows[i].From {
+			j++
 		}
-		if c := CompareTuples(a.Vals, b.Vals); c != 0 {
-			return c
+		if run := rows[i:j]; len(run) > 1 {
+			slices.SortFunc(run, compareRows)
 		}
-		return cmp.Compare(a.To, b.To)
-	})
+		i = j
+	}
+}
+
+func compareRows(a, b Tuple) int {
+	if a.From != b.From {
+		return cmp.Compare(a.From, b.From)
+	}
+	if c := CompareTuples(a.Vals, b.Vals); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.To, b.To)
+}
+
+// pack copies the rows' values into one slab, in row order (each row's
+// values capped, so an append to them cannot reach the next row's).
+func (t *Table) pack() {
+	n := 0
+	for i := range t.Rows {
+		n += len(t.Rows[i].Vals)
+	}
+	slab := make([]Value, n)
+	for i := range t.Rows {
+		r := &t.Rows[i]
+		if len(r.Vals) == 0 {
+			continue
+		}
+		k := copy(slab, r.Vals)
+		r.Vals, slab = slab[:k:k], slab[k:]
+	}
 }
 
 // LessTuple orders tuples by From, then values, then To: the order results

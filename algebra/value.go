@@ -200,14 +200,7 @@ func AppendKey(buf []byte, v Value) []byte {
 		buf = binary.AppendUvarint(buf, uint64(len(v.S)))
 		buf = append(buf, v.S...)
 	case KindFloat:
-		f := v.F()
-		switch {
-		case f == 0:
-			f = 0
-		case f != f:
-			f = math.NaN() // every NaN is one value (Compare says so)
-		}
-		buf = binary.BigEndian.AppendUint64(buf, math.Float64bits(f))
+		buf = binary.BigEndian.AppendUint64(buf, floatKeyBits(v.F()))
 	default:
 		buf = binary.BigEndian.AppendUint64(buf, uint64(v.N))
 	}
@@ -220,6 +213,99 @@ func AppendTupleKey(buf []byte, vals []Value) []byte {
 		buf = AppendKey(buf, v)
 	}
 	return buf
+}
+
+// HashTuple is a 64-bit hash of vals' keys (AppendTupleKey) computed
+// without encoding them: tuples whose keys are equal have equal hashes.
+// Unequal keys may collide, so a table keyed by hash tells its entries
+// apart with KeysEqual.
+func HashTuple(vals []Value) uint64 {
+	h := mix64(uint64(len(vals)) + 0x9e3779b97f4a7c15)
+	for i := range vals {
+		h = HashValue(h, &vals[i])
+	}
+	return h
+}
+
+// HashValue folds v's key into the hash h (see HashTuple).
+func HashValue(h uint64, v *Value) uint64 {
+	h = mix64(h ^ uint64(v.K)<<56)
+	switch v.K {
+	case KindString, KindEntity, KindEnum:
+		s := v.S
+		h = mix64(h ^ uint64(len(s)))
+		for len(s) >= 8 {
+			h = mix64(h ^ binary.LittleEndian.Uint64([]byte(s[:8])))
+			s = s[8:]
+		}
+		// The last 1–7 bytes, as wyhash reads them: two overlapping
+		// 4-byte words, or the first, middle and last byte (the length is
+		// already in h, so these determine the bytes).
+		switch n := len(s); {
+		case n >= 4:
+			lo := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24
+			hi := uint64(s[n-4]) | uint64(s[n-3])<<8 | uint64(s[n-2])<<16 | uint64(s[n-1])<<24
+			h = mix64(h ^ (lo | hi<<32))
+		case n > 0:
+			h = mix64(h ^ (uint64(s[0]) | uint64(s[n>>1])<<8 | uint64(s[n-1])<<16))
+		}
+		return h
+	case KindFloat:
+		return mix64(h ^ floatKeyBits(v.F()))
+	}
+	return mix64(h ^ uint64(v.N))
+}
+
+// mix64 is SplitMix64's finalizer: every input bit affects every output
+// bit.
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}
+
+// floatKeyBits are the bits AppendKey encodes a float by: -0 and +0 one
+// value, every NaN one value.
+func floatKeyBits(f float64) uint64 {
+	switch {
+	case f == 0:
+		f = 0
+	case f != f:
+		f = math.NaN()
+	}
+	return math.Float64bits(f)
+}
+
+// KeysEqual reports whether two tuples have equal keys (AppendTupleKey),
+// without encoding them.
+func KeysEqual(a, b []Value) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := &a[i], &b[i]
+		if x.K != y.K {
+			return false
+		}
+		switch x.K {
+		case KindString, KindEntity, KindEnum:
+			if x.S != y.S {
+				return false
+			}
+		case KindFloat:
+			if floatKeyBits(x.F()) != floatKeyBits(y.F()) {
+				return false
+			}
+		default:
+			if x.N != y.N {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // Format prints v for output: identifiers, enum members and strings bare,

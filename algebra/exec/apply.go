@@ -68,6 +68,15 @@ type Apply struct {
 	binding expr.Binding
 	keybuf  []byte
 	seq     uint64
+
+	// Allocation in blocks: rows (a row is taken from valBlk only when
+	// kept), output records, outer entries and their group lists; changed
+	// is step's scratch.
+	valBlk  slab[algebra.Value]
+	recBlk  slab[stream.Rec]
+	entBlk  slab[outerEnt]
+	grpBlk  slab[*aggGroup]
+	changed []*outerEnt
 }
 
 type applyInput struct {
@@ -271,7 +280,7 @@ func (a *Apply) step(t algebra.Time) {
 	}
 	// Groups whose value changed: first every new value, then the open
 	// outer tuples of those groups, each once with all its values current.
-	var changed []*outerEnt
+	changed := a.changed[:0]
 	for _, g := range a.touched {
 		g.touched = false
 		v, ok, err := g.acc.Value()
@@ -300,12 +309,15 @@ func (a *Apply) step(t algebra.Time) {
 			a.eval(ent, t)
 		}
 	}
+	clear(changed)
+	a.changed = changed[:0]
 	// Outer tuples beginning at t.
 	for _, e := range outer {
 		switch e.Kind {
 		case stream.Begin:
 			a.seq++
-			ent := &outerEnt{rec: e.Rec, groups: a.groupsOf(e.Rec.Vals), seq: a.seq}
+			ent := a.entBlk.one()
+			*ent = outerEnt{rec: e.Rec, groups: a.groupsOf(e.Rec.Vals), seq: a.seq}
 			a.open[e.Rec] = ent
 			for _, g := range ent.groups {
 				g.outers[ent] = struct{}{}
@@ -314,7 +326,7 @@ func (a *Apply) step(t algebra.Time) {
 		case stream.Event:
 			ent := &outerEnt{rec: e.Rec, groups: a.groupsOf(e.Rec.Vals)}
 			if row, ok := a.row(ent); ok {
-				a.out.Push(stream.Elem{Kind: stream.Event, T: t, Rec: &stream.Rec{Vals: row, From: t}})
+				a.out.Push(stream.Elem{Kind: stream.Event, T: t, Rec: a.keep(row, t)})
 			}
 			for _, g := range ent.groups {
 				a.drop(g)
@@ -342,7 +354,7 @@ func (a *Apply) group(s *aggState, key []byte) *aggGroup {
 
 // groupsOf returns the groups an outer tuple picks, one per aggregate.
 func (a *Apply) groupsOf(vals []algebra.Value) []*aggGroup {
-	gs := make([]*aggGroup, len(a.aggs))
+	gs := a.grpBlk.take(len(a.aggs))
 	for j, s := range a.aggs {
 		a.keybuf = a.keybuf[:0]
 		for _, c := range s.spec.Group {
@@ -397,7 +409,7 @@ func (a *Apply) row(ent *outerEnt) ([]algebra.Value, bool) {
 			return nil, false
 		}
 	}
-	row := make([]algebra.Value, len(a.targets))
+	row := a.valBlk.peek(len(a.targets)) // taken by keep
 	for i, f := range a.targets {
 		v, err := f(a.binding)
 		if err != nil {
@@ -422,9 +434,15 @@ func (a *Apply) eval(ent *outerEnt, t algebra.Time) {
 		ent.piece = nil
 	}
 	if ok {
-		ent.piece = &stream.Rec{Vals: row, From: t}
+		ent.piece = a.keep(row, t)
 		a.out.Push(stream.Elem{Kind: stream.Begin, T: t, Rec: ent.piece})
 	}
+}
+
+// keep makes the row row just computed (at the head of valBlk) an output
+// record from t.
+func (a *Apply) keep(row []algebra.Value, from algebra.Time) *stream.Rec {
+	return newRec(&a.recBlk, a.valBlk.take(len(row)), from)
 }
 
 func sameValue(a, b algebra.Value) bool { return a.K == b.K && a.N == b.N && a.S == b.S }
@@ -435,7 +453,7 @@ func sameRow(a, b []algebra.Value) bool {
 		return false
 	}
 	for i := range a {
-		if !sameValue(a[i], b[i]) && string(algebra.AppendKey(nil, a[i])) != string(algebra.AppendKey(nil, b[i])) {
+		if !sameValue(a[i], b[i]) && !algebra.KeysEqual(a[i:i+1], b[i:i+1]) {
 			return false
 		}
 	}

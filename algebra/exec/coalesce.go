@@ -16,90 +16,199 @@ import (
 // same time continues the interval (meeting intervals merge). Outputs at the
 // current time are therefore held until time moves on, then sent Ends first.
 type Coalesce struct {
-	out    stream.Receiver
-	groups map[string]*group
-	keybuf []byte
+	out stream.Receiver
+	// groups holds the values with an interval open or just ended, by
+	// algebra.HashTuple; values whose hashes collide are chained (next).
+	groups map[uint64]*group
+	nGroup int
+	hash   func([]algebra.Value) uint64 // algebra.HashTuple unless a test says
 
 	cur      algebra.Time
 	curSet   bool
 	ending   []*group      // count fell to zero at cur
 	begins   []stream.Elem // Begins and Events at cur
-	evSeen   map[string]bool
 	lastAdv  algebra.Time
 	advanced bool
+
+	// evSeen holds the events at cur: by hash, the index (+1) in evs of
+	// the last one with that hash; evs chains those sharing a hash.
+	evSeen map[uint64]int
+	evs    []seenEvent
+
+	// Allocation in blocks: groups (recycled once their interval is out)
+	// and output records.
+	free []*group
+	gblk slab[group]
+	rblk slab[stream.Rec]
+	vblk slab[algebra.Value]
 }
 
 type group struct {
-	key     string
+	hash    uint64
+	vals    []algebra.Value
+	next    *group // another group with the same hash
 	count   int
 	out     *stream.Rec
 	pending bool // count is zero at cur; End not yet sent
 }
 
+type seenEvent struct {
+	vals []algebra.Value
+	next int // index (+1) of an earlier event with the same hash; 0: none
+}
+
 // NewCoalesce builds the operator.
 func NewCoalesce(out stream.Receiver) *Coalesce {
-	return &Coalesce{out: out, groups: map[string]*group{}, evSeen: map[string]bool{}}
+	return &Coalesce{out: out, groups: map[uint64]*group{}, evSeen: map[uint64]int{}, hash: algebra.HashTuple}
 }
 
 func (c *Coalesce) Push(e stream.Elem) {
-	if !c.curSet || e.T != c.cur {
-		c.flush()
-		c.cur, c.curSet = e.T, true
-	}
-	c.keybuf = algebra.AppendTupleKey(c.keybuf[:0], e.Rec.Vals)
 	switch e.Kind {
 	case stream.Event:
-		if c.evSeen[string(c.keybuf)] {
-			return
-		}
-		c.evSeen[string(c.keybuf)] = true
-		c.begins = append(c.begins, stream.Elem{Kind: stream.Event, T: e.T, Rec: &stream.Rec{Vals: e.Rec.Vals, From: e.T}})
+		c.event(e.T, e.Rec.Vals, false)
 	case stream.Begin:
-		g := c.groups[string(c.keybuf)]
-		if g == nil {
-			g = &group{key: string(c.keybuf)}
-			c.groups[g.key] = g
-		}
-		g.count++
-		if g.pending {
-			g.pending = false // meets the interval that ended here: continue it
-			return
-		}
-		if g.count == 1 {
-			g.out = &stream.Rec{Vals: e.Rec.Vals, From: e.T}
-			c.begins = append(c.begins, stream.Elem{Kind: stream.Begin, T: e.T, Rec: g.out})
-		}
+		c.begin(e.T, e.Rec.Vals, false)
 	case stream.End:
-		g := c.groups[string(c.keybuf)]
-		if g == nil {
-			return
-		}
-		g.count--
-		if g.count == 0 {
-			g.pending = true
-			c.ending = append(c.ending, g)
+		if g := c.lookup(c.hash(e.Rec.Vals), e.Rec.Vals); g != nil {
+			c.end(e.T, g)
 		}
 	}
+}
+
+// The operator fed by call (Select): begin, end and event are Push's
+// Begin, End and Event. A caller passing values in its own scratch says
+// so (scratch): the values are copied when kept. begin returns the group
+// counted, which end takes back: it lives at least until then.
+
+// at moves the operator to time t: what happened before goes out.
+func (c *Coalesce) at(t algebra.Time) {
+	if !c.curSet || t != c.cur {
+		c.flush()
+		c.cur, c.curSet = t, true
+	}
+}
+
+// event is an Event of vals at t.
+func (c *Coalesce) event(t algebra.Time, vals []algebra.Value, scratch bool) {
+	c.at(t)
+	h := c.hash(vals)
+	for i := c.evSeen[h]; i != 0; i = c.evs[i-1].next {
+		if algebra.KeysEqual(c.evs[i-1].vals, vals) {
+			return
+		}
+	}
+	if scratch {
+		vals = c.copyVals(vals)
+	}
+	c.evs = append(c.evs, seenEvent{vals: vals, next: c.evSeen[h]})
+	c.evSeen[h] = len(c.evs)
+	c.begins = append(c.begins, stream.Elem{Kind: stream.Event, T: t, Rec: newRec(&c.rblk, vals, t)})
+}
+
+// begin is a Begin of vals at t.
+func (c *Coalesce) begin(t algebra.Time, vals []algebra.Value, scratch bool) *group {
+	c.at(t)
+	h := c.hash(vals)
+	g := c.lookup(h, vals)
+	if g == nil {
+		if scratch {
+			vals = c.copyVals(vals)
+		}
+		g = c.newGroup(h, vals)
+	}
+	g.count++
+	if g.pending {
+		g.pending = false // meets the interval that ended here: continue it
+		return g
+	}
+	if g.count == 1 {
+		g.out = newRec(&c.rblk, g.vals, t)
+		c.begins = append(c.begins, stream.Elem{Kind: stream.Begin, T: t, Rec: g.out})
+	}
+	return g
+}
+
+// end is the End at t of a tuple begin counted in g.
+func (c *Coalesce) end(t algebra.Time, g *group) {
+	c.at(t)
+	g.count--
+	if g.count == 0 {
+		g.pending = true
+		c.ending = append(c.ending, g)
+	}
+}
+
+// copyVals copies values into the current block.
+func (c *Coalesce) copyVals(vals []algebra.Value) []algebra.Value {
+	out := c.vblk.take(len(vals))
+	copy(out, vals)
+	return out
+}
+
+// lookup finds the group of vals (hash h), or nil.
+func (c *Coalesce) lookup(h uint64, vals []algebra.Value) *group {
+	for g := c.groups[h]; g != nil; g = g.next {
+		if algebra.KeysEqual(g.vals, vals) {
+			return g
+		}
+	}
+	return nil
+}
+
+// newGroup adds an empty group for vals (hash h).
+func (c *Coalesce) newGroup(h uint64, vals []algebra.Value) *group {
+	var g *group
+	if n := len(c.free); n > 0 {
+		g, c.free = c.free[n-1], c.free[:n-1]
+	} else {
+		g = c.gblk.one()
+	}
+	*g = group{hash: h, vals: vals, next: c.groups[h]}
+	c.groups[h] = g
+	c.nGroup++
+	return g
+}
+
+// remove takes g out of the groups and recycles it.
+func (c *Coalesce) remove(g *group) {
+	if head := c.groups[g.hash]; head == g {
+		if g.next == nil {
+			delete(c.groups, g.hash)
+		} else {
+			c.groups[g.hash] = g.next
+		}
+	} else {
+		for p := head; p != nil; p = p.next {
+			if p.next == g {
+				p.next = g.next
+				break
+			}
+		}
+	}
+	*g = group{}
+	c.free = append(c.free, g)
+	c.nGroup--
 }
 
 // flush sends what happened at the current time: Ends first.
 func (c *Coalesce) flush() {
 	for _, g := range c.ending {
 		if g.pending {
-			g.pending = false
 			c.out.Push(stream.Elem{Kind: stream.End, T: c.cur, Rec: g.out})
-			g.out = nil
-			delete(c.groups, g.key)
+			c.remove(g)
 		}
 	}
+	clear(c.ending)
 	c.ending = c.ending[:0]
 	for i, e := range c.begins {
 		c.out.Push(e)
 		c.begins[i] = stream.Elem{}
 	}
 	c.begins = c.begins[:0]
-	if len(c.evSeen) > 0 {
+	if len(c.evs) > 0 {
 		clear(c.evSeen)
+		clear(c.evs)
+		c.evs = c.evs[:0]
 	}
 }
 
@@ -116,4 +225,4 @@ func (c *Coalesce) Advance(t algebra.Time) {
 
 // Held counts open output intervals and outputs waiting for their time to
 // complete.
-func (c *Coalesce) Held() int { return len(c.groups) + len(c.begins) }
+func (c *Coalesce) Held() int { return c.nGroup + len(c.begins) }

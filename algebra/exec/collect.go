@@ -7,9 +7,14 @@ import (
 
 // Collector materialises a stream into a table.
 type Collector struct {
-	Rel   *algebra.Relation
-	rows  []algebra.Tuple
-	open  map[*stream.Rec]int
+	Rel *algebra.Relation
+	// rows are kept in chunks, each twice the last up to collectChunk and
+	// never grown past its capacity: a growing result is never copied (and
+	// open rows stay where open points); Table copies it once, into a
+	// slice of its exact size.
+	rows  [][]algebra.Tuple
+	n     int
+	open  map[*stream.Rec]*algebra.Tuple
 	Done  bool
 	Count int // elements received
 	// OnElem, when set, is called for each element as it arrives (streaming
@@ -21,7 +26,7 @@ type Collector struct {
 
 // NewCollector makes a collector for a relation's tuples.
 func NewCollector(rel *algebra.Relation) *Collector {
-	return &Collector{Rel: rel, open: map[*stream.Rec]int{}}
+	return &Collector{Rel: rel, open: map[*stream.Rec]*algebra.Tuple{}}
 }
 
 func (c *Collector) Push(e stream.Elem) {
@@ -34,15 +39,14 @@ func (c *Collector) Push(e stream.Elem) {
 	}
 	switch e.Kind {
 	case stream.Begin:
-		c.open[e.Rec] = len(c.rows)
-		c.rows = append(c.rows, algebra.Tuple{Vals: e.Rec.Vals, From: e.T, To: algebra.Forever})
+		c.open[e.Rec] = c.add(algebra.Tuple{Vals: e.Rec.Vals, From: e.T, To: algebra.Forever})
 	case stream.End:
-		if i, ok := c.open[e.Rec]; ok {
-			c.rows[i].To = e.T
+		if row := c.open[e.Rec]; row != nil {
+			row.To = e.T
 			delete(c.open, e.Rec)
 		}
 	case stream.Event:
-		c.rows = append(c.rows, algebra.Tuple{Vals: e.Rec.Vals, From: e.T, To: algebra.Next(e.T)})
+		c.add(algebra.Tuple{Vals: e.Rec.Vals, From: e.T, To: algebra.Next(e.T)})
 	}
 	if c.OnElem != nil {
 		c.OnElem(e)
@@ -55,9 +59,34 @@ func (c *Collector) Advance(t algebra.Time) {
 	}
 }
 
+// collectChunk is the most rows a chunk of a Collector holds.
+const collectChunk = 4096
+
+// add appends a row and returns where it is.
+func (c *Collector) add(t algebra.Tuple) *algebra.Tuple {
+	last := len(c.rows) - 1
+	if last < 0 || len(c.rows[last]) == cap(c.rows[last]) {
+		size := 64
+		if last >= 0 {
+			size = min(2*cap(c.rows[last]), collectChunk)
+		}
+		c.rows = append(c.rows, make([]algebra.Tuple, 0, size))
+		last++
+	}
+	c.rows[last] = append(c.rows[last], t)
+	c.n++
+	return &c.rows[last][len(c.rows[last])-1]
+}
+
 // Table returns the collected tuples, ordered by time then values.
 func (c *Collector) Table() *algebra.Table {
-	t := &algebra.Table{Rel: c.Rel, Rows: append([]algebra.Tuple(nil), c.rows...)}
+	t := &algebra.Table{Rel: c.Rel}
+	if c.n > 0 {
+		t.Rows = make([]algebra.Tuple, 0, c.n)
+	}
+	for _, ch := range c.rows {
+		t.Rows = append(t.Rows, ch...)
+	}
 	t.SortRows()
 	return t
 }

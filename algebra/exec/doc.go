@@ -23,6 +23,11 @@
 //     binding of the other variables, holding the witnesses that may still
 //     decide it, and witness summaries: the earliest or latest begin under
 //     precede, a covering set of spans under overlap).
+//   - Select (select.go) evaluates a block of one variable whose results
+//     are valid at their tuples' own times (the default valid clause, a
+//     when clause over an event itself, begin of in targets and where) as
+//     each tuple comes: no bindings, bounds or output buffer. Network uses
+//     it instead of a Join whenever a block qualifies.
 //   - Coalesce (coalesce.go) makes a result a set: value-equivalent intervals
 //     that overlap or meet are merged and equal events at a chronon are one.
 //   - SetOp (setops.go) is ∩ and ∪ over entity relations.
@@ -34,7 +39,17 @@
 //
 // Network (network.go) compiles plans into operators and RunHistory
 // (history.go) plays a recorded history into them in time order, exactly as
-// live packets will later arrive.
+// live packets will later arrive. RunHistory and RunSource (source.go) do
+// not play a tuple that every reader of its relation rejects for its values
+// alone (a Select's or a join input's where conjuncts over its variable):
+// no reader could act on it or on its End. (RunSource still advances time
+// at its instant; RunHistory, which would not, plays every tuple of a run
+// with gaps: a Cut must see time pass.)
+//
+// Representation: Coalesce groups and join indexes are keyed by
+// algebra.HashTuple and compare keys on a match (a collision is told
+// apart); operators take candidates, entries, result values and records
+// from blocks (slab), so steady state allocates per block, not per tuple.
 //
 // A run may have a memory budget (budget.go): the network checks the
 // operators' held tuples, priced by estimated sizes, and the heap size a

@@ -73,21 +73,42 @@ func (n *Network) RunHistory(h *algebra.History) error {
 			return fmt.Errorf("history has no relation %s", name)
 		}
 		event := t.Rel.IsEvent()
-		begins := make([]stream.Elem, len(t.Rows))
+		// Tuples every reader rejects for their values are not played:
+		// keep lists the others (nil: every row). Not with gaps: a tuple
+		// not played is an instant the network does not see pass, and a
+		// Cut resumes tuples after a gap only once time is seen past it
+		// (RunSource, which reads every tuple, still advances at a
+		// skipped one's time).
+		var keep []int
+		kept := len(t.Rows)
+		if skip := screen(tee); skip != nil && n.opts.Gaps == nil {
+			keep = make([]int, 0, 64)
+			for i := range t.Rows {
+				if !skip(t.Rows[i].Vals) {
+					keep = append(keep, i)
+				}
+			}
+			kept = len(keep)
+			n.Skipped += len(t.Rows) - kept
+		}
+		begins := make([]stream.Elem, kept)
 		var ends []stream.Elem
 		if !event {
-			ends = make([]stream.Elem, 0, len(t.Rows))
+			ends = make([]stream.Elem, 0, kept)
 		}
-		recs := make([]stream.Rec, len(t.Rows)) // one allocation per relation
-		for i := range t.Rows {
-			row := &t.Rows[i]
-			rec := &recs[i]
+		recs := make([]stream.Rec, kept) // one allocation per relation
+		for k := range kept {
+			row := &t.Rows[k]
+			if keep != nil {
+				row = &t.Rows[keep[k]]
+			}
+			rec := &recs[k]
 			*rec = stream.Rec{Vals: row.Vals, From: row.From}
 			if event {
-				begins[i] = stream.Elem{Kind: stream.Event, T: row.From, Rec: rec}
+				begins[k] = stream.Elem{Kind: stream.Event, T: row.From, Rec: rec}
 				continue
 			}
-			begins[i] = stream.Elem{Kind: stream.Begin, T: row.From, Rec: rec}
+			begins[k] = stream.Elem{Kind: stream.Begin, T: row.From, Rec: rec}
 			if row.To != algebra.Forever { // open at the end: ends with the stream
 				ends = append(ends, stream.Elem{Kind: stream.End, T: row.To, Rec: rec})
 			}
@@ -104,7 +125,9 @@ func (n *Network) RunHistory(h *algebra.History) error {
 			streams = append(streams, &sourceSeq{tee: tee, elems: ends})
 		}
 	}
-	if start, end, ok := h.Extent(); ok {
+	if len(n.Clocks) == 0 {
+		// No clock: the extent (a pass over every row) is not needed.
+	} else if start, end, ok := h.Extent(); ok {
 		clocks := make([]int64, 0, len(n.Clocks))
 		for c := range n.Clocks {
 			clocks = append(clocks, c)

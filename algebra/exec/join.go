@@ -105,11 +105,16 @@ type Join struct {
 	grpDone bool
 
 	// scratch
-	slab   []entry
-	keybuf []byte
-	vs     []varSpan
-	bind   []*entry
-	vals   expr.Binding
+	entBlk  slab[entry]
+	keybuf  []byte
+	keyVals []algebra.Value // hashCols' scratch
+	depPool [][]*cand       // emptied deps lists, for reuse (recycleDeps)
+	candBlk slab[cand]
+	valBlk  slab[algebra.Value]
+	recBlk  slab[stream.Rec]
+	vs      []varSpan
+	bind    []*entry
+	vals    expr.Binding
 }
 
 // NewJoin builds the operator. Outputs go to out. sweepMin is the store

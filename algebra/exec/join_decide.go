@@ -43,7 +43,9 @@ func (j *Join) newCand(h algebra.Time, bind []*entry) {
 
 // makeCand makes a candidate of a binding (copied).
 func (j *Join) makeCand(bind []*entry) *cand {
-	c := &cand{}
+	// Candidates are allocated in blocks and never reused: stale heap
+	// items and deps lists may still point at a dead one.
+	c := j.candBlk.one()
 	if j.k <= len(c.entsA) {
 		c.ents, c.vals = c.entsA[:j.k], c.valsA[:j.k]
 	} else {
@@ -155,25 +157,22 @@ func (j *Join) timesOK(c *cand) tri {
 	if t != yes || len(j.tconds) == 0 {
 		return t
 	}
-	b := j.withTimes(c, tv)
-	for _, f := range j.tconds {
-		v, err := f(b)
-		if err != nil {
-			j.st.fail(err)
-			return no
-		}
-		if !v.B() {
-			return no
-		}
+	if !j.st.holds(j.tconds, j.withTimes(c, tv)) {
+		return no
 	}
 	return yes
 }
 
 // times evaluates the Times over j.vs.
 func (j *Join) times() ([]algebra.Value, tri) {
-	out := make([]algebra.Value, len(j.spec.Times))
-	for i, t := range j.spec.Times {
-		s := evalT(t.X, j.vs)
+	return evalTimes(j.spec.Times, j.vs, make([]algebra.Value, len(j.spec.Times)))
+}
+
+// evalTimes evaluates times over vs into out: no when some operand is
+// empty, maybe when some value is not known yet.
+func evalTimes(times []*expr.TimeOf, vs []varSpan, out []algebra.Value) ([]algebra.Value, tri) {
+	for i, t := range times {
+		s := evalT(t.X, vs)
 		switch s.empty {
 		case yes:
 			return nil, no
@@ -249,13 +248,13 @@ func (j *Join) eval(c *cand, h algebra.Time) {
 		c.registered = true
 		for i, e := range c.ents {
 			if e.open && !(j.isExist(i) && !c.sure) {
-				e.deps = append(e.deps, c)
+				j.addDep(e, c)
 			}
 		}
 		if c.grp != nil {
 			for _, e := range c.grp.wits {
 				if e.open {
-					e.deps = append(e.deps, c)
+					j.addDep(e, c)
 				}
 			}
 		}
@@ -311,7 +310,7 @@ func (j *Join) result(c *cand, from algebra.Time) *stream.Rec {
 		tv, _ := j.times()
 		b = j.withTimes(c, tv)
 	}
-	vals := make([]algebra.Value, len(j.targets))
+	vals := j.valBlk.peek(len(j.targets))
 	for i, t := range j.targets {
 		v, err := t(b)
 		if err != nil {
@@ -320,7 +319,28 @@ func (j *Join) result(c *cand, from algebra.Time) *stream.Rec {
 		}
 		vals[i] = v
 	}
-	return &stream.Rec{Vals: vals, From: from}
+	return newRec(&j.recBlk, j.valBlk.take(len(vals)), from)
+}
+
+// addDep registers c as waiting for open entry e's end; an entry's first
+// dependant takes a list from the pool recycleDeps fills.
+func (j *Join) addDep(e *entry, c *cand) {
+	if e.deps == nil {
+		if n := len(j.depPool); n > 0 {
+			e.deps, j.depPool = j.depPool[n-1], j.depPool[:n-1]
+		}
+	}
+	e.deps = append(e.deps, c)
+}
+
+// recycleDeps returns a closed entry's deps list to the pool (at most
+// maxFreeLists lists of at most maxFreeList candidates are kept).
+func (j *Join) recycleDeps(deps []*cand) {
+	if cap(deps) == 0 || cap(deps) > maxFreeList || len(j.depPool) >= maxFreeLists {
+		return
+	}
+	clear(deps)
+	j.depPool = append(j.depPool, deps[:0])
 }
 
 // wakeTime is the least horizon at which evaluating c would decide more than

@@ -38,31 +38,21 @@ func (j *Join) enumerate(i int, ent *entry, h algebra.Time) {
 		}
 		in := j.in[st.v]
 		var list []*entry
+		var ix *index
+		var key []algebra.Value // this step's own buffer: deeper steps have theirs
 		if st.index >= 0 {
-			if len(st.keys) == 1 {
-				v, err := st.keys[0](j.vals)
+			ix = in.idx[st.index]
+			key = st.probe[:0]
+			for _, kf := range st.keys {
+				v, err := kf(j.vals)
 				if err != nil {
 					j.st.fail(err)
 					return
 				}
-				if stringKeyed(v.K) {
-					list = in.idx[st.index].m[v.S]
-				} else {
-					j.keybuf = algebra.AppendKey(j.keybuf[:0], v)
-					list = in.idx[st.index].m[string(j.keybuf)]
-				}
-			} else {
-				j.keybuf = j.keybuf[:0]
-				for _, kf := range st.keys {
-					v, err := kf(j.vals)
-					if err != nil {
-						j.st.fail(err)
-						return
-					}
-					j.keybuf = algebra.AppendKey(j.keybuf, v)
-				}
-				list = in.idx[st.index].m[string(j.keybuf)]
+				key = append(key, v)
 			}
+			st.probe = key
+			list = ix.m[j.st.hash(key)]
 		} else {
 			list = in.entries[in.entHead:]
 		}
@@ -72,8 +62,8 @@ func (j *Join) enumerate(i int, ent *entry, h algebra.Time) {
 			if !j.st.poll() {
 				break
 			}
-			if e.dead {
-				continue
+			if e.dead || ix != nil && !keyMatch(e.rec.Vals, ix.cols, key) {
+				continue // purged, or only its hash collides
 			}
 			j.bind[st.v] = e
 			j.vals[st.v] = e.rec.Vals
@@ -97,16 +87,4 @@ func (j *Join) enumerate(i int, ent *entry, h algebra.Time) {
 	rec(0)
 }
 
-func (j *Join) checks(fs []expr.Fn) bool {
-	for _, f := range fs {
-		ok, err := f(j.vals)
-		if err != nil {
-			j.st.fail(err)
-			return false
-		}
-		if !ok.B() {
-			return false
-		}
-	}
-	return true
-}
+func (j *Join) checks(fs []expr.Fn) bool { return j.st.holds(fs, j.vals) }

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/expr"
 	"github.com/tqmon/tqmon/algebra/stream"
 )
 
@@ -33,13 +34,14 @@ type joinInput struct {
 	sweepMin  int
 	open      map[*stream.Rec]*entry
 	idx       []*index
-	sum       *summary // witness summary of an existential variable, or nil
+	sum       *summary     // witness summary of an existential variable, or nil
+	scr       expr.Binding // rejects' binding
 }
 
 // entry is a tuple of an input: stored when the input is, and the
 // candidates waiting for its end (deps) while it is open.
 type entry struct {
-	key  string // its key in the input's first index
+	hash uint64 // its hash in the input's first index
 	rec  *stream.Rec
 	b, e algebra.Time
 	open bool
@@ -48,6 +50,18 @@ type entry struct {
 }
 
 func (in *joinInput) Push(e stream.Elem) { in.push(e) }
+
+// rejects reports whether the join would drop a tuple of this input for
+// its values alone: a conjunct over this input's variable is false.
+func (in *joinInput) rejects(vals []algebra.Value) bool {
+	if in.i >= len(in.j.filters) || len(in.j.filters[in.i]) == 0 {
+		return false
+	}
+	if in.scr == nil {
+		in.scr = make(expr.Binding, in.j.k)
+	}
+	return rejectedBy(in.j.filters[in.i], in.scr, in.i, vals)
+}
 
 func (in *joinInput) Advance(t algebra.Time) {
 	if in.advance(t) {
@@ -124,15 +138,8 @@ func (j *Join) process(in *joinInput, e stream.Elem) {
 				j.vals[v] = nil
 			}
 			j.vals[in.i] = vals
-			for _, f := range fs {
-				ok, err := f(j.vals)
-				if err != nil {
-					j.st.fail(err)
-					return
-				}
-				if !ok.B() {
-					return
-				}
+			if !j.checks(fs) {
+				return
 			}
 		}
 		var sumKey string
@@ -142,7 +149,7 @@ func (j *Join) process(in *joinInput, e stream.Elem) {
 				return
 			}
 		}
-		ent := j.newEntry()
+		ent := j.entBlk.one()
 		ent.rec, ent.b = e.Rec, e.T
 		h := algebra.Next(e.T) // Ends at e.T are done
 		switch e.Kind {
@@ -166,11 +173,11 @@ func (j *Join) process(in *joinInput, e stream.Elem) {
 				in.minB = min(in.minB, ent.b)
 			}
 			for i, ix := range in.idx {
-				var key string
-				key, j.keybuf = indexKey(j.keybuf, vals, ix.cols)
-				ix.m[key] = append(ix.m[key], ent)
+				var h uint64
+				h, j.keyVals = j.hashCols(vals, ix.cols)
+				ix.add(h, ent)
 				if i == 0 {
-					ent.key = key
+					ent.hash = h
 				}
 			}
 			if ent.open {
@@ -192,17 +199,6 @@ func (j *Join) process(in *joinInput, e stream.Elem) {
 	}
 }
 
-// newEntry takes an entry from the current slab (entries are allocated
-// 256 at a time).
-func (j *Join) newEntry() *entry {
-	if len(j.slab) == 0 {
-		j.slab = make([]entry, 256)
-	}
-	e := &j.slab[0]
-	j.slab = j.slab[1:]
-	return e
-}
-
 // close records that an open entry's valid time ends at t and decides what
 // that settles.
 func (j *Join) close(in *joinInput, ent *entry, t algebra.Time) {
@@ -221,6 +217,7 @@ func (j *Join) close(in *joinInput, ent *entry, t algebra.Time) {
 			j.eval(c, t)
 		}
 	}
+	j.recycleDeps(deps)
 	// A tuple that has just ended often cannot meet any later one (with
 	// the default clauses, never): drop it now rather than at a sweep.
 	// Tuples at this time may still come, so the future begins at t.

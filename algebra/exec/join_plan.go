@@ -5,18 +5,84 @@ import (
 	"github.com/tqmon/tqmon/algebra/expr"
 )
 
-// index is a hash index on columns cols of an input's stored tuples.
+// index is a hash index on columns cols of an input's stored tuples, by
+// the algebra.HashTuple of their values there: a list may hold entries
+// whose keys only collide, so a probe compares keys (keyMatch). Emptied
+// lists are kept for reuse (free), so steady state allocates none.
 type index struct {
 	cols []int
-	m    map[string][]*entry
+	m    map[uint64][]*entry
+	free [][]*entry
+}
+
+// add stores e under hash h.
+func (ix *index) add(h uint64, e *entry) {
+	list, ok := ix.m[h]
+	if !ok {
+		if n := len(ix.free); n > 0 {
+			list, ix.free = ix.free[n-1], ix.free[:n-1]
+		}
+	}
+	ix.m[h] = append(list, e)
+}
+
+// remove takes e out of the list of hash h.
+func (ix *index) remove(h uint64, e *entry) {
+	list := ix.m[h]
+	for i, x := range list {
+		if x == e {
+			last := len(list) - 1
+			list[i] = list[last]
+			list[last] = nil
+			list = list[:last]
+			break
+		}
+	}
+	if len(list) > 0 {
+		ix.m[h] = list
+		return
+	}
+	delete(ix.m, h)
+	if cap(list) <= maxFreeList && len(ix.free) < maxFreeLists {
+		ix.free = append(ix.free, list)
+	}
+}
+
+// Bounds on the lists an index keeps for reuse: at most maxFreeLists,
+// each of at most maxFreeList entries (a longer one is left to the
+// collector).
+const (
+	maxFreeList  = 64
+	maxFreeLists = 4096
+)
+
+// hashCols is the hash of vals at cols (the run's hash of those values,
+// gathered in j.keyVals, which it returns).
+func (j *Join) hashCols(vals []algebra.Value, cols []int) (uint64, []algebra.Value) {
+	buf := j.keyVals[:0]
+	for _, c := range cols {
+		buf = append(buf, vals[c])
+	}
+	return j.st.hash(buf), buf
+}
+
+// keyMatch reports whether vals at cols have the keys of key.
+func keyMatch(vals []algebra.Value, cols []int, key []algebra.Value) bool {
+	for i, c := range cols {
+		if !algebra.KeysEqual(vals[c:c+1], key[i:i+1]) {
+			return false
+		}
+	}
+	return true
 }
 
 // step binds one more variable while enumerating bindings.
 type step struct {
 	v      int
-	index  int       // index of input v to probe, or -1 to scan its store
-	keys   []expr.Fn // probe key, from variables already bound
-	checks []expr.Fn // conjuncts whose variables are all bound after this step
+	index  int             // index of input v to probe, or -1 to scan its store
+	keys   []expr.Fn       // probe key, from variables already bound
+	probe  []algebra.Value // the probe key's values (scratch)
+	checks []expr.Fn       // conjuncts whose variables are all bound after this step
 	// exTail: this step and every later one bind existential variables.
 	exTail bool
 }
@@ -139,7 +205,7 @@ func (in *joinInput) indexFor(cols []int) int {
 			return i
 		}
 	}
-	in.idx = append(in.idx, &index{cols: cols, m: map[string][]*entry{}})
+	in.idx = append(in.idx, &index{cols: cols, m: map[uint64][]*entry{}})
 	return len(in.idx) - 1
 }
 

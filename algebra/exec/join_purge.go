@@ -11,25 +11,11 @@ func (j *Join) kill(in *joinInput, e *entry) {
 	in.nLive--
 	in.nDead++
 	for i, ix := range in.idx {
-		key := e.key
+		h := e.hash
 		if i > 0 {
-			key, j.keybuf = indexKey(j.keybuf, e.rec.Vals, ix.cols)
+			h, j.keyVals = j.hashCols(e.rec.Vals, ix.cols)
 		}
-		list := ix.m[key]
-		for i, x := range list {
-			if x == e {
-				last := len(list) - 1
-				list[i] = list[last]
-				list[last] = nil
-				list = list[:last]
-				break
-			}
-		}
-		if len(list) == 0 {
-			delete(ix.m, key)
-		} else {
-			ix.m[key] = list
-		}
+		ix.remove(h, e)
 	}
 	if e.open {
 		in.nOpen--

@@ -16,6 +16,9 @@ type Stmt struct {
 	Retrieve *check.Retrieve
 	Plan     plan.Node
 	Join     *Join
+	// Select runs the block instead of Join when it has one variable and
+	// its results are valid at their tuples' own times (select.go).
+	Select   *Select
 	Coalesce *Coalesce
 	Result   *Collector
 	out      *stream.Tee // the coalesced result, to the collector and later statements
@@ -40,6 +43,9 @@ type Network struct {
 	Alphas []*Alpha
 	// Consts are constant entity relations (α arguments).
 	Consts []*ConstSource
+	// Skipped counts the source tuples the driver (RunHistory, RunSource)
+	// did not play because every reader rejects them for their values.
+	Skipped int
 
 	st      *runState
 	holders []holding
@@ -71,6 +77,9 @@ type Options struct {
 	// each statement's result is cut out of the gaps of the relations it
 	// reads (Cut).
 	Gaps Gaps
+	// collide (tests only) makes every key's hash one of two values, so
+	// that Coalesce and join indexes must tell colliding keys apart.
+	collide bool
 }
 
 // Build compiles plans (one per statement, in order) into a network.
@@ -80,13 +89,16 @@ func Build(cat *algebra.Catalog, stmts []*check.Retrieve, plans []plan.Node, opt
 		Clocks:      map[int64]*stream.Tee{},
 		Heartbeat:   &stream.Tee{},
 		ClockPeriod: algebra.DefaultClockPeriod,
-		st:          &runState{},
+		st:          &runState{hash: algebra.HashTuple},
 		opts:        opts,
 		byStmt:      map[*check.Retrieve]*Stmt{},
 	}
 	reads := map[*check.Retrieve][]string{}
 	if cat != nil {
 		n.ClockPeriod = cat.ClockPeriod
+	}
+	if opts.collide {
+		n.st.hash = func(vals []algebra.Value) uint64 { return algebra.HashTuple(vals) & 1 }
 	}
 	if b := opts.Budget; b != nil && b.Limit > 0 {
 		n.st.check = n.checkBudget
@@ -96,13 +108,12 @@ func Build(cat *algebra.Catalog, stmts []*check.Retrieve, plans []plan.Node, opt
 		s := &Stmt{Retrieve: r, Plan: plans[i]}
 		s.Result = NewCollector(r.Result)
 		var out *stream.Tee
-		var j *Join
-		var c *Coalesce
+		var ops blockOps
 		var err error
 		if ap, ok := plans[i].(*plan.Apply); ok {
 			out, err = n.apply(ap)
 		} else {
-			out, j, c, err = n.block(plans[i])
+			out, ops, err = n.block(plans[i])
 		}
 		if err != nil {
 			if r.Name != "" {
@@ -118,7 +129,7 @@ func Build(cat *algebra.Catalog, stmts []*check.Retrieve, plans []plan.Node, opt
 				out = cut
 			}
 		}
-		s.out, s.Join, s.Coalesce = out, j, c
+		s.out, s.Join, s.Select, s.Coalesce = out, ops.j, ops.sel, ops.c
 		out.Add(s.Result)
 		n.byStmt[r] = s
 		n.Stmts = append(n.Stmts, s)
@@ -126,41 +137,57 @@ func Build(cat *algebra.Catalog, stmts []*check.Retrieve, plans []plan.Node, opt
 	return n, nil
 }
 
+// blockOps are the operators of a retrieve block: a Join or a Select, and
+// a Coalesce unless the result is a bag.
+type blockOps struct {
+	j   *Join
+	sel *Select
+	c   *Coalesce
+}
+
 // block compiles a retrieve block (π over πT over σ, σT, ×, ⋈ of leaves)
-// into a Join and a Coalesce, and returns the coalesced output.
-func (n *Network) block(root plan.Node) (*stream.Tee, *Join, *Coalesce, error) {
+// into a Join (a Select when it qualifies) and a Coalesce, and returns the
+// coalesced output.
+func (n *Network) block(root plan.Node) (*stream.Tee, blockOps, error) {
+	var ops blockOps
 	spec, leaves, err := compileBlock(root)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, ops, err
 	}
 	srcs := make([]*stream.Tee, len(leaves))
 	spec.MaxLate = make([]algebra.Time, len(leaves))
 	for v, leaf := range leaves {
 		t, late, err := n.rel(leaf)
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, ops, err
 		}
 		srcs[v], spec.MaxLate[v] = t, late
 	}
 	out := &stream.Tee{}
-	var c *Coalesce
 	var jout stream.Receiver = out
 	if pr, _ := root.(*plan.Project); pr == nil || !pr.Bag {
-		c = NewCoalesce(out)
-		jout = c
+		ops.c = NewCoalesce(out)
+		ops.c.hash = n.st.hash
+		jout = ops.c
 	}
-	j := NewJoin(spec, jout, n.st, n.opts.SweepMin)
-	n.hold(j, blockLabel(leaves))
-	if c != nil {
-		n.hold(c, "coalesce")
+	if selectable(&spec) {
+		ops.sel = NewSelect(spec, jout, n.st)
+		n.hold(ops.sel, blockLabel(leaves))
+		srcs[0].Add(ops.sel)
+	} else {
+		ops.j = NewJoin(spec, jout, n.st, n.opts.SweepMin)
+		n.hold(ops.j, blockLabel(leaves))
+		if len(leaves) == 0 {
+			n.Heartbeat.Add(ops.j.Input(0))
+		}
+		for v, t := range srcs {
+			t.Add(ops.j.Input(v))
+		}
 	}
-	if len(leaves) == 0 {
-		n.Heartbeat.Add(j.Input(0))
+	if ops.c != nil {
+		n.hold(ops.c, "coalesce")
 	}
-	for v, t := range srcs {
-		t.Add(j.Input(v))
-	}
-	return out, j, c, nil
+	return out, ops, nil
 }
 
 func (n *Network) sourceTee(name string) *stream.Tee {
@@ -209,7 +236,7 @@ func (n *Network) rel(node plan.Node) (*stream.Tee, algebra.Time, error) {
 				In:    &plan.Scan{Var: 0, VarName: x.Rel.Name, Rel: x.Rel},
 			},
 		}
-		out, _, _, err := n.block(block)
+		out, _, err := n.block(block)
 		return out, 0, err
 	case *plan.Const:
 		c := &ConstSource{Vals: x.Vals, Out: &stream.Tee{}}
@@ -245,7 +272,7 @@ func (n *Network) rel(node plan.Node) (*stream.Tee, algebra.Time, error) {
 		r.Add(op.Input(1))
 		return out, 0, nil
 	case *plan.Project:
-		out, _, _, err := n.block(x)
+		out, _, err := n.block(x)
 		return out, 0, err
 	case *plan.Apply:
 		out, err := n.apply(x)
@@ -536,6 +563,7 @@ func (n *Network) apply(x *plan.Apply) (*stream.Tee, error) {
 	var dst stream.Receiver = out
 	if !x.Bag {
 		c := NewCoalesce(out)
+		c.hash = n.st.hash
 		n.hold(c, "coalesce")
 		dst = c
 	}

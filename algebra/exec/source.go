@@ -64,6 +64,14 @@ func (n *Network) RunSource(src stream.Source, window *algebra.Window) (int, err
 			}
 		}
 	}
+	// Tuples every reader rejects for their values (and their Ends) are
+	// not played.
+	skip := map[string]func([]algebra.Value) bool{}
+	for name, tee := range n.Sources {
+		if f := screen(tee); f != nil {
+			skip[name] = f
+		}
+	}
 	count := 0
 	have := false
 	var cur algebra.Time
@@ -93,6 +101,12 @@ func (n *Network) RunSource(src stream.Source, window *algebra.Window) (int, err
 			cur, have = e.T, true
 		}
 		if tee := n.Sources[rel]; tee != nil {
+			if f := skip[rel]; f != nil && e.Rec != nil && f(e.Rec.Vals) {
+				if e.Kind != stream.End {
+					n.Skipped++
+				}
+				continue
+			}
 			tee.Push(e)
 		}
 	}
