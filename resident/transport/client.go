@@ -95,14 +95,9 @@ func dialWith(ctx context.Context, addr, token string, d net.Dialer) (wire.Conn,
 		}
 		return fail(fmt.Errorf("transport: %s: handshake: %w", addr, err))
 	}
-	hello := new(wire.Hello)
-	if err := hello.UnmarshalBinary(f.b); err != nil {
-		var ve *wire.VersionError
-		if errors.As(err, &ve) {
-			return fail(fmt.Errorf("transport: %s: the resident speaks protocol version %d; this monitor speaks version %d: %w",
-				addr, ve.Got, wire.Version, err))
-		}
-		return fail(fmt.Errorf("transport: %s: handshake: %w", addr, err))
+	hello, err := ParseHello("transport: "+addr, f.b)
+	if err != nil {
+		return fail(err)
 	}
 	if !stop() { // ctx ended during the handshake
 		return fail(fmt.Errorf("transport: %s: handshake interrupted", addr))

@@ -178,3 +178,19 @@ func (s *Sender) Bye(after func()) {
 		after()
 	}
 }
+
+// ParseHello decodes a resident's handshake frame; a resident speaking
+// another protocol version is refused, naming both versions. where names
+// the resident in errors.
+func ParseHello(where string, b []byte) (*wire.Hello, error) {
+	hello := new(wire.Hello)
+	if err := hello.UnmarshalBinary(b); err != nil {
+		var ve *wire.VersionError
+		if errors.As(err, &ve) {
+			return nil, fmt.Errorf("%s: the resident speaks protocol version %d; this monitor speaks version %d: %w",
+				where, ve.Got, wire.Version, err)
+		}
+		return nil, fmt.Errorf("%s: handshake: %w", where, err)
+	}
+	return hello, nil
+}
