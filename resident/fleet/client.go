@@ -90,6 +90,9 @@ func Dial(ctx context.Context, nc *nats.Conn, host string, o DialOptions) (wire.
 		c.out.Bye(nil)
 		return nil, err
 	}
+	// The monitor names the resident by its host: two demo hosts both
+	// announce "demo".
+	hello.Name = host
 	c.hello = hello
 	c.heard.Store(time.Now().UnixNano())
 	go c.watch()
@@ -114,6 +117,7 @@ type conn struct {
 	busy  atomic.Bool  // the callback waits for Recv: not silence
 
 	closeOnce sync.Once
+	release   func() // after Close (DialHosts: the last closes the NATS connection)
 }
 
 func (c *conn) Hello() *wire.Hello { return c.hello }
@@ -214,8 +218,52 @@ func (c *conn) Close() error {
 		c.out.Bye(nil)
 		c.ahead.Finish(wire.ErrClosed)
 		c.sub.Unsubscribe()
+		if c.release != nil {
+			c.release()
+		}
 	})
 	return nil
+}
+
+// DialHosts connects to the NATS server at url (with token when set),
+// finds the hosts glob matches (Hosts) and opens a session with each.
+// The NATS connection closes with the last session. On error nothing
+// stays open.
+func DialHosts(ctx context.Context, url, token, glob string, o DialOptions) ([]wire.Conn, error) {
+	nc, err := Connect(url, token, "tqmon monitor")
+	if err != nil {
+		return nil, err
+	}
+	hosts, err := Hosts(ctx, nc, glob)
+	if err != nil {
+		nc.Close()
+		return nil, err
+	}
+	var (
+		mu   sync.Mutex
+		open = len(hosts)
+	)
+	release := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if open--; open == 0 {
+			nc.Close()
+		}
+	}
+	var conns []wire.Conn
+	for _, h := range hosts {
+		c, err := Dial(ctx, nc, h, o)
+		if err != nil {
+			for _, c := range conns {
+				c.Close()
+			}
+			nc.Close()
+			return nil, err
+		}
+		c.(*conn).release = release
+		conns = append(conns, c)
+	}
+	return conns, nil
 }
 
 // DiscoverWait is how long Hosts collects answers.
