@@ -107,7 +107,7 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error
 	case n > 1:
 		return usageErr(errors.New("give one of --history DIR, --db DB or --connect ADDR"))
 	case n == 0:
-		return usageErr(errors.New("query needs --history DIR (a directory with a .sdl file and CSV files), --db DB (a database) --connect ADDR (a resident monitor) or --nats URL (a fleet's hosts)"))
+		return usageErr(errors.New("query needs --history DIR (a directory with a .sdl file and CSV files), --db DB (a database), --connect ADDR (a resident monitor) or --nats URL (a fleet's hosts)"))
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()

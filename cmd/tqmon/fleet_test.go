@@ -1,0 +1,146 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tqmon/tqmon/resident/kernel/kerneltest"
+)
+
+// startServe runs tqmon serve on a free loopback port and returns its URL.
+func startServe(t *testing.T, bin string) string {
+	t.Helper()
+	srv := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data", t.TempDir())
+	out, err := srv.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		srv.Process.Signal(os.Interrupt)
+		srv.Wait()
+	})
+	url, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || !strings.HasPrefix(url, "nats://127.0.0.1:") {
+		t.Fatalf("tqmon serve printed %q (%v)", url, err)
+	}
+	return strings.TrimSpace(url)
+}
+
+// TestFleetTwoHosts: tqmon serve, two demo hosts joining it and a third
+// the glob leaves out; ResumedbyP1 over --nats --hosts 'web-*' is the
+// query over the union of the two web hosts' truths. (The hosts' entity
+// relations are not one entity's — each host has its own P1 — so the
+// union holds the sensed relations only, which is all the query reads.)
+func TestFleetTwoHosts(t *testing.T) {
+	bin := binary(t)
+	dir := t.TempDir()
+	url := startServe(t, bin)
+	q := filepath.Join(root, "testdata", "paper", "resumed_by_p1.tq")
+	var hosts []*exec.Cmd
+	var truths []string
+	for i, h := range []string{"web-1", "web-2", "db-1"} {
+		tr := filepath.Join(dir, "truth-"+h)
+		cmd := exec.Command(bin, "demo", "--subject", "--nats", url, "--host", h, "--duration", "700ms",
+			"--seed", fmt.Sprint(30+i), "--truth", tr)
+		var serr strings.Builder
+		cmd.Stderr = &serr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer cmd.Process.Kill()
+		waitFor(t, h+" joining", 10*time.Second, func() bool { return strings.Contains(serr.String(), "serving on") })
+		hosts = append(hosts, cmd)
+		if strings.HasPrefix(h, "web-") {
+			truths = append(truths, tr)
+		}
+	}
+	// A second web-1 is refused, naming the host.
+	if out, err := exec.Command(bin, "demo", "--subject", "--nats", url, "--host", "web-1").CombinedOutput(); err == nil || !strings.Contains(string(out), `"web-1"`) {
+		t.Errorf("a second web-1: %v\n%s", err, out)
+	}
+	mon := exec.Command(bin, "query", "--nats", url, "--hosts", "web-*", "-f", q, "--format", "csv", "--time-format", "ns", "--stats")
+	var monErr strings.Builder
+	mon.Stderr = &monErr
+	out, err := mon.Output()
+	if err != nil {
+		t.Fatalf("monitor: %v\n%s", err, monErr.String())
+	}
+	// db-1 was left out: nobody asked it to start (it waits for a monitor).
+	hosts[2].Process.Kill()
+	for _, h := range hosts[:2] {
+		if err := h.Wait(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "truth-db-1")); err == nil {
+		t.Error("db-1 ran: the glob did not leave it out")
+	}
+	merged := mergeTruths(t, dir, truths)
+	code, want, stderr := tqmon(t, "query", "--history", merged, "-f", q, "--format", "csv", "--time-format", "ns")
+	if code != 0 {
+		t.Fatalf("query over the merged truth: %s", stderr)
+	}
+	g, w := sortedRows(string(out)), sortedRows(want)
+	if len(w) == 0 {
+		t.Fatal("no result over the truths: the run was too short")
+	}
+	if !slices.Equal(g, w) {
+		t.Errorf("fleet rows (%d) differ from the union of the truths' (%d)\n%s", len(g), len(w), monErr.String())
+	}
+}
+
+// TestKernelResidentOnNATS: the kernel resident joins a fleet as a host
+// and a monitor reaches it by name. Needs root and BPF (kerneltest.Need
+// skips, saying so, otherwise).
+func TestKernelResidentOnNATS(t *testing.T) {
+	kerneltest.Need(t)
+	bin := binary(t)
+	url := startServe(t, bin)
+	res := exec.Command(bin, "resident", "--kernel", "--nats", url, "--host", "k-1")
+	stderr, _ := res.StderrPipe()
+	if err := res.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		res.Process.Signal(os.Interrupt)
+		res.Wait()
+	}()
+	line, _ := bufio.NewReader(stderr).ReadString('\n')
+	if !strings.Contains(line, "as host k-1") {
+		t.Fatalf("resident: %q", line)
+	}
+	work := kerneltest.BuildC(t, "../../resident/kernel/testdata/workload.c", true)
+	busy := exec.Command(work, "100000000", "0", filepath.Join(t.TempDir(), "cpu"))
+	if err := busy.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { busy.Process.Kill(); busy.Wait() }()
+	out, err := exec.Command(bin, "query", "--nats", url, "--hosts", "k-*", "--duration", "2s", "--format", "csv", "--allow-loss",
+		"--param", fmt.Sprintf("p=%d", busy.Process.Pid),
+		"-e", `range of s is Syscall retrieve (s.Process, s.Name) where s.Process = $p`).Output()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errText(err))
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	want := fmt.Sprintf("%d,getppid,", busy.Process.Pid)
+	if len(lines) < 100 {
+		t.Errorf("only %d lines", len(lines))
+	}
+	for _, l := range lines[1:] {
+		if !strings.HasPrefix(l, want) {
+			t.Errorf("a row of another process or call: %q", l)
+			break
+		}
+	}
+	kerneltest.WaitPrograms(t, "nothing attached once the monitor left", func(p []string) bool { return len(p) == 0 })
+}
