@@ -144,3 +144,37 @@ func TestKernelResidentOnNATS(t *testing.T) {
 	}
 	kerneltest.WaitPrograms(t, "nothing attached once the monitor left", func(p []string) bool { return len(p) == 0 })
 }
+
+// TestFleetHostKilledIsLost: a host that dies (SIGKILL: no end frame, no
+// heartbeat) is reported lost after the 10 s silence bound, and the query
+// exits 3, as a lost --connect session does.
+func TestFleetHostKilledIsLost(t *testing.T) {
+	bin := binary(t)
+	url := startServe(t, bin)
+	host := exec.Command(bin, "demo", "--subject", "--nats", url, "--host", "web-9", "--duration", "60s")
+	var serr strings.Builder
+	host.Stderr = &serr
+	if err := host.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer host.Process.Kill()
+	waitFor(t, "web-9 joining", 10*time.Second, func() bool { return strings.Contains(serr.String(), "serving on") })
+	mon := exec.Command(bin, "query", "--nats", url, "--duration", "40s", "--format", "csv",
+		"-f", filepath.Join(root, "testdata", "paper", "resumed_by_p1.tq"))
+	var monErr strings.Builder
+	mon.Stderr = &monErr
+	if err := mon.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	host.Process.Kill()
+	killed := time.Now()
+	err := mon.Wait()
+	took := time.Since(killed)
+	if code := exitCode(err); code != 3 || !strings.Contains(monErr.String(), "session lost") || !strings.Contains(monErr.String(), "web-9") {
+		t.Fatalf("exit %d after the host died; stderr:\n%s", code, monErr.String())
+	}
+	if took < 9*time.Second || took > 30*time.Second {
+		t.Errorf("lost %v after the host died; the silence bound is 10 s", took)
+	}
+}
