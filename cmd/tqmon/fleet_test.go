@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -85,18 +84,7 @@ func TestFleetTwoHosts(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "truth-db-1")); err == nil {
 		t.Error("db-1 ran: the glob did not leave it out")
 	}
-	merged := mergeTruths(t, dir, truths)
-	code, want, stderr := tqmon(t, "query", "--history", merged, "-f", q, "--format", "csv", "--time-format", "ns")
-	if code != 0 {
-		t.Fatalf("query over the merged truth: %s", stderr)
-	}
-	g, w := sortedRows(string(out)), sortedRows(want)
-	if len(w) == 0 {
-		t.Fatal("no result over the truths: the run was too short")
-	}
-	if !slices.Equal(g, w) {
-		t.Errorf("fleet rows (%d) differ from the union of the truths' (%d)\n%s", len(g), len(w), monErr.String())
-	}
+	sameAsTruths(t, string(out), dir, truths, "-f", q)
 }
 
 // TestKernelResidentOnNATS: the kernel resident joins a fleet as a host
@@ -119,29 +107,7 @@ func TestKernelResidentOnNATS(t *testing.T) {
 	if !strings.Contains(line, "as host k-1") {
 		t.Fatalf("resident: %q", line)
 	}
-	work := kerneltest.BuildC(t, "../../resident/kernel/testdata/workload.c", true)
-	busy := exec.Command(work, "100000000", "0", filepath.Join(t.TempDir(), "cpu"))
-	if err := busy.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { busy.Process.Kill(); busy.Wait() }()
-	out, err := exec.Command(bin, "query", "--nats", url, "--hosts", "k-*", "--duration", "2s", "--format", "csv", "--allow-loss",
-		"--param", fmt.Sprintf("p=%d", busy.Process.Pid),
-		"-e", `range of s is Syscall retrieve (s.Process, s.Name) where s.Process = $p`).Output()
-	if err != nil {
-		t.Fatalf("%v\n%s", err, errText(err))
-	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	want := fmt.Sprintf("%d,getppid,", busy.Process.Pid)
-	if len(lines) < 100 {
-		t.Errorf("only %d lines", len(lines))
-	}
-	for _, l := range lines[1:] {
-		if !strings.HasPrefix(l, want) {
-			t.Errorf("a row of another process or call: %q", l)
-			break
-		}
-	}
+	getppidRows(t, bin, "--nats", url, "--hosts", "k-*")
 	kerneltest.WaitPrograms(t, "nothing attached once the monitor left", func(p []string) bool { return len(p) == 0 })
 }
 

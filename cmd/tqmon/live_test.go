@@ -191,18 +191,7 @@ retrieve (Sender = s.Process, Waiter = w.Process) valid at end of w where s.Mail
 			t.Fatal(err)
 		}
 	}
-	merged := mergeTruths(t, dir, truths)
-	code, want, stderr := tqmon(t, "query", "--history", merged, "-e", q, "--format", "csv", "--time-format", "ns")
-	if code != 0 {
-		t.Fatalf("query over the merged truth: %s", stderr)
-	}
-	g, w := sortedRows(string(out)), sortedRows(want)
-	if len(w) == 0 {
-		t.Fatal("no result over the truths: the run was too short")
-	}
-	if !slices.Equal(g, w) {
-		t.Errorf("live rows (%d) differ from the merged truth's (%d)", len(g), len(w))
-	}
+	sameAsTruths(t, string(out), dir, truths, "-e", q)
 }
 
 // mergeTruths writes the union of the subjects' ground truths as one
@@ -243,4 +232,22 @@ func mergeTruths(t *testing.T, dir string, truths []string) string {
 		}
 	}
 	return merged
+}
+
+// sameAsTruths checks a live run's CSV output (times in ns) against the
+// query (source flags src) over the union of the subjects' truths.
+func sameAsTruths(t *testing.T, out, dir string, truths []string, src ...string) {
+	t.Helper()
+	merged := mergeTruths(t, dir, truths)
+	code, want, stderr := tqmon(t, append(append([]string{"query", "--history", merged}, src...), "--format", "csv", "--time-format", "ns")...)
+	if code != 0 {
+		t.Fatalf("query over the merged truth: %s", stderr)
+	}
+	g, w := sortedRows(out), sortedRows(want)
+	if len(w) == 0 {
+		t.Fatal("no result over the truths: the run was too short")
+	}
+	if !slices.Equal(g, w) {
+		t.Errorf("live rows (%d) differ from the union of the truths' (%d)", len(g), len(w))
+	}
 }
