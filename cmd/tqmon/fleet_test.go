@@ -94,19 +94,7 @@ func TestKernelResidentOnNATS(t *testing.T) {
 	kerneltest.Need(t)
 	bin := binary(t)
 	url := startServe(t, bin)
-	res := exec.Command(bin, "resident", "--kernel", "--nats", url, "--host", "k-1")
-	stderr, _ := res.StderrPipe()
-	if err := res.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		res.Process.Signal(os.Interrupt)
-		res.Wait()
-	}()
-	line, _ := bufio.NewReader(stderr).ReadString('\n')
-	if !strings.Contains(line, "as host k-1") {
-		t.Fatalf("resident: %q", line)
-	}
+	startResident(t, bin, "as host k-1", "--nats", url, "--host", "k-1")
 	getppidRows(t, bin, "--nats", url, "--hosts", "k-*")
 	kerneltest.WaitPrograms(t, "nothing attached once the monitor left", func(p []string) bool { return len(p) == 0 })
 }

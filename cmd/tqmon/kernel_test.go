@@ -80,19 +80,7 @@ func TestKernelResidentDaemon(t *testing.T) {
 	kerneltest.Need(t)
 	bin := binary(t)
 	sock := filepath.Join(t.TempDir(), "k.sock")
-	res := exec.Command(bin, "resident", "--kernel", "--listen", sock)
-	stderr, _ := res.StderrPipe()
-	if err := res.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		res.Process.Signal(os.Interrupt)
-		res.Wait()
-	}()
-	line, _ := bufio.NewReader(stderr).ReadString('\n')
-	if !strings.Contains(line, "serving") {
-		t.Fatalf("resident: %q", line)
-	}
+	startResident(t, bin, "serving", "--listen", sock)
 	time.Sleep(200 * time.Millisecond)
 	if p, _ := kernel.OurPrograms(); len(p) != 0 {
 		t.Fatalf("programs attached with no monitor: %v", p)
@@ -317,5 +305,24 @@ func getppidRows(t *testing.T, bin string, reach ...string) {
 			t.Errorf("a row of another process or call: %q", l)
 			break
 		}
+	}
+}
+
+// startResident runs tqmon resident --kernel with args until the test
+// ends, once its first line on stderr says want.
+func startResident(t *testing.T, bin, want string, args ...string) {
+	t.Helper()
+	res := exec.Command(bin, append([]string{"resident", "--kernel"}, args...)...)
+	stderr, _ := res.StderrPipe()
+	if err := res.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		res.Process.Signal(os.Interrupt)
+		res.Wait()
+	})
+	line, _ := bufio.NewReader(stderr).ReadString('\n')
+	if !strings.Contains(line, want) {
+		t.Fatalf("resident: %q", line)
 	}
 }
