@@ -292,6 +292,9 @@ func Open(ctx context.Context, o Options) (Subject, error) {
 	if o.Given() != 1 {
 		return nil, badInput(errors.New("give one of --history DIR, --db DB, --connect ADDR or --nats URL, --demo or --kernel"))
 	}
+	if o.Hosts != "" && o.NATS == "" {
+		return nil, badInput(errors.New("--hosts GLOB goes with --nats URL (it chooses among a NATS server's hosts)"))
+	}
 	s, err := open(ctx, o)
 	if err != nil || o.MaxMemory <= 0 {
 		return s, err

@@ -82,8 +82,8 @@ func newQueryCmd(stdout, stderr io.Writer) *cobra.Command {
 }
 
 func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error {
-	if f.display != "" && len(f.connect) == 0 && !f.kernel.on {
-		return usageErr(errors.New("--display goes with --connect or --kernel; to play a recorded history into a display, use tqmon view --history DIR --display SPEC"))
+	if f.display != "" && len(f.connect) == 0 && f.nats.url == "" && !f.kernel.on {
+		return usageErr(errors.New("--display goes with --connect, --nats or --kernel; to play a recorded history into a display, use tqmon view --history DIR --display SPEC"))
 	}
 	if len(f.srcs) == 0 && f.display == "" {
 		return usageErr(errors.New("query needs at least one -f FILE or -e TEXT"))
@@ -121,6 +121,9 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error
 		title := "tqmon query --kernel"
 		if len(f.connect) > 0 {
 			title = "tqmon query --connect " + strings.Join(f.connect, " ")
+		}
+		if f.nats.url != "" {
+			title = "tqmon query --nats " + f.nats.url
 		}
 		if f.duration > 0 {
 			var cancel context.CancelFunc
