@@ -105,7 +105,7 @@ func TestRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if c.Hello().Name != "fake" {
+	if h := c.Hello(); h.Name != "web-1" || !slices.Equal(h.Sensors, []string{"S"}) { // named by its host
 		t.Fatalf("hello %+v", c.Hello())
 	}
 	if err := c.Send(&wire.Command{Kind: wire.CEnable, Sensor: 0, Entity: "x"}); err != nil {
