@@ -116,6 +116,9 @@ type connState struct {
 	done  bool
 	ids   map[string]uint16 // sensor name → id
 	types map[string]uint16 // entity type → id
+	// counts are this resident's last cumulative counts per sensor:
+	// LiveStats sums the residents' (each batch adds what grew).
+	counts map[uint16]wire.Count
 
 	// Observation: sent commands have been sent; the run watches this
 	// resident from the first batch saying the first need of them were
@@ -609,8 +612,15 @@ func (st *connState) take(b *wire.Batch, cat *algebra.Catalog, stats *LiveStats,
 	for _, c := range b.Counts {
 		if int(c.Sensor) < len(st.hello.Sensors) {
 			name := st.hello.Sensors[c.Sensor]
-			stats.Wanted[name] = c.Wanted
-			stats.Dropped[name] = c.Drops
+			if st.counts == nil {
+				st.counts = map[uint16]wire.Count{}
+			}
+			// Cumulative per resident: add what grew since its last
+			// batch, so several residents' counts sum.
+			prev := st.counts[c.Sensor]
+			stats.Wanted[name] += c.Wanted - min(prev.Wanted, c.Wanted)
+			stats.Dropped[name] += c.Drops - min(prev.Drops, c.Drops)
+			st.counts[c.Sensor] = wire.Count{Sensor: c.Sensor, Wanted: max(prev.Wanted, c.Wanted), Drops: max(prev.Drops, c.Drops)}
 		}
 	}
 	// Drops a batch made before the run's commands took effect reports

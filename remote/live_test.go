@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -546,5 +547,42 @@ retrieve (s.Process, s.Mailbox) where p.Process = s.Process and p.State = "` + s
 			}
 			t.Logf("packets %v; %d of %d sends by a %s process", st.Packets, in, all, c.state)
 		})
+	}
+}
+
+// countingConn reports, for sensor 0, one more packet wanted with each
+// batch: its cumulative count is the batches it delivered.
+type countingConn struct {
+	wire.Conn
+	n *atomic.Uint64
+}
+
+func (c countingConn) Recv() (*wire.Batch, error) {
+	b, err := c.Conn.Recv()
+	if b != nil {
+		n := c.n.Add(1)
+		b.Counts = append(slices.DeleteFunc(b.Counts, func(x wire.Count) bool { return x.Sensor == 0 }), wire.Count{Sensor: 0, Wanted: n})
+	}
+	return b, err
+}
+
+// With several residents, LiveStats' counts are their sum (each
+// resident's are cumulative; they overwrote each other before).
+func TestLiveStatsSumResidents(t *testing.T) {
+	cat := demoCatalog(t)
+	prog, err := query.Compile(cat, []query.Source{{Name: "q", Text: liveQueries[0].text}}, check.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ns [2]atomic.Uint64
+	_, st, _, err := runTwoDemos(t, prog, 200*time.Millisecond, remote.LiveOptions{}, func(i int, c wire.Conn) wire.Conn {
+		return countingConn{c, &ns[i]}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := ossensors.Spec().Sensors[0].Name
+	if got, want := st.Wanted[name], ns[0].Load()+ns[1].Load(); got != want || ns[0].Load() == 0 || ns[1].Load() == 0 {
+		t.Fatalf("Wanted[%s] = %d, want the sum %d + %d", name, got, ns[0].Load(), ns[1].Load())
 	}
 }

@@ -174,8 +174,10 @@ func writeTruth(dir string, rec *truth.Recorder, stop int64) error {
 type ServeOptions struct {
 	Config demo.Config
 	// Listen is where to serve: a unix socket path, or host:port with
-	// Token.
+	// Token. With NATS set, the resident joins that NATS server as Host
+	// instead (Token presented there).
 	Listen, Token string
+	NATS, Host    string
 	// Wait starts the system only once a monitor has asked for its lease.
 	Wait bool
 	// Duration is how long the system runs.
@@ -226,19 +228,10 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		return err
 	}
 	sessions, ready := LeaseSessions(s.res)
-	srv, err := transport.NewServer(sessions, transport.ServerOptions{Token: o.Token})
+	srv, err := serveSessions(sessions, o.Listen, o.Token, o.NATS, o.Host, nil)
 	if err != nil {
-		return badInput(err)
+		return err
 	}
-	lis, err := transport.Listen(o.Listen)
-	if err != nil {
-		return badInput(err)
-	}
-	if network, _, err := transport.ParseAddr(o.Listen); err == nil && o.Token == "" && network != "unix" {
-		lis.Close()
-		return badInput(errors.New("a TCP listener needs a shared token: --token"))
-	}
-	go srv.Serve(lis)
 	if o.Serving != nil {
 		o.Serving()
 	}
@@ -246,7 +239,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		select {
 		case <-ready:
 		case <-ctx.Done():
-			srv.Stop()
+			srv.stop()
 			s.res.Close()
 			return nil
 		}
@@ -262,8 +255,8 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		o.Ran(sys.Bursts(), took)
 	}
 	s.res.Close()
-	srv.Drain(2 * time.Second) // the monitors get the last batches and a clean end
-	srv.Stop()
+	srv.drain(2 * time.Second) // the monitors get the last batches and a clean end
+	srv.stop()
 	if s.rec != nil {
 		return writeTruth(o.Truth, s.rec, stop)
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/resident/kernel"
 	"github.com/tqmon/tqmon/resident/kernel/launch"
-	"github.com/tqmon/tqmon/resident/transport"
 	"github.com/tqmon/tqmon/resident/wire"
 )
 
@@ -132,8 +131,10 @@ type KernelServeOptions struct {
 	// Kernel shapes the resident (Specs, RingBytes).
 	Kernel KernelOptions
 	// Listen is where to serve: a unix socket path, or host:port with
-	// Token.
+	// Token. With NATS set, the resident joins that NATS server as Host
+	// instead.
 	Listen, Token string
+	NATS, Host    string
 	// Logf reports the resident's and the server's events.
 	Logf func(format string, args ...any)
 	// Serving is called once the server listens.
@@ -151,27 +152,15 @@ func ServeKernel(ctx context.Context, o KernelServeOptions) error {
 		return badInput(err)
 	}
 	defer res.Close()
-	srv, err := transport.NewServer(res.Sessions(), transport.ServerOptions{Token: o.Token, Logf: o.Logf})
+	srv, err := serveSessions(res.Sessions(), o.Listen, o.Token, o.NATS, o.Host, o.Logf)
 	if err != nil {
-		return badInput(err)
+		return err
 	}
-	lis, err := transport.Listen(o.Listen)
-	if err != nil {
-		return badInput(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(lis) }()
 	if o.Serving != nil {
 		o.Serving()
 	}
-	select {
-	case <-ctx.Done():
-	case err := <-done:
-		if err != nil {
-			return err
-		}
-	}
-	srv.Stop()
+	<-ctx.Done()
+	srv.stop()
 	res.Close()
 	return nil
 }

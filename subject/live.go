@@ -1,6 +1,7 @@
 package subject
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"github.com/tqmon/tqmon/grammar/sdl"
 	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/remote"
+	"github.com/tqmon/tqmon/resident/fleet"
 	"github.com/tqmon/tqmon/resident/transport"
 	"github.com/tqmon/tqmon/resident/wire"
 	"github.com/tqmon/tqmon/rewrite"
@@ -21,10 +23,36 @@ import (
 	"github.com/tqmon/tqmon/store/db"
 )
 
-// Dial connects to the resident monitors at addrs, checks their hellos
-// (one protocol, one sensor description) and compiles the description
-// they announce into a catalog. On error no connection stays open.
-func Dial(ctx context.Context, addrs []string, token string) ([]wire.Conn, *algebra.Catalog, error) {
+// Residents name the resident monitors a live subject reaches: by
+// address over gRPC (Connect), and as the hosts on a NATS server (NATS,
+// the hosts the glob Hosts matches; "" all). Token is presented to both.
+type Residents struct {
+	Connect []string
+	NATS    string
+	Hosts   string
+	Token   string
+}
+
+// Given reports whether r names any resident.
+func (r Residents) Given() bool { return len(r.Connect) > 0 || r.NATS != "" }
+
+// String says where the residents are.
+func (r Residents) String() string {
+	var w []string
+	if len(r.Connect) > 0 {
+		w = append(w, strings.Join(r.Connect, ", "))
+	}
+	if r.NATS != "" {
+		w = append(w, fmt.Sprintf("hosts %s on %s", cmp.Or(r.Hosts, "*"), r.NATS))
+	}
+	return strings.Join(w, " and ")
+}
+
+// Dial connects to the residents r names, checks their hellos (one
+// protocol, one sensor description) and compiles the description they
+// announce into a catalog: their sessions go into remote's one merge.
+// On error no connection stays open.
+func Dial(ctx context.Context, r Residents) ([]wire.Conn, *algebra.Catalog, error) {
 	var conns []wire.Conn
 	fail := func(err error) ([]wire.Conn, *algebra.Catalog, error) {
 		for _, c := range conns {
@@ -32,12 +60,19 @@ func Dial(ctx context.Context, addrs []string, token string) ([]wire.Conn, *alge
 		}
 		return nil, nil, err
 	}
-	for _, addr := range addrs {
-		c, err := transport.Dial(ctx, addr, token)
+	for _, addr := range r.Connect {
+		c, err := transport.Dial(ctx, addr, r.Token)
 		if err != nil {
 			return fail(fmt.Errorf("connect %s: %w", addr, err))
 		}
 		conns = append(conns, c)
+	}
+	if r.NATS != "" {
+		cs, err := fleet.DialHosts(ctx, r.NATS, r.Token, r.Hosts, fleet.DialOptions{})
+		if err != nil {
+			return fail(err)
+		}
+		conns = append(conns, cs...)
 	}
 	if err := remote.CheckHellos(conns); err != nil {
 		return fail(err)
@@ -173,19 +208,19 @@ func (s *live) Sensors() string {
 
 // openResidents reaches resident monitors: the first session uses the
 // connections Open made, later ones dial again.
-func openResidents(ctx context.Context, addrs []string, token string) (Subject, error) {
-	conns, cat, err := Dial(ctx, addrs, token)
+func openResidents(ctx context.Context, r Residents) (Subject, error) {
+	conns, cat, err := Dial(ctx, r)
 	if err != nil {
 		return nil, err
 	}
 	hello := conns[0].Hello()
 	s := &residents{conns: conns}
-	s.live = live{desc: fmt.Sprintf("resident %s at %s", hello.Name, strings.Join(addrs, ", ")), cat: cat, hello: hello,
+	s.live = live{desc: fmt.Sprintf("resident %s at %s", hello.Name, r), cat: cat, hello: hello,
 		open: func(ctx context.Context, d time.Duration, mon func(Session) error) (*algebra.Window, error) {
 			conns := s.take()
 			if conns == nil {
 				var err error
-				if conns, _, err = Dial(ctx, addrs, token); err != nil {
+				if conns, _, err = Dial(ctx, r); err != nil {
 					return nil, err
 				}
 			}

@@ -50,8 +50,12 @@ type Options struct {
 	// stored in (Results): when it is DB, DB opens for writing too.
 	DB          string
 	ResultsInto string
-	// Connect are the addresses of resident monitors, reached with Token.
+	// Connect are the addresses of resident monitors, reached with Token;
+	// NATS is a NATS server whose hosts matching the glob Hosts are
+	// reached too (Residents).
 	Connect []string
+	NATS    string
+	Hosts   string
 	Token   string
 	// Demo runs the paper's example system in this process, as Config
 	// says. Without Background it starts once the first session's
@@ -87,10 +91,14 @@ type KernelOptions struct {
 	RingBytes int
 }
 
+func (o *Options) residents() Residents {
+	return Residents{Connect: o.Connect, NATS: o.NATS, Hosts: o.Hosts, Token: o.Token}
+}
+
 // Given counts the subjects the options name.
 func (o *Options) Given() int {
 	n := 0
-	for _, on := range []bool{o.History != "", o.DB != "", len(o.Connect) > 0, o.Demo, o.Kernel != nil} {
+	for _, on := range []bool{o.History != "", o.DB != "", o.residents().Given(), o.Demo, o.Kernel != nil} {
 		if on {
 			n++
 		}
@@ -282,7 +290,10 @@ func how(w *algebra.Window) string {
 // Open opens the subject the options name.
 func Open(ctx context.Context, o Options) (Subject, error) {
 	if o.Given() != 1 {
-		return nil, badInput(errors.New("give one of --history DIR, --db DB, --connect ADDR, --demo or --kernel"))
+		return nil, badInput(errors.New("give one of --history DIR, --db DB, --connect ADDR or --nats URL, --demo or --kernel"))
+	}
+	if o.Hosts != "" && o.NATS == "" {
+		return nil, badInput(errors.New("--hosts GLOB goes with --nats URL (it chooses among a NATS server's hosts)"))
 	}
 	s, err := open(ctx, o)
 	if err != nil || o.MaxMemory <= 0 {
@@ -301,8 +312,8 @@ func open(ctx context.Context, o Options) (Subject, error) {
 			s.noteLive(o.Notes)
 		}
 		return s, err
-	case len(o.Connect) > 0:
-		return openResidents(ctx, o.Connect, o.Token)
+	case o.residents().Given():
+		return openResidents(ctx, o.residents())
 	case o.Demo:
 		return openDemo(o)
 	}

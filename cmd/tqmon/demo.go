@@ -28,6 +28,8 @@ type demoFlags struct {
 	headless   bool
 	subject    bool
 	listen     string
+	nats       string
+	host       string
 	token      string
 	tokenFile  string
 	wait       bool
@@ -68,6 +70,8 @@ func newDemoCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.BoolVar(&f.headless, "headless", false, "print results instead of showing the animated view")
 	fl.BoolVar(&f.subject, "subject", false, "run only the subject and its resident, serving monitors at --listen")
 	fl.StringVar(&f.listen, "listen", "", "with --subject: where to serve (a unix socket path, or host:port with --token)")
+	fl.StringVar(&f.nats, "nats", "", "with --subject: join the NATS server at URL as --host instead of listening (see tqmon serve)")
+	fl.StringVar(&f.host, "host", "", "with --nats: this demo host's name in the fleet (unique; letters, digits, - and _)")
 	fl.StringVar(&f.token, "token", "", "shared token remote monitors must present (required on TCP; or --token-file, or $TQMON_TOKEN)")
 	fl.StringVar(&f.tokenFile, "token-file", "", "with --subject: read the shared token from this file")
 	fl.BoolVar(&f.allowLoss, "allow-loss", false, "exit 0 even if packets or a session were lost (losses are still reported; without it such a run exits 3)")
@@ -119,8 +123,17 @@ func runDemo(f *demoFlags, stdout, stderr io.Writer) error {
 }
 
 func runSubject(f *demoFlags, stderr io.Writer) error {
-	if f.listen == "" {
-		return usageErr(errors.New("--subject needs --listen ADDR (a unix socket path, or host:port with --token)"))
+	switch {
+	case f.listen == "" && f.nats == "":
+		return usageErr(errors.New("--subject needs --listen ADDR (a unix socket path, or host:port with --token) or --nats URL --host NAME"))
+	case f.listen != "" && f.nats != "":
+		return usageErr(errors.New("give --listen ADDR or --nats URL, not both"))
+	case f.nats != "" && f.host == "":
+		return usageErr(errors.New("--nats needs --host NAME: this demo host's name in the fleet"))
+	}
+	where := f.listen
+	if f.nats != "" {
+		where = fmt.Sprintf("%s as host %s", f.nats, f.host)
 	}
 	var err error
 	if f.token, err = transport.Token(f.token, f.tokenFile); err != nil {
@@ -128,9 +141,9 @@ func runSubject(f *demoFlags, stderr io.Writer) error {
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
-	err = subject.Serve(ctx, subject.ServeOptions{Config: f.cfg, Listen: f.listen, Token: f.token, Wait: f.wait,
+	err = subject.Serve(ctx, subject.ServeOptions{Config: f.cfg, Listen: f.listen, NATS: f.nats, Host: f.host, Token: f.token, Wait: f.wait,
 		Duration: f.duration, Truth: f.truthDir,
-		Serving: func() { fmt.Fprintf(stderr, "tqmon demo subject: serving on %s\n", f.listen) },
+		Serving: func() { fmt.Fprintf(stderr, "tqmon demo subject: serving on %s\n", where) },
 		Ran: func(n int64, took time.Duration) {
 			fmt.Fprintf(stderr, "tqmon demo subject: ran %d bursts in %v (%.0f/s)\n", n, took.Round(time.Millisecond), float64(n)/took.Seconds())
 		}})

@@ -80,6 +80,7 @@ var helpExamples = map[string]exampleRun{
 	"sensors compile": {para: 0},
 	"completion":      {para: 3},
 	"resident":        {para: 0, kernel: true},
+	"serve":           {para: 0, want: "Process"},
 	"sensors list":    {para: 0, want: "Syscall"},
 }
 

@@ -80,50 +80,12 @@ func TestKernelResidentDaemon(t *testing.T) {
 	kerneltest.Need(t)
 	bin := binary(t)
 	sock := filepath.Join(t.TempDir(), "k.sock")
-	res := exec.Command(bin, "resident", "--kernel", "--listen", sock)
-	stderr, _ := res.StderrPipe()
-	if err := res.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		res.Process.Signal(os.Interrupt)
-		res.Wait()
-	}()
-	line, _ := bufio.NewReader(stderr).ReadString('\n')
-	if !strings.Contains(line, "serving") {
-		t.Fatalf("resident: %q", line)
-	}
+	startResident(t, bin, "serving", "--listen", sock)
 	time.Sleep(200 * time.Millisecond)
 	if p, _ := kernel.OurPrograms(); len(p) != 0 {
 		t.Fatalf("programs attached with no monitor: %v", p)
 	}
-	// A process that keeps calling getppid, for the monitor to watch.
-	work := kerneltest.BuildC(t, "../../resident/kernel/testdata/workload.c", true)
-	busy := exec.Command(work, "100000000", "0", filepath.Join(t.TempDir(), "cpu"))
-	if err := busy.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { busy.Process.Kill(); busy.Wait() }()
-	// The query runs 2 s: attaching its programs can take a good part of a
-	// second on a loaded machine, and the assertion is about the rows.
-	// The workload floods the ring: losses are reported, not the point.
-	out, err := exec.Command(bin, "query", "--connect", sock, "--duration", "2s", "--format", "csv", "--allow-loss",
-		"--param", fmt.Sprintf("p=%d", busy.Process.Pid),
-		"-e", `range of s is Syscall retrieve (s.Process, s.Name) where s.Process = $p`).Output()
-	if err != nil {
-		t.Fatalf("%v\n%s", err, errText(err))
-	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	want := fmt.Sprintf("%d,getppid,", busy.Process.Pid)
-	if len(lines) < 100 {
-		t.Errorf("only %d lines", len(lines))
-	}
-	for _, l := range lines[1:] {
-		if !strings.HasPrefix(l, want) {
-			t.Errorf("a row of another process or call: %q", l)
-			break
-		}
-	}
+	getppidRows(t, bin, "--connect", sock)
 	kerneltest.WaitPrograms(t, "nothing attached once the monitor left", func(p []string) bool { return len(p) == 0 })
 }
 
@@ -310,5 +272,57 @@ func TestKernelSyscallRate(t *testing.T) {
 	}
 	if packets < rate*secs || packets > 2*rate*secs+500 {
 		t.Errorf("Syscall packets %d: want the target's calls only (about %d)\n%s", packets, 2*rate*secs, stderr.String())
+	}
+}
+
+// getppidRows starts a process that keeps calling getppid and queries its
+// system calls for 2 s from the resident the flags reach: at least 100
+// rows, every one that process's getppid. (Attaching can take a good part
+// of a second on a loaded machine; the workload floods the ring, so
+// losses are allowed — reported, not the point.)
+func getppidRows(t *testing.T, bin string, reach ...string) {
+	t.Helper()
+	work := kerneltest.BuildC(t, "../../resident/kernel/testdata/workload.c", true)
+	busy := exec.Command(work, "100000000", "0", filepath.Join(t.TempDir(), "cpu"))
+	if err := busy.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { busy.Process.Kill(); busy.Wait() }()
+	args := append(append([]string{"query"}, reach...), "--duration", "2s", "--format", "csv", "--allow-loss",
+		"--param", fmt.Sprintf("p=%d", busy.Process.Pid),
+		"-e", `range of s is Syscall retrieve (s.Process, s.Name) where s.Process = $p`)
+	out, err := exec.Command(bin, args...).Output()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errText(err))
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	want := fmt.Sprintf("%d,getppid,", busy.Process.Pid)
+	if len(lines) < 100 {
+		t.Errorf("only %d lines", len(lines))
+	}
+	for _, l := range lines[1:] {
+		if !strings.HasPrefix(l, want) {
+			t.Errorf("a row of another process or call: %q", l)
+			break
+		}
+	}
+}
+
+// startResident runs tqmon resident --kernel with args until the test
+// ends, once its first line on stderr says want.
+func startResident(t *testing.T, bin, want string, args ...string) {
+	t.Helper()
+	res := exec.Command(bin, append([]string{"resident", "--kernel"}, args...)...)
+	stderr, _ := res.StderrPipe()
+	if err := res.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		res.Process.Signal(os.Interrupt)
+		res.Wait()
+	})
+	line, _ := bufio.NewReader(stderr).ReadString('\n')
+	if !strings.Contains(line, want) {
+		t.Fatalf("resident: %q", line)
 	}
 }

@@ -191,6 +191,13 @@ retrieve (Sender = s.Process, Waiter = w.Process) valid at end of w where s.Mail
 			t.Fatal(err)
 		}
 	}
+	sameAsTruths(t, string(out), dir, truths, "-e", q)
+}
+
+// mergeTruths writes the union of the subjects' ground truths as one
+// history under dir and returns it.
+func mergeTruths(t *testing.T, dir string, truths []string) string {
+	t.Helper()
 	// The union of the truths, as one history — without the entity
 	// relations: the two subjects' P1s are not one entity (one P1 in two
 	// states at once is an error), and the query reads none of them.
@@ -224,15 +231,23 @@ retrieve (Sender = s.Process, Waiter = w.Process) valid at end of w where s.Mail
 			}
 		}
 	}
-	code, want, stderr := tqmon(t, "query", "--history", merged, "-e", q, "--format", "csv", "--time-format", "ns")
+	return merged
+}
+
+// sameAsTruths checks a live run's CSV output (times in ns) against the
+// query (source flags src) over the union of the subjects' truths.
+func sameAsTruths(t *testing.T, out, dir string, truths []string, src ...string) {
+	t.Helper()
+	merged := mergeTruths(t, dir, truths)
+	code, want, stderr := tqmon(t, append(append([]string{"query", "--history", merged}, src...), "--format", "csv", "--time-format", "ns")...)
 	if code != 0 {
 		t.Fatalf("query over the merged truth: %s", stderr)
 	}
-	g, w := sortedRows(string(out)), sortedRows(want)
+	g, w := sortedRows(out), sortedRows(want)
 	if len(w) == 0 {
 		t.Fatal("no result over the truths: the run was too short")
 	}
 	if !slices.Equal(g, w) {
-		t.Errorf("live rows (%d) differ from the merged truth's (%d)", len(g), len(w))
+		t.Errorf("live rows (%d) differ from the union of the truths' (%d)", len(g), len(w))
 	}
 }

@@ -33,6 +33,7 @@ type queryFlags struct {
 	stats      bool
 	explain    bool
 	connect    []string
+	nats       natsFlags
 	token      string
 	duration   time.Duration
 	lease      time.Duration
@@ -68,7 +69,8 @@ func newQueryCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.BoolVar(&f.stats, "stats", false, "print packets delivered (per sensor) and peak operator state on stderr")
 	fl.BoolVar(&f.explain, "explain", false, "print the plans, the rewrite rules applied and what each sensor enables, and do not run")
 	fl.StringArrayVar(&f.connect, "connect", nil, "ADDR of a resident monitor to query live (repeatable; a unix socket path or host:port)")
-	fl.StringVar(&f.token, "token", "", "shared token for residents reached over TCP")
+	addNATSFlags(fl, &f.nats)
+	fl.StringVar(&f.token, "token", "", "shared token for residents reached over TCP or NATS")
 	fl.DurationVar(&f.duration, "duration", 0, "with --connect or --kernel: stop after this long (default: until interrupted, the residents end or the -c command exits)")
 	fl.DurationVar(&f.lease, "lease", 3*time.Second, "with --connect: the lease residents grant; if the monitor vanishes, they clear its flags once it lapses")
 	fl.StringVar(&f.display, "display", "", "with --connect: show the results animated in the terminal as the display spec SPEC says (see tqmon view --help)")
@@ -80,8 +82,8 @@ func newQueryCmd(stdout, stderr io.Writer) *cobra.Command {
 }
 
 func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error {
-	if f.display != "" && len(f.connect) == 0 && !f.kernel.on {
-		return usageErr(errors.New("--display goes with --connect or --kernel; to play a recorded history into a display, use tqmon view --history DIR --display SPEC"))
+	if f.display != "" && len(f.connect) == 0 && f.nats.url == "" && !f.kernel.on {
+		return usageErr(errors.New("--display goes with --connect, --nats or --kernel; to play a recorded history into a display, use tqmon view --history DIR --display SPEC"))
 	}
 	if len(f.srcs) == 0 && f.display == "" {
 		return usageErr(errors.New("query needs at least one -f FILE or -e TEXT"))
@@ -94,7 +96,7 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	so := subject.Options{Notes: stderr, History: f.historyDir, DB: f.dbDir, Connect: f.connect, Token: f.token, ResultsInto: f.record,
+	so := subject.Options{Notes: stderr, History: f.historyDir, DB: f.dbDir, Connect: f.connect, NATS: f.nats.url, Hosts: f.nats.hosts, Token: f.token, ResultsInto: f.record,
 		MaxMemory: int64(f.maxMemory)}
 	if so.Kernel, err = f.kernel.options(); err != nil {
 		return err
@@ -105,7 +107,7 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error
 	case n > 1:
 		return usageErr(errors.New("give one of --history DIR, --db DB or --connect ADDR"))
 	case n == 0:
-		return usageErr(errors.New("query needs --history DIR (a directory with a .sdl file and CSV files), --db DB (a database) or --connect ADDR (a resident monitor)"))
+		return usageErr(errors.New("query needs --history DIR (a directory with a .sdl file and CSV files), --db DB (a database), --connect ADDR (a resident monitor) or --nats URL (a fleet's hosts)"))
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
@@ -119,6 +121,9 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error
 		title := "tqmon query --kernel"
 		if len(f.connect) > 0 {
 			title = "tqmon query --connect " + strings.Join(f.connect, " ")
+		}
+		if f.nats.url != "" {
+			title = "tqmon query --nats " + f.nats.url
 		}
 		if f.duration > 0 {
 			var cancel context.CancelFunc

@@ -369,8 +369,9 @@ func TestUsageErrors(t *testing.T) {
 		args []string
 		want string // stderr
 	}{
-		{[]string{"query", "-e", "retrieve (x = 1)"}, "tqmon: query needs --history DIR (a directory with a .sdl file and CSV files), --db DB (a database) or --connect ADDR (a resident monitor)\n"},
+		{[]string{"query", "-e", "retrieve (x = 1)"}, "tqmon: query needs --history DIR (a directory with a .sdl file and CSV files), --db DB (a database), --connect ADDR (a resident monitor) or --nats URL (a fleet's hosts)\n"},
 		{[]string{"query", "--history", h}, "tqmon: query needs at least one -f FILE or -e TEXT\n"},
+		{[]string{"query", "--history", h, "--hosts", "web-*", "-e", "retrieve (x = 1)"}, "tqmon: --hosts GLOB goes with --nats URL (it chooses among a NATS server's hosts)\n"},
 		{[]string{"query", "--history", h, "--bogus"}, "tqmon: unknown flag: --bogus\n"},
 		{[]string{"query", "--history", h, "-e", "retrieve (x = 1)", "--format", "xml"}, "tqmon: unknown format \"xml\" (want table, csv or jsonl)\n"},
 		{[]string{"query", "--history", h, "-e", "retrieve (x = 1)", "--time-format", "iso"}, "tqmon: unknown time format \"iso\" (want clock, rfc3339 or ns)\n"},

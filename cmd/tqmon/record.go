@@ -23,6 +23,7 @@ import (
 type recordFlags struct {
 	demo      bool
 	connect   []string
+	nats      natsFlags
 	kernel    kernelFlags
 	token     string
 	dbDir     string
@@ -52,7 +53,8 @@ func newRecordCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl := cmd.Flags()
 	fl.BoolVar(&f.demo, "demo", false, "record the paper's example system, run in this process")
 	fl.StringArrayVar(&f.connect, "connect", nil, "ADDR of a resident monitor to record (repeatable; a unix socket path or host:port)")
-	fl.StringVar(&f.token, "token", "", "shared token for residents reached over TCP")
+	addNATSFlags(fl, &f.nats)
+	fl.StringVar(&f.token, "token", "", "shared token for residents reached over TCP or NATS")
 	fl.StringVar(&f.dbDir, "db", "", "the database to create (a new or empty directory)")
 	fl.StringSliceVar(&f.relations, "relations", nil, "relations to record, comma-separated (default: every sensed and entity relation)")
 	fl.DurationVar(&f.duration, "duration", 0, "stop after this long (default: --demo 10s; --connect until interrupted or the residents end)")
@@ -69,14 +71,14 @@ func newRecordCmd(stdout, stderr io.Writer) *cobra.Command {
 }
 
 func runRecord(f *recordFlags, stderr io.Writer) error {
-	so := subject.Options{Demo: f.demo, Config: f.cfg, Truth: f.truthDir, Connect: f.connect, Token: f.token}
+	so := subject.Options{Demo: f.demo, Config: f.cfg, Truth: f.truthDir, Connect: f.connect, NATS: f.nats.url, Hosts: f.nats.hosts, Token: f.token}
 	var err error
 	if so.Kernel, err = f.kernel.options(); err != nil {
 		return err
 	}
 	switch {
 	case so.Given() != 1:
-		return usageErr(errors.New("record needs exactly one of --demo, --connect ADDR or --kernel"))
+		return usageErr(errors.New("record needs exactly one of --demo, --connect ADDR (or --nats URL) or --kernel"))
 	case f.dbDir == "":
 		return usageErr(errors.New("record needs --db DB: a new directory to record into"))
 	case f.truthDir != "" && !f.demo:

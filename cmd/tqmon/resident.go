@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -19,6 +20,8 @@ import (
 type residentFlags struct {
 	kernel    bool
 	listen    string
+	nats      string
+	host      string
 	token     string
 	tokenFile string
 	specs     []string
@@ -40,6 +43,8 @@ func newResidentCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl := cmd.Flags()
 	fl.BoolVar(&f.kernel, "kernel", false, "serve the Linux kernel's sensors (the only resident this command runs)")
 	fl.StringVar(&f.listen, "listen", "", "where to serve: a unix socket path, or host:port (with --token)")
+	fl.StringVar(&f.nats, "nats", "", "join the NATS server at URL as --host instead of listening (see tqmon serve)")
+	fl.StringVar(&f.host, "host", "", "with --nats: this machine's name in the fleet (unique; letters, digits, - and _)")
 	fl.StringVar(&f.token, "token", "", "shared token remote monitors must present (required on TCP; or --token-file, or $TQMON_TOKEN)")
 	fl.StringVar(&f.tokenFile, "token-file", "", "read the shared token from this file")
 	fl.StringArrayVar(&f.specs, "spec", nil, "FILE extending the kernel's description (uprobe sensors; repeatable)")
@@ -54,8 +59,13 @@ func runResident(f *residentFlags, stderr io.Writer) (err error) {
 	switch {
 	case !f.kernel:
 		return usageErr(errors.New("resident serves the kernel: give --kernel (Go programs embed their own resident)"))
+	case f.listen != "" && f.nats != "":
+		return usageErr(errors.New("give --listen ADDR or --nats URL, not both"))
+	case f.nats != "" && f.host == "":
+		return usageErr(errors.New("--nats needs --host NAME: this machine's name in the fleet"))
+	case f.nats != "":
 	case f.listen == "":
-		return usageErr(errors.New("resident needs --listen ADDR (a unix socket path, or host:port with --token)"))
+		return usageErr(errors.New("resident needs --listen ADDR (a unix socket path, or host:port with --token) or --nats URL --host NAME"))
 	case f.token == "":
 		network, _, err := transport.ParseAddr(f.listen)
 		if err != nil {
@@ -72,9 +82,11 @@ func runResident(f *residentFlags, stderr io.Writer) (err error) {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	err = subject.ServeKernel(ctx, subject.KernelServeOptions{Kernel: subject.KernelOptions{Specs: specs, RingBytes: f.ringBytes},
-		Listen: f.listen, Token: f.token,
-		Logf:    func(format string, args ...any) { fmt.Fprintf(stderr, "tqmon resident: "+format+"\n", args...) },
-		Serving: func() { fmt.Fprintf(stderr, "tqmon resident: serving the kernel's sensors on %s\n", f.listen) }})
+		Listen: f.listen, NATS: f.nats, Host: f.host, Token: f.token,
+		Logf: func(format string, args ...any) { fmt.Fprintf(stderr, "tqmon resident: "+format+"\n", args...) },
+		Serving: func() {
+			fmt.Fprintf(stderr, "tqmon resident: serving the kernel's sensors on %s\n", cmp.Or(f.listen, f.nats+" as host "+f.host))
+		}})
 	if err != nil {
 		return openErr(err)
 	}

@@ -21,6 +21,7 @@ type shellFlags struct {
 	historyDir  string
 	dbDir       string
 	connect     []string
+	nats        natsFlags
 	token       string
 	demo        bool
 	kernel      bool
@@ -49,6 +50,7 @@ func newShellCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.StringVar(&f.historyDir, "history", "", "query a recorded history directory")
 	fl.StringVar(&f.dbDir, "db", "", "query a recorded database (see tqmon record)")
 	fl.StringArrayVar(&f.connect, "connect", nil, "query resident monitors live at ADDR (repeatable)")
+	addNATSFlags(fl, &f.nats)
 	fl.StringVar(&f.token, "token", "", "shared token for residents reached over TCP")
 	fl.BoolVar(&f.demo, "demo", false, "run the paper's example system inside the shell and query it live")
 	fl.BoolVar(&f.kernel, "kernel", false, "query this machine's Linux kernel live (eBPF sensors; needs root)")
@@ -71,13 +73,13 @@ func runShell(f *shellFlags, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	so := subject.Options{Notes: stderr, History: f.historyDir, DB: f.dbDir, Connect: f.connect, Token: f.token,
+	so := subject.Options{Notes: stderr, History: f.historyDir, DB: f.dbDir, Connect: f.connect, NATS: f.nats.url, Hosts: f.nats.hosts, Token: f.token,
 		Demo: f.demo, Config: demo.DefaultConfig(f.seed), Background: true, MaxMemory: int64(f.maxMemory)}
 	if f.kernel {
 		so.Kernel = &subject.KernelOptions{Target: f.target}
 	}
 	if so.Given() != 1 {
-		return usageErr(errors.New("shell needs one source: --history DIR, --db DB, --connect ADDR, --demo or --kernel"))
+		return usageErr(errors.New("shell needs one source: --history DIR, --db DB, --connect ADDR, --nats URL, --demo or --kernel"))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	sub, err := subject.Open(ctx, so)

@@ -80,7 +80,7 @@ func TestViewUsageErrors(t *testing.T) {
 		{[]string{"view", "--history", paper, "--display", filepath.Join(paper, "nope.display")},
 			"tqmon: display spec: open " + filepath.Join(paper, "nope.display") + ": no such file or directory\n"},
 		{[]string{"query", "--history", paper, "--display", paperSpec, "-f", paperQuery},
-			"tqmon: --display goes with --connect or --kernel; to play a recorded history into a display, use tqmon view --history DIR --display SPEC\n"},
+			"tqmon: --display goes with --connect, --nats or --kernel; to play a recorded history into a display, use tqmon view --history DIR --display SPEC\n"},
 	}
 	for _, tt := range tests {
 		code, out, errs := tqmon(t, tt.args...)

@@ -26,7 +26,7 @@ const closeGrace = 2 * time.Second
 const recvAhead = 4
 
 // errClosed is what Recv and Send return after Close.
-var errClosed = errors.New("transport: connection closed")
+var errClosed = wire.ErrClosed
 
 // Dial connects to the resident at addr (see ParseAddr), presenting token
 // when non-empty, and reads its Hello: a resident speaking another protocol
@@ -95,29 +95,23 @@ func dialWith(ctx context.Context, addr, token string, d net.Dialer) (wire.Conn,
 		}
 		return fail(fmt.Errorf("transport: %s: handshake: %w", addr, err))
 	}
-	hello := new(wire.Hello)
-	if err := hello.UnmarshalBinary(f.b); err != nil {
-		var ve *wire.VersionError
-		if errors.As(err, &ve) {
-			return fail(fmt.Errorf("transport: %s: the resident speaks protocol version %d; this monitor speaks version %d: %w",
-				addr, ve.Got, wire.Version, err))
-		}
-		return fail(fmt.Errorf("transport: %s: handshake: %w", addr, err))
+	hello, err := ParseHello("transport: "+addr, f.b)
+	if err != nil {
+		return fail(err)
 	}
 	if !stop() { // ctx ended during the handshake
 		return fail(fmt.Errorf("transport: %s: handshake interrupted", addr))
 	}
 
 	c := &conn{
-		addr:    addr,
-		cc:      cc,
-		stream:  stream,
-		cancel:  cancel,
-		hello:   hello,
-		batches: make(chan *wire.Batch, recvAhead),
-		done:    make(chan struct{}),
-		closing: make(chan struct{}),
+		addr:   addr,
+		cc:     cc,
+		stream: stream,
+		cancel: cancel,
+		hello:  hello,
+		ahead:  wire.NewAhead(recvAhead),
 	}
+	c.out = NewSender(func(enc []byte) error { return c.send(enc) })
 	go c.read()
 	return c, nil
 }
@@ -131,14 +125,10 @@ type conn struct {
 	cancel context.CancelFunc
 	hello  *wire.Hello
 
-	batches chan *wire.Batch
-	done    chan struct{} // closed when the reader ends; err is set before
-	err     error
+	ahead *wire.Ahead // the reader's batches; Finish when it ends, Close when Close starts
 
-	sendMu     sync.Mutex
-	sendClosed bool
+	out *Sender
 
-	closing   chan struct{} // closed when Close starts
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -146,72 +136,39 @@ type conn struct {
 func (c *conn) Hello() *wire.Hello { return c.hello }
 
 func (c *conn) read() {
-	defer close(c.done)
 	for {
 		var f frame
 		if err := c.stream.RecvMsg(&f); err != nil {
 			if err == io.EOF {
-				c.err = io.EOF // the resident ended the session
+				c.ahead.Finish(io.EOF) // the resident ended the session
 			} else {
-				c.err = fmt.Errorf("transport: %s: %w", c.addr, err)
+				c.ahead.Finish(fmt.Errorf("transport: %s: %w", c.addr, err))
 			}
 			return
 		}
 		b := new(wire.Batch)
 		if err := b.UnmarshalBinary(f.b); err != nil {
-			c.err = fmt.Errorf("transport: %s: %w", c.addr, err)
+			c.ahead.Finish(fmt.Errorf("transport: %s: %w", c.addr, err))
 			c.cancel() // a resident sending garbage: end the stream
 			return
 		}
-		select {
-		case c.batches <- b:
-		case <-c.closing: // nobody will read it; drain to the end
-		}
+		c.ahead.Put(b) // false once Close started: nobody will read it; drain to the end
 	}
 }
 
 // Recv returns the next batch, io.EOF when the resident ended the session,
 // or the error that ended the connection.
-func (c *conn) Recv() (*wire.Batch, error) {
-	select {
-	case <-c.closing:
-		return nil, errClosed
-	default:
-	}
-	select {
-	case b := <-c.batches:
-		return b, nil
-	case <-c.closing:
-		return nil, errClosed
-	case <-c.done:
-		select {
-		case b := <-c.batches:
-			return b, nil
-		default:
-			return nil, c.err
-		}
-	}
-}
+func (c *conn) Recv() (*wire.Batch, error) { return c.ahead.Recv() }
 
 // Send encodes and sends cmd.
-func (c *conn) Send(cmd *wire.Command) error {
-	enc, err := cmd.MarshalBinary()
-	if err != nil {
-		return err
-	}
-	c.sendMu.Lock()
-	defer c.sendMu.Unlock()
-	if c.sendClosed {
-		return errClosed
-	}
+func (c *conn) Send(cmd *wire.Command) error { return c.out.Send(cmd) }
+
+// send sends an encoded command (the Sender's lock held).
+func (c *conn) send(enc []byte) error {
 	if err := c.stream.SendMsg(&frame{enc}); err != nil {
 		if err == io.EOF { // the stream is over; its status comes from the reader
-			select {
-			case <-c.done:
-				if c.err != io.EOF {
-					return c.err
-				}
-			default:
+			if err := c.ahead.Err(); err != nil && err != io.EOF {
+				return err
 			}
 			return fmt.Errorf("transport: %s: connection ended", c.addr)
 		}
@@ -224,19 +181,11 @@ func (c *conn) Send(cmd *wire.Command) error {
 // end the stream, then closes the connection.
 func (c *conn) Close() error {
 	c.closeOnce.Do(func() {
-		close(c.closing)
+		c.ahead.Close()
 		cut := time.AfterFunc(closeGrace, c.cancel)
 		defer cut.Stop()
-		c.sendMu.Lock()
-		if !c.sendClosed {
-			c.sendClosed = true
-			if enc, err := (&wire.Command{Kind: wire.CBye}).MarshalBinary(); err == nil {
-				_ = c.stream.SendMsg(&frame{enc})
-			}
-			_ = c.stream.CloseSend()
-		}
-		c.sendMu.Unlock()
-		<-c.done // the resident ends the stream, or cut does
+		c.out.Bye(func() { _ = c.stream.CloseSend() })
+		<-c.ahead.Done() // the resident ends the stream, or cut does
 		c.cancel()
 		c.closeErr = c.cc.Close()
 	})

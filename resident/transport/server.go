@@ -10,7 +10,6 @@ import (
 	"log"
 	"net"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -116,7 +115,8 @@ type Server struct {
 
 	stats struct {
 		sessions, active, unauthenticated, commands, applyErrors,
-		badCommands, batches, frames, packets, refused, peerRefused, evicted atomic.Int64
+		badCommands, refused, peerRefused, evicted atomic.Int64
+		sent Counters
 	}
 	peers  *peerTable
 	nextID atomic.Uint64
@@ -218,7 +218,7 @@ func (srv *Server) Stats() Stats {
 		Sessions: s.sessions.Load(), Active: s.active.Load(), Unauthenticated: s.unauthenticated.Load(), Refused: s.refused.Load(),
 		PeerRefused: s.peerRefused.Load(), Evicted: s.evicted.Load(),
 		Commands: s.commands.Load(), ApplyErrors: s.applyErrors.Load(), BadCommands: s.badCommands.Load(),
-		Batches: s.batches.Load(), Frames: s.frames.Load(), Packets: s.packets.Load(),
+		Batches: s.sent.Batches.Load(), Frames: s.sent.Frames.Load(), Packets: s.sent.Packets.Load(),
 	}
 }
 
@@ -285,40 +285,25 @@ func (srv *Server) session(ss grpc.ServerStream) error {
 		return err
 	}
 	defer srv.peers.leave(adm)
-	hello, err := srv.sessions.Hello().MarshalBinary()
+	hello, err := HelloFrame(srv.sessions, srv.maxFrame)
 	if err != nil {
-		return status.Errorf(codes.Internal, "transport: encoding hello: %v", err)
-	}
-	if len(hello) > srv.maxFrame {
-		return status.Errorf(codes.ResourceExhausted, "transport: hello of %d bytes exceeds MaxFrame %d", len(hello), srv.maxFrame)
+		if errors.Is(err, wire.ErrFrameTooLarge) {
+			return status.Error(codes.ResourceExhausted, err.Error())
+		}
+		return status.Error(codes.Internal, err.Error())
 	}
 	if err := ss.SendMsg(&frame{hello}); err != nil {
 		return err
 	}
 
 	id := srv.nextID.Add(1)
-	sess := srv.sessions.Open()
 	srv.stats.sessions.Add(1)
 	srv.stats.active.Add(1)
-	var (
-		mu     sync.Mutex // Apply and Close never overlap
-		closed bool
-		once   sync.Once
-	)
-	// closeSess closes the session once: when the stream ends, or
-	// earlier when it is evicted (its stream may then stay stuck in
-	// SendMsg behind a remote that does not read, but the resident's
-	// slot is free at once).
-	closeSess := func() {
-		once.Do(func() {
-			mu.Lock()
-			closed = true
-			mu.Unlock()
-			sess.Close()
-			srv.stats.active.Add(-1)
-		})
-	}
-	defer closeSess()
+	// Closed once: when the stream ends, or earlier when it is evicted
+	// (its stream may then stay stuck in SendMsg behind a remote that
+	// does not read, but the resident's slot is free at once).
+	sess := NewServed(srv.sessions.Open(), func() { srv.stats.active.Add(-1) })
+	defer sess.Close()
 
 	ctx, cancel := context.WithCancelCause(ss.Context())
 	defer cancel(nil)
@@ -330,11 +315,11 @@ func (srv *Server) session(ss grpc.ServerStream) error {
 		srv.stats.evicted.Add(1)
 		srv.opts.Logf("transport: session %d (peer %s): %s", id, who, status.Convert(why).Message())
 		cancel(why)
-		closeSess()
+		sess.Close()
 	})
 
 	// Commands: one goroutine receives and applies them. It may outlive
-	// this handler briefly (RecvMsg fails once the stream is over); closed
+	// this handler briefly (RecvMsg fails once the stream is over); Served
 	// keeps it from calling Apply after Close.
 	go func() {
 		for {
@@ -355,20 +340,14 @@ func (srv *Server) session(ss grpc.ServerStream) error {
 				return
 			}
 			bye := c.Kind == wire.CBye
-			mu.Lock()
-			if closed {
-				mu.Unlock()
+			// On CBye the stream ends first, so that the session ending
+			// by it reads as the client's doing (status OK), not as the
+			// resident's; Close waits for the lock, so Apply still comes
+			// first.
+			ok, err := sess.Command(&c, func() { cancel(errClientDone) })
+			if !ok {
 				return
 			}
-			if bye {
-				// End the stream first, so that the session ending by
-				// this CBye reads as the client's doing (status OK), not
-				// as the resident's; Close waits for mu, so Apply still
-				// comes first.
-				cancel(errClientDone)
-			}
-			err := sess.Apply(&c)
-			mu.Unlock()
 			if c.Kind != wire.CLease {
 				srv.peers.command(adm, c.Kind, err)
 			}
@@ -383,44 +362,24 @@ func (srv *Server) session(ss grpc.ServerStream) error {
 		}
 	}()
 
-	for {
-		b, err := sess.Recv(ctx)
-		if ctx.Err() != nil {
-			if cause := context.Cause(ctx); cause == errClientDone {
-				return nil
-			} else if _, ok := status.FromError(cause); ok {
-				return cause
-			}
-			return status.FromContextError(ctx.Err()).Err()
+	err = sess.Pump(ctx, srv.maxFrame, func(fr []byte) error { return ss.SendMsg(&frame{fr}) }, &srv.stats.sent)
+	var se *SessionError
+	switch {
+	case ctx.Err() != nil:
+		if cause := context.Cause(ctx); cause == errClientDone {
+			return nil
+		} else if _, ok := status.FromError(cause); ok {
+			return cause
 		}
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return status.Errorf(codes.Aborted, "transport: session ended: %v", err)
+		return status.FromContextError(ctx.Err()).Err()
+	case errors.As(err, &se) && se.Encoding:
+		code := codes.Internal
+		if errors.Is(err, wire.ErrFrameTooLarge) {
+			code = codes.ResourceExhausted
 		}
-		if b == nil {
-			continue
-		}
-		npk := len(b.Packets) // b is not ours once released
-		frames, err := b.EncodeSplit(srv.maxFrame)
-		if rel, ok := sess.(wire.Releaser); ok {
-			rel.Release(b) // encoded: its memory can serve the next batch
-		}
-		if err != nil {
-			code := codes.Internal
-			if errors.Is(err, wire.ErrFrameTooLarge) {
-				code = codes.ResourceExhausted
-			}
-			return status.Errorf(code, "transport: encoding batch: %v", err)
-		}
-		for _, fr := range frames {
-			if err := ss.SendMsg(&frame{fr}); err != nil {
-				return err
-			}
-		}
-		srv.stats.batches.Add(1)
-		srv.stats.frames.Add(int64(len(frames)))
-		srv.stats.packets.Add(int64(npk))
+		return status.Errorf(code, "transport: %v", err)
+	case errors.As(err, &se):
+		return status.Errorf(codes.Aborted, "transport: %v", err)
 	}
+	return err
 }

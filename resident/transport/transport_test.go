@@ -549,8 +549,8 @@ func TestByeEndsCleanly(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitClosed(t, s)
-		if c.err != io.EOF {
-			t.Fatalf("stream ended with %v, want a clean end", c.err)
+		if c.ahead.Err() != io.EOF {
+			t.Fatalf("stream ended with %v, want a clean end", c.ahead.Err())
 		}
 		stop()
 	}

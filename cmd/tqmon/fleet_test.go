@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tqmon/tqmon/resident/kernel/kerneltest"
+)
+
+// startServe runs tqmon serve on a free loopback port and returns its URL.
+func startServe(t *testing.T, bin string) string {
+	t.Helper()
+	srv := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data", t.TempDir())
+	out, err := srv.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		srv.Process.Signal(os.Interrupt)
+		srv.Wait()
+	})
+	url, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || !strings.HasPrefix(url, "nats://127.0.0.1:") {
+		t.Fatalf("tqmon serve printed %q (%v)", url, err)
+	}
+	return strings.TrimSpace(url)
+}
+
+// TestFleetTwoHosts: tqmon serve, two demo hosts joining it and a third
+// the glob leaves out; ResumedbyP1 over --nats --hosts 'web-*' is the
+// query over the union of the two web hosts' truths. (The hosts' entity
+// relations are not one entity's — each host has its own P1 — so the
+// union holds the sensed relations only, which is all the query reads.)
+func TestFleetTwoHosts(t *testing.T) {
+	bin := binary(t)
+	dir := t.TempDir()
+	url := startServe(t, bin)
+	q := filepath.Join(root, "testdata", "paper", "resumed_by_p1.tq")
+	var hosts []*exec.Cmd
+	var truths []string
+	for i, h := range []string{"web-1", "web-2", "db-1"} {
+		tr := filepath.Join(dir, "truth-"+h)
+		cmd := exec.Command(bin, "demo", "--subject", "--nats", url, "--host", h, "--duration", "700ms",
+			"--seed", fmt.Sprint(30+i), "--truth", tr)
+		var serr strings.Builder
+		cmd.Stderr = &serr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer cmd.Process.Kill()
+		waitFor(t, h+" joining", 10*time.Second, func() bool { return strings.Contains(serr.String(), "serving on") })
+		hosts = append(hosts, cmd)
+		if strings.HasPrefix(h, "web-") {
+			truths = append(truths, tr)
+		}
+	}
+	// A second web-1 is refused, naming the host.
+	if out, err := exec.Command(bin, "demo", "--subject", "--nats", url, "--host", "web-1").CombinedOutput(); err == nil || !strings.Contains(string(out), `"web-1"`) {
+		t.Errorf("a second web-1: %v\n%s", err, out)
+	}
+	mon := exec.Command(bin, "query", "--nats", url, "--hosts", "web-*", "-f", q, "--format", "csv", "--time-format", "ns", "--stats")
+	var monErr strings.Builder
+	mon.Stderr = &monErr
+	out, err := mon.Output()
+	if err != nil {
+		t.Fatalf("monitor: %v\n%s", err, monErr.String())
+	}
+	// db-1 was left out: nobody asked it to start (it waits for a monitor).
+	hosts[2].Process.Kill()
+	for _, h := range hosts[:2] {
+		if err := h.Wait(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "truth-db-1")); err == nil {
+		t.Error("db-1 ran: the glob did not leave it out")
+	}
+	sameAsTruths(t, string(out), dir, truths, "-f", q)
+}
+
+// TestKernelResidentOnNATS: the kernel resident joins a fleet as a host
+// and a monitor reaches it by name. Needs root and BPF (kerneltest.Need
+// skips, saying so, otherwise).
+func TestKernelResidentOnNATS(t *testing.T) {
+	kerneltest.Need(t)
+	bin := binary(t)
+	url := startServe(t, bin)
+	startResident(t, bin, "as host k-1", "--nats", url, "--host", "k-1")
+	getppidRows(t, bin, "--nats", url, "--hosts", "k-*")
+	kerneltest.WaitPrograms(t, "nothing attached once the monitor left", func(p []string) bool { return len(p) == 0 })
+}
+
+// TestFleetHostKilledIsLost: a host that dies (SIGKILL: no end frame, no
+// heartbeat) is reported lost after the 10 s silence bound, and the query
+// exits 3, as a lost --connect session does.
+func TestFleetHostKilledIsLost(t *testing.T) {
+	bin := binary(t)
+	url := startServe(t, bin)
+	host := exec.Command(bin, "demo", "--subject", "--nats", url, "--host", "web-9", "--duration", "60s")
+	var serr strings.Builder
+	host.Stderr = &serr
+	if err := host.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer host.Process.Kill()
+	waitFor(t, "web-9 joining", 10*time.Second, func() bool { return strings.Contains(serr.String(), "serving on") })
+	mon := exec.Command(bin, "query", "--nats", url, "--duration", "40s", "--format", "csv",
+		"-f", filepath.Join(root, "testdata", "paper", "resumed_by_p1.tq"))
+	var monErr strings.Builder
+	mon.Stderr = &monErr
+	if err := mon.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	host.Process.Kill()
+	killed := time.Now()
+	err := mon.Wait()
+	took := time.Since(killed)
+	if code := exitCode(err); code != 3 || !strings.Contains(monErr.String(), "session lost") || !strings.Contains(monErr.String(), "web-9") {
+		t.Fatalf("exit %d after the host died; stderr:\n%s", code, monErr.String())
+	}
+	if took < 9*time.Second || took > 30*time.Second {
+		t.Errorf("lost %v after the host died; the silence bound is 10 s", took)
+	}
+}

@@ -1,0 +1,336 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nuid"
+
+	"github.com/tqmon/tqmon/resident/transport"
+	"github.com/tqmon/tqmon/resident/wire"
+)
+
+// recvAhead is how many decoded batches a connection holds for Recv (as
+// over gRPC); past that its subscription's callback waits, and the
+// resident's window (Window) bounds what waits in the NATS client.
+const recvAhead = 4
+
+// requestWait bounds a control request (open, a command).
+const requestWait = 5 * time.Second
+
+// closeGrace bounds how long Close waits for the resident's end frame.
+const closeGrace = 2 * time.Second
+
+// DialOptions shape a monitor's connection.
+type DialOptions struct {
+	// Silence: with neither a frame nor a heartbeat for this long the
+	// session is lost (0: Silence).
+	Silence time.Duration
+}
+
+// LostError is a session lost on the way: a missing frame or silence.
+type LostError struct {
+	Host string
+	Why  string
+}
+
+func (e *LostError) Error() string { return "fleet: host " + e.Host + ": " + e.Why }
+
+// Dial opens a session with the resident serving host on nc and reads
+// its Hello. ctx bounds the handshake only. The Conn's Recv returns
+// io.EOF when the resident ends the session normally, a *LostError on a
+// missing frame or silence; Send may be called from several goroutines.
+func Dial(ctx context.Context, nc *nats.Conn, host string, o DialOptions) (wire.Conn, error) {
+	if err := CheckHost(host); err != nil {
+		return nil, err
+	}
+	if o.Silence <= 0 {
+		o.Silence = Silence
+	}
+	where := "fleet: host " + host
+	c := &conn{nc: nc, host: host, id: nuid.Next(), ahead: wire.NewAhead(recvAhead), silence: o.Silence}
+	c.out = transport.NewSender(c.send)
+	sub, err := nc.Subscribe(subj(host, "s", c.id, "b"), c.frame)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	c.sub = sub
+	// The callback may wait for Recv; what waits meanwhile is bounded by
+	// the resident's window, and past these limits NATS drops — a missing
+	// frame, reported as a lost session.
+	sub.SetPendingLimits(4*Window, 4*wire.MaxFrame*Window/16)
+	wait := requestWait
+	if d, ok := ctx.Deadline(); ok && time.Until(d) < wait {
+		wait = time.Until(d)
+	}
+	reply, err := nc.Request(subj(host, "open"), []byte(c.id), wait)
+	if err != nil {
+		sub.Unsubscribe()
+		if errors.Is(err, nats.ErrNoResponders) {
+			return nil, fmt.Errorf("%s: no resident serves this host on %s", where, nc.ConnectedUrlRedacted())
+		}
+		return nil, fmt.Errorf("%s: opening a session: %w", where, err)
+	}
+	if why := reply.Header.Get(hError); why != "" {
+		sub.Unsubscribe()
+		return nil, fmt.Errorf("%s: the resident refused the session: %s", where, why)
+	}
+	hello, err := transport.ParseHello(where, reply.Data)
+	if err != nil {
+		sub.Unsubscribe()
+		c.out.Bye(nil)
+		return nil, err
+	}
+	// The monitor names the resident by its host: two demo hosts both
+	// announce "demo".
+	hello.Name = host
+	c.hello = hello
+	c.heard.Store(time.Now().UnixNano())
+	go c.watch()
+	return c, nil
+}
+
+// conn is a wire.Conn over NATS. The subscription's callback (one
+// goroutine) checks frame numbers, decodes batches ahead of Recv and
+// acknowledges each once queued.
+type conn struct {
+	nc      *nats.Conn
+	host    string
+	id      string
+	sub     *nats.Subscription
+	hello   *wire.Hello
+	ahead   *wire.Ahead
+	out     *transport.Sender
+	silence time.Duration
+
+	seq   uint64       // the last frame number taken (the callback's)
+	heard atomic.Int64 // when the resident was last heard (unix ns)
+	busy  atomic.Bool  // the callback waits for Recv: not silence
+
+	closeOnce sync.Once
+	release   func() // after Close (DialHosts: the last closes the NATS connection)
+}
+
+func (c *conn) Hello() *wire.Hello { return c.hello }
+
+func (c *conn) lost(format string, args ...any) {
+	c.ahead.Finish(&LostError{Host: c.host, Why: fmt.Sprintf(format, args...)})
+}
+
+func (c *conn) frame(m *nats.Msg) {
+	c.heard.Store(time.Now().UnixNano())
+	select {
+	case <-c.ahead.Done():
+		return
+	default:
+	}
+	if m.Header.Get(hBeat) != "" {
+		return
+	}
+	n, err := strconv.ParseUint(m.Header.Get(hSeq), 10, 64)
+	if err != nil {
+		c.lost("a frame without a sequence number")
+		return
+	}
+	if n != c.seq+1 {
+		c.lost("session lost: frame %d missing (got %d)", c.seq+1, n)
+		return
+	}
+	c.seq = n
+	if why, end := m.Header[hEnd]; end {
+		if len(why) == 0 || why[0] == "" {
+			c.ahead.Finish(io.EOF)
+		} else {
+			c.ahead.Finish(fmt.Errorf("fleet: host %s: session ended: %s", c.host, why[0]))
+		}
+		return
+	}
+	b := new(wire.Batch)
+	if err := b.UnmarshalBinary(m.Data); err != nil {
+		c.ahead.Finish(fmt.Errorf("fleet: host %s: %w", c.host, err))
+		return
+	}
+	c.busy.Store(true)
+	ok := c.ahead.Put(b)
+	c.busy.Store(false)
+	c.heard.Store(time.Now().UnixNano())
+	if ok {
+		c.nc.Publish(subj(c.host, "s", c.id, "a"), strconv.AppendUint(nil, n, 10))
+	}
+}
+
+// watch reports the session lost after Silence without a word from the
+// resident (time spent waiting for Recv does not count).
+func (c *conn) watch() {
+	t := time.NewTicker(c.silence / 10)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.ahead.Done():
+			return
+		case <-c.ahead.Closing():
+			return
+		case <-t.C:
+			if c.busy.Load() {
+				c.heard.Store(time.Now().UnixNano())
+				continue
+			}
+			if quiet := time.Since(time.Unix(0, c.heard.Load())); quiet >= c.silence {
+				c.lost("session lost: nothing heard from the resident for %v", quiet.Round(time.Millisecond))
+				return
+			}
+		}
+	}
+}
+
+func (c *conn) Recv() (*wire.Batch, error) { return c.ahead.Recv() }
+
+func (c *conn) Send(cmd *wire.Command) error { return c.out.Send(cmd) }
+
+// send sends one encoded command by request/reply (the Sender's lock held).
+func (c *conn) send(enc []byte) error {
+	if err := c.ahead.Err(); err != nil && err != io.EOF {
+		return err
+	}
+	reply, err := c.nc.Request(subj(c.host, "s", c.id, "c"), enc, requestWait)
+	if err != nil {
+		return fmt.Errorf("fleet: host %s: command: %w", c.host, err)
+	}
+	if why := reply.Header.Get(hError); why != "" {
+		return fmt.Errorf("fleet: host %s: %s", c.host, why)
+	}
+	return nil
+}
+
+// Close sends CBye and leaves.
+func (c *conn) Close() error {
+	c.closeOnce.Do(func() {
+		c.ahead.Close()
+		c.out.Bye(nil)
+		c.ahead.Finish(wire.ErrClosed)
+		c.sub.Unsubscribe()
+		if c.release != nil {
+			c.release()
+		}
+	})
+	return nil
+}
+
+// DialHosts connects to the NATS server at url (with token when set),
+// finds the hosts glob matches (Hosts) and opens a session with each.
+// The NATS connection closes with the last session. On error nothing
+// stays open.
+func DialHosts(ctx context.Context, url, token, glob string, o DialOptions) ([]wire.Conn, error) {
+	nc, err := Connect(url, token, "tqmon monitor")
+	if err != nil {
+		return nil, err
+	}
+	hosts, err := Hosts(ctx, nc, glob)
+	if err != nil {
+		nc.Close()
+		return nil, err
+	}
+	var (
+		mu   sync.Mutex
+		open = len(hosts)
+	)
+	release := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if open--; open == 0 {
+			nc.Close()
+		}
+	}
+	var conns []wire.Conn
+	for _, h := range hosts {
+		c, err := Dial(ctx, nc, h, o)
+		if err != nil {
+			for _, c := range conns {
+				c.Close()
+			}
+			nc.Close()
+			return nil, err
+		}
+		c.(*conn).release = release
+		conns = append(conns, c)
+	}
+	return conns, nil
+}
+
+// DiscoverWait is how long Hosts collects answers.
+const DiscoverWait = 300 * time.Millisecond
+
+// Hosts returns, sorted, the hosts served on nc whose names match glob
+// (path.Match syntax: web-*, h[12]); an empty glob matches all.
+func Hosts(ctx context.Context, nc *nats.Conn, glob string) ([]string, error) {
+	if glob == "" {
+		glob = "*"
+	}
+	if _, err := path.Match(glob, ""); err != nil {
+		return nil, fmt.Errorf("fleet: --hosts %q: %w", glob, err)
+	}
+	inbox := nc.NewRespInbox()
+	ch := make(chan *nats.Msg, 1024)
+	sub, err := nc.ChanSubscribe(inbox, ch)
+	if err != nil {
+		return nil, fmt.Errorf("fleet: discovering hosts: %w", err)
+	}
+	defer sub.Unsubscribe()
+	if err := nc.PublishRequest(discoverSubject, inbox, nil); err != nil {
+		return nil, fmt.Errorf("fleet: discovering hosts: %w", err)
+	}
+	t := time.NewTimer(DiscoverWait)
+	defer t.Stop()
+	seen := map[string]bool{}
+	for {
+		select {
+		case m := <-ch:
+			if h := string(m.Data); CheckHost(h) == nil {
+				seen[h] = true
+			}
+			continue
+		case <-t.C:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		break
+	}
+	var all, hosts []string
+	for h := range seen {
+		all = append(all, h)
+		if ok, _ := path.Match(glob, h); ok {
+			hosts = append(hosts, h)
+		}
+	}
+	sort.Strings(all)
+	sort.Strings(hosts)
+	if len(hosts) == 0 {
+		if len(all) == 0 {
+			return nil, fmt.Errorf("fleet: no host is served on %s", nc.ConnectedUrlRedacted())
+		}
+		return nil, fmt.Errorf("fleet: no host on %s matches %q (hosts: %v)", nc.ConnectedUrlRedacted(), glob, all)
+	}
+	return hosts, nil
+}
+
+// Connect connects to the NATS server at url, with token when set.
+func Connect(url, token, name string) (*nats.Conn, error) {
+	opts := []nats.Option{nats.Name(name), nats.Timeout(5 * time.Second)}
+	if token != "" {
+		opts = append(opts, nats.Token(token))
+	}
+	nc, err := nats.Connect(url, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("fleet: connecting to %s: %w", url, err)
+	}
+	return nc, nil
+}

@@ -1,0 +1,129 @@
+// Package embedded runs a NATS server with JetStream storage inside this
+// process: what `tqmon serve` runs for a fleet to join, and what tests
+// start on loopback.
+//
+// Bounds: the server listens where Options.Addr says (default
+// 127.0.0.1:4222; port 0 picks a free one); JetStream keeps its store
+// under Options.Data (a temporary directory when empty, removed on
+// Shutdown), at most MaxStore bytes on disk and MaxMemory in memory; a
+// client presents Options.Token when one is set. No signal handlers are
+// installed and nothing is logged unless Logf is set.
+package embedded
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// Defaults.
+const (
+	DefaultAddr      = "127.0.0.1:4222"
+	DefaultMaxStore  = 1 << 30 // 1 GiB of JetStream storage on disk
+	DefaultMaxMemory = 64 << 20
+	readyTimeout     = 10 * time.Second
+)
+
+// Options shape the server.
+type Options struct {
+	// Addr is HOST:PORT to listen on (default DefaultAddr; port 0: any).
+	Addr string
+	// Data is JetStream's store directory ("" : a temporary one).
+	Data string
+	// Token, when set, is what clients must present (nats.Token).
+	Token string
+	// MaxStore and MaxMemory bound JetStream (0: the defaults).
+	MaxStore, MaxMemory int64
+	// Name is the server's name (default "tqmon").
+	Name string
+}
+
+// Server is a running embedded server.
+type Server struct {
+	ns  *server.Server
+	tmp string // a temporary store directory to remove
+}
+
+// Start starts the server and waits until it accepts clients.
+func Start(o Options) (*Server, error) {
+	if o.Addr == "" {
+		o.Addr = DefaultAddr
+	}
+	host, port, err := net.SplitHostPort(o.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("embedded: address %q: want HOST:PORT: %v", o.Addr, err)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil || p < 0 || p > 65535 {
+		return nil, fmt.Errorf("embedded: address %q: bad port", o.Addr)
+	}
+	if p == 0 {
+		p = server.RANDOM_PORT
+	}
+	s := &Server{}
+	if o.Data == "" {
+		if s.tmp, err = os.MkdirTemp("", "tqmon-nats-"); err != nil {
+			return nil, fmt.Errorf("embedded: %w", err)
+		}
+		o.Data = s.tmp
+	}
+	if o.MaxStore == 0 {
+		o.MaxStore = DefaultMaxStore
+	}
+	if o.MaxMemory == 0 {
+		o.MaxMemory = DefaultMaxMemory
+	}
+	if o.Name == "" {
+		o.Name = "tqmon"
+	}
+	opts := &server.Options{
+		ServerName:         o.Name,
+		Host:               host,
+		Port:               p,
+		JetStream:          true,
+		StoreDir:           o.Data,
+		JetStreamMaxStore:  o.MaxStore,
+		JetStreamMaxMemory: o.MaxMemory,
+		Authorization:      o.Token,
+		NoSigs:             true,
+		NoLog:              true,
+		MaxPayload:         8 << 20, // a wire frame (wire.MaxFrame, 4 MiB) and its headers fit
+	}
+	ns, err := server.NewServer(opts)
+	if err != nil {
+		s.cleanup()
+		return nil, fmt.Errorf("embedded: %w", err)
+	}
+	s.ns = ns
+	ns.Start()
+	if !ns.ReadyForConnections(readyTimeout) {
+		ns.Shutdown()
+		s.cleanup()
+		return nil, errors.New("embedded: the NATS server did not become ready (is the address in use?)")
+	}
+	return s, nil
+}
+
+// URL is the address clients connect to (nats://host:port).
+func (s *Server) URL() string { return s.ns.ClientURL() }
+
+// JetStream reports whether JetStream is enabled.
+func (s *Server) JetStream() bool { return s.ns.JetStreamEnabled() }
+
+// Shutdown stops the server and removes a temporary store.
+func (s *Server) Shutdown() {
+	s.ns.Shutdown()
+	s.ns.WaitForShutdown()
+	s.cleanup()
+}
+
+func (s *Server) cleanup() {
+	if s.tmp != "" {
+		os.RemoveAll(s.tmp)
+	}
+}

@@ -1,0 +1,55 @@
+package subject
+
+import (
+	"errors"
+	"time"
+
+	"github.com/tqmon/tqmon/resident/fleet"
+	"github.com/tqmon/tqmon/resident/transport"
+)
+
+// Served is a resident's sessions being served, over gRPC or NATS.
+type served struct {
+	drain func(time.Duration)
+	stop  func()
+}
+
+// serveSessions serves ss: as host on the NATS server at natsURL when
+// that is set, else over gRPC at listen (a TCP listener needs token).
+// Serving errors in what was asked are badInput.
+func serveSessions(ss transport.Sessions, listen, token, natsURL, host string, logf func(string, ...any)) (*served, error) {
+	if natsURL != "" {
+		if host == "" {
+			return nil, badInput(errors.New("--nats needs --host NAME (this resident's name in the fleet)"))
+		}
+		if err := fleet.CheckHost(host); err != nil {
+			return nil, badInput(err)
+		}
+		nc, err := fleet.Connect(natsURL, token, "tqmon resident "+host)
+		if err != nil {
+			return nil, err
+		}
+		srv, err := fleet.Join(nc, host, ss, fleet.Options{Logf: logf})
+		if err != nil {
+			nc.Close()
+			if errors.Is(err, fleet.ErrHostTaken) {
+				return nil, badInput(err)
+			}
+			return nil, err
+		}
+		return &served{drain: srv.Drain, stop: func() { srv.Stop(); nc.Close() }}, nil
+	}
+	srv, err := transport.NewServer(ss, transport.ServerOptions{Token: token, Logf: logf})
+	if err != nil {
+		return nil, badInput(err)
+	}
+	if network, _, err := transport.ParseAddr(listen); err == nil && token == "" && network != "unix" {
+		return nil, badInput(errors.New("a TCP listener needs a shared token: --token"))
+	}
+	lis, err := transport.Listen(listen)
+	if err != nil {
+		return nil, badInput(err)
+	}
+	go srv.Serve(lis)
+	return &served{drain: srv.Drain, stop: srv.Stop}, nil
+}
