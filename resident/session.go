@@ -37,6 +37,8 @@ type Session struct {
 	all      session.Enables[SensorID]
 	triggers map[uint64]*trigger
 	samplers map[uint64]*sampler
+	frags    map[uint64]*fragment
+	fragCmps int // comparisons in frags' predicates (maxSessionCmps)
 
 	// shed counts, per sensor, the packets producers shed for the
 	// session while it was full (shed.go).
@@ -65,6 +67,7 @@ func (r *Resident) Open() *Session {
 		r:        r,
 		triggers: map[uint64]*trigger{},
 		samplers: map[uint64]*sampler{},
+		frags:    map[uint64]*fragment{},
 		shed:     make([]shedCount, len(r.sensors)),
 	}
 	s.core.Init(len(r.sensors), nanotime, r.budget)
@@ -112,8 +115,8 @@ func (r *Resident) Open() *Session {
 	return s
 }
 
-// Close ends the session: every flag, whole-type enable, trigger and
-// sampler it set is undone; Recv returns ErrClosed.
+// Close ends the session: every flag, whole-type enable, trigger,
+// sampler and fragment it set is undone; Recv returns ErrClosed.
 func (s *Session) Close() { s.closeWith(ErrClosed) }
 
 func (s *Session) closeWith(err error) {
@@ -275,6 +278,14 @@ func (s *Session) apply(cmd *wire.Command) error {
 			return s.fail(cmd, "id", "no sampling request %d in this session", cmd.ID)
 		}
 		r.removeSampler(sp)
+	case wire.CFragment:
+		return s.addFragment(cmd)
+	case wire.CUnfragment:
+		f := s.frags[cmd.ID]
+		if f == nil {
+			return s.fail(cmd, "id", "no fragment %d in this session", cmd.ID)
+		}
+		r.removeFragment(f)
 	default:
 		return s.fail(cmd, "kind", "unknown command kind %d", cmd.Kind)
 	}
@@ -340,6 +351,9 @@ func (r *Resident) clearSession(s *Session) {
 	}
 	for _, sp := range s.samplers {
 		r.removeSampler(sp)
+	}
+	for _, f := range s.frags {
+		r.removeFragment(f)
 	}
 	r.forgetReported(s.bit)
 	s.flags.Reset()
