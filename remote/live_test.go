@@ -103,7 +103,7 @@ func runDemo(t *testing.T, prog *query.Program, cfg demo.Config, d time.Duration
 
 // runDemoWith is runDemo with live options and a wrapper around the
 // resident's connection.
-func runDemoWith(t *testing.T, prog *query.Program, cfg demo.Config, d time.Duration, opts remote.LiveOptions, wrap func(wire.Conn) wire.Conn) ([]query.Result, remote.LiveStats, *algebra.History) {
+func runDemoWith(t testing.TB, prog *query.Program, cfg demo.Config, d time.Duration, opts remote.LiveOptions, wrap func(wire.Conn) wire.Conn) ([]query.Result, remote.LiveStats, *algebra.History) {
 	t.Helper()
 	cat := demoCatalog(t)
 	clock := demo.NewClock(cfg.Scale)
@@ -645,6 +645,40 @@ func TestLiveFragmentsMatchTruth(t *testing.T) {
 				t.Fatalf("live results differ from the ground truth's:\n--- live\n%s--- truth\n%s", g, w)
 			}
 			t.Logf("packets %v; wire %d tuples, %d bytes", st.Packets, st.WireTuples, st.WireBytes)
+		})
+	}
+}
+
+// BenchmarkWireM3: what crosses the wire per result for `where s.Mailbox =
+// "M3"`, with the selection at the resident and without (a resident that
+// does not announce fragments): SendMessage packets and wire bytes per
+// result row. The bytes include the entity relations' tuples and the
+// empty batches that carry watermarks, which no fragment spares.
+//
+//	go test -run '^$' -bench BenchmarkWireM3 -benchtime 3x -count 5 ./remote
+func BenchmarkWireM3(b *testing.B) {
+	cat := demoCatalog(b)
+	prog, err := query.Compile(cat, []query.Source{{Name: "q", Text: `range of s is SendMessage retrieve (s.Process) where s.Mailbox = "M3"`}}, check.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		wrap func(wire.Conn) wire.Conn
+	}{{"fragment", nil}, {"no-fragment", func(c wire.Conn) wire.Conn { return noFragments{c} }}} {
+		b.Run(c.name, func(b *testing.B) {
+			var sends, bytes, rows float64
+			for i := range b.N {
+				got, st, _ := runDemoWith(b, prog, demo.DefaultConfig(uint64(7+i)), 200*time.Millisecond, remote.LiveOptions{}, c.wrap)
+				sends += float64(st.Packets["SendMessage"])
+				bytes += float64(st.WireBytes)
+				rows += float64(len(got[0].Table.Rows))
+			}
+			if rows == 0 {
+				b.Fatal("no results")
+			}
+			b.ReportMetric(sends/rows, "sends/result")
+			b.ReportMetric(bytes/rows, "bytes/result")
 		})
 	}
 }
