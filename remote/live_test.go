@@ -12,6 +12,7 @@ import (
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
+	"github.com/tqmon/tqmon/algebra/plan"
 	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/internal/testkit"
 	"github.com/tqmon/tqmon/query"
@@ -20,6 +21,7 @@ import (
 	"github.com/tqmon/tqmon/resident/demo"
 	"github.com/tqmon/tqmon/resident/demo/ossensors"
 	"github.com/tqmon/tqmon/resident/wire"
+	"github.com/tqmon/tqmon/rewrite"
 	"github.com/tqmon/tqmon/store/truth"
 )
 
@@ -681,4 +683,42 @@ func BenchmarkWireM3(b *testing.B) {
 			b.ReportMetric(bytes/rows, "bytes/result")
 		})
 	}
+}
+
+// TestProbe: the live cost --explain shows: a probe of the demo for
+// `where s.Mailbox = "M3"` sees SendMessage's packets with every process
+// enabled, and fewer passing the resident's selection.
+func TestProbe(t *testing.T) {
+	cat := demoCatalog(t)
+	prog, err := query.Compile(cat, []query.Source{{Name: "q", Text: `range of s is SendMessage retrieve (s.Process) where s.Mailbox = "M3"`}}, check.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rw, err := prog.Rewritten(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := demo.NewClock(demo.DefaultConfig(3).Scale)
+	res := resident.New(ossensors.Spec(), demo.Options(clock, nil))
+	defer res.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	started := make(chan struct{})
+	go func() {
+		<-started
+		demo.New(ossensors.New(res), demo.DefaultConfig(3)).Run(ctx)
+	}()
+	conn := res.Local()
+	defer conn.Close()
+	rates, err := remote.Probe(ctx, []wire.Conn{conn}, cat, []plan.Node{rw[0].Final}, 300*time.Millisecond, func() { close(started) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	frags := rewrite.Place(rw[0].Final)
+	a := rewrite.Alphas(rw[0].Final)[0]
+	r, ok := rates[remote.ProbeKey(a, frags[a])]
+	if !ok || r.All == 0 || r.Passed == 0 || r.Passed >= r.All {
+		t.Fatalf("rates %v: want SendMessage's, fewer passing the selection", rates)
+	}
+	t.Logf("rates %v", rates)
 }
