@@ -8,7 +8,8 @@
 // has a timestamp ≤ it) and cumulative per-sensor counts of packets wanted
 // and dropped, and how many commands the session had carried out, the
 // last when — while Commands flow the other way: enable and disable
-// flags, whole-type enables, triggers, standing sampling requests, lease
+// flags, whole-type enables, triggers, standing sampling requests,
+// fragments (a selection and projection run at the resident), lease
 // renewals. If the remote stops renewing its lease, the resident clears
 // everything the session set.
 package wire
@@ -188,7 +189,7 @@ const (
 	// Pred (nil: all), with only the attributes in Keep (none listed: all;
 	// the others are sent as their kind's zero value). A session's
 	// fragments on one sensor combine by union: a packet goes to it when
-	// any of them passes it, with the attributes any passing one keeps.
+	// any of them passes it, with the attributes any of them keeps.
 	// CUnfragment removes fragment ID.
 	CFragment
 	CUnfragment
