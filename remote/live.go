@@ -302,27 +302,7 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 			opts.Started(start)
 		}
 	}
-	type recv struct {
-		i   int
-		b   *wire.Batch
-		err error
-	}
-	batches := make(chan recv, 64)
-	for i, c := range conns {
-		go func() {
-			for {
-				b, err := c.Recv()
-				select {
-				case batches <- recv{i, b, err}:
-				case <-ctx.Done():
-					return
-				}
-				if err != nil {
-					return
-				}
-			}
-		}()
-	}
+	batches := receive(ctx, conns, 64)
 	var deadline <-chan time.Time
 	if opts.Duration > 0 {
 		deadline = time.After(opts.Duration)
@@ -444,6 +424,35 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 		return out, stats, stats.SessionLost
 	}
 	return out, stats, nil
+}
+
+// received is one Recv of resident i's connection.
+type received struct {
+	i   int
+	b   *wire.Batch
+	err error
+}
+
+// receive reads every connection's batches into one channel (of buffer
+// n), each until its Recv fails (that error sent too) or ctx is done.
+func receive(ctx context.Context, conns []wire.Conn, n int) <-chan received {
+	out := make(chan received, n)
+	for i, c := range conns {
+		go func() {
+			for {
+				b, err := c.Recv()
+				select {
+				case out <- received{i, b, err}:
+				case <-ctx.Done():
+					return
+				}
+				if err != nil {
+					return
+				}
+			}
+		}()
+	}
+	return out
 }
 
 // countWire adds a batch to the wire counts (buf: the encoding buffer,

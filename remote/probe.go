@@ -102,34 +102,14 @@ func Probe(ctx context.Context, conns []wire.Conn, cat *algebra.Catalog, plans [
 	}
 	all := map[string]int{}
 	passed := map[string]int{}
-	type recv struct {
-		i   int
-		b   *wire.Batch
-		err error
-	}
-	batches := make(chan recv, 16)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	for i, c := range conns {
-		go func() {
-			for {
-				b, err := c.Recv()
-				select {
-				case batches <- recv{i, b, err}:
-				case <-ctx.Done():
-					return
-				}
-				if err != nil {
-					return
-				}
-			}
-		}()
-	}
+	batches := receive(ctx, conns, 16)
 	stop := time.After(d)
 	t0 := time.Now()
 	ended := 0
 	for ended < len(conns) {
-		var r recv
+		var r received
 		select {
 		case <-stop:
 			ended = len(conns)

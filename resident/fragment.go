@@ -1,6 +1,7 @@
 package resident
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/bits"
@@ -141,15 +142,15 @@ func evalPred(p *wire.Pred, kinds *[MaxAttrs]wire.ValueKind, vals []Value) bool 
 		c = strings.Compare(s, p.Value.S)
 	case wire.VInt, wire.VTime, wire.VDuration:
 		a, b := int64(v.N), int64(p.Value.N)
-		c = cmpOrd(a, b)
+		c = cmp.Compare(a, b)
 	case wire.VFloat:
 		a, b := math.Float64frombits(v.N), math.Float64frombits(p.Value.N)
 		if a != a || b != b { // NaN: unordered, unequal to everything
 			return p.Op == wire.PNe
 		}
-		c = cmpOrd(a, b)
+		c = cmp.Compare(a, b)
 	default:
-		c = cmpOrd(v.N, p.Value.N)
+		c = cmp.Compare(v.N, p.Value.N)
 	}
 	switch p.Op {
 	case wire.PEq:
@@ -166,16 +167,6 @@ func evalPred(p *wire.Pred, kinds *[MaxAttrs]wire.ValueKind, vals []Value) bool 
 		return c >= 0
 	}
 	return false
-}
-
-func cmpOrd[T int64 | uint64 | float64](a, b T) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // checkPred checks p against sen's attributes and counts its comparisons

@@ -10,12 +10,12 @@ import (
 	"github.com/tqmon/tqmon/resident/wire"
 )
 
-func cmp(op wire.PredOp, attr uint16, v wire.Value) wire.Pred {
+func cmpPred(op wire.PredOp, attr uint16, v wire.Value) wire.Pred {
 	return wire.Pred{Op: op, Attr: attr, Value: v}
 }
 
 func entIs(attr uint16, id string) wire.Pred {
-	return cmp(wire.PEq, attr, wire.Value{Kind: wire.VEntity, S: id})
+	return cmpPred(wire.PEq, attr, wire.Value{Kind: wire.VEntity, S: id})
 }
 
 func fragCmd(id uint64, sid SensorID, p *wire.Pred, keep ...uint16) wire.Command {
@@ -52,28 +52,28 @@ func TestPredEval(t *testing.T) {
 		vals []Value
 		want bool
 	}{
-		{cmp(wire.PEq, 0, i(-5)), vals, true},
-		{cmp(wire.PLt, 0, i(0)), vals, true}, // signed
-		{cmp(wire.PGe, 0, i(-4)), vals, false},
-		{cmp(wire.PEq, 1, e("P7")), vals, true},
-		{cmp(wire.PNe, 1, e("P7")), vals, false},
-		{cmp(wire.PPrefix, 1, e("P")), vals, true},
-		{cmp(wire.PPrefix, 4, e("P")), vals, false},
-		{cmp(wire.PGt, 4, e("M2")), vals, true}, // entities by ID, bytewise
-		{cmp(wire.PEq, 2, s("abc")), vals, true},
-		{cmp(wire.PPrefix, 2, s("ab")), vals, true},
-		{cmp(wire.PPrefix, 2, s("abcd")), vals, false},
-		{cmp(wire.PLe, 2, s("abb")), vals, false},
-		{cmp(wire.PGt, 3, f(2)), vals, true},
-		{cmp(wire.PLt, 3, f(-1)), vals, false},
-		{cmp(wire.PEq, 3, f(math.NaN())), vals, false},
-		{cmp(wire.PNe, 3, f(math.NaN())), vals, true},
-		{cmp(wire.PGe, 3, f(0)), nan, false},
-		{cmp(wire.PNe, 3, f(0)), nan, true},
-		{cmp(wire.PEq, 5, wire.Value{Kind: wire.VBool, N: 1}), vals, true},
-		{cmp(wire.PGt, 7, wire.Value{Kind: wire.VDuration, N: 2}), vals, true},
-		{cmp(wire.PEq, 6, s("")), vals, true},
-		{cmp(wire.PEq, 9, i(0)), vals, false}, // past the values given
+		{cmpPred(wire.PEq, 0, i(-5)), vals, true},
+		{cmpPred(wire.PLt, 0, i(0)), vals, true}, // signed
+		{cmpPred(wire.PGe, 0, i(-4)), vals, false},
+		{cmpPred(wire.PEq, 1, e("P7")), vals, true},
+		{cmpPred(wire.PNe, 1, e("P7")), vals, false},
+		{cmpPred(wire.PPrefix, 1, e("P")), vals, true},
+		{cmpPred(wire.PPrefix, 4, e("P")), vals, false},
+		{cmpPred(wire.PGt, 4, e("M2")), vals, true}, // entities by ID, bytewise
+		{cmpPred(wire.PEq, 2, s("abc")), vals, true},
+		{cmpPred(wire.PPrefix, 2, s("ab")), vals, true},
+		{cmpPred(wire.PPrefix, 2, s("abcd")), vals, false},
+		{cmpPred(wire.PLe, 2, s("abb")), vals, false},
+		{cmpPred(wire.PGt, 3, f(2)), vals, true},
+		{cmpPred(wire.PLt, 3, f(-1)), vals, false},
+		{cmpPred(wire.PEq, 3, f(math.NaN())), vals, false},
+		{cmpPred(wire.PNe, 3, f(math.NaN())), vals, true},
+		{cmpPred(wire.PGe, 3, f(0)), nan, false},
+		{cmpPred(wire.PNe, 3, f(0)), nan, true},
+		{cmpPred(wire.PEq, 5, wire.Value{Kind: wire.VBool, N: 1}), vals, true},
+		{cmpPred(wire.PGt, 7, wire.Value{Kind: wire.VDuration, N: 2}), vals, true},
+		{cmpPred(wire.PEq, 6, s("")), vals, true},
+		{cmpPred(wire.PEq, 9, i(0)), vals, false}, // past the values given
 		{and(entIs(1, "P7"), entIs(4, "M3")), vals, true},
 		{and(entIs(1, "P7"), entIs(4, "M4")), vals, false},
 		{or(entIs(1, "P8"), entIs(4, "M3")), vals, true},
@@ -236,7 +236,7 @@ func TestFragmentIntervals(t *testing.T) {
 	mustApply(t, s, wire.Command{Kind: wire.CEnableAll, Sensor: uint16(sHolding)})
 	mustApply(t, s, wire.Command{Kind: wire.CEnableAll, Sensor: uint16(sWideSpan)})
 	open := hold.Begin([]Value{{E: p}, {E: m}, {S: "early"}}) // begun before the fragment
-	x := cmp(wire.PPrefix, 2, wire.Value{Kind: wire.VString, S: "x"})
+	x := cmpPred(wire.PPrefix, 2, wire.Value{Kind: wire.VString, S: "x"})
 	mustApply(t, s, fragCmd(1, sHolding, &x, 2))
 	mustApply(t, s, fragCmd(2, sWideSpan, dear(1, "P1")))
 	in := hold.Begin([]Value{{E: p}, {E: m}, {S: "xin"}})
