@@ -474,14 +474,20 @@ func TestLiveAggregateEnablesOnlyTheGroup(t *testing.T) {
 	}
 }
 
-// noWhile hides the While capability only (an older resident).
-type noWhile struct{ wire.Conn }
+// without hides one capability (an older resident).
+type without struct {
+	wire.Conn
+	cap string
+}
 
-func (c noWhile) Hello() *wire.Hello {
+func (c without) Hello() *wire.Hello {
 	h := *c.Conn.Hello()
-	h.Caps = slices.DeleteFunc(slices.Clone(h.Caps), func(s string) bool { return s == wire.CapWhile })
+	h.Caps = slices.DeleteFunc(slices.Clone(h.Caps), func(s string) bool { return s == c.cap })
 	return &h
 }
+
+func noWhile(c wire.Conn) wire.Conn     { return without{c, wire.CapWhile} }
+func noFragments(c wire.Conn) wire.Conn { return without{c, wire.CapFragments} }
 
 // TestLiveEntitySelectPackets: "the sends of processes in a state", live.
 // The resident holds SendMessage enabled for a process exactly while it is
@@ -505,7 +511,7 @@ retrieve (s.Process, s.Mailbox) where p.Process = s.Process and p.State = "` + s
 	}{
 		{"running", "Running", nil},
 		{"ready", "Ready", nil},
-		{"ready-no-while", "Ready", func(c wire.Conn) wire.Conn { return noWhile{c} }},
+		{"ready-no-while", "Ready", noWhile},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			prog, err := query.Compile(cat, []query.Source{{Name: "q", Text: query1(c.state)}}, check.Options{})
@@ -551,15 +557,6 @@ retrieve (s.Process, s.Mailbox) where p.Process = s.Process and p.State = "` + s
 	}
 }
 
-// noFragments hides the fragments capability (an older resident).
-type noFragments struct{ wire.Conn }
-
-func (c noFragments) Hello() *wire.Hello {
-	h := *c.Conn.Hello()
-	h.Caps = slices.DeleteFunc(slices.Clone(h.Caps), func(s string) bool { return s == wire.CapFragments })
-	return &h
-}
-
 // TestLiveFragmentM3: `where s.Mailbox = "M3"` over a live resident runs
 // the selection at the resident (the Mailbox is not SendMessage's flag
 // holder, so α enables every process): exactly M3's sends cross the wire,
@@ -574,7 +571,7 @@ func TestLiveFragmentM3(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		wrap func(wire.Conn) wire.Conn
-	}{{"fragment", nil}, {"no-fragments", func(c wire.Conn) wire.Conn { return noFragments{c} }}} {
+	}{{"fragment", nil}, {"no-fragments", noFragments}} {
 		t.Run(c.name, func(t *testing.T) {
 			got, st, h := runDemoWith(t, prog, demo.DefaultConfig(6), 300*time.Millisecond, remote.LiveOptions{}, c.wrap)
 			want, _, err := prog.RunHistory(h)
@@ -667,7 +664,7 @@ func BenchmarkWireM3(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		wrap func(wire.Conn) wire.Conn
-	}{{"fragment", nil}, {"no-fragment", func(c wire.Conn) wire.Conn { return noFragments{c} }}} {
+	}{{"fragment", nil}, {"no-fragment", noFragments}} {
 		b.Run(c.name, func(b *testing.B) {
 			var sends, bytes, rows float64
 			for i := range b.N {

@@ -292,6 +292,15 @@ func newTrio(t *testing.T) *trio {
 	return x
 }
 
+// everySend opens a session on the hostile resident that keeps its lease
+// for an hour and enables SendMessage for every process.
+func (x *trio) everySend(t *testing.T) *Session {
+	s := x.r.Open()
+	mustApply(t, s, wire.Command{Kind: wire.CLease, Period: int64(time.Hour)})
+	mustApply(t, s, wire.Command{Kind: wire.CEnableAll, Sensor: uint16(sSendMessage)})
+	return s
+}
+
 // run runs the subject on the three (paired) and returns the hostile
 // resident's runs and the twin's.
 func (x *trio) run(between func(i int)) (h, w runs) {
@@ -594,9 +603,7 @@ func TestHostileBusySubject(t *testing.T) {
 func TestHostileTriggers(t *testing.T) {
 	heap := heapInUse()
 	x := newTrio(t)
-	bad := x.r.Open()
-	mustApply(t, bad, wire.Command{Kind: wire.CLease, Period: int64(time.Hour)})
-	mustApply(t, bad, wire.Command{Kind: wire.CEnableAll, Sensor: uint16(sSendMessage)})
+	bad := x.everySend(t)
 	refused := 0
 	for i := range 10_000 {
 		err := bad.Apply(&wire.Command{Kind: wire.CTrigger, ID: uint64(i), On: uint16(sSendMessage), Attr: 1, Sensor: uint16(sReceive),
@@ -628,9 +635,7 @@ func TestHostileTriggers(t *testing.T) {
 func TestHostileFragments(t *testing.T) {
 	heap := heapInUse()
 	x := newTrio(t)
-	bad := x.r.Open()
-	mustApply(t, bad, wire.Command{Kind: wire.CLease, Period: int64(time.Hour)})
-	mustApply(t, bad, wire.Command{Kind: wire.CEnableAll, Sensor: uint16(sSendMessage)})
+	bad := x.everySend(t)
 	refused := 0
 	for i := range 10_000 {
 		p := entIs(1, fmt.Sprint("nobody-", i))

@@ -265,31 +265,41 @@ func (s *Session) apply(cmd *wire.Command) error {
 	case wire.CTrigger:
 		return s.addTrigger(cmd)
 	case wire.CUntrigger:
-		t := s.triggers[cmd.ID]
-		if t == nil {
-			return s.fail(cmd, "id", "no trigger %d in this session", cmd.ID)
+		t, err := byID(s, cmd, s.triggers, "trigger")
+		if err != nil {
+			return err
 		}
 		r.removeTrigger(t)
 	case wire.CSample:
 		return s.addSampler(cmd)
 	case wire.CUnsample:
-		sp := s.samplers[cmd.ID]
-		if sp == nil {
-			return s.fail(cmd, "id", "no sampling request %d in this session", cmd.ID)
+		sp, err := byID(s, cmd, s.samplers, "sampling request")
+		if err != nil {
+			return err
 		}
 		r.removeSampler(sp)
 	case wire.CFragment:
 		return s.addFragment(cmd)
 	case wire.CUnfragment:
-		f := s.frags[cmd.ID]
-		if f == nil {
-			return s.fail(cmd, "id", "no fragment %d in this session", cmd.ID)
+		f, err := byID(s, cmd, s.frags, "fragment")
+		if err != nil {
+			return err
 		}
 		r.removeFragment(f)
 	default:
 		return s.fail(cmd, "kind", "unknown command kind %d", cmd.Kind)
 	}
 	return nil
+}
+
+// byID resolves the id field of a command that removes what the session
+// set (a trigger, a sampling request, a fragment).
+func byID[T any](s *Session, cmd *wire.Command, m map[uint64]*T, what string) (*T, error) {
+	x := m[cmd.ID]
+	if x == nil {
+		return nil, s.fail(cmd, "id", "no %s %d in this session", what, cmd.ID)
+	}
+	return x, nil
 }
 
 // setFlag adds session bit to sen's flag on the live entities with ID id
