@@ -426,9 +426,14 @@ func (s *Sensor) end(iv Interval, vals []Value) {
 		iv.mask = 0 // a D sensor sends nothing at Begin
 	}
 	// Filtered as the begin was (same values), except for a fragment
-	// installed or removed in between; the sessions the begin went to get
-	// the end whatever their fragments (iv.mask), or they would hold the
-	// interval open.
+	// installed or removed in between. The producer's filter leaves the
+	// sessions the begin went to (iv.mask) alone, so they get the end
+	// whatever their fragments. The drain's filter (fragment.go) sees both
+	// masks: a fragment that rejects the end installed after a begin
+	// passed would leave that interval open at the monitor — which can only
+	// be an interval its own σ rejects (the fragment holds of every tuple
+	// that can reach a result), and a monitor installs its fragments before
+	// it starts anyway.
 	to := m
 	if ft := s.frags.Load(); ft != nil && ft.early && m != 0 {
 		to &= ft.pass(&s.kinds, vals)
