@@ -308,3 +308,41 @@ func TestFragmentSampled(t *testing.T) {
 		t.Errorf("got %s", g)
 	}
 }
+
+// TestFragmentEarlyBudget: a sensor's fragments stay in the producer up to
+// maxEarlyCmps comparisons over every session, equal predicates counted
+// once; one more moves them to the drain; a session's comparisons stop at
+// maxSessionCmps.
+func TestFragmentEarlyBudget(t *testing.T) {
+	r, _ := newFake(t, Options{})
+	send := r.Sensor(sSendMessage)
+	a, b := r.Open(), r.Open()
+	or := func(from, n int) *wire.Pred {
+		p := &wire.Pred{Op: wire.POr}
+		for i := range n {
+			p.Kids = append(p.Kids, entIs(1, fmt.Sprint("M", from+i)))
+		}
+		return p
+	}
+	mustApply(t, a, fragCmd(1, sSendMessage, or(0, maxEarlyCmps/2)))
+	mustApply(t, b, fragCmd(1, sSendMessage, or(0, maxEarlyCmps/2))) // equal: shared
+	mustApply(t, b, fragCmd(2, sSendMessage, or(100, maxEarlyCmps/2)))
+	if ft := send.frags.Load(); !ft.early || len(ft.groups) != 2 {
+		t.Fatalf("%d comparisons in %d groups: early %v, want the producer's", maxEarlyCmps, len(ft.groups), ft.early)
+	}
+	mustApply(t, a, fragCmd(2, sSendMessage, or(200, 1)))
+	if send.frags.Load().early {
+		t.Fatalf("%d comparisons: still the producer's", maxEarlyCmps+1)
+	}
+	mustApply(t, a, wire.Command{Kind: wire.CUnfragment, ID: 2})
+	if !send.frags.Load().early {
+		t.Fatal("back to 32 comparisons: not the producer's again")
+	}
+	// a holds 16 comparisons: 48 more fit, 49 do not.
+	if err := a.Apply(ptr(fragCmd(3, sWide, or(0, maxSessionCmps-maxEarlyCmps/2+1)))); !isCmdErr(err, "pred") {
+		t.Fatalf("past the session's comparisons: %v", err)
+	}
+	mustApply(t, a, fragCmd(3, sWide, or(0, maxSessionCmps-maxEarlyCmps/2)))
+}
+
+func ptr[T any](x T) *T { return &x }
