@@ -17,6 +17,7 @@ import (
 	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/resident/wire"
+	"github.com/tqmon/tqmon/rewrite"
 )
 
 // LiveOptions shape a live run.
@@ -68,6 +69,11 @@ type LiveStats struct {
 	// relation: packets sensors produced while enabled, and those lost.
 	Wanted  map[string]uint64
 	Dropped map[string]uint64
+	// WireTuples and WireBytes count what crossed the wire from the
+	// residents: every packet (sensor and entity tuples) and the batches'
+	// encoded size (wire encoding, whatever the transport; in process, what
+	// it would have been).
+	WireTuples, WireBytes uint64
 	// PeakHeld is the most tuples the operators held at once.
 	PeakHeld int
 	// Widened lists the α operators whose argument the residents cannot
@@ -240,6 +246,11 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 			stats.Widened = append(stats.Widened, a.VarName)
 		}
 	}
+	if opts.Tap == nil {
+		// (A tap records what the sensors report: it must see every tuple,
+		// whole.)
+		cmd.fragments(net.Alphas, rewrite.Place(plans...))
+	}
 	cmd.renew(opts.Lease)
 	if cmd.err != nil {
 		return nil, stats, cmd.err
@@ -294,27 +305,7 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 			opts.Started(start)
 		}
 	}
-	type recv struct {
-		i   int
-		b   *wire.Batch
-		err error
-	}
-	batches := make(chan recv, 64)
-	for i, c := range conns {
-		go func() {
-			for {
-				b, err := c.Recv()
-				select {
-				case batches <- recv{i, b, err}:
-				case <-ctx.Done():
-					return
-				}
-				if err != nil {
-					return
-				}
-			}
-		}()
-	}
+	batches := receive(ctx, conns, 64)
 	var deadline <-chan time.Time
 	if opts.Duration > 0 {
 		deadline = time.After(opts.Duration)
@@ -323,6 +314,7 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 	defer renew.Stop()
 	end := start
 	stopped := false
+	var wireBuf []byte
 	for !stopped {
 		select {
 		case <-ctx.Done():
@@ -339,6 +331,8 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 					// Lost, not ended: what followed was not observed.
 					stats.SessionLost = &SessionLostError{Resident: st.hello.Name, Since: max(st.wm, start), Err: r.err, Format: opts.TimeFormat}
 				}
+			} else if err = countWire(r.b, &stats, &wireBuf); err != nil {
+				return nil, stats, err
 			} else if err := st.take(r.b, p.Catalog, &stats, opts.OnLoss); err != nil {
 				return nil, stats, err
 			} else if rel, ok := st.conn.(wire.Releaser); ok {
@@ -433,6 +427,53 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 		return out, stats, stats.SessionLost
 	}
 	return out, stats, nil
+}
+
+// received is one Recv of resident i's connection.
+type received struct {
+	i   int
+	b   *wire.Batch
+	err error
+}
+
+// receive reads every connection's batches into one channel (of buffer
+// n), each until its Recv fails (that error sent too) or ctx is done.
+func receive(ctx context.Context, conns []wire.Conn, n int) <-chan received {
+	out := make(chan received, n)
+	for i, c := range conns {
+		go func() {
+			for {
+				b, err := c.Recv()
+				select {
+				case out <- received{i, b, err}:
+				case <-ctx.Done():
+					return
+				}
+				if err != nil {
+					return
+				}
+			}
+		}()
+	}
+	return out
+}
+
+// countWire adds a batch to the wire counts (buf: the encoding buffer,
+// reused).
+func countWire(b *wire.Batch, stats *LiveStats, buf *[]byte) error {
+	stats.WireTuples += uint64(len(b.Packets))
+	enc, err := b.AppendBinary((*buf)[:0])
+	if err == nil {
+		*buf = enc
+		stats.WireBytes += uint64(len(enc))
+		return nil
+	}
+	// Over a frame's size (an in-process batch): a transport splits it.
+	frames, err := b.EncodeSplit(wire.MaxFrame)
+	for _, f := range frames {
+		stats.WireBytes += uint64(len(f))
+	}
+	return err
 }
 
 // observed lists the observation of each primitive relation the network
@@ -668,6 +709,10 @@ func (st *connState) values(rel *algebra.Relation, vs []wire.Value) ([]algebra.V
 		a := rel.Attrs[i]
 		switch a.Type.Kind {
 		case algebra.KindEntity:
+			if v.N == 0 {
+				out[i] = algebra.Entity("") // not kept by a fragment (or absent)
+				continue
+			}
 			id, ok := st.defs[v.N]
 			if !ok {
 				return nil, fmt.Errorf("resident %s: entity key %d used before it was named", st.hello.Name, v.N)

@@ -104,7 +104,7 @@ func runDemo(t *testing.T, prog *query.Program, cfg demo.Config, d time.Duration
 
 // runDemoWith is runDemo with live options and a wrapper around the
 // resident's connection.
-func runDemoWith(t *testing.T, prog *query.Program, cfg demo.Config, d time.Duration, opts remote.LiveOptions, wrap func(wire.Conn) wire.Conn) ([]query.Result, remote.LiveStats, *algebra.History) {
+func runDemoWith(t testing.TB, prog *query.Program, cfg demo.Config, d time.Duration, opts remote.LiveOptions, wrap func(wire.Conn) wire.Conn) ([]query.Result, remote.LiveStats, *algebra.History) {
 	t.Helper()
 	cat := demoCatalog(t)
 	clock := demo.NewClock(cfg.Scale)
@@ -473,14 +473,20 @@ func TestLiveAggregateEnablesOnlyTheGroup(t *testing.T) {
 	}
 }
 
-// noWhile hides the While capability only (an older resident).
-type noWhile struct{ wire.Conn }
+// without hides one capability (an older resident).
+type without struct {
+	wire.Conn
+	cap string
+}
 
-func (c noWhile) Hello() *wire.Hello {
+func (c without) Hello() *wire.Hello {
 	h := *c.Conn.Hello()
-	h.Caps = slices.DeleteFunc(slices.Clone(h.Caps), func(s string) bool { return s == wire.CapWhile })
+	h.Caps = slices.DeleteFunc(slices.Clone(h.Caps), func(s string) bool { return s == c.cap })
 	return &h
 }
+
+func noWhile(c wire.Conn) wire.Conn     { return without{c, wire.CapWhile} }
+func noFragments(c wire.Conn) wire.Conn { return without{c, wire.CapFragments} }
 
 // TestLiveEntitySelectPackets: "the sends of processes in a state", live.
 // The resident holds SendMessage enabled for a process exactly while it is
@@ -504,7 +510,7 @@ retrieve (s.Process, s.Mailbox) where p.Process = s.Process and p.State = "` + s
 	}{
 		{"running", "Running", nil},
 		{"ready", "Ready", nil},
-		{"ready-no-while", "Ready", func(c wire.Conn) wire.Conn { return noWhile{c} }},
+		{"ready-no-while", "Ready", noWhile},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			prog, err := query.Compile(cat, []query.Source{{Name: "q", Text: query1(c.state)}}, check.Options{})

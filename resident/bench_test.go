@@ -295,8 +295,35 @@ func manualResident(b *testing.B) (*Resident, *Session, *Entity, *Entity) {
 // Enabled, the producer alone: the cost of writing a packet (clock, claim,
 // slot, publication) with no drain running concurrently; the ring is
 // emptied between bursts, untimed.
-func BenchmarkSensorEnabledWrite(b *testing.B) {
-	r, _, p, m := manualResident(b)
+func BenchmarkSensorEnabledWrite(b *testing.B) { benchWrite(b, nil) }
+
+// With a fragment on the sensor (fragment.go), the producer alone as in
+// BenchmarkSensorEnabledWrite: a cheap predicate that rejects every packet
+// (evaluated, nothing written), one that passes every packet (evaluated,
+// then written), and a dear one (more than maxEarlyCmps comparisons: left
+// to the drain, so the producer writes as if unfiltered). Compare with
+// BenchmarkSensorEnabledWrite in the same run:
+//
+//	go test -run '^$' -bench 'SensorEnabledWrite$|SensorFiltered|SensorUninstrumented' -count 5 ./resident
+func BenchmarkSensorFilteredRejected(b *testing.B) {
+	p := entIs(1, "M9")
+	benchWrite(b, &p)
+}
+
+func BenchmarkSensorFilteredPassed(b *testing.B) {
+	p := entIs(1, "M")
+	benchWrite(b, &p)
+}
+
+func BenchmarkSensorFilteredLate(b *testing.B) { benchWrite(b, dear(1, "M")) }
+
+func benchWrite(b *testing.B, pred *wire.Pred) {
+	r, s, p, m := manualResident(b)
+	if pred != nil {
+		if err := s.Apply(&wire.Command{Kind: wire.CFragment, ID: 1, Sensor: uint16(sSendMessage), Pred: pred}); err != nil {
+			b.Fatal(err)
+		}
+	}
 	x := uint64(1)
 	b.ResetTimer()
 	for done := 0; done < b.N; {

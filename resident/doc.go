@@ -78,6 +78,12 @@
 // interval once, whole (PWhole), at its end. This is exact whatever the
 // number of matches per enabling.
 //
+// Fragments (CFragment) narrow what is sent, not what is enabled: a
+// session's packets of a sensor pass its fragments' predicates and carry
+// only the attributes they keep; triggers, samplers' state and the truth
+// sink see every packet. See fragment.go for where they run and how they
+// count.
+//
 // # Packets
 //
 // Producers write fixed-size slots into a bounded ring of their own P
@@ -132,6 +138,12 @@
 //   - triggers: at most maxTriggers (32) per session; a trigger runs in
 //     the subject's thread on each packet of its sensor, so this bounds
 //     what a monitor adds to each sensor call (TestHostileTriggers).
+//   - fragments: at most maxFragments (64) per session and
+//     maxSessionCmps (64) comparisons in their predicates (each at most
+//     wire.MaxPredNodes nodes, wire.MaxPredDepth deep); the producer
+//     evaluates a sensor's predicates only while they hold at most
+//     maxEarlyCmps (32) comparisons over every session, the drain
+//     otherwise (fragment.go; TestHostileFragments).
 //   - locks: the resident's lock (r.mu) is never held while waiting for
 //     the samplers' lock, which a sampling round holds: removing a
 //     sampler (CUnsample, a session's end) marks it, and the next round

@@ -242,7 +242,6 @@ func (r *Resident) round(final bool) {
 func (r *Resident) dispatch(q *ring, pos uint64, head *slot, tab *[MaxSessions]*Session) uint64 {
 	ep, sid, kind, n, flags := unpackHdr(head.w[2])
 	k := slotsFor(kind, int(n))
-	r.dr.wanted[sid]++
 	to := current(head.w[1], ep, tab)
 	var tuple, smask uint64
 	var begin int64
@@ -252,13 +251,37 @@ func (r *Resident) dispatch(q *ring, pos uint64, head *slot, tab *[MaxSessions]*
 		tuple, begin, smask = x.w[0], int64(x.w[1]), x.w[2]
 		to |= current(smask, uint32(x.v[0].n), tab)
 	}
+	s := r.sensors[sid]
+	ft := s.frags.Load()
+	if ft != nil && !ft.early && to&ft.filtered != 0 {
+		// The fragments the producer left to the drain (fragment.go). A
+		// packet they reject for every session it was written for is not
+		// wanted: not counted, not a loss.
+		var rv [MaxAttrs]Value
+		for i := range int(n) {
+			v := q.val(pos, ex, i)
+			switch s.vk[i] {
+			case vkEnt:
+				rv[i].E = (*Entity)(v.p)
+			case vkStr:
+				if v.n > 0 {
+					rv[i].S = unsafe.String((*byte)(v.p), int(v.n))
+				}
+			default:
+				rv[i].N = v.n
+			}
+		}
+		if to &= ft.pass(&s.kinds, rv[:n]); to == 0 {
+			return k // (never an entity packet: they have no fragments)
+		}
+	}
+	r.dr.wanted[sid]++
 	if to&r.dr.full != 0 {
 		to = r.shedDrain(to, sid)
 	}
 	if to == 0 {
 		return k
 	}
-	s := r.sensors[sid]
 	vals := r.dr.newVals(int(n))
 	for i := range int(n) {
 		v := q.val(pos, ex, i)
@@ -280,7 +303,11 @@ func (r *Resident) dispatch(q *ring, pos uint64, head *slot, tab *[MaxSessions]*
 	p := wire.Packet{TS: int64(head.w[0]), Sensor: uint16(sid), Kind: kind, Tuple: tuple, Begin: begin, Vals: vals}
 	for m := to; m != 0; m &= m - 1 {
 		i := bits.TrailingZeros64(m)
-		r.dr.out[i] = append(r.dr.out[i], p)
+		q := p
+		if ft != nil {
+			q.Vals = ft.project(i, vals, r.dr.newVals)
+		}
+		r.dr.out[i] = append(r.dr.out[i], q)
 	}
 	if flags&slotDeleted != 0 {
 		// A later use of the deleted entity gets its definition again.

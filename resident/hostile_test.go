@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -289,6 +290,15 @@ func newTrio(t *testing.T) *trio {
 	}
 	x.hh, x.rh = honestOn(t, x.r), honestOn(t, x.ref)
 	return x
+}
+
+// everySend opens a session on the hostile resident that keeps its lease
+// for an hour and enables SendMessage for every process.
+func (x *trio) everySend(t *testing.T) *Session {
+	s := x.r.Open()
+	mustApply(t, s, wire.Command{Kind: wire.CLease, Period: int64(time.Hour)})
+	mustApply(t, s, wire.Command{Kind: wire.CEnableAll, Sensor: uint16(sSendMessage)})
+	return s
 }
 
 // run runs the subject on the three (paired) and returns the hostile
@@ -593,9 +603,7 @@ func TestHostileBusySubject(t *testing.T) {
 func TestHostileTriggers(t *testing.T) {
 	heap := heapInUse()
 	x := newTrio(t)
-	bad := x.r.Open()
-	mustApply(t, bad, wire.Command{Kind: wire.CLease, Period: int64(time.Hour)})
-	mustApply(t, bad, wire.Command{Kind: wire.CEnableAll, Sensor: uint16(sSendMessage)})
+	bad := x.everySend(t)
 	refused := 0
 	for i := range 10_000 {
 		err := bad.Apply(&wire.Command{Kind: wire.CTrigger, ID: uint64(i), On: uint16(sSendMessage), Attr: 1, Sensor: uint16(sReceive),
@@ -610,6 +618,51 @@ func TestHostileTriggers(t *testing.T) {
 	}
 	if want := 10_000 - maxTriggers; refused != want {
 		t.Errorf("%d of 10,000 triggers refused, want %d", refused, want)
+	}
+	h, w := x.run(nil)
+	checkHeap(t, heap)
+	x.end(t)
+	checkSubject(t, h, w)
+}
+
+// A monitor that asks for 10,000 fragments, each a comparison that never
+// holds (so all are evaluated on every packet, by the drain: maxSessionCmps
+// of them is past maxEarlyCmps), then one predicate of the most nodes a
+// frame may carry: the first maxFragments are installed, the rest refused
+// naming the bound, the large one refused naming the comparisons bound;
+// the subject keeps its rate against its twin and the honest monitor
+// beside it is served.
+func TestHostileFragments(t *testing.T) {
+	heap := heapInUse()
+	x := newTrio(t)
+	bad := x.everySend(t)
+	refused := 0
+	for i := range 10_000 {
+		p := entIs(1, fmt.Sprint("nobody-", i))
+		err := bad.Apply(&wire.Command{Kind: wire.CFragment, ID: uint64(i), Sensor: uint16(sSendMessage), Pred: &p})
+		switch {
+		case err == nil:
+		case isCmdErr(err, "id"):
+			if !strings.Contains(err.Error(), fmt.Sprint(maxFragments)) {
+				t.Fatalf("the refusal does not name the bound: %v", err)
+			}
+			refused++
+		default:
+			t.Fatal(err)
+		}
+	}
+	if want := 10_000 - maxFragments; refused != want {
+		t.Errorf("%d of 10,000 fragments refused, want %d", refused, want)
+	}
+	big := &wire.Pred{Op: wire.POr}
+	for j := range wire.MaxPredNodes - 1 {
+		big.Kids = append(big.Kids, entIs(1, fmt.Sprint("nobody-", j)))
+	}
+	other := bad.r.Open()
+	defer other.Close()
+	err := other.Apply(&wire.Command{Kind: wire.CFragment, ID: 1, Sensor: uint16(sSendMessage), Pred: big})
+	if !isCmdErr(err, "pred") || !strings.Contains(err.Error(), fmt.Sprint(maxSessionCmps)) {
+		t.Errorf("a predicate of %d comparisons: %v, want a refusal naming %d", len(big.Kids), err, maxSessionCmps)
 	}
 	h, w := x.run(nil)
 	checkHeap(t, heap)

@@ -410,10 +410,13 @@ func (r *Resident) sampleAt(s *Sensor, c int64, samplers []*sampler) {
 	st := s.st
 	cm := r.mono(c)
 	var sess [MaxSessions]*Session
+	ft := s.frags.Load()
 	deliver := func(m uint64, p wire.Packet, ents []*Entity) {
 		s.wanted.Add(1)
 		for i := range session.Indices(m) {
-			sess[i].enqueue(p, ents)
+			q := p
+			q.Vals = ft.project(i, p.Vals, func(n int) []wire.Value { return make([]wire.Value, n) })
+			sess[i].enqueue(q, ents)
 		}
 	}
 	st.mu.Lock()
@@ -428,12 +431,17 @@ func (r *Resident) sampleAt(s *Sensor, c int64, samplers []*sampler) {
 			sess[sp.sess.idx] = sp.sess
 		}
 	}
+	// A tuple the session's fragments reject is not sampled for it (not
+	// wanted, not reported, so no PEnd follows).
 	match := func(t *stateTuple) uint64 {
 		var m uint64
 		for _, sp := range live {
 			if sp.all || (t.holder != nil && t.holder.id == sp.entity) {
 				m |= sp.sess.bit
 			}
+		}
+		if m != 0 && ft != nil {
+			m &= ft.pass(&s.kinds, t.vals[:t.n])
 		}
 		return m
 	}

@@ -31,6 +31,10 @@ type Sensor struct {
 	all atomic.Uint64
 	// trigs are the triggers whose On is this sensor (copy on write, r.mu).
 	trigs atomic.Pointer[[]*trigger]
+	// frags are the sessions' fragments on this sensor (copy on write,
+	// r.mu; fragment.go); fragList what they are built from (r.mu).
+	frags    atomic.Pointer[fragTable]
+	fragList []*fragment
 
 	r     *Resident
 	spec  *SensorSpec
@@ -238,7 +242,14 @@ func encode(vk uint8, v *Value) slotVal {
 // a T sensor; see the package documentation.
 func (s *Sensor) Event(vals []Value) {
 	m, ep := s.want(vals)
-	if m == 0 {
+	to := m // m filtered by the fragments the producer evaluates
+	if ft := s.frags.Load(); ft != nil && ft.early {
+		to &= ft.pass(&s.kinds, vals)
+	}
+	if to == 0 {
+		if m != 0 && s.trigs.Load() != nil {
+			s.runTriggers(m, ep, vals)
+		}
 		if s.r.truth != nil {
 			s.r.truth.Event(s.id, s.r.truthVals(vals), s.r.now())
 		}
@@ -246,8 +257,8 @@ func (s *Sensor) Event(vals []Value) {
 	}
 	var ts int64
 	var ok bool
-	f := s.r.full.Load() & m // full sessions: the packet is not written for them
-	switch w := m &^ f; {
+	f := s.r.full.Load() & to // full sessions: the packet is not written for them
+	switch w := to &^ f; {
 	case w == 0:
 		s.shed(f, ep, true)
 	case s.nattr <= 2 && len(vals) >= int(s.nattr):
@@ -358,19 +369,22 @@ func (s *Sensor) begin(vals []Value) Interval {
 	if s.strat == Traced {
 		m, ep = s.want(vals)
 	}
-	if m == 0 {
+	to := m // m filtered by the fragments the producer evaluates
+	if ft := s.frags.Load(); ft != nil && ft.early && m != 0 {
+		to &= ft.pass(&s.kinds, vals)
+	}
+	if to == 0 {
 		iv.Begin = r.now()
 	} else {
-		if iv.ID == 0 {
-			iv.ID = r.tupleID()
-		}
 		var ok bool
-		iv.Begin, ok = s.put(wire.PBegin, m, ep, iv.ID, 0, 0, 0, vals)
+		iv.Begin, ok = s.put(wire.PBegin, to, ep, iv.ID, 0, 0, 0, vals)
 		if ok {
-			iv.Sent, iv.mask, iv.epoch = true, m, ep
+			iv.Sent, iv.mask, iv.epoch = true, to, ep
 		} else {
 			iv.Begin = r.now()
 		}
+	}
+	if m != 0 {
 		if s.trigs.Load() != nil {
 			s.runTriggers(m, ep, vals)
 		}
@@ -411,16 +425,32 @@ func (s *Sensor) end(iv Interval, vals []Value) {
 		kind = wire.PWhole
 		iv.mask = 0 // a D sensor sends nothing at Begin
 	}
-	if m == 0 && iv.mask == 0 {
+	// Filtered as the begin was (same values), except for a fragment
+	// installed or removed in between. The producer's filter leaves the
+	// sessions the begin went to (iv.mask) alone, so they get the end
+	// whatever their fragments. The drain's filter (fragment.go) sees both
+	// masks: a fragment that rejects the end installed after a begin
+	// passed would leave that interval open at the monitor — which can only
+	// be an interval its own σ rejects (the fragment holds of every tuple
+	// that can reach a result), and a monitor installs its fragments before
+	// it starts anyway.
+	to := m
+	if ft := s.frags.Load(); ft != nil && ft.early && m != 0 {
+		to &= ft.pass(&s.kinds, vals)
+	}
+	var ts int64
+	ok := false
+	if to != 0 || iv.mask != 0 {
+		if iv.ID == 0 {
+			iv.ID = r.tupleID()
+		}
+		ts, ok = s.put(kind, to, ep, iv.ID, iv.Begin, iv.mask, iv.epoch, vals)
+	} else if m == 0 {
 		if r.truth != nil {
 			r.truth.End(s.id, iv.ID, r.now())
 		}
 		return
 	}
-	if iv.ID == 0 {
-		iv.ID = r.tupleID()
-	}
-	ts, ok := s.put(kind, m, ep, iv.ID, iv.Begin, iv.mask, iv.epoch, vals)
 	if !ok && r.truth != nil {
 		ts = r.now()
 	}

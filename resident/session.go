@@ -37,6 +37,8 @@ type Session struct {
 	all      session.Enables[SensorID]
 	triggers map[uint64]*trigger
 	samplers map[uint64]*sampler
+	frags    map[uint64]*fragment
+	fragCmps int // comparisons in frags' predicates (maxSessionCmps)
 
 	// shed counts, per sensor, the packets producers shed for the
 	// session while it was full (shed.go).
@@ -65,6 +67,7 @@ func (r *Resident) Open() *Session {
 		r:        r,
 		triggers: map[uint64]*trigger{},
 		samplers: map[uint64]*sampler{},
+		frags:    map[uint64]*fragment{},
 		shed:     make([]shedCount, len(r.sensors)),
 	}
 	s.core.Init(len(r.sensors), nanotime, r.budget)
@@ -112,8 +115,8 @@ func (r *Resident) Open() *Session {
 	return s
 }
 
-// Close ends the session: every flag, whole-type enable, trigger and
-// sampler it set is undone; Recv returns ErrClosed.
+// Close ends the session: every flag, whole-type enable, trigger,
+// sampler and fragment it set is undone; Recv returns ErrClosed.
 func (s *Session) Close() { s.closeWith(ErrClosed) }
 
 func (s *Session) closeWith(err error) {
@@ -262,23 +265,41 @@ func (s *Session) apply(cmd *wire.Command) error {
 	case wire.CTrigger:
 		return s.addTrigger(cmd)
 	case wire.CUntrigger:
-		t := s.triggers[cmd.ID]
-		if t == nil {
-			return s.fail(cmd, "id", "no trigger %d in this session", cmd.ID)
+		t, err := byID(s, cmd, s.triggers, "trigger")
+		if err != nil {
+			return err
 		}
 		r.removeTrigger(t)
 	case wire.CSample:
 		return s.addSampler(cmd)
 	case wire.CUnsample:
-		sp := s.samplers[cmd.ID]
-		if sp == nil {
-			return s.fail(cmd, "id", "no sampling request %d in this session", cmd.ID)
+		sp, err := byID(s, cmd, s.samplers, "sampling request")
+		if err != nil {
+			return err
 		}
 		r.removeSampler(sp)
+	case wire.CFragment:
+		return s.addFragment(cmd)
+	case wire.CUnfragment:
+		f, err := byID(s, cmd, s.frags, "fragment")
+		if err != nil {
+			return err
+		}
+		r.removeFragment(f)
 	default:
 		return s.fail(cmd, "kind", "unknown command kind %d", cmd.Kind)
 	}
 	return nil
+}
+
+// byID resolves the id field of a command that removes what the session
+// set (a trigger, a sampling request, a fragment).
+func byID[T any](s *Session, cmd *wire.Command, m map[uint64]*T, what string) (*T, error) {
+	x := m[cmd.ID]
+	if x == nil {
+		return nil, s.fail(cmd, "id", "no %s %d in this session", what, cmd.ID)
+	}
+	return x, nil
 }
 
 // setFlag adds session bit to sen's flag on the live entities with ID id
@@ -340,6 +361,9 @@ func (r *Resident) clearSession(s *Session) {
 	}
 	for _, sp := range s.samplers {
 		r.removeSampler(sp)
+	}
+	for _, f := range s.frags {
+		r.removeFragment(f)
 	}
 	r.forgetReported(s.bit)
 	s.flags.Reset()

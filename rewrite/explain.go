@@ -36,6 +36,13 @@ func Explain(res Result, h *algebra.History) string {
 		return b.String()
 	}
 	b.WriteString("sensors:\n")
+	frags := Place(res.Final)
+	initial := map[string]*plan.Alpha{}
+	for _, a := range Alphas(res.Initial) {
+		if _, ok := initial[a.VarName]; !ok {
+			initial[a.VarName] = a
+		}
+	}
 	for _, a := range alphas {
 		flag := a.Rel.Attrs[a.Rel.FlagHolder]
 		fmt.Fprintf(&b, "  %s on %s (%s, flag in the %s %s)\n", a.Label(), a.Rel.Name, a.Rel.Strategy.Kind, flag.Role, flag.Name)
@@ -46,16 +53,59 @@ func Explain(res Result, h *algebra.History) string {
 		if a.Who != nil {
 			fmt.Fprintf(&b, "    asks: %s\n", Describe(a.Who))
 		}
+		f := frags[a]
+		if f != nil {
+			fmt.Fprintf(&b, "    at the resident: %s\n", describeFragment(f))
+		}
 		if h != nil {
+			rate := perSecond(h)
 			n, exact := Estimate(a, h)
-			bound := "at most "
-			if exact {
-				bound = ""
+			fmt.Fprintf(&b, "    estimated packets: %s%s\n", bound(exact), rate(n))
+			if i := initial[a.VarName]; i != nil && i.Rel == a.Rel {
+				n, exact := Estimate(i, h)
+				fmt.Fprintf(&b, "      before rewriting: %s%s\n", bound(exact), rate(n))
 			}
-			fmt.Fprintf(&b, "    estimated packets: %s%d\n", bound, n)
+			if f != nil && f.Pred != nil {
+				n, exact := estimate(a, h, f)
+				fmt.Fprintf(&b, "      across the wire (the resident's selection): %s%s\n", bound(exact), rate(n))
+			}
 		}
 	}
 	return b.String()
+}
+
+func bound(exact bool) string {
+	if exact {
+		return ""
+	}
+	return "at most "
+}
+
+// perSecond renders a packet count with its rate over h's extent.
+func perSecond(h *algebra.History) func(n int) string {
+	start, end, ok := h.Extent()
+	return func(n int) string {
+		if !ok || end <= start || end == algebra.Forever {
+			return fmt.Sprint(n)
+		}
+		return fmt.Sprintf("%d (%.3g/s)", n, float64(n)/(float64(end-start)/1e9))
+	}
+}
+
+// describeFragment says what a resident runs for an α (Place).
+func describeFragment(f *Fragment) string {
+	var parts []string
+	if f.Pred != nil {
+		parts = append(parts, "σ["+f.Pred.String()+"]")
+	}
+	if f.Keep != nil {
+		names := make([]string, len(f.Keep))
+		for i, k := range f.Keep {
+			names[i] = f.Alpha.Rel.Attrs[k].Name
+		}
+		parts = append(parts, "sends only "+strings.Join(names, ", "))
+	}
+	return strings.Join(parts, ", ") + " (the monitor runs it again)"
 }
 
 func indent(b *strings.Builder, text string) {
@@ -123,7 +173,11 @@ func Describe(n plan.Node) string {
 // or a selection of those; an upper bound otherwise). Events and D
 // intervals are one packet per tuple, traced intervals two, sampled ones
 // one per sampling instant within the tuple.
-func Estimate(a *plan.Alpha, h *algebra.History) (int, bool) {
+func Estimate(a *plan.Alpha, h *algebra.History) (int, bool) { return estimate(a, h, nil) }
+
+// estimate is Estimate counting only the tuples fragment f passes (nil:
+// every tuple).
+func estimate(a *plan.Alpha, h *algebra.History, f *Fragment) (int, bool) {
 	t := h.Table(a.Rel.Name)
 	if t == nil {
 		return 0, false
@@ -141,6 +195,13 @@ func Estimate(a *plan.Alpha, h *algebra.History) (int, bool) {
 	for _, r := range t.Rows {
 		if set != nil && !set[r.Vals[a.Rel.FlagHolder].S] {
 			continue
+		}
+		if f != nil && f.Pred != nil {
+			bd := make(expr.Binding, f.Var+1)
+			bd[f.Var] = r.Vals
+			if v, err := expr.Eval(f.Pred, bd); err == nil && !v.B() {
+				continue
+			}
 		}
 		switch {
 		case a.Rel.IsEvent(), a.Rel.Strategy.Kind == algebra.TracedThenDisabled:

@@ -123,9 +123,59 @@ func (s *live) recorded() (playable, error) {
 }
 
 func (s *live) Explain(w io.Writer, prog *query.Program, first int, naive bool) error {
+	rates, perr := s.probe(prog, naive)
 	return explain(w, prog, first, naive, func(r rewrite.Result) string {
-		return rewrite.Explain(r, nil) + sampling(r.Final, s.cat)
+		return rewrite.Explain(r, nil) + sampling(r.Final, s.cat) + probed(r.Final, rates, perr)
 	})
+}
+
+// probeFor is how long --explain watches a live subject's sensors
+// (remote.Probe).
+const probeFor = 300 * time.Millisecond
+
+// probe measures, for --explain, each α's sensor's packets per second
+// (remote.Probe) over a session of its own.
+func (s *live) probe(prog *query.Program, naive bool) (map[string]remote.ProbeRate, error) {
+	rw, err := prog.Rewritten(naive)
+	if err != nil {
+		return nil, err
+	}
+	var plans []plan.Node
+	for _, r := range rw {
+		plans = append(plans, r.Final)
+	}
+	var rates map[string]remote.ProbeRate
+	_, err = s.open(context.Background(), probeFor, func(ss Session) error {
+		var err error
+		rates, err = remote.Probe(ss.Ctx, ss.Conns, s.cat, plans, probeFor, ss.Ready)
+		for _, c := range ss.Conns {
+			c.Close()
+		}
+		return err
+	})
+	return rates, err
+}
+
+// probed says what the probe saw of each α of a plan.
+func probed(p plan.Node, rates map[string]remote.ProbeRate, err error) string {
+	var b strings.Builder
+	if err != nil {
+		fmt.Fprintf(&b, "live cost: no probe (%v)\n", err)
+		return b.String()
+	}
+	frags := rewrite.Place(p)
+	for _, a := range rewrite.Alphas(p) {
+		r, ok := rates[remote.ProbeKey(a, frags[a])]
+		if !ok {
+			continue
+		}
+		fmt.Fprintf(&b, "live cost of α %s (a %s probe, every entity enabled): %.0f packets/s", a.VarName, probeFor, r.All)
+		if f := frags[a]; f != nil && f.Pred != nil {
+			fmt.Fprintf(&b, ", %.0f/s across the wire with the resident's selection", r.Passed)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }
 
 // sampling says what a live run sees of each sampled relation the plan

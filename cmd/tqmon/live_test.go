@@ -59,11 +59,26 @@ func sortedRows(csv string) []string {
 // tqmon query --connect as another: the streamed results, once sorted,
 // are those of the same query over the ground truth the subject wrote.
 func TestConnectSeparateSubject(t *testing.T) {
+	q := filepath.Join(root, "testdata", "paper", "resumed_by_p1.tq")
+	g, w, stats := connectRun(t, q)
+	if !slices.Equal(g, w) {
+		t.Errorf("live rows\n%s\ntruth rows\n%s", strings.Join(g, "\n"), strings.Join(w, "\n"))
+	}
+	if !strings.Contains(stats, "packets SendMessage: ") {
+		t.Errorf("--stats output lacks per-sensor packets:\n%s", stats)
+	}
+}
+
+// connectRun runs the demo subject (seed 5, 700 ms) as its own process,
+// writing its ground truth, and tqmon query --connect --stats with query
+// file q as another; it returns the monitor's rows and the rows of q over
+// the truth (CSV, sorted, headers dropped) and the monitor's stderr.
+func connectRun(t *testing.T, q string) (live, truth []string, stats string) {
+	t.Helper()
 	bin := binary(t)
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "subject.sock")
 	truthDir := filepath.Join(dir, "truth")
-	q := filepath.Join(root, "testdata", "paper", "resumed_by_p1.tq")
 	subj := exec.Command(bin, "demo", "--subject", "--listen", sock, "--duration", "700ms", "--seed", "5", "--truth", truthDir)
 	var subjErr strings.Builder
 	subj.Stderr = &subjErr
@@ -86,16 +101,11 @@ func TestConnectSeparateSubject(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("query over the truth: %s", stderr)
 	}
-	g, w := sortedRows(string(out)), sortedRows(want)
-	if len(w) == 0 {
+	live, truth = sortedRows(string(out)), sortedRows(want)
+	if len(truth) == 0 {
 		t.Fatal("the truth gives no result: the run was too short")
 	}
-	if !slices.Equal(g, w) {
-		t.Errorf("live rows\n%s\ntruth rows\n%s", strings.Join(g, "\n"), strings.Join(w, "\n"))
-	}
-	if !strings.Contains(monErr.String(), "packets SendMessage: ") {
-		t.Errorf("--stats output lacks per-sensor packets:\n%s", monErr.String())
-	}
+	return live, truth, monErr.String()
 }
 
 // TestKilledMonitorLeavesNoFlags: a monitor killed with SIGKILL leaves no

@@ -43,7 +43,11 @@ package wire
 //	         1 ID:uvarint  2 Sensor:uvarint  4 Type:uvarint  8 Entity:string
 //	         16 All (no payload)  32 On:uvarint  64 Attr:uvarint
 //	         128 Conds:count (Attr:uvarint value)*  256 Period:varint
-//	         512 While (no payload)
+//	         512 While (no payload)  1024 Pred:pred  2048 Keep:count uvarint*
+//
+//	pred     op:byte then: for PAnd/POr Kids:count pred*  (count ≥ 1);
+//	         for PNot one pred; for a comparison Attr:uvarint value.
+//	         At most MaxPredNodes nodes, nested at most MaxPredDepth deep.
 //	         A field is present when it is not its zero value.
 //
 // Decoding an empty count gives a nil slice. A Hello whose version is not
@@ -110,7 +114,9 @@ const (
 	cfConds
 	cfPeriod
 	cfWhile
-	cfAllFields = cfWhile<<1 - 1
+	cfPred
+	cfKeep
+	cfAllFields = cfKeep<<1 - 1
 )
 
 // Smallest encodings, to bound counts by the remaining input.
@@ -125,7 +131,8 @@ const (
 
 func validPacketKind(k PacketKind) bool   { return k >= PEvent && k <= PEntityEnd }
 func validValueKind(k ValueKind) bool     { return k >= VEntity && k <= VEnum }
-func validCommandKind(k CommandKind) bool { return k >= CEnable && k <= CBye }
+func validCommandKind(k CommandKind) bool { return k >= CEnable && k <= CUnfragment }
+func validPredOp(o PredOp) bool           { return o >= PAnd && o <= PPrefix }
 
 // ---- encoding ----
 
@@ -421,6 +428,12 @@ func (c *Command) AppendBinary(b []byte) ([]byte, error) {
 	if c.While {
 		f |= cfWhile
 	}
+	if c.Pred != nil {
+		f |= cfPred
+	}
+	if len(c.Keep) != 0 {
+		f |= cfKeep
+	}
 	b = appendHeader(b, TagCommand, Version)
 	b = append(b, byte(c.Kind))
 	b = binary.AppendUvarint(b, f)
@@ -455,8 +468,56 @@ func (c *Command) AppendBinary(b []byte) ([]byte, error) {
 	if f&cfPeriod != 0 {
 		b = binary.AppendVarint(b, c.Period)
 	}
+	if f&cfPred != 0 {
+		var err error
+		nodes := 0
+		if b, err = appendPred(b, c.Pred, 1, &nodes); err != nil {
+			return b[:start], fmt.Errorf("wire: command: pred: %w", err)
+		}
+	}
+	if f&cfKeep != 0 {
+		b = binary.AppendUvarint(b, uint64(len(c.Keep)))
+		for _, a := range c.Keep {
+			b = binary.AppendUvarint(b, uint64(a))
+		}
+	}
 	if n := len(b) - start; n > MaxFrame {
 		return b[:start], tooLarge("command", n, MaxFrame)
+	}
+	return b, nil
+}
+
+// appendPred appends p's encoding, refusing what a decoder would refuse.
+func appendPred(b []byte, p *Pred, depth int, nodes *int) ([]byte, error) {
+	if *nodes++; *nodes > MaxPredNodes {
+		return b, fmt.Errorf("more than %d nodes", MaxPredNodes)
+	}
+	if depth > MaxPredDepth {
+		return b, fmt.Errorf("nested more than %d deep", MaxPredDepth)
+	}
+	if !validPredOp(p.Op) {
+		return b, fmt.Errorf("unknown operator %d", p.Op)
+	}
+	b = append(b, byte(p.Op))
+	switch p.Op {
+	case PAnd, POr:
+		if len(p.Kids) == 0 {
+			return b, fmt.Errorf("%v with no operands", p.Op)
+		}
+		b = binary.AppendUvarint(b, uint64(len(p.Kids)))
+	case PNot:
+		if len(p.Kids) != 1 {
+			return b, fmt.Errorf("not with %d operands", len(p.Kids))
+		}
+	default:
+		b = binary.AppendUvarint(b, uint64(p.Attr))
+		return appendValue(b, &p.Value)
+	}
+	for i := range p.Kids {
+		var err error
+		if b, err = appendPred(b, &p.Kids[i], depth+1, nodes); err != nil {
+			return b, err
+		}
 	}
 	return b, nil
 }
@@ -621,6 +682,51 @@ func (d *decoder) value(v *Value) {
 	}
 	if h&vS != 0 {
 		v.S = d.string("value string")
+	}
+}
+
+// pred decodes a predicate node at depth (1: the root), counting nodes
+// against MaxPredNodes.
+func (d *decoder) pred(p *Pred, depth int, nodes *int) {
+	if *nodes++; *nodes > MaxPredNodes {
+		d.failf("more than %d predicate nodes", MaxPredNodes)
+		return
+	}
+	if depth > MaxPredDepth {
+		d.failf("predicate nested more than %d deep", MaxPredDepth)
+		return
+	}
+	d.idx = *nodes
+	op := PredOp(d.byte1("operator"))
+	if d.err != nil {
+		return
+	}
+	if !validPredOp(op) {
+		d.off--
+		d.failf("unknown predicate operator %d", op)
+		return
+	}
+	p.Op = op
+	n := 1
+	switch op {
+	case PAnd, POr:
+		if n = d.count("operand", 2); d.err == nil && n == 0 {
+			d.failf("%v with no operands", op)
+		}
+	case PNot:
+	default:
+		p.Attr = d.u16("attr")
+		d.value(&p.Value)
+		return
+	}
+	if d.err != nil {
+		return
+	}
+	p.Kids = make([]Pred, n)
+	for i := range p.Kids {
+		if d.pred(&p.Kids[i], depth+1, nodes); d.err != nil {
+			return
+		}
 	}
 }
 
@@ -866,6 +972,25 @@ func (c *Command) UnmarshalBinary(data []byte) error {
 		c.Period = d.varint("period")
 	}
 	c.While = f&cfWhile != 0
+	if f&cfPred != 0 && d.err == nil {
+		c.Pred = &Pred{}
+		nodes := 0
+		d.ctx = "pred node"
+		d.pred(c.Pred, 1, &nodes)
+		d.ctx = ""
+	}
+	if f&cfKeep != 0 {
+		n := d.count("keep", 1)
+		if d.err == nil && n == 0 {
+			d.failf("keep flag set with no attributes")
+		}
+		if n > 0 {
+			c.Keep = make([]uint16, n)
+			for i := range c.Keep {
+				c.Keep[i] = d.u16("keep")
+			}
+		}
+	}
 	if err := d.finish(); err != nil {
 		*c = Command{}
 		return err

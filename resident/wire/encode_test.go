@@ -2,10 +2,12 @@ package wire
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -136,7 +138,7 @@ func randBatch(r *rand.Rand, maxPackets int) *Batch {
 }
 
 func randCommand(r *rand.Rand) *Command {
-	c := &Command{Kind: CommandKind(1 + r.IntN(int(CBye)))}
+	c := &Command{Kind: CommandKind(1 + r.IntN(int(CUnfragment)))}
 	if r.IntN(2) == 0 {
 		c.ID = randU64(r)
 	}
@@ -161,7 +163,32 @@ func randCommand(r *rand.Rand) *Command {
 		c.Period = randI64(r)
 	}
 	c.While = r.IntN(4) == 0
+	if r.IntN(3) == 0 {
+		c.Pred = randPred(r, 3)
+	}
+	for n := r.IntN(3); n > 0; n-- {
+		c.Keep = append(c.Keep, randU16(r))
+	}
 	return c
+}
+
+func randPred(r *rand.Rand, depth int) *Pred {
+	op := PredOp(1 + r.IntN(int(PPrefix)))
+	if depth == 0 && op <= PNot {
+		op = PEq
+	}
+	p := &Pred{Op: op}
+	switch op {
+	case PAnd, POr:
+		for n := 1 + r.IntN(2); n > 0; n-- {
+			p.Kids = append(p.Kids, *randPred(r, depth-1))
+		}
+	case PNot:
+		p.Kids = []Pred{*randPred(r, depth-1)}
+	default:
+		p.Attr, p.Value = randU16(r), randValue(r)
+	}
+	return p
 }
 
 // ---- round trips ----
@@ -380,9 +407,12 @@ func TestDecodeErrors(t *testing.T) {
 		{"value reserved", &Batch{}, batch(0, 0, 1, 0x41, 0, 0, 1, 0x22, 0), "reserved bit"},
 		{"float truncated", &Batch{}, batch(0, 0, 1, 0x41, 0, 0, 1, 0x43, 1, 2, 3, 0), "truncated reading value"},
 		{"def type range", &Batch{}, batch(0, 1, 1, 0xff, 0xff, 0xff, 0x0f, 0, 0, 0), "def type 33554431 exceeds 65535"},
-		{"command kind", &Command{}, cmd(11, 0), "unknown command kind 11"},
+		{"command kind", &Command{}, cmd(13, 0), "unknown command kind 13"},
 		{"command kind zero", &Command{}, cmd(0, 0), "unknown command kind 0"},
-		{"command fields", &Command{}, cmd(byte(CBye), 0x80, 0x08), "unknown field bits 0x400"},
+		{"command fields", &Command{}, cmd(byte(CBye), 0x80, 0x20), "unknown field bits 0x1000"},
+		{"pred op", &Command{}, cmd(byte(CFragment), 0x80, 0x08, 0x0c), "pred node 1: at byte 5: unknown predicate operator 12"},
+		{"pred no operands", &Command{}, cmd(byte(CFragment), 0x80, 0x08, byte(PAnd), 0), "and with no operands"},
+		{"empty keep", &Command{}, cmd(byte(CFragment), 0x80, 0x10, 0), "keep flag set with no attributes"},
 		{"empty conds", &Command{}, cmd(byte(CTrigger), 0x80, 0x01, 0), "conds flag set with no conds"},
 		{"command trailing", &Command{}, cmd(byte(CBye), 0, 0), "1 bytes of trailing garbage"},
 	}
@@ -409,6 +439,82 @@ func TestDecodeErrors(t *testing.T) {
 	if err := new(Batch).UnmarshalBinary(big); !errors.Is(err, ErrFrameTooLarge) {
 		t.Fatalf("oversize: %v", err)
 	}
+}
+
+// TestPredBounds: a predicate of MaxPredNodes nodes, MaxPredDepth deep,
+// round-trips; one node more or one level deeper is refused by both the
+// encoder and the decoder (which meets it as bytes a remote could send).
+func TestPredBounds(t *testing.T) {
+	leaf := Pred{Op: PEq, Attr: 1, Value: Value{Kind: VInt, N: 7}}
+	deep := func(d int) *Pred {
+		p := leaf
+		for range d - 1 {
+			p = Pred{Op: PNot, Kids: []Pred{p}}
+		}
+		return &p
+	}
+	wide := func(n int) *Pred { return &Pred{Op: POr, Kids: slices.Repeat([]Pred{leaf}, n-1)} }
+	frame := func(p *Pred) []byte {
+		b := append([]byte{TagCommand, Version, byte(CFragment)}, 0x80, 0x08)
+		nodes := 0
+		b, err := appendPredUnchecked(b, p, &nodes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	for _, tt := range []struct {
+		name string
+		p    *Pred
+		want string
+	}{
+		{"depth", deep(MaxPredDepth), ""},
+		{"too deep", deep(MaxPredDepth + 1), "nested more than 32 deep"},
+		{"nodes", wide(MaxPredNodes), ""},
+		{"too many nodes", wide(MaxPredNodes + 1), "more than 256"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &Command{Kind: CFragment, Pred: tt.p}
+			_, eerr := c.MarshalBinary()
+			var d Command
+			derr := d.UnmarshalBinary(frame(tt.p))
+			if tt.want == "" {
+				if eerr != nil || derr != nil {
+					t.Fatalf("at the bound: encode %v, decode %v", eerr, derr)
+				}
+				if !reflect.DeepEqual(d.Pred, tt.p) {
+					t.Fatal("round trip differs")
+				}
+				return
+			}
+			if eerr == nil || !strings.Contains(eerr.Error(), tt.want) {
+				t.Fatalf("encode: %v, want %q", eerr, tt.want)
+			}
+			if derr == nil || !strings.Contains(derr.Error(), tt.want) {
+				t.Fatalf("decode: %v, want %q", derr, tt.want)
+			}
+		})
+	}
+}
+
+// appendPredUnchecked encodes p with no bounds, as a hostile remote would.
+func appendPredUnchecked(b []byte, p *Pred, nodes *int) ([]byte, error) {
+	b = append(b, byte(p.Op))
+	switch p.Op {
+	case PAnd, POr:
+		b = binary.AppendUvarint(b, uint64(len(p.Kids)))
+	case PNot:
+	default:
+		b = binary.AppendUvarint(b, uint64(p.Attr))
+		return appendValue(b, &p.Value)
+	}
+	for i := range p.Kids {
+		var err error
+		if b, err = appendPredUnchecked(b, &p.Kids[i], nodes); err != nil {
+			return b, err
+		}
+	}
+	return b, nil
 }
 
 func TestEncodeErrors(t *testing.T) {

@@ -24,11 +24,21 @@ func (k ValueKind) String() string {
 
 var commandKindNames = [...]string{CEnable: "enable", CDisable: "disable", CEnableAll: "enable-all",
 	CDisableAll: "disable-all", CTrigger: "trigger", CUntrigger: "untrigger", CSample: "sample",
-	CUnsample: "unsample", CLease: "lease", CBye: "bye"}
+	CUnsample: "unsample", CLease: "lease", CBye: "bye", CFragment: "fragment", CUnfragment: "unfragment"}
 
 func (k CommandKind) String() string {
 	if int(k) < len(commandKindNames) && commandKindNames[k] != "" {
 		return commandKindNames[k]
 	}
 	return "CommandKind(" + strconv.Itoa(int(k)) + ")"
+}
+
+var predOpNames = [...]string{PAnd: "and", POr: "or", PNot: "not", PEq: "=", PNe: "!=", PLt: "<",
+	PLe: "<=", PGt: ">", PGe: ">=", PPrefix: "prefix"}
+
+func (o PredOp) String() string {
+	if int(o) < len(predOpNames) && predOpNames[o] != "" {
+		return predOpNames[o]
+	}
+	return "PredOp(" + strconv.Itoa(int(o)) + ")"
 }

@@ -8,7 +8,8 @@
 // has a timestamp ≤ it) and cumulative per-sensor counts of packets wanted
 // and dropped, and how many commands the session had carried out, the
 // last when — while Commands flow the other way: enable and disable
-// flags, whole-type enables, triggers, standing sampling requests, lease
+// flags, whole-type enables, triggers, standing sampling requests,
+// fragments (a selection and projection run at the resident), lease
 // renewals. If the remote stops renewing its lease, the resident clears
 // everything the session set.
 package wire
@@ -49,6 +50,10 @@ const CapTriggers = "triggers"
 // CapWhile: the resident evaluates CTrigger commands with While set (holds
 // an enable exactly while an entity's tuple satisfies the conditions).
 const CapWhile = "while"
+
+// CapFragments: the resident carries out CFragment commands (filters and
+// projects a sensor's packets for the session before sending them).
+const CapFragments = "fragments"
 
 // Has reports whether the resident advertises capability c.
 func (h *Hello) Has(c string) bool {
@@ -179,12 +184,61 @@ const (
 	CLease
 	// CBye: close the session; the resident clears what it set.
 	CBye
+	// CFragment: fragment ID of the session's plan runs at the resident:
+	// of Sensor's packets, send the session only those whose values satisfy
+	// Pred (nil: all), with only the attributes in Keep (none listed: all;
+	// the others are sent as their kind's zero value). A session's
+	// fragments on one sensor combine by union: a packet goes to it when
+	// any of them passes it, with the attributes any of them keeps.
+	// CUnfragment removes fragment ID.
+	CFragment
+	CUnfragment
 )
 
 // Cond is an equality on a packet attribute, for triggers.
 type Cond struct {
 	Attr  uint16
 	Value Value // entities by ID in S (Kind VEntity, N unused)
+}
+
+// PredOp is a predicate node's operator.
+type PredOp uint8
+
+const (
+	// PAnd, POr: every / some node of Kids holds (at least one kid).
+	PAnd PredOp = iota + 1
+	POr
+	// PNot: Kids[0] (exactly one kid) does not hold.
+	PNot
+	// PEq … PGe compare attribute Attr with Value (of the attribute's
+	// kind): numbers by value (VInt, VTime, VDuration signed; VFloat as a
+	// float; VBool, VEnum unsigned), strings and entities (by ID, in S)
+	// bytewise.
+	PEq
+	PNe
+	PLt
+	PLe
+	PGt
+	PGe
+	// PPrefix: the string or entity ID in attribute Attr begins with
+	// Value.S.
+	PPrefix
+)
+
+// Bounds of a predicate: a decoder refuses a larger or deeper one, and a
+// resident evaluates at most MaxPredNodes nodes per fragment per packet.
+const (
+	MaxPredNodes = 256
+	MaxPredDepth = 32
+)
+
+// Pred is a selection on a packet's own attributes against constants: a
+// tree of PAnd/POr/PNot over comparisons.
+type Pred struct {
+	Op    PredOp
+	Attr  uint16 // comparisons
+	Value Value  // comparisons
+	Kids  []Pred // PAnd, POr, PNot
 }
 
 // Command is one request from remote to resident.
@@ -198,8 +252,10 @@ type Command struct {
 	On     uint16 // CTrigger: the sensor whose packets trigger
 	Attr   uint16 // CTrigger: the attribute holding the entity to enable
 	Conds  []Cond
-	Period int64 // CSample: sampling period; CLease: lease duration (ns)
-	While  bool  // CTrigger on an entity relation: enabled only while Conds hold
+	Period int64    // CSample: sampling period; CLease: lease duration (ns)
+	While  bool     // CTrigger on an entity relation: enabled only while Conds hold
+	Pred   *Pred    // CFragment: the selection (nil: every packet)
+	Keep   []uint16 // CFragment: the attributes sent (empty: all)
 }
 
 // Conn is a remote monitor's connection to one resident.

@@ -1,0 +1,105 @@
+package remote
+
+import (
+	"github.com/tqmon/tqmon/algebra/exec"
+	"github.com/tqmon/tqmon/algebra/expr"
+	"github.com/tqmon/tqmon/algebra/plan"
+	"github.com/tqmon/tqmon/resident/wire"
+	"github.com/tqmon/tqmon/rewrite"
+)
+
+// fragments installs, on residents that carry out fragments
+// (wire.CapFragments), what rewrite.Place decided each α's sensor runs.
+// A session's fragments on one sensor combine by union, so once one α on
+// a sensor has a fragment, every α on that sensor gets one — those with
+// nothing placed a fragment that passes and keeps everything. The monitor
+// runs the same σ and π again: results do not depend on the fragments.
+func (c *commander) fragments(alphas []*exec.Alpha, placed map[*plan.Alpha]*rewrite.Fragment) {
+	for _, st := range c.states {
+		if !st.hello.Has(wire.CapFragments) {
+			return
+		}
+	}
+	bySensor := map[uint16][]*exec.Alpha{}
+	has := map[uint16]bool{}
+	var order []uint16
+	for _, a := range alphas {
+		s := c.sensor(a.Rel.Name)
+		if _, ok := bySensor[s]; !ok {
+			order = append(order, s)
+		}
+		bySensor[s] = append(bySensor[s], a)
+		if placed[a.Plan] != nil {
+			has[s] = true
+		}
+	}
+	for _, s := range order {
+		if !has[s] {
+			continue
+		}
+		for _, a := range bySensor[s] {
+			cmd := wire.Command{Kind: wire.CFragment, Sensor: s}
+			if f := placed[a.Plan]; f != nil {
+				if f.Pred != nil {
+					cmd.Pred, _ = wirePred(f.Pred)
+				}
+				for _, k := range f.Keep {
+					cmd.Keep = append(cmd.Keep, uint16(k))
+				}
+			}
+			c.next++
+			cmd.ID = c.next
+			c.send(cmd)
+		}
+	}
+}
+
+// wirePred translates a placed selection (rewrite.Place: comparisons of
+// one variable's columns with constants, and, or, not) into a wire
+// predicate; false for anything else.
+func wirePred(e expr.Expr) (*wire.Pred, bool) {
+	switch e := e.(type) {
+	case *expr.Unary:
+		if e.Op != expr.OpNot {
+			return nil, false
+		}
+		x, ok := wirePred(e.X)
+		if !ok {
+			return nil, false
+		}
+		return &wire.Pred{Op: wire.PNot, Kids: []wire.Pred{*x}}, true
+	case *expr.Binary:
+		if e.Op == expr.OpAnd || e.Op == expr.OpOr {
+			x, ok1 := wirePred(e.X)
+			y, ok2 := wirePred(e.Y)
+			if !ok1 || !ok2 {
+				return nil, false
+			}
+			op := wire.PAnd
+			if e.Op == expr.OpOr {
+				op = wire.POr
+			}
+			return &wire.Pred{Op: op, Kids: []wire.Pred{*x, *y}}, true
+		}
+		col, k, mirrored, ok := rewrite.ColConst(e)
+		if !ok {
+			return nil, false
+		}
+		op, ok := wireOps[e.Op]
+		if !ok {
+			return nil, false
+		}
+		if mirrored {
+			op = mirror[op]
+		}
+		return &wire.Pred{Op: op, Attr: uint16(col.Attr), Value: wireValue(k.V)}, true
+	}
+	return nil, false
+}
+
+var wireOps = map[expr.Op]wire.PredOp{expr.OpEq: wire.PEq, expr.OpNe: wire.PNe, expr.OpLt: wire.PLt,
+	expr.OpLe: wire.PLe, expr.OpGt: wire.PGt, expr.OpGe: wire.PGe}
+
+// mirror is the comparison read the other way round: c < x is x > c.
+var mirror = map[wire.PredOp]wire.PredOp{wire.PEq: wire.PEq, wire.PNe: wire.PNe, wire.PLt: wire.PGt,
+	wire.PLe: wire.PGe, wire.PGt: wire.PLt, wire.PGe: wire.PLe}

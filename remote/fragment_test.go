@@ -1,0 +1,181 @@
+package remote_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/tqmon/tqmon/algebra/check"
+	"github.com/tqmon/tqmon/algebra/plan"
+	"github.com/tqmon/tqmon/query"
+	"github.com/tqmon/tqmon/remote"
+	"github.com/tqmon/tqmon/resident"
+	"github.com/tqmon/tqmon/resident/demo"
+	"github.com/tqmon/tqmon/resident/demo/ossensors"
+	"github.com/tqmon/tqmon/resident/wire"
+	"github.com/tqmon/tqmon/rewrite"
+)
+
+// TestLiveFragmentM3: `where s.Mailbox = "M3"` over a live resident runs
+// the selection at the resident (the Mailbox is not SendMessage's flag
+// holder, so α enables every process): exactly M3's sends cross the wire,
+// counted against the ground truth, and the result equals the truth's. A
+// resident without fragments sends every send.
+func TestLiveFragmentM3(t *testing.T) {
+	cat := demoCatalog(t)
+	prog, err := query.Compile(cat, []query.Source{{Name: "q", Text: `range of s is SendMessage retrieve (s.Process) where s.Mailbox = "M3"`}}, check.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		wrap func(wire.Conn) wire.Conn
+	}{{"fragment", nil}, {"no-fragments", noFragments}} {
+		t.Run(c.name, func(t *testing.T) {
+			got, st, h := runDemoWith(t, prog, demo.DefaultConfig(6), 300*time.Millisecond, remote.LiveOptions{}, c.wrap)
+			want, _, err := prog.RunHistory(h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if renderTables(got) != renderTables(want) {
+				t.Fatal("live result differs from the ground truth's")
+			}
+			m3, all := 0, len(h.Table("SendMessage").Rows)
+			for _, s := range h.Table("SendMessage").Rows {
+				if s.Vals[1].S == "M3" {
+					m3++
+				}
+			}
+			if m3 == 0 || m3 == all {
+				t.Fatalf("%d of %d sends to M3: the workload does not tell the plans apart", m3, all)
+			}
+			wantN := m3
+			if c.wrap != nil {
+				wantN = all
+			}
+			if n := st.Packets["SendMessage"]; n != wantN {
+				t.Errorf("SendMessage packets %d, want %d (%d of %d sends to M3)", n, wantN, m3, all)
+			}
+			if w, d := st.Wanted["SendMessage"], st.Dropped["SendMessage"]; uint64(st.Packets["SendMessage"])+d != w {
+				t.Errorf("delivered %d + dropped %d ≠ wanted %d", st.Packets["SendMessage"], d, w)
+			}
+			t.Logf("packets %v; %d of %d sends to M3; wire: %d tuples, %d bytes", st.Packets, m3, all, st.WireTuples, st.WireBytes)
+		})
+	}
+}
+
+// fragmentQueries place selections at the resident: on a traced event's
+// target, a D interval's initiator, a sampled relation's target, in a
+// join, twice over one sensor with and without a selection.
+var fragmentQueries = []struct{ name, text string }{
+	{"sends-to-M3", `range of s is SendMessage retrieve (s.Process) where s.Mailbox = "M3"`},
+	{"sends-not-M1-M2", `range of s is SendMessage retrieve (s.Process, s.Mailbox) where s.Mailbox != "M1" and s.Mailbox != "M2"`},
+	{"waits-not-P1", `range of w is Waiting retrieve (w.Mailbox) where w.Process != "P1"`},
+	{"P2-running", `range of r is RunningOn retrieve (r.Processor) where r.Process = "P2"`},
+	{"send-then-wait", `range of s is SendMessage
+range of w is Waiting
+retrieve (s.Process, W = w.Process) where s.Mailbox = w.Mailbox and s.Mailbox = "M2" and w.Process != "P3" when s precede end of w`},
+	{"twice", `range of a is SendMessage
+range of b is SendMessage
+retrieve (a.Process, B = b.Process) where a.Mailbox = b.Mailbox and a.Mailbox = "M1" when a equal b`},
+}
+
+// TestLiveFragmentsMatchTruth: queries whose selections run at the
+// resident give the ground truth's results, for several seeds.
+func TestLiveFragmentsMatchTruth(t *testing.T) {
+	cat := demoCatalog(t)
+	var srcs []query.Source
+	for _, q := range fragmentQueries {
+		srcs = append(srcs, query.Source{Name: q.name, Text: q.text})
+	}
+	prog, err := query.Compile(cat, srcs, check.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seed := uint64(1); seed <= 2; seed++ {
+		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
+			got, st, h := runDemo(t, prog, demo.DefaultConfig(seed), 400*time.Millisecond)
+			want, _, err := prog.RunHistory(h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g, w := renderTables(got), renderTables(want); g != w {
+				t.Fatalf("live results differ from the ground truth's:\n--- live\n%s--- truth\n%s", g, w)
+			}
+			t.Logf("packets %v; wire %d tuples, %d bytes", st.Packets, st.WireTuples, st.WireBytes)
+		})
+	}
+}
+
+// BenchmarkWireM3: what crosses the wire per result for `where s.Mailbox =
+// "M3"`, with the selection at the resident and without (a resident that
+// does not announce fragments): SendMessage packets and wire bytes per
+// result row. The bytes include the entity relations' tuples and the
+// empty batches that carry watermarks, which no fragment spares.
+//
+//	go test -run '^$' -bench BenchmarkWireM3 -benchtime 3x -count 5 ./remote
+func BenchmarkWireM3(b *testing.B) {
+	cat := demoCatalog(b)
+	prog, err := query.Compile(cat, []query.Source{{Name: "q", Text: `range of s is SendMessage retrieve (s.Process) where s.Mailbox = "M3"`}}, check.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		wrap func(wire.Conn) wire.Conn
+	}{{"fragment", nil}, {"no-fragment", noFragments}} {
+		b.Run(c.name, func(b *testing.B) {
+			var sends, bytes, rows float64
+			for i := range b.N {
+				got, st, _ := runDemoWith(b, prog, demo.DefaultConfig(uint64(7+i)), 200*time.Millisecond, remote.LiveOptions{}, c.wrap)
+				sends += float64(st.Packets["SendMessage"])
+				bytes += float64(st.WireBytes)
+				rows += float64(len(got[0].Table.Rows))
+			}
+			if rows == 0 {
+				b.Fatal("no results")
+			}
+			b.ReportMetric(sends/rows, "sends/result")
+			b.ReportMetric(bytes/rows, "bytes/result")
+		})
+	}
+}
+
+// TestProbe: the live cost --explain shows: a probe of the demo for
+// `where s.Mailbox = "M3"` sees SendMessage's packets with every process
+// enabled, and fewer passing the resident's selection.
+func TestProbe(t *testing.T) {
+	cat := demoCatalog(t)
+	prog, err := query.Compile(cat, []query.Source{{Name: "q", Text: `range of s is SendMessage retrieve (s.Process) where s.Mailbox = "M3"`}}, check.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rw, err := prog.Rewritten(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := demo.NewClock(demo.DefaultConfig(3).Scale)
+	res := resident.New(ossensors.Spec(), demo.Options(clock, nil))
+	defer res.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	started := make(chan struct{})
+	go func() {
+		<-started
+		demo.New(ossensors.New(res), demo.DefaultConfig(3)).Run(ctx)
+	}()
+	conn := res.Local()
+	defer conn.Close()
+	rates, err := remote.Probe(ctx, []wire.Conn{conn}, cat, []plan.Node{rw[0].Final}, 300*time.Millisecond, func() { close(started) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	frags := rewrite.Place(rw[0].Final)
+	a := rewrite.Alphas(rw[0].Final)[0]
+	r, ok := rates[remote.ProbeKey(a, frags[a])]
+	if !ok || r.All == 0 || r.Passed == 0 || r.Passed >= r.All {
+		t.Fatalf("rates %v: want SendMessage's, fewer passing the selection", rates)
+	}
+	t.Logf("rates %v", rates)
+}

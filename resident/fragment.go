@@ -1,0 +1,365 @@
+package resident
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"math/bits"
+	"strings"
+
+	"github.com/tqmon/tqmon/resident/wire"
+)
+
+// Fragments (CFragment): the part of a session's plan that runs at the
+// resident — a selection on a sensor's own attributes against constants,
+// and a projection. They decide only what is sent: the remote monitor
+// runs the same σ and π again, so a fragment that passes too much (or
+// keeps too much) costs bytes, never exactness, and one that passes too
+// little would be a bug — which is why a fragment never changes what a
+// trigger, a truth sink or a sampler's state table sees.
+//
+// Where it runs. A sensor's fragments, over all sessions, are grouped by
+// equal predicate (copy on write, under r.mu: fragTable). When the groups
+// hold at most maxEarlyCmps comparisons in all, the producer evaluates
+// them, in the subject's thread, before the packet is written: a packet
+// no session passes costs no ring slot, no drain work, no bytes. Dearer
+// tables are evaluated by the drain, off the subject's thread. Projection
+// is always the drain's (and the sampler's): it changes bytes on the wire,
+// not the producer's work.
+//
+// Counts. A packet filtered out is not wanted (and so not a loss): the
+// producer does not write it and the drain does not count it, so for a
+// session delivered + dropped = wanted still holds. A packet lost to a
+// full ring is counted as a drop before the drain's (late) filter could
+// have rejected it, and a sampler's skipped ticks count every tuple they
+// hide: those drops are conservative (may include packets the fragment
+// would have filtered), never missing.
+
+// maxFragments bounds one session's fragments. A fragment's predicate
+// runs on every packet of its sensor (in the producer or the drain), so
+// this, with wire.MaxPredNodes, bounds what one monitor can make each
+// packet cost. A query needs one per sensed range variable with a
+// selection on its own attributes.
+const maxFragments = 64
+
+// maxSessionCmps bounds the comparisons of one session's fragments, all
+// sensors together: what one monitor can add to the drain's work per
+// packet (a hostile one that enables everything and filters it all out in
+// the drain still leaves it the time to serve the others:
+// TestHostileFragments). A query's selections on its sensed relations'
+// own attributes are a few comparisons each.
+const maxSessionCmps = 64
+
+// maxEarlyCmps bounds the comparisons a producer evaluates per packet,
+// over every session's fragments on the sensor (≈ a few ns each: the
+// BenchmarkSensorFiltered figures in docs/design.md). A sensor whose
+// fragments need more is filtered by the drain instead.
+const maxEarlyCmps = 32
+
+// fragment is one CFragment.
+type fragment struct {
+	sess *Session
+	id   uint64
+	sen  *Sensor
+	pred *wire.Pred // nil: every packet
+	keep uint16     // attributes sent (bit i: attribute i)
+	cmps int        // comparisons in pred
+}
+
+// fragGroup is the sessions whose fragments share one predicate.
+type fragGroup struct {
+	pred *wire.Pred
+	mask uint64
+}
+
+// fragTable is a sensor's fragments, immutable once published.
+type fragTable struct {
+	// filtered: the sessions with a fragment on the sensor (the others
+	// get every packet they enable); always: those with one that has no
+	// predicate.
+	filtered, always uint64
+	groups           []fragGroup
+	// early: the producer evaluates the groups (≤ maxEarlyCmps
+	// comparisons in all); otherwise the drain does.
+	early bool
+	// narrow: the sessions whose fragments keep fewer than every
+	// attribute; keep[i], the attributes session i is sent.
+	narrow uint64
+	keep   [MaxSessions]uint16
+}
+
+// pass returns the sessions a packet with values vals may go to: those
+// without fragments on the sensor, and those with one that passes it.
+func (t *fragTable) pass(kinds *[MaxAttrs]wire.ValueKind, vals []Value) uint64 {
+	m := ^t.filtered | t.always
+	for i := range t.groups {
+		g := &t.groups[i]
+		if m&g.mask != g.mask && evalPred(g.pred, kinds, vals) {
+			m |= g.mask
+		}
+	}
+	return m
+}
+
+// evalPred reports whether vals satisfy p (kinds: the attributes' kinds;
+// the fragment's install checked that p's values have them).
+func evalPred(p *wire.Pred, kinds *[MaxAttrs]wire.ValueKind, vals []Value) bool {
+	switch p.Op {
+	case wire.PAnd:
+		for i := range p.Kids {
+			if !evalPred(&p.Kids[i], kinds, vals) {
+				return false
+			}
+		}
+		return true
+	case wire.POr:
+		for i := range p.Kids {
+			if evalPred(&p.Kids[i], kinds, vals) {
+				return true
+			}
+		}
+		return false
+	case wire.PNot:
+		return !evalPred(&p.Kids[0], kinds, vals)
+	}
+	if int(p.Attr) >= len(vals) {
+		return false
+	}
+	v := &vals[p.Attr]
+	var c int
+	switch p.Value.Kind {
+	case wire.VEntity, wire.VString:
+		s := v.S
+		if p.Value.Kind == wire.VEntity {
+			s = ""
+			if v.E != nil {
+				s = v.E.id
+			}
+		}
+		if p.Op == wire.PPrefix {
+			return strings.HasPrefix(s, p.Value.S)
+		}
+		c = strings.Compare(s, p.Value.S)
+	case wire.VInt, wire.VTime, wire.VDuration:
+		a, b := int64(v.N), int64(p.Value.N)
+		c = cmp.Compare(a, b)
+	case wire.VFloat:
+		a, b := math.Float64frombits(v.N), math.Float64frombits(p.Value.N)
+		if a != a || b != b { // NaN: unordered, unequal to everything
+			return p.Op == wire.PNe
+		}
+		c = cmp.Compare(a, b)
+	default:
+		c = cmp.Compare(v.N, p.Value.N)
+	}
+	switch p.Op {
+	case wire.PEq:
+		return c == 0
+	case wire.PNe:
+		return c != 0
+	case wire.PLt:
+		return c < 0
+	case wire.PLe:
+		return c <= 0
+	case wire.PGt:
+		return c > 0
+	case wire.PGe:
+		return c >= 0
+	}
+	return false
+}
+
+// checkPred checks p against sen's attributes and counts its comparisons
+// (nodes and depth bounded as wire decoding bounds them: an in-process
+// Apply has not been decoded).
+func (s *Session) checkPred(cmd *wire.Command, sen *Sensor, p *wire.Pred, depth int, nodes *int) (cmps int, err error) {
+	if *nodes++; *nodes > wire.MaxPredNodes {
+		return 0, s.fail(cmd, "pred", "more than %d predicate nodes (wire.MaxPredNodes)", wire.MaxPredNodes)
+	}
+	if depth > wire.MaxPredDepth {
+		return 0, s.fail(cmd, "pred", "predicate nested more than %d deep (wire.MaxPredDepth)", wire.MaxPredDepth)
+	}
+	switch p.Op {
+	case wire.PAnd, wire.POr, wire.PNot:
+		if len(p.Kids) == 0 || p.Op == wire.PNot && len(p.Kids) != 1 {
+			return 0, s.fail(cmd, "pred", "%v with %d operands", p.Op, len(p.Kids))
+		}
+		for i := range p.Kids {
+			n, err := s.checkPred(cmd, sen, &p.Kids[i], depth+1, nodes)
+			if err != nil {
+				return 0, err
+			}
+			cmps += n
+		}
+		return cmps, nil
+	case wire.PEq, wire.PNe, wire.PLt, wire.PLe, wire.PGt, wire.PGe, wire.PPrefix:
+	default:
+		return 0, s.fail(cmd, "pred", "unknown predicate operator %d", p.Op)
+	}
+	if int(p.Attr) >= int(sen.nattr) {
+		return 0, s.fail(cmd, "pred", "%s has no attribute %d", sen.spec.Name, p.Attr)
+	}
+	a := sen.spec.Attrs[p.Attr]
+	if a.Kind != p.Value.Kind {
+		return 0, s.fail(cmd, "pred", "%s.%s is a %v, the constant a %v", sen.spec.Name, a.Name, a.Kind, p.Value.Kind)
+	}
+	if p.Op == wire.PPrefix && a.Kind != wire.VString && a.Kind != wire.VEntity {
+		return 0, s.fail(cmd, "pred", "prefix of %s.%s, a %v", sen.spec.Name, a.Name, a.Kind)
+	}
+	return 1, nil
+}
+
+func (s *Session) addFragment(cmd *wire.Command) error {
+	if s.frags[cmd.ID] != nil {
+		return s.fail(cmd, "id", "fragment %d already exists in this session", cmd.ID)
+	}
+	if len(s.frags) >= maxFragments {
+		return s.fail(cmd, "id", "the session already has %d fragments, the most it may", maxFragments)
+	}
+	sen, err := s.sensorArg(cmd, "sensor", cmd.Sensor)
+	if err != nil {
+		return err
+	}
+	if sen.class == ClassEntity || !sen.traced() && sen.strat != Sampled {
+		return s.fail(cmd, "sensor", "%s is neither traced nor sampled", sen.describe())
+	}
+	cmps := 0
+	if cmd.Pred != nil {
+		nodes := 0
+		if cmps, err = s.checkPred(cmd, sen, cmd.Pred, 1, &nodes); err != nil {
+			return err
+		}
+		if s.fragCmps+cmps > maxSessionCmps {
+			return s.fail(cmd, "pred", "%d comparisons, with the session's %d over the %d its fragments may hold", cmps, s.fragCmps, maxSessionCmps)
+		}
+	}
+	keep := uint16(1)<<sen.nattr - 1
+	if len(cmd.Keep) > 0 {
+		keep = 0
+		for i, a := range cmd.Keep {
+			if int(a) >= int(sen.nattr) {
+				return s.fail(cmd, fmt.Sprintf("keep[%d]", i), "%s has no attribute %d", sen.spec.Name, a)
+			}
+			keep |= 1 << a
+		}
+	}
+	f := &fragment{sess: s, id: cmd.ID, sen: sen, pred: clonePred(cmd.Pred), keep: keep, cmps: cmps}
+	s.frags[f.id] = f
+	s.fragCmps += cmps
+	sen.fragList = append(sen.fragList, f)
+	sen.publishFragments()
+	return nil
+}
+
+// removeFragment removes f (r.mu).
+func (r *Resident) removeFragment(f *fragment) {
+	delete(f.sess.frags, f.id)
+	f.sess.fragCmps -= f.cmps
+	sen := f.sen
+	for i, x := range sen.fragList {
+		if x == f {
+			sen.fragList = append(sen.fragList[:i:i], sen.fragList[i+1:]...)
+			break
+		}
+	}
+	sen.publishFragments()
+}
+
+// publishFragments rebuilds the sensor's fragment table from fragList and
+// publishes it (r.mu). Producers and the drain load the table once per
+// packet, so each packet sees one table, old or new.
+func (sen *Sensor) publishFragments() {
+	if len(sen.fragList) == 0 {
+		sen.frags.Store(nil)
+		return
+	}
+	t := &fragTable{}
+	all := uint16(1)<<sen.nattr - 1
+	var keep [MaxSessions]uint16
+	index := map[string]int{}
+	cmps := 0
+	for _, f := range sen.fragList {
+		b := f.sess.bit
+		t.filtered |= b
+		keep[f.sess.idx] |= f.keep
+		if f.pred == nil {
+			t.always |= b
+			continue
+		}
+		k := predKey(nil, f.pred)
+		i, ok := index[string(k)]
+		if !ok {
+			i = len(t.groups)
+			index[string(k)] = i
+			t.groups = append(t.groups, fragGroup{pred: f.pred})
+			cmps += countCmps(f.pred)
+		}
+		t.groups[i].mask |= b
+	}
+	for m := t.filtered; m != 0; m &= m - 1 {
+		i := bits.TrailingZeros64(m)
+		t.keep[i] = keep[i]
+		if keep[i] != all {
+			t.narrow |= 1 << i
+		}
+	}
+	t.early = cmps <= maxEarlyCmps
+	sen.frags.Store(t)
+}
+
+// predKey appends a canonical key of p (equal keys: equal predicates).
+func predKey(b []byte, p *wire.Pred) []byte {
+	b = append(b, byte(p.Op))
+	switch p.Op {
+	case wire.PAnd, wire.POr, wire.PNot:
+		b = fmt.Appendf(b, "%d(", len(p.Kids))
+		for i := range p.Kids {
+			b = predKey(b, &p.Kids[i])
+		}
+		return append(b, ')')
+	}
+	return fmt.Appendf(b, "%d:%d:%d:%q", p.Attr, p.Value.Kind, p.Value.N, p.Value.S)
+}
+
+func countCmps(p *wire.Pred) int {
+	if len(p.Kids) == 0 {
+		return 1
+	}
+	n := 0
+	for i := range p.Kids {
+		n += countCmps(&p.Kids[i])
+	}
+	return n
+}
+
+func clonePred(p *wire.Pred) *wire.Pred {
+	if p == nil {
+		return nil
+	}
+	c := *p
+	if len(p.Kids) > 0 {
+		c.Kids = make([]wire.Pred, len(p.Kids))
+		for i := range p.Kids {
+			c.Kids[i] = *clonePred(&p.Kids[i])
+		}
+	}
+	return &c
+}
+
+// project returns vals as session i is sent them: the attributes its
+// fragments do not keep become their kind's zero value (a copy from
+// alloc; vals itself when it keeps them all).
+func (t *fragTable) project(i int, vals []wire.Value, alloc func(int) []wire.Value) []wire.Value {
+	if t == nil || t.narrow&(1<<i) == 0 {
+		return vals
+	}
+	out := alloc(len(vals))
+	for a := range vals {
+		if t.keep[i]&(1<<a) != 0 {
+			out[a] = vals[a]
+		} else {
+			out[a] = wire.Value{Kind: vals[a].Kind}
+		}
+	}
+	return out
+}

@@ -1,0 +1,163 @@
+package rewrite_test
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/expr"
+	"github.com/tqmon/tqmon/algebra/histgen"
+	"github.com/tqmon/tqmon/algebra/plan"
+	"github.com/tqmon/tqmon/algebra/ref"
+	"github.com/tqmon/tqmon/internal/testkit"
+	"github.com/tqmon/tqmon/rewrite"
+)
+
+// fragmented is the history as residents running the fragments deliver
+// it: of each relation an α reads, the tuples no α on it passes are gone
+// (a session's fragments on a sensor combine by union; an α without a
+// fragment passes every tuple), and the attributes no α keeps are zero
+// values. Its window is h's, so the observation is the same.
+func fragmented(t testing.TB, h *algebra.History, ps []plan.Node, frags map[*plan.Alpha]*rewrite.Fragment) (*algebra.History, int) {
+	byRel := map[string][]*plan.Alpha{}
+	for _, p := range ps {
+		plan.Walk(p, func(n plan.Node) {
+			if a, ok := n.(*plan.Alpha); ok {
+				byRel[a.Rel.Name] = append(byRel[a.Rel.Name], a)
+			}
+		})
+	}
+	start, end, _ := h.Extent()
+	out := &algebra.History{Catalog: h.Catalog, Tables: map[string]*algebra.Table{}, Window: &algebra.Window{From: start, To: end}}
+	removed := 0
+	for name, tab := range h.Tables {
+		as := byRel[name]
+		if len(as) == 0 {
+			out.Tables[name] = tab
+			continue
+		}
+		keep := make([]bool, len(tab.Rel.Attrs))
+		for _, a := range as {
+			f := frags[a]
+			if f == nil || f.Keep == nil {
+				for i := range keep {
+					keep[i] = true
+				}
+				continue
+			}
+			for _, i := range f.Keep {
+				keep[i] = true
+			}
+		}
+		nt := &algebra.Table{Rel: tab.Rel}
+		for _, r := range tab.Rows {
+			pass := false
+			for _, a := range as {
+				f := frags[a]
+				if f == nil || f.Pred == nil {
+					pass = true
+					break
+				}
+				b := make(expr.Binding, f.Var+1)
+				b[f.Var] = r.Vals
+				v, err := expr.Eval(f.Pred, b)
+				if err != nil {
+					t.Fatalf("fragment of %s: %v", a.VarName, err)
+				}
+				if v.B() {
+					pass = true
+					break
+				}
+			}
+			if !pass {
+				removed++
+				continue
+			}
+			vals := make([]algebra.Value, len(r.Vals))
+			for i, v := range r.Vals {
+				if keep[i] {
+					vals[i] = v
+				} else {
+					vals[i] = algebra.Value{K: v.K}
+				}
+			}
+			nt.Rows = append(nt.Rows, algebra.Tuple{Vals: vals, From: r.From, To: r.To})
+		}
+		out.Tables[name] = nt
+	}
+	return out, removed
+}
+
+// TestPlacementAcquisitional runs every query of the differential and
+// rule corpora acquisitionally with the fragments rewrite.Place decides
+// running at the resident (the history each α's sensor sees filtered and
+// projected as a resident would send it) and holds the results to the
+// reference evaluator on the complete history.
+func TestPlacementAcquisitional(t *testing.T) {
+	root := filepath.Join("..", "testdata", "differential")
+	cat := testkit.LoadCatalog(t, filepath.Join(root, "spec.sdl"))
+	var corpus []testkit.Query
+	for _, f := range []string{"fragments.tq", "queries.tq", "rules.tq"} {
+		corpus = append(corpus, testkit.ReadCorpus(t, filepath.Join(root, f))...)
+	}
+	n := testkit.Histories()
+	placed, filtered := 0, 0
+	for _, q := range corpus {
+		t.Run(q.Name, func(t *testing.T) {
+			cfg := histgen.DefaultConfig(0)
+			cfg.Edges = true
+			cfg.Integrity = true
+			stmts := testkit.Compile(t, cat, q.Name, q.Text, cfg.Span)
+			opt, _ := plans(t, cat, stmts, true)
+			frags := rewrite.Place(opt...)
+			hasPred := false
+			for _, f := range frags {
+				hasPred = hasPred || f.Pred != nil
+			}
+			if !hasPred {
+				if strings.HasPrefix(q.Name, "frag-") {
+					t.Errorf("nothing placed: %s", describeFrags(frags))
+				}
+				return
+			}
+			placed++
+			for seed := 0; seed < n; seed++ {
+				cfg.Seed = uint64(seed)
+				h := histgen.Random(cat, cfg)
+				want, err := ref.Eval(h, stmts)
+				if errors.Is(err, expr.ErrOverflow) {
+					continue
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				fh, removed := fragmented(t, h, opt, frags)
+				filtered += removed
+				got, _ := acquire(t, cat, fh, stmts, opt, 1)
+				for i := range want {
+					if g, w := testkit.Rows(got[i]), testkit.Rows(want[i]); g != w {
+						t.Fatalf("seed %d, statement %d, plan %s, fragments %s:\n--- acquired\n%s--- reference\n%s", seed, i+1, plan.String(opt[i]), describeFrags(frags), g, w)
+					}
+				}
+			}
+		})
+	}
+	t.Logf("%d of %d queries place a selection; %d tuples filtered at the resident", placed, len(corpus), filtered)
+	if placed == 0 || filtered == 0 {
+		t.Error("no query placed a selection that filtered anything")
+	}
+}
+
+func describeFrags(frags map[*plan.Alpha]*rewrite.Fragment) string {
+	s := ""
+	for a, f := range frags {
+		s += a.VarName + ": "
+		if f.Pred != nil {
+			s += f.Pred.String()
+		}
+		s += "; "
+	}
+	return s
+}
