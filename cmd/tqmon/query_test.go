@@ -146,14 +146,14 @@ P1,M3,2:00:05
 P1,M4,2:00:06
 P1,M7,2:51:13
 `},
-		{"jsonl", `{"State":"Running","from":"2:05:12","to":"2:45:29"}
-{"State":"Waiting","from":"2:45:29","to":"2:54:20"}
-{"State":"Running","from":"2:56:10","to":"2:57:05"}
-{"State":"Done","from":"2:57:05","to":"4:00:00"}
+		{"jsonl", `{"relation":"result 1","State":"Running","from":"2:05:12","to":"2:45:29"}
+{"relation":"result 1","State":"Waiting","from":"2:45:29","to":"2:54:20"}
+{"relation":"result 1","State":"Running","from":"2:56:10","to":"2:57:05"}
+{"relation":"result 1","State":"Done","from":"2:57:05","to":"4:00:00"}
 
-{"Process":"P1","Box":"M3","at":"2:00:05"}
-{"Process":"P1","Box":"M4","at":"2:00:06"}
-{"Process":"P1","Box":"M7","at":"2:51:13"}
+{"relation":"Sends","Process":"P1","Box":"M3","at":"2:00:05"}
+{"relation":"Sends","Process":"P1","Box":"M4","at":"2:00:06"}
+{"relation":"Sends","Process":"P1","Box":"M7","at":"2:51:13"}
 `},
 	}
 	for _, tt := range tests {
@@ -204,10 +204,10 @@ func TestTimeFormats(t *testing.T) {
 	code, out, errs := tqmon(t, "query", "--history", h, "--format", "jsonl", "--time-format", "ns",
 		"-e", `range of g is Ping retrieve (g.Task, Late = g.N > 1)`,
 		"-e", `retrieve (x = 1)`)
-	want := `{"Task":"T1","Late":false,"at":2000000000}
-{"Task":"T2","Late":true,"at":4500000000}
+	want := `{"relation":"result 1","Task":"T1","Late":false,"at":2000000000}
+{"relation":"result 1","Task":"T2","Late":true,"at":4500000000}
 
-{"x":1,"from":"beginning","to":"forever"}
+{"relation":"result 2","x":1,"from":"beginning","to":"forever"}
 `
 	if code != 0 || out != want {
 		t.Errorf("exit %d, stderr %s\ngot:\n%s\nwant:\n%s", code, errs, out, want)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -66,7 +67,25 @@ func Row(rel *algebra.Relation, t *algebra.Tuple, tf algebra.TimeFormat) []strin
 }
 
 // Write writes a table (rows as they are ordered) in the chosen format.
+// JSONL rows carry the relation's name (none when it has none; see
+// WriteResult).
 func Write(w io.Writer, t *algebra.Table, o Options) error {
+	return WriteResult(w, t, -1, o)
+}
+
+// RelName is the name a result relation goes by in output that mixes
+// several: its own, or "result N" for the i'th retrieve (from 0) that
+// named none ("" when i < 0).
+func RelName(rel *algebra.Relation, i int) string {
+	if rel.Name != "" || i < 0 {
+		return rel.Name
+	}
+	return fmt.Sprintf("result %d", i+1)
+}
+
+// WriteResult is Write for the result of the i'th retrieve (from 0), whose
+// JSONL rows carry RelName(t.Rel, i) as "relation".
+func WriteResult(w io.Writer, t *algebra.Table, i int, o Options) error {
 	switch o.Kind {
 	case CSV:
 		cw := csv.NewWriter(w)
@@ -81,8 +100,9 @@ func Write(w io.Writer, t *algebra.Table, o Options) error {
 		cw.Flush()
 		return cw.Error()
 	case JSONL:
-		for i := range t.Rows {
-			if err := writeJSON(w, t.Rel, &t.Rows[i], o.Time); err != nil {
+		name := RelName(t.Rel, i)
+		for j := range t.Rows {
+			if err := writeJSON(w, name, t.Rel, &t.Rows[j], o.Time); err != nil {
 				return err
 			}
 		}
@@ -179,7 +199,14 @@ func writeGrid(w io.Writer, title string, head []string, rows [][]string, unit s
 	return err
 }
 
-func writeJSON(w io.Writer, rel *algebra.Relation, t *algebra.Tuple, tf algebra.TimeFormat) error {
+// RelationKey is the JSONL key of a row's relation name; a relation with an
+// attribute of that name has it under "_relation" instead, so no key
+// repeats.
+const RelationKey = "relation"
+
+// writeJSON writes a tuple of rel as a JSON object: "relation" (unless
+// name is ""), the attributes, then at or from and to.
+func writeJSON(w io.Writer, name string, rel *algebra.Relation, t *algebra.Tuple, tf algebra.TimeFormat) error {
 	var b strings.Builder
 	b.WriteByte('{')
 	field := func(name string, val any) {
@@ -197,6 +224,13 @@ func writeJSON(w io.Writer, rel *algebra.Relation, t *algebra.Tuple, tf algebra.
 			return t
 		}
 		return algebra.FormatTime(t, tf)
+	}
+	if name != "" {
+		key := RelationKey
+		if slices.ContainsFunc(rel.Attrs, func(a algebra.Attr) bool { return a.Name == key }) {
+			key = "_" + key
+		}
+		field(key, name)
 	}
 	for i, a := range rel.Attrs {
 		v := t.Vals[i]
