@@ -46,6 +46,7 @@ type demoFlags struct {
 	display    string
 	maxMemory  query.Bytes
 	allowLoss  bool
+	export     exportFlags
 }
 
 func newDemoCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -57,6 +58,9 @@ func newDemoCmd(stdout, stderr io.Writer) *cobra.Command {
 		Example: doc("demo.example"),
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.export.check(!f.headless || f.subject); err != nil {
+				return err
+			}
 			if f.subject {
 				return runSubject(&f, stderr)
 			}
@@ -93,6 +97,7 @@ func newDemoCmd(stdout, stderr io.Writer) *cobra.Command {
 	addMaxMemoryFlag(fl, &f.maxMemory)
 	fl.StringVar(&f.planKind, "plan", "optimized", "optimized (rewritten) or naive plans")
 	fl.StringVar(&f.display, "display", "", "display spec of the animated view (default: the paper's)")
+	addExportFlags(fl, &f.export)
 	return cmd
 }
 
@@ -119,7 +124,7 @@ func runDemo(f *demoFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	return runProgram(ctx, sub, prog, subject.RunOptions{Naive: naive, Duration: f.duration}, out, nil, f.stats, f.allowLoss, stdout, stderr)
+	return runProgram(ctx, sub, prog, subject.RunOptions{Naive: naive, Duration: f.duration}, out, nil, &f.export, f.stats, f.allowLoss, stdout, stderr)
 }
 
 func runSubject(f *demoFlags, stderr io.Writer) error {

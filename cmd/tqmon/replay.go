@@ -32,6 +32,7 @@ type replayFlags struct {
 	params     []string
 	stats      bool
 	maxMemory  query.Bytes
+	export     exportFlags
 }
 
 func newReplayCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -60,6 +61,7 @@ func newReplayCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.StringArrayVar(&f.params, "param", nil, "NAME=VALUE: the value of $NAME in queries (repeatable)")
 	fl.BoolVar(&f.stats, "stats", false, "print the blocks and elements read and peak operator state on stderr")
 	addMaxMemoryFlag(fl, &f.maxMemory)
+	addExportFlags(fl, &f.export)
 	return cmd
 }
 
@@ -73,6 +75,9 @@ func runReplay(cmd *cobra.Command, f *replayFlags, stdout, stderr io.Writer) err
 		return usageErr(errors.New("give --speed X or --max, not both"))
 	case !f.max && f.speed <= 0:
 		return usageErr(errors.New("--speed must be positive (or use --max)"))
+	}
+	if err := f.export.check(f.display != ""); err != nil {
+		return err
 	}
 	out, err := format.ParseOptions(f.format, f.timeFormat, false)
 	if err != nil {
@@ -111,11 +116,23 @@ func runReplay(cmd *cobra.Command, f *replayFlags, stdout, stderr io.Writer) err
 	if f.max {
 		speed = 0
 	}
+	set, err := f.export.start(ctx, prog, out.Time, stderr)
+	if err != nil {
+		return err
+	}
 	term := subject.StartReplayTerminal(os.Stdin, stderr)
 	po := subject.PrintOptions{Output: out, Stream: true, Run: subject.RunOptions{From: from, To: to,
 		Pace: &play.Options{Speed: speed, Paused: f.paused}, Player: term.Controls.Set}}
+	if set != nil {
+		po.Export = set
+	}
 	st, err := subject.Print(ctx, sub, prog, po, term.Out(stdout))
 	term.Done()
+	if set != nil {
+		if cerr := set.Close(ctx); cerr != nil && err == nil {
+			err = cerr
+		}
+	}
 	if err != nil {
 		return runtimeErr(err)
 	}
