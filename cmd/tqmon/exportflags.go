@@ -17,11 +17,11 @@ import (
 type exportFlags struct{ export.Options }
 
 func addExportFlags(fl *pflag.FlagSet, x *exportFlags) {
-	fl.StringVar(&x.Prometheus, "prometheus", "", "serve the results' current tuples as Prometheus metrics at ADDR/metrics, e.g. --prometheus :9464 (see docs/exports.md)")
+	fl.StringVar(&x.Prometheus, "prometheus", "", "serve the results' current tuples as Prometheus metrics at `ADDR`/metrics, e.g. --prometheus :9464 (see docs/exports.md)")
 	fl.BoolVar(&x.Hold, "prometheus-hold", false, "with --prometheus: keep serving the final metrics after the run ends, until interrupted, e.g. --prometheus 127.0.0.1:9464 --prometheus-hold")
-	fl.StringVar(&x.OTLP, "otlp", "", "send result tuples as OpenTelemetry spans to the collector's OTLP/gRPC ENDPOINT (host:port; https:// for TLS), e.g. --otlp localhost:4317")
-	fl.StringVar(&x.Exec, "exec", "", "run the shell command CMD per result tuple, the tuple in $TQMON_REL, $TQMON_KIND, $TQMON_FROM/$TQMON_TO or $TQMON_AT and $TQMON_<attr>, e.g. --exec 'notify-send \"$TQMON_REL $TQMON_Process\"'")
-	fl.Float64Var(&x.ExecRate, "exec-rate", export.DefaultExecRate, "with --exec: start at most N commands a second (4 at most at once, 64 waiting; the rest are dropped and counted), e.g. --exec-rate 0.5")
+	fl.StringVar(&x.OTLP, "otlp", "", "send result tuples as OpenTelemetry spans to the collector's OTLP/gRPC `ENDPOINT` (host:port; https:// for TLS), e.g. --otlp localhost:4317")
+	fl.StringVar(&x.Exec, "exec", "", "run the shell command `CMD` per result tuple, the tuple in $TQMON_REL, $TQMON_KIND, $TQMON_FROM/$TQMON_TO or $TQMON_AT and $TQMON_<attr>, e.g. --exec 'notify-send \"$TQMON_REL $TQMON_Process\"'")
+	fl.Float64Var(&x.ExecRate, "exec-rate", export.DefaultExecRate, "with --exec: start at most `N` commands a second (4 at most at once, 64 waiting; the rest are dropped and counted), e.g. --exec-rate 0.5")
 }
 
 // check refuses exports with an animated display (usage error).

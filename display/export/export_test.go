@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"regexp"
 	"slices"
@@ -16,6 +17,8 @@ import (
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	"google.golang.org/grpc"
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/stream"
@@ -124,7 +127,7 @@ func TestPrometheusCurrent(t *testing.T) {
 		`tqmon_Load_open{Host=a}`: 2, `tqmon_Load_Cpu{Host=a}`: 0.75, `tqmon_Load_Jobs{Host=a}`: 4,
 		`tqmon_Load_open{Host=b}`: 1, `tqmon_Load_Cpu{Host=b}`: 2, `tqmon_Load_Jobs{Host=b}`: 1,
 		`tqmon_Alarm_events_total{Host=a}`: 2, `tqmon_Alarm_Level{Host=a}`: 7, `tqmon_Alarm_Wait_seconds{Host=a}`: 2.5,
-		`tqmon_watermark_seconds{}`: 3,
+		`tqmon_watermark_seconds{}`:                 3,
 		`tqmon_export_dropped_total{relation=Load}`: 0, `tqmon_export_dropped_total{relation=Alarm}`: 0,
 	}
 	check := func(what string) {
@@ -370,5 +373,68 @@ func TestElems(t *testing.T) {
 	want := []string{"Begin 1 b", "Begin 5 a", "End 9 a", "Begin 9 c", "End 10 c"}
 	if !slices.Equal(got, want) {
 		t.Errorf("got %v, want %v", got, want)
+	}
+}
+
+// stuckCollector is an OTLP collector whose Export waits for release.
+type stuckCollector struct {
+	coltracepb.UnimplementedTraceServiceServer
+	release chan struct{}
+	spans   atomic.Int64
+}
+
+func (c *stuckCollector) Export(ctx context.Context, r *coltracepb.ExportTraceServiceRequest) (*coltracepb.ExportTraceServiceResponse, error) {
+	select {
+	case <-c.release:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	for _, rs := range r.ResourceSpans {
+		for _, ss := range rs.ScopeSpans {
+			c.spans.Add(int64(len(ss.Spans)))
+		}
+	}
+	return &coltracepb.ExportTraceServiceResponse{}, nil
+}
+
+// TestOTLPSlowCollector: a collector that takes nothing does not hold the
+// query — far more events than OTLPQueue are fed while it is stuck — and
+// what it did not take is counted and reported.
+func TestOTLPSlowCollector(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	col := &stuckCollector{release: make(chan struct{})}
+	coltracepb.RegisterTraceServiceServer(srv, col)
+	go srv.Serve(lis)
+	defer srv.Stop()
+	var notes syncBuffer
+	set, err := New(context.Background(), Options{OTLP: lis.Addr().String(), Notes: &notes}, testRels())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 20 * OTLPQueue
+	fed := make(chan struct{})
+	go func() {
+		for i := range n {
+			set.Elem(1, stream.Elem{Kind: stream.Event, T: algebra.Time(i), Rec: &stream.Rec{Vals: []algebra.Value{algebra.Str("a"), algebra.Int(1), algebra.DurationVal(0)}}})
+		}
+		close(fed)
+	}()
+	select {
+	case <-fed:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("feeding waited for a stuck collector")
+	}
+	close(col.release)
+	if err := set.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got := col.spans.Load()
+	want := fmt.Sprintf("tqmon: --otlp: %d of %d spans not delivered", n-got, n)
+	if got >= n || !strings.Contains(notes.String(), want) {
+		t.Errorf("collector took %d of %d; notes %q, want %q", got, n, notes.String(), want)
 	}
 }
