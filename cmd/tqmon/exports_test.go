@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,11 +19,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	"google.golang.org/grpc"
+
+	"github.com/tqmon/tqmon/internal/testkit"
 )
 
 const (
@@ -70,37 +69,6 @@ func (r jsonRow) labelKey(nums ...string) string {
 	return "{" + strings.Join(ls, ",") + "}"
 }
 
-// scrape reads metrics as "name{label=value,…}" → value, labels sorted.
-func scrape(t *testing.T, url string) map[string]float64 {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	p := expfmt.NewTextParser(model.LegacyValidation)
-	fams, err := p.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]float64{}
-	for name, f := range fams {
-		for _, m := range f.Metric {
-			var ls []string
-			for _, l := range m.Label {
-				ls = append(ls, l.GetName()+"="+l.GetValue())
-			}
-			slices.Sort(ls)
-			v := m.GetGauge().GetValue()
-			if m.Counter != nil {
-				v = m.Counter.GetValue()
-			}
-			got[name+"{"+strings.Join(ls, ",")+"}"] = v
-		}
-	}
-	return got
-}
-
 // TestPrometheusExport runs the demo with --prometheus and
 // --prometheus-hold, scrapes the metrics once the run has ended and
 // checks them against the run's own JSONL output: per mailbox, the queue
@@ -135,7 +103,7 @@ func TestPrometheusExport(t *testing.T) {
 		t.Fatalf("no 'still served' note; stderr:\n%s", strings.Join(notes, "\n"))
 	}
 	go io.Copy(io.Discard, errPipe)
-	got := scrape(t, url)
+	got := testkit.Scrape(t, url)
 
 	want := map[string]float64{}
 	lastBegun := map[string]float64{}

@@ -95,28 +95,24 @@ func New(ctx context.Context, o Options, rels []*algebra.Relation) (*Set, error)
 	}
 	s := &Set{}
 	rs := results(rels)
-	if o.Prometheus != "" {
-		p, err := newPrometheus(o, rs)
-		if err != nil {
-			return nil, err
-		}
-		s.sinks = append(s.sinks, p)
+	starts := []struct {
+		on    bool
+		start func() (sink, error)
+	}{
+		{o.Prometheus != "", func() (sink, error) { return newPrometheus(o, rs) }},
+		{o.OTLP != "", func() (sink, error) { return newOTLP(ctx, o, rs) }},
+		{o.Exec != "", func() (sink, error) { return newExec(ctx, o, rs) }},
 	}
-	if o.OTLP != "" {
-		x, err := newOTLP(ctx, o, rs)
+	for _, st := range starts {
+		if !st.on {
+			continue
+		}
+		k, err := st.start()
 		if err != nil {
 			s.Close(context.Background())
 			return nil, err
 		}
-		s.sinks = append(s.sinks, x)
-	}
-	if o.Exec != "" {
-		x, err := newExec(ctx, o, rs)
-		if err != nil {
-			s.Close(context.Background())
-			return nil, err
-		}
-		s.sinks = append(s.sinks, x)
+		s.sinks = append(s.sinks, k)
 	}
 	return s, nil
 }

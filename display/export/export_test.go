@@ -15,46 +15,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/grpc"
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/stream"
+	"github.com/tqmon/tqmon/internal/testkit"
 )
-
-// Scrape reads the metrics at url as "name{label=value,…}" → value, the
-// labels sorted.
-func Scrape(t testing.TB, url string) map[string]float64 {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	p := expfmt.NewTextParser(model.LegacyValidation)
-	fams, err := p.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]float64{}
-	for name, f := range fams {
-		for _, m := range f.Metric {
-			var ls []string
-			for _, l := range m.Label {
-				ls = append(ls, l.GetName()+"="+l.GetValue())
-			}
-			slices.Sort(ls)
-			v := m.GetGauge().GetValue()
-			if m.Counter != nil {
-				v = m.Counter.GetValue()
-			}
-			got[name+"{"+strings.Join(ls, ",")+"}"] = v
-		}
-	}
-	return got
-}
 
 var servedAt = regexp.MustCompile(`serving metrics at (http://\S+/metrics)`)
 
@@ -70,14 +37,14 @@ func metricsURL(t testing.TB, notes string) string {
 
 // syncBuffer is a bytes.Buffer safe for the exporters' goroutines.
 type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	lockedWriter
+	b bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
+func newNotes() *syncBuffer {
+	s := &syncBuffer{}
+	s.w = &s.b
+	return s
 }
 
 func (s *syncBuffer) String() string {
@@ -106,8 +73,8 @@ func load(host string, cpu float64, jobs int64, from algebra.Time) *stream.Rec {
 // gone once nothing of it is open — and events counted with their last
 // values, the watermark in seconds.
 func TestPrometheusCurrent(t *testing.T) {
-	var notes syncBuffer
-	set, err := New(context.Background(), Options{Prometheus: "127.0.0.1:0", Notes: &notes}, testRels())
+	notes := newNotes()
+	set, err := New(context.Background(), Options{Prometheus: "127.0.0.1:0", Notes: notes}, testRels())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +99,7 @@ func TestPrometheusCurrent(t *testing.T) {
 	}
 	check := func(what string) {
 		t.Helper()
-		if got := Scrape(t, url); !equalMaps(got, want) {
+		if got := testkit.Scrape(t, url); !equalMaps(got, want) {
 			t.Errorf("%s:\ngot  %v\nwant %v", what, got, want)
 		}
 	}
@@ -168,8 +135,8 @@ func equalMaps(a, b map[string]float64) bool {
 // and open tuples past them are dropped and counted, not kept; ends of
 // dropped tuples are ignored.
 func TestPrometheusBounds(t *testing.T) {
-	var notes syncBuffer
-	set, err := New(context.Background(), Options{Prometheus: "127.0.0.1:0", Notes: &notes}, testRels())
+	notes := newNotes()
+	set, err := New(context.Background(), Options{Prometheus: "127.0.0.1:0", Notes: notes}, testRels())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +154,7 @@ func TestPrometheusBounds(t *testing.T) {
 	if n := len(p.rels[0].series); n != MaxSeries {
 		t.Errorf("%d label sets kept, want %d", n, MaxSeries)
 	}
-	got := Scrape(t, url)
+	got := testkit.Scrape(t, url)
 	if d := got[`tqmon_export_dropped_total{relation=Load}`]; d != 5 {
 		t.Errorf("dropped %v, want 5", d)
 	}
@@ -214,8 +181,8 @@ func TestPrometheusBounds(t *testing.T) {
 
 // TestPrometheusHold: with Hold, Close serves until its context ends.
 func TestPrometheusHold(t *testing.T) {
-	var notes syncBuffer
-	set, err := New(context.Background(), Options{Prometheus: "127.0.0.1:0", Hold: true, Notes: &notes}, testRels())
+	notes := newNotes()
+	set, err := New(context.Background(), Options{Prometheus: "127.0.0.1:0", Hold: true, Notes: notes}, testRels())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +193,7 @@ func TestPrometheusHold(t *testing.T) {
 	for !strings.Contains(notes.String(), "still served") {
 		time.Sleep(time.Millisecond)
 	}
-	if got := Scrape(t, url); len(got) == 0 {
+	if got := testkit.Scrape(t, url); len(got) == 0 {
 		t.Error("nothing served while held")
 	}
 	select {
@@ -313,8 +280,8 @@ func TestExecRate(t *testing.T) {
 
 	// A stuck command: the queue fills, the rest is dropped and counted.
 	r := &execRun{released: make(chan struct{})}
-	var notes syncBuffer
-	x := newTestExec(t, 1e9, r, &notes)
+	notes := newNotes()
+	x := newTestExec(t, 1e9, r, notes)
 	const pushed = 500
 	for i := range pushed {
 		x.elem(1, stream.Elem{Kind: stream.Event, T: algebra.Time(i), Rec: &stream.Rec{Vals: []algebra.Value{algebra.Str("a"), algebra.Int(1), algebra.DurationVal(0)}}})
@@ -410,8 +377,8 @@ func TestOTLPSlowCollector(t *testing.T) {
 	coltracepb.RegisterTraceServiceServer(srv, col)
 	go srv.Serve(lis)
 	defer srv.Stop()
-	var notes syncBuffer
-	set, err := New(context.Background(), Options{OTLP: lis.Addr().String(), Notes: &notes}, testRels())
+	notes := newNotes()
+	set, err := New(context.Background(), Options{OTLP: lis.Addr().String(), Notes: notes}, testRels())
 	if err != nil {
 		t.Fatal(err)
 	}
