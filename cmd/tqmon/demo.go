@@ -40,6 +40,7 @@ type demoFlags struct {
 	exprs      int
 	format     string
 	timeFormat string
+	tz         string
 	params     []string
 	stats      bool
 	planKind   string
@@ -91,7 +92,8 @@ func newDemoCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.Float64Var(&f.cfg.Scale, "scale", f.cfg.Scale, "subject seconds per real second")
 	addSourceFlags(fl, &f.srcs, &f.exprs)
 	fl.StringVar(&f.format, "format", "table", "output format: table, csv or jsonl")
-	fl.StringVar(&f.timeFormat, "time-format", "clock", "time format: clock, rfc3339 or ns")
+	fl.StringVar(&f.timeFormat, "time-format", "auto", timeFormatUsage)
+	addTZFlag(fl, &f.tz)
 	fl.StringArrayVar(&f.params, "param", nil, "NAME=VALUE: the value of $NAME in queries (repeatable)")
 	fl.BoolVar(&f.stats, "stats", false, "print packets received (per sensor) and peak operator state on stderr")
 	addMaxMemoryFlag(fl, &f.maxMemory)
@@ -105,7 +107,7 @@ func runDemo(f *demoFlags, stdout, stderr io.Writer) error {
 	if len(f.srcs) == 0 {
 		return usageErr(errors.New("demo needs at least one -f FILE or -e TEXT to run"))
 	}
-	out, err := format.ParseOptions(f.format, f.timeFormat, false)
+	out, err := format.ParseOptions(f.format, f.timeFormat, f.tz)
 	if err != nil {
 		return usageErr(err)
 	}

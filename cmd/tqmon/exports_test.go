@@ -110,7 +110,7 @@ func TestPrometheusExport(t *testing.T) {
 	for _, r := range readJSONL(t, stdout.String()) {
 		switch r.str("relation") {
 		case "QueueLength":
-			if r.str("to") != "forever" {
+			if r["to"] != nil {
 				continue
 			}
 			k := r.labelKey("Length")
@@ -219,10 +219,10 @@ func TestOTLPExport(t *testing.T) {
 		}
 		slices.Sort(attrs)
 		key := r.str("relation") + " " + strings.Join(attrs, ",")
-		switch {
-		case r["at"] != nil:
+		switch _, interval := r["to"]; {
+		case !interval:
 			key += fmt.Sprintf(" %s-%s events=1", r.str("at"), r.str("at"))
-		case r.str("to") == "forever":
+		case r["to"] == nil:
 			key += fmt.Sprintf(" %s-open events=0", r.str("from"))
 		default:
 			key += fmt.Sprintf(" %s-%s events=0", r.str("from"), r.str("to"))

@@ -29,6 +29,7 @@ type replayFlags struct {
 	exprs      int
 	format     string
 	timeFormat string
+	tz         string
 	params     []string
 	stats      bool
 	maxMemory  query.Bytes
@@ -57,7 +58,8 @@ func newReplayCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.StringVar(&f.display, "display", "", "play into the animated terminal view described by the display spec SPEC")
 	addSourceFlags(fl, &f.srcs, &f.exprs)
 	fl.StringVar(&f.format, "format", "table", "output format: table, csv or jsonl")
-	fl.StringVar(&f.timeFormat, "time-format", "clock", "time format: clock, rfc3339 or ns")
+	fl.StringVar(&f.timeFormat, "time-format", "auto", timeFormatUsage)
+	addTZFlag(fl, &f.tz)
 	fl.StringArrayVar(&f.params, "param", nil, "NAME=VALUE: the value of $NAME in queries (repeatable)")
 	fl.BoolVar(&f.stats, "stats", false, "print the blocks and elements read and peak operator state on stderr")
 	addMaxMemoryFlag(fl, &f.maxMemory)
@@ -79,7 +81,7 @@ func runReplay(cmd *cobra.Command, f *replayFlags, stdout, stderr io.Writer) err
 	if err := f.export.check(f.display != ""); err != nil {
 		return err
 	}
-	out, err := format.ParseOptions(f.format, f.timeFormat, false)
+	out, err := format.ParseOptions(f.format, f.timeFormat, f.tz)
 	if err != nil {
 		return usageErr(err)
 	}

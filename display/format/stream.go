@@ -14,7 +14,7 @@ import (
 
 // Stream writes result rows as they are produced, for live runs: an event
 // as it happens, an interval once it has ended (Close writes those still
-// open, valid until forever). CSV and JSONL rows are as Write makes them,
+// open, valid until forever, their end written as open or left empty). CSV and JSONL rows are as Write makes them,
 // each result's CSV header first; the table form writes one line per row,
 // prefixed with the result's name. Several results may interleave: JSONL
 // rows carry the result's name ("relation", RelName), and when there are
@@ -118,7 +118,7 @@ func (s *Stream) row(i int, t *algebra.Tuple) error {
 			}
 			cw.Write(h)
 		}
-		r := Row(rel, t, s.o.Time)
+		r := Row(rel, t, s.o.Time, "")
 		if several {
 			r = append([]string{s.name[i]}, r...)
 		}
@@ -149,7 +149,7 @@ func (s *Stream) row(i int, t *algebra.Tuple) error {
 	if !rel.IsEvent() {
 		b = append(b, ' ')
 		b = append(b, head[n+1]...)
-		b = append(b, algebra.FormatTime(t.To, s.o.Time)...)
+		b = append(b, endTime(t.To, s.o.Time, Open)...)
 	}
 	b = append(b, '\n')
 	s.buf = b
