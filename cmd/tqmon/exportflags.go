@@ -28,7 +28,7 @@ func addExportFlags(fl *pflag.FlagSet, x *exportFlags) {
 func (x *exportFlags) check(display bool) error {
 	switch {
 	case display && x.Given():
-		return usageErr(errors.New("--prometheus, --otlp and --exec export printed results: they do not go with the animated display (use --headless or drop --display)"))
+		return usageErr(errors.New("--prometheus, --otlp and --exec export printed results: they do not go with the animated display or demo --subject (use --headless, or drop --display)"))
 	case x.Hold && x.Prometheus == "":
 		return usageErr(errors.New("--prometheus-hold goes with --prometheus ADDR"))
 	case x.ExecRate <= 0:

@@ -109,7 +109,9 @@ func New(ctx context.Context, o Options, rels []*algebra.Relation) (*Set, error)
 		}
 		k, err := st.start()
 		if err != nil {
-			s.Close(context.Background())
+			ended, cancel := context.WithCancel(context.Background())
+			cancel() // no Hold: the run never started
+			s.Close(ended)
 			return nil, err
 		}
 		s.sinks = append(s.sinks, k)

@@ -405,3 +405,19 @@ func TestOTLPSlowCollector(t *testing.T) {
 		t.Errorf("collector took %d of %d; notes %q, want %q", got, n, notes.String(), want)
 	}
 }
+
+// TestNewFails: an exporter that cannot start is an error, and those
+// started before it are closed (without Hold's wait).
+func TestNewFails(t *testing.T) {
+	notes := newNotes()
+	_, err := New(context.Background(), Options{Prometheus: "127.0.0.1:0", Hold: true, OTLP: "localhost:4317/v1/traces", Notes: notes}, testRels())
+	if err == nil || !strings.Contains(err.Error(), "--otlp") {
+		t.Fatalf("New: %v", err)
+	}
+	if _, err := http.Get(metricsURL(t, notes.String())); err == nil {
+		t.Error("the Prometheus exporter is still serving")
+	}
+	if _, err := New(context.Background(), Options{Prometheus: "127.0.0.1:99999"}, testRels()); err == nil || !strings.Contains(err.Error(), "--prometheus") {
+		t.Errorf("bad address: %v", err)
+	}
+}
