@@ -153,7 +153,7 @@ func (s *Sorted) write(r *sortedResult, t *algebra.Tuple) error {
 			r.cw = csv.NewWriter(&r.buf)
 			r.cw.Write(Header(r.rel))
 		}
-		r.cw.Write(Row(r.rel, t, s.o.Time))
+		r.cw.Write(Row(r.rel, t, s.o.Time, ""))
 		r.cw.Flush()
 		_, err := s.w.Write(r.buf.Bytes())
 		r.buf.Reset()
