@@ -171,7 +171,7 @@ func (s *historySubject) Run(_ context.Context, prog *query.Program, o RunOption
 			}
 			return inputSource{src}, nil
 		}
-		rs, st, err := prog.RunSource(open, s.window, gaps, query.Output{OnElem: o.OnElem, Discard: o.Discard})
+		rs, st, err := prog.RunSource(open, s.window, gaps, query.Output{OnElem: o.OnElem, Discard: o.Discard, Observed: s.d.Window != nil})
 		if src != nil {
 			src.Close()
 		}

@@ -371,3 +371,30 @@ func TestStreamNamesRelations(t *testing.T) {
 		t.Errorf("one retrieve: exit %d, %s\n%s", code, errs, out)
 	}
 }
+
+// TestLiveNoEventAtForever: a live run's answers are about what was
+// observed, so ResumedbyP1 ("valid at end of W") has no process resumed
+// at forever when a wait is still open at the end (before, most of these
+// runs had one), and the same query over the run's ground truth — a
+// history with a window, an observation too — agrees.
+func TestLiveNoEventAtForever(t *testing.T) {
+	q := filepath.Join(paper, "resumed_by_p1.tq")
+	for _, seed := range []string{"2", "3", "4"} {
+		truth := filepath.Join(t.TempDir(), "truth")
+		code, out, errs := tqmon(t, "demo", "--headless", "--duration", "1s", "--seed", seed, "--truth", truth,
+			"-f", q, "--format", "csv", "--time-format", "ns")
+		if code != 0 {
+			t.Fatalf("seed %s: exit %d:\n%s", seed, code, errs)
+		}
+		if strings.Contains(out, "forever") {
+			t.Errorf("seed %s:\n%s", seed, out)
+		}
+		code, want, errs := tqmon(t, "query", "--history", truth, "-f", q, "--format", "csv", "--time-format", "ns")
+		if code != 0 {
+			t.Fatalf("seed %s over the truth: %s", seed, errs)
+		}
+		if g, w := sortedRows(out), sortedRows(want); !slices.Equal(g, w) {
+			t.Errorf("seed %s: live\n%s\ntruth\n%s", seed, strings.Join(g, "\n"), strings.Join(w, "\n"))
+		}
+	}
+}
