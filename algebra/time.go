@@ -64,7 +64,37 @@ const (
 	TimeRFC3339
 	// TimeNS prints integer nanoseconds since the epoch.
 	TimeNS
+	// TimeAuto prints wall-clock times — a year or more from the epoch —
+	// as TimeRFC3339, and the others, a subject's own clock from zero, as
+	// TimeClock.
+	TimeAuto
 )
+
+// TimeLocal, or'ed into TimeRFC3339 or TimeAuto (see WithTZ), prints RFC
+// 3339 times in the local time zone instead of UTC.
+const TimeLocal TimeFormat = 0x80
+
+// wallClockFrom is where TimeAuto takes a time for a wall-clock time: a
+// year from the epoch (no subject's own clock runs that long, and no
+// wall clock reads that early).
+const wallClockFrom = 365 * 24 * Time(time.Hour)
+
+// WithTZ is f printing RFC 3339 times in the zone tz names: "utc" (or "")
+// or "local" (the TZ environment variable's, else the system's). Only
+// TimeRFC3339 and TimeAuto print zones; the others are returned as they
+// are.
+func WithTZ(f TimeFormat, tz string) (TimeFormat, error) {
+	switch tz {
+	case "", "utc", "UTC":
+		return f &^ TimeLocal, nil
+	case "local":
+		if b := f &^ TimeLocal; b == TimeRFC3339 || b == TimeAuto {
+			return b | TimeLocal, nil
+		}
+		return f, nil
+	}
+	return f, fmt.Errorf("unknown time zone %q (want utc or local)", tz)
+}
 
 // ParseTimeFormat reads a --time-format value.
 func ParseTimeFormat(s string) (TimeFormat, error) {
@@ -75,18 +105,22 @@ func ParseTimeFormat(s string) (TimeFormat, error) {
 		return TimeRFC3339, nil
 	case "ns":
 		return TimeNS, nil
+	case "auto":
+		return TimeAuto, nil
 	}
-	return 0, fmt.Errorf("unknown time format %q (want clock, rfc3339 or ns)", s)
+	return 0, fmt.Errorf("unknown time format %q (want auto, clock, rfc3339 or ns)", s)
 }
 
 func (f TimeFormat) String() string {
-	switch f {
+	switch f &^ TimeLocal {
 	case TimeClock:
 		return "clock"
 	case TimeRFC3339:
 		return "rfc3339"
 	case TimeNS:
 		return "ns"
+	case TimeAuto:
+		return "auto"
 	}
 	return "?"
 }
@@ -100,9 +134,17 @@ func FormatTime(t Time, f TimeFormat) string {
 	case Forever:
 		return "forever"
 	}
-	switch f {
+	loc := time.UTC
+	if f&TimeLocal != 0 {
+		loc = time.Local
+	}
+	switch f &^ TimeLocal {
+	case TimeAuto:
+		if t >= wallClockFrom || t <= -wallClockFrom {
+			return time.Unix(0, t).In(loc).Format(time.RFC3339Nano)
+		}
 	case TimeRFC3339:
-		return time.Unix(0, t).UTC().Format(time.RFC3339Nano)
+		return time.Unix(0, t).In(loc).Format(time.RFC3339Nano)
 	case TimeNS:
 		return strconv.FormatInt(t, 10)
 	}

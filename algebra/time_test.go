@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseTime(t *testing.T) {
@@ -143,15 +144,61 @@ func TestFormatTime(t *testing.T) {
 }
 
 func TestParseTimeFormat(t *testing.T) {
-	for _, f := range []TimeFormat{TimeClock, TimeRFC3339, TimeNS} {
+	for _, f := range []TimeFormat{TimeClock, TimeRFC3339, TimeNS, TimeAuto} {
 		g, err := ParseTimeFormat(f.String())
 		if err != nil || g != f {
 			t.Errorf("ParseTimeFormat(%q) = %v, %v", f.String(), g, err)
 		}
 	}
 	_, err := ParseTimeFormat("iso")
-	if err == nil || err.Error() != `unknown time format "iso" (want clock, rfc3339 or ns)` {
+	if err == nil || err.Error() != `unknown time format "iso" (want auto, clock, rfc3339 or ns)` {
 		t.Errorf("ParseTimeFormat(iso): %v", err)
+	}
+}
+
+// TestTimeAuto: auto prints wall-clock times (a year or more from the
+// epoch) as RFC 3339, a subject's own clock as clock notation; --tz local
+// moves RFC 3339 into the local zone and leaves the other formats alone.
+func TestTimeAuto(t *testing.T) {
+	const wall = Time(1795000000123456789) // 2026-11-18T11:06:40Z
+	for _, c := range []struct {
+		t    Time
+		f    TimeFormat
+		want string
+	}{
+		{wall, TimeAuto, "2026-11-18T11:06:40.123456789Z"},
+		{-wall, TimeAuto, "1913-02-13T12:53:19.876543211Z"},
+		{wallClockFrom, TimeAuto, "1971-01-01T00:00:00Z"},
+		{wallClockFrom - 1, TimeAuto, "8759:59:59.999999999"},
+		{90 * Time(time.Minute), TimeAuto, "1:30:00"},
+		{-5e8, TimeAuto, "-0:00:00.5"},
+		{Forever, TimeAuto, "forever"},
+		{Beginning, TimeAuto | TimeLocal, "beginning"},
+		{wall, TimeClock, "498611:06:40.123456789"},
+	} {
+		if got := FormatTime(c.t, c.f); got != c.want {
+			t.Errorf("FormatTime(%d, %v) = %q, want %q", c.t, c.f, got, c.want)
+		}
+	}
+	local := time.Unix(0, wall).Local().Format(time.RFC3339Nano)
+	for _, c := range []struct {
+		f, tz string
+		want  string
+	}{
+		{"auto", "local", local},
+		{"rfc3339", "local", local},
+		{"auto", "utc", "2026-11-18T11:06:40.123456789Z"},
+		{"ns", "local", "1795000000123456789"},
+		{"clock", "local", "498611:06:40.123456789"},
+	} {
+		f, _ := ParseTimeFormat(c.f)
+		g, err := WithTZ(f, c.tz)
+		if got := FormatTime(wall, g); err != nil || got != c.want {
+			t.Errorf("%s --tz %s: %q, %v; want %q", c.f, c.tz, got, err, c.want)
+		}
+	}
+	if _, err := WithTZ(TimeAuto, "Mars"); err == nil || err.Error() != `unknown time zone "Mars" (want utc or local)` {
+		t.Errorf("WithTZ(Mars): %v", err)
 	}
 }
 

@@ -91,7 +91,7 @@ func (p *Program) RunHistory(h *algebra.History) ([]Result, Stats, error) {
 	}
 	// Answers are cut out of the gaps the history's Lost relation holds.
 	eo := p.ExecOptions()
-	eo.Gaps = exec.TableGaps(h.Table(algebra.LostName))
+	eo.Gaps, eo.Observed = exec.TableGaps(h.Table(algebra.LostName)), h.Window != nil
 	net, err := exec.Build(p.Catalog, p.Stmts, plans, eo)
 	if err != nil {
 		return nil, Stats{}, err
@@ -116,7 +116,7 @@ func (p *Program) RunSource(open func(rels []string) (stream.Source, error), win
 		return nil, Stats{}, err
 	}
 	eo := p.ExecOptions()
-	eo.Gaps = gaps
+	eo.Gaps, eo.Observed = gaps, out.Observed
 	net, err := exec.Build(p.Catalog, p.Stmts, plans, eo)
 	if err != nil {
 		return nil, Stats{}, err
@@ -155,6 +155,9 @@ type Output struct {
 	OnElem func(stmt int, e stream.Elem)
 	// Discard keeps no result rows (with OnElem: the tables are empty).
 	Discard bool
+	// Observed says the source is an observation (a recording with a
+	// window): see exec.Options.Observed.
+	Observed bool
 }
 
 // results are the result tables of a network's retrieves.
@@ -212,7 +215,9 @@ func (p *Program) RunAcquire(h *algebra.History, naive bool) ([]Result, exec.Acq
 	for i, r := range rw {
 		plans[i] = r.Final
 	}
-	net, err := exec.Build(p.Catalog, p.Stmts, plans, p.ExecOptions())
+	eo := p.ExecOptions()
+	eo.Observed = h.Window != nil
+	net, err := exec.Build(p.Catalog, p.Stmts, plans, eo)
 	if err != nil {
 		return nil, exec.AcquireStats{}, err
 	}

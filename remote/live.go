@@ -209,7 +209,7 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 	obs := newObserver()
 	packets := map[string]int{} // received and delivered, gaps or not
 	eo := p.ExecOptions()
-	eo.Gaps = obs.Gaps
+	eo.Gaps, eo.Observed = obs.Gaps, true
 	net, err := exec.Build(p.Catalog, p.Stmts, plans, eo)
 	if err != nil {
 		return nil, stats, err

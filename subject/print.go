@@ -28,6 +28,18 @@ type PrintOptions struct {
 	Stream bool
 	// Results, when set, stores the results too.
 	Results *record.ResultDB
+	// Export, when set, is fed the results too (display/export).
+	Export Exporter
+}
+
+// An Exporter is fed what Print prints: each result element of statement
+// i as it is produced and each watermark, or, for results computed whole,
+// their tables. Its methods must not block on anything outside the
+// process (display/export's drop and count what they cannot keep up with).
+type Exporter interface {
+	Elem(i int, e stream.Elem)
+	Watermark(t algebra.Time)
+	Table(i int, t *algebra.Table)
 }
 
 // Print runs prog over s and prints its results on w: each element as it
@@ -49,15 +61,23 @@ func Print(ctx context.Context, s Subject, prog *query.Program, o PrintOptions, 
 			if o.Results != nil {
 				o.Results.Elem(i, e)
 			}
+			if o.Export != nil {
+				o.Export.Elem(i, e)
+			}
 		}
-		ro.Progress = func(algebra.Time) { p.Settle() }
+		ro.Progress = func(t algebra.Time) {
+			p.Settle()
+			if o.Export != nil {
+				o.Export.Watermark(t)
+			}
+		}
 	case !o.Run.Acquire:
 		// A recording's results are whole tables, printed as they
-		// settle; the results database, when there is one, still gets
-		// them whole (a history run may start again).
+		// settle; the results database and the exporters, when there
+		// are, still get them whole (a history run may start again).
 		p = NewSortedPrinter(w, o.Output, prog.Stmts)
 		defer p.Close()
-		ro.Discard = o.Results == nil
+		ro.Discard = o.Results == nil && o.Export == nil
 		ro.OnElem = p.Elem
 		ro.Rerun = p.Rerun
 	}
@@ -84,6 +104,11 @@ func Print(ctx context.Context, s Subject, prog *query.Program, o PrintOptions, 
 		}
 		return st, err
 	}
+	if o.Export != nil && !o.Stream && !s.Live() {
+		for i, r := range results {
+			o.Export.Table(i, r.Table)
+		}
+	}
 	if p != nil {
 		if cerr := p.Close(); cerr != nil {
 			return st, cerr
@@ -95,7 +120,7 @@ func Print(ctx context.Context, s Subject, prog *query.Program, o PrintOptions, 
 		if i > 0 {
 			fmt.Fprintln(bw)
 		}
-		if err := format.Write(bw, r.Table, o.Output); err != nil {
+		if err := format.WriteResult(bw, r.Table, i, o.Output); err != nil {
 			return st, err
 		}
 	}

@@ -62,7 +62,7 @@ func printHistory(t *testing.T, dir, text string, o format.Options, onWrite func
 }
 
 // wholeTables is what printing whole tables gives: the history loaded,
-// the results formatted with format.Write.
+// the results formatted with format.WriteResult (each named as it is in a stream).
 func wholeTables(t *testing.T, dir, text string, o format.Options) string {
 	t.Helper()
 	h, err := history.Load(dir)
@@ -83,7 +83,7 @@ func wholeTables(t *testing.T, dir, text string, o format.Options) string {
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		if err := format.Write(&b, r.Table, o); err != nil {
+		if err := format.WriteResult(&b, r.Table, i, o); err != nil {
 			t.Fatal(err)
 		}
 	}

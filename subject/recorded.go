@@ -171,7 +171,7 @@ func (s *historySubject) Run(_ context.Context, prog *query.Program, o RunOption
 			}
 			return inputSource{src}, nil
 		}
-		rs, st, err := prog.RunSource(open, s.window, gaps, query.Output{OnElem: o.OnElem, Discard: o.Discard})
+		rs, st, err := prog.RunSource(open, s.window, gaps, query.Output{OnElem: o.OnElem, Discard: o.Discard, Observed: s.d.Window != nil})
 		if src != nil {
 			src.Close()
 		}
@@ -278,7 +278,7 @@ func (s *dbSubject) noteLive(w io.Writer) {
 	}
 	span := "nothing observed yet: its observation has not begun"
 	if win := s.d.Window(); win != nil {
-		span = fmt.Sprintf("observed %s to %s", algebra.FormatTime(win.From, algebra.TimeClock), algebra.FormatTime(win.To, algebra.TimeClock))
+		span = fmt.Sprintf("observed %s to %s", algebra.FormatTime(win.From, algebra.TimeAuto), algebra.FormatTime(win.To, algebra.TimeAuto))
 	}
 	fmt.Fprintf(w, "tqmon: %s is being recorded: answering over what it has committed (%s)\n", s.d.Dir(), span)
 }
@@ -286,7 +286,7 @@ func (s *dbSubject) noteLive(w io.Writer) {
 func (s *dbSubject) Describe() string {
 	desc := fmt.Sprintf("database %s: %d relations", s.dir, len(s.d.Catalog().Relations))
 	if start, end, ok := s.d.Extent(); ok {
-		desc += fmt.Sprintf(", %s to %s", algebra.FormatTime(start, algebra.TimeClock), algebra.FormatTime(end, algebra.TimeClock))
+		desc += fmt.Sprintf(", %s to %s", algebra.FormatTime(start, algebra.TimeAuto), algebra.FormatTime(end, algebra.TimeAuto))
 	}
 	return desc
 }

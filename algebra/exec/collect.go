@@ -22,6 +22,14 @@ type Collector struct {
 	OnElem func(stream.Elem)
 	// Discard keeps no rows (with OnElem: they are printed, not kept).
 	Discard bool
+	// Observed marks the result of an observation (Options.Observed): its
+	// answers are about what was observed, which ends before forever, so
+	// an event at forever (the end of a tuple still open when the run
+	// ended, as "valid at end of W" makes) or a tuple beginning there is
+	// no answer and is dropped. Tuples still open stay open. A history
+	// without a window (and the reference evaluator) keeps the language's
+	// answer.
+	Observed bool
 }
 
 // NewCollector makes a collector for a relation's tuples.
@@ -30,6 +38,9 @@ func NewCollector(rel *algebra.Relation) *Collector {
 }
 
 func (c *Collector) Push(e stream.Elem) {
+	if c.Observed && e.T >= algebra.Forever && e.Kind != stream.End {
+		return
+	}
 	c.Count++
 	if c.Discard {
 		if c.OnElem != nil {

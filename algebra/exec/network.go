@@ -80,6 +80,9 @@ type Options struct {
 	// collide (tests only) makes every key's hash one of two values, so
 	// that Coalesce and join indexes must tell colliding keys apart.
 	collide bool
+	// Observed says the run is an observation (a live run, or a recording
+	// with a window): its results drop what lies at forever (Collector).
+	Observed bool
 }
 
 // Build compiles plans (one per statement, in order) into a network.
@@ -107,6 +110,7 @@ func Build(cat *algebra.Catalog, stmts []*check.Retrieve, plans []plan.Node, opt
 		n.cur = r
 		s := &Stmt{Retrieve: r, Plan: plans[i]}
 		s.Result = NewCollector(r.Result)
+		s.Result.Observed = opts.Observed
 		var out *stream.Tee
 		var ops blockOps
 		var err error

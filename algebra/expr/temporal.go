@@ -74,7 +74,7 @@ func (e *TConst) constText() string {
 	if e.Txt != "" {
 		return e.Txt
 	}
-	return algebra.FormatTime(e.T, algebra.TimeClock)
+	return algebra.FormatTime(e.T, algebra.TimeAuto)
 }
 func (e *TBeginEnd) String() string {
 	kw := "begin of "

@@ -121,7 +121,7 @@ func (n *AllOf) Label() string        { return "all " + n.Type.String() }
 func (n *Const) Label() string {
 	parts := make([]string, len(n.Vals))
 	for i, v := range n.Vals {
-		parts[i] = v.Format(algebra.TimeClock)
+		parts[i] = v.Format(algebra.TimeAuto)
 	}
 	return strings.Join(parts, ", ")
 }

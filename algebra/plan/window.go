@@ -10,7 +10,7 @@ func WindowLabel(w algebra.Window) string {
 	if w.From > w.To {
 		return "@∅"
 	}
-	return "@[" + algebra.FormatTime(w.From, algebra.TimeClock) + ", " + algebra.FormatTime(w.To, algebra.TimeClock) + "]"
+	return "@[" + algebra.FormatTime(w.From, algebra.TimeAuto) + ", " + algebra.FormatTime(w.To, algebra.TimeAuto) + "]"
 }
 
 // RelRead is how plans read one stored relation: through Window, or whole

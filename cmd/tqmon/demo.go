@@ -40,12 +40,14 @@ type demoFlags struct {
 	exprs      int
 	format     string
 	timeFormat string
+	tz         string
 	params     []string
 	stats      bool
 	planKind   string
 	display    string
 	maxMemory  query.Bytes
 	allowLoss  bool
+	export     exportFlags
 }
 
 func newDemoCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -57,6 +59,9 @@ func newDemoCmd(stdout, stderr io.Writer) *cobra.Command {
 		Example: doc("demo.example"),
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.export.check(!f.headless || f.subject); err != nil {
+				return err
+			}
 			if f.subject {
 				return runSubject(&f, stderr)
 			}
@@ -87,12 +92,14 @@ func newDemoCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.Float64Var(&f.cfg.Scale, "scale", f.cfg.Scale, "subject seconds per real second")
 	addSourceFlags(fl, &f.srcs, &f.exprs)
 	fl.StringVar(&f.format, "format", "table", "output format: table, csv or jsonl")
-	fl.StringVar(&f.timeFormat, "time-format", "clock", "time format: clock, rfc3339 or ns")
+	fl.StringVar(&f.timeFormat, "time-format", "auto", timeFormatUsage)
+	addTZFlag(fl, &f.tz)
 	fl.StringArrayVar(&f.params, "param", nil, "NAME=VALUE: the value of $NAME in queries (repeatable)")
 	fl.BoolVar(&f.stats, "stats", false, "print packets received (per sensor) and peak operator state on stderr")
 	addMaxMemoryFlag(fl, &f.maxMemory)
 	fl.StringVar(&f.planKind, "plan", "optimized", "optimized (rewritten) or naive plans")
 	fl.StringVar(&f.display, "display", "", "display spec of the animated view (default: the paper's)")
+	addExportFlags(fl, &f.export)
 	return cmd
 }
 
@@ -100,7 +107,7 @@ func runDemo(f *demoFlags, stdout, stderr io.Writer) error {
 	if len(f.srcs) == 0 {
 		return usageErr(errors.New("demo needs at least one -f FILE or -e TEXT to run"))
 	}
-	out, err := format.ParseOptions(f.format, f.timeFormat, false)
+	out, err := format.ParseOptions(f.format, f.timeFormat, f.tz)
 	if err != nil {
 		return usageErr(err)
 	}
@@ -119,7 +126,7 @@ func runDemo(f *demoFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	return runProgram(ctx, sub, prog, subject.RunOptions{Naive: naive, Duration: f.duration}, out, nil, f.stats, f.allowLoss, stdout, stderr)
+	return runProgram(ctx, sub, prog, subject.RunOptions{Naive: naive, Duration: f.duration}, out, nil, &f.export, f.stats, f.allowLoss, stdout, stderr)
 }
 
 func runSubject(f *demoFlags, stderr io.Writer) error {

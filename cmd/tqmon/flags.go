@@ -54,6 +54,14 @@ func addSourceFlags(fl *pflag.FlagSet, srcs *[]query.Source, count *int) {
 	fl.VarP(querySources{list: srcs, count: count}, "expr", "e", "TQuel statements given as TEXT (repeatable)")
 }
 
+// timeFormatUsage is the help of every --time-format flag.
+const timeFormatUsage = "time format: auto (the default: RFC 3339 for wall-clock times, as the kernel's, H:MM:SS.fraction for a subject's own clock from zero), clock, rfc3339 or ns"
+
+// addTZFlag adds --tz.
+func addTZFlag(fl *pflag.FlagSet, tz *string) {
+	fl.StringVar(tz, "tz", "utc", "time zone of RFC 3339 times: utc or local ($TZ, else the system's), e.g. --tz local")
+}
+
 // addMaxMemoryFlag adds --max-memory, its default query.DefaultMaxMemory.
 func addMaxMemoryFlag(fl *pflag.FlagSet, n *query.Bytes) {
 	*n = query.Bytes(query.DefaultMaxMemory())

@@ -27,6 +27,7 @@ type queryFlags struct {
 	exprs      int
 	format     string
 	timeFormat string
+	tz         string
 	params     []string
 	acquire    bool
 	planKind   string
@@ -43,6 +44,7 @@ type queryFlags struct {
 	kernel     kernelFlags
 	maxMemory  query.Bytes
 	allowLoss  bool
+	export     exportFlags
 }
 
 func newQueryCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -62,7 +64,8 @@ func newQueryCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.StringVar(&f.historyDir, "history", "", "history directory: one .sdl file and one CSV per relation")
 	addSourceFlags(fl, &f.srcs, &f.exprs)
 	fl.StringVar(&f.format, "format", "table", "output format: table, csv or jsonl")
-	fl.StringVar(&f.timeFormat, "time-format", "", "time format: clock (H:MM:SS.fraction, the default), rfc3339 (the default with --kernel) or ns")
+	fl.StringVar(&f.timeFormat, "time-format", "auto", timeFormatUsage)
+	addTZFlag(fl, &f.tz)
 	fl.StringArrayVar(&f.params, "param", nil, "NAME=VALUE: the value of $NAME in queries (repeatable)")
 	fl.BoolVar(&f.acquire, "acquire", false, "run acquisitionally: only packets enabled sensors would deliver")
 	fl.StringVar(&f.planKind, "plan", "optimized", "plan to acquire with: optimized (rewritten) or naive")
@@ -78,6 +81,7 @@ func newQueryCmd(stdout, stderr io.Writer) *cobra.Command {
 	addMaxMemoryFlag(fl, &f.maxMemory)
 	fl.BoolVar(&f.allowLoss, "allow-loss", false, "live: exit 0 even if packets or a session were lost (losses are still reported; without it such a run exits 3)")
 	fl.StringVar(&f.record, "record", "", "DB: also store each named retrieve's result there, as it is produced (a new database, or an existing one)")
+	addExportFlags(fl, &f.export)
 	return cmd
 }
 
@@ -88,7 +92,10 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error
 	if len(f.srcs) == 0 && f.display == "" {
 		return usageErr(errors.New("query needs at least one -f FILE or -e TEXT"))
 	}
-	out, err := format.ParseOptions(f.format, f.timeFormat, f.kernel.on)
+	if err := f.export.check(f.display != ""); err != nil {
+		return err
+	}
+	out, err := format.ParseOptions(f.format, f.timeFormat, f.tz)
 	if err != nil {
 		return usageErr(err)
 	}
@@ -150,15 +157,28 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error
 		}
 	}
 	ro := subject.RunOptions{Acquire: f.acquire, Naive: naive, Duration: f.duration, Lease: f.lease}
-	return runProgram(ctx, sub, prog, ro, out, rec, f.stats, f.allowLoss, stdout, stderr)
+	return runProgram(ctx, sub, prog, ro, out, rec, &f.export, f.stats, f.allowLoss, stdout, stderr)
 }
 
 // runProgram runs prog over sub, printing its results (and its
-// statistics when stats), and closes sub.
+// statistics when stats) and exporting them as ex says, and closes sub.
 func runProgram(ctx context.Context, sub subject.Subject, prog *query.Program, ro subject.RunOptions, out format.Options,
-	rec *record.ResultDB, stats, allowLoss bool, stdout, stderr io.Writer) error {
+	rec *record.ResultDB, ex *exportFlags, stats, allowLoss bool, stdout, stderr io.Writer) error {
 	ro.OnLoss, ro.TimeFormat = remote.PrintLosses(stderr, out.Time), out.Time
-	st, err := subject.Print(ctx, sub, prog, subject.PrintOptions{Run: ro, Output: out, Results: rec}, stdout)
+	po := subject.PrintOptions{Run: ro, Output: out, Results: rec}
+	set, err := ex.start(ctx, prog, out.Time, stderr)
+	if err != nil {
+		return err
+	}
+	if set != nil {
+		po.Export = set
+	}
+	st, err := subject.Print(ctx, sub, prog, po, stdout)
+	if set != nil {
+		if cerr := set.Close(ctx); cerr != nil && err == nil {
+			err = cerr
+		}
+	}
 	if err != nil && !errors.Is(err, remote.ErrIncomplete) {
 		return openErr(err) // a history's files are read as they are run
 	}

@@ -95,7 +95,7 @@ func runRecord(f *recordFlags, stderr io.Writer) error {
 		f.duration = 10 * time.Second
 	}
 	opts := record.Options{Relations: f.relations, Duration: f.duration, Lease: f.lease, SyncEvery: f.sync,
-		OnLoss: remote.PrintLosses(stderr, algebra.TimeClock)}
+		OnLoss: remote.PrintLosses(stderr, algebra.TimeAuto)}
 	wopts := db.WriterOptions{Retain: int64(f.retain)}
 	if f.verbose {
 		wopts.OnCommit = func(c db.CommitInfo) {

@@ -29,9 +29,11 @@ type replayFlags struct {
 	exprs      int
 	format     string
 	timeFormat string
+	tz         string
 	params     []string
 	stats      bool
 	maxMemory  query.Bytes
+	export     exportFlags
 }
 
 func newReplayCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -56,10 +58,12 @@ func newReplayCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.StringVar(&f.display, "display", "", "play into the animated terminal view described by the display spec SPEC")
 	addSourceFlags(fl, &f.srcs, &f.exprs)
 	fl.StringVar(&f.format, "format", "table", "output format: table, csv or jsonl")
-	fl.StringVar(&f.timeFormat, "time-format", "clock", "time format: clock, rfc3339 or ns")
+	fl.StringVar(&f.timeFormat, "time-format", "auto", timeFormatUsage)
+	addTZFlag(fl, &f.tz)
 	fl.StringArrayVar(&f.params, "param", nil, "NAME=VALUE: the value of $NAME in queries (repeatable)")
 	fl.BoolVar(&f.stats, "stats", false, "print the blocks and elements read and peak operator state on stderr")
 	addMaxMemoryFlag(fl, &f.maxMemory)
+	addExportFlags(fl, &f.export)
 	return cmd
 }
 
@@ -74,7 +78,10 @@ func runReplay(cmd *cobra.Command, f *replayFlags, stdout, stderr io.Writer) err
 	case !f.max && f.speed <= 0:
 		return usageErr(errors.New("--speed must be positive (or use --max)"))
 	}
-	out, err := format.ParseOptions(f.format, f.timeFormat, false)
+	if err := f.export.check(f.display != ""); err != nil {
+		return err
+	}
+	out, err := format.ParseOptions(f.format, f.timeFormat, f.tz)
 	if err != nil {
 		return usageErr(err)
 	}
@@ -111,11 +118,23 @@ func runReplay(cmd *cobra.Command, f *replayFlags, stdout, stderr io.Writer) err
 	if f.max {
 		speed = 0
 	}
+	set, err := f.export.start(ctx, prog, out.Time, stderr)
+	if err != nil {
+		return err
+	}
 	term := subject.StartReplayTerminal(os.Stdin, stderr)
 	po := subject.PrintOptions{Output: out, Stream: true, Run: subject.RunOptions{From: from, To: to,
 		Pace: &play.Options{Speed: speed, Paused: f.paused}, Player: term.Controls.Set}}
+	if set != nil {
+		po.Export = set
+	}
 	st, err := subject.Print(ctx, sub, prog, po, term.Out(stdout))
 	term.Done()
+	if set != nil {
+		if cerr := set.Close(ctx); cerr != nil && err == nil {
+			err = cerr
+		}
+	}
 	if err != nil {
 		return runtimeErr(err)
 	}

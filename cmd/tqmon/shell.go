@@ -29,6 +29,7 @@ type shellFlags struct {
 	seed        uint64
 	format      string
 	timeFormat  string
+	tz          string
 	params      []string
 	historyFile string
 	maxMemory   query.Bytes
@@ -57,7 +58,8 @@ func newShellCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.StringVar(&f.target, "target", "", "with --kernel: $target is this running process's pid")
 	fl.Uint64Var(&f.seed, "seed", 1, "with --demo: seed of the workload")
 	fl.StringVar(&f.format, "format", "table", "output format: table, csv or jsonl (\\format changes it)")
-	fl.StringVar(&f.timeFormat, "time-format", "", "time format: clock (the default), rfc3339 (the default with --kernel) or ns (\\time changes it)")
+	fl.StringVar(&f.timeFormat, "time-format", "auto", timeFormatUsage+" (\\time changes it)")
+	addTZFlag(fl, &f.tz)
 	fl.StringArrayVar(&f.params, "param", nil, "NAME=VALUE: the value of $NAME in queries (repeatable; \\param sets one)")
 	addMaxMemoryFlag(fl, &f.maxMemory)
 	fl.StringVar(&f.historyFile, "history-file", shell.DefaultHistoryFile(), "where the shell keeps the lines typed (empty: nowhere)")
@@ -65,7 +67,7 @@ func newShellCmd(stdout, stderr io.Writer) *cobra.Command {
 }
 
 func runShell(f *shellFlags, stdin io.Reader, stdout, stderr io.Writer) error {
-	opts, err := format.ParseOptions(f.format, f.timeFormat, f.kernel)
+	opts, err := format.ParseOptions(f.format, f.timeFormat, f.tz)
 	if err != nil {
 		return usageErr(err)
 	}

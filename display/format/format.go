@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -52,21 +53,53 @@ func Header(rel *algebra.Relation) []string {
 	return append(h, "from", "to")
 }
 
-// Row formats one tuple as strings, in Header's order.
-func Row(rel *algebra.Relation, t *algebra.Tuple, tf algebra.TimeFormat) []string {
+// Open is how a table writes the end of an interval still open (valid
+// until forever); CSV leaves it empty, as history files do, and JSONL
+// writes null.
+const Open = "open"
+
+// Row formats one tuple as strings, in Header's order; the end of an
+// interval still open is written as open says.
+func Row(rel *algebra.Relation, t *algebra.Tuple, tf algebra.TimeFormat, open string) []string {
 	r := make([]string, 0, len(t.Vals)+2)
 	for _, v := range t.Vals {
 		r = append(r, v.Format(tf))
 	}
 	r = append(r, algebra.FormatTime(t.From, tf))
 	if !rel.IsEvent() {
-		r = append(r, algebra.FormatTime(t.To, tf))
+		r = append(r, endTime(t.To, tf, open))
 	}
 	return r
 }
 
+// endTime is an interval's end, open when it is forever.
+func endTime(t algebra.Time, tf algebra.TimeFormat, open string) string {
+	if t == algebra.Forever {
+		return open
+	}
+	return algebra.FormatTime(t, tf)
+}
+
 // Write writes a table (rows as they are ordered) in the chosen format.
+// JSONL rows carry the relation's name (none when it has none; see
+// WriteResult).
 func Write(w io.Writer, t *algebra.Table, o Options) error {
+	return WriteResult(w, t, -1, o)
+}
+
+// RelName is the name a result relation goes by in output that mixes
+// several: its own, or "result N" for the i'th retrieve (from 0) that
+// named none ("" when i < 0).
+func RelName(rel *algebra.Relation, i int) string {
+	if rel.Name != "" || i < 0 {
+		return rel.Name
+	}
+	return fmt.Sprintf("result %d", i+1)
+}
+
+// WriteResult is Write for the result of the i'th retrieve (from 0), whose
+// JSONL rows carry RelName(t.Rel, i) as "relation".
+func WriteResult(w io.Writer, t *algebra.Table, i int, o Options) error {
 	switch o.Kind {
 	case CSV:
 		cw := csv.NewWriter(w)
@@ -74,15 +107,16 @@ func Write(w io.Writer, t *algebra.Table, o Options) error {
 			return err
 		}
 		for i := range t.Rows {
-			if err := cw.Write(Row(t.Rel, &t.Rows[i], o.Time)); err != nil {
+			if err := cw.Write(Row(t.Rel, &t.Rows[i], o.Time, "")); err != nil {
 				return err
 			}
 		}
 		cw.Flush()
 		return cw.Error()
 	case JSONL:
-		for i := range t.Rows {
-			if err := writeJSON(w, t.Rel, &t.Rows[i], o.Time); err != nil {
+		name := RelName(t.Rel, i)
+		for j := range t.Rows {
+			if err := writeJSON(w, name, t.Rel, &t.Rows[j], o.Time); err != nil {
 				return err
 			}
 		}
@@ -94,7 +128,7 @@ func Write(w io.Writer, t *algebra.Table, o Options) error {
 func writeTable(w io.Writer, t *algebra.Table, tf algebra.TimeFormat) error {
 	rows := make([][]string, len(t.Rows))
 	for i := range t.Rows {
-		rows[i] = Row(t.Rel, &t.Rows[i], tf)
+		rows[i] = Row(t.Rel, &t.Rows[i], tf, Open)
 	}
 	return writeGrid(w, t.Rel.Name, Header(t.Rel), rows, "tuple")
 }
@@ -179,7 +213,14 @@ func writeGrid(w io.Writer, title string, head []string, rows [][]string, unit s
 	return err
 }
 
-func writeJSON(w io.Writer, rel *algebra.Relation, t *algebra.Tuple, tf algebra.TimeFormat) error {
+// RelationKey is the JSONL key of a row's relation name; a relation with an
+// attribute of that name has it under "_relation" instead, so no key
+// repeats.
+const RelationKey = "relation"
+
+// writeJSON writes a tuple of rel as a JSON object: "relation" (unless
+// name is ""), the attributes, then at or from and to.
+func writeJSON(w io.Writer, name string, rel *algebra.Relation, t *algebra.Tuple, tf algebra.TimeFormat) error {
 	var b strings.Builder
 	b.WriteByte('{')
 	field := func(name string, val any) {
@@ -197,6 +238,13 @@ func writeJSON(w io.Writer, rel *algebra.Relation, t *algebra.Tuple, tf algebra.
 			return t
 		}
 		return algebra.FormatTime(t, tf)
+	}
+	if name != "" {
+		key := RelationKey
+		if slices.ContainsFunc(rel.Attrs, func(a algebra.Attr) bool { return a.Name == key }) {
+			key = "_" + key
+		}
+		field(key, name)
 	}
 	for i, a := range rel.Attrs {
 		v := t.Vals[i]
@@ -222,29 +270,33 @@ func writeJSON(w io.Writer, rel *algebra.Relation, t *algebra.Tuple, tf algebra.
 		field("at", timeVal(t.From))
 	} else {
 		field("from", timeVal(t.From))
-		field("to", timeVal(t.To))
+		if t.To == algebra.Forever {
+			field("to", nil) // open
+		} else {
+			field("to", timeVal(t.To))
+		}
 	}
 	b.WriteString("}\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// ParseOptions reads a format (table, csv or jsonl) and a time format
-// (clock, rfc3339 or ns). An empty time format is the subject's natural
-// one: RFC 3339 when its times are wall-clock times (the kernel's), else
-// clock notation (a subject's own time from zero).
-func ParseOptions(kind, timeFormat string, wallClock bool) (Options, error) {
+// ParseOptions reads a format (table, csv or jsonl), a time format (auto,
+// clock, rfc3339 or ns; "" is auto: RFC 3339 for wall-clock times, clock
+// notation for a subject's own clock from zero) and a time zone for RFC
+// 3339 (utc, the default, or local).
+func ParseOptions(kind, timeFormat, tz string) (Options, error) {
 	k, err := ParseKind(kind)
 	if err != nil {
 		return Options{}, err
 	}
 	if timeFormat == "" {
-		timeFormat = "clock"
-		if wallClock {
-			timeFormat = "rfc3339"
-		}
+		timeFormat = "auto"
 	}
 	tf, err := algebra.ParseTimeFormat(timeFormat)
+	if err == nil {
+		tf, err = algebra.WithTZ(tf, tz)
+	}
 	if err != nil {
 		return Options{}, err
 	}

@@ -48,7 +48,7 @@ func TestWrite(t *testing.T) {
  Proc | State   | Note   | Load | Since     | from      | to
 ------+---------+--------+------+-----------+-----------+---------
  P1   | Running | a, "b" | 0.5  | 0:00:01.5 | beginning | 0:00:02
- Pé   | Ready   |        | NaN  | forever   | 1:00:00   | forever
+ Pé   | Ready   |        | NaN  | forever   | 1:00:00   | open
 (2 tuples)
 `},
 		{ev, Options{Kind: Table, Time: algebra.TimeNS}, ` N  | Ok   | D     | at
@@ -58,11 +58,11 @@ func TestWrite(t *testing.T) {
 `},
 		{iv, Options{Kind: CSV}, `Proc,State,Note,Load,Since,from,to
 P1,Running,"a, ""b""",0.5,0:00:01.5,beginning,0:00:02
-Pé,Ready,,NaN,forever,1:00:00,forever
+Pé,Ready,,NaN,forever,1:00:00,
 `},
 		{ev, Options{Kind: CSV, Time: algebra.TimeRFC3339}, "N,Ok,D,at\n-3,true,1m30s,1970-01-01T00:00:00.000000001Z\n"},
-		{iv, Options{Kind: JSONL, Time: algebra.TimeNS}, `{"Proc":"P1","State":"Running","Note":"a, \"b\"","Load":0.5,"Since":1500000000,"from":"beginning","to":2000000000}
-{"Proc":"Pé","State":"Ready","Note":"","Load":"NaN","Since":"forever","from":3600000000000,"to":"forever"}
+		{iv, Options{Kind: JSONL, Time: algebra.TimeNS}, `{"relation":"R","Proc":"P1","State":"Running","Note":"a, \"b\"","Load":0.5,"Since":1500000000,"from":"beginning","to":2000000000}
+{"relation":"R","Proc":"Pé","State":"Ready","Note":"","Load":"NaN","Since":"forever","from":3600000000000,"to":null}
 `},
 		{ev, Options{Kind: JSONL}, `{"N":-3,"Ok":true,"D":"1m30s","at":"0:00:00.000000001"}
 `},

@@ -49,6 +49,7 @@ type Sorted struct {
 // sortedResult is one result's rows not yet written.
 type sortedResult struct {
 	rel     *algebra.Relation
+	name    string // RelName: JSONL rows carry it
 	pending rowHeap
 	open    map[any]*sortedRow
 	lo      algebra.Time // the latest element's time: no later row begins before it
@@ -70,8 +71,8 @@ type sortedRow struct {
 // NewSorted prepares the sorted output of results of the given relations.
 func NewSorted(w io.Writer, o Options, rels []*algebra.Relation) *Sorted {
 	s := &Sorted{w: w, o: o}
-	for _, rel := range rels {
-		s.res = append(s.res, &sortedResult{rel: rel, open: map[any]*sortedRow{}, lo: algebra.Beginning})
+	for i, rel := range rels {
+		s.res = append(s.res, &sortedResult{rel: rel, name: RelName(rel, i), open: map[any]*sortedRow{}, lo: algebra.Beginning})
 	}
 	return s
 }
@@ -141,7 +142,7 @@ func (s *Sorted) write(r *sortedResult, t *algebra.Tuple) error {
 	switch s.o.Kind {
 	case JSONL:
 		r.started = true
-		if err := writeJSON(s.w, r.rel, t, s.o.Time); err != nil && s.err == nil {
+		if err := writeJSON(s.w, r.name, r.rel, t, s.o.Time); err != nil && s.err == nil {
 			s.err = err
 		}
 	case CSV:
@@ -152,7 +153,7 @@ func (s *Sorted) write(r *sortedResult, t *algebra.Tuple) error {
 			r.cw = csv.NewWriter(&r.buf)
 			r.cw.Write(Header(r.rel))
 		}
-		r.cw.Write(Row(r.rel, t, s.o.Time))
+		r.cw.Write(Row(r.rel, t, s.o.Time, ""))
 		r.cw.Flush()
 		_, err := s.w.Write(r.buf.Bytes())
 		r.buf.Reset()
@@ -210,7 +211,7 @@ func (s *Sorted) Close() error {
 // history begins again), and the output with them.
 func (s *Sorted) Restart() {
 	for i, r := range s.res {
-		s.res[i] = &sortedResult{rel: r.rel, open: map[any]*sortedRow{}, lo: algebra.Beginning}
+		s.res[i] = &sortedResult{rel: r.rel, name: r.name, open: map[any]*sortedRow{}, lo: algebra.Beginning}
 	}
 	s.err = nil
 }

@@ -2,7 +2,7 @@ package format
 
 import (
 	"cmp"
-	"fmt"
+	"encoding/csv"
 	"io"
 	"maps"
 	"slices"
@@ -14,10 +14,12 @@ import (
 
 // Stream writes result rows as they are produced, for live runs: an event
 // as it happens, an interval once it has ended (Close writes those still
-// open, valid until forever). CSV and JSONL rows are as Write makes them,
+// open, valid until forever, their end written as open or left empty). CSV and JSONL rows are as Write makes them,
 // each result's CSV header first; the table form writes one line per row,
-// prefixed with the result's name. Several results may interleave. It
-// keeps only the tuples still open.
+// prefixed with the result's name. Several results may interleave: JSONL
+// rows carry the result's name ("relation", RelName), and when there are
+// several results CSV rows begin with a relation column, so a stream can
+// be split. It keeps only the tuples still open.
 type Stream struct {
 	mu     sync.Mutex
 	w      io.Writer
@@ -46,10 +48,7 @@ func NewStream(w io.Writer, o Options, rels []*algebra.Relation) *Stream {
 		open: make([]map[any]*openTuple, len(rels)), name: make([]string, len(rels)), heads: make([][]string, len(rels))}
 	for i, rel := range rels {
 		s.open[i] = map[any]*openTuple{}
-		s.name[i] = rel.Name
-		if s.name[i] == "" {
-			s.name[i] = fmt.Sprintf("result %d", i+1)
-		}
+		s.name[i] = RelName(rel, i)
 		for _, h := range Header(rel) {
 			s.heads[i] = append(s.heads[i], h+"=")
 		}
@@ -106,20 +105,29 @@ func (s *Stream) row(i int, t *algebra.Tuple) error {
 	rel := s.rels[i]
 	switch s.o.Kind {
 	case JSONL:
-		return writeJSON(s.w, rel, t, s.o.Time)
+		return writeJSON(s.w, s.name[i], rel, t, s.o.Time)
 	case CSV:
+		var b strings.Builder
+		cw := csv.NewWriter(&b)
+		several := len(s.rels) > 1
 		if !s.header[i] {
 			s.header[i] = true
-			if _, err := fmt.Fprintln(s.w, strings.Join(Header(rel), ",")); err != nil {
-				return err
+			h := Header(rel)
+			if several {
+				h = append([]string{"relation"}, h...)
 			}
+			cw.Write(h)
 		}
-		tab := &algebra.Table{Rel: rel, Rows: []algebra.Tuple{*t}}
-		var b strings.Builder
-		if err := Write(&b, tab, Options{Kind: CSV, Time: s.o.Time}); err != nil {
+		r := Row(rel, t, s.o.Time, "")
+		if several {
+			r = append([]string{s.name[i]}, r...)
+		}
+		cw.Write(r)
+		cw.Flush()
+		if err := cw.Error(); err != nil {
 			return err
 		}
-		_, err := io.WriteString(s.w, strings.SplitN(b.String(), "\n", 2)[1])
+		_, err := io.WriteString(s.w, b.String())
 		return err
 	}
 	b := append(s.buf[:0], s.name[i]...)
@@ -141,7 +149,7 @@ func (s *Stream) row(i int, t *algebra.Tuple) error {
 	if !rel.IsEvent() {
 		b = append(b, ' ')
 		b = append(b, head[n+1]...)
-		b = append(b, algebra.FormatTime(t.To, s.o.Time)...)
+		b = append(b, endTime(t.To, s.o.Time, Open)...)
 	}
 	b = append(b, '\n')
 	s.buf = b

@@ -46,7 +46,7 @@ func (p *Player) Progress(span algebra.Window) float64 {
 // is paused, for a progress bar.
 func (p *Player) Note(span algebra.Window) string {
 	st := p.State()
-	note := algebra.FormatTime(max(st.Now, span.From), algebra.TimeClock) + " / " + algebra.FormatTime(span.To, algebra.TimeClock)
+	note := algebra.FormatTime(max(st.Now, span.From), algebra.TimeAuto) + " / " + algebra.FormatTime(span.To, algebra.TimeAuto)
 	if st.Speed > 0 {
 		note += fmt.Sprintf("  ×%g", st.Speed)
 	} else {

@@ -335,7 +335,7 @@ func (d *drawing) shape(in *Instance, r draw.Rect, frame, label draw.Style, box 
 		draw.Text(c, r.X+3, r.Y, pad(r.W-6), label)
 		draw.Text(c, r.Right()-3, r.Y, " ──", frame)
 	}
-	p := Placed{Rel: set.ic.Rel.Name, Key: in.Key.Format(algebra.TimeClock), Rect: r,
+	p := Placed{Rel: set.ic.Rel.Name, Key: in.Key.Format(algebra.TimeAuto), Rect: r,
 		Container: set.container, In: box, Trace: trace}
 	if set.container && !trace {
 		d.boxAt[in] = len(d.s.placed)

@@ -80,7 +80,7 @@ func (c completer) meta(text string) ([][]rune, int) {
 	case `\format`:
 		cands = []string{"table", "csv", "jsonl"}
 	case `\time`:
-		cands = []string{"clock", "rfc3339", "ns"}
+		cands = []string{"auto", "clock", "rfc3339", "ns"}
 	case `\i`:
 		cands = files(arg)
 	}

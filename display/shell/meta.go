@@ -24,7 +24,7 @@ func metaCommands() []metaCommand {
 		{`\explain`, "QUERY", "show the plan before and after rewriting and what each sensor would enable", (*shell).explain},
 		{`\sensors`, "", "the sensors: what the last live query enabled, received and lost", func(sh *shell, _ string) { fmt.Fprint(sh.out, sh.src.Sensors()) }},
 		{`\format`, "table|csv|jsonl", "how results print", (*shell).setFormat},
-		{`\time`, "clock|rfc3339|ns", "how times print", (*shell).setTime},
+		{`\time`, "auto|clock|rfc3339|ns", "how times print", (*shell).setTime},
 		{`\timing`, "", "toggle printing how long each statement took", func(sh *shell, _ string) {
 			sh.timing = !sh.timing
 			fmt.Fprintf(sh.out, "Timing is %s.\n", map[bool]string{true: "on", false: "off"}[sh.timing])
@@ -184,7 +184,11 @@ func (sh *shell) setTime(arg string) {
 		sh.errorf("%v\n", err)
 		return
 	}
-	sh.opts.Time = tf
+	tz := "utc" // --tz stays
+	if sh.opts.Time&algebra.TimeLocal != 0 {
+		tz = "local"
+	}
+	sh.opts.Time, _ = algebra.WithTZ(tf, tz)
 	fmt.Fprintf(sh.out, "Times print as %s.\n", arg)
 }
 

@@ -97,7 +97,7 @@ func (v *View) Describe() string {
 	}
 	f := "following"
 	if !v.Follow {
-		f = "at " + algebra.FormatTime(v.End, algebra.TimeClock)
+		f = "at " + algebra.FormatTime(v.End, algebra.TimeAuto)
 	}
 	return fmt.Sprintf("timeline: %s, %s/column, %s", rows, algebra.FormatDuration(v.Scale()), f)
 }
@@ -237,13 +237,15 @@ func (v *View) axis(c draw.Canvas, area draw.Rect, x0, cols int, start, scale in
 	if start < 0 && start%step != 0 {
 		first -= step
 	}
+	free := 0 // labels do not overlap: wall-clock ones (RFC 3339) are wider than a step
 	for t := first; ; t += step {
 		x := int((t - start) / scale)
 		if x >= cols {
 			break
 		}
-		if label := algebra.FormatTime(t, algebra.TimeClock); x+draw.Width(label) <= cols {
+		if label := algebra.FormatTime(t, algebra.TimeAuto); x >= free && x+draw.Width(label) <= cols {
 			draw.Text(c, x0+x, area.Y, label, dim)
+			free = x + draw.Width(label) + 1
 		}
 		c.Set(x0+x, area.Y+1, '┬', dim)
 	}
@@ -273,7 +275,7 @@ func (v *View) entityRows() []*row {
 		get := func(k algebra.Value) *row {
 			r := byKey[k]
 			if r == nil {
-				r = &row{label: k.Format(algebra.TimeClock), key: []algebra.Value{k}, rels: []string{ic.Rel.Name}}
+				r = &row{label: k.Format(algebra.TimeAuto), key: []algebra.Value{k}, rels: []string{ic.Rel.Name}}
 				byKey[k] = r
 				order = append(order, r)
 			}
@@ -332,7 +334,7 @@ func (v *View) tupleRows(rel *algebra.Relation) []*row {
 	for _, t := range v.tuples(rel.Name) {
 		parts := make([]string, len(t.Vals))
 		for i, x := range t.Vals {
-			parts[i] = x.Format(algebra.TimeClock)
+			parts[i] = x.Format(algebra.TimeAuto)
 		}
 		label := strings.Join(parts, " ")
 		r := byKey[label]

@@ -159,7 +159,7 @@ func FormatClock(t algebra.Time) string {
 	if t == algebra.Beginning || t == algebra.Forever {
 		return "-:--:--"
 	}
-	return algebra.FormatTime(t-t%1e8, algebra.TimeClock)
+	return algebra.FormatTime(t-t%1e8, algebra.TimeAuto)
 }
 
 // Draw draws the whole screen.

@@ -92,7 +92,7 @@ func (w *Writer) room(c *commit) error {
 	case algebra.Forever:
 		kept = "everything committed before is kept"
 	default:
-		kept = "everything committed before, through " + algebra.FormatTime(through, algebra.TimeClock) + ", is kept"
+		kept = "everything committed before, through " + algebra.FormatTime(through, algebra.TimeAuto) + ", is kept"
 	}
 	return fmt.Errorf("%w: %s free on its file system, and a writer keeps %s free for the storage library: the writer stopped; %s",
 		ErrDiskFull, mib(free), mib(DiskReserve), kept)

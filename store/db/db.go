@@ -403,12 +403,12 @@ func (d *DB) Summary(win algebra.Window) string {
 		}
 	}
 	return fmt.Sprintf("recorded %d tuples into %s, observed %s to %s (%s)", tuples, d.Dir(),
-		algebra.FormatTime(win.From, algebra.TimeClock), algebra.FormatTime(win.To, algebra.TimeClock), strings.Join(rels, ", "))
+		algebra.FormatTime(win.From, algebra.TimeAuto), algebra.FormatTime(win.To, algebra.TimeAuto), strings.Join(rels, ", "))
 }
 
 // String reports a sync on stderr (tqmon record -v).
 func (c CommitInfo) String() string {
-	return fmt.Sprintf("synced %d tuples (%d elements) through %s", c.Tuples, c.Elements, algebra.FormatTime(c.Through, algebra.TimeClock))
+	return fmt.Sprintf("synced %d tuples (%d elements) through %s", c.Tuples, c.Elements, algebra.FormatTime(c.Through, algebra.TimeAuto))
 }
 
 func (d *DB) meta(name string) (*relMeta, error) {

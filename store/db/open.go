@@ -210,13 +210,7 @@ func (d Damage) String() string {
 
 // spanTime prints a time of a damaged span: wall-clock times as RFC 3339,
 // others (small times of tests and examples) as a clock.
-func spanTime(t algebra.Time) string {
-	const year = 365 * 24 * 3600 * 1e9
-	if t > year || t < -year {
-		return algebra.FormatTime(t, algebra.TimeRFC3339)
-	}
-	return algebra.FormatTime(t, algebra.TimeClock)
-}
+func spanTime(t algebra.Time) string { return algebra.FormatTime(t, algebra.TimeAuto) }
 
 // DamageError is a damaged database's refusal to open (it is ErrCorrupt).
 type DamageError struct {

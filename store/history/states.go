@@ -63,7 +63,7 @@ func (s *states) check(id string, row stateRow, errs *source.ErrorList) bool {
 
 // span prints a row's span in clock notation.
 func span(r stateRow) string {
-	return algebra.FormatTime(r.from, algebra.TimeClock) + " to " + algebra.FormatTime(r.to, algebra.TimeClock)
+	return algebra.FormatTime(r.from, algebra.TimeAuto) + " to " + algebra.FormatTime(r.to, algebra.TimeAuto)
 }
 
 // place is a row's place, compact: what readInto keeps per row of an

@@ -139,7 +139,7 @@ func Run(d *db.DB, q *Query, opts Options) ([]Result, Stats, error) {
 	// observation, and answers are cut out of its gaps (exec.Cut).
 	obs := d.ObservationHistory()
 	net, err := exec.Build(q.Catalog, q.Stmts, q.Plans, exec.Options{Budget: opts.Budget,
-		Gaps: exec.TableGaps(obs.Table(algebra.LostName))})
+		Gaps: exec.TableGaps(obs.Table(algebra.LostName)), Observed: d.Window() != nil})
 	if err != nil {
 		return nil, st, err
 	}

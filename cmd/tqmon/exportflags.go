@@ -1,0 +1,57 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+
+	"github.com/spf13/pflag"
+
+	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/display/export"
+	"github.com/tqmon/tqmon/query"
+)
+
+// exportFlags are --prometheus, --prometheus-hold, --otlp, --exec and
+// --exec-rate (query, demo, replay).
+type exportFlags struct{ export.Options }
+
+func addExportFlags(fl *pflag.FlagSet, x *exportFlags) {
+	fl.StringVar(&x.Prometheus, "prometheus", "", "serve the results' current tuples as Prometheus metrics at `ADDR`/metrics, e.g. --prometheus :9464 (see docs/exports.md)")
+	fl.BoolVar(&x.Hold, "prometheus-hold", false, "with --prometheus: keep serving the final metrics after the run ends, until interrupted, e.g. --prometheus 127.0.0.1:9464 --prometheus-hold")
+	fl.StringVar(&x.OTLP, "otlp", "", "send result tuples as OpenTelemetry spans to the collector's OTLP/gRPC `ENDPOINT` (host:port; https:// for TLS), e.g. --otlp localhost:4317")
+	fl.StringVar(&x.Exec, "exec", "", "run the shell command `CMD` per result tuple, the tuple in $TQMON_REL, $TQMON_KIND, $TQMON_FROM/$TQMON_TO or $TQMON_AT and $TQMON_<attr>, e.g. --exec 'notify-send \"$TQMON_REL $TQMON_Process\"'")
+	fl.Float64Var(&x.ExecRate, "exec-rate", export.DefaultExecRate, "with --exec: start at most `N` commands a second (4 at most at once, 64 waiting; the rest are dropped and counted), e.g. --exec-rate 0.5")
+}
+
+// check refuses exports with an animated display (usage error).
+func (x *exportFlags) check(display bool) error {
+	switch {
+	case display && x.Given():
+		return usageErr(errors.New("--prometheus, --otlp and --exec export printed results: they do not go with the animated display or demo --subject (use --headless, or drop --display)"))
+	case x.Hold && x.Prometheus == "":
+		return usageErr(errors.New("--prometheus-hold goes with --prometheus ADDR"))
+	case x.ExecRate <= 0:
+		return usageErr(errors.New("--exec-rate must be positive"))
+	}
+	return nil
+}
+
+// start starts the exporters for prog's results (nil when none is asked
+// for); errors are usage errors (an address that does not listen).
+func (x *exportFlags) start(ctx context.Context, prog *query.Program, tf algebra.TimeFormat, stderr io.Writer) (*export.Set, error) {
+	if x == nil || !x.Given() {
+		return nil, nil
+	}
+	var rels []*algebra.Relation
+	for _, s := range prog.Stmts {
+		rels = append(rels, s.Result)
+	}
+	o := x.Options
+	o.Time, o.Notes = tf, stderr
+	set, err := export.New(ctx, o, rels)
+	if err != nil {
+		return nil, usageErr(err)
+	}
+	return set, nil
+}
