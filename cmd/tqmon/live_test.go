@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -26,7 +27,9 @@ func binary(t *testing.T) string {
 	if testing.Short() {
 		t.Skip("builds and runs tqmon processes")
 	}
-	bin := filepath.Join(os.TempDir(), fmt.Sprintf("tqmon-test-%d", os.Getpid()))
+	binMu.Lock()
+	defer binMu.Unlock()
+	bin := filepath.Join(binDir, "tqmon")
 	if _, err := os.Stat(bin); err != nil {
 		out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
 		if err != nil {
@@ -159,9 +162,23 @@ func windowEnd(t *testing.T, data []byte) int64 {
 	return to
 }
 
+// binDir holds the tqmon binary the tests run (binary): a directory of
+// this test process's own, made by TestMain, so that no other test run on
+// the machine can remove or replace the binary while it runs.
+var (
+	binDir string
+	binMu  sync.Mutex // one build at a time
+)
+
 func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "tqmon-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binDir = dir
 	code := m.Run()
-	os.Remove(filepath.Join(os.TempDir(), fmt.Sprintf("tqmon-test-%d", os.Getpid())))
+	os.RemoveAll(dir)
 	os.Exit(code)
 }
 

@@ -40,7 +40,7 @@ func BenchmarkConsumer(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	out, _ := format.ParseOptions("table", "", true)
+	out, _ := format.ParseOptions("table", "", "utc")
 	var seen atomic.Int64
 	all := make(chan struct{})
 	ready := make(chan struct{})
