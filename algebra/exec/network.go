@@ -174,7 +174,18 @@ func (n *Network) block(root plan.Node) (*stream.Tee, blockOps, error) {
 		ops.c.hash = n.st.hash
 		jout = ops.c
 	}
-	if selectable(&spec) {
+	// An α over an interval relation may deliver a tuple whole, at its end,
+	// whatever its MaxLate says: a kernel sensor bound from … to … reports
+	// each tuple once it ends, and a tuple already valid when its sensor
+	// was enabled is delivered whole (remote/observe.go). Only a Join
+	// consumes Whole and Late elements, so such a block is never a Select.
+	whole := false
+	for _, leaf := range leaves {
+		if a, ok := leaf.(*plan.Alpha); ok && !a.Rel.IsEvent() {
+			whole = true
+		}
+	}
+	if !whole && selectable(&spec) {
 		ops.sel = NewSelect(spec, jout, n.st)
 		n.hold(ops.sel, blockLabel(leaves))
 		srcs[0].Add(ops.sel)
