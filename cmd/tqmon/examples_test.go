@@ -82,6 +82,7 @@ var helpExamples = map[string]exampleRun{
 	"resident":        {para: 0, kernel: true},
 	"serve":           {para: 0, want: "Process"},
 	"sensors list":    {para: 0, want: "Syscall"},
+	"man":             {para: 0, want: "tqmon-query.1"},
 }
 
 func commandPaths(c *cobra.Command, prefix string, out *[]*cobra.Command) {

@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/tqmon/tqmon/internal/cli"
 	"github.com/tqmon/tqmon/remote"
 )
 
@@ -85,13 +87,18 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.CompletionOptions.DisableDefaultCmd = true // ours has examples
+	root.Version = cli.Version(debug.ReadBuildInfo())
+	root.SetVersionTemplate("tqmon {{.Version}}")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newQueryCmd(stdout, stderr), newSensorsCmd(stdout, stderr), newDemoCmd(stdout, stderr),
 		newShellCmd(stdout, stderr), newViewCmd(stdout, stderr), newRecordCmd(stdout, stderr),
 		newReplayCmd(stdout, stderr), newExportCmd(stdout, stderr), newImportCmd(stdout, stderr),
-		newDBCmd(stdout, stderr), newCompletionCmd(stdout), newResidentCmd(stdout, stderr), newServeCmd(stdout, stderr), newShimCmd(stderr))
+		newDBCmd(stdout, stderr), newCompletionCmd(stdout), newResidentCmd(stdout, stderr), newServeCmd(stdout, stderr), newShimCmd(stderr),
+		newManCmd(stdout))
 	completeFileFlags(root)
+	cli.CompleteValues(root, flagValues())
+	cli.SuggestFlags(root)
 	return root
 }
 

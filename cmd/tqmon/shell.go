@@ -54,7 +54,7 @@ func newShellCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.StringVar(&f.token, "token", "", "shared token for residents reached over TCP")
 	fl.BoolVar(&f.demo, "demo", false, "run the paper's example system inside the shell and query it live")
 	fl.BoolVar(&f.kernel, "kernel", false, "query this machine's Linux kernel live (eBPF sensors; needs root)")
-	fl.StringVar(&f.target, "target", "", "with --kernel: $target is this running process's pid")
+	fl.StringVarP(&f.target, "target", "p", "", "with --kernel: $target is this running process's pid (-p PID, as bpftrace)")
 	fl.Uint64Var(&f.seed, "seed", 1, "with --demo: seed of the workload")
 	fl.StringVar(&f.format, "format", "table", "output format: table, csv or jsonl (\\format changes it)")
 	fl.StringVar(&f.timeFormat, "time-format", "", "time format: clock (the default), rfc3339 (the default with --kernel) or ns (\\time changes it)")
