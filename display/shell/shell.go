@@ -141,12 +141,12 @@ func Run(cfg Config, stdin io.Reader, stdout, stderr io.Writer) error {
 		// History keeps statements, not physical lines: a statement typed
 		// over three lines comes back as one (sh.remember).
 		DisableAutoSaveHistory: true,
-		AutoComplete:      completer{sh},
-		InterruptPrompt:   "^C",
-		EOFPrompt:         `\q`,
-		Stdin:             stdin,
-		Stdout:            stdout,
-		Stderr:            stderr,
+		AutoComplete:           completer{sh},
+		InterruptPrompt:        "^C",
+		EOFPrompt:              `\q`,
+		Stdin:                  stdin,
+		Stdout:                 stdout,
+		Stderr:                 stderr,
 	})
 	if err != nil {
 		return err
