@@ -1,11 +1,15 @@
 package main
 
 import (
+	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spf13/cobra"
 )
 
 // TestInstrumentExample: the program of docs/instrument.md builds (into a
@@ -52,5 +56,51 @@ func TestInstrumentExample(t *testing.T) {
 	rec := tq("query", "--db", db, "--format", "csv", "-e", runs)
 	if strings.Count(rec, "\n") < 5 || !strings.Contains(rec, ",W2,") {
 		t.Errorf("recorded:\n%s", rec)
+	}
+}
+
+// TestInstalledOffline: tqmon installs with go install from the module
+// cache alone (GOPROXY=off: no network), and the installed binary runs the
+// examples of its --help from an empty directory — the testdata/ they
+// name comes from the binary (package tqmon's embedded examples).
+func TestInstalledOffline(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs tqmon")
+	}
+	gobin := t.TempDir()
+	install := exec.Command("go", "install", "./cmd/tqmon")
+	install.Dir = root
+	install.Env = append(os.Environ(), "GOPROXY=off", "GOBIN="+gobin, "GOWORK=off", "GOFLAGS=-mod=mod")
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Fatalf("go install offline: %v\n%s", err, out)
+	}
+	bin := filepath.Join(gobin, "tqmon")
+	empty := t.TempDir()
+	var cmds []*cobra.Command
+	commandPaths(newRoot(io.Discard, io.Discard), "", &cmds)
+	ran := 0
+	for _, c := range cmds {
+		path := strings.TrimPrefix(c.CommandPath(), "tqmon ")
+		run, ok := helpExamples[path]
+		if !ok || run.kernel || run.keys != "" {
+			continue
+		}
+		paras := exampleParagraphs(c.Example)
+		t.Run(strings.ReplaceAll(path, " ", "-"), func(t *testing.T) {
+			runExample(t, bin, empty, run, paras[run.para])
+		})
+		ran++
+	}
+	// And the first thing tqmon --help says to run.
+	main := exampleParagraphs(doc("main"))
+	if len(main) == 0 {
+		t.Fatal("tqmon --help shows no example")
+	}
+	runExample(t, bin, empty, exampleRun{want: "P2"}, main[len(main)-1]) // the first paragraph is prose
+	if entries, _ := os.ReadDir(empty); len(entries) != 0 {
+		t.Errorf("the examples wrote into the working directory: %v", entries)
+	}
+	if ran < 10 {
+		t.Errorf("only %d examples ran", ran)
 	}
 }

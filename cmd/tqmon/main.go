@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	tqmonfiles "github.com/tqmon/tqmon"
 	"github.com/tqmon/tqmon/internal/cli"
 	"github.com/tqmon/tqmon/remote"
 )
@@ -57,7 +58,14 @@ func incomplete(err error, allowLoss bool, stderr io.Writer) error {
 }
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	// The examples of --help and the README name testdata/ paths; an
+	// installed binary run away from the source tree uses its embedded copy.
+	args, err := tqmonfiles.ExampleArgs(os.Args[1:], tqmonfiles.ExampleDir())
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "tqmon: the built-in examples: %v\n", err)
+		args = os.Args[1:]
+	}
+	os.Exit(run(args, os.Stdout, os.Stderr))
 }
 
 // run executes tqmon with arguments and returns the exit code.

@@ -32,6 +32,7 @@ type shellFlags struct {
 	params      []string
 	historyFile string
 	maxMemory   query.Bytes
+	script      string // -f FILE
 }
 
 func newShellCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -43,7 +44,15 @@ func newShellCmd(stdout, stderr io.Writer) *cobra.Command {
 		Example: doc("shell.example"),
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runShell(&f, os.Stdin, stdout, stderr)
+			if f.script == "" {
+				return runShell(&f, os.Stdin, stdout, stderr)
+			}
+			script, err := os.Open(f.script)
+			if err != nil {
+				return usageErr(err)
+			}
+			defer script.Close()
+			return runShell(&f, script, stdout, stderr)
 		},
 	}
 	fl := cmd.Flags()
@@ -60,6 +69,7 @@ func newShellCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.StringVar(&f.timeFormat, "time-format", "", "time format: clock (the default), rfc3339 (the default with --kernel) or ns (\\time changes it)")
 	fl.StringArrayVar(&f.params, "param", nil, "NAME=VALUE: the value of $NAME in queries (repeatable; \\param sets one)")
 	addMaxMemoryFlag(fl, &f.maxMemory)
+	fl.StringVarP(&f.script, "file", "f", "", "run the statements and commands in FILE, as from a pipe, and exit (1 if one failed), as psql -f")
 	fl.StringVar(&f.historyFile, "history-file", shell.DefaultHistoryFile(), "where the shell keeps the lines typed (empty: nowhere)")
 	return cmd
 }
