@@ -24,6 +24,17 @@ func TestInstrumentExample(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
+	// The committed sensors are what jobs.sdl generates now.
+	example := filepath.Join(root, "docs", "examples", "instrument")
+	if code, _, errs := tqmon(t, "sensors", "compile", filepath.Join(example, "jobs.sdl"), "--go-out", filepath.Join(dir, "gen"),
+		"--go-package", "jobsensors"); code != 0 {
+		t.Fatalf("sensors compile: %s", errs)
+	}
+	gen, _ := os.ReadFile(filepath.Join(dir, "gen", "jobsensors.go"))
+	committed, _ := os.ReadFile(filepath.Join(example, "jobsensors", "jobsensors.go"))
+	if len(gen) == 0 || string(gen) != string(committed) {
+		t.Errorf("docs/examples/instrument/jobsensors is stale: go generate ./docs/examples/instrument")
+	}
 	sock := filepath.Join(dir, "jobs.sock")
 	jobs := exec.Command(prog, "-listen", sock, "-duration", "60s")
 	var jobsErr strings.Builder
