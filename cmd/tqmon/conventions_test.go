@@ -122,27 +122,45 @@ func TestExplainHonoured(t *testing.T) {
 	}
 }
 
-// TestDemoSubjectEndsUnwatched: a subject given --duration ends once it
-// has passed with no monitor, instead of waiting for one forever.
+// TestDemoSubjectEndsUnwatched: a subject given --duration (or
+// --wait-limit) ends once it has passed with no monitor, instead of
+// waiting for one forever; --wait-limit 0 waits.
 func TestDemoSubjectEndsUnwatched(t *testing.T) {
 	bin := binary(t)
-	sock := filepath.Join(t.TempDir(), "subject.sock")
-	cmd := exec.Command(bin, "demo", "--subject", "--listen", sock, "--duration", "1s")
-	done := make(chan error, 1)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil || !strings.Contains(stderr.String(), "ending unwatched") {
-			t.Errorf("%v: %s", err, stderr.String())
+	for _, c := range []struct {
+		args []string
+		ends bool
+	}{
+		{[]string{"--duration", "1s"}, true},
+		{[]string{"--duration", "60s", "--wait-limit", "500ms"}, true},
+		{[]string{"--duration", "1s", "--wait-limit", "0"}, false},
+	} {
+		sock := filepath.Join(t.TempDir(), "subject.sock")
+		cmd := exec.Command(bin, append([]string{"demo", "--subject", "--listen", sock}, c.args...)...)
+		done := make(chan error, 1)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
 		}
-	case <-time.After(60 * time.Second):
-		cmd.Process.Kill()
-		<-done
-		t.Fatalf("still waiting for a monitor 60s after a 1s --duration: %s", stderr.String())
+		go func() { done <- cmd.Wait() }()
+		limit := 60 * time.Second
+		if !c.ends {
+			limit = 3 * time.Second
+		}
+		select {
+		case err := <-done:
+			if !c.ends {
+				t.Errorf("%v: ended unwatched: %v %s", c.args, err, stderr.String())
+			} else if err != nil || !strings.Contains(stderr.String(), "ending unwatched") {
+				t.Errorf("%v: %v: %s", c.args, err, stderr.String())
+			}
+		case <-time.After(limit):
+			cmd.Process.Kill()
+			<-done
+			if c.ends {
+				t.Errorf("%v: still waiting for a monitor after %v: %s", c.args, limit, stderr.String())
+			}
+		}
 	}
 }

@@ -59,10 +59,14 @@ func newDemoCmd(stdout, stderr io.Writer) *cobra.Command {
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.subject {
-				// An explicit --duration bounds the wait for a monitor too:
-				// a subject told to run 1s does not wait forever unwatched.
-				if cmd.Flags().Changed("duration") && f.wait {
+				// An explicit --duration bounds the wait for a monitor too
+				// (a subject told to run 1s does not wait forever
+				// unwatched), unless --wait-limit says otherwise.
+				if !cmd.Flags().Changed("wait-limit") && cmd.Flags().Changed("duration") {
 					f.waitAtMost = f.duration
+				}
+				if !f.wait {
+					f.waitAtMost = 0
 				}
 				return runSubject(&f, stderr)
 			}
@@ -81,7 +85,8 @@ func newDemoCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.StringVar(&f.token, "token", "", "shared token remote monitors must present (required on TCP; or --token-file, or $TQMON_TOKEN)")
 	fl.StringVar(&f.tokenFile, "token-file", "", "with --subject: read the shared token from this file")
 	fl.BoolVar(&f.allowLoss, "allow-loss", false, "exit 0 even if packets or a session were lost (losses are still reported; without it such a run exits 3)")
-	fl.BoolVar(&f.wait, "wait", true, "with --subject: start the system only once a monitor has connected (with --duration given: wait at most that long, then end unwatched)")
+	fl.BoolVar(&f.wait, "wait", true, "with --subject: start the system only once a monitor has connected")
+	fl.DurationVar(&f.waitAtMost, "wait-limit", 0, "with --subject: end unwatched if no monitor has connected within this long (default: the --duration when given, else no limit; 0: no limit)")
 	fl.DurationVar(&f.duration, "duration", 10*time.Second, "how long to run (real time)")
 	fl.StringVar(&f.truthDir, "truth", "", "write the complete ground truth as a history directory")
 	fl.Uint64Var(&f.cfg.Seed, "seed", 1, "seed of the workload")
