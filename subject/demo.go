@@ -180,6 +180,11 @@ type ServeOptions struct {
 	NATS, Host    string
 	// Wait starts the system only once a monitor has asked for its lease.
 	Wait bool
+	// WaitAtMost bounds that wait (0: none): when no monitor has asked by
+	// then, the subject ends unwatched, having run nothing, and Unwatched
+	// is told.
+	WaitAtMost time.Duration
+	Unwatched  func()
 	// Duration is how long the system runs.
 	Duration time.Duration
 	// Truth, when set, is where its ground truth is written at the end.
@@ -236,8 +241,21 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		o.Serving()
 	}
 	if o.Wait {
+		var limit <-chan time.Time
+		if o.WaitAtMost > 0 {
+			t := time.NewTimer(o.WaitAtMost)
+			defer t.Stop()
+			limit = t.C
+		}
 		select {
 		case <-ready:
+		case <-limit:
+			if o.Unwatched != nil {
+				o.Unwatched()
+			}
+			srv.stop()
+			s.res.Close()
+			return nil
 		case <-ctx.Done():
 			srv.stop()
 			s.res.Close()

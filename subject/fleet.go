@@ -43,8 +43,8 @@ func serveSessions(ss transport.Sessions, listen, token, natsURL, host string, l
 	if err != nil {
 		return nil, badInput(err)
 	}
-	if network, _, err := transport.ParseAddr(listen); err == nil && token == "" && network != "unix" {
-		return nil, badInput(errors.New("a TCP listener needs a shared token: --token"))
+	if err := transport.CheckToken(listen, token); err != nil {
+		return nil, badInput(err)
 	}
 	lis, err := transport.Listen(listen)
 	if err != nil {

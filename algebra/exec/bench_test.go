@@ -99,7 +99,7 @@ func BenchmarkInterpreterSelectProject(b *testing.B) {
 	})
 }
 
-// BenchmarkInterpreterTemporalJoin: TQUEL.md example 1 — an equi-join of two
+// BenchmarkInterpreterTemporalJoin: docs/tquel.md example 1 — an equi-join of two
 // interval relations (1M tuples in all) under the default when and valid
 // clauses, coalesced — against a fused sweep over both relations.
 func BenchmarkInterpreterTemporalJoin(b *testing.B) {

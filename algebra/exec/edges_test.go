@@ -12,7 +12,7 @@ import (
 
 // TestEdgesOfTime runs queries at the ends of the time line over one-process
 // histories, through the interpreter and the reference evaluator; both must
-// give TQUEL.md's result. The event at forever is [forever, forever+1) like
+// give docs/tquel.md's result. The event at forever is [forever, forever+1) like
 // every other event: it does not precede itself and overlaps itself, and an
 // open tuple's end (an event at forever) precedes nothing at forever. Times
 // before the epoch are times like any other.

@@ -416,7 +416,7 @@ type span struct {
 
 var emptySpan = span{empty: true}
 
-// next is the end of the event at t: TQUEL.md's t+1, for Forever too.
+// next is the end of the event at t: docs/tquel.md's t+1, for Forever too.
 func next(t algebra.Time) algebra.Time { return algebra.Next(t) }
 
 // endEvent is the event at x's end; the end of an event at forever (an end

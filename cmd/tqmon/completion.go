@@ -1,10 +1,15 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
+
+	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/internal/cli"
 )
 
 // newCompletionCmd replaces cobra's default completion command with one
@@ -53,4 +58,52 @@ func completeFileFlags(c *cobra.Command) {
 	for _, sub := range c.Commands() {
 		completeFileFlags(sub)
 	}
+}
+
+// flagValues are the fixed values of flags that take one of a few words,
+// for shell completion (TestFlagValueCompletion checks that each parses).
+func flagValues() map[string][]string {
+	return map[string][]string{
+		"format":      {"table", "csv", "jsonl"},
+		"time-format": timeFormats(),
+		"plan":        {"optimized", "naive"},
+	}
+}
+
+// timeFormats lists the time formats algebra knows, by walking its
+// enumeration until a value has no name: a format added there completes
+// without a second list here.
+func timeFormats() []string {
+	var names []string
+	for f := algebra.TimeFormat(0); f.String() != "?"; f++ {
+		names = append(names, f.String())
+	}
+	return names
+}
+
+// newManCmd writes the man pages.
+func newManCmd(stdout io.Writer) *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "man --dir DIR",
+		Short: "Write tqmon's man pages (one per command, section 1) into a directory",
+		Long: "Write a man page for tqmon and each of its commands into DIR (created if needed), from the same\n" +
+			"text as --help. Read one with man -l DIR/tqmon-query.1, or put DIR on MANPATH.",
+		Example: doc("man.example"),
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if dir == "" {
+				return usageErr(errors.New("man needs --dir DIR: where to write the pages"))
+			}
+			n, err := cli.Man(cmd.Root(), dir)
+			if err != nil {
+				return runtimeErr(err)
+			}
+			fmt.Fprintf(stdout, "wrote %d pages to %s (man -l %s reads one)\n", n, dir, filepath.Join(dir, "tqmon-query.1"))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", "", "directory to write the pages into")
+	cmd.MarkFlagDirname("dir")
+	return cmd
 }

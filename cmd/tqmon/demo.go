@@ -33,6 +33,7 @@ type demoFlags struct {
 	token      string
 	tokenFile  string
 	wait       bool
+	waitAtMost time.Duration
 	duration   time.Duration
 	truthDir   string
 	cfg        demo.Config
@@ -63,6 +64,15 @@ func newDemoCmd(stdout, stderr io.Writer) *cobra.Command {
 				return err
 			}
 			if f.subject {
+				// An explicit --duration bounds the wait for a monitor too
+				// (a subject told to run 1s does not wait forever
+				// unwatched), unless --wait-limit says otherwise.
+				if !cmd.Flags().Changed("wait-limit") && cmd.Flags().Changed("duration") {
+					f.waitAtMost = f.duration
+				}
+				if !f.wait {
+					f.waitAtMost = 0
+				}
 				return runSubject(&f, stderr)
 			}
 			if !f.headless {
@@ -81,6 +91,7 @@ func newDemoCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.StringVar(&f.tokenFile, "token-file", "", "with --subject: read the shared token from this file")
 	fl.BoolVar(&f.allowLoss, "allow-loss", false, "exit 0 even if packets or a session were lost (losses are still reported; without it such a run exits 3)")
 	fl.BoolVar(&f.wait, "wait", true, "with --subject: start the system only once a monitor has connected")
+	fl.DurationVar(&f.waitAtMost, "wait-limit", 0, "with --subject: end unwatched if no monitor has connected within this long (default: the --duration when given, else no limit; 0: no limit)")
 	fl.DurationVar(&f.duration, "duration", 10*time.Second, "how long to run (real time)")
 	fl.StringVar(&f.truthDir, "truth", "", "write the complete ground truth as a history directory")
 	fl.Uint64Var(&f.cfg.Seed, "seed", 1, "seed of the workload")
@@ -149,7 +160,10 @@ func runSubject(f *demoFlags, stderr io.Writer) error {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
 	err = subject.Serve(ctx, subject.ServeOptions{Config: f.cfg, Listen: f.listen, NATS: f.nats, Host: f.host, Token: f.token, Wait: f.wait,
-		Duration: f.duration, Truth: f.truthDir,
+		Duration: f.duration, Truth: f.truthDir, WaitAtMost: f.waitAtMost,
+		Unwatched: func() {
+			fmt.Fprintf(stderr, "tqmon demo subject: no monitor connected within %v; ending unwatched\n", f.waitAtMost)
+		},
 		Serving: func() { fmt.Fprintf(stderr, "tqmon demo subject: serving on %s\n", where) },
 		Ran: func(n int64, took time.Duration) {
 			fmt.Fprintf(stderr, "tqmon demo subject: ran %d bursts in %v (%.0f/s)\n", n, took.Round(time.Millisecond), float64(n)/took.Seconds())

@@ -4,6 +4,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -82,6 +83,7 @@ var helpExamples = map[string]exampleRun{
 	"resident":        {para: 0, kernel: true},
 	"serve":           {para: 0, want: "Process"},
 	"sensors list":    {para: 0, want: "Syscall"},
+	"man":             {para: 0, want: "tqmon-query.1"},
 }
 
 func commandPaths(c *cobra.Command, prefix string, out *[]*cobra.Command) {
@@ -119,45 +121,52 @@ func TestHelpExamples(t *testing.T) {
 			if run.para >= len(paras) {
 				t.Fatalf("tqmon %s --help has %d example paragraphs", path, len(paras))
 			}
-			tmp := t.TempDir()
-			lines := paras[run.para]
-			for i, line := range lines {
-				line = strings.ReplaceAll(line, "/tmp/", tmp+"/")
-				line = strings.ReplaceAll(line, "/run/", tmp+"/")
-				line = strings.ReplaceAll(line, "./ossensors", tmp+"/ossensors")
-				line = strings.TrimPrefix(line, "sudo ") // the tests run as root where it matters
-				lines[i] = strings.Replace(line, "tqmon ", bin+" ", 1)
-			}
-			if run.keys != "" { // interactive: on a terminal
-				args := strings.Fields(lines[len(lines)-1])
-				tm := startTerm(t, args[0], args[1:]...)
-				tm.expect(15*time.Second, run.want)
-				tm.typeText(run.keys)
-				if code := tm.exit(10 * time.Second); code != 0 {
-					t.Fatalf("%s: exit %d", lines[len(lines)-1], code)
-				}
-				return
-			}
-			// One script, as a person would type it; what it starts in the
-			// background is given a second to come up, and stopped at the
-			// end.
-			script := "set -e\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n"
-			for _, l := range lines {
-				script += l + "\n"
-				if strings.HasSuffix(l, "&") {
-					script += "sleep 1\n"
-				}
-			}
-			cmd := exec.Command("bash", "-c", script)
-			cmd.Dir = root
-			cmd.Env = append(os.Environ(), "HOME="+tmp)
-			out, err := cmd.CombinedOutput()
-			if err != nil {
-				t.Fatalf("%s: %v\n%s", strings.Join(lines, "\n"), err, out)
-			}
-			if run.want != "" && !strings.Contains(string(out), run.want) {
-				t.Fatalf("%s: output lacks %q:\n%s", strings.Join(lines, "\n"), run.want, out)
-			}
+			runExample(t, bin, root, run, paras[run.para])
 		})
+	}
+}
+
+// runExample runs an example paragraph's lines with bin for tqmon, in dir,
+// as TestHelpExamples does: paths under /tmp moved into a temporary
+// directory, interactive ones on a terminal.
+func runExample(t *testing.T, bin, dir string, run exampleRun, paragraph []string) {
+	t.Helper()
+	tmp := t.TempDir()
+	lines := slices.Clone(paragraph)
+	for i, line := range lines {
+		line = strings.ReplaceAll(line, "/tmp/", tmp+"/")
+		line = strings.ReplaceAll(line, "/run/", tmp+"/")
+		line = strings.ReplaceAll(line, "./ossensors", tmp+"/ossensors")
+		line = strings.TrimPrefix(line, "sudo ") // the tests run as root where it matters
+		lines[i] = strings.Replace(line, "tqmon ", bin+" ", 1)
+	}
+	if run.keys != "" { // interactive: on a terminal
+		args := strings.Fields(lines[len(lines)-1])
+		tm := startTerm(t, args[0], args[1:]...)
+		tm.expect(15*time.Second, run.want)
+		tm.typeText(run.keys)
+		if code := tm.exit(10 * time.Second); code != 0 {
+			t.Fatalf("%s: exit %d", lines[len(lines)-1], code)
+		}
+		return
+	}
+	// One script, as a person would type it; what it starts in the
+	// background is given a second to come up, and stopped at the end.
+	script := "set -e\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n"
+	for _, l := range lines {
+		script += l + "\n"
+		if strings.HasSuffix(l, "&") {
+			script += "sleep 1\n"
+		}
+	}
+	cmd := exec.Command("bash", "-c", script)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "HOME="+tmp, "XDG_CACHE_HOME="+tmp+"/cache")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(lines, "\n"), err, out)
+	}
+	if run.want != "" && !strings.Contains(string(out), run.want) {
+		t.Fatalf("%s: output lacks %q:\n%s", strings.Join(lines, "\n"), run.want, out)
 	}
 }

@@ -119,7 +119,7 @@ type kernelFlags struct {
 func addKernelFlags(cmd *cobra.Command, fl *pflag.FlagSet, k *kernelFlags, help, examples string) {
 	fl.BoolVar(&k.on, "kernel", false, "monitor this machine's Linux kernel in process (needs root)")
 	fl.BoolVarP(&k.command, "command", "c", false, "with --kernel: run the arguments after -- as a command, paused until the sensors are ready; $target is its pid")
-	fl.StringVar(&k.target, "target", "", "with --kernel: $target is this running process's pid")
+	fl.StringVarP(&k.target, "target", "p", "", "with --kernel: $target is this running process's pid (-p PID, as bpftrace)")
 	fl.StringArrayVar(&k.specs, "spec", nil, "with --kernel: FILE extending the kernel's description (uprobe sensors; repeatable)")
 	fl.IntVar(&k.ringBytes, "ring-bytes", 8<<20, "with --kernel: size of the packet ring buffer (a power of two, at least a page)")
 	cmd.Long += help

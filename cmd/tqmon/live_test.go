@@ -82,7 +82,7 @@ func connectRun(t *testing.T, q string) (live, truth []string, stats string) {
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "subject.sock")
 	truthDir := filepath.Join(dir, "truth")
-	subj := exec.Command(bin, "demo", "--subject", "--listen", sock, "--duration", "700ms", "--seed", "5", "--truth", truthDir)
+	subj := exec.Command(bin, "demo", "--subject", "--listen", sock, "--wait-limit", "0", "--duration", "700ms", "--seed", "5", "--truth", truthDir)
 	var subjErr strings.Builder
 	subj.Stderr = &subjErr
 	if err := subj.Start(); err != nil {
@@ -196,7 +196,7 @@ retrieve (Sender = s.Process, Waiter = w.Process) valid at end of w where s.Mail
 	for i := 0; i < 2; i++ {
 		sock := filepath.Join(dir, fmt.Sprintf("s%d.sock", i))
 		tr := filepath.Join(dir, fmt.Sprintf("truth%d", i))
-		cmd := exec.Command(bin, "demo", "--subject", "--listen", sock, "--duration", "600ms", "--seed", fmt.Sprint(20+i), "--truth", tr)
+		cmd := exec.Command(bin, "demo", "--subject", "--listen", sock, "--wait-limit", "0", "--duration", "600ms", "--seed", fmt.Sprint(20+i), "--truth", tr)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}

@@ -8,10 +8,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	tqmonfiles "github.com/tqmon/tqmon"
+	"github.com/tqmon/tqmon/internal/cli"
 	"github.com/tqmon/tqmon/remote"
 )
 
@@ -55,7 +58,14 @@ func incomplete(err error, allowLoss bool, stderr io.Writer) error {
 }
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	// The examples of --help and the README name testdata/ paths; an
+	// installed binary run away from the source tree uses its embedded copy.
+	args, err := tqmonfiles.ExampleArgs(os.Args[1:], tqmonfiles.ExampleDir())
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "tqmon: the built-in examples: %v\n", err)
+		args = os.Args[1:]
+	}
+	os.Exit(run(args, os.Stdout, os.Stderr))
 }
 
 // run executes tqmon with arguments and returns the exit code.
@@ -85,13 +95,18 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.CompletionOptions.DisableDefaultCmd = true // ours has examples
+	root.Version = cli.Version(debug.ReadBuildInfo())
+	root.SetVersionTemplate("tqmon {{.Version}}")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newQueryCmd(stdout, stderr), newSensorsCmd(stdout, stderr), newDemoCmd(stdout, stderr),
 		newShellCmd(stdout, stderr), newViewCmd(stdout, stderr), newRecordCmd(stdout, stderr),
 		newReplayCmd(stdout, stderr), newExportCmd(stdout, stderr), newImportCmd(stdout, stderr),
-		newDBCmd(stdout, stderr), newCompletionCmd(stdout), newResidentCmd(stdout, stderr), newServeCmd(stdout, stderr), newShimCmd(stderr))
+		newDBCmd(stdout, stderr), newCompletionCmd(stdout), newResidentCmd(stdout, stderr), newServeCmd(stdout, stderr), newShimCmd(stderr),
+		newManCmd(stdout))
 	completeFileFlags(root)
+	cli.CompleteValues(root, flagValues())
+	cli.SuggestFlags(root)
 	return root
 }
 

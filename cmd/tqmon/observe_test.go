@@ -37,7 +37,7 @@ func exitCode(err error) int {
 // socket.
 func startSubject(t *testing.T, bin, sock string, args ...string) *exec.Cmd {
 	t.Helper()
-	subj := exec.Command(bin, append([]string{"demo", "--subject", "--listen", sock}, args...)...)
+	subj := exec.Command(bin, append([]string{"demo", "--subject", "--listen", sock, "--wait-limit", "0"}, args...)...)
 	if err := subj.Start(); err != nil {
 		t.Fatal(err)
 	}

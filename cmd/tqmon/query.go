@@ -124,6 +124,9 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error
 	}
 	defer sub.Close()
 	maps.Copy(params, sub.Params())
+	if f.explain { // before the display, which would otherwise run the queries
+		return explainQuery(sub, f.srcs, params, naive, stdout)
+	}
 	if f.display != "" {
 		title := "tqmon query --kernel"
 		if len(f.connect) > 0 {
@@ -144,12 +147,6 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error
 	if err != nil {
 		return usageErr(err)
 	}
-	if f.explain {
-		if err := sub.Explain(stdout, prog, 0, naive); err != nil {
-			return runtimeErr(err)
-		}
-		return nil
-	}
 	var rec *record.ResultDB
 	if f.record != "" {
 		if rec, err = subject.Results(sub, f.record, prog.Stmts); err != nil {
@@ -158,6 +155,23 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error
 	}
 	ro := subject.RunOptions{Acquire: f.acquire, Naive: naive, Duration: f.duration, Lease: f.lease}
 	return runProgram(ctx, sub, prog, ro, out, rec, &f.export, f.stats, f.allowLoss, stdout, stderr)
+}
+
+// explainQuery prints the plans of srcs over sub, and runs nothing: with
+// a display, --connect or --kernel alike (the -c command, started paused,
+// is killed unrun when sub closes).
+func explainQuery(sub subject.Subject, srcs []query.Source, params map[string]string, naive bool, stdout io.Writer) error {
+	if len(srcs) == 0 {
+		return usageErr(errors.New("--explain needs the queries to explain: -f FILE or -e TEXT"))
+	}
+	prog, err := query.Compile(sub.Catalog(), srcs, check.Options{Params: params, NowFunc: sub.Now})
+	if err != nil {
+		return usageErr(err)
+	}
+	if err := sub.Explain(stdout, prog, 0, naive); err != nil {
+		return runtimeErr(err)
+	}
+	return nil
 }
 
 // runProgram runs prog over sub, printing its results (and its

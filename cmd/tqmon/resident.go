@@ -66,13 +66,10 @@ func runResident(f *residentFlags, stderr io.Writer) (err error) {
 	case f.nats != "":
 	case f.listen == "":
 		return usageErr(errors.New("resident needs --listen ADDR (a unix socket path, or host:port with --token) or --nats URL --host NAME"))
-	case f.token == "":
-		network, _, err := transport.ParseAddr(f.listen)
-		if err != nil {
+	}
+	if f.listen != "" {
+		if err := transport.CheckToken(f.listen, f.token); err != nil {
 			return usageErr(err)
-		}
-		if network != "unix" {
-			return usageErr(errors.New("a TCP listener needs a shared token: --token"))
 		}
 	}
 	specs, err := kernel.ReadSources(f.specs)

@@ -39,7 +39,7 @@ func TestDemoSubjectAtScale400000(t *testing.T) {
 	}
 	dir := t.TempDir()
 	sock, twinSock := filepath.Join(dir, "subject.sock"), filepath.Join(dir, "twin.sock")
-	subjectArgs := []string{"demo", "--subject", "--scale", "400000", "--duration", "3s"}
+	subjectArgs := []string{"demo", "--subject", "--wait-limit", "0", "--scale", "400000", "--duration", "3s"}
 	var subjErr, twinErr, monErr strings.Builder
 	subj := exec.Command(bin, append(subjectArgs, "--listen", sock)...)
 	subj.Stderr = &subjErr

@@ -33,6 +33,7 @@ type shellFlags struct {
 	params      []string
 	historyFile string
 	maxMemory   query.Bytes
+	script      string // -f FILE
 }
 
 func newShellCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -44,7 +45,15 @@ func newShellCmd(stdout, stderr io.Writer) *cobra.Command {
 		Example: doc("shell.example"),
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runShell(&f, os.Stdin, stdout, stderr)
+			if f.script == "" {
+				return runShell(&f, os.Stdin, stdout, stderr)
+			}
+			script, err := os.Open(f.script)
+			if err != nil {
+				return usageErr(err)
+			}
+			defer script.Close()
+			return runShell(&f, script, stdout, stderr)
 		},
 	}
 	fl := cmd.Flags()
@@ -55,13 +64,14 @@ func newShellCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.StringVar(&f.token, "token", "", "shared token for residents reached over TCP")
 	fl.BoolVar(&f.demo, "demo", false, "run the paper's example system inside the shell and query it live")
 	fl.BoolVar(&f.kernel, "kernel", false, "query this machine's Linux kernel live (eBPF sensors; needs root)")
-	fl.StringVar(&f.target, "target", "", "with --kernel: $target is this running process's pid")
+	fl.StringVarP(&f.target, "target", "p", "", "with --kernel: $target is this running process's pid (-p PID, as bpftrace)")
 	fl.Uint64Var(&f.seed, "seed", 1, "with --demo: seed of the workload")
 	fl.StringVar(&f.format, "format", "table", "output format: table, csv or jsonl (\\format changes it)")
 	fl.StringVar(&f.timeFormat, "time-format", "auto", timeFormatUsage+" (\\time changes it)")
 	addTZFlag(fl, &f.tz)
 	fl.StringArrayVar(&f.params, "param", nil, "NAME=VALUE: the value of $NAME in queries (repeatable; \\param sets one)")
 	addMaxMemoryFlag(fl, &f.maxMemory)
+	fl.StringVarP(&f.script, "file", "f", "", "run the statements and commands in FILE, as from a pipe, and exit (1 if one failed), as psql -f")
 	fl.StringVar(&f.historyFile, "history-file", shell.DefaultHistoryFile(), "where the shell keeps the lines typed (empty: nowhere)")
 	return cmd
 }

@@ -31,10 +31,17 @@ var ansi = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]|\r`)
 
 func startTerm(t *testing.T, name string, args ...string) *pterm {
 	t.Helper()
+	return startTermEnv(t, nil, 50, name, args...)
+}
+
+// startTermEnv is startTerm with more environment (later settings win)
+// and a terminal of rows lines.
+func startTermEnv(t *testing.T, env []string, rows uint16, name string, args ...string) *pterm {
+	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Dir = root // relative paths are the repository's, as in the README
-	cmd.Env = append(os.Environ(), "TERM=xterm", "HOME="+t.TempDir())
-	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 50, Cols: 200})
+	cmd.Env = append(append(os.Environ(), "TERM=xterm", "HOME="+t.TempDir()), env...)
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: rows, Cols: 200})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,5 +270,105 @@ func TestShellDBAndRecord(t *testing.T) {
 	}
 	if got != "Process,at\nP2,2:54:20\n" {
 		t.Errorf("recorded ResumedbyP1:\n%s", got)
+	}
+}
+
+// raw is everything the terminal received, escapes included.
+func (tm *pterm) raw() string {
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	return tm.out.String()
+}
+
+// TestShellTerminalConventions: on a terminal, \? helps, a result taller
+// than the terminal goes through $PAGER, errors are red, \x expands, a
+// statement typed over several lines is one history entry, exit quits.
+func TestShellTerminalConventions(t *testing.T) {
+	bin := binary(t)
+	hist := filepath.Join(t.TempDir(), "history")
+	tm := startTermEnv(t, []string{"PAGER=sed s/^/PAGED:/", "NO_COLOR="}, 6, bin, "shell", "--history", paper, "--history-file", hist)
+	tm.expect(10*time.Second, "tqmon shell", "tqmon=> ")
+	tm.typeText(`\?` + "\r")
+	tm.expect(5*time.Second, "Meta commands:", `\pset pager [on|off]`, "tqmon=> ")
+
+	// Taller than 6 lines: paged. Typed over three lines.
+	tm.typeText("range of S is SendMessage\r")
+	tm.typeText("retrieve (S.Process, S.Mailbox)\r")
+	tm.typeText(";\r")
+	tm.expect(5*time.Second, "PAGED: Process | Mailbox", "PAGED:(", "tqmon=> ")
+	// Short: not paged.
+	tm.typeText(`retrieve (S.Mailbox) where S.Process = "P2" and S.Mailbox = "M1";` + "\r")
+	tm.expect(5*time.Second, " M1 ", "(1 tuple)", "tqmon=> ")
+	if strings.Contains(tm.all()[strings.LastIndex(tm.all(), "M1\""):], "PAGED:") {
+		t.Errorf("a one-row result was paged:\n%s", tm.all())
+	}
+	tm.typeText(`\pset pager off` + "\r")
+	tm.expect(5*time.Second, "Pager is off.")
+	tm.typeText(`retrieve (S.Process, S.Mailbox);` + "\r")
+	tm.expect(5*time.Second, "tuples)", "tqmon=> ")
+	if strings.Contains(tm.all()[strings.LastIndex(tm.all(), "Pager is off."):], "PAGED:") {
+		t.Errorf("paged with the pager off:\n%s", tm.all())
+	}
+
+	tm.typeText("retrieve (S.Nope);\r")
+	tm.expect(5*time.Second, "no attribute Nope", "tqmon=> ")
+	if !strings.Contains(tm.raw(), "\x1b[31m") {
+		t.Errorf("the error is not red:\n%q", tm.raw())
+	}
+	tm.typeText(`\x` + "\r")
+	tm.typeText(`retrieve (S.Mailbox) where S.Process = "P2" and S.Mailbox = "M1";` + "\r")
+	tm.expect(5*time.Second, "Expanded display is on.", "-[ RECORD 1 ]", "Mailbox | M1", "tqmon=> ")
+	tm.typeText("exit\r")
+	if code := tm.exit(5 * time.Second); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	data, err := os.ReadFile(hist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := string(data)
+	if !strings.Contains(h, "range of S is SendMessage retrieve (S.Process, S.Mailbox) ;\n") || strings.Contains(h, "\n;\n") ||
+		!strings.Contains(h, "\\x\n") || !strings.HasSuffix(h, "exit\n") {
+		t.Errorf("history is not one entry per statement:\n%s", h)
+	}
+}
+
+// TestShellNoColor: NO_COLOR (any value) or TERM=dumb keeps errors
+// uncoloured on a terminal.
+func TestShellNoColor(t *testing.T) {
+	bin := binary(t)
+	for _, env := range [][]string{{"NO_COLOR=1"}, {"NO_COLOR=", "TERM=dumb"}} {
+		tm := startTermEnv(t, env, 50, bin, "shell", "--history", paper, "--history-file", "")
+		tm.expect(10*time.Second, "tqmon=> ")
+		tm.typeText("retrieve (x.A);\r")
+		tm.expect(5*time.Second, "unknown range variable x", "tqmon=> ")
+		tm.typeText(`\q` + "\r")
+		if code := tm.exit(5 * time.Second); code != 0 {
+			t.Fatalf("%v: exit %d", env, code)
+		}
+		if strings.Contains(tm.raw(), "\x1b[31m") {
+			t.Errorf("%v: a red error:\n%q", env, tm.raw())
+		}
+	}
+}
+
+// TestShellScriptExitCode: tqmon shell with a script on stdin exits 1
+// when a statement in it failed, 0 otherwise.
+func TestShellScriptExitCode(t *testing.T) {
+	bin := binary(t)
+	for script, want := range map[string]int{
+		"range of p is Process\nretrieve (p.Process);\n":                  0,
+		"retrieve (x.A);\nrange of p is Process\nretrieve (p.Process);\n": 1,
+	} {
+		cmd := exec.Command(bin, "shell", "--history", paper, "--history-file", "")
+		cmd.Stdin = strings.NewReader(script)
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		if code != want {
+			t.Errorf("%q: exit %d, want %d\n%s", script, code, want, out)
+		}
 	}
 }

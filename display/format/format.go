@@ -7,7 +7,8 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/rivo/uniseg"
 
 	"github.com/tqmon/tqmon/algebra"
 )
@@ -38,6 +39,9 @@ func ParseKind(s string) (Kind, error) {
 type Options struct {
 	Kind Kind
 	Time algebra.TimeFormat
+	// Expanded writes a Table as one block of "name | value" lines per
+	// tuple (the shell's \x), for tuples too wide for a line.
+	Expanded bool
 }
 
 // Header is the column names of a relation's output: its attributes, then
@@ -122,15 +126,54 @@ func WriteResult(w io.Writer, t *algebra.Table, i int, o Options) error {
 		}
 		return nil
 	}
-	return writeTable(w, t, o.Time)
+	return writeTable(w, t, o)
 }
 
-func writeTable(w io.Writer, t *algebra.Table, tf algebra.TimeFormat) error {
+func writeTable(w io.Writer, t *algebra.Table, o Options) error {
 	rows := make([][]string, len(t.Rows))
 	for i := range t.Rows {
-		rows[i] = Row(t.Rel, &t.Rows[i], tf, Open)
+		rows[i] = Row(t.Rel, &t.Rows[i], o.Time, Open)
 	}
-	return writeGrid(w, t.Rel.Name, Header(t.Rel), rows, "tuple")
+	if o.Expanded {
+		return writeRecords(w, t.Rel.Name, Header(t.Rel), rows)
+	}
+	return writeGrid(w, t.Rel.Name, Header(t.Rel), rows, "tuple", numeric(t.Rel))
+}
+
+// numeric says which of Header's columns hold numbers (int, float), which
+// a table aligns right so that their digits line up.
+func numeric(rel *algebra.Relation) []bool {
+	right := make([]bool, len(Header(rel)))
+	for i, a := range rel.Attrs {
+		right[i] = a.Type.Kind.IsNumeric()
+	}
+	return right
+}
+
+// writeRecords writes each row as a block of "column | value" lines, the
+// columns padded to the widest name (psql's expanded display).
+func writeRecords(w io.Writer, title string, head []string, rows [][]string) error {
+	var b strings.Builder
+	if title != "" {
+		b.WriteString(title + "\n")
+	}
+	width := 0
+	for _, h := range head {
+		width = max(width, uniseg.StringWidth(h))
+	}
+	for i, r := range rows {
+		fmt.Fprintf(&b, "-[ RECORD %d ]%s\n", i+1, strings.Repeat("-", width))
+		for j, c := range r {
+			fmt.Fprintf(&b, "%s%s | %s\n", head[j], strings.Repeat(" ", width-uniseg.StringWidth(head[j])), c)
+		}
+	}
+	noun := "tuples"
+	if len(rows) == 1 {
+		noun = "tuple"
+	}
+	fmt.Fprintf(&b, "(%d %s)\n", len(rows), noun)
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // WriteFacts writes rows that are not tuples of a historical relation —
@@ -161,39 +204,47 @@ func WriteFacts(w io.Writer, head []string, rows [][]string, o Options) error {
 		}
 		return nil
 	}
-	return writeGrid(w, "", head, rows, "row")
+	return writeGrid(w, "", head, rows, "row", nil)
 }
 
-// writeGrid draws an aligned table with a count of its rows.
-func writeGrid(w io.Writer, title string, head []string, rows [][]string, unit string) error {
+// writeGrid draws an aligned table with a count of its rows. Widths are
+// display widths (uniseg: a CJK character takes two cells, a combining
+// mark none), so columns line up on a terminal whatever the script;
+// columns marked in right (numbers) align right, the others left.
+func writeGrid(w io.Writer, title string, head []string, rows [][]string, unit string, right []bool) error {
 	width := make([]int, len(head))
 	for i, h := range head {
-		width[i] = utf8.RuneCountInString(h)
+		width[i] = uniseg.StringWidth(h)
 	}
 	for _, r := range rows {
 		for j, c := range r {
-			width[j] = max(width[j], utf8.RuneCountInString(c))
+			width[j] = max(width[j], uniseg.StringWidth(c))
 		}
 	}
 	var b strings.Builder
 	if title != "" {
 		b.WriteString(title + "\n")
 	}
-	line := func(cells []string) {
+	line := func(cells []string, header bool) {
 		for j, c := range cells {
 			if j > 0 {
 				b.WriteString(" | ")
 			} else {
 				b.WriteString(" ")
 			}
-			b.WriteString(c)
-			if j < len(cells)-1 {
-				b.WriteString(strings.Repeat(" ", width[j]-utf8.RuneCountInString(c)))
+			pad := strings.Repeat(" ", width[j]-uniseg.StringWidth(c))
+			switch {
+			case !header && j < len(right) && right[j]:
+				b.WriteString(pad + c)
+			case j < len(cells)-1:
+				b.WriteString(c + pad)
+			default:
+				b.WriteString(c) // no trailing blanks
 			}
 		}
 		b.WriteString("\n")
 	}
-	line(head)
+	line(head, true)
 	for j := range head {
 		if j > 0 {
 			b.WriteString("+")
@@ -202,7 +253,7 @@ func writeGrid(w io.Writer, title string, head []string, rows [][]string, unit s
 	}
 	b.WriteString("\n")
 	for _, r := range rows {
-		line(r)
+		line(r, false)
 	}
 	noun := unit + "s"
 	if len(rows) == 1 {

@@ -5,6 +5,8 @@ import (
 	"math"
 	"testing"
 
+	"github.com/rivo/uniseg"
+
 	"github.com/tqmon/tqmon/algebra"
 )
 
@@ -47,8 +49,8 @@ func TestWrite(t *testing.T) {
 		{iv, Options{Kind: Table}, `R
  Proc | State   | Note   | Load | Since     | from      | to
 ------+---------+--------+------+-----------+-----------+---------
- P1   | Running | a, "b" | 0.5  | 0:00:01.5 | beginning | 0:00:02
- Pé   | Ready   |        | NaN  | forever   | 1:00:00   | open
+ P1   | Running | a, "b" |  0.5 | 0:00:01.5 | beginning | 0:00:02
+ Pé   | Ready   |        |  NaN | forever   | 1:00:00   | open
 (2 tuples)
 `},
 		{ev, Options{Kind: Table, Time: algebra.TimeNS}, ` N  | Ok   | D     | at
@@ -93,4 +95,51 @@ func TestParseKind(t *testing.T) {
 	if _, err := ParseKind("json"); err == nil || err.Error() != `unknown format "json" (want table, csv or jsonl)` {
 		t.Errorf("ParseKind(json): %v", err)
 	}
+}
+
+// TestTableWidth: columns are as wide as their cells look on a terminal
+// — a CJK character two cells, a combining accent none — so every row's
+// separators stand in the same columns; numbers align right, other
+// values left; \x writes one block per tuple.
+func TestTableWidth(t *testing.T) {
+	rel := &algebra.Relation{Name: "W", Class: algebra.ClassEvent, Attrs: []algebra.Attr{
+		{Name: "Name", Type: algebra.TypeString}, {Name: "N", Type: algebra.TypeInt}}}
+	tab := &algebra.Table{Rel: rel}
+	tab.AddEvent([]algebra.Value{algebra.Str("進程"), algebra.Int(7)}, 1e9)
+	tab.AddEvent([]algebra.Value{algebra.Str("e\u0301t\u00e9"), algebra.Int(1234)}, 2e9)
+	tab.AddEvent([]algebra.Value{algebra.Str("ab"), algebra.Int(-5)}, 3e9)
+	got := write(t, tab, Options{Kind: Table})
+	lines := bytes.Split([]byte(got), []byte("\n"))
+	bar := -1
+	for _, l := range lines[1 : len(lines)-2] { // the header, the rule and the rows
+		col := uniWidthBefore(string(l), "|", "+")
+		if bar == -1 {
+			bar = col
+		} else if col != bar {
+			t.Errorf("separator at display column %d, not %d:\n%s", col, bar, got)
+		}
+	}
+	for _, row := range []string{" 進程 |    7 |", " ab   |   -5 |", " e\u0301t\u00e9  | 1234 |"} {
+		if !bytes.Contains([]byte(got), []byte(row)) {
+			t.Errorf("no %q in\n%s", row, got)
+		}
+	}
+	x := write(t, tab, Options{Kind: Table, Expanded: true})
+	if !bytes.Contains([]byte(x), []byte("-[ RECORD 2 ]----\nName | "+"e\u0301t\u00e9"+"\nN    | 1234\nat   | 0:00:02\n")) {
+		t.Errorf("expanded:\n%s", x)
+	}
+}
+
+// uniWidthBefore is the display column of the first of seps in l.
+func uniWidthBefore(l string, seps ...string) int {
+	best := -1
+	for _, sep := range seps {
+		if i := bytes.Index([]byte(l), []byte(sep)); i >= 0 && (best == -1 || i < best) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return -1
+	}
+	return uniseg.StringWidth(l[:best])
 }

@@ -185,7 +185,7 @@ func (s *Sorted) Close() error {
 			for len(r.pending) > 0 {
 				t.Rows = append(t.Rows, heap.Pop(&r.pending).(*sortedRow).Tuple)
 			}
-			if err := writeTable(s.w, t, s.o.Time); err != nil {
+			if err := writeTable(s.w, t, s.o); err != nil {
 				return err
 			}
 			continue

@@ -24,6 +24,9 @@ func metaCommands() []metaCommand {
 		{`\explain`, "QUERY", "show the plan before and after rewriting and what each sensor would enable", (*shell).explain},
 		{`\sensors`, "", "the sensors: what the last live query enabled, received and lost", func(sh *shell, _ string) { fmt.Fprint(sh.out, sh.src.Sensors()) }},
 		{`\format`, "table|csv|jsonl", "how results print", (*shell).setFormat},
+		{`\x`, "[on|off]", "expanded display: each tuple as lines of attribute | value", (*shell).setExpanded},
+		{`\o`, "[FILE]", "send results to FILE (created afresh); \\o alone: back to the standard output", (*shell).setOutput},
+		{`\pset`, "pager [on|off]", "page results taller than the terminal through $PAGER (default less)", (*shell).setPset},
 		{`\time`, "auto|clock|rfc3339|ns", "how times print", (*shell).setTime},
 		{`\timing`, "", "toggle printing how long each statement took", func(sh *shell, _ string) {
 			sh.timing = !sh.timing
@@ -35,7 +38,8 @@ func metaCommands() []metaCommand {
 		{`\param`, "NAME=VALUE", "set the value of $NAME in later statements", (*shell).setParam},
 		{`\i`, "FILE", "run the statements in FILE", (*shell).include},
 		{`\help`, "", "this help, and a reminder of TQuel", func(sh *shell, _ string) { sh.help() }},
-		{`\q`, "", "quit", func(sh *shell, _ string) { sh.quit = true }},
+		{`\?`, "", "the same as \\help", func(sh *shell, _ string) { sh.help() }},
+		{`\q`, "", "quit (exit and quit, alone on a line, too)", func(sh *shell, _ string) { sh.quit = true }},
 	}
 }
 
@@ -62,7 +66,7 @@ TQuel (see docs/tquel.md):
   retrieve [into NAME] (target, ...) [valid at E | valid from E to E] [where Q] [when P]
   targets: NAME = expr, VAR.ATTR, VAR.all; aggregates: count(x [by b] [for ever | for each 10s] [where q])
   when predicates: X precede Y, X overlap Y, X equal Y; X: a variable, begin of X, end of X, "2:00:05"
-A statement runs at ";" or a blank line. Ctrl-C stops a running query; \q quits.
+A statement runs at ";" or a blank line. Ctrl-C stops a running query; \q, exit or quit quits.
 `)
 }
 

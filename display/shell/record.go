@@ -51,7 +51,7 @@ func (sh *shell) startRecord(stmts []*check.Retrieve) *shellRecording {
 	for i, r := range stmts {
 		idx[i] = -1
 		if r.Name == "" {
-			sh.errorf("(retrieve %d is not recorded: name it, retrieve NAME (...), to record it)\n", i+1)
+			sh.notef("(retrieve %d is not recorded: name it, retrieve NAME (...), to record it)\n", i+1)
 			continue
 		}
 		idx[i] = len(named)

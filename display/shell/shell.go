@@ -2,6 +2,7 @@ package shell
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -44,7 +45,22 @@ type shell struct {
 	quit    bool
 	rl      *readline.Instance
 	render  func(error) string
+
+	stdout      io.Writer // where output goes without \o
+	outFile     *os.File  // \o FILE's file, nil for stdout
+	interactive bool      // stdin is a terminal: prompts, history, pager, colour
+	color       bool      // errors in red (interactive, unless NO_COLOR or TERM=dumb)
+	pager       bool      // \pset pager: long results go through $PAGER
+	pagerCmd    string    // $PAGER ("": less)
+	lines       []string  // the physical lines of the statement being typed, for history
+	failures    int       // statements and commands that failed
 }
+
+// ErrFailed is what Run returns (wrapped, with a count) when its input was
+// not a terminal — a script — and a statement or command in it failed:
+// the errors themselves were printed as they happened; the script runs to
+// its end, and the caller exits non-zero.
+var ErrFailed = errors.New("errors in the input")
 
 // Config shape a shell session.
 type Config struct {
@@ -59,12 +75,16 @@ type Config struct {
 	// Render renders an error for the user (positioned ones with the
 	// source line and a caret, which they carry).
 	Render func(error) string
+	// Getenv reads the environment (NO_COLOR, TERM, PAGER); nil: os.Getenv.
+	Getenv func(string) string
 }
 
 // Run runs a session over stdin: interactively, with prompts, line
 // editing and completion, when stdin is a terminal; else statement by
 // statement, without prompts, like a file. It returns when the input ends
-// or the user quits (\q); the error is a failure of the terminal.
+// or the user quits (\q, exit, quit); the error is a failure of the
+// terminal, or, for input that is not a terminal, ErrFailed when a
+// statement or command failed.
 func Run(cfg Config, stdin io.Reader, stdout, stderr io.Writer) error {
 	src := cfg.Subject
 	opts, params := cfg.Output, cfg.Params
@@ -80,14 +100,18 @@ func Run(cfg Config, stdin io.Reader, stdout, stderr io.Writer) error {
 			return b.String()
 		}
 	}
-	sh := &shell{src: src, out: bufio.NewWriter(stdout), errw: stderr, opts: opts, params: params, render: cfg.Render}
-	sh.sess = check.NewSession(src.Catalog(), check.Options{Params: params, Now: src.Now()})
-
-	interactive := false
-	if fd, ok := stdin.(*os.File); ok && term.IsTerminal(int(fd.Fd())) {
-		interactive = true
+	if cfg.Getenv == nil {
+		cfg.Getenv = os.Getenv
 	}
-	if !interactive {
+	sh := &shell{src: src, out: bufio.NewWriter(stdout), stdout: stdout, errw: stderr, opts: opts, params: params,
+		render: cfg.Render, pager: true}
+	sh.sess = check.NewSession(src.Catalog(), check.Options{Params: params, Now: src.Now()})
+	defer sh.closeOutput()
+
+	if fd, ok := stdin.(*os.File); ok && term.IsTerminal(int(fd.Fd())) {
+		sh.interactive = true
+	}
+	if !sh.interactive {
 		sc := bufio.NewScanner(stdin)
 		sc.Buffer(make([]byte, 1<<20), 1<<24)
 		for !sh.quit && sc.Scan() {
@@ -96,8 +120,16 @@ func Run(cfg Config, stdin io.Reader, stdout, stderr io.Writer) error {
 		if p := sh.pending(); p != "" && !sh.quit {
 			sh.run(p)
 		}
-		return sh.out.Flush()
+		if err := sh.out.Flush(); err != nil {
+			return err
+		}
+		if sh.failures > 0 {
+			return fmt.Errorf("%w: %d statement(s) or command(s) failed", ErrFailed, sh.failures)
+		}
+		return nil
 	}
+	sh.color = cfg.Getenv("NO_COLOR") == "" && cfg.Getenv("TERM") != "dumb"
+	sh.pagerCmd = cfg.Getenv("PAGER")
 
 	if cfg.HistoryFile != "" {
 		os.MkdirAll(filepath.Dir(cfg.HistoryFile), 0o755)
@@ -106,19 +138,22 @@ func Run(cfg Config, stdin io.Reader, stdout, stderr io.Writer) error {
 		Prompt:            "tqmon=> ",
 		HistoryFile:       cfg.HistoryFile,
 		HistorySearchFold: true,
-		AutoComplete:      completer{sh},
-		InterruptPrompt:   "^C",
-		EOFPrompt:         `\q`,
-		Stdin:             stdin,
-		Stdout:            stdout,
-		Stderr:            stderr,
+		// History keeps statements, not physical lines: a statement typed
+		// over three lines comes back as one (sh.remember).
+		DisableAutoSaveHistory: true,
+		AutoComplete:           completer{sh},
+		InterruptPrompt:        "^C",
+		EOFPrompt:              `\q`,
+		Stdin:                  stdin,
+		Stdout:                 stdout,
+		Stderr:                 stderr,
 	})
 	if err != nil {
 		return err
 	}
 	defer rl.Close()
 	sh.rl = rl
-	fmt.Fprintf(sh.out, "tqmon shell — %s\nType TQuel statements (end with ; or a blank line), \\help for help, \\q to quit.\n", src.Describe())
+	fmt.Fprintf(sh.out, "tqmon shell — %s\nType TQuel statements (end with ; or a blank line), \\? for help, \\q or exit to quit.\n", src.Describe())
 	sh.out.Flush()
 	for !sh.quit {
 		if sh.pending() == "" {
@@ -130,6 +165,7 @@ func Run(cfg Config, stdin io.Reader, stdout, stderr io.Writer) error {
 		switch {
 		case errors.Is(err, readline.ErrInterrupt):
 			sh.buf.Reset() // Ctrl-C at the prompt drops the statement being typed
+			sh.lines = nil
 			continue
 		case errors.Is(err, io.EOF):
 			if p := sh.pending(); p != "" {
@@ -154,21 +190,51 @@ func (sh *shell) line(line string) {
 	defer sh.out.Flush()
 	t := strings.TrimSpace(line)
 	if strings.HasPrefix(t, `\`) {
-		sh.meta(t) // a statement being typed stays pending
+		sh.saveHistory(t) // a statement being typed stays pending, its lines too
+		sh.meta(t)
+		return
+	}
+	if sh.pending() == "" && isQuit(t) {
+		sh.saveHistory(t)
+		sh.quit = true
 		return
 	}
 	if t == "" {
 		if p := sh.pending(); strings.TrimSpace(p) != "" {
 			sh.buf.Reset()
+			sh.remember()
 			sh.run(p)
 		}
 		return
 	}
 	sh.buf.WriteString(line + "\n")
+	sh.lines = append(sh.lines, t)
 	if strings.HasSuffix(strings.TrimSpace(stripComment(t)), ";") {
 		p := sh.pending()
 		sh.buf.Reset()
+		sh.remember()
 		sh.run(p)
+	}
+}
+
+// isQuit says whether a line alone is exit or quit (psql's words; a
+// statement cannot begin with either).
+func isQuit(t string) bool {
+	t = strings.TrimSpace(strings.TrimSuffix(t, ";"))
+	return t == "exit" || t == "quit"
+}
+
+// remember adds the statement just ended to the history as one entry
+// (its physical lines joined by spaces), and forgets its lines.
+func (sh *shell) remember() {
+	sh.saveHistory(strings.Join(sh.lines, " "))
+	sh.lines = nil
+}
+
+// saveHistory adds an entry to the history (interactive sessions only).
+func (sh *shell) saveHistory(entry string) {
+	if sh.rl != nil && entry != "" {
+		sh.rl.SaveToHistory(entry)
 	}
 }
 
@@ -186,8 +252,21 @@ func stripComment(s string) string {
 	return s
 }
 
-// errorf prints a message on stderr, keeping output ordered.
+// errorf reports a failure on stderr, keeping output ordered: in red on
+// a terminal that takes colour, and counted (a script with failures ends
+// in ErrFailed).
 func (sh *shell) errorf(format string, args ...any) {
+	sh.failures++
+	sh.out.Flush()
+	msg := fmt.Sprintf(format, args...)
+	if sh.color {
+		msg = "\x1b[31m" + strings.TrimSuffix(msg, "\n") + "\x1b[0m\n"
+	}
+	io.WriteString(sh.errw, msg)
+}
+
+// notef prints a note on stderr (not a failure), keeping output ordered.
+func (sh *shell) notef(format string, args ...any) {
 	sh.out.Flush()
 	fmt.Fprintf(sh.errw, format, args...)
 }
@@ -287,7 +366,7 @@ func (sh *shell) runChecked(stmts []*check.Retrieve) {
 				pr.Elem(i-first, e)
 			}
 		}
-		sh.errorf("(running live: results print as they come; Ctrl-C stops the query)\n")
+		sh.notef("(running live: results print as they come; Ctrl-C stops the query)\n")
 	}
 	rec := sh.startRecord(stmts)
 	if rec != nil && show != nil {
@@ -324,14 +403,16 @@ func (sh *shell) runChecked(stmts []*check.Retrieve) {
 			sh.errorf("%s", sh.render(err))
 		}
 	} else {
+		var text bytes.Buffer
 		for i, r := range results[first:] {
 			if i > 0 {
-				fmt.Fprintln(sh.out)
+				fmt.Fprintln(&text)
 			}
-			if err := format.Write(sh.out, r.Table, sh.opts); err != nil {
+			if err := format.Write(&text, r.Table, sh.opts); err != nil {
 				sh.errorf("%s", sh.render(err))
 			}
 		}
+		sh.page(text.Bytes())
 	}
 	if sh.timing {
 		fmt.Fprintf(sh.out, "Time: %s\n", time.Since(start).Round(time.Microsecond))

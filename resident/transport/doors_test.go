@@ -1,9 +1,11 @@
 package transport
 
 import (
+	"context"
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -110,5 +112,35 @@ func TestToken(t *testing.T) {
 	}
 	if _, err := Token("flag", f); err == nil {
 		t.Error("Token with flag and file: no error")
+	}
+}
+
+// TestServeAt: the glue of a monitored program serves at a unix socket
+// until its context ends, and refuses a TCP address without a token
+// before listening.
+func TestServeAt(t *testing.T) {
+	if _, err := ServeAt(context.Background(), "127.0.0.1:0", newFake(), ServerOptions{}); err == nil ||
+		!strings.Contains(err.Error(), "needs a shared token") {
+		t.Errorf("TCP without a token: %v", err)
+	}
+	sock := filepath.Join(t.TempDir(), "s.sock")
+	ctx, cancel := context.WithCancel(context.Background())
+	done, err := ServeAt(ctx, sock, newFake(), ServerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatalf("not listening: %v", err)
+	}
+	c.Close()
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("stopped with %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("still serving 10s after its context ended")
 	}
 }

@@ -383,3 +383,36 @@ func (srv *Server) session(ss grpc.ServerStream) error {
 	}
 	return err
 }
+
+// CheckToken refuses a TCP address without a token: on a network, an
+// unauthenticated monitor could enable every sensor. Unix sockets are
+// guarded by their file's permissions and the peer's credentials.
+func CheckToken(addr, token string) error {
+	network, _, err := ParseAddr(addr)
+	if err != nil {
+		return err
+	}
+	if network != "unix" && token == "" {
+		return fmt.Errorf("%s: a TCP listener needs a shared token: --token or $%s", addr, TokenEnv)
+	}
+	return nil
+}
+
+// ServeAt listens at addr (a unix socket path, or host:port with
+// opts.Token) and serves s in the background until ctx is done, as Serve
+// does; a bad address, a TCP address without a token, or a listener that
+// cannot be made return at once. The channel yields Serve's result once
+// the server has stopped. It is the whole glue a program being monitored
+// needs (generated sensor packages call it from their Serve).
+func ServeAt(ctx context.Context, addr string, s Sessions, opts ServerOptions) (<-chan error, error) {
+	if err := CheckToken(addr, opts.Token); err != nil {
+		return nil, err
+	}
+	lis, err := Listen(addr)
+	if err != nil {
+		return nil, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- Serve(ctx, lis, s, opts) }()
+	return done, nil
+}

@@ -6,7 +6,10 @@
 package ossensors
 
 import (
+	"context"
+
 	"github.com/tqmon/tqmon/resident"
+	"github.com/tqmon/tqmon/resident/transport"
 	"github.com/tqmon/tqmon/resident/wire"
 )
 
@@ -160,6 +163,30 @@ func New(r *resident.Resident) *Sensors {
 
 // Resident returns the resident monitor the sensors report to.
 func (s *Sensors) Resident() *resident.Resident { return s.res }
+
+// Serve is the whole glue of a monitored program: it makes a resident
+// monitor from Spec(), binds the sensors to it, and serves remote monitors
+// (tqmon query --connect ADDR) at addr — a unix socket path, or host:port
+// with the shared token in $TQMON_TOKEN — until ctx is done, when it stops
+// serving and closes the resident. It returns once listening: an address
+// that does not listen is its error.
+func Serve(ctx context.Context, addr string) (*Sensors, error) {
+	token, err := transport.Token("", "")
+	if err != nil {
+		return nil, err
+	}
+	r := resident.New(Spec(), resident.Options{})
+	done, err := transport.ServeAt(ctx, addr, transport.Adapt(r.Hello, r.Open), transport.ServerOptions{Token: token})
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	go func() {
+		<-done
+		r.Close()
+	}()
+	return New(r), nil
+}
 
 // NewProcessor records the creation of Processor id: the Processor
 // entity source gains it (sensors enabled for it before it existed take
