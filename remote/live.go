@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/tqmon/tqmon/algebra"
@@ -310,8 +311,8 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 	if opts.Duration > 0 {
 		deadline = time.After(opts.Duration)
 	}
-	renew := time.NewTicker(opts.Lease / 3)
-	defer renew.Stop()
+	stopRenew := renewLeases(conns, opts.Lease)
+	defer stopRenew()
 	end := start
 	stopped := false
 	var wireBuf []byte
@@ -321,8 +322,6 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 			stopped = true
 		case <-deadline:
 			stopped = true
-		case <-renew.C:
-			cmd.renew(opts.Lease)
 		case r := <-batches:
 			st := states[r.i]
 			if r.err != nil {
@@ -371,6 +370,7 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 			}
 		}
 	}
+	stopRenew()
 	for _, st := range states {
 		if !st.done {
 			st.conn.Close()
@@ -739,6 +739,34 @@ func (st *connState) values(rel *algebra.Relation, vs []wire.Value) ([]algebra.V
 		}
 	}
 	return out, nil
+}
+
+// renewLeases renews the residents' leases every lease/3 on a goroutine
+// of its own, so that a monitor busy with a long batch (a consumer that
+// fell behind, a slow output) keeps its sessions; stop ends it and waits
+// for it (idempotent), before the connections close. A renewal that
+// fails is not reported here: a session lost shows in its Recv.
+func renewLeases(conns []wire.Conn, lease time.Duration) (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(lease / 3)
+		defer tick.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-tick.C:
+				for _, c := range conns {
+					c.Send(&wire.Command{Kind: wire.CLease, Period: int64(lease)})
+				}
+			}
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() { close(quit); <-done })
+	}
 }
 
 // commander turns α arguments into resident commands.

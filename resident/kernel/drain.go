@@ -12,27 +12,39 @@ import (
 
 // The drain, every millisecond while some session is open:
 //
-//  1. read the monotonic clock (D0), then every record committed in both
-//     rings (entity records and sensor packets) — programs read the clock
-//     after reserving their record, so a record not read now was reserved
-//     after the ring's producer position was read, after D0: its time is
-//     ≥ D0;
-//  2. in time order, apply the records stamped before D0 (entity records
-//     update the entity table and become entity relation packets for
-//     every session; sensor records become packets for the sessions that
-//     enable their flag holder) and keep the others for a later round;
-//  3. hand each session its packets with watermark D0 − 1 and the
-//     kernel's cumulative counts of packets wanted and dropped
-//     (session.Core.Deliver: its batches are in order because every
-//     packet of a later round is stamped after D0 − 1, as step 1 argues).
+//  1. read the monotonic clock (D0), then every record committed in the
+//     entity ring and — unless the records read and not applied yet
+//     already fill as much as the packet ring holds (holdMax) — in the
+//     packet ring. Programs read the clock after reserving their record,
+//     so a record not read now was reserved after the ring's producer
+//     position was read, after D0: its time is ≥ D0. For the packet ring
+//     the D0 that matters is that of the last round that read it (evD0):
+//     every record left in it has a time ≥ evD0;
+//  2. in time order, apply the records stamped before W = min(D0, evD0)
+//     − 1 (entity records update the entity table and become entity
+//     relation packets for every session; sensor records become packets
+//     for the sessions that enable their flag holder), but stop once the
+//     session with the most room has as many packets as it can hold
+//     (session.Core.Room, read before the round: what it has left of
+//     MaxHeld, its reserve and its share of the budget), and lower W to
+//     just before the first record not applied; keep the others for a
+//     later round;
+//  3. hand each session its packets with watermark W and the kernel's
+//     cumulative counts of packets wanted and dropped
+//     (session.Core.Deliver, the roomiest session first: its batches are
+//     in order because every packet of a later round is stamped after W,
+//     as steps 1 and 2 argue).
+//
+// So a consumer that falls behind loses nothing to its session's bounds:
+// the records it cannot take yet wait in the drain (at most holdMax bytes
+// of them, about the ring's size) and then in the ring, where the kernel
+// counts what does not fit as drops, as it does when the drain is late.
+// Sessions with less room than the roomiest still drop what does not fit
+// them (counted: Count.Drops), so a session that never reads cannot stall
+// the others (TestKernelHostileNeverReads).
 
-// read copies the records out of the rings into the round's arena
-// (records held for a later round move to the other arena at the round's
-// end), so that reading allocates nothing per record.
-func (t *tracker) read() {
-	t.entRing.drain(func(b []byte) {
-		t.pending = append(t.pending, record{ts: int64(le.Uint64(b)), entity: true, b: t.keep(b)})
-	})
+// readEvents copies the packet ring's records into the round's arena.
+func (t *tracker) readEvents() {
 	t.events.drain(func(b []byte) {
 		if len(b) < bpfgen.EventHeader {
 			t.bad++
@@ -42,6 +54,15 @@ func (t *tracker) read() {
 			t.delivered[id].Add(1)
 		}
 		t.pending = append(t.pending, record{ts: int64(le.Uint64(b)), b: t.keep(b)})
+	})
+}
+
+// readEnts copies the entity ring's records into the round's arena.
+// Reading allocates nothing per record (records held for a later round
+// move to the other arena at the round's end: hold).
+func (t *tracker) readEnts() {
+	t.entRing.drain(func(b []byte) {
+		t.pending = append(t.pending, record{ts: int64(le.Uint64(b)), entity: true, b: t.keep(b)})
 	})
 }
 
@@ -65,25 +86,42 @@ func (t *tracker) hold() {
 	t.arena, t.spare = t.spare, t.arena
 }
 
+// holdMax bounds the bytes of records the drain holds read and not
+// applied before it stops reading the packet ring: the ring's size (so
+// the drain holds at most about twice the ring).
+func (t *tracker) holdMax() int { return len(t.events.data) / 2 }
+
+func byTime(a, b record) int {
+	switch {
+	case a.ts < b.ts:
+		return -1
+	case a.ts > b.ts:
+		return 1
+	case a.entity != b.entity: // a task's creation before its packets
+		if a.entity {
+			return -1
+		}
+		return 1
+	}
+	return 0
+}
+
 func (t *tracker) round(final bool) {
 	r := t.r
 	d0 := monoNow()
-	t.read()
-	slices.SortStableFunc(t.pending, func(a, b record) int {
-		switch {
-		case a.ts < b.ts:
-			return -1
-		case a.ts > b.ts:
-			return 1
-		case a.entity != b.entity: // a task's creation before its packets
-			if a.entity {
-				return -1
-			}
-			return 1
-		}
-		return 0
-	})
-	w := d0 - 1
+	t.readEnts()
+	if final || len(t.arena) < t.holdMax() {
+		t.readEvents()
+		t.evD0 = d0
+	}
+	// The records held from the last round are in order; sort what was
+	// read, and merge when it does not simply follow them.
+	tail := t.pending[t.sorted:]
+	slices.SortStableFunc(tail, byTime)
+	if t.sorted > 0 && len(tail) > 0 && byTime(t.pending[t.sorted-1], tail[0]) > 0 {
+		slices.SortStableFunc(t.pending, byTime)
+	}
+	w := min(d0, t.evD0) - 1
 	cut := len(t.pending)
 	if !final {
 		cut, _ = slices.BinarySearchFunc(t.pending, w+1, func(x record, ts int64) int {
@@ -100,8 +138,19 @@ func (t *tracker) round(final bool) {
 		}
 	}
 	r.mu.Lock()
-	for i := range t.pending[:cut] {
-		rec := &t.pending[i]
+	// The session with the most room, and its room (step 2).
+	best, room := -1, 0
+	for i := range session.Indices(r.sessions.Mask()) {
+		if k := r.sessions.At(i).core.Room(); best < 0 || k > room {
+			best, room = i, k
+		}
+	}
+	applied := 0
+	for ; applied < cut; applied++ {
+		if !final && best >= 0 && len(t.out.pk[best]) >= room {
+			break
+		}
+		rec := &t.pending[applied]
 		if rec.ts <= t.lastW {
 			// Stamped before a watermark already sent (a clock read
 			// reordered around the reservation): keep the promise.
@@ -114,13 +163,17 @@ func (t *tracker) round(final bool) {
 			t.packet(rec.b, rec.ts, &t.out)
 		}
 	}
-	if final && cut > 0 {
-		w = max(w, t.pending[cut-1].ts)
+	if applied < cut {
+		w = min(w, t.pending[applied].ts-1)
+	}
+	if final && applied > 0 {
+		w = max(w, t.pending[applied-1].ts)
 	}
 	w = max(w, t.lastW)
-	rest := copy(t.pending, t.pending[cut:])
+	rest := copy(t.pending, t.pending[applied:])
 	clear(t.pending[rest:])
 	t.pending = t.pending[:rest]
+	t.sorted = rest
 	t.hold()
 	t.lastW = w
 	if t.rounds++; t.rounds%1000 == 0 {
@@ -129,12 +182,20 @@ func (t *tracker) round(final bool) {
 	counts := t.counts()
 	now := monoNow()
 	var expired []*Session
-	for i := range session.Indices(r.sessions.Mask()) {
+	deliver := func(i int) {
 		s := r.sessions.At(i)
 		s.core.Deliver(t.out.pk[i], t.out.defs[i], w, counts, now, final)
-		t.out.pk[i], t.out.defs[i] = nil, nil
+		t.out.pk[i], t.out.defs[i] = t.out.pk[i][:0], t.out.defs[i][:0]
 		if !final && s.core.Expired(now) {
 			expired = append(expired, s)
+		}
+	}
+	if best >= 0 {
+		deliver(best) // first: the others take nothing from its room
+	}
+	for i := range session.Indices(r.sessions.Mask()) {
+		if i != best {
+			deliver(i)
 		}
 	}
 	for k := range t.rearm {

@@ -43,6 +43,12 @@ type tracker struct {
 	late      uint64 // records stamped at or before a watermark already sent
 	bad       uint64 // records that did not decode
 	out       roundOut
+	// evD0 is the D0 of the last round that read the packet ring: every
+	// record not read yet was reserved after it (see drain.go).
+	evD0 int64
+	// pending[:sorted] is in time order (the records held from the last
+	// round).
+	sorted int
 }
 
 // record is a ring record awaiting its turn (time order).
@@ -101,6 +107,7 @@ func (r *Resident) startTracking() (*tracker, error) {
 		return fail(err)
 	}
 	t.lastW = monoNow() - 1
+	t.evD0 = t.lastW + 1
 	if t.entAtt, err = t.load(r.spec.Entities, nil); err != nil {
 		return fail(fmt.Errorf("attaching the process and thread programs: %w", err))
 	}
