@@ -29,7 +29,7 @@ import (
 type Live struct {
 	n      *Network
 	bySens map[string][]*Alpha
-	inbox  map[*Alpha][]packet
+	inbox  map[*Alpha]*inbox
 	// entity elements of the instants due, in time order
 	ents   []stream.Elem
 	entTee []*stream.Tee
@@ -57,14 +57,29 @@ type liveClock struct {
 
 type liveSource struct{ l *Live }
 
+// inbox is an α's packets not yet decided: q[head:]. Decided packets
+// are skipped, not resliced away, and the rest moved down once half are
+// decided, so that the queue keeps its room (reslicing, a packet per
+// instant grew a new array again and again) and holds at most twice
+// what is undecided.
+type inbox struct {
+	q    []packet
+	head int
+}
+
+// packetsAt returns the packets at or before t; the slice is valid
+// until the next Packet.
 func (s liveSource) packetsAt(a *Alpha, t algebra.Time) []packet {
-	q := s.l.inbox[a]
-	i := 0
-	for i < len(q) && q[i].t <= t {
+	in := s.l.inbox[a]
+	if in == nil {
+		return nil
+	}
+	i := in.head
+	for i < len(in.q) && in.q[i].t <= t {
 		i++
 	}
-	out := q[:i:i]
-	s.l.inbox[a] = q[i:]
+	out := in.q[in.head:i:i]
+	in.head = i
 	return out
 }
 
@@ -73,7 +88,7 @@ func (s liveSource) count(packet) {}
 // Live prepares the network for live input observed from start (global
 // time: Clock ticks begin there).
 func (n *Network) Live(start algebra.Time) *Live {
-	l := &Live{n: n, bySens: map[string][]*Alpha{}, inbox: map[*Alpha][]packet{}, open: map[uint64]*stream.Rec{},
+	l := &Live{n: n, bySens: map[string][]*Alpha{}, inbox: map[*Alpha]*inbox{}, open: map[uint64]*stream.Rec{},
 		start: start, end: algebra.Forever, last: algebra.Beginning}
 	l.stats = AcquireStats{Packets: map[string]int{}, PeakEnabled: map[string]int{}}
 	for _, a := range n.Alphas {
@@ -149,7 +164,17 @@ func (l *Live) Packet(rel string, kind stream.PacketKind, key uint64, from algeb
 	l.stats.Packets[rel]++
 	l.stats.Total++
 	for _, a := range l.bySens[rel] {
-		l.inbox[a] = append(l.inbox[a], packet{kind: kinds[kind], t: t, key: key, from: from, vals: vals, row: -1})
+		in := l.inbox[a]
+		if in == nil {
+			in = &inbox{}
+			l.inbox[a] = in
+		}
+		if in.head > 0 && in.head >= len(in.q)/2 { // half decided: move the rest down
+			k := copy(in.q, in.q[in.head:])
+			clear(in.q[k:])
+			in.q, in.head = in.q[:k], 0
+		}
+		in.q = append(in.q, packet{kind: kinds[kind], t: t, key: key, from: from, vals: vals, row: -1})
 	}
 	return nil
 }
