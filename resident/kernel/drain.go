@@ -109,6 +109,8 @@ func byTime(a, b record) int {
 func (t *tracker) round(final bool) {
 	r := t.r
 	d0 := monoNow()
+	clear(t.vals) // the last round's values, copied out by Deliver
+	t.vals = t.vals[:0]
 	t.readEnts()
 	if final || len(t.arena) < t.holdMax() {
 		t.readEvents()
@@ -290,7 +292,7 @@ func (t *tracker) packet(b []byte, ts int64, out *roundOut) {
 	case bpfgen.KindBegin:
 		p.Kind, p.Tuple, p.Begin = wire.PBegin, t.tupleID(), ts
 		k := beginKey{uint16(sid), uint8(bi), le.Uint64(b[bpfgen.OffKey:]), le.Uint64(b[bpfgen.OffKey+8:])}
-		t.begun[k] = &begunTuple{tuple: p.Tuple, begin: ts, vals: vals, ents: ents, mask: mask}
+		t.begun[k] = &begunTuple{tuple: p.Tuple, begin: ts, vals: slices.Clone(vals), ents: slices.Clone(ents), mask: mask}
 	case bpfgen.KindWhole:
 		p.Kind, p.Tuple, p.Begin = wire.PWhole, t.tupleID(), int64(le.Uint64(b[bpfgen.OffBegin:]))
 		if p.Begin >= ts {
@@ -307,8 +309,12 @@ func (t *tracker) packet(b []byte, ts int64, out *roundOut) {
 // the flag holder's number.
 func (t *tracker) decode(ss *sensorState, bd *bpfgen.Binding, b []byte, ts int64, out *roundOut) ([]wire.Value, []*entity, uint32) {
 	rel := ss.s.Rel
-	vals := make([]wire.Value, len(rel.Attrs))
-	var ents []*entity
+	// The values live in the round's arena (Deliver copies them out);
+	// a begun interval keeps its own copy (packet).
+	k := len(t.vals)
+	t.vals = append(t.vals, make([]wire.Value, len(rel.Attrs))...)
+	vals := t.vals[k:len(t.vals):len(t.vals)]
+	ents := t.entScratch[:0]
 	var flag uint32
 	for i, sl := range bd.Layout.Slots {
 		raw := b[sl.Off : sl.Off+sl.Size]
@@ -354,6 +360,7 @@ func (t *tracker) decode(ss *sensorState, bd *bpfgen.Binding, b []byte, ts int64
 			flag = uint32(n)
 		}
 	}
+	t.entScratch = ents
 	return vals, ents, flag
 }
 

@@ -49,6 +49,10 @@ type tracker struct {
 	// pending[:sorted] is in time order (the records held from the last
 	// round).
 	sorted int
+	// vals is the round's arena of packet values (decode), entScratch
+	// the entities a record names (decode, while it is sent).
+	vals       []wire.Value
+	entScratch []*entity
 }
 
 // record is a ring record awaiting its turn (time order).
