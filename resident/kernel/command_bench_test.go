@@ -11,8 +11,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-
-	"github.com/tqmon/tqmon/resident/kernel/kerneltest"
 )
 
 // BenchmarkKernelCommand (make bench-kernel; root, bpftrace) compares the
@@ -37,28 +35,10 @@ import (
 // TQMON_BENCH_BASE=PATH adds another tqmon binary (a baseline, say main's)
 // to the rounds, measured the same way.
 func BenchmarkKernelCommand(b *testing.B) {
-	if os.Getenv("TQMON_BENCH_KERNEL") == "" {
-		b.Skip("set TQMON_BENCH_KERNEL=1 (make bench-kernel): needs root and bpftrace")
-	}
-	kerneltest.Need(b)
-	bt, err := exec.LookPath("bpftrace")
-	if err != nil {
-		b.Skip("bpftrace is not installed (make bench-kernel installs it)")
-	}
-	if err := mountTracefs(); err != nil {
-		b.Skipf("bpftrace needs tracefs: %v", err)
-	}
-	work := kerneltest.BuildC(b, "testdata/workload.c", true)
+	bt, work, n, rounds := benchSetup(b, 3)
 	tq := filepath.Join(b.TempDir(), "tqmon")
 	if out, err := exec.Command("go", "build", "-o", tq, "github.com/tqmon/tqmon/cmd/tqmon").CombinedOutput(); err != nil {
 		b.Fatalf("building tqmon: %v\n%s", err, out)
-	}
-	n, rounds := 200000, 3
-	if s := os.Getenv("TQMON_BENCH_N"); s != "" {
-		n, _ = strconv.Atoi(s)
-	}
-	if s := os.Getenv("TQMON_BENCH_ROUNDS"); s != "" {
-		rounds, _ = strconv.Atoi(s)
 	}
 	const tiny = 1000
 	tools := []cmdTool{{name: "tqmon", bin: tq}, {name: "bpftrace", bin: bt}}
