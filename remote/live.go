@@ -308,7 +308,11 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 			opts.Started(start)
 		}
 	}
-	batches := receive(ctx, conns, 64)
+	// One batch waits per resident, no more: a monitor that falls behind
+	// leaves the rest in the sessions, whose bounds (and the kernel
+	// drain's, which hands a session no more than it has room for) then
+	// hold them back at the resident, rather than here without bound.
+	batches := receive(ctx, conns, len(conns))
 	var deadline <-chan time.Time
 	if opts.Duration > 0 {
 		deadline = time.After(opts.Duration)

@@ -26,9 +26,9 @@ import (
 //     for the sessions that enable their flag holder), but stop once the
 //     session with the most room has as many packets as it can hold
 //     (session.Core.Room, read before the round: what it has left of
-//     MaxHeld, its reserve and its share of the budget), and lower W to
-//     just before the first record not applied; keep the others for a
-//     later round;
+//     MaxHeld, its reserve and its share of the budget) or roundMax
+//     records were applied, and lower W to just before the first record
+//     not applied; keep the others for a later round;
 //  3. hand each session its packets with watermark W and the kernel's
 //     cumulative counts of packets wanted and dropped
 //     (session.Core.Deliver, the roomiest session first: its batches are
@@ -85,6 +85,12 @@ func (t *tracker) hold() {
 	}
 	t.arena, t.spare = t.spare, t.arena
 }
+
+// roundMax bounds the records a round applies (but the last), so that
+// the resident's lock is never held long: a remote renewing its lease,
+// a command, waits for one round at most (≈ 10 ms of decoding). A lease
+// is judged at the round's start (D0), before the round's own delay.
+const roundMax = 1 << 14
 
 // holdMax bounds the bytes of records the drain holds read and not
 // applied before it stops reading the packet ring: the ring's size (so
@@ -149,7 +155,7 @@ func (t *tracker) round(final bool) {
 	}
 	applied := 0
 	for ; applied < cut; applied++ {
-		if !final && best >= 0 && len(t.out.pk[best]) >= room {
+		if !final && (applied >= roundMax || best >= 0 && len(t.out.pk[best]) >= room) {
 			break
 		}
 		rec := &t.pending[applied]
@@ -188,7 +194,7 @@ func (t *tracker) round(final bool) {
 		s := r.sessions.At(i)
 		s.core.Deliver(t.out.pk[i], t.out.defs[i], w, counts, now, final)
 		t.out.pk[i], t.out.defs[i] = t.out.pk[i][:0], t.out.defs[i][:0]
-		if !final && s.core.Expired(now) {
+		if !final && s.core.Expired(d0) {
 			expired = append(expired, s)
 		}
 	}
