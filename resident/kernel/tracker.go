@@ -49,6 +49,9 @@ type tracker struct {
 	// pending[:sorted] is in time order (the records held from the last
 	// round).
 	sorted int
+	// dead counts the records applied whose bytes are still in the arena
+	// (hold).
+	dead int
 	// vals is the round's arena of packet values (decode), entScratch
 	// the entities a record names (decode, while it is sent).
 	vals       []wire.Value
@@ -56,10 +59,13 @@ type tracker struct {
 }
 
 // record is a ring record awaiting its turn (time order).
+// Its bytes are arena[off:off+n]: no pointer, so that the records held
+// cost the collector nothing and moving them no write barrier.
 type record struct {
 	ts     int64
+	off    int
+	n      uint32
 	entity bool
-	b      []byte
 }
 
 // beginKey identifies an interval in progress.
