@@ -31,6 +31,7 @@ import (
 // (added(N) − added(Tiny)) / (N − Tiny). It reports those (medians of the
 // rounds), their ratio tqmon/bpftrace, the getppid calls each lost
 // (printed fewer than N; the most in a round) and each tool's peak RSS.
+// Each tool runs once on the tiny workload before the rounds (warm-up).
 // TQMON_BENCH_N and TQMON_BENCH_ROUNDS set N and the rounds;
 // TQMON_BENCH_BASE=PATH adds another tqmon binary (a baseline, say main's)
 // to the rounds, measured the same way.
@@ -46,6 +47,11 @@ func BenchmarkKernelCommand(b *testing.B) {
 		tools = append(tools, cmdTool{name: "base", bin: base})
 	}
 	dir := b.TempDir()
+	// A first run loads each binary (a freshly built one from disk):
+	// not part of what is measured.
+	for i := range tools {
+		runCmd(b, dir, work, tiny, &tools[i])
+	}
 	var alone, aloneTiny []float64
 	added := make([][]float64, len(tools))
 	for r := range rounds {
