@@ -79,15 +79,19 @@ func (t *tracker) bytes(r *record) []byte {
 	return t.arena[r.off:end:end]
 }
 
-// hold moves the records still pending into the spare arena, which
-// becomes the arena; the other is reused next round. It is called once
-// the records applied since the last move (dead) are at least as many
-// as those held, so that moving costs no more than applying did
-// (before, every round copied everything held: a drain holding 200,000
-// records and applying 16,000 a round spent most of its time copying);
-// until then the arena keeps the bytes of the records applied, at most
-// about as many as it holds.
+// hold moves the records still pending (pending[head:]) to the front
+// of pending, and their bytes into the spare arena, which becomes the
+// arena; the other is reused next round. It is called once the records
+// applied since the last move (pending[:head], their bytes deadBytes)
+// are at least as many as those held, so that moving costs no more than
+// applying did (before, every round moved everything held: a drain
+// holding 200,000 records and applying 16,000 a round spent most of its
+// time copying); until then pending and the arena keep what was applied,
+// at most about as much as they hold.
 func (t *tracker) hold() {
+	n := copy(t.pending, t.pending[t.head:])
+	t.pending = t.pending[:n]
+	t.head, t.sorted, t.deadBytes = 0, n, 0
 	t.spare = t.spare[:0]
 	for i := range t.pending {
 		r := &t.pending[i]
@@ -106,7 +110,9 @@ const roundMax = 1 << 14
 
 // holdMax bounds the bytes of records the drain holds read and not
 // applied before it stops reading the packet ring: the ring's size (so
-// the drain holds at most about twice the ring).
+// the drain holds at most about twice the ring of records not applied,
+// and its arena, with the bytes of records applied and not yet moved
+// out (hold), at most about three times).
 func (t *tracker) holdMax() int { return len(t.events.data) / 2 }
 
 func byTime(a, b record) int {
@@ -130,21 +136,30 @@ func (t *tracker) round(final bool) {
 	clear(t.vals) // the last round's values, copied out by Deliver
 	t.vals = t.vals[:0]
 	t.readEnts()
-	if final || len(t.arena) < t.holdMax() {
+	if final || len(t.arena)-t.deadBytes < t.holdMax() {
 		t.readEvents()
 		t.evD0 = d0
 	}
 	// The records held from the last round are in order; sort what was
-	// read, and merge when it does not simply follow them.
+	// read, and merge it in when it does not simply follow them: only
+	// the held records after its first need sorting again.
 	tail := t.pending[t.sorted:]
 	slices.SortStableFunc(tail, byTime)
-	if t.sorted > 0 && len(tail) > 0 && byTime(t.pending[t.sorted-1], tail[0]) > 0 {
-		slices.SortStableFunc(t.pending, byTime)
+	if t.sorted > t.head && len(tail) > 0 && byTime(t.pending[t.sorted-1], tail[0]) > 0 {
+		held := t.pending[t.head:t.sorted]
+		pos, _ := slices.BinarySearchFunc(held, tail[0], func(x, y record) int {
+			if byTime(x, y) > 0 {
+				return 1
+			}
+			return -1
+		})
+		slices.SortStableFunc(t.pending[t.head+pos:], byTime)
 	}
+	live := t.pending[t.head:]
 	w := min(d0, t.evD0) - 1
-	cut := len(t.pending)
+	cut := len(live)
 	if !final {
-		cut, _ = slices.BinarySearchFunc(t.pending, w+1, func(x record, ts int64) int {
+		cut, _ = slices.BinarySearchFunc(live, w+1, func(x record, ts int64) int {
 			switch {
 			case x.ts < ts:
 				return -1
@@ -153,7 +168,7 @@ func (t *tracker) round(final bool) {
 			}
 			return 0
 		})
-		for cut < len(t.pending) && t.pending[cut].ts <= w {
+		for cut < len(live) && live[cut].ts <= w {
 			cut++
 		}
 	}
@@ -170,13 +185,14 @@ func (t *tracker) round(final bool) {
 		if !final && (applied >= roundMax || best >= 0 && len(t.out.pk[best]) >= room) {
 			break
 		}
-		rec := &t.pending[applied]
+		rec := &live[applied]
 		if rec.ts <= t.lastW {
 			// Stamped before a watermark already sent (a clock read
 			// reordered around the reservation): keep the promise.
 			rec.ts = t.lastW + 1
 			t.late++
 		}
+		t.deadBytes += int(rec.n)
 		if rec.entity {
 			t.ents.record(t.bytes(rec), rec.ts, &t.out)
 		} else {
@@ -184,19 +200,16 @@ func (t *tracker) round(final bool) {
 		}
 	}
 	if applied < cut {
-		w = min(w, t.pending[applied].ts-1)
+		w = min(w, live[applied].ts-1)
 	}
 	if final && applied > 0 {
-		w = max(w, t.pending[applied-1].ts)
+		w = max(w, live[applied-1].ts)
 	}
 	w = max(w, t.lastW)
-	rest := copy(t.pending, t.pending[applied:])
-	clear(t.pending[rest:])
-	t.pending = t.pending[:rest]
-	t.sorted = rest
-	if t.dead += applied; t.dead >= rest {
+	t.head += applied
+	t.sorted = len(t.pending)
+	if t.head >= len(t.pending)-t.head {
 		t.hold()
-		t.dead = 0
 	}
 	t.lastW = w
 	if t.rounds++; t.rounds%1000 == 0 {

@@ -46,12 +46,11 @@ type tracker struct {
 	// evD0 is the D0 of the last round that read the packet ring: every
 	// record not read yet was reserved after it (see drain.go).
 	evD0 int64
-	// pending[:sorted] is in time order (the records held from the last
-	// round).
-	sorted int
-	// dead counts the records applied whose bytes are still in the arena
-	// (hold).
-	dead int
+	// pending[head:] are the records read and not applied, pending[:head]
+	// those applied since the last hold (their bytes, deadBytes, still in
+	// the arena); pending[:sorted] is in time order (the records held
+	// from the last round).
+	head, sorted, deadBytes int
 	// vals is the round's arena of packet values (decode), entScratch
 	// the entities a record names (decode, while it is sent).
 	vals       []wire.Value
