@@ -17,7 +17,7 @@ FUZZ_TARGETS := \
 	./store/db:FuzzDecodeRecord \
 	./store/db:FuzzOpenCorrupt
 
-.PHONY: all build test size-check test-long bench grammar grammar-check fuzz vet fmt-check demo bench-display bench-store bench-kernel bench-engine bench-safety
+.PHONY: all build test size-check test-long bench grammar grammar-check fuzz vet fmt-check demo bench-display bench-store bench-kernel bench-engine bench-safety test-heavy
 
 all: build
 
@@ -115,14 +115,25 @@ bench-store:
 # Kernel sensors against bpftrace (root): the N-getppid workload timed
 # uninstrumented, under tqmon and under an equivalent bpftrace script, for
 # per-event delivery of the target's calls and for a predicate matching no
-# event; reports added ns per call and the ratio tqmon/bpftrace.
-# BENCH_N calls per run, BENCH_ROUNDS interleaved rounds (medians).
+# event; reports added ns per call and the ratio tqmon/bpftrace. Then the
+# whole commands (BenchmarkKernelCommand): tqmon query --kernel -c against
+# bpftrace -c with a printf one-liner, both printing every system call of
+# the workload to a file: added CPU per event (start-up subtracted), the
+# ratio, calls lost and peak RSS. BENCH_N calls per run, BENCH_ROUNDS
+# interleaved rounds (medians); BENCH_BASE=PATH adds another tqmon binary
+# (a baseline) to the commands' rounds.
 BENCH_N      ?= 200000
 BENCH_ROUNDS ?= 5
+BENCH_BASE   ?=
 bench-kernel:
 	@command -v bpftrace >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bpftrace; }
-	TQMON_BENCH_KERNEL=1 TQMON_BENCH_N=$(BENCH_N) TQMON_BENCH_ROUNDS=$(BENCH_ROUNDS) \
-		$(GO) test -run '^$$' -bench BenchmarkKernelOverhead -benchtime 1x -count 1 -v ./resident/kernel/
+	TQMON_BENCH_KERNEL=1 TQMON_BENCH_N=$(BENCH_N) TQMON_BENCH_ROUNDS=$(BENCH_ROUNDS) TQMON_BENCH_BASE=$(BENCH_BASE) \
+		$(GO) test -run '^$$' -bench 'BenchmarkKernelOverhead|BenchmarkKernelCommand' -benchtime 1x -count 1 -timeout 60m -v ./resident/kernel/
+
+# Tests too heavy for every run (root): TestKernelCountsEveryCall counts
+# 4,000,000 getppid calls of a command with count() and wants them all.
+test-heavy:
+	TQMON_HEAVY=1 $(GO) test -run 'TestKernelCountsEveryCall' -count 1 -timeout 30m -v ./resident/kernel/
 
 # The query engine against DuckDB (see internal/benchengine/doc.go): the
 # same generated histories of the paper's system (ENGINE_SIZES tuples),

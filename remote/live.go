@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/tqmon/tqmon/algebra"
@@ -140,7 +141,8 @@ type connState struct {
 	loss       losses
 	lastWM     algebra.Time
 	lost       error
-	obs        *observer // the run's, shared
+	obs        *observer       // the run's, shared
+	block      []algebra.Value // what is left of the packets' value block (values)
 	// deferred are losses made before the observation's start was known:
 	// reported from there, inside it.
 	deferred []sensorGap
@@ -265,6 +267,7 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 	// The network starts once every resident has said when it carried out
 	// the run's commands: the observation starts there.
 	var live *exec.Live
+	var scratch []Input // deliver's
 	begin := func() {
 		for _, st := range states {
 			switch {
@@ -305,13 +308,17 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 			opts.Started(start)
 		}
 	}
-	batches := receive(ctx, conns, 64)
+	// One batch waits per resident, no more: a monitor that falls behind
+	// leaves the rest in the sessions, whose bounds (and the kernel
+	// drain's, which hands a session no more than it has room for) then
+	// hold them back at the resident, rather than here without bound.
+	batches := receive(ctx, conns, len(conns))
 	var deadline <-chan time.Time
 	if opts.Duration > 0 {
 		deadline = time.After(opts.Duration)
 	}
-	renew := time.NewTicker(opts.Lease / 3)
-	defer renew.Stop()
+	stopRenew := renewLeases(conns, opts.Lease)
+	defer stopRenew()
 	end := start
 	stopped := false
 	var wireBuf []byte
@@ -321,8 +328,6 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 			stopped = true
 		case <-deadline:
 			stopped = true
-		case <-renew.C:
-			cmd.renew(opts.Lease)
 		case r := <-batches:
 			st := states[r.i]
 			if r.err != nil {
@@ -354,7 +359,7 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 				stopped = all
 				continue
 			}
-			if err := deliver(live, states, obs, w, opts.Tap, packets); err != nil {
+			if err := deliver(live, states, obs, w, opts.Tap, packets, &scratch); err != nil {
 				return nil, stats, err
 			}
 			if w > end && w != algebra.Forever {
@@ -371,6 +376,7 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 			}
 		}
 	}
+	stopRenew()
 	for _, st := range states {
 		if !st.done {
 			st.conn.Close()
@@ -408,7 +414,7 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 	// observation ends where the merged watermarks reached (inclusive:
 	// Observed tuples end one past it).
 	obs.stop(algebra.Next(max(start, end)))
-	if err := deliver(live, states, obs, algebra.Forever, opts.Tap, packets); err != nil {
+	if err := deliver(live, states, obs, algebra.Forever, opts.Tap, packets, &scratch); err != nil {
 		return nil, stats, err
 	}
 	ast, err := live.Finish(end)
@@ -538,8 +544,12 @@ func mergeWatermark(states []*connState) (algebra.Time, bool) {
 // deliver feeds the live network every queued input at or before w, in
 // time order across residents and the observer, the rule at gaps applied,
 // and counts the residents' packets (those the rule drops included).
-func deliver(live *exec.Live, states []*connState, obs *observer, w algebra.Time, tap func(Input), packets map[string]int) error {
-	items := obs.take(w)
+func deliver(live *exec.Live, states []*connState, obs *observer, w algebra.Time, tap func(Input), packets map[string]int, scratch *[]Input) error {
+	items := obs.take((*scratch)[:0], w)
+	defer func() {
+		clear(items)
+		*scratch = items[:0]
+	}()
 	for _, st := range states {
 		i := 0
 		for i < len(st.queue) && st.queue[i].T <= w {
@@ -553,7 +563,10 @@ func deliver(live *exec.Live, states []*connState, obs *observer, w algebra.Time
 			it.resident = true
 			items = append(items, it)
 		}
-		st.queue = st.queue[i:]
+		// Compacted, not resliced: the queue keeps its room.
+		rest := copy(st.queue, st.queue[i:])
+		clear(st.queue[rest:])
+		st.queue = st.queue[:rest]
 	}
 	order := func(a, b Input) int {
 		if c := cmp.Compare(a.T, b.T); c != 0 {
@@ -561,7 +574,9 @@ func deliver(live *exec.Live, states []*connState, obs *observer, w algebra.Time
 		}
 		return cmp.Compare(a.phase, b.phase)
 	}
-	slices.SortStableFunc(items, order)
+	if !slices.IsSortedFunc(items, order) {
+		slices.SortStableFunc(items, order)
+	}
 	feed := func(it Input) error {
 		if tap != nil {
 			tap(it)
@@ -700,11 +715,21 @@ func (st *connState) report(sensor uint16, g Gap, stats *LiveStats, onLoss func(
 	}
 }
 
+// valueBlock is how many values a block of packet values holds.
+const valueBlock = 1024
+
+// values converts a packet's values to the catalog's.
 func (st *connState) values(rel *algebra.Relation, vs []wire.Value) ([]algebra.Value, error) {
 	if len(vs) != len(rel.Attrs) {
 		return nil, fmt.Errorf("resident %s: %s packet with %d values, want %d", st.hello.Name, rel.Name, len(vs), len(rel.Attrs))
 	}
-	out := make([]algebra.Value, len(vs))
+	if len(st.block) < len(vs) {
+		// Values are cut from blocks: one allocation for many packets (a
+		// block lives while any tuple holds values of it).
+		st.block = make([]algebra.Value, max(valueBlock, len(vs)))
+	}
+	out := st.block[:len(vs):len(vs)]
+	st.block = st.block[len(vs):]
 	for i, v := range vs {
 		a := rel.Attrs[i]
 		switch a.Type.Kind {
@@ -739,6 +764,34 @@ func (st *connState) values(rel *algebra.Relation, vs []wire.Value) ([]algebra.V
 		}
 	}
 	return out, nil
+}
+
+// renewLeases renews the residents' leases every lease/3 on a goroutine
+// of its own, so that a monitor busy with a long batch (a consumer that
+// fell behind, a slow output) keeps its sessions; stop ends it and waits
+// for it (idempotent), before the connections close. A renewal that
+// fails is not reported here: a session lost shows in its Recv.
+func renewLeases(conns []wire.Conn, lease time.Duration) (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(lease / 3)
+		defer tick.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-tick.C:
+				for _, c := range conns {
+					c.Send(&wire.Command{Kind: wire.CLease, Period: int64(lease)})
+				}
+			}
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() { close(quit); <-done })
+	}
 }
 
 // commander turns α arguments into resident commands.

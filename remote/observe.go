@@ -246,9 +246,8 @@ func (o *observer) admit(in Input) bool {
 // Gaps are the gaps of rel reported so far (exec.Options.Gaps).
 func (o *observer) Gaps(rel string) []algebra.Span { return o.gaps[rel] }
 
-// take removes and returns the queued inputs at or before w.
-func (o *observer) take(w algebra.Time) []Input {
-	var out []Input
+// take removes the queued inputs at or before w and appends them to out.
+func (o *observer) take(out []Input, w algebra.Time) []Input {
 	q := o.queue[:0]
 	for _, in := range o.queue {
 		if in.T <= w {

@@ -243,7 +243,8 @@ func (a *Alpha) ready(t algebra.Time) bool {
 	return true
 }
 
-// catchUp decides every pending instant whose arguments are known.
+// catchUp decides every pending instant whose arguments are known, then
+// advances α's output past the last (once: see Live).
 func (a *Alpha) catchUp(stats *AcquireStats) {
 	cur := &a.cursor
 	i := 0
@@ -254,7 +255,11 @@ func (a *Alpha) catchUp(stats *AcquireStats) {
 		}
 		a.step(t, stats)
 	}
-	cur.steps = cur.steps[i:]
+	if i > 0 {
+		a.out.Advance(cur.steps[i-1])
+	}
+	rest := copy(cur.steps, cur.steps[i:])
+	cur.steps = cur.steps[:rest]
 }
 
 // RunAcquire plays a recorded history into a network with α operators as a

@@ -350,5 +350,4 @@ func (a *Alpha) step(t algebra.Time, stats *AcquireStats) {
 		out[i] = stream.Elem{}
 	}
 	a.pending = out[:0]
-	a.out.Advance(t)
 }

@@ -15,13 +15,26 @@ import (
 // streams and calls Entity, Packet and Advance; α operators filter packets
 // by their exact enablement at each instant (residents enable a superset,
 // as early as needed) exactly as in an acquisitional run.
+//
+// Inputs are batched up to a watermark: Entity and Packet only note
+// their instant (due); Advance steps through the instants due in order —
+// clock ticks before each, its entity tuples (Ends first), its ticks, an
+// α step — pushing elements without advancing the network, then advances
+// it once, to the watermark. Each stream still sees its elements in time
+// order and each α decides each instant with its arguments applied
+// through that instant (argState buffers them), so the results are those
+// of stepping instant by instant; what changes is that a watermark
+// carrying many instants costs one pass through the network, not one per
+// instant (a kernel consumer's instants are each packet's nanosecond).
 type Live struct {
 	n      *Network
 	bySens map[string][]*Alpha
-	inbox  map[*Alpha][]packet
-	// pending entity elements at the current instant
+	inbox  map[*Alpha]*inbox
+	// entity elements of the instants due, in time order
 	ents   []stream.Elem
 	entTee []*stream.Tee
+	// due are the instants with input not yet stepped, increasing
+	due    []algebra.Time
 	open   map[uint64]*stream.Rec // entity tuples begun, by identity
 	clocks []liveClock
 	cur    algebra.Time
@@ -44,14 +57,29 @@ type liveClock struct {
 
 type liveSource struct{ l *Live }
 
+// inbox is an α's packets not yet decided: q[head:]. Decided packets
+// are skipped, not resliced away, and the rest moved down once half are
+// decided, so that the queue keeps its room (reslicing, a packet per
+// instant grew a new array again and again) and holds at most twice
+// what is undecided.
+type inbox struct {
+	q    []packet
+	head int
+}
+
+// packetsAt returns the packets at or before t; the slice is valid
+// until the next Packet.
 func (s liveSource) packetsAt(a *Alpha, t algebra.Time) []packet {
-	q := s.l.inbox[a]
-	i := 0
-	for i < len(q) && q[i].t <= t {
+	in := s.l.inbox[a]
+	if in == nil {
+		return nil
+	}
+	i := in.head
+	for i < len(in.q) && in.q[i].t <= t {
 		i++
 	}
-	out := q[:i:i]
-	s.l.inbox[a] = q[i:]
+	out := in.q[in.head:i:i]
+	in.head = i
 	return out
 }
 
@@ -60,7 +88,7 @@ func (s liveSource) count(packet) {}
 // Live prepares the network for live input observed from start (global
 // time: Clock ticks begin there).
 func (n *Network) Live(start algebra.Time) *Live {
-	l := &Live{n: n, bySens: map[string][]*Alpha{}, inbox: map[*Alpha][]packet{}, open: map[uint64]*stream.Rec{},
+	l := &Live{n: n, bySens: map[string][]*Alpha{}, inbox: map[*Alpha]*inbox{}, open: map[uint64]*stream.Rec{},
 		start: start, end: algebra.Forever, last: algebra.Beginning}
 	l.stats = AcquireStats{Packets: map[string]int{}, PeakEnabled: map[string]int{}}
 	for _, a := range n.Alphas {
@@ -85,8 +113,7 @@ var kinds = map[stream.PacketKind]pkind{
 	stream.PacketSample: pSample, stream.PacketSampleEnd: pSampleEnd,
 }
 
-// time moves the driver to instant t, stepping through every instant
-// before it.
+// time notes an input at instant t (stepped at the next Advance past it).
 func (l *Live) time(t algebra.Time) error {
 	if l.done {
 		return fmt.Errorf("live: input after the end")
@@ -94,10 +121,8 @@ func (l *Live) time(t algebra.Time) error {
 	if l.have && t < l.cur {
 		return fmt.Errorf("live: input at %d after input at %d: the merge must deliver in time order", t, l.cur)
 	}
-	if l.have && t > l.cur {
-		if err := l.stepTo(l.cur); err != nil {
-			return err
-		}
+	if !l.have || t > l.cur {
+		l.due = append(l.due, t)
 	}
 	l.cur, l.have = t, true
 	return nil
@@ -139,37 +164,79 @@ func (l *Live) Packet(rel string, kind stream.PacketKind, key uint64, from algeb
 	l.stats.Packets[rel]++
 	l.stats.Total++
 	for _, a := range l.bySens[rel] {
-		l.inbox[a] = append(l.inbox[a], packet{kind: kinds[kind], t: t, key: key, from: from, vals: vals, row: -1})
+		in := l.inbox[a]
+		if in == nil {
+			in = &inbox{}
+			l.inbox[a] = in
+		}
+		if in.head > 0 && in.head >= len(in.q)/2 { // half decided: move the rest down
+			k := copy(in.q, in.q[in.head:])
+			clear(in.q[k:])
+			in.q, in.head = in.q[:k], 0
+		}
+		in.q = append(in.q, packet{kind: kinds[kind], t: t, key: key, from: from, vals: vals, row: -1})
 	}
 	return nil
 }
 
-// stepTo processes instant t: Clock ticks before t (each an instant of
-// its own), then entity tuples at t (Ends first; a tuple that begins and
-// ends at t is empty and dropped) and a tick at t, then α operators.
-func (l *Live) stepTo(t algebra.Time) error {
-	if !l.isNew(t) {
-		return nil
+// stepDue steps through the instants due at or before w (see Live): for
+// each, Clock ticks before it (each an instant of its own), then its
+// entity tuples (Ends first; a tuple that begins and ends at t is empty
+// and dropped) and a tick at it, then an α step. It reports whether it
+// stepped an instant; the caller advances the network (advanceAll).
+func (l *Live) stepDue(w algebra.Time) bool {
+	k, head, stepped := 0, 0, false
+	for ; k < len(l.due) && l.due[k] <= w; k++ {
+		t := l.due[k]
+		end := head
+		for end < len(l.ents) && l.ents[end].T <= t {
+			end++
+		}
+		if l.isNew(t) {
+			l.ticksBefore(t)
+			l.last, l.stepped, stepped = t, true, true
+		}
+		// Elements of an instant already stepped (input at a watermark
+		// already passed) go out with it, as late as they came.
+		l.pushEnts(t, head, end)
+		head = end
+		l.tickAt(t)
+		for _, a := range l.n.Alphas {
+			if n := len(a.cursor.steps); n == 0 || a.cursor.steps[n-1] < t {
+				a.cursor.steps = append(a.cursor.steps, t)
+			}
+		}
 	}
-	l.ticksBefore(t)
-	l.last, l.stepped = t, true
-	empty := map[*stream.Rec]bool{}
-	for _, e := range l.ents {
+	rest := copy(l.due, l.due[k:])
+	l.due = l.due[:rest]
+	rest = copy(l.ents, l.ents[head:])
+	clear(l.ents[rest:])
+	l.ents = l.ents[:rest]
+	rest = copy(l.entTee, l.entTee[head:])
+	clear(l.entTee[rest:])
+	l.entTee = l.entTee[:rest]
+	return stepped
+}
+
+// pushEnts pushes the entity elements ents[from:to] of instant t: Ends
+// first, a tuple that begins and ends at t dropped.
+func (l *Live) pushEnts(t algebra.Time, from, to int) {
+	var empty map[*stream.Rec]bool
+	for _, e := range l.ents[from:to] {
 		if e.Kind == stream.End && e.Rec.From == t {
+			if empty == nil {
+				empty = map[*stream.Rec]bool{}
+			}
 			empty[e.Rec] = true
 		}
 	}
 	for _, phase := range []stream.Kind{stream.End, stream.Begin} {
-		for i, e := range l.ents {
-			if e.Kind == phase && !empty[e.Rec] {
+		for i := from; i < to; i++ {
+			if e := l.ents[i]; e.Kind == phase && !empty[e.Rec] {
 				l.entTee[i].Push(e)
 			}
 		}
 	}
-	l.ents, l.entTee = l.ents[:0], l.entTee[:0]
-	l.tickAt(t)
-	l.advanceAll(t)
-	return l.n.Err()
 }
 
 // ticksBefore steps through the Clock ticks before t, inside the
@@ -234,19 +301,19 @@ func (l *Live) advanceAll(t algebra.Time) {
 	l.n.notePeak()
 }
 
-// Advance promises that every input at or before w has been delivered.
+// Advance promises that every input at or before w has been delivered:
+// the instants due through w are stepped and the network advanced to w,
+// once.
 func (l *Live) Advance(w algebra.Time) error {
-	if l.have && l.cur <= w {
-		if err := l.stepTo(l.cur); err != nil {
-			return err
-		}
-	}
+	stepped := l.stepDue(w)
 	if l.isNew(w) {
 		l.ticksBefore(algebra.Next(w))
 		if l.isNew(w) {
-			l.last, l.stepped = w, true
-			l.advanceAll(w)
+			l.last, l.stepped, stepped = w, true, true
 		}
+	}
+	if stepped {
+		l.advanceAll(l.last)
 	}
 	return l.n.Err()
 }
@@ -254,13 +321,20 @@ func (l *Live) Advance(w algebra.Time) error {
 // Finish ends the observation at end: Clock ticks stop there, every
 // stream ends, and tuples still open are valid until forever.
 func (l *Live) Finish(end algebra.Time) (AcquireStats, error) {
+	// Inputs delivered before Finish were, stepping instant by instant,
+	// stepped as the next one came (ticks among them included, before the
+	// end was known): all but the last instant due. So here.
+	if n := len(l.due); n > 1 && l.stepDue(l.due[n-2]) {
+		l.advanceAll(l.last)
+	}
 	l.end = end
 	if err := l.Advance(end); err != nil {
 		return l.stats, err
 	}
-	if l.have && l.cur > end {
-		// Reports at the end of the observation (tuples still open).
-		if err := l.stepTo(l.cur); err != nil {
+	// Reports at the end of the observation (tuples still open).
+	if l.stepDue(algebra.Forever) {
+		l.advanceAll(l.last)
+		if err := l.n.Err(); err != nil {
 			return l.stats, err
 		}
 	}

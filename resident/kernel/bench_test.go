@@ -41,25 +41,7 @@ import (
 // The workload times its own loop (CLOCK_MONOTONIC), so neither tool's
 // start-up counts.
 func BenchmarkKernelOverhead(b *testing.B) {
-	if os.Getenv("TQMON_BENCH_KERNEL") == "" {
-		b.Skip("set TQMON_BENCH_KERNEL=1 (make bench-kernel): needs root and bpftrace")
-	}
-	kerneltest.Need(b)
-	bt, err := exec.LookPath("bpftrace")
-	if err != nil {
-		b.Skip("bpftrace is not installed (make bench-kernel installs it)")
-	}
-	if err := mountTracefs(); err != nil {
-		b.Skipf("bpftrace needs tracefs: %v", err)
-	}
-	work := kerneltest.BuildC(b, "testdata/workload.c", true)
-	n, rounds := 200000, 5
-	if s := os.Getenv("TQMON_BENCH_N"); s != "" {
-		n, _ = strconv.Atoi(s)
-	}
-	if s := os.Getenv("TQMON_BENCH_ROUNDS"); s != "" {
-		rounds, _ = strconv.Atoi(s)
-	}
+	bt, work, n, rounds := benchSetup(b, 5)
 	for _, mode := range []string{"delivery", "nomatch"} {
 		b.Run(mode, func(b *testing.B) {
 			var base, tq, bpf []float64
@@ -76,6 +58,33 @@ func BenchmarkKernelOverhead(b *testing.B) {
 			b.Logf("%s: uninstrumented %.0f ns/call %v; tqmon %+.0f ns %v; bpftrace %+.0f ns %v", mode, mb, round(base), mt-mb, round(tq), mp-mb, round(bpf))
 		})
 	}
+}
+
+// benchSetup skips a benchmark against bpftrace unless it can run (it
+// says why), and returns bpftrace's path, the workload built, the calls
+// per run (TQMON_BENCH_N, default 200,000) and the rounds
+// (TQMON_BENCH_ROUNDS, default rounds).
+func benchSetup(b *testing.B, rounds int) (bt, work string, n, r int) {
+	if os.Getenv("TQMON_BENCH_KERNEL") == "" {
+		b.Skip("set TQMON_BENCH_KERNEL=1 (make bench-kernel): needs root and bpftrace")
+	}
+	kerneltest.Need(b)
+	bt, err := exec.LookPath("bpftrace")
+	if err != nil {
+		b.Skip("bpftrace is not installed (make bench-kernel installs it)")
+	}
+	if err := mountTracefs(); err != nil {
+		b.Skipf("bpftrace needs tracefs: %v", err)
+	}
+	work = kerneltest.BuildC(b, "testdata/workload.c", true)
+	n = 200000
+	if s := os.Getenv("TQMON_BENCH_N"); s != "" {
+		n, _ = strconv.Atoi(s)
+	}
+	if s := os.Getenv("TQMON_BENCH_ROUNDS"); s != "" {
+		rounds, _ = strconv.Atoi(s)
+	}
+	return bt, work, n, rounds
 }
 
 func median(xs []float64) float64 {

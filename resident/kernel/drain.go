@@ -12,27 +12,39 @@ import (
 
 // The drain, every millisecond while some session is open:
 //
-//  1. read the monotonic clock (D0), then every record committed in both
-//     rings (entity records and sensor packets) — programs read the clock
-//     after reserving their record, so a record not read now was reserved
-//     after the ring's producer position was read, after D0: its time is
-//     ≥ D0;
-//  2. in time order, apply the records stamped before D0 (entity records
-//     update the entity table and become entity relation packets for
-//     every session; sensor records become packets for the sessions that
-//     enable their flag holder) and keep the others for a later round;
-//  3. hand each session its packets with watermark D0 − 1 and the
-//     kernel's cumulative counts of packets wanted and dropped
-//     (session.Core.Deliver: its batches are in order because every
-//     packet of a later round is stamped after D0 − 1, as step 1 argues).
+//  1. read the monotonic clock (D0), then every record committed in the
+//     entity ring and — unless the records read and not applied yet
+//     already fill as much as the packet ring holds (holdMax) — in the
+//     packet ring. Programs read the clock after reserving their record,
+//     so a record not read now was reserved after the ring's producer
+//     position was read, after D0: its time is ≥ D0. For the packet ring
+//     the D0 that matters is that of the last round that read it (evD0):
+//     every record left in it has a time ≥ evD0;
+//  2. in time order, apply the records stamped before W = min(D0, evD0)
+//     − 1 (entity records update the entity table and become entity
+//     relation packets for every session; sensor records become packets
+//     for the sessions that enable their flag holder), but stop once the
+//     session with the most room has as many packets as it can hold
+//     (session.Core.Room, read before the round: what it has left of
+//     MaxHeld, its reserve and its share of the budget) or roundMax
+//     records were applied, and lower W to just before the first record
+//     not applied; keep the others for a later round;
+//  3. hand each session its packets with watermark W and the kernel's
+//     cumulative counts of packets wanted and dropped
+//     (session.Core.Deliver, the roomiest session first: its batches are
+//     in order because every packet of a later round is stamped after W,
+//     as steps 1 and 2 argue).
+//
+// So a consumer that falls behind loses nothing to its session's bounds:
+// the records it cannot take yet wait in the drain (at most holdMax bytes
+// of them, about the ring's size) and then in the ring, where the kernel
+// counts what does not fit as drops, as it does when the drain is late.
+// Sessions with less room than the roomiest still drop what does not fit
+// them (counted: Count.Drops), so a session that never reads cannot stall
+// the others (TestKernelHostileNeverReads).
 
-// read copies the records out of the rings into the round's arena
-// (records held for a later round move to the other arena at the round's
-// end), so that reading allocates nothing per record.
-func (t *tracker) read() {
-	t.entRing.drain(func(b []byte) {
-		t.pending = append(t.pending, record{ts: int64(le.Uint64(b)), entity: true, b: t.keep(b)})
-	})
+// readEvents copies the packet ring's records into the round's arena.
+func (t *tracker) readEvents() {
 	t.events.drain(func(b []byte) {
 		if len(b) < bpfgen.EventHeader {
 			t.bad++
@@ -41,52 +53,113 @@ func (t *tracker) read() {
 		if id := int(le.Uint16(b[bpfgen.OffSensor:])); id < len(t.delivered) {
 			t.delivered[id].Add(1)
 		}
-		t.pending = append(t.pending, record{ts: int64(le.Uint64(b)), b: t.keep(b)})
+		t.pending = append(t.pending, t.keep(b, false))
+	})
+}
+
+// readEnts copies the entity ring's records into the round's arena.
+// Reading allocates nothing per record (records held for a later round
+// move to the other arena at the round's end: hold).
+func (t *tracker) readEnts() {
+	t.entRing.drain(func(b []byte) {
+		t.pending = append(t.pending, t.keep(b, true))
 	})
 }
 
 // keep copies a record into the arena.
-func (t *tracker) keep(b []byte) []byte {
+func (t *tracker) keep(b []byte, entity bool) record {
 	k := len(t.arena)
 	t.arena = append(t.arena, b...)
-	return t.arena[k:len(t.arena):len(t.arena)]
+	return record{ts: int64(le.Uint64(b)), off: k, n: uint32(len(b)), entity: entity}
 }
 
-// hold moves the records still pending into the spare arena, which
-// becomes the arena; the other is reused next round.
+// bytes returns a record's bytes.
+func (t *tracker) bytes(r *record) []byte {
+	end := r.off + int(r.n)
+	return t.arena[r.off:end:end]
+}
+
+// hold moves the records still pending (pending[head:]) to the front
+// of pending, and their bytes into the spare arena, which becomes the
+// arena; the other is reused next round. It is called once the records
+// applied since the last move (pending[:head], their bytes deadBytes)
+// are at least as many as those held, so that moving costs no more than
+// applying did (before, every round moved everything held: a drain
+// holding 200,000 records and applying 16,000 a round spent most of its
+// time copying); until then pending and the arena keep what was applied,
+// at most about as much as they hold.
 func (t *tracker) hold() {
+	n := copy(t.pending, t.pending[t.head:])
+	t.pending = t.pending[:n]
+	t.head, t.sorted, t.deadBytes = 0, n, 0
 	t.spare = t.spare[:0]
 	for i := range t.pending {
 		r := &t.pending[i]
 		k := len(t.spare)
-		t.spare = append(t.spare, r.b...)
-		r.b = t.spare[k:len(t.spare):len(t.spare)]
+		t.spare = append(t.spare, t.bytes(r)...)
+		r.off = k
 	}
 	t.arena, t.spare = t.spare, t.arena
+}
+
+// roundMax bounds the records a round applies (but the last), so that
+// the resident's lock is never held long: a remote renewing its lease,
+// a command, waits for one round at most (≈ 10 ms of decoding). A lease
+// is judged at the round's start (D0), before the round's own delay.
+const roundMax = 1 << 14
+
+// holdMax bounds the bytes of records the drain holds read and not
+// applied before it stops reading the packet ring: the ring's size (so
+// the drain holds at most about twice the ring of records not applied,
+// and its arena, with the bytes of records applied and not yet moved
+// out (hold), at most about three times).
+func (t *tracker) holdMax() int { return len(t.events.data) / 2 }
+
+func byTime(a, b record) int {
+	switch {
+	case a.ts < b.ts:
+		return -1
+	case a.ts > b.ts:
+		return 1
+	case a.entity != b.entity: // a task's creation before its packets
+		if a.entity {
+			return -1
+		}
+		return 1
+	}
+	return 0
 }
 
 func (t *tracker) round(final bool) {
 	r := t.r
 	d0 := monoNow()
-	t.read()
-	slices.SortStableFunc(t.pending, func(a, b record) int {
-		switch {
-		case a.ts < b.ts:
-			return -1
-		case a.ts > b.ts:
-			return 1
-		case a.entity != b.entity: // a task's creation before its packets
-			if a.entity {
-				return -1
+	clear(t.vals) // the last round's values, copied out by Deliver
+	t.vals = t.vals[:0]
+	t.readEnts()
+	if final || len(t.arena)-t.deadBytes < t.holdMax() {
+		t.readEvents()
+		t.evD0 = d0
+	}
+	// The records held from the last round are in order; sort what was
+	// read, and merge it in when it does not simply follow them: only
+	// the held records after its first need sorting again.
+	tail := t.pending[t.sorted:]
+	slices.SortStableFunc(tail, byTime)
+	if t.sorted > t.head && len(tail) > 0 && byTime(t.pending[t.sorted-1], tail[0]) > 0 {
+		held := t.pending[t.head:t.sorted]
+		pos, _ := slices.BinarySearchFunc(held, tail[0], func(x, y record) int {
+			if byTime(x, y) > 0 {
+				return 1
 			}
-			return 1
-		}
-		return 0
-	})
-	w := d0 - 1
-	cut := len(t.pending)
+			return -1
+		})
+		slices.SortStableFunc(t.pending[t.head+pos:], byTime)
+	}
+	live := t.pending[t.head:]
+	w := min(d0, t.evD0) - 1
+	cut := len(live)
 	if !final {
-		cut, _ = slices.BinarySearchFunc(t.pending, w+1, func(x record, ts int64) int {
+		cut, _ = slices.BinarySearchFunc(live, w+1, func(x record, ts int64) int {
 			switch {
 			case x.ts < ts:
 				return -1
@@ -95,33 +168,49 @@ func (t *tracker) round(final bool) {
 			}
 			return 0
 		})
-		for cut < len(t.pending) && t.pending[cut].ts <= w {
+		for cut < len(live) && live[cut].ts <= w {
 			cut++
 		}
 	}
 	r.mu.Lock()
-	for i := range t.pending[:cut] {
-		rec := &t.pending[i]
+	// The session with the most room, and its room (step 2).
+	best, room := -1, 0
+	for i := range session.Indices(r.sessions.Mask()) {
+		if k := r.sessions.At(i).core.Room(); best < 0 || k > room {
+			best, room = i, k
+		}
+	}
+	applied := 0
+	for ; applied < cut; applied++ {
+		if !final && (applied >= roundMax || best >= 0 && len(t.out.pk[best]) >= room) {
+			break
+		}
+		rec := &live[applied]
 		if rec.ts <= t.lastW {
 			// Stamped before a watermark already sent (a clock read
 			// reordered around the reservation): keep the promise.
 			rec.ts = t.lastW + 1
 			t.late++
 		}
+		t.deadBytes += int(rec.n)
 		if rec.entity {
-			t.ents.record(rec.b, rec.ts, &t.out)
+			t.ents.record(t.bytes(rec), rec.ts, &t.out)
 		} else {
-			t.packet(rec.b, rec.ts, &t.out)
+			t.packet(t.bytes(rec), rec.ts, &t.out)
 		}
 	}
-	if final && cut > 0 {
-		w = max(w, t.pending[cut-1].ts)
+	if applied < cut {
+		w = min(w, live[applied].ts-1)
+	}
+	if final && applied > 0 {
+		w = max(w, live[applied-1].ts)
 	}
 	w = max(w, t.lastW)
-	rest := copy(t.pending, t.pending[cut:])
-	clear(t.pending[rest:])
-	t.pending = t.pending[:rest]
-	t.hold()
+	t.head += applied
+	t.sorted = len(t.pending)
+	if t.head >= len(t.pending)-t.head {
+		t.hold()
+	}
 	t.lastW = w
 	if t.rounds++; t.rounds%1000 == 0 {
 		t.ents.prune(w)
@@ -129,12 +218,20 @@ func (t *tracker) round(final bool) {
 	counts := t.counts()
 	now := monoNow()
 	var expired []*Session
-	for i := range session.Indices(r.sessions.Mask()) {
+	deliver := func(i int) {
 		s := r.sessions.At(i)
 		s.core.Deliver(t.out.pk[i], t.out.defs[i], w, counts, now, final)
-		t.out.pk[i], t.out.defs[i] = nil, nil
-		if !final && s.core.Expired(now) {
+		t.out.pk[i], t.out.defs[i] = t.out.pk[i][:0], t.out.defs[i][:0]
+		if !final && s.core.Expired(d0) {
 			expired = append(expired, s)
+		}
+	}
+	if best >= 0 {
+		deliver(best) // first: the others take nothing from its room
+	}
+	for i := range session.Indices(r.sessions.Mask()) {
+		if i != best {
+			deliver(i)
 		}
 	}
 	for k := range t.rearm {
@@ -229,7 +326,7 @@ func (t *tracker) packet(b []byte, ts int64, out *roundOut) {
 	case bpfgen.KindBegin:
 		p.Kind, p.Tuple, p.Begin = wire.PBegin, t.tupleID(), ts
 		k := beginKey{uint16(sid), uint8(bi), le.Uint64(b[bpfgen.OffKey:]), le.Uint64(b[bpfgen.OffKey+8:])}
-		t.begun[k] = &begunTuple{tuple: p.Tuple, begin: ts, vals: vals, ents: ents, mask: mask}
+		t.begun[k] = &begunTuple{tuple: p.Tuple, begin: ts, vals: slices.Clone(vals), ents: slices.Clone(ents), mask: mask}
 	case bpfgen.KindWhole:
 		p.Kind, p.Tuple, p.Begin = wire.PWhole, t.tupleID(), int64(le.Uint64(b[bpfgen.OffBegin:]))
 		if p.Begin >= ts {
@@ -246,8 +343,12 @@ func (t *tracker) packet(b []byte, ts int64, out *roundOut) {
 // the flag holder's number.
 func (t *tracker) decode(ss *sensorState, bd *bpfgen.Binding, b []byte, ts int64, out *roundOut) ([]wire.Value, []*entity, uint32) {
 	rel := ss.s.Rel
-	vals := make([]wire.Value, len(rel.Attrs))
-	var ents []*entity
+	// The values live in the round's arena (Deliver copies them out);
+	// a begun interval keeps its own copy (packet).
+	k := len(t.vals)
+	t.vals = append(t.vals, make([]wire.Value, len(rel.Attrs))...)
+	vals := t.vals[k:len(t.vals):len(t.vals)]
+	ents := t.entScratch[:0]
 	var flag uint32
 	for i, sl := range bd.Layout.Slots {
 		raw := b[sl.Off : sl.Off+sl.Size]
@@ -293,6 +394,7 @@ func (t *tracker) decode(ss *sensorState, bd *bpfgen.Binding, b []byte, ts int64
 			flag = uint32(n)
 		}
 	}
+	t.entScratch = ents
 	return vals, ents, flag
 }
 

@@ -48,6 +48,7 @@ func NewSynthetic(ringBytes int) (*Synthetic, error) {
 		return nil, err
 	}
 	t.lastW = monoNow() - 1
+	t.evD0 = t.lastW + 1
 	t.ents = newEntities(r, t)
 	p := t.ents.create(typeProcess, SynthPid, 0, "work", nil, nil)
 	t.ents.create(typeThread, SynthPid, 0, "", p, nil)
@@ -132,20 +133,21 @@ type synthConn struct {
 	s *Session
 }
 
+// Send carries out enables as the session's commands (numbered, so that
+// batches say when they were applied: the remote starts its observation
+// there), noting them without attaching anything.
 func (c *synthConn) Send(cmd *wire.Command) error {
-	r := c.s.r
 	switch cmd.Kind {
-	case wire.CEnable:
-		n, _ := strconv.ParseUint(cmd.Entity, 10, 32)
-		r.mu.Lock()
-		c.s.flags.Enable(flagKey{int(cmd.Sensor), uint32(n)})
-		r.mu.Unlock()
-		return nil
-	case wire.CEnableAll:
-		r.mu.Lock()
-		c.s.all.Enable(int(cmd.Sensor))
-		r.mu.Unlock()
-		return nil
+	case wire.CEnable, wire.CEnableAll:
+		return c.s.core.Command(&c.s.r.mu, cmd, func(cmd *wire.Command) error {
+			if cmd.Kind == wire.CEnableAll {
+				c.s.all.Enable(int(cmd.Sensor))
+				return nil
+			}
+			n, _ := strconv.ParseUint(cmd.Entity, 10, 32)
+			c.s.flags.Enable(flagKey{int(cmd.Sensor), uint32(n)})
+			return nil
+		}, c.s.Close)
 	}
 	return c.Conn.Send(cmd)
 }

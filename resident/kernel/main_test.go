@@ -45,6 +45,13 @@ type run struct {
 // exited and the rings are drained.
 func runCommand(t *testing.T, opts kernel.Options, argv []string, queries ...string) *run {
 	t.Helper()
+	return runCommandWith(t, opts, remote.LiveOptions{}, argv, queries...)
+}
+
+// runCommandWith is runCommand with live options (its Ready is the
+// command's release).
+func runCommandWith(t *testing.T, opts kernel.Options, lo remote.LiveOptions, argv []string, queries ...string) *run {
+	t.Helper()
 	res, err := kernel.New(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -74,14 +81,13 @@ func runCommand(t *testing.T, opts kernel.Options, argv []string, queries ...str
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		out.results, out.stats, runErr = remote.RunLive(context.Background(), prog, []wire.Conn{res.Local()}, remote.LiveOptions{
-			Ready: func() {
-				out.flags = res.Flags()
-				if err := cmd.Release(); err != nil {
-					t.Error(err)
-				}
-			},
-		})
+		lo.Ready = func() {
+			out.flags = res.Flags()
+			if err := cmd.Release(); err != nil {
+				t.Error(err)
+			}
+		}
+		out.results, out.stats, runErr = remote.RunLive(context.Background(), prog, []wire.Conn{res.Local()}, lo)
 	}()
 	select {
 	case <-cmd.Done():

@@ -43,13 +43,28 @@ type tracker struct {
 	late      uint64 // records stamped at or before a watermark already sent
 	bad       uint64 // records that did not decode
 	out       roundOut
+	// evD0 is the D0 of the last round that read the packet ring: every
+	// record not read yet was reserved after it (see drain.go).
+	evD0 int64
+	// pending[head:] are the records read and not applied, pending[:head]
+	// those applied since the last hold (their bytes, deadBytes, still in
+	// the arena); pending[:sorted] is in time order (the records held
+	// from the last round).
+	head, sorted, deadBytes int
+	// vals is the round's arena of packet values (decode), entScratch
+	// the entities a record names (decode, while it is sent).
+	vals       []wire.Value
+	entScratch []*entity
 }
 
 // record is a ring record awaiting its turn (time order).
+// Its bytes are arena[off:off+n]: no pointer, so that the records held
+// cost the collector nothing and moving them no write barrier.
 type record struct {
 	ts     int64
+	off    int
+	n      uint32
 	entity bool
-	b      []byte
 }
 
 // beginKey identifies an interval in progress.
@@ -101,6 +116,7 @@ func (r *Resident) startTracking() (*tracker, error) {
 		return fail(err)
 	}
 	t.lastW = monoNow() - 1
+	t.evD0 = t.lastW + 1
 	if t.entAtt, err = t.load(r.spec.Entities, nil); err != nil {
 		return fail(fmt.Errorf("attaching the process and thread programs: %w", err))
 	}

@@ -104,7 +104,7 @@ func (c *Core) Command(mu sync.Locker, cmd *wire.Command, apply func(*wire.Comma
 		return nil
 	case wire.CLease:
 		defer mu.Unlock()
-		defer c.applied()
+		defer c.leaseApplied()
 		if cmd.Period <= 0 {
 			return c.Fail(cmd, "period", "lease period %d ns is not positive", cmd.Period)
 		}
@@ -130,6 +130,23 @@ func (c *Core) applied() {
 	c.qmu.Lock()
 	c.nApplied, c.appliedAt = c.seq, stamp()
 	c.qmu.Unlock()
+}
+
+// leaseApplied is applied for a lease renewal, which changes nothing a
+// remote observes: the commands before it have been in force since they
+// were applied, so the time batches say they were (AppliedAt) stays —
+// else a renewal racing a remote's first batch would move the start of
+// its observation past packets already sent (the resident's lock held).
+func (c *Core) leaseApplied() {
+	c.qmu.Lock()
+	first := c.nApplied == 0
+	if !first {
+		c.nApplied = c.seq
+	}
+	c.qmu.Unlock()
+	if first {
+		c.applied()
+	}
 }
 
 // Fail returns the *CommandError refusing the command being carried out

@@ -105,6 +105,19 @@ func (b *Budget) take(has, n int) int {
 	return int(own + g)
 }
 
+// avail returns how many packets take(has, n) would grant now for a
+// large n: what is left of the session's reserve, plus what is left of
+// its share and of the shared part (a nil budget: n, unbounded).
+func (b *Budget) avail(has, n int) int {
+	if b == nil {
+		return n
+	}
+	own := max(b.reserve-int64(has), 0)
+	share := (b.max-b.pool)/max(b.sessions.Load(), 1) - b.over(has)
+	shared := b.max - b.pool - b.beyond.Load()
+	return int(min(int64(n), own+max(min(share, shared), 0)))
+}
+
 // join and leave count the sessions open on the budget (their shares).
 func (b *Budget) join() {
 	if b != nil {

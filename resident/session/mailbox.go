@@ -208,6 +208,19 @@ func (m *mailbox) room(k int) int {
 	return g
 }
 
+// Room returns how many more packets the session could take now (at
+// most MaxHeld in all, within what the budget grants it): a drain that
+// hands it no more than this in a round loses none of them to the
+// session's bounds. An ended session has none.
+func (m *mailbox) Room() int {
+	m.qmu.Lock()
+	defer m.qmu.Unlock()
+	if m.ended {
+		return 0
+	}
+	return m.budget.avail(m.n, MaxHeld-m.n)
+}
+
 // Lost counts n packets of sensor the session did not get although it
 // asked for them (a sampling tick skipped): they are drops in its counts.
 func (m *mailbox) Lost(sensor uint16, n uint64) { m.Shed(sensor, n, 0) }

@@ -65,3 +65,53 @@ func TestReserveServesHonest(t *testing.T) {
 		}
 	}
 }
+
+// Room is exactly what Deliver keeps: a round of Room packets loses
+// none, one more is dropped — for a session within its reserve, one
+// beyond it sharing the budget with sessions that never read, and one
+// at its share.
+func TestRoomIsWhatDeliverKeeps(t *testing.T) {
+	budget := NewBudget(MaxHeldTotal)
+	clock := func() int64 { return 0 }
+	var silent [3]Core
+	for i := range silent {
+		silent[i].Init(1, clock, budget)
+	}
+	ts := int64(0)
+	round := func(c *Core, n int) {
+		in := make([]wire.Packet, n)
+		for i := range in {
+			ts++
+			in[i] = wire.Packet{TS: ts}
+		}
+		c.Deliver(in, nil, 0, nil, 0, false) // watermark 0: all held back
+	}
+	for step := range 4 {
+		for i := range silent {
+			k := silent[i].Room()
+			lost := silent[i].over[0]
+			round(&silent[i], k)
+			if silent[i].over[0] != lost {
+				t.Fatalf("step %d, session %d: %d packets of its room %d dropped", step, i, silent[i].over[0]-lost, k)
+			}
+			if k > 0 {
+				round(&silent[i], 1)
+				if silent[i].over[0] != lost+1 {
+					t.Fatalf("step %d, session %d: a packet beyond its room %d was kept", step, i, k)
+				}
+			}
+			if r := silent[i].Room(); r != 0 {
+				t.Fatalf("step %d, session %d: room %d after filling it", step, i, r)
+			}
+		}
+	}
+	var late Core
+	late.Init(1, clock, budget)
+	if k := late.Room(); k < Reserve {
+		t.Errorf("a new session beside full ones has room %d, less than its reserve %d", k, Reserve)
+	}
+	late.End(nil, false)
+	if k := late.Room(); k != 0 {
+		t.Errorf("an ended session has room %d", k)
+	}
+}

@@ -1,0 +1,85 @@
+package exec_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/check"
+	"github.com/tqmon/tqmon/algebra/exec"
+	"github.com/tqmon/tqmon/algebra/plan"
+	"github.com/tqmon/tqmon/algebra/stream"
+	"github.com/tqmon/tqmon/query"
+)
+
+// advances counts the watermarks a stream receives.
+type advances struct{ n int }
+
+func (a *advances) Push(stream.Elem)     {}
+func (a *advances) Advance(algebra.Time) { a.n++ }
+
+// The live driver steps the instants a watermark carries and advances
+// the network once per watermark, not once per instant: 1,000 packets
+// at 1,000 instants under one watermark make one advance of the α's
+// output (1,000 before), with the results of stepping them one
+// watermark each.
+func TestLiveAdvancesOncePerWatermark(t *testing.T) {
+	cat := paperCatalog(t)
+	prog, err := query.Compile(cat, []query.Source{{Name: "q", Text: `range of s is SendMessage retrieve (s.Process, s.Mailbox) where s.Process = "P1"`}}, check.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 1000
+	run := func(every bool) (string, int) {
+		t.Helper()
+		rw, err := prog.Rewritten(false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plans := []plan.Node{rw[0].Final}
+		net, err := exec.Build(cat, prog.Stmts, plans, prog.ExecOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(net.Alphas) != 1 {
+			t.Fatalf("%d α operators, want 1", len(net.Alphas))
+		}
+		adv := &advances{}
+		net.Alphas[0].Output().Add(adv)
+		live := net.Live(0)
+		for i := range n {
+			p := fmt.Sprintf("P%d", 1+i%2)
+			if err := live.Packet("SendMessage", stream.PacketEvent, 0, 0, []algebra.Value{algebra.Entity(p), algebra.Entity("M1")}, algebra.Time(10+i)); err != nil {
+				t.Fatal(err)
+			}
+			if every {
+				if err := live.Advance(algebra.Time(10 + i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := live.Advance(10 + n); err != nil {
+			t.Fatal(err)
+		}
+		k := adv.n
+		if _, err := live.Finish(10 + n); err != nil {
+			t.Fatal(err)
+		}
+		rows := net.Stmts[0].Result.Table().Rows
+		if len(rows) != n/2 {
+			t.Errorf("%d rows, want P1's %d events", len(rows), n/2)
+		}
+		return fmt.Sprint(rows), k
+	}
+	each, kEach := run(true)
+	once, kOnce := run(false)
+	if each != once {
+		t.Errorf("one watermark for all:\n%s\none watermark each:\n%s", once, each)
+	}
+	if kOnce != 1 {
+		t.Errorf("%d instants under one watermark advanced α's output %d times, want once", n, kOnce)
+	}
+	if kEach < n {
+		t.Errorf("a watermark per instant advanced α's output %d times, fewer than the %d watermarks", kEach, n)
+	}
+}
