@@ -128,7 +128,7 @@ func BenchmarkWireM3(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			var sends, bytes, rows float64
 			for i := range b.N {
-				got, st, _ := runDemoWith(b, prog, demo.DefaultConfig(uint64(7+i)), 200*time.Millisecond, remote.LiveOptions{}, c.wrap)
+				got, st, _ := runDemoWith(b, prog, demo.DefaultConfig(uint64(7+i)), 200*time.Millisecond, remote.LiveOptions{WireBytes: true}, c.wrap)
 				sends += float64(st.Packets["SendMessage"])
 				bytes += float64(st.WireBytes)
 				rows += float64(len(got[0].Table.Rows))

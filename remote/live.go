@@ -28,6 +28,10 @@ type LiveOptions struct {
 	Duration time.Duration
 	// Naive runs the initial plans instead of the rewritten ones.
 	Naive bool
+	// WireBytes counts the bytes the residents' batches take on the wire
+	// (LiveStats.WireBytes): it encodes each batch once more, so it is
+	// asked for (--stats), not paid on every run.
+	WireBytes bool
 	// Lease is the lease the remote keeps renewing (default 3 s).
 	Lease time.Duration
 	// OnElem, if set, is called with each result element as it is
@@ -73,7 +77,7 @@ type LiveStats struct {
 	// WireTuples and WireBytes count what crossed the wire from the
 	// residents: every packet (sensor and entity tuples) and the batches'
 	// encoded size (wire encoding, whatever the transport; in process, what
-	// it would have been).
+	// it would have been) — WireBytes only with LiveOptions.WireBytes.
 	WireTuples, WireBytes uint64
 	// PeakHeld is the most tuples the operators held at once.
 	PeakHeld int
@@ -336,7 +340,7 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 					// Lost, not ended: what followed was not observed.
 					stats.SessionLost = &SessionLostError{Resident: st.hello.Name, Since: max(st.wm, start), Err: r.err, Format: opts.TimeFormat}
 				}
-			} else if err = countWire(r.b, &stats, &wireBuf); err != nil {
+			} else if err = countWire(r.b, &stats, opts.WireBytes, &wireBuf); err != nil {
 				return nil, stats, err
 			} else if err := st.take(r.b, p.Catalog, &stats, opts.OnLoss); err != nil {
 				return nil, stats, err
@@ -464,10 +468,13 @@ func receive(ctx context.Context, conns []wire.Conn, n int) <-chan received {
 	return out
 }
 
-// countWire adds a batch to the wire counts (buf: the encoding buffer,
-// reused).
-func countWire(b *wire.Batch, stats *LiveStats, buf *[]byte) error {
+// countWire adds a batch to the wire counts, its bytes only if asked (buf:
+// the encoding buffer, reused).
+func countWire(b *wire.Batch, stats *LiveStats, bytes bool, buf *[]byte) error {
 	stats.WireTuples += uint64(len(b.Packets))
+	if !bytes {
+		return nil
+	}
 	enc, err := b.AppendBinary((*buf)[:0])
 	if err == nil {
 		*buf = enc

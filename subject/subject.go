@@ -174,6 +174,9 @@ type RunOptions struct {
 	Acquire bool
 	// Duration and Lease shape a live run (remote.LiveOptions).
 	Duration, Lease time.Duration
+	// WireBytes counts the bytes a live run's batches take on the wire
+	// (remote.LiveOptions.WireBytes; --stats prints them).
+	WireBytes bool
 	// OnElem, if set, sees each result element as it is produced, in
 	// time order for each statement.
 	OnElem func(stmt int, e stream.Elem)

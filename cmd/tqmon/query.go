@@ -179,6 +179,7 @@ func explainQuery(sub subject.Subject, srcs []query.Source, params map[string]st
 func runProgram(ctx context.Context, sub subject.Subject, prog *query.Program, ro subject.RunOptions, out format.Options,
 	rec *record.ResultDB, ex *exportFlags, stats, allowLoss bool, stdout, stderr io.Writer) error {
 	ro.OnLoss, ro.TimeFormat = remote.PrintLosses(stderr, out.Time), out.Time
+	ro.WireBytes = stats
 	po := subject.PrintOptions{Run: ro, Output: out, Results: rec}
 	set, err := ex.start(ctx, prog, out.Time, stderr)
 	if err != nil {
