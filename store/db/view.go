@@ -74,6 +74,11 @@ const walFileSize = 2 * memTableSize
 // memTableSize is badger's memtable size for every database.
 const memTableSize = 32 << 20
 
+// walSlack is how far past its last byte that is not zero a log is read:
+// the zero bytes a complete entry may end with (its checksum, and a value
+// ending in zeros before it).
+const walSlack = 64 << 10
+
 // walHeader is the size of a log file's header (badger's vlogHeaderSize).
 const walHeader = 20
 
@@ -167,7 +172,7 @@ func makeView(dir, viewDir string, salvage, lastTry bool) (m *made, err error) {
 			if err != nil {
 				return fail(raced(v, dir, err))
 			}
-			if len(wc.buf) > walHeader {
+			if wc.data > walHeader {
 				if err := wc.cutAt(walEnd(wc.buf)); err != nil {
 					return fail(fmt.Errorf("database %s: a view to read it through: %w", dir, err))
 				}
@@ -382,7 +387,8 @@ type walCopy struct {
 	name   string // the log's name
 	path   string // the copy
 	size   int64  // the log's size
-	buf    []byte // the log up to its last byte that is not zero
+	data   int64  // where its last byte that is not zero ends
+	buf    []byte // the log up to walSlack past that
 	end    int    // where the copy is cut
 	damage *Damage
 }
@@ -405,6 +411,13 @@ func readWAL(from, to string) (*walCopy, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A complete entry may end in zero bytes (its checksum's last byte is
+	// 0 once in 256; all four, after a value ending in zeros, far more
+	// rarely): read past the last byte that is not zero, or the log's last
+	// transaction — a commit reported synced — is cut off
+	// (TestWALEndsInZeros).
+	wc.data = n
+	n = min(wc.size, n+walSlack)
 	wc.buf = make([]byte, n)
 	if _, err := f.ReadAt(wc.buf, 0); err != nil {
 		return nil, err
