@@ -35,6 +35,7 @@ func run(argv []string, stdout string, timeout time.Duration) (measurement, erro
 		defer f.Close()
 		cmd.Stdout = f
 	}
+	resetPeakRSS()
 	start := time.Now()
 	err := cmd.Run()
 	m := measurement{wall: time.Since(start)}
