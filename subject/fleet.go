@@ -12,6 +12,10 @@ import (
 type served struct {
 	drain func(time.Duration)
 	stop  func()
+	// failed receives the error that ended serving before stop (gRPC's
+	// Serve returning); nil for a fleet member, whose connection's loss
+	// the fleet server reports itself.
+	failed <-chan error
 }
 
 // serveSessions serves ss: as host on the NATS server at natsURL when
@@ -50,6 +54,11 @@ func serveSessions(ss transport.Sessions, listen, token, natsURL, host string, l
 	if err != nil {
 		return nil, badInput(err)
 	}
-	go srv.Serve(lis)
-	return &served{drain: srv.Drain, stop: srv.Stop}, nil
+	failed := make(chan error, 1)
+	go func() {
+		if err := srv.Serve(lis); err != nil {
+			failed <- err
+		}
+	}()
+	return &served{drain: srv.Drain, stop: srv.Stop, failed: failed}, nil
 }

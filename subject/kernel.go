@@ -159,7 +159,12 @@ func ServeKernel(ctx context.Context, o KernelServeOptions) error {
 	if o.Serving != nil {
 		o.Serving()
 	}
-	<-ctx.Done()
+	select {
+	case <-ctx.Done():
+	case err := <-srv.failed:
+		srv.stop()
+		return err
+	}
 	srv.stop()
 	res.Close()
 	return nil
