@@ -57,7 +57,7 @@ func supersetFeed(h *algebra.History) []feedItem {
 			case r.Strategy.Kind == algebra.Traced && r.Strategy.Whole:
 				feed = append(feed, feedItem{t: row.To, phase: 0, rel: r.Name, kind: stream.PacketWhole, key: key, from: row.From, vals: row.Vals})
 			case r.Strategy.Kind == algebra.Traced:
-				feed = append(feed, feedItem{t: row.From, phase: 1, rel: r.Name, kind: stream.PacketBegin, key: key, vals: row.Vals})
+				feed = append(feed, feedItem{t: row.From, phase: 1, rel: r.Name, kind: stream.PacketBegin, key: key, from: row.From, vals: row.Vals})
 				feed = append(feed, feedItem{t: row.To, phase: 0, rel: r.Name, kind: stream.PacketEnd, key: key, from: row.From, vals: row.Vals})
 			case r.Strategy.Kind == algebra.TracedThenDisabled:
 				feed = append(feed, feedItem{t: row.To, phase: 0, rel: r.Name, kind: stream.PacketWhole, key: key, from: row.From, vals: row.Vals})
@@ -165,8 +165,10 @@ func liveDifferential(t *testing.T, cat *algebra.Catalog) { liveDifferentialFrom
 
 // lateFeed is feed as a monitor that came at f receives it: nothing ends
 // or happens before f; tuples alive at f begin at f — an entity's begin
-// is moved to f, a traced interval's begin was sent to no one, so its end
-// (or whole packet) comes alone, beginning at f.
+// is moved to f, and so is a traced interval's (the resident sends a
+// session enabled while the tuple is in progress its begin then:
+// resident's beginOpen, clipped to f by remote); a whole packet
+// (traced then disabled, or Strategy.Whole) comes alone, beginning at f.
 func lateFeed(feed []feedItem, f algebra.Time) []feedItem {
 	var out []feedItem
 	early := map[uint64]bool{}
@@ -174,7 +176,7 @@ func lateFeed(feed []feedItem, f algebra.Time) []feedItem {
 		ends := it.entity && !it.begin || it.kind == stream.PacketEnd || it.kind == stream.PacketSampleEnd
 		begins := it.entity && it.begin || !it.entity && it.kind == stream.PacketBegin
 		switch {
-		case it.t < f && begins && it.entity:
+		case it.t < f && begins:
 			early[it.key] = true
 			it.t = f
 		case ends && it.t <= f, it.t < f, it.kind == stream.PacketWhole && it.t <= f:
@@ -184,7 +186,7 @@ func lateFeed(feed []feedItem, f algebra.Time) []feedItem {
 			}
 			continue
 		}
-		if !begins && it.from < f {
+		if (!begins || !it.entity) && it.from < f {
 			it.from = f
 		}
 		out = append(out, it)
