@@ -649,6 +649,9 @@ func (st *connState) take(b *wire.Batch, cat *algebra.Catalog, stats *LiveStats,
 			it.Kind = stream.PacketEvent
 		case wire.PBegin:
 			it.Kind = stream.PacketBegin
+			if p.Begin == 0 {
+				it.From = it.T // reported as it happened
+			}
 		case wire.PEnd:
 			it.Kind, it.phase = stream.PacketEnd, 0
 			if rel.Strategy.Kind == algebra.Sampled {

@@ -234,6 +234,7 @@ func (s *Session) apply(cmd *wire.Command) error {
 			}
 			if s.flags.Enable(k) {
 				r.setFlag(sen, cmd.Entity, s.bit)
+				r.beginOpen(sen, s.bit)
 			}
 			return nil
 		}
@@ -252,6 +253,7 @@ func (s *Session) apply(cmd *wire.Command) error {
 		if cmd.Kind == wire.CEnableAll {
 			if s.all.Enable(sen.id) {
 				r.setAll(sen, s.bit)
+				r.beginOpen(sen, s.bit)
 			}
 			return nil
 		}

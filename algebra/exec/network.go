@@ -322,7 +322,7 @@ func (n *Network) alpha(x *plan.Alpha) (*stream.Tee, algebra.Time, error) {
 	switch {
 	case x.Rel.IsEvent():
 		a.MaxLate = 0
-	case a.Kind == algebra.TracedThenDisabled:
+	case a.Kind == algebra.TracedThenDisabled, x.Rel.Strategy.Whole:
 		a.MaxLate = algebra.Forever // reported whole, at its end
 	case a.Kind == algebra.Sampled:
 		a.MaxLate = algebra.Forever
