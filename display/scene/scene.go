@@ -27,6 +27,9 @@ type Scene struct {
 
 	// placed is what the last Draw put where (tests check overlaps).
 	placed []Placed
+	// crowded are the arrow statements the last Draw found no free lane
+	// for some arrow of (drawn in their CrowdedColour).
+	crowded []int
 
 	// Observed is how the data drawn was observed: its gaps and sampled
 	// relations (the status line and the timeline show them).
