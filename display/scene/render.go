@@ -41,6 +41,12 @@ func (s *Scene) Icons() int {
 // aspects are computed here; the layout only when stale or the area
 // changed.
 func (s *Scene) Draw(c draw.Canvas, area draw.Rect, now algebra.Time) {
+	// Plots take the bottom rows; the icons the rest.
+	ps, rows := s.plots(now, area.W, area.H)
+	if rows > 0 {
+		area.H -= rows
+		defer s.drawPlots(c, draw.Rect{X: area.X, Y: area.Bottom(), W: area.W, H: rows}, ps)
+	}
 	s.sweep(now)
 	s.placeChildren()
 	if s.stale || area != s.lay.area {
