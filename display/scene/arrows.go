@@ -139,14 +139,20 @@ func (d *drawing) arrows() {
 // that found no free lane.
 func CrowdedColour(i int) draw.Color { return draw.Cycle(i) }
 
-// Crowded lists the arrow statements (their relations) some of whose
-// arrows the last Draw found no free lane for, and drew in their
-// CrowdedColour.
-func (s *Scene) Crowded() []string {
-	var out []string
+// Crowded is an arrow statement some of whose arrows found no free lane,
+// drawn in Colour.
+type Crowded struct {
+	Rel    string
+	Colour draw.Color
+}
+
+// Crowded lists the arrow statements (by relation) some of whose arrows
+// the last Draw found no free lane for.
+func (s *Scene) Crowded() []Crowded {
+	var out []Crowded
 	for _, i := range s.crowded {
 		if i < len(s.arrows) {
-			out = append(out, s.arrows[i].l.Rel.Name)
+			out = append(out, Crowded{s.arrows[i].l.Rel.Name, CrowdedColour(i)})
 		}
 	}
 	return out
@@ -323,7 +329,7 @@ func (d *drawing) arrowStyle(a *arrowSet, st *arrowState) (draw.Style, bool) {
 	case d.s.sp.Trace && st.event && lvl == 1:
 		return base, true // an event is current for the first quarter of the decay
 	case d.s.sp.Trace:
-		return traceStyle(lvl), true
+		return TraceStyle(lvl), true
 	case st.event:
 		return base, true
 	}

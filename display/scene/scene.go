@@ -156,7 +156,8 @@ func (s *Scene) fade(ended, now algebra.Time) (level float64, ok bool) {
 	return q, true
 }
 
-// traceStyle is the style of a past state that remains at level.
-func traceStyle(level float64) draw.Style {
+// TraceStyle is the style of a past state (a trace copy of an icon or
+// arrow) that remains at level, 1 just ended to 0 gone.
+func TraceStyle(level float64) draw.Style {
 	return draw.Style{Fg: draw.Gray(0.2 + 0.5*level), Dim: true}
 }

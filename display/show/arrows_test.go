@@ -27,7 +27,7 @@ func TestGoldenArrowsCrowded(t *testing.T) {
 	// Only P3's send to M1 is crowded: it arrives where M1's wait for P5
 	// leaves, the one cell both can use; it is drawn in SendMessage's
 	// colour.
-	if c := pb.Feed.Scene.Crowded(); len(c) != 1 || c[0] != "SendMessage" {
+	if c := pb.Feed.Scene.Crowded(); len(c) != 1 || c[0].Rel != "SendMessage" || c[0].Colour != scene.CrowdedColour(1) {
 		t.Errorf("crowded at 100×30: %v, want [SendMessage]", c)
 	}
 	m1 := placedRect(t, pb, "Mailbox", "M1", false)

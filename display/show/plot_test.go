@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/tqmon/tqmon/display/term"
+	"github.com/tqmon/tqmon/display/ui"
 )
 
 // TestGoldenPlot: the paper's queue lengths plotted per mailbox over 20
@@ -34,5 +35,39 @@ func TestGoldenPlot(t *testing.T) {
 		if p.Rect.Bottom() > 30-1-9 {
 			t.Errorf("%s %s at %+v overlaps the plot", p.Rel, p.Key, p.Rect)
 		}
+	}
+}
+
+// TestGoldenLegend: l shows what the paper display's shading, arrows,
+// flash and trace copies mean (with the plot's sparkline), drawn as the
+// display draws them; in the timeline, what its bars and marks mean; l
+// again closes it.
+func TestGoldenLegend(t *testing.T) {
+	s, h := dirSetup(t, paperDir, "../display/plot.display", "queue_length.tq")
+	pb := playback(t, s, h, "2:30:00", "tqmon view testdata/paper")
+	sim := simScreen(t, 100, 30)
+	pb.Player.Seek(clockTime(t, "2:50:00"))
+	settle(t, pb)
+	pb.Model.Handle(ui.KeyLegend)
+	frame(pb, sim)
+	checkGolden(t, "legend-2-50-00.txt", term.Dump(sim))
+	g := term.Text(sim)
+	for _, want := range []string{"legend (l closes)", "Process shaded by State:", " Running  ", "SendMessage: from Process to Mailbox",
+		"RunningOn: Process drawn inside Processor", "trace copies: past states and arrows, fading over 5s",
+		"QueueLength.Length: low to high"} {
+		if !strings.Contains(g, want) {
+			t.Errorf("legend lacks %q:\n%s", want, g)
+		}
+	}
+	pb.Model.Handle(ui.KeyTimeline)
+	frame(pb, sim)
+	checkGolden(t, "legend-timeline-2-50-00.txt", term.Dump(sim))
+	if g := term.Text(sim); !strings.Contains(g, "state shaded ≥80%, ≥50%, ≥25%, less") || !strings.Contains(g, "lost: packets missed") {
+		t.Errorf("timeline legend:\n%s", g)
+	}
+	pb.Model.Handle(ui.KeyLegend)
+	frame(pb, sim)
+	if g := term.Text(sim); strings.Contains(g, "legend (l closes)") {
+		t.Errorf("l did not close the legend:\n%s", g)
 	}
 }

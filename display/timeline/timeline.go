@@ -361,20 +361,26 @@ func iconMark(ic *spec.Icon, t *scene.Tuple) mark {
 		m.st.Fg = ic.Colour.Of(t.Vals[ic.Colour.Attr])
 	}
 	if ic.Shade != nil {
-		switch p := ic.Shade.Percent(t.Vals[ic.Shade.Attr]); {
-		case p >= 80:
-		case p >= 50:
-			m.r = '▓'
-		case p >= 25:
-			m.r = '▒'
-		default:
-			m.r = '░'
-		}
+		m.r = ShadeRune(ic.Shade.Percent(t.Vals[ic.Shade.Attr]))
 	}
 	if t.Event {
 		m.r = '|'
 	}
 	return m
+}
+
+// ShadeRune is the bar of a state shaded to percent: █ from 80%, ▓ from
+// 50%, ▒ from 25%, ░ below.
+func ShadeRune(percent int) rune {
+	switch {
+	case percent >= 80:
+		return '█'
+	case percent >= 50:
+		return '▓'
+	case percent >= 25:
+		return '▒'
+	}
+	return '░'
 }
 
 // tupleRows: one row per distinct value tuple of a relation.

@@ -68,6 +68,7 @@ type Model struct {
 
 	timelineOn bool
 	help       bool
+	legend     bool
 	message    string
 	area       draw.Rect
 }
@@ -97,6 +98,8 @@ func (m *Model) Handle(k Key) (quit bool) {
 		return true
 	case KeyHelp:
 		m.help = true
+	case KeyLegend:
+		m.legend = !m.legend
 	case KeyTimeline:
 		m.timelineOn = !m.timelineOn
 	case KeyPause, KeyFaster, KeySlower, KeyStep:
@@ -201,6 +204,9 @@ func (m *Model) Draw(c draw.Canvas) {
 		m.Scene.Draw(c, m.area, now)
 	}
 	m.status(c, w, h)
+	if m.legend {
+		m.drawLegend(c, w, h)
+	}
 	if m.help {
 		m.drawHelp(c, w, h)
 	}
