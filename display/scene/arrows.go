@@ -63,7 +63,7 @@ func (d *drawing) arrows() {
 			routes = append(routes, &route{set: si, key: k, from: from, to: to, head: a.l.Kind == spec.Arrow, st: st})
 		}
 	}
-	w, _ := d.c.Size()
+	w, h := d.c.Size()
 	var cross []*route
 	sameCol := map[int]int{} // lanes wanted right of each column edge
 	for _, r := range routes {
@@ -113,7 +113,8 @@ func (d *drawing) arrows() {
 			order = append(order, r)
 		}
 	}
-	g := grid{cells: map[draw.Point]*gridCell{}, groups: map[groupKey]int{}}
+	g := &d.s.lanes
+	g.reset(w, h)
 	d.s.crowded = d.s.crowded[:0]
 	for _, r := range order {
 		if !g.place(r) {
@@ -164,12 +165,14 @@ func (r *route) points() []draw.Point {
 	return []draw.Point{r.exit, {X: r.lane, Y: r.exit.Y}, {X: r.lane, Y: r.entry.Y}, r.entry}
 }
 
-// grid is what routed arrows occupy: per cell, the group running along it
-// horizontally and vertically and whether some arrow turns (or ends)
-// there. A group is the arrows leaving one point, or arriving at one (they
-// may share the row there), or one arrow's lane.
+// grid is what routed arrows occupy: per cell of the canvas, the group
+// running along it horizontally and vertically and whether some arrow
+// turns (or ends) there. A group is the arrows leaving one point, or
+// arriving at one (they may share the row there), or one arrow's lane.
+// Cells off the canvas are free (nothing is drawn there).
 type grid struct {
-	cells  map[draw.Point]*gridCell
+	w, h   int
+	cells  []gridCell
 	groups map[groupKey]int
 	lanes  int
 }
@@ -182,6 +185,32 @@ type gridCell struct {
 type groupKey struct {
 	p  draw.Point
 	in bool
+}
+
+// MaxLaneTries bounds the lanes tried for one arrow (nearest the wanted
+// one first): routing a frame costs at most that many column checks per
+// arrow, however crowded.
+const MaxLaneTries = 32
+
+// reset makes the grid empty for a w×h canvas, reusing its cells.
+func (g *grid) reset(w, h int) {
+	g.w, g.h, g.lanes = w, h, 0
+	if cap(g.cells) < w*h {
+		g.cells = make([]gridCell, w*h)
+	}
+	g.cells = g.cells[:w*h]
+	clear(g.cells)
+	if g.groups == nil {
+		g.groups = map[groupKey]int{}
+	}
+	clear(g.groups)
+}
+
+func (g *grid) cell(p draw.Point) *gridCell {
+	if p.X < 0 || p.Y < 0 || p.X >= g.w || p.Y >= g.h {
+		return nil
+	}
+	return &g.cells[p.Y*g.w+p.X]
 }
 
 func (g *grid) group(p draw.Point, in bool) int {
@@ -201,43 +230,47 @@ type use struct {
 	h, v int
 }
 
-// uses are the cells the route takes with its lane at x.
-func (g *grid) uses(r *route, x, gOut, gIn, gLane int) []use {
-	var us []use
-	row := func(y, from, to, grp int) { // from inclusive, to exclusive
+// uses calls f for the cells the route takes with its lane at x, until f
+// returns false; it reports whether f accepted them all.
+func (r *route) uses(x, gOut, gIn, gLane int, f func(use) bool) bool {
+	row := func(y, from, to, grp int) bool { // from inclusive, to exclusive
 		step := 1
 		if to < from {
 			step = -1
 		}
 		for x := from; x != to; x += step {
-			us = append(us, use{p: draw.Point{X: x, Y: y}, h: grp})
+			if !f(use{p: draw.Point{X: x, Y: y}, h: grp}) {
+				return false
+			}
 		}
+		return true
 	}
 	if r.exit.Y == r.entry.Y {
-		row(r.exit.Y, r.exit.X, r.entry.X, gOut)
-		return append(us, use{p: r.entry, h: gIn})
+		return row(r.exit.Y, r.exit.X, r.entry.X, gOut) && f(use{p: r.entry, h: gIn})
 	}
-	row(r.exit.Y, r.exit.X, x, gOut)
-	us = append(us, use{p: draw.Point{X: x, Y: r.exit.Y}, h: gOut, v: gLane})
+	if !row(r.exit.Y, r.exit.X, x, gOut) || !f(use{p: draw.Point{X: x, Y: r.exit.Y}, h: gOut, v: gLane}) {
+		return false
+	}
 	step := 1
 	if r.entry.Y < r.exit.Y {
 		step = -1
 	}
 	for y := r.exit.Y + step; y != r.entry.Y; y += step {
-		us = append(us, use{p: draw.Point{X: x, Y: y}, v: gLane})
+		if !f(use{p: draw.Point{X: x, Y: y}, v: gLane}) {
+			return false
+		}
 	}
-	us = append(us, use{p: draw.Point{X: x, Y: r.entry.Y}, h: gIn, v: gLane})
-	if x != r.entry.X {
-		row(r.entry.Y, r.entry.X, x, gIn)
+	if !f(use{p: draw.Point{X: x, Y: r.entry.Y}, h: gIn, v: gLane}) {
+		return false
 	}
-	return us
+	return x == r.entry.X || row(r.entry.Y, r.entry.X, x, gIn)
 }
 
 // free reports whether a cell can take a use: a run may share a cell with
 // its own group's run, or cross another's run at right angles; a turn
 // only shares with its own group's run.
 func (g *grid) free(u use) bool {
-	c := g.cells[u.p]
+	c := g.cell(u.p)
 	if c == nil {
 		return true
 	}
@@ -255,27 +288,74 @@ func (g *grid) free(u use) bool {
 	return true
 }
 
+// reach is how far along row y a run of group grp can go from x0 toward
+// x1 (inclusive) without a cell it may not take (ends, when lenient, are
+// taken whatever): the first such x, or one past x1.
+func (g *grid) reach(y, x0, x1, grp int, lenient bool, ends [2]draw.Point) int {
+	step := 1
+	if x1 < x0 {
+		step = -1
+	}
+	x := x0
+	for ; x != x1+step; x += step {
+		p := draw.Point{X: x, Y: y}
+		if !g.free(use{p: p, h: grp}) && !(lenient && (p == ends[0] || p == ends[1])) {
+			break
+		}
+	}
+	return x
+}
+
 // place gives the route a lane: the free one nearest its wanted lane;
 // else (false) the nearest free but for the route's two end cells (an
 // icon where arrows both leave and arrive has one cell for both); else
-// (false) the wanted one though it is not free.
+// (false) the wanted one though it is not free. At most MaxLaneTries
+// lanes are tried, each only when the exit and entry rows reach it.
 func (g *grid) place(r *route) bool {
 	gOut, gIn := g.group(r.exit, false), g.group(r.entry, true)
 	g.lanes++
 	gLane := -g.lanes
-	fits := func(x int, ends bool) bool {
-		us := g.uses(r, x, gOut, gIn, gLane)
-		for _, u := range us {
-			if !g.free(u) && (ends || u.p != r.exit && u.p != r.entry) {
-				return false
-			}
+	ends := [2]draw.Point{r.exit, r.entry}
+	search := func(lenient bool) bool {
+		ok := func(u use) bool { return g.free(u) || lenient && (u.p == r.exit || u.p == r.entry) }
+		if r.exit.Y == r.entry.Y {
+			r.lane = r.pref
+			return r.uses(r.lane, gOut, gIn, gLane, ok)
 		}
-		return true
-	}
-	search := func(ends bool) bool {
-		for d := 0; d <= max(r.pref-r.lo, r.hi-r.pref); d++ {
+		// The lanes the rows reach: past the exit row's first blocked
+		// cell, or before the entry row's, no lane can be.
+		dir := 1 // lanes right of a column; between columns, toward the entry
+		if r.cross && r.entry.X < r.exit.X {
+			dir = -1
+		}
+		far := r.hi
+		if dir < 0 {
+			far = r.lo
+		}
+		outStop := g.reach(r.exit.Y, r.exit.X, far, gOut, lenient, ends)
+		near := r.lo
+		if dir < 0 {
+			near = r.hi
+		}
+		inStop := g.reach(r.entry.Y, r.entry.X, near, gIn, lenient, ends)
+		if !r.cross {
+			inStop = g.reach(r.entry.Y, r.entry.X, far, gIn, lenient, ends)
+		}
+		reachable := func(x int) bool {
+			if r.cross {
+				// Out from the exit up to x, in from x to the entry.
+				return (x-outStop)*dir < 0 && (x-inStop)*dir > 0
+			}
+			return x < outStop && x < inStop
+		}
+		tries := 0
+		for d := 0; d <= max(r.pref-r.lo, r.hi-r.pref) && tries < MaxLaneTries; d++ {
 			for _, x := range []int{r.pref - d, r.pref + d} {
-				if x >= r.lo && x <= r.hi && (d > 0 || x == r.pref) && fits(x, ends) {
+				if x < r.lo || x > r.hi || d == 0 && x != r.pref || !reachable(x) {
+					continue
+				}
+				tries++
+				if r.uses(x, gOut, gIn, gLane, ok) {
 					r.lane = x
 					return true
 				}
@@ -283,15 +363,14 @@ func (g *grid) place(r *route) bool {
 		}
 		return false
 	}
-	ok := search(true)
-	if !ok && !search(false) {
+	ok := search(false)
+	if !ok && !search(true) {
 		r.lane = r.pref
 	}
-	for _, u := range g.uses(r, r.lane, gOut, gIn, gLane) {
-		c := g.cells[u.p]
+	r.uses(r.lane, gOut, gIn, gLane, func(u use) bool {
+		c := g.cell(u.p)
 		if c == nil {
-			c = &gridCell{}
-			g.cells[u.p] = c
+			return true
 		}
 		if u.h != 0 {
 			c.h = u.h
@@ -302,7 +381,8 @@ func (g *grid) place(r *route) bool {
 		if u.h != 0 && u.v != 0 || u.p == r.entry {
 			c.turn = true
 		}
-	}
+		return true
+	})
 	return ok
 }
 

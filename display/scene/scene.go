@@ -30,6 +30,8 @@ type Scene struct {
 	// crowded are the arrow statements the last Draw found no free lane
 	// for some arrow of (drawn in their CrowdedColour).
 	crowded []int
+	// lanes is the arrows' routing grid, kept between frames for reuse.
+	lanes grid
 
 	// Observed is how the data drawn was observed: its gaps and sampled
 	// relations (the status line and the timeline show them).
