@@ -175,6 +175,9 @@ type grid struct {
 	cells  []gridCell
 	groups map[groupKey]int
 	lanes  int
+	// tries counts the lanes checked since reset (tests hold it to
+	// MaxLaneTries per arrow and search).
+	tries int
 }
 
 type gridCell struct {
@@ -194,7 +197,7 @@ const MaxLaneTries = 32
 
 // reset makes the grid empty for a w×h canvas, reusing its cells.
 func (g *grid) reset(w, h int) {
-	g.w, g.h, g.lanes = w, h, 0
+	g.w, g.h, g.lanes, g.tries = w, h, 0, 0
 	if cap(g.cells) < w*h {
 		g.cells = make([]gridCell, w*h)
 	}
@@ -355,6 +358,7 @@ func (g *grid) place(r *route) bool {
 					continue
 				}
 				tries++
+				g.tries++
 				if r.uses(x, gOut, gIn, gLane, ok) {
 					r.lane = x
 					return true
