@@ -592,3 +592,48 @@ func TestLiveStatsSumResidents(t *testing.T) {
 		t.Fatalf("Wanted[%s] = %d, want the sum %d + %d", name, got, ns[0].Load(), ns[1].Load())
 	}
 }
+
+// TestLiveStatsAreTheRuns: a resident's counts are cumulative over its
+// life, every session's; a session's batches count from its opening, so
+// a run's Wanted and Dropped are what its resident produced while it ran. A second run on the same resident that
+// does not read SendMessage reports none produced for it, though the
+// first run's sends are in the resident's counts (before, they were
+// reported as the second run's: "0 packets received, N produced while
+// enabled").
+func TestLiveStatsAreTheRuns(t *testing.T) {
+	cat := demoCatalog(t)
+	compile := func(text string) *query.Program {
+		prog, err := query.Compile(cat, []query.Source{{Name: "q", Text: text}}, check.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return prog
+	}
+	cfg := demo.DefaultConfig(3)
+	clock := demo.NewClock(cfg.Scale)
+	res := resident.New(ossensors.Spec(), demo.Options(clock, truth.New(cat, 0, 0)))
+	defer res.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go demo.New(ossensors.New(res), cfg).Run(ctx)
+	_, st1, err := remote.RunLive(context.Background(), compile(`range of s is SendMessage retrieve (s.Process, s.Mailbox)`),
+		[]wire.Conn{res.Local()}, remote.LiveOptions{Duration: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st1.Packets["SendMessage"] == 0 || st1.Wanted["SendMessage"] == 0 {
+		t.Fatalf("first run: %d sends received, %d wanted", st1.Packets["SendMessage"], st1.Wanted["SendMessage"])
+	}
+	_, st2, err := remote.RunLive(context.Background(), compile(`range of w is Waiting retrieve (w.Process, w.Mailbox)`),
+		[]wire.Conn{res.Local()}, remote.LiveOptions{Duration: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The counts are the resident's while the session was open: the
+	// first session may still have had SendMessage enabled for a round or
+	// two as the second opened — a few, not the first run's.
+	if p, w := st2.Packets["SendMessage"], st2.Wanted["SendMessage"]; p != 0 || w > st1.Wanted["SendMessage"]/4 {
+		t.Errorf("second run, which does not read SendMessage: %d received, %d produced while enabled (the first run: %d)",
+			p, w, st1.Wanted["SendMessage"])
+	}
+}

@@ -88,6 +88,9 @@ func (r *Resident) Open() *Session {
 	// The live entities: their definitions, and their entity relation
 	// tuples. (Their seen bit may be left over from the index's previous
 	// session: it is set either way.)
+	// Counts from here: the live entities' snapshot below is this
+	// session's (wanted and delivered), what came before is not.
+	s.core.Base(r.counts())
 	var pkts []wire.Packet
 	var defs []wire.EntityDef
 	for t := range r.types {
