@@ -1,6 +1,10 @@
 package resident
 
-import "github.com/tqmon/tqmon/resident/wire"
+import (
+	"sync"
+
+	"github.com/tqmon/tqmon/resident/wire"
+)
 
 // Counting triggers: the first phase of two-phase monitoring, evaluated
 // where the packets are. A CTrigger with Count enables its target for an
@@ -16,17 +20,24 @@ import "github.com/tqmon/tqmon/resident/wire"
 
 // Bounds of a counting trigger: Count at most wire.MaxCount (a ring of that
 // many timestamps per entity counted), at most maxCountKeys entities
-// counted at once. With maxTriggers triggers per session, what one session
-// can make the resident hold for counting is at most maxTriggers ×
-// maxCountKeys × wire.MaxCount timestamps (32 × 1,024 × 64 × 8 B = 16 MB;
-// TestHostileCountTrigger).
+// counted at once, at most maxCountTriggers per session (of its
+// maxTriggers). A counting trigger runs in the subject's thread on every
+// packet of its sensor: a lock of its own (not r.mu, which entity
+// operations hold), a map look-up and a ring write, and r.mu only to
+// enable. So what one session can make a sensor call cost is
+// maxCountTriggers of those, and the resident hold for counting at most
+// maxCountTriggers × maxCountKeys × wire.MaxCount timestamps (4 × 1,024 ×
+// 64 × 8 B = 2 MB) — TestCountTriggerBound, TestHostileCountTriggers.
 const (
-	maxCountKeys = 1024
+	maxCountKeys     = 1024
+	maxCountTriggers = 4
 )
 
-// counter is a counting trigger's state (r.mu): for each entity not yet
+// counter is a counting trigger's state (mu): for each entity not yet
 // enabled, the timestamps of its latest packets (at most n).
 type counter struct {
+	mu     sync.Mutex
+	fired  map[string]struct{} // the entities enabled
 	n      int
 	window int64 // ns; 0: for ever
 	keys   map[string]*countRing
@@ -45,7 +56,7 @@ type countRing struct {
 }
 
 func newCounter(n int, window int64) *counter {
-	return &counter{n: n, window: window, keys: map[string]*countRing{}}
+	return &counter{n: n, window: window, keys: map[string]*countRing{}, fired: map[string]struct{}{}}
 }
 
 // countArgs checks a counting trigger's arguments.
@@ -59,6 +70,15 @@ func (s *Session) countArgs(cmd *wire.Command, on *Sensor) error {
 		return s.fail(cmd, "count", "count %d exceeds %d, the most a resident counts", cmd.Count, wire.MaxCount)
 	case cmd.Period < 0:
 		return s.fail(cmd, "period", "negative window %d", cmd.Period)
+	}
+	n := 0
+	for _, t := range s.triggers {
+		if t.count != nil {
+			n++
+		}
+	}
+	if n >= maxCountTriggers {
+		return s.fail(cmd, "count", "the session already has %d counting triggers, the most it may", maxCountTriggers)
 	}
 	return nil
 }
@@ -124,17 +144,21 @@ func (c *counter) prune(now int64) bool {
 }
 
 // countTrigger counts a packet for a counting trigger t and enables its
-// target for entity id once the count is reached.
+// target for entity id once the count is reached (fireTrigger: under r.mu,
+// if t is still live).
 func (r *Resident) countTrigger(t *trigger, id string, ep uint32, ts int64) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !t.live(ep) {
+	c := t.count
+	c.mu.Lock()
+	if _, ok := c.fired[id]; ok {
+		c.mu.Unlock()
 		return
 	}
-	if _, ok := t.done[id]; ok {
-		return
+	fire := c.add(id, ts)
+	if fire {
+		c.fired[id] = struct{}{}
 	}
-	if t.count.add(id, ts) {
-		r.fireLocked(t, id)
+	c.mu.Unlock()
+	if fire {
+		r.fireTrigger(t, id, ep)
 	}
 }
