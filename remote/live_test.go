@@ -76,6 +76,17 @@ retrieve into Busy (m.Mailbox, N = count(s.Process by m.Mailbox where s.Mailbox 
 range of b is Busy
 range of w is Waiting
 retrieve (w.Process, w.Mailbox) where b.Mailbox = w.Mailbox and b.N > 3`},
+	{"two-phase-ever", `range of m is Mailbox
+range of s is SendMessage
+retrieve into Sent (m.Mailbox, N = count(s.Process by m.Mailbox where s.Mailbox = m.Mailbox for ever))
+range of b is Sent
+range of w is Waiting
+retrieve (w.Process, w.Mailbox, b.N) valid at end of w where b.Mailbox = w.Mailbox and b.N >= 20`},
+	{"two-phase-by-sensed", `range of s is SendMessage
+retrieve into Hot (s.Mailbox, N = count(s.Process by s.Mailbox for each 5s))
+range of h is Hot
+range of w is Waiting
+retrieve (w.Mailbox, Longest = max(end of w - begin of w for ever)) where h.Mailbox = w.Mailbox and 2 < h.N`},
 	{"sends-after-unblock", `range of w is Waiting
 retrieve into Unblocked (P = w.Process) valid at end of w
 range of u is Unblocked

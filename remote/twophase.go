@@ -1,9 +1,16 @@
 package remote
 
 import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
 	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/expr"
 	"github.com/tqmon/tqmon/algebra/plan"
+	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/resident/wire"
 )
 
@@ -198,4 +205,104 @@ func (c *commander) countCommand(sensor uint16, rel *algebra.Relation, g *plan.A
 	}
 	return wire.Command{Kind: wire.CTrigger, Sensor: sensor, On: c.sensor(alpha.Rel.Name), Attr: uint16(attr),
 		Count: uint32(n), Period: period}, n <= wire.MaxCount
+}
+
+// recorder is a wire.Conn that keeps the commands sent to it (Enabling).
+type recorder struct {
+	hello *wire.Hello
+	cmds  []wire.Command
+}
+
+func (r *recorder) Hello() *wire.Hello         { return r.hello }
+func (r *recorder) Recv() (*wire.Batch, error) { return nil, io.EOF }
+func (r *recorder) Send(c *wire.Command) error { r.cmds = append(r.cmds, *c); return nil }
+func (r *recorder) Close() error               { return nil }
+
+// Enabling says, for --explain, how residents with these hellos would
+// enable each α of the plans in a live run (p's retrieves, in order):
+// the commands RunLive's commander sends, in words — or that the sensor
+// is widened, enabled for every entity, when the residents cannot compute
+// the argument themselves in time. It is keyed by EnablingKey.
+func Enabling(p *query.Program, plans []plan.Node, hellos []*wire.Hello) map[string]string {
+	out := map[string]string{}
+	if len(hellos) == 0 {
+		return out
+	}
+	for _, root := range plans {
+		plan.Walk(root, func(n plan.Node) {
+			a, ok := n.(*plan.Alpha)
+			if !ok || a.Sampled() {
+				return
+			}
+			states := make([]*connState, len(hellos))
+			rec := &recorder{hello: hellos[0]}
+			for i, h := range hellos {
+				st := &connState{conn: rec, hello: h, ids: map[string]uint16{}, types: map[string]uint16{}}
+				for id, name := range h.Sensors {
+					st.ids[name] = uint16(id)
+				}
+				for id, name := range h.Types {
+					st.types[name] = uint16(id)
+				}
+				states[i] = st
+			}
+			c := &commander{states: states, defs: map[*check.Retrieve]plan.Node{}}
+			for i, r := range p.Stmts {
+				if i < len(plans) {
+					c.defs[r] = plans[i]
+				}
+			}
+			if !c.enable(c.sensor(a.Rel.Name), a.Rel, a.Enable) {
+				out[EnablingKey(a)] = fmt.Sprintf("widened: %s enabled for every %s (the argument is computed here, too late to enable by; α keeps what it says)",
+					a.Rel.Name, a.Rel.Attrs[a.Rel.FlagHolder].Type.Entity)
+				return
+			}
+			out[EnablingKey(a)] = describeCommands(rec.cmds[:len(rec.cmds)/len(hellos)], hellos[0], a.Rel)
+		})
+	}
+	return out
+}
+
+// EnablingKey names an α for Enabling: α operators alike (relation and
+// argument) are enabled alike, so a key found on one rewrite of a program
+// applies to another.
+func EnablingKey(a *plan.Alpha) string { return plan.String(a) }
+
+// describeCommands says what enable commands do, in words.
+func describeCommands(cmds []wire.Command, h *wire.Hello, rel *algebra.Relation) string {
+	var parts []string
+	var consts []string
+	name := func(id uint16) string {
+		if int(id) < len(h.Sensors) {
+			return h.Sensors[id]
+		}
+		return fmt.Sprint("sensor ", id)
+	}
+	flag := rel.Attrs[rel.FlagHolder].Type.Entity
+	for _, c := range cmds {
+		switch {
+		case c.Kind == wire.CEnableAll:
+			parts = append(parts, fmt.Sprintf("every %s", flag))
+		case c.Kind == wire.CEnable:
+			consts = append(consts, c.Entity)
+		case c.Kind == wire.CTrigger && c.Count != 0:
+			window := "ever"
+			if c.Period > 0 {
+				window = "the last " + time.Duration(c.Period).String()
+			}
+			parts = append(parts, fmt.Sprintf("a counting trigger: each %s from the %s call that brings its count of %s packets within %s to %d on",
+				flag, name(c.On), name(c.On), window, c.Count))
+		case c.Kind == wire.CTrigger && c.While:
+			parts = append(parts, fmt.Sprintf("a while trigger: a %s while its %s tuple matches", flag, name(c.On)))
+		case c.Kind == wire.CTrigger:
+			parts = append(parts, fmt.Sprintf("a trigger: a %s from the %s packet that names it on", flag, name(c.On)))
+		}
+	}
+	if len(consts) > 0 {
+		parts = append(parts, strings.Join(consts, ", "))
+	}
+	if len(parts) == 0 {
+		return "nothing"
+	}
+	return strings.Join(parts, "; ")
 }
