@@ -260,6 +260,7 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 		// (A tap records what the sensors report: it must see every tuple,
 		// whole.)
 		cmd.fragments(net.Alphas, rewrite.Place(plans...))
+		cmd.entityFragments(rewrite.PlaceEntities(plans...))
 	}
 	cmd.renew(opts.Lease)
 	if cmd.err != nil {

@@ -355,6 +355,15 @@ func (r *Resident) clearAll(sen *Sensor, bit uint64) {
 
 // clearSession undoes everything session s set (r.mu held).
 func (r *Resident) clearSession(s *Session) {
+	r.clearEnables(s)
+	for _, f := range s.frags {
+		r.removeFragment(f)
+	}
+}
+
+// clearEnables undoes everything session s set but its fragments (r.mu
+// held): what decides which packets are made, not which are sent.
+func (r *Resident) clearEnables(s *Session) {
 	s.flags.Each(func(k flagKey, _ int32) {
 		r.clearFlag(r.sensors[k.s], k.id, s.bit)
 	})
@@ -366,9 +375,6 @@ func (r *Resident) clearSession(s *Session) {
 	}
 	for _, sp := range s.samplers {
 		r.removeSampler(sp)
-	}
-	for _, f := range s.frags {
-		r.removeFragment(f)
 	}
 	r.forgetReported(s.bit)
 	s.flags.Reset()

@@ -63,6 +63,11 @@ const MaxCount = 64
 // projects a sensor's packets for the session before sending them).
 const CapFragments = "fragments"
 
+// CapEntityFragments: the resident carries out CFragment commands on
+// entity relations too (a selection: a session is sent only the entity
+// tuples that satisfy it).
+const CapEntityFragments = "entity-fragments"
+
 // Has reports whether the resident advertises capability c.
 func (h *Hello) Has(c string) bool {
 	for _, x := range h.Caps {
