@@ -328,3 +328,71 @@ func TestPlaceEntities(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkWireResident: bytes across the wire per result, with what
+// runs at the resident and without it, the twins interleaved in one run
+// on the same seeds — the two-phase query (counting trigger against
+// Waiting widened to every mailbox) and the entity-relation selections
+// (entityFragmentQueries: Process filtered at the resident against sent
+// whole). Bytes count everything the program needs (the first phase's
+// sends too). The two-phase runs have three mailboxes, so that waits
+// overlap busy spells (results).
+func BenchmarkWireResident(b *testing.B) {
+	cat := demoCatalog(b)
+	var twoPhase string
+	for _, q := range liveQueries {
+		if q.name == "two-phase-busy-mailboxes" {
+			twoPhase = q.text
+		}
+	}
+	tp, err := query.Compile(cat, []query.Source{{Name: "two-phase", Text: twoPhase}}, check.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ef, err := query.Compile(cat, entityFragmentQueries, check.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	noEntityFragments := func(c wire.Conn) wire.Conn { return without{c, wire.CapEntityFragments} }
+	three := func(seed uint64) demo.Config { c := demo.DefaultConfig(seed); c.Mailboxes = 3; return c }
+	cases := []struct {
+		metric string
+		prog   *query.Program
+		wrap   func(wire.Conn) wire.Conn
+		rows   func([]query.Result) int
+		cfg    func(seed uint64) demo.Config
+	}{
+		{"two-phase", tp, nil, lastRows, three},
+		{"two-phase-widened", tp, noCount, lastRows, three},
+		{"entity", ef, nil, allRows, demo.DefaultConfig},
+		{"entity-whole", ef, noEntityFragments, allRows, demo.DefaultConfig},
+	}
+	bytes := make([]float64, len(cases))
+	tuples := make([]float64, len(cases))
+	rows := make([]float64, len(cases))
+	for i := range b.N {
+		for j, c := range cases {
+			got, st, _ := runDemoWith(b, c.prog, c.cfg(uint64(7+i)), 400*time.Millisecond, remote.LiveOptions{WireBytes: true}, c.wrap)
+			bytes[j] += float64(st.WireBytes)
+			tuples[j] += float64(st.WireTuples)
+			rows[j] += float64(c.rows(got))
+		}
+	}
+	for j, c := range cases {
+		if rows[j] == 0 {
+			b.Fatalf("%s: no results", c.metric)
+		}
+		b.ReportMetric(bytes[j]/rows[j], c.metric+"-B/result")
+		b.ReportMetric(tuples[j]/rows[j], c.metric+"-tuples/result")
+	}
+}
+
+func lastRows(rs []query.Result) int { return len(rs[len(rs)-1].Table.Rows) }
+
+func allRows(rs []query.Result) int {
+	n := 0
+	for _, r := range rs {
+		n += len(r.Table.Rows)
+	}
+	return n
+}
