@@ -297,9 +297,9 @@ func TestPlaceEntities(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		srcs []query.Source
-		want string // the relations with a fragment, and how many reads
+		want string // the relations with a fragment, and how many disjuncts
 	}{
-		{"selected", entityFragmentQueries, "Process:4"},
+		{"selected", entityFragmentQueries, "Process:2"}, // Waiting twice, Running twice: alike reads, one disjunct
 		{"one-whole", append(slices.Clone(entityFragmentQueries), query.Source{Name: "all", Text: `range of p is Process retrieve (p.Process, p.State)`}), ""},
 		{"entity-source", []query.Source{{Name: "q", Text: `range of p is Process range of s is SendMessage retrieve (s.Mailbox) where p.State = "Ready"`}}, ""},
 		{"not-placeable", []query.Source{{Name: "q", Text: `range of p is Process retrieve (p.Process) where p.State = "Ready" or p.Process = p.Process`}}, ""},

@@ -116,7 +116,8 @@ type EntityFragment struct {
 // all). A relation read any other way — an α's entity source, a block
 // without such a selection, anything that is not a block — gets none.
 func PlaceEntities(roots ...plan.Node) map[string]*EntityFragment {
-	reads := map[string]int{} // reads of each entity relation
+	reads := map[string]int{}    // reads of each entity relation
+	placedBy := map[string]int{} // of those, selected ones
 	out := map[string]*EntityFragment{}
 	entity := func(r *algebra.Relation) bool { return r.Class == algebra.ClassEntity && !r.Derived }
 	for _, root := range roots {
@@ -140,13 +141,13 @@ func PlaceEntities(roots ...plan.Node) map[string]*EntityFragment {
 				if !ok || !entity(sc.Rel) {
 					continue
 				}
-				var placed []expr.Expr
+				var sel []expr.Expr
 				for _, c := range b.conds {
 					if expr.Vars(c) == 1<<uint(v) && placeable(c, v, sc.Rel) {
-						placed = append(placed, c)
+						sel = append(sel, c)
 					}
 				}
-				if len(placed) == 0 {
+				if len(sel) == 0 {
 					continue
 				}
 				f := out[sc.Rel.Name]
@@ -154,13 +155,17 @@ func PlaceEntities(roots ...plan.Node) map[string]*EntityFragment {
 					f = &EntityFragment{Rel: sc.Rel}
 					out[sc.Rel.Name] = f
 				}
-				f.Preds = append(f.Preds, expr.And(placed))
-				f.Vars = append(f.Vars, v)
+				placedBy[sc.Rel.Name]++
+				p := expr.And(sel)
+				if !slices.ContainsFunc(f.Preds, func(q expr.Expr) bool { return q.String() == p.String() }) {
+					f.Preds = append(f.Preds, p) // (alike reads, one disjunct)
+					f.Vars = append(f.Vars, v)
+				}
 			}
 		})
 	}
-	for name, f := range out {
-		if len(f.Preds) != reads[name] {
+	for name := range out {
+		if placedBy[name] != reads[name] {
 			delete(out, name)
 		}
 	}
