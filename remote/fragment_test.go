@@ -305,18 +305,7 @@ func TestPlaceEntities(t *testing.T) {
 		{"not-placeable", []query.Source{{Name: "q", Text: `range of p is Process retrieve (p.Process) where p.State = "Ready" or p.Process = p.Process`}}, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			prog, err := query.Compile(cat, c.srcs, check.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			rw, err := prog.Rewritten(false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var plans []plan.Node
-			for _, r := range rw {
-				plans = append(plans, r.Final)
-			}
+			_, plans := finalPlans(t, cat, c.srcs)
 			var got []string
 			for name, f := range rewrite.PlaceEntities(plans...) {
 				got = append(got, fmt.Sprintf("%s:%d", name, len(f.Preds)))
@@ -395,4 +384,22 @@ func allRows(rs []query.Result) int {
 		n += len(r.Table.Rows)
 	}
 	return n
+}
+
+// finalPlans compiles a program and returns its rewritten plans.
+func finalPlans(t *testing.T, cat *algebra.Catalog, srcs []query.Source) (*query.Program, []plan.Node) {
+	t.Helper()
+	prog, err := query.Compile(cat, srcs, check.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rw, err := prog.Rewritten(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plans []plan.Node
+	for _, r := range rw {
+		plans = append(plans, r.Final)
+	}
+	return prog, plans
 }

@@ -4,8 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tqmon/tqmon/algebra/check"
-	"github.com/tqmon/tqmon/algebra/plan"
 	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident"
@@ -56,18 +54,7 @@ retrieve (w.Process) where b.Mailbox = w.Mailbox and b.N > 2`, []*wire.Hello{h},
 		{"less", busy(moving, "b.N < 3"), []*wire.Hello{h}, "widened"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			prog, err := query.Compile(cat, []query.Source{{Name: c.name, Text: c.text}}, check.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			rw, err := prog.Rewritten(false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var plans []plan.Node
-			for _, r := range rw {
-				plans = append(plans, r.Final)
-			}
+			prog, plans := finalPlans(t, cat, []query.Source{{Name: c.name, Text: c.text}})
 			how := remote.Enabling(prog, plans, c.hellos)
 			var got string
 			for _, a := range rewrite.Alphas(plans[len(plans)-1]) {

@@ -61,12 +61,7 @@ func Place(roots ...plan.Node) map[*plan.Alpha]*Fragment {
 				if !ok {
 					continue
 				}
-				var placed []expr.Expr
-				for _, c := range b.conds {
-					if expr.Vars(c) == 1<<uint(v) && placeable(c, v, a.Rel) {
-						placed = append(placed, c)
-					}
-				}
+				placed := b.placeable(v, a.Rel)
 				if len(placed) == 0 {
 					preds[a] = append(preds[a], nil)
 					continue
@@ -141,12 +136,7 @@ func PlaceEntities(roots ...plan.Node) map[string]*EntityFragment {
 				if !ok || !entity(sc.Rel) {
 					continue
 				}
-				var sel []expr.Expr
-				for _, c := range b.conds {
-					if expr.Vars(c) == 1<<uint(v) && placeable(c, v, sc.Rel) {
-						sel = append(sel, c)
-					}
-				}
+				sel := b.placeable(v, sc.Rel)
 				if len(sel) == 0 {
 					continue
 				}
@@ -167,6 +157,19 @@ func PlaceEntities(roots ...plan.Node) map[string]*EntityFragment {
 	for name := range out {
 		if placedBy[name] != reads[name] {
 			delete(out, name)
+		}
+	}
+	return out
+}
+
+// placeable returns the block's conjuncts a resident can run for its
+// variable v, of relation rel: those mentioning v alone, made of
+// comparisons it evaluates as the algebra does.
+func (b *block) placeable(v int, rel *algebra.Relation) []expr.Expr {
+	var out []expr.Expr
+	for _, c := range b.conds {
+		if expr.Vars(c) == 1<<uint(v) && placeable(c, v, rel) {
+			out = append(out, c)
 		}
 	}
 	return out

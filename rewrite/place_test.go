@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/expr"
 	"github.com/tqmon/tqmon/algebra/histgen"
 	"github.com/tqmon/tqmon/algebra/plan"
@@ -96,21 +97,12 @@ func fragmented(t testing.TB, h *algebra.History, ps []plan.Node, frags map[*pla
 // projected as a resident would send it) and holds the results to the
 // reference evaluator on the complete history.
 func TestPlacementAcquisitional(t *testing.T) {
-	root := filepath.Join("..", "testdata", "differential")
-	cat := testkit.LoadCatalog(t, filepath.Join(root, "spec.sdl"))
-	var corpus []testkit.Query
-	for _, f := range []string{"fragments.tq", "queries.tq", "rules.tq"} {
-		corpus = append(corpus, testkit.ReadCorpus(t, filepath.Join(root, f))...)
-	}
+	cat, corpus := placementCorpus(t)
 	n := testkit.Histories()
 	placed, filtered := 0, 0
 	for _, q := range corpus {
 		t.Run(q.Name, func(t *testing.T) {
-			cfg := histgen.DefaultConfig(0)
-			cfg.Edges = true
-			cfg.Integrity = true
-			stmts := testkit.Compile(t, cat, q.Name, q.Text, cfg.Span)
-			opt, _ := plans(t, cat, stmts, true)
+			cfg, stmts, opt := placementPlans(t, cat, q)
 			frags := rewrite.Place(opt...)
 			hasPred := false
 			for _, f := range frags {
@@ -150,6 +142,29 @@ func TestPlacementAcquisitional(t *testing.T) {
 	}
 }
 
+// placementCorpus is the differential catalog and the queries the
+// placement tests run.
+func placementCorpus(t *testing.T) (*algebra.Catalog, []testkit.Query) {
+	root := filepath.Join("..", "testdata", "differential")
+	cat := testkit.LoadCatalog(t, filepath.Join(root, "spec.sdl"))
+	var corpus []testkit.Query
+	for _, f := range []string{"fragments.tq", "queries.tq", "rules.tq"} {
+		corpus = append(corpus, testkit.ReadCorpus(t, filepath.Join(root, f))...)
+	}
+	return cat, corpus
+}
+
+// placementPlans compiles q and rewrites it; cfg generates the histories
+// to run it over (seed to be set).
+func placementPlans(t *testing.T, cat *algebra.Catalog, q testkit.Query) (histgen.Config, []*check.Retrieve, []plan.Node) {
+	cfg := histgen.DefaultConfig(0)
+	cfg.Edges = true
+	cfg.Integrity = true
+	stmts := testkit.Compile(t, cat, q.Name, q.Text, cfg.Span)
+	opt, _ := plans(t, cat, stmts, true)
+	return cfg, stmts, opt
+}
+
 func describeFrags(frags map[*plan.Alpha]*rewrite.Fragment) string {
 	s := ""
 	for a, f := range frags {
@@ -169,21 +184,12 @@ func describeFrags(frags map[*plan.Alpha]*rewrite.Fragment) string {
 // sends), give the reference evaluator's results over the complete
 // histories.
 func TestEntityPlacementAcquisitional(t *testing.T) {
-	root := filepath.Join("..", "testdata", "differential")
-	cat := testkit.LoadCatalog(t, filepath.Join(root, "spec.sdl"))
-	var corpus []testkit.Query
-	for _, f := range []string{"fragments.tq", "queries.tq", "rules.tq"} {
-		corpus = append(corpus, testkit.ReadCorpus(t, filepath.Join(root, f))...)
-	}
+	cat, corpus := placementCorpus(t)
 	n := testkit.Histories()
 	placed, filtered := 0, 0
 	for _, q := range corpus {
 		t.Run(q.Name, func(t *testing.T) {
-			cfg := histgen.DefaultConfig(0)
-			cfg.Edges = true
-			cfg.Integrity = true
-			stmts := testkit.Compile(t, cat, q.Name, q.Text, cfg.Span)
-			opt, _ := plans(t, cat, stmts, true)
+			cfg, stmts, opt := placementPlans(t, cat, q)
 			frags := rewrite.PlaceEntities(opt...)
 			if len(frags) == 0 {
 				return
