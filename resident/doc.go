@@ -70,6 +70,14 @@
 // returns. A counting trigger (CTrigger with Count) enables the entity
 // once Count of its packets fell within the window (count.go).
 //
+// Late begins: a session that enables (CEnable, CEnableAll) a traced (T)
+// interval sensor is sent, at once, a begin for each tuple of it in
+// progress that the session now wants, stamped then and carrying when the
+// tuple began (beginOpen, sensor.go); its end follows as any begun
+// tuple's, even if the session is disabled meanwhile. So a monitor sees
+// the tuples in progress at the start of its observation begin there, on
+// time, rather than only at their end.
+//
 // Traced-then-disabled (D) sensors: the paper's D sensor decrements its
 // flag's counter when it fires, and the monitor re-arms it as long as the
 // α operator's argument still holds the entity. Here the resident re-arms
