@@ -235,9 +235,13 @@ func Enabling(p *query.Program, plans []plan.Node, hellos []*wire.Hello) map[str
 				return
 			}
 			states := make([]*connState, len(hellos))
-			rec := &recorder{hello: hellos[0]}
+			var rec *recorder // the first resident's (they are sent alike)
 			for i, h := range hellos {
-				st := &connState{conn: rec, hello: h, ids: map[string]uint16{}, types: map[string]uint16{}}
+				r := &recorder{hello: h}
+				if i == 0 {
+					rec = r
+				}
+				st := &connState{conn: r, hello: h, ids: map[string]uint16{}, types: map[string]uint16{}}
 				for id, name := range h.Sensors {
 					st.ids[name] = uint16(id)
 				}
@@ -257,7 +261,7 @@ func Enabling(p *query.Program, plans []plan.Node, hellos []*wire.Hello) map[str
 					a.Rel.Name, a.Rel.Attrs[a.Rel.FlagHolder].Type.Entity)
 				return
 			}
-			out[EnablingKey(a)] = describeCommands(rec.cmds[:len(rec.cmds)/len(hellos)], hellos[0], a.Rel)
+			out[EnablingKey(a)] = describeCommands(rec.cmds, hellos[0], a.Rel)
 		})
 	}
 	return out

@@ -48,6 +48,7 @@ range of b is Busy
 range of w is Waiting
 retrieve (w.Process) where b.Mailbox = w.Mailbox and b.N > 2`, []*wire.Hello{h}, "to 3 on"},
 		{"two-residents", busy(moving, "b.N > 3"), []*wire.Hello{h, h}, "widened"},
+		{"constants", `range of w is Waiting retrieve (w.Process) where w.Mailbox = "M1" or w.Mailbox = "M2"`, []*wire.Hello{h, h}, "M1, M2"},
 		{"no-count", busy(moving, "b.N > 3"), []*wire.Hello{&noCount}, "widened"},
 		{"zero", busy(moving, "b.N > -1"), []*wire.Hello{h}, "widened"},
 		{"over-max", busy(moving, "b.N > 64"), []*wire.Hello{h}, "widened"},
