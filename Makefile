@@ -17,7 +17,7 @@ FUZZ_TARGETS := \
 	./store/db:FuzzDecodeRecord \
 	./store/db:FuzzOpenCorrupt
 
-.PHONY: all build test size-check test-long bench grammar grammar-check fuzz vet fmt-check demo bench-display bench-store bench-kernel bench-engine bench-safety test-heavy
+.PHONY: all build test size-check test-long bench grammar grammar-check fuzz vet fmt-check demo bench-display bench-store bench-kernel bench-engine bench-safety bench-wire test-heavy
 
 all: build
 
@@ -42,6 +42,12 @@ test-long:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# What runs at the resident, on the wire: tuples and bytes per result with
+# and without it, the twins interleaved on the same seeds (σ at the
+# resident, two-phase counting triggers, entity-relation selections).
+bench-wire:
+	$(GO) test -run '^$$' -bench 'BenchmarkWireM3|BenchmarkWireResident' -benchtime 10x ./remote/
 
 # Subject safety: the subject's throughput with a monitor that never reads
 # attached, as a ratio to no monitor at all, measured in the same run

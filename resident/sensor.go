@@ -248,7 +248,7 @@ func (s *Sensor) Event(vals []Value) {
 	}
 	if to == 0 {
 		if m != 0 && s.trigs.Load() != nil {
-			s.runTriggers(m, ep, vals)
+			s.runTriggers(m, ep, vals, 0)
 		}
 		if s.r.truth != nil {
 			s.r.truth.Event(s.id, s.r.truthVals(vals), s.r.now())
@@ -270,7 +270,11 @@ func (s *Sensor) Event(vals []Value) {
 		s.shed(f, ep, false)
 	}
 	if s.trigs.Load() != nil {
-		s.runTriggers(m, ep, vals)
+		var at int64
+		if ok {
+			at = ts
+		}
+		s.runTriggers(m, ep, vals, at)
 	}
 	if s.r.truth != nil {
 		if !ok {
@@ -428,7 +432,7 @@ func (s *Sensor) begin(vals []Value) Interval {
 	}
 	if m != 0 {
 		if s.trigs.Load() != nil {
-			s.runTriggers(m, ep, vals)
+			s.runTriggers(m, ep, vals, 0)
 		}
 	}
 	if r.truth != nil {
@@ -505,9 +509,9 @@ func (s *Sensor) end(iv Interval, vals []Value) {
 		ts = r.now()
 	}
 	if s.trigs.Load() != nil {
-		s.runTriggers(m, ep, vals)
+		s.runTriggers(m, ep, vals, 0)
 		if extra := iv.mask &^ m; extra != 0 {
-			s.runTriggers(extra, iv.epoch, vals)
+			s.runTriggers(extra, iv.epoch, vals, 0)
 		}
 	}
 	if r.truth != nil {

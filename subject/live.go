@@ -123,9 +123,9 @@ func (s *live) recorded() (playable, error) {
 }
 
 func (s *live) Explain(w io.Writer, prog *query.Program, first int, naive bool) error {
-	rates, perr := s.probe(prog, naive)
+	rates, how, perr := s.probe(prog, naive)
 	return explain(w, prog, first, naive, func(r rewrite.Result) string {
-		return rewrite.Explain(r, nil) + sampling(r.Final, s.cat) + probed(r.Final, rates, perr)
+		return rewrite.Explain(r, nil) + sampling(r.Final, s.cat) + enabling(r.Final, how) + probed(r.Final, rates, perr)
 	})
 }
 
@@ -134,18 +134,25 @@ func (s *live) Explain(w io.Writer, prog *query.Program, first int, naive bool) 
 const probeFor = 300 * time.Millisecond
 
 // probe measures, for --explain, each α's sensor's packets per second
-// (remote.Probe) over a session of its own.
-func (s *live) probe(prog *query.Program, naive bool) (map[string]remote.ProbeRate, error) {
+// (remote.Probe) over a session of its own, and says how the residents
+// would enable each α (remote.Enabling).
+func (s *live) probe(prog *query.Program, naive bool) (map[string]remote.ProbeRate, map[string]string, error) {
 	rw, err := prog.Rewritten(naive)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var plans []plan.Node
 	for _, r := range rw {
 		plans = append(plans, r.Final)
 	}
 	var rates map[string]remote.ProbeRate
+	var how map[string]string
 	_, err = s.open(context.Background(), probeFor, func(ss Session) error {
+		var hellos []*wire.Hello
+		for _, c := range ss.Conns {
+			hellos = append(hellos, c.Hello())
+		}
+		how = remote.Enabling(prog, plans, hellos)
 		var err error
 		rates, err = remote.Probe(ss.Ctx, ss.Conns, s.cat, plans, probeFor, ss.Ready)
 		for _, c := range ss.Conns {
@@ -153,7 +160,18 @@ func (s *live) probe(prog *query.Program, naive bool) (map[string]remote.ProbeRa
 		}
 		return err
 	})
-	return rates, err
+	return rates, how, err
+}
+
+// enabling says how the residents enable each α of a plan, live.
+func enabling(p plan.Node, how map[string]string) string {
+	var b strings.Builder
+	for _, a := range rewrite.Alphas(p) {
+		if d, ok := how[remote.EnablingKey(a)]; ok {
+			fmt.Fprintf(&b, "live enabling of α %s at the residents: %s\n", a.VarName, d)
+		}
+	}
+	return b.String()
 }
 
 // probed says what the probe saw of each α of a plan.
