@@ -344,7 +344,14 @@ func (s *dbSubject) Run(ctx context.Context, prog *query.Program, o RunOptions) 
 // Explain prints each retrieve's plan over the database: the scan rules
 // applied and what each relation is read through.
 func (s *dbSubject) Explain(w io.Writer, prog *query.Program, first int, _ bool) error {
-	q, err := replay.Plan(s.d.Catalog(), prog.Stmts)
+	return explainStored(w, s.d.Catalog(), prog, first)
+}
+
+// explainStored prints each retrieve's plan over a store (a database, a
+// Parquet recording): the scan rules applied and what each relation is
+// read through.
+func explainStored(w io.Writer, cat *algebra.Catalog, prog *query.Program, first int) error {
+	q, err := replay.Plan(cat, prog.Stmts)
 	if err != nil {
 		return err
 	}

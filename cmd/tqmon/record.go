@@ -16,6 +16,7 @@ import (
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident/demo"
 	"github.com/tqmon/tqmon/store/db"
+	"github.com/tqmon/tqmon/store/parquet"
 	"github.com/tqmon/tqmon/store/record"
 	"github.com/tqmon/tqmon/subject"
 )
@@ -27,6 +28,9 @@ type recordFlags struct {
 	kernel    kernelFlags
 	token     string
 	dbDir     string
+	parquet   string
+	host      string
+	every     time.Duration
 	relations []string
 	duration  time.Duration
 	truthDir  string
@@ -41,7 +45,7 @@ type recordFlags struct {
 func newRecordCmd(stdout, stderr io.Writer) *cobra.Command {
 	f := recordFlags{cfg: demo.DefaultConfig(1)}
 	cmd := &cobra.Command{
-		Use:     "record (--demo | --connect ADDR... | --kernel [-c -- CMD...]) --db DB [--relations R,...] [--duration D]",
+		Use:     "record (--demo | --connect ADDR... | --nats URL | --kernel [-c -- CMD...]) (--db DB | --parquet DIR) [--relations R,...] [--duration D]",
 		Short:   "Record a live system's primitive relations into a database",
 		Long:    doc("record"),
 		Example: doc("record.example"),
@@ -56,6 +60,9 @@ func newRecordCmd(stdout, stderr io.Writer) *cobra.Command {
 	addNATSFlags(fl, &f.nats)
 	fl.StringVar(&f.token, "token", "", "shared token for residents reached over TCP or NATS")
 	fl.StringVar(&f.dbDir, "db", "", "the database to create (a new or empty directory)")
+	fl.StringVar(&f.parquet, "parquet", "", "DIR: also (or instead) record as Parquet files there, partitioned relation=R/host=H/hour=H (a new or empty directory; docs/parquet.md)")
+	fl.StringVar(&f.host, "parquet-host", "", "with --parquet: the host column of relations without a Host attribute (default: this machine's host name)")
+	fl.DurationVar(&f.every, "parquet-every", time.Minute, "with --parquet: write files at least this often in the recording's time (and at each hour's end and on exit); a crash loses at most this much")
 	fl.StringSliceVar(&f.relations, "relations", nil, "relations to record, comma-separated (default: every sensed and entity relation)")
 	fl.DurationVar(&f.duration, "duration", 0, "stop after this long (default: --demo 10s; --connect until interrupted or the residents end)")
 	fl.StringVar(&f.truthDir, "truth", "", "with --demo: also write the system's complete ground truth as a history directory")
@@ -79,8 +86,10 @@ func runRecord(f *recordFlags, stderr io.Writer) error {
 	switch {
 	case so.Given() != 1:
 		return usageErr(errors.New("record needs exactly one of --demo, --connect ADDR (or --nats URL) or --kernel"))
-	case f.dbDir == "":
-		return usageErr(errors.New("record needs --db DB: a new directory to record into"))
+	case f.dbDir == "" && f.parquet == "":
+		return usageErr(errors.New("record needs --db DB or --parquet DIR (or both): a new directory to record into"))
+	case f.every <= 0:
+		return usageErr(errors.New("--parquet-every must be positive"))
 	case f.truthDir != "" && !f.demo:
 		return usageErr(errors.New("--truth needs --demo: only the in-process system records its ground truth"))
 	case f.sync <= 0:
@@ -111,13 +120,26 @@ func runRecord(f *recordFlags, stderr io.Writer) error {
 		return openErr(err)
 	}
 	defer sub.Close()
-	d, win, err := subject.Record(ctx, sub, f.dbDir, wopts, opts)
+	host := f.host
+	if host == "" {
+		if host, _ = os.Hostname(); host == "" {
+			host = "local"
+		}
+	}
+	to := subject.Stores{DB: f.dbDir, Writer: wopts, Parquet: f.parquet, ParquetOptions: parquet.Options{Host: host, Every: f.every}}
+	d, pw, win, err := subject.Record(ctx, sub, to, opts)
 	if err != nil && !errors.Is(err, remote.ErrIncomplete) {
 		return openErr(err)
 	}
-	fmt.Fprintln(stderr, d.Summary(win))
-	if cerr := d.Close(); cerr != nil {
-		return runtimeErr(cerr)
+	if pw != nil {
+		st := pw.Stats()
+		fmt.Fprintf(stderr, "wrote %d rows in %d Parquet files (%d bytes) into %s\n", st.Rows, st.Files, st.Bytes, f.parquet)
+	}
+	if d != nil {
+		fmt.Fprintln(stderr, d.Summary(win))
+		if cerr := d.Close(); cerr != nil {
+			return runtimeErr(cerr)
+		}
 	}
 	return incomplete(err, f.allowLoss, stderr)
 }

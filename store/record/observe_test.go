@@ -49,7 +49,7 @@ func TestLiveRecordsObservation(t *testing.T) {
 	}
 	done := make(chan out, 1)
 	go func() {
-		st, err := Live(context.Background(), []wire.Conn{conn}, w, cat, Options{SyncEvery: 20 * time.Millisecond,
+		st, err := Live(context.Background(), []wire.Conn{conn}, DB(w), cat, Options{SyncEvery: 20 * time.Millisecond,
 			Ready:  func() { close(ready) },
 			OnLoss: func(l remote.Loss) { mu.Lock(); losses = append(losses, l); mu.Unlock() }})
 		done <- out{st, err}

@@ -65,7 +65,7 @@ func recordDemo(t *testing.T, seed uint64, d time.Duration, opts Options) (*db.D
 	done := make(chan out, 1)
 	opts.Ready = func() { close(ready) }
 	go func() {
-		st, err := Live(context.Background(), []wire.Conn{res.Local()}, w, cat, opts)
+		st, err := Live(context.Background(), []wire.Conn{res.Local()}, DB(w), cat, opts)
 		done <- out{st, err}
 	}()
 	select {
