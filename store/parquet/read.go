@@ -148,7 +148,7 @@ func (s *Store) load(h *algebra.History, rd db.Read, st *db.ReadStats) error {
 			}
 			to := x.to
 			if rel.IsEvent() {
-				to = x.from
+				to = algebra.Next(x.from) // as a history holds an event
 			}
 			t.Rows = append(t.Rows, algebra.Tuple{Vals: x.vals, From: x.from, To: to})
 		})
