@@ -418,10 +418,6 @@ func (w *Writer) write(cut algebra.Time, final bool) error {
 		p.minFrom = min(p.minFrom, x.from)
 		p.rows = append(p.rows, x)
 	}
-	through := w.latest
-	if final {
-		through = algebra.Forever
-	}
 	resume := uint64(0)
 	if w.pos > 0 {
 		resume = w.pos + 1
@@ -438,7 +434,6 @@ func (w *Writer) write(cut algebra.Time, final bool) error {
 				continue
 			}
 			kept = append(kept, h)
-			through = min(through, end)
 			if h.pos > 0 {
 				resume = min(resume, h.pos)
 			}
@@ -453,7 +448,11 @@ func (w *Writer) write(cut algebra.Time, final bool) error {
 			}
 		}
 	}
-	if err := w.observation(add, through, final); err != nil {
+	// Every row ending before cut is written: the manifest's Through
+	// becomes cut (rows held end at or after it), and the observation's
+	// tuples are written by the same rule, so a resumed writer drops
+	// exactly what the files hold.
+	if err := w.observation(add, cut, final); err != nil {
 		return w.fail(err)
 	}
 	keys := slices.Sorted(maps.Keys(parts))
@@ -466,7 +465,7 @@ func (w *Writer) write(cut algebra.Time, final bool) error {
 		w.man.Writes = n
 	}
 	if !final {
-		w.man.Through = max(w.man.Through, min(through, cut))
+		w.man.Through = max(w.man.Through, cut)
 	} else {
 		w.man.Through = max(w.man.Through, w.latest)
 	}
@@ -605,11 +604,14 @@ func (w *Writer) writeManifest() error {
 	return syncDir(w.dir)
 }
 
+// ErrNoRecording: a directory holds no recording (no manifest).
+var ErrNoRecording = errors.New("no recording")
+
 func readManifest(dir string) (*manifest, error) {
 	data, err := os.ReadFile(filepath.Join(dir, manifestName))
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%s is no Parquet recording of tqmon's (no %s)", dir, manifestName)
+			return nil, fmt.Errorf("%s is no Parquet recording of tqmon's (no %s): %w", dir, manifestName, ErrNoRecording)
 		}
 		return nil, err
 	}
