@@ -31,17 +31,6 @@ func openParquet(dir string) (*parquetSubject, error) {
 	return &parquetSubject{dir: dir, st: st}, nil
 }
 
-// parquetStore is a Parquet recording as replay reads it.
-type parquetStore struct{ *parquet.Store }
-
-func (s parquetStore) Scan(reads []db.Read) (replay.Scan, error) {
-	sc, err := s.NewScan(reads)
-	if err != nil {
-		return nil, err
-	}
-	return sc, nil
-}
-
 func (s *parquetSubject) Describe() string {
 	n := 0
 	for _, k := range s.st.Files() {
@@ -98,7 +87,7 @@ func (s *parquetSubject) Run(ctx context.Context, prog *query.Program, o RunOpti
 	if err != nil {
 		return nil, Stats{}, err
 	}
-	rs, st, err := replay.RunStore(parquetStore{s.st}, q, replay.Options{Context: ctx, From: o.From, To: o.To, Pace: o.Pace, Player: o.Player,
+	rs, st, err := replay.RunStore(replay.Parquet(s.st), q, replay.Options{Context: ctx, From: o.From, To: o.To, Pace: o.Pace, Player: o.Player,
 		OnElem: o.OnElem, Discard: o.Discard, Budget: prog.Budget()})
 	stats := Stats{Read: &st, Files: s.st.Files()}
 	if err != nil {

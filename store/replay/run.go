@@ -14,6 +14,7 @@ import (
 	"github.com/tqmon/tqmon/display/play"
 	"github.com/tqmon/tqmon/rewrite"
 	"github.com/tqmon/tqmon/store/db"
+	"github.com/tqmon/tqmon/store/parquet"
 )
 
 // Query is a sequence of checked retrieves planned for stored relations:
@@ -113,6 +114,19 @@ func (d dbStore) Scan(reads []db.Read) (Scan, error) {
 		return nil, err // not a nil *db.Source in an interface
 	}
 	return src, nil
+}
+
+// Parquet is a Parquet recording as a Store.
+func Parquet(s *parquet.Store) Store { return parquetStore{s} }
+
+type parquetStore struct{ *parquet.Store }
+
+func (s parquetStore) Scan(reads []db.Read) (Scan, error) {
+	sc, err := s.NewScan(reads)
+	if err != nil {
+		return nil, err // not a nil *parquet.Scan in an interface
+	}
+	return sc, nil
 }
 
 // Span is the part of the store's extent a run covers: the extent,
