@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/exec"
@@ -19,6 +21,7 @@ import (
 	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/store/db"
+	"github.com/tqmon/tqmon/store/journal"
 	"github.com/tqmon/tqmon/store/parquet"
 	"github.com/tqmon/tqmon/store/record"
 )
@@ -31,6 +34,11 @@ type Stores struct {
 	Writer         db.WriterOptions
 	Parquet        string
 	ParquetOptions parquet.Options
+	// Journal, when set, is a JetStream the recording is journaled into,
+	// under JournalHost (store/journal): a consumer writes it as Parquet
+	// files, resuming where it stopped.
+	Journal     jetstream.JetStream
+	JournalHost string
 }
 
 // Record records the live subject s into the stores until the context
@@ -99,8 +107,26 @@ func Record(ctx context.Context, s Subject, to Stores, opts record.Options) (*db
 		}
 		sinks = append(sinks, record.SinkOf[*parquet.RelWriter](pw))
 	}
+	var pub *journal.Publisher
+	if to.Journal != nil {
+		if cat == nil {
+			if cat, err = spec.Catalog(); err != nil {
+				undo()
+				return nil, nil, win, badInput(err)
+			}
+		}
+		if _, err := journal.Ensure(ctx, to.Journal, journal.Options{}); err != nil {
+			undo()
+			return nil, nil, win, err
+		}
+		if pub, err = journal.NewPublisher(to.Journal, to.JournalHost, spec); err != nil {
+			undo()
+			return nil, nil, win, err
+		}
+		sinks = append(sinks, pub)
+	}
 	if len(sinks) == 0 {
-		return nil, nil, win, badInput(errors.New("nowhere to record: give a database or a Parquet directory"))
+		return nil, nil, win, badInput(errors.New("nowhere to record: give a database, a Parquet directory or a journal"))
 	}
 	win, err = recordInto(ctx, s, record.Tee(sinks...), cat, opts)
 	if err != nil && !errors.Is(err, remote.ErrIncomplete) {
@@ -112,6 +138,18 @@ func Record(ctx context.Context, s Subject, to Stores, opts record.Options) (*db
 		if cerr := w.Close(); cerr != nil {
 			w = nil
 			undo()
+			return nil, nil, win, cerr
+		}
+	}
+	if pub != nil {
+		pub.SetWindow(win)
+		if cerr := pub.Close(); cerr != nil {
+			if d != nil {
+				d.Close()
+			}
+			if pw != nil {
+				pw.Close()
+			}
 			return nil, nil, win, cerr
 		}
 	}

@@ -31,7 +31,7 @@ func Open(dir string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	cat, err := compile(man.Spec)
+	cat, err := man.Spec.Catalog()
 	if err != nil {
 		return nil, fmt.Errorf("%s: its sensor description: %w", dir, err)
 	}

@@ -15,8 +15,6 @@ import (
 	pq "github.com/parquet-go/parquet-go"
 
 	"github.com/tqmon/tqmon/algebra"
-	"github.com/tqmon/tqmon/grammar/sdl"
-	"github.com/tqmon/tqmon/sensor"
 	"github.com/tqmon/tqmon/store/db"
 )
 
@@ -146,7 +144,7 @@ type heldRow struct {
 
 // Create starts a recording in dir, a new or empty directory.
 func Create(dir string, spec db.Spec, opts Options) (*Writer, error) {
-	cat, err := compile(spec)
+	cat, err := spec.Catalog()
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +170,7 @@ func Append(dir string, opts Options) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	cat, err := compile(man.Spec)
+	cat, err := man.Spec.Catalog()
 	if err != nil {
 		return nil, err
 	}
@@ -198,14 +196,6 @@ func newWriter(dir string, cat *algebra.Catalog, opts Options) *Writer {
 	opts.defaults()
 	return &Writer{dir: dir, cat: cat, opts: opts, rels: map[string]*RelWriter{}, obsDone: map[obsKey]bool{},
 		latest: algebra.Beginning, lastWrite: algebra.Beginning}
-}
-
-func compile(spec db.Spec) (*algebra.Catalog, error) {
-	f, err := sdl.Parse(spec.Name, spec.Text)
-	if err != nil {
-		return nil, err
-	}
-	return sensor.Compile(f)
 }
 
 // Catalog is the recording's catalog.
