@@ -1,0 +1,62 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRecordJournalToParquet: a demo recorded into a journal on tqmon
+// serve (record --journal) while record --from-journal writes it as
+// Parquet files; that writer is interrupted mid-run and run again, and
+// resumes: the paper's queries over its files (query --parquet) answer
+// as over the demo's ground truth.
+func TestRecordJournalToParquet(t *testing.T) {
+	if testing.Short() {
+		t.Skip("records for 2 s")
+	}
+	bin := binary(t)
+	dir := t.TempDir()
+	url := startServe(t, bin)
+	truthDir, pqDir := filepath.Join(dir, "truth"), filepath.Join(dir, "pq")
+	rec := exec.Command(bin, "record", "--demo", "--seed", "4", "--duration", "2s", "--journal", url, "--record-host", "h1",
+		"--truth", truthDir, "--allow-loss")
+	var recErr strings.Builder
+	rec.Stderr = &recErr
+	if err := rec.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Process.Kill()
+	consume := func() *exec.Cmd {
+		return exec.Command(bin, "record", "--from-journal", url, "--record-host", "h1", "--parquet", pqDir, "--parquet-every", "5s")
+	}
+	first := consume()
+	var firstErr strings.Builder
+	first.Stderr = &firstErr
+	time.Sleep(500 * time.Millisecond) // the journal's stream exists once record has started
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(800 * time.Millisecond)
+	first.Process.Signal(os.Interrupt)
+	if err := first.Wait(); err != nil || !strings.Contains(firstErr.String(), "resume") {
+		t.Fatalf("the interrupted writer: %v\n%s", err, firstErr.String())
+	}
+	if err := rec.Wait(); err != nil {
+		t.Fatalf("record --journal: %v\n%s", err, recErr.String())
+	}
+	if out, err := consume().CombinedOutput(); err != nil || !strings.Contains(string(out), "wrote the journal of h1") {
+		t.Fatalf("the resumed writer: %v\n%s", err, out)
+	}
+	for _, q := range []string{"01-running-on", "02-send-to-waiter", "03-end-of-wait", "04-resumed", "05-waiting-while-running"} {
+		f := filepath.Join(root, "testdata", "tquel", q+".tq")
+		_, overPQ, stderr := tqmon(t, "query", "--parquet", pqDir, "-f", f, "--format", "csv", "--time-format", "ns")
+		_, overTruth, _ := tqmon(t, "query", "--history", truthDir, "-f", f, "--format", "csv", "--time-format", "ns")
+		if overPQ != overTruth || strings.Count(overTruth, "\n") < 2 {
+			t.Errorf("%s: over the Parquet files\n%s%s\nover the truth\n%s", q, overPQ, stderr, overTruth)
+		}
+	}
+}
