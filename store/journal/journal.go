@@ -20,8 +20,10 @@
 // (default 256 MiB) of messages, the oldest dropped first; a consumer
 // that resumes from a position the stream no longer holds stops with
 // ErrGone, naming the span lost, rather than recording with a hole.
-// A publisher has at most 4096 messages unacknowledged (PublishAsync's
-// window); Sync waits for all of them.
+// A publisher has at most 4000 messages unacknowledged (nats.go's
+// PublishAsync window): past it a publish waits up to 200 ms for the
+// stream, then the recording stops with the error. Sync (the recorder's,
+// every --sync) waits for all of them.
 package journal
 
 import (
@@ -218,7 +220,7 @@ func Consume(ctx context.Context, js jetstream.JetStream, host, dir string, opts
 	if err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
-	if first := info.State.FirstSeq; start < first && (!fresh || info.State.Msgs > 0 && first > 1) {
+	if first := info.State.FirstSeq; !fresh && start < first {
 		return fmt.Errorf("%w: %s resumes from position %d, the stream's first is %d", ErrGone, dir, start, first)
 	}
 	cons, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{Subject(host)},

@@ -161,3 +161,53 @@ func TestResumeAfterKill(t *testing.T) {
 		}
 	}
 }
+
+// TestGoneIsAnError: a writer whose resume position the stream no longer
+// holds (retention dropped it) stops with ErrGone naming the positions,
+// rather than resuming with a hole.
+func TestGoneIsAnError(t *testing.T) {
+	js := jetStream(t)
+	ctx := context.Background()
+	spec := db.Spec{Name: "os.sdl", Text: ossensors.SDL}
+	pub, err := NewPublisher(js, "web-9", spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, _ := spec.Catalog()
+	state := cat.Lookup("Process").Attrs[1].Type.Enum
+	procs, _ := pub.Relation("Process")
+	for i := range 50 {
+		at := int64(i+1) * int64(time.Minute)
+		if err := procs.Begin(uint64(i), at, []algebra.Value{algebra.Entity(fmt.Sprint("P", i)), algebra.Enum(state.Members[0], 0)}); err != nil {
+			t.Fatal(err)
+		}
+		pub.Advance(at)
+	}
+	if err := pub.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "pq")
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	err = Consume(cctx, js, "web-9", dir, parquet.Options{Every: time.Minute})
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("the first consumer: %v", err)
+	}
+	st, err := js.Stream(ctx, Stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Purge(ctx); err != nil { // as retention would
+		t.Fatal(err)
+	}
+	pub.Advance(int64(time.Hour))
+	if err := pub.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel = context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	err = Consume(cctx, js, "web-9", dir, parquet.Options{Every: time.Minute})
+	if !errors.Is(err, ErrGone) || !strings.Contains(err.Error(), "resumes from position") {
+		t.Fatalf("resuming past retention: %v", err)
+	}
+}
