@@ -220,7 +220,7 @@ func TestStoreCommandErrors(t *testing.T) {
 		{[]string{"query", "--db", paper, "-f", q}, "is not a tqmon database"},
 		{[]string{"query", "--db", empty, "-f", q}, "it is empty"},
 		{[]string{"query", "--db", filepath.Join(dir, "nope"), "-f", q}, "no database at"},
-		{[]string{"query", "--db", dbDir, "--history", paper, "-f", q}, "give one of --history DIR, --db DB or --connect ADDR"},
+		{[]string{"query", "--db", dbDir, "--history", paper, "-f", q}, "give one of --history DIR, --db DB, --parquet DIR or --connect ADDR"},
 		{[]string{"replay", "--db", paper, "-f", q}, "is not a tqmon database"},
 		{[]string{"replay", "--db", dbDir, "-f", q, "--display", filepath.Join(dir, "nope.display")}, "display spec:"},
 		{[]string{"replay", "--db", dbDir, "-f", q, "--max", "--speed", "2"}, "not both"},
@@ -234,6 +234,12 @@ func TestStoreCommandErrors(t *testing.T) {
 		{[]string{"record", "--demo", "--db", filepath.Join(dir, "r"), "--relations", "Nope"}, "no relation Nope"},
 		{[]string{"record", "--demo", "--db", dbDir}, "record into a new directory"},
 		{[]string{"record", "--connect", "x", "--db", filepath.Join(dir, "r"), "--truth", dir}, "--truth needs --demo"},
+		{[]string{"record", "--demo"}, "record needs --db DB or --parquet DIR"},
+		{[]string{"record", "--demo", "--parquet", paper}, "is not empty"},
+		{[]string{"record", "--demo", "--parquet", filepath.Join(dir, "r"), "--parquet-every", "0s"}, "--parquet-every must be positive"},
+		{[]string{"record", "--from-journal", "nats://127.0.0.1:1", "--record-host", "h"}, "needs --parquet DIR"},
+		{[]string{"record", "--from-journal", "nats://127.0.0.1:1", "--demo", "--parquet", filepath.Join(dir, "r")}, "give no live source"},
+		{[]string{"query", "--parquet", paper, "-f", q}, "no Parquet recording"},
 		{[]string{"query", "--db", dbDir, "-e", "range of p is Process retrieve (p.Process)", "--record", filepath.Join(dir, "out")}, "name retrieve 1"},
 	} {
 		code, _, stderr := tqmon(t, c.args...)
