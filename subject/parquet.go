@@ -73,31 +73,9 @@ func (s *parquetSubject) history() (*algebra.History, error) {
 }
 
 // Run plans the program for stored relations, as over a database, and
-// reads each relation through its window.
+// reads each relation through its window (runStored).
 func (s *parquetSubject) Run(ctx context.Context, prog *query.Program, o RunOptions) ([]query.Result, Stats, error) {
-	if o.Acquire {
-		h, err := s.history()
-		if err != nil {
-			return nil, Stats{}, err
-		}
-		rs, st, err := prog.RunAcquire(h, o.Naive)
-		return rs, Stats{Acquire: &st}, err
-	}
-	q, err := replay.Plan(s.st.Catalog(), prog.Stmts)
-	if err != nil {
-		return nil, Stats{}, err
-	}
-	rs, st, err := replay.RunStore(replay.Parquet(s.st), q, replay.Options{Context: ctx, From: o.From, To: o.To, Pace: o.Pace, Player: o.Player,
-		OnElem: o.OnElem, Discard: o.Discard, Budget: prog.Budget()})
-	stats := Stats{Read: &st, Files: s.st.Files()}
-	if err != nil {
-		return nil, stats, err
-	}
-	out := make([]query.Result, len(rs))
-	for i, r := range rs {
-		out[i] = query.Result{Stmt: r.Stmt, Table: r.Table}
-	}
-	return out, stats, nil
+	return runStored(ctx, replay.Parquet(s.st), prog, o, s.history, Stats{Files: s.st.Files()})
 }
 
 func (s *parquetSubject) Explain(w io.Writer, prog *query.Program, first int, _ bool) error {

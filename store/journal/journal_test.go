@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/internal/testkit"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident"
 	"github.com/tqmon/tqmon/resident/demo"
@@ -27,20 +27,6 @@ import (
 )
 
 var all = []string{"Processor", "Process", "Mailbox", "SendMessage", "RunningOn", "Waiting"}
-
-func render(h *algebra.History, names []string) string {
-	var b strings.Builder
-	for _, name := range names {
-		t := h.Table(name)
-		rows := slices.Clone(t.Rows)
-		(&algebra.Table{Rel: t.Rel, Rows: rows}).SortRows()
-		fmt.Fprintf(&b, "%s: %d\n", name, len(rows))
-		for _, row := range rows {
-			fmt.Fprintf(&b, "%v %d %d\n", row.Vals, row.From, row.To)
-		}
-	}
-	return b.String()
-}
 
 func jetStream(t *testing.T) jetstream.JetStream {
 	t.Helper()
@@ -152,7 +138,7 @@ func TestResumeAfterKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := rec.History(stop)
-	if g, w := render(got, all), render(want, all); g != w {
+	if g, w := testkit.History(got, all...), testkit.History(want, all...); g != w {
 		t.Fatalf("after %d kills: recorded\n%s\nground truth\n%s", kills, g, w)
 	}
 	for _, name := range all {

@@ -15,8 +15,10 @@ import (
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/stream"
+	"github.com/tqmon/tqmon/internal/testkit"
 	"github.com/tqmon/tqmon/resident/demo/ossensors"
 	"github.com/tqmon/tqmon/store/db"
+	"github.com/tqmon/tqmon/store/record"
 )
 
 var spec = db.Spec{Name: "os.sdl", Text: ossensors.SDL}
@@ -74,105 +76,37 @@ func workload(cat *algebra.Catalog) []call {
 	return out
 }
 
-// sink is what both writers offer.
-type sink interface {
-	begin(rel string, key uint64, t int64, vals []algebra.Value) error
-	end(rel string, key uint64, t int64) error
-	event(rel string, t int64, vals []algebra.Value) error
-	advance(t int64) error
-}
+// pq is a Parquet writer as the recorder's sink.
+func sinkOf(w *Writer) record.Sink { return record.SinkOf[*RelWriter](w) }
 
-type pqSink struct{ w *Writer }
-
-func (s pqSink) begin(rel string, key uint64, t int64, vals []algebra.Value) error {
-	r, err := s.w.Relation(rel)
-	if err != nil {
-		return err
-	}
-	return r.Begin(key, t, vals)
-}
-func (s pqSink) end(rel string, key uint64, t int64) error {
-	r, err := s.w.Relation(rel)
-	if err != nil {
-		return err
-	}
-	_, err = r.End(key, t)
-	return err
-}
-func (s pqSink) event(rel string, t int64, vals []algebra.Value) error {
-	r, err := s.w.Relation(rel)
-	if err != nil {
-		return err
-	}
-	return r.Event(t, vals)
-}
-func (s pqSink) advance(t int64) error { s.w.Advance(t); return s.w.Sync() }
-
-type dbSink struct{ w *db.Writer }
-
-func (s dbSink) begin(rel string, key uint64, t int64, vals []algebra.Value) error {
-	r, err := s.w.Relation(rel)
-	if err != nil {
-		return err
-	}
-	return r.Begin(key, t, vals)
-}
-func (s dbSink) end(rel string, key uint64, t int64) error {
-	r, err := s.w.Relation(rel)
-	if err != nil {
-		return err
-	}
-	_, err = r.End(key, t)
-	return err
-}
-func (s dbSink) event(rel string, t int64, vals []algebra.Value) error {
-	r, err := s.w.Relation(rel)
-	if err != nil {
-		return err
-	}
-	return r.Event(t, vals)
-}
-func (s dbSink) advance(t int64) error { s.w.Advance(t); return nil }
-
-// feed gives calls[from:to] to a sink, advancing after each; at says
-// each call's journal position (i+1) to a Parquet writer.
-func feed(t *testing.T, s sink, calls []call, from, to int) {
+// feed gives calls[from:to] to a sink, advancing and syncing after each;
+// at, when set, is told each call's journal position (i+1).
+func feed(t *testing.T, s record.Sink, at func(uint64), calls []call, from, to int) {
 	t.Helper()
 	for i := from; i < to; i++ {
 		c := calls[i]
-		if p, ok := s.(pqSink); ok {
-			p.w.At(uint64(i + 1))
+		if at != nil {
+			at(uint64(i + 1))
 		}
-		var err error
-		switch c.kind {
-		case 'b':
-			err = s.begin(c.rel, c.key, c.t, c.vals)
-		case 'e':
-			err = s.end(c.rel, c.key, c.t)
-		case 'v':
-			err = s.event(c.rel, c.t, c.vals)
+		r, err := s.Relation(c.rel)
+		if err == nil {
+			switch c.kind {
+			case 'b':
+				err = r.Begin(c.key, c.t, c.vals)
+			case 'e':
+				_, err = r.End(c.key, c.t)
+			case 'v':
+				err = r.Event(c.t, c.vals)
+			}
 		}
 		if err == nil {
-			err = s.advance(c.t)
+			s.Advance(c.t)
+			err = s.Sync()
 		}
 		if err != nil {
 			t.Fatalf("call %d %+v: %v", i, c, err)
 		}
 	}
-}
-
-func render(h *algebra.History, names ...string) string {
-	var b strings.Builder
-	for _, name := range names {
-		t := h.Table(name)
-		rows := slices.Clone(t.Rows)
-		(&algebra.Table{Rel: t.Rel, Rows: rows}).SortRows()
-		fmt.Fprintf(&b, "%s: %d\n", name, len(rows))
-		for _, r := range rows {
-			fmt.Fprintf(&b, "%v %d %d\n", r.Vals, r.From, r.To)
-		}
-	}
-	return b.String()
 }
 
 // badger is the same calls recorded into a database: what the Parquet
@@ -188,7 +122,7 @@ func badger(t *testing.T, calls []call) *db.DB {
 	if err != nil {
 		t.Fatal(err)
 	}
-	feed(t, dbSink{w}, calls, 0, len(calls))
+	feed(t, record.DB(w), nil, calls, 0, len(calls))
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +139,7 @@ func TestEqualsDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	calls := workload(w.Catalog())
-	feed(t, pqSink{w}, calls, 0, len(calls))
+	feed(t, sinkOf(w), w.At, calls, 0, len(calls))
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +155,7 @@ func TestEqualsDatabase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g, w := render(got, "Process", "SendMessage"), render(want, "Process", "SendMessage"); g != w {
+	if g, w := testkit.History(got, "Process", "SendMessage"), testkit.History(want, "Process", "SendMessage"); g != w {
 		t.Fatalf("Parquet\n%s\ndatabase\n%s", g, w)
 	}
 	hours := map[string]bool{}
@@ -250,7 +184,7 @@ func TestWindowOpensOnlyItsFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	calls := workload(w.Catalog())
-	feed(t, pqSink{w}, calls, 0, len(calls))
+	feed(t, sinkOf(w), w.At, calls, 0, len(calls))
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -325,7 +259,7 @@ func TestCrashLeavesWholeFiles(t *testing.T) {
 	}
 	calls := workload(w.Catalog())
 	half := len(calls) / 2
-	feed(t, pqSink{w}, calls, 0, half)
+	feed(t, sinkOf(w), w.At, calls, 0, half)
 	// Killed: no Close. A file being written when it died:
 	part := filepath.Join(dir, "relation=Process", "host=local", "hour=2027-01-15T09", ".tmp-123")
 	if err := os.WriteFile(part, []byte("PAR1 half a file"), 0o644); err != nil {
@@ -351,7 +285,7 @@ func TestCrashLeavesWholeFiles(t *testing.T) {
 	for _, tb := range want.Tables {
 		tb.Rows = slices.DeleteFunc(tb.Rows, func(r algebra.Tuple) bool { return r.To >= through || r.To == algebra.Forever })
 	}
-	if g, w := render(got, "Process", "SendMessage"), render(want, "Process", "SendMessage"); g != w {
+	if g, w := testkit.History(got, "Process", "SendMessage"), testkit.History(want, "Process", "SendMessage"); g != w {
 		t.Fatalf("after the crash\n%s\nwant\n%s", g, w)
 	}
 }
@@ -369,7 +303,7 @@ func TestResumeHoldsEachTupleOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		calls := workload(w.Catalog())
-		feed(t, pqSink{w}, calls, 0, cut)
+		feed(t, sinkOf(w), w.At, calls, 0, cut)
 		// Killed after renaming a file of a write not yet in the manifest.
 		stray := filepath.Join(dir, "relation=Process", "host=local", "hour=2027-01-15T08", fmt.Sprintf("0-%d.parquet", w.man.Writes+1))
 		os.MkdirAll(filepath.Dir(stray), 0o755)
@@ -385,7 +319,7 @@ func TestResumeHoldsEachTupleOnce(t *testing.T) {
 		if from < 0 || from > cut {
 			t.Fatalf("cut %d: resume at %d", cut, w2.Resume())
 		}
-		feed(t, pqSink{w2}, calls, from, len(calls))
+		feed(t, sinkOf(w2), w2.At, calls, from, len(calls))
 		if err := w2.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -401,7 +335,7 @@ func TestResumeHoldsEachTupleOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if g, w := render(got, "Process", "SendMessage"), render(want, "Process", "SendMessage"); g != w {
+		if g, w := testkit.History(got, "Process", "SendMessage"), testkit.History(want, "Process", "SendMessage"); g != w {
 			t.Fatalf("cut %d, resumed at %d: got\n%s\nwant\n%s", cut, from, g, w)
 		}
 	}
@@ -452,7 +386,7 @@ func TestGenericReader(t *testing.T) {
 		t.Fatal(err)
 	}
 	calls := workload(w.Catalog())
-	feed(t, pqSink{w}, calls, 0, len(calls))
+	feed(t, sinkOf(w), w.At, calls, 0, len(calls))
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
