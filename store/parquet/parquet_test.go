@@ -109,6 +109,30 @@ func feed(t *testing.T, s record.Sink, at func(uint64), calls []call, from, to i
 	}
 }
 
+// readBack opens a recording and loads it whole.
+func readBack(t *testing.T, dir string) (*Store, *algebra.History) {
+	t.Helper()
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := s.History()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, h
+}
+
+// asDatabase renders got and what a database recording the calls holds.
+func asDatabase(t *testing.T, got *algebra.History, calls []call) (g, w string) {
+	t.Helper()
+	want, err := badger(t, calls).History(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return testkit.History(got, "Process", "SendMessage"), testkit.History(want, "Process", "SendMessage")
+}
+
 // badger is the same calls recorded into a database: what the Parquet
 // recording must read back as.
 func badger(t *testing.T, calls []call) *db.DB {
@@ -143,19 +167,8 @@ func TestEqualsDatabase(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := s.History()
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := badger(t, calls).History(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if g, w := testkit.History(got, "Process", "SendMessage"), testkit.History(want, "Process", "SendMessage"); g != w {
+	s, got := readBack(t, dir)
+	if g, w := asDatabase(t, got, calls); g != w {
 		t.Fatalf("Parquet\n%s\ndatabase\n%s", g, w)
 	}
 	hours := map[string]bool{}
@@ -265,14 +278,7 @@ func TestCrashLeavesWholeFiles(t *testing.T) {
 	if err := os.WriteFile(part, []byte("PAR1 half a file"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := s.History()
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, got := readBack(t, dir)
 	through := s.man.Through
 	if through <= calls[0].t {
 		t.Fatalf("nothing written before the crash (through %d)", through)
@@ -323,19 +329,8 @@ func TestResumeHoldsEachTupleOnce(t *testing.T) {
 		if err := w2.Close(); err != nil {
 			t.Fatal(err)
 		}
-		s, err := Open(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := s.History()
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := badger(t, calls).History(nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if g, w := testkit.History(got, "Process", "SendMessage"), testkit.History(want, "Process", "SendMessage"); g != w {
+		_, got := readBack(t, dir)
+		if g, w := asDatabase(t, got, calls); g != w {
 			t.Fatalf("cut %d, resumed at %d: got\n%s\nwant\n%s", cut, from, g, w)
 		}
 	}
