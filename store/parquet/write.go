@@ -347,6 +347,9 @@ func (w *Writer) Sync() error {
 	if all {
 		cut = w.latest
 	}
+	if cut <= w.man.Through {
+		return nil // every row ending before cut is in the files already
+	}
 	return w.write(cut, false)
 }
 
@@ -524,13 +527,15 @@ func (w *Writer) writePart(p *part, n uint64) error {
 	}
 	defer os.Remove(f.Name()) // after the rename, nothing
 	pw := pq.NewWriter(f, p.s.pq, pq.Compression(&pq.Zstd), pq.KeyValueMetadata("tqmon.relation", p.rel))
-	buf := make([]pq.Row, 0, 1024)
+	// Rows are encoded in batches into buffers reused from batch to batch:
+	// WriteRows copies the values into its column buffers.
+	buf := make([]pq.Row, 1024)
 	for i := 0; i < len(p.rows); {
-		buf = buf[:0]
-		for ; i < len(p.rows) && len(buf) < cap(buf); i++ {
-			buf = append(buf, p.s.encode(p.rows[i], nil))
+		n := 0
+		for ; i < len(p.rows) && n < len(buf); i, n = i+1, n+1 {
+			buf[n] = p.s.encode(p.rows[i], buf[n])
 		}
-		if _, err := pw.WriteRows(buf); err != nil {
+		if _, err := pw.WriteRows(buf[:n]); err != nil {
 			f.Close()
 			return err
 		}
