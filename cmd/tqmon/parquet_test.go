@@ -51,6 +51,14 @@ func TestRecordJournalToParquet(t *testing.T) {
 	if out, err := consume().CombinedOutput(); err != nil || !strings.Contains(string(out), "wrote the journal of h1") {
 		t.Fatalf("the resumed writer: %v\n%s", err, out)
 	}
+	// The shell reads the files too.
+	script := filepath.Join(dir, "s.tq")
+	os.WriteFile(script, []byte("range of p is Process retrieve (p.Process, p.State);\n"), 0o644)
+	code, out, stderr := tqmon(t, "shell", "--parquet", pqDir, "-f", script, "--history-file", "", "--format", "csv")
+	_, want, _ := tqmon(t, "query", "--history", truthDir, "-f", script, "--format", "csv")
+	if code != 0 || out != want {
+		t.Errorf("shell --parquet: exit %d\n%s%s\nwant\n%s", code, out, stderr, want)
+	}
 	for _, q := range []string{"01-running-on", "02-send-to-waiter", "03-end-of-wait", "04-resumed", "05-waiting-while-running"} {
 		f := filepath.Join(root, "testdata", "tquel", q+".tq")
 		_, overPQ, stderr := tqmon(t, "query", "--parquet", pqDir, "-f", f, "--format", "csv", "--time-format", "ns")
