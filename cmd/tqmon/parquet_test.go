@@ -51,6 +51,11 @@ func TestRecordJournalToParquet(t *testing.T) {
 	if out, err := consume().CombinedOutput(); err != nil || !strings.Contains(string(out), "wrote the journal of h1") {
 		t.Fatalf("the resumed writer: %v\n%s", err, out)
 	}
+	// --stats says which files a query read.
+	if code, _, stderr := tqmon(t, "query", "--parquet", pqDir, "--stats", "-e", "range of p is Process retrieve (p.Process)"); code != 0 ||
+		!strings.Contains(stderr, "files read: ") || !strings.Contains(stderr, "read Process whole") {
+		t.Errorf("query --parquet --stats: exit %d\n%s", code, stderr)
+	}
 	// The shell reads the files too.
 	script := filepath.Join(dir, "s.tq")
 	os.WriteFile(script, []byte("range of p is Process retrieve (p.Process, p.State);\n"), 0o644)

@@ -434,3 +434,71 @@ func TestGenericReader(t *testing.T) {
 		t.Fatalf("generic reader\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestHostAttribute: a relation with a Host attribute is partitioned by
+// it and has no host column of its own; floats, bools and strings read
+// back; a relation whose names would collide in a case-blind engine
+// (an int attribute HOST beside the host column) is refused.
+func TestHostAttribute(t *testing.T) {
+	sdl := db.Spec{Name: "notes.sdl", Text: `entity type Cpu
+entity relation Cpu(Cpu: Cpu)
+event relation Note(Host: string, Text: string, Weight: float, Urgent: bool)
+event relation Bad(HOST: int)
+clock 1ns
+`}
+	dir := t.TempDir()
+	w, err := Create(dir, sdl, Options{Host: "default"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Relation("Bad"); err == nil || !strings.Contains(err.Error(), "twice") {
+		t.Errorf("Bad: %v; want a refusal naming the column twice", err)
+	}
+	notes, err := w.Relation("Note")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, h := range []string{"web-1", "web-2", "web-1"} {
+		at := int64(i+1) * int64(time.Second)
+		if err := notes.Event(at, []algebra.Value{algebra.Str(h), algebra.Str(fmt.Sprint("note ", i)), algebra.Float(0.5 + float64(i)), algebra.Bool(i == 1)}); err != nil {
+			t.Fatal(err)
+		}
+		w.Advance(at)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, got := readBack(t, dir)
+	hosts := map[string]bool{}
+	for _, f := range s.files {
+		hosts[f.host] = true
+		pf, err := os.Open(f.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, _ := pf.Stat()
+		file, err := pq.OpenFile(pf, st.Size())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cols []string
+		for _, c := range file.Schema().Columns() {
+			cols = append(cols, c[0])
+		}
+		pf.Close()
+		if slices.Contains(cols, "host") || !slices.Contains(cols, "Host") {
+			t.Errorf("%s: columns %v", f.path, cols)
+		}
+	}
+	if len(hosts) != 2 || !hosts["web-1"] || !hosts["web-2"] {
+		t.Errorf("host partitions %v", hosts)
+	}
+	want := `Note: 3
+["web-1" "note 0" 0.5 false] 1000000000 1000000001
+["web-2" "note 1" 1.5 true] 2000000000 2000000001
+["web-1" "note 2" 2.5 false] 3000000000 3000000001
+`
+	if g := testkit.History(got, "Note"); g != want {
+		t.Errorf("read back\n%s\nwant\n%s", g, want)
+	}
+}
