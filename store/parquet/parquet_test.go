@@ -376,7 +376,7 @@ type processRow struct {
 // database's tuples.
 func TestGenericReader(t *testing.T) {
 	dir := t.TempDir()
-	w, err := Create(dir, spec, Options{Host: "web-2"})
+	w, err := Create(dir, spec, Options{Host: "web-2", Every: 10 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
