@@ -102,6 +102,7 @@ func Record(ctx context.Context, s Subject, to Stores, opts record.Options) (*db
 		if len(opts.Relations) > 0 {
 			if _, err := record.Program(cat, opts.Relations); err != nil {
 				undo()
+				os.RemoveAll(to.Parquet) // new or empty before
 				return nil, nil, win, badInput(err)
 			}
 		}

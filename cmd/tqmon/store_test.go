@@ -236,6 +236,7 @@ func TestStoreCommandErrors(t *testing.T) {
 		{[]string{"record", "--connect", "x", "--db", filepath.Join(dir, "r"), "--truth", dir}, "--truth needs --demo"},
 		{[]string{"record", "--demo"}, "record needs --db DB or --parquet DIR"},
 		{[]string{"record", "--demo", "--parquet", paper}, "is not empty"},
+		{[]string{"record", "--demo", "--parquet", filepath.Join(dir, "r"), "--relations", "Nope"}, "no relation Nope"},
 		{[]string{"record", "--demo", "--parquet", filepath.Join(dir, "r"), "--parquet-every", "0s"}, "--parquet-every must be positive"},
 		{[]string{"record", "--from-journal", "nats://127.0.0.1:1", "--record-host", "h"}, "needs --parquet DIR"},
 		{[]string{"record", "--from-journal", "nats://127.0.0.1:1", "--demo", "--parquet", filepath.Join(dir, "r")}, "give no live source"},
