@@ -129,6 +129,13 @@ func TestResumeAfterKill(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the consumer did not reach the journal's end")
 	}
+	// A consumer run again on the finished recording reads the journal
+	// from its resume position to its end again: nothing changes.
+	again, cancelAgain := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancelAgain()
+	if err := Consume(again, js, "web-1", dir, popts); err != nil {
+		t.Fatalf("consuming again: %v", err)
+	}
 	s, err := parquet.Open(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -435,8 +435,9 @@ func (w *Writer) write(cut algebra.Time, final bool) error {
 		r.rows = kept
 		for _, o := range r.open {
 			if final {
-				add(r.s, o.row, true)
-			} else if o.pos > 0 {
+				add(r.s, o.row, true) // removed again by Append: a resumed journal brings them
+			}
+			if o.pos > 0 {
 				resume = min(resume, o.pos)
 			}
 		}
@@ -460,7 +461,8 @@ func (w *Writer) write(cut algebra.Time, final bool) error {
 	if !final {
 		w.man.Through = max(w.man.Through, cut)
 	} else {
-		w.man.Through = max(w.man.Through, w.latest)
+		// Every row is in the files, those ending at latest too.
+		w.man.Through = max(w.man.Through, algebra.Next(w.latest))
 	}
 	if w.pos > 0 {
 		w.man.Resume = resume
