@@ -117,6 +117,8 @@ bench-store:
 	$(GO) test -run '^$$' -bench 'BenchmarkStoreRecord' -benchtime 2000000x -count 3 ./store/db
 	$(GO) test -run '^$$' -bench 'BenchmarkStoreReplay' -benchtime 5x -count 3 ./store/db
 	$(GO) test -run '^$$' -bench 'BenchmarkStoreTimeslice' ./store/replay
+	$(GO) test -run '^$$' -bench 'BenchmarkParquetWrite' -benchtime 1000000x -count 3 ./store/parquet
+	$(GO) test -run '^$$' -bench 'BenchmarkParquetScan' -benchtime 3x -count 3 ./store/parquet
 
 # Kernel sensors against bpftrace (root): the N-getppid workload timed
 # uninstrumented, under tqmon and under an equivalent bpftrace script, for
