@@ -67,6 +67,10 @@ type Options struct {
 	EntityRingBytes int
 	// Logf reports what goes wrong outside any command (default: nothing).
 	Logf func(format string, args ...any)
+	// NoSelections: the resident does not advertise wire.CapFragments
+	// and compiles no selection into its programs (every enabled packet
+	// is sent; the monitor selects) — for comparing the two.
+	NoSelections bool
 }
 
 // ErrUnavailable: the kernel sensors cannot run here (not root, no BPF,
@@ -161,6 +165,9 @@ func newResident(opts Options, d *Description) (*Resident, error) {
 		WallBase: wall,
 		Period:   cat.ClockPeriod,
 		// No wire.CapTriggers: the remote widens join restrictions.
+	}
+	if !opts.NoSelections {
+		r.hello.Caps = append(r.hello.Caps, wire.CapFragments) // see filter.go
 	}
 	for _, rel := range cat.Relations {
 		r.hello.Sensors = append(r.hello.Sensors, rel.Name)

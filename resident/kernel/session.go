@@ -31,6 +31,10 @@ type Session struct {
 	// defined: the entity keys whose definitions the session was sent
 	// (drain, r.mu).
 	defined map[uint64]bool
+	// frags: its fragments by ID; perSensor: its entity enables per
+	// sensor (r.mu; see filter.go).
+	frags     map[uint64]*kfrag
+	perSensor map[int]int
 }
 
 // Open starts a session. Its first batch carries the live processes,
@@ -40,7 +44,7 @@ type Session struct {
 // or when tracking cannot start, the session is born ended (Recv and
 // Apply return the error).
 func (r *Resident) Open() *Session {
-	s := &Session{r: r, idx: -1, defined: map[uint64]bool{}}
+	s := &Session{r: r, idx: -1, defined: map[uint64]bool{}, frags: map[uint64]*kfrag{}, perSensor: map[int]int{}}
 	s.core.Init(len(r.sensors), monoNow, r.budget)
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -102,8 +106,17 @@ func (r *Resident) dropSessionLocked(s *Session, err error, keep bool) bool {
 	})
 	s.flags.Reset()
 	s.all.Reset()
+	clear(s.frags)
+	clear(s.perSensor)
 	r.sessions.Remove(s.idx, s)
 	s.core.End(err, keep)
+	for _, ss := range r.sensors {
+		if ss != nil {
+			if err := r.refilter(ss); err != nil {
+				r.opts.Logf("%s: %v", ss.s.Rel.Name, err)
+			}
+		}
+	}
 	return true
 }
 
@@ -173,13 +186,24 @@ func (s *Session) apply(cmd *wire.Command) error {
 			if err := r.setFlag(ss, k.id, 1); err != nil {
 				return fail(cmd, "sensor", "%v", err)
 			}
-			s.flags.Enable(k)
-			return nil
+			if s.flags.Enable(k) {
+				s.perSensor[k.sensor]++
+			}
+			return r.refilter(ss)
 		}
-		if _, ok := s.flags.Disable(k); !ok {
+		last, ok := s.flags.Disable(k)
+		if !ok {
 			return fail(cmd, "entity", "%s is not enabled for %s %s by this session", ss.s.Rel.Name, ss.s.FlagType, cmd.Entity)
 		}
-		return r.setFlag(ss, k.id, -1)
+		if last {
+			if s.perSensor[k.sensor]--; s.perSensor[k.sensor] == 0 {
+				delete(s.perSensor, k.sensor)
+			}
+		}
+		if err := r.setFlag(ss, k.id, -1); err != nil {
+			return err
+		}
+		return r.refilter(ss)
 	case wire.CEnableAll, wire.CDisableAll:
 		ss, err := s.sensorArg(cmd)
 		if err != nil {
@@ -191,14 +215,19 @@ func (s *Session) apply(cmd *wire.Command) error {
 				return fail(cmd, "sensor", "%v", err)
 			}
 			s.all.Enable(id)
-			return nil
+			return r.refilter(ss)
 		}
 		if _, ok := s.all.Disable(id); !ok {
 			return fail(cmd, "sensor", "%s is not enabled for every entity by this session", ss.s.Rel.Name)
 		}
-		return r.setAll(ss, -1)
+		if err := r.setAll(ss, -1); err != nil {
+			return err
+		}
+		return r.refilter(ss)
 	case wire.CTrigger, wire.CUntrigger:
 		return fail(cmd, "kind", "the kernel resident does not evaluate triggers (it does not advertise %q)", wire.CapTriggers)
+	case wire.CFragment, wire.CUnfragment:
+		return s.fragment(cmd)
 	case wire.CSample, wire.CUnsample:
 		return fail(cmd, "kind", "the kernel resident has no sampled sensors")
 	default:

@@ -211,6 +211,10 @@ func (l *lowering) lower(p *wire.Pred, pos bool) *kexpr {
 			case k.op == kFalse && and, k.op == kTrue && !and:
 				return k // absorbing
 			}
+			if k.op == kAnd && and || k.op == kOr && !and {
+				kids = append(kids, k.kids...) // flattened: (a or b) or c is a or b or c
+				continue
+			}
 			kids = append(kids, k)
 		}
 		switch len(kids) {
@@ -443,8 +447,9 @@ func (g *gen) strTest(k *kexpr, yes, no string) {
 	if k.v.op == opComm && !k.prefix {
 		words = (k.size + 7) / 8
 	}
+	g.emit(asm.Mov.Imm(asm.R1, 0))
 	for i := range words { // what the read does not write is compared as 0 (and masked)
-		g.emit(asm.StoreImm(asm.R10, int16(stStr+8*i), 0, asm.DWord))
+		g.emit(asm.StoreMem(asm.R10, int16(stStr+8*i), asm.R1, asm.DWord))
 	}
 	switch k.v.op {
 	case opComm:
