@@ -206,3 +206,19 @@ func attrKind(s *bpfgen.Sensor, i int) wire.ValueKind {
 	}
 	return valueKind(a.Type.Kind)
 }
+
+// Selects says what sensor rel's programs would evaluate in the kernel
+// for selection p alone (per binding; "": nothing, the monitor selects),
+// without loading anything: what --explain shows. False when rel has no
+// kernel sensor.
+func (r *Resident) Selects(rel string, p *wire.Pred) ([]string, bool) {
+	for _, ss := range r.sensors {
+		if ss != nil && ss.s.Rel.Name == rel {
+			if r.opts.NoSelections {
+				return make([]string, len(ss.s.Bindings)), true
+			}
+			return ss.s.Filter(p, syscallNumbers).Placed, true
+		}
+	}
+	return nil, false
+}
