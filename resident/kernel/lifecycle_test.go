@@ -70,7 +70,7 @@ func TestAttachOnDemand(t *testing.T) {
 	if err := s.Apply(enable); err != nil {
 		t.Fatal(err)
 	}
-	waitPrograms(t, "SyscallCall enabled", append([]string{"tqm_SyscallCa_0", "tqm_SyscallC_0e"}, entityPrograms...)...)
+	waitPrograms(t, "SyscallCall enabled", append([]string{"tqm_SyscallCa_0", "tqm_SyscallC_0e", "tqm_tSyscallC_0", "tqm_tSyscall_0e"}, entityPrograms...)...)
 	if got := res.Flags(); !slices.Equal(got["SyscallCall"], []string{self}) || len(got) != 1 {
 		t.Errorf("enable maps: %v", got)
 	}
@@ -106,7 +106,7 @@ func TestAttachOnDemand(t *testing.T) {
 	if err := s2.Apply(enable); err != nil {
 		t.Fatal(err)
 	}
-	waitPrograms(t, "a second session", append([]string{"tqm_SyscallCa_0", "tqm_SyscallC_0e"}, entityPrograms...)...)
+	waitPrograms(t, "a second session", append([]string{"tqm_SyscallCa_0", "tqm_SyscallC_0e", "tqm_tSyscallC_0", "tqm_tSyscall_0e"}, entityPrograms...)...)
 	res.Close()
 	waitPrograms(t, "the resident closed")
 	if _, err := s2.Recv(context.Background()); err != nil && !errors.Is(err, session.ErrClosed) {

@@ -515,7 +515,9 @@ func (s *Sensor) TailMapSpec() *ebpf.MapSpec {
 }
 
 // Stubs returns the stubs of the sensor's programs, in Sensor.Programs
-// order: each attaches where its program does and tail-calls it.
+// order: each attaches where its program does and tail-calls it. A
+// stub's name is its program's with "tqm_t" for "tqm_" (cut to 15
+// characters before the suffix): tqm_tSyscall_0 calls tqm_Syscall_0.
 func (s *Sensor) Stubs() []*Program {
 	var out []*Program
 	for i, p := range s.Programs() {
@@ -526,8 +528,13 @@ func (s *Sensor) Stubs() []*Program {
 			asm.Mov.Imm(asm.R0, 0),
 			asm.Return(),
 		}
+		// "tqm_t" and the program's name, cut to fit before its suffix.
+		cut := strings.LastIndexByte(p.Name, '_')
+		name := "tqm_t" + p.Name[len("tqm_"):cut]
+		name = name[:min(len(name), 15-(len(p.Name)-cut))] + p.Name[cut:]
 		st := *p
-		st.Spec = programSpec(p.Name, p.Attach, insns)
+		st.Name = name
+		st.Spec = programSpec(name, p.Attach, insns)
 		st.Source = p.Source[:min(len(p.Source), 1)]
 		out = append(out, &st)
 	}
