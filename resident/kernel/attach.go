@@ -207,7 +207,7 @@ func (t *tracker) attach(s *bpfgen.Sensor, sel *wire.Pred, key string) (*attachm
 // firing runs one or the other; see bpfgen.Stubs).
 func (a *attachment) install(s *bpfgen.Sensor, sel *wire.Pred, key string) error {
 	t := a.tr
-	f := s.Filter(sel, syscallNumbers)
+	f := s.Filter(sel, syscallNumbers, entsel)
 	cs := &ebpf.CollectionSpec{Maps: map[string]*ebpf.MapSpec{}, Programs: map[string]*ebpf.ProgramSpec{}}
 	repl := map[string]*ebpf.Map{}
 	for n, m := range t.specs {

@@ -217,7 +217,7 @@ func (r *Resident) Selects(rel string, p *wire.Pred) ([]string, bool) {
 			if r.opts.NoSelections {
 				return make([]string, len(ss.s.Bindings)), true
 			}
-			return ss.s.Filter(p, syscallNumbers).Placed, true
+			return ss.s.Filter(p, syscallNumbers, false).Placed, true
 		}
 	}
 	return nil, false

@@ -81,8 +81,10 @@ type Filter struct {
 
 // Filter generates the sensor's programs with selection p (nil: none) on
 // its attributes compiled in (see above). syscalls maps system call names
-// to their numbers, as the drain names them.
-func (s *Sensor) Filter(p *wire.Pred, syscalls map[string]uint64) *Filter {
+// to their numbers, as the drain names them. With entsel, the programs
+// are enabled by entity selections too (see EntitySelections; only for
+// a sensor that EntitySelectable).
+func (s *Sensor) Filter(p *wire.Pred, syscalls map[string]uint64, entsel bool) *Filter {
 	f := &Filter{}
 	l := &lowering{s: s, syscalls: syscalls}
 	for _, b := range s.Bindings {
@@ -99,13 +101,20 @@ func (s *Sensor) Filter(p *wire.Pred, syscalls map[string]uint64) *Filter {
 			text = sel.String()
 		}
 		f.Placed = append(f.Placed, text)
-		f.Programs = append(f.Programs, generateBinding(s, b, sel)...)
+		f.Programs = append(f.Programs, generateBinding(s, b, sel, entsel && s.EntitySelectable())...)
 	}
 	if len(l.consts) > 0 {
 		f.Consts = &ebpf.MapSpec{Name: shortName("tqm_c_", s.Rel.Name), Type: ebpf.Array, KeySize: 4,
 			ValueSize: uint32(len(l.consts)), MaxEntries: 1, Contents: []ebpf.MapKV{{Key: uint32(0), Value: l.consts}}}
 	}
 	return f
+}
+
+// EntitySelectable reports whether entity selections can enable the
+// sensor: its flag holder is a Process, its relation has a bit in
+// entsel's values, and it is not traced then disabled.
+func (s *Sensor) EntitySelectable() bool {
+	return s.FlagType == "Process" && s.ID <= MaxEntSelID && !s.Decrement
 }
 
 type kop uint8

@@ -88,7 +88,7 @@ func TestFilterPlaced(t *testing.T) {
 				s = x
 			}
 		}
-		f := s.Filter(&c.pred, testSyscalls)
+		f := s.Filter(&c.pred, testSyscalls, false)
 		if !slices.Equal(f.Placed, c.want) {
 			t.Errorf("%s %s:\n got %q\nwant %q", c.rel, c.pred.Key(nil), f.Placed, c.want)
 		}
@@ -127,7 +127,7 @@ func TestFilterConsts(t *testing.T) {
 				s = x
 			}
 		}
-		f := s.Filter(&c.pred, testSyscalls)
+		f := s.Filter(&c.pred, testSyscalls, false)
 		got := ""
 		if f.Consts != nil {
 			got = string(f.Consts.Contents[0].Value.([]byte))

@@ -42,6 +42,7 @@ type gen struct {
 	srcNext *SourceAt
 	labels  int
 	sel     *kexpr // the selection begin and event programs evaluate (nil: none)
+	entsel  bool   // begin and event programs: enabled by entity selections too
 }
 
 // at says that what follows comes from the spec at pos.
@@ -375,17 +376,17 @@ func (cl *clause) usesPid(withKey bool) bool {
 
 // generateBinding makes a binding's programs: one for an event, two
 // (begin and end) for an interval.
-func generateBinding(s *Sensor, b *Binding, sel *kexpr) []*Program {
+func generateBinding(s *Sensor, b *Binding, sel *kexpr, entsel bool) []*Program {
 	from, to := b.clauses[0], b.clauses[1]
 	var out []*Program
 	switch b.Mode {
 	case ModeEvent:
-		out = append(out, program(s, b, from, false, func(g *gen) { g.sel = sel; genEvent(g, s, b, from) }))
+		out = append(out, program(s, b, from, false, func(g *gen) { g.sel, g.entsel = sel, entsel; genEvent(g, s, b, from) }))
 	case ModeSplit:
-		out = append(out, program(s, b, from, false, func(g *gen) { g.sel = sel; genSplitBegin(g, s, b, from) }))
+		out = append(out, program(s, b, from, false, func(g *gen) { g.sel, g.entsel = sel, entsel; genSplitBegin(g, s, b, from) }))
 		out = append(out, program(s, b, to, true, func(g *gen) { genSplitEnd(g, s, b, to) }))
 	case ModeWhole:
-		out = append(out, program(s, b, from, false, func(g *gen) { g.sel = sel; genWholeBegin(g, s, b, from) }))
+		out = append(out, program(s, b, from, false, func(g *gen) { g.sel, g.entsel = sel, entsel; genWholeBegin(g, s, b, from) }))
 		out = append(out, program(s, b, to, true, func(g *gen) { genWholeEnd(g, s, b, to) }))
 	}
 	return out
@@ -444,7 +445,7 @@ func genEvent(g *gen, s *Sensor, b *Binding, cl *clause) {
 	g.prologue(cl.usesPid(false))
 	g.conds(b.File, cl.conds, out)
 	g.at(b.File, cl.vals[s.Flag].pos, "enable test: "+s.Rel.Attrs[s.Flag].Name+" = "+cl.vals[s.Flag].text)
-	g.enableTest(s, cl.vals[s.Flag], on, out)
+	g.enable(s, cl.vals[s.Flag], on, out)
 	g.label(on)
 	g.selection(b.File, b, out)
 	g.counters(s.ID, out)
@@ -463,7 +464,7 @@ func genSplitBegin(g *gen, s *Sensor, b *Binding, cl *clause) {
 	g.prologue(cl.usesPid(true))
 	g.conds(b.File, cl.conds, out)
 	g.at(b.File, cl.vals[s.Flag].pos, "enable test: "+s.Rel.Attrs[s.Flag].Name+" = "+cl.vals[s.Flag].text)
-	g.enableTest(s, cl.vals[s.Flag], on, out)
+	g.enable(s, cl.vals[s.Flag], on, out)
 	g.label(on)
 	g.selection(b.File, b, out)
 	g.at(b.File, cl.pos, "key: "+keyText(cl))
@@ -507,7 +508,7 @@ func genWholeBegin(g *gen, s *Sensor, b *Binding, cl *clause) {
 	g.prologue(cl.usesPid(true))
 	g.conds(b.File, cl.conds, out)
 	g.at(b.File, cl.vals[s.Flag].pos, "enable test: "+s.Rel.Attrs[s.Flag].Name+" = "+cl.vals[s.Flag].text)
-	g.enableTest(s, cl.vals[s.Flag], on, out)
+	g.enable(s, cl.vals[s.Flag], on, out)
 	g.label(on)
 	g.selection(b.File, b, out)
 	g.at(b.File, cl.pos, "key: "+keyText(cl))
