@@ -901,8 +901,8 @@ func (c *commander) enable(sensor uint16, rel *algebra.Relation, arg plan.Node) 
 			// with one identifier are one entity across residents.
 			return false
 		}
-		if !c.states[0].hello.Has(wire.CapTriggers) {
-			return false // e.g. a kernel resident
+		if h := c.states[0].hello; !h.Has(wire.CapTriggers) && !(h.Has(wire.CapEntityTriggers) && onEntityScan(x)) {
+			return false // e.g. a kernel resident, on a sensed relation
 		}
 		return c.trigger(sensor, x)
 	}
@@ -980,6 +980,22 @@ func (c *commander) trigger(sensor uint16, p *plan.Project) bool {
 	cmd.ID = c.next
 	c.send(cmd)
 	return true
+}
+
+// onEntityScan reports whether a join restriction's trigger is an entity
+// relation's scan (the entity-selection argument), which a resident with
+// wire.CapEntityTriggers evaluates.
+func onEntityScan(p *plan.Project) bool {
+	pt, ok := p.In.(*plan.ProjectT)
+	if !ok {
+		return false
+	}
+	n := pt.In
+	if s, ok := n.(*plan.Select); ok {
+		n = s.In
+	}
+	u, ok := n.(*plan.Scan)
+	return ok && u.Rel.Class == algebra.ClassEntity
 }
 
 // isBeginOf reports whether e is `begin of` variable v.

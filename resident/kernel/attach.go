@@ -20,7 +20,10 @@ type sensorState struct {
 	s   *bpfgen.Sensor
 	ids map[uint32]int // entity number → sessions' enables
 	all int            // whole-type enables
-	att *attachment
+	// selTrigs: the entity triggers (over sessions) that select processes
+	// for the sensor by their command (entsel.go).
+	selTrigs int
+	att      *attachment
 }
 
 // attachment is a sensor's loaded programs, their links and its maps.
@@ -33,6 +36,7 @@ type attachment struct {
 	// with the selection whose key is filter ("": none) compiled in.
 	bodies *ebpf.Collection
 	filter string
+	entsel bool     // enabled by entity selections too
 	placed []string // per binding, what its programs evaluate
 }
 
@@ -103,14 +107,14 @@ func (r *Resident) setAll(ss *sensorState, delta int) error {
 // reconcile attaches a sensor that has some enable and detaches one that
 // has none (r.mu).
 func (r *Resident) reconcile(ss *sensorState) error {
-	want := ss.all > 0 || len(ss.ids) > 0
+	want := ss.all > 0 || len(ss.ids) > 0 || ss.selTrigs > 0
 	switch {
 	case want && ss.att == nil:
 		if r.tr == nil {
 			return errors.New("no session is tracking")
 		}
 		sel, key := r.selection(ss)
-		att, err := r.tr.attach(ss.s, sel, key)
+		att, err := r.tr.attach(ss.s, sel, key, ss.selTrigs > 0)
 		if err != nil {
 			return err
 		}
@@ -171,7 +175,7 @@ func (t *tracker) load(progs []*bpfgen.Program, own map[string]*ebpf.MapSpec) (*
 
 // attach loads a sensor — its own maps, its stubs, and its programs with
 // selection sel (key: its key) compiled in — and attaches the stubs.
-func (t *tracker) attach(s *bpfgen.Sensor, sel *wire.Pred, key string) (*attachment, error) {
+func (t *tracker) attach(s *bpfgen.Sensor, sel *wire.Pred, key string, entsel bool) (*attachment, error) {
 	cs := &ebpf.CollectionSpec{Maps: map[string]*ebpf.MapSpec{}, Programs: map[string]*ebpf.ProgramSpec{}}
 	for n, m := range s.Maps {
 		cs.Maps[n] = m
@@ -186,7 +190,7 @@ func (t *tracker) attach(s *bpfgen.Sensor, sel *wire.Pred, key string) (*attachm
 		return nil, loadError(stubs, err)
 	}
 	att := &attachment{tr: t, coll: coll, enable: coll.Maps[bpfgen.MapEnable]}
-	if err := att.install(s, sel, key); err != nil {
+	if err := att.install(s, sel, key, entsel); err != nil {
 		att.close()
 		return nil, err
 	}
@@ -205,7 +209,7 @@ func (t *tracker) attach(s *bpfgen.Sensor, sel *wire.Pred, key string) (*attachm
 // install loads the sensor's programs with selection sel compiled in and
 // puts each in its stub's program array, replacing the previous ones (a
 // firing runs one or the other; see bpfgen.Stubs).
-func (a *attachment) install(s *bpfgen.Sensor, sel *wire.Pred, key string) error {
+func (a *attachment) install(s *bpfgen.Sensor, sel *wire.Pred, key string, entsel bool) error {
 	t := a.tr
 	f := s.Filter(sel, syscallNumbers, entsel)
 	cs := &ebpf.CollectionSpec{Maps: map[string]*ebpf.MapSpec{}, Programs: map[string]*ebpf.ProgramSpec{}}
@@ -235,7 +239,7 @@ func (a *attachment) install(s *bpfgen.Sensor, sel *wire.Pred, key string) error
 	if a.bodies != nil {
 		a.bodies.Close()
 	}
-	a.bodies, a.filter, a.placed = bodies, key, f.Placed
+	a.bodies, a.filter, a.placed, a.entsel = bodies, key, f.Placed, entsel
 	return nil
 }
 

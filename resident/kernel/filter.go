@@ -123,13 +123,14 @@ func (r *Resident) refilter(ss *sensorState) error {
 		return nil
 	}
 	sel, key := r.selection(ss)
-	if key == ss.att.filter {
+	entsel := ss.selTrigs > 0
+	if key == ss.att.filter && entsel == ss.att.entsel {
 		return nil
 	}
-	err := ss.att.install(ss.s, sel, key)
+	err := ss.att.install(ss.s, sel, key, entsel)
 	if err != nil && key != "" {
 		r.opts.Logf("%s: the selection %s is not compiled: %v", ss.s.Rel.Name, key, err)
-		err = ss.att.install(ss.s, nil, "")
+		err = ss.att.install(ss.s, nil, "", entsel)
 	}
 	return err
 }

@@ -97,6 +97,9 @@ type Resident struct {
 	sessions session.Table[Session]
 	budget   *session.Budget // what the sessions hold together
 	tr       *tracker        // while some session is open
+	// commSel: per command name, per sensor, the entity triggers that
+	// select it (entsel.go).
+	commSel map[string]map[int]int
 }
 
 // entity type IDs (linux.sdl declares them first, in this order).
@@ -167,7 +170,8 @@ func newResident(opts Options, d *Description) (*Resident, error) {
 		// No wire.CapTriggers: the remote widens join restrictions.
 	}
 	if !opts.NoSelections {
-		r.hello.Caps = append(r.hello.Caps, wire.CapFragments) // see filter.go
+		r.hello.Caps = append(r.hello.Caps, wire.CapFragments)                     // see filter.go
+		r.hello.Caps = append(r.hello.Caps, wire.CapEntityTriggers, wire.CapWhile) // see entsel.go
 	}
 	for _, rel := range cat.Relations {
 		r.hello.Sensors = append(r.hello.Sensors, rel.Name)

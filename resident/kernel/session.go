@@ -35,6 +35,8 @@ type Session struct {
 	// sensor (r.mu; see filter.go).
 	frags     map[uint64]*kfrag
 	perSensor map[int]int
+	// trigs: its entity triggers by ID (r.mu; see entsel.go).
+	trigs map[uint64]*ktrig
 }
 
 // Open starts a session. Its first batch carries the live processes,
@@ -44,7 +46,7 @@ type Session struct {
 // or when tracking cannot start, the session is born ended (Recv and
 // Apply return the error).
 func (r *Resident) Open() *Session {
-	s := &Session{r: r, idx: -1, defined: map[uint64]bool{}, frags: map[uint64]*kfrag{}, perSensor: map[int]int{}}
+	s := &Session{r: r, idx: -1, defined: map[uint64]bool{}, frags: map[uint64]*kfrag{}, perSensor: map[int]int{}, trigs: map[uint64]*ktrig{}}
 	s.core.Init(len(r.sensors), monoNow, r.budget)
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -106,6 +108,12 @@ func (r *Resident) dropSessionLocked(s *Session, err error, keep bool) bool {
 	})
 	s.flags.Reset()
 	s.all.Reset()
+	for _, tr := range s.trigs {
+		if err := r.untrigger(s, tr); err != nil {
+			r.opts.Logf("%s: %v", r.sensors[tr.sensor].s.Rel.Name, err)
+		}
+	}
+	clear(s.trigs)
 	clear(s.frags)
 	clear(s.perSensor)
 	r.sessions.Remove(s.idx, s)
@@ -225,7 +233,7 @@ func (s *Session) apply(cmd *wire.Command) error {
 		}
 		return r.refilter(ss)
 	case wire.CTrigger, wire.CUntrigger:
-		return fail(cmd, "kind", "the kernel resident does not evaluate triggers (it does not advertise %q)", wire.CapTriggers)
+		return s.trigger(cmd)
 	case wire.CFragment, wire.CUnfragment:
 		return s.fragment(cmd)
 	case wire.CSample, wire.CUnsample:
@@ -236,9 +244,20 @@ func (s *Session) apply(cmd *wire.Command) error {
 }
 
 // holds reports whether the session enables sensor for entity id
-// (r.mu).
+// (r.mu). A session with a trigger on the sensor holds every packet of
+// it that reaches the drain (see entsel.go).
 func (s *Session) holds(sensor int, id uint32) bool {
-	return s.all.Holds(sensor) || s.flags.Holds(flagKey{sensor, id})
+	return s.all.Holds(sensor) || s.flags.Holds(flagKey{sensor, id}) || len(s.trigs) > 0 && s.triggers(sensor)
+}
+
+// triggers reports whether the session has a trigger on sensor (r.mu).
+func (s *Session) triggers(sensor int) bool {
+	for _, tr := range s.trigs {
+		if tr.sensor == sensor {
+			return true
+		}
+	}
+	return false
 }
 
 // Local returns an in-process connection to the resident: a new session
