@@ -105,7 +105,6 @@ func abbrev(s []string) []string {
 	return s
 }
 
-
 // An entity selection enables in the kernel: `p.Command = "cat"` enables
 // FileOpen for the processes named cat, from their exec into cat on,
 // and for no other — the packets delivered are exactly the results (one
