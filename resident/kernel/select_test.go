@@ -105,68 +105,90 @@ func abbrev(s []string) []string {
 	return s
 }
 
-// An entity selection enables in the kernel: `p.Command = "cat"` enables
-// FileOpen for the processes named cat, from their exec into cat on,
-// and for no other — the packets delivered are exactly the results (one
-// per open of a cat process), with the entity records the enabling
-// needs; no process is enabled by its ID. The results equal those of a
-// resident without entity triggers (NoSelections: the monitor widens,
-// FileOpen is enabled for every process, the join selects), run on the
-// same command.
+// An entity selection enables in the kernel: `p.Command = NAME`
+// enables FileOpen for the processes named NAME while they are so named
+// — from their exec into it (or their fork from one so named) to their
+// exec into another name — and for no other: the packets delivered are
+// exactly the results (one per open of such a process), with the entity
+// records the enabling needs; no process is enabled by its ID. The
+// results equal those of a resident without entity triggers
+// (NoSelections: the monitor widens, FileOpen is enabled for every
+// process, the join selects), run on the same command. The commands run
+// under names of their own (copies of cat and sh): other processes of the
+// machine's are no business of this test's.
 func TestKernelEntitySelection(t *testing.T) {
 	kerneltest.Need(t)
-	// cat under a name of its own: other cat processes of the machine's
-	// are no business of this test's.
-	path, err := exec.LookPath("cat")
-	if err != nil {
-		t.Skip("no cat")
-	}
 	dir := t.TempDir()
-	name := fmt.Sprintf("tqcat%d", os.Getpid()%1000000)
-	cat := filepath.Join(dir, name)
-	if text, err := os.ReadFile(path); err != nil || os.WriteFile(cat, text, 0o755) != nil {
-		t.Fatal("copying cat", err)
-	}
 	var files []string
 	for _, name := range []string{"a", "b", "c"} {
 		f := filepath.Join(dir, name)
 		os.WriteFile(f, []byte(name+"\n"), 0o644)
 		files = append(files, f)
 	}
-	q := `range of p is Process range of f is FileOpen retrieve (f.Path) where f.Process = p.Process and p.Command = "` + name + `"`
-	run := func(opts kernel.Options) (*run, []string) {
-		r := runCommand(t, opts, append([]string{cat}, files...), q)
-		if !r.state.Success() || r.stdout != "a\nb\nc\n" {
-			t.Fatalf("%s: %v, output %q", name, r.state, r.stdout)
+	copyAs := func(prog, name string) string {
+		path, err := exec.LookPath(prog)
+		if err != nil {
+			t.Skipf("no %s", prog)
 		}
-		paths := column(r.results[0].Table, 0)
-		slices.Sort(paths)
-		return r, paths
-	}
-	sel, got := run(kernel.Options{Logf: t.Logf})
-	all, want := run(kernel.Options{NoSelections: true})
-	for _, f := range files {
-		if !slices.Contains(got, f) {
-			t.Errorf("cat's open of %s is not in the results %v", f, got)
+		to := filepath.Join(dir, name)
+		if text, err := os.ReadFile(path); err != nil || os.WriteFile(to, text, 0o755) != nil {
+			t.Fatal("copying", prog, err)
 		}
+		return to
 	}
-	// (A path the program could not read — a page of the command's not
-	// yet faulted in — reads as "": the two runs may differ so, and only
-	// so.)
-	if !sameBut(got, want, "") {
-		t.Errorf("results with the entity selection in the kernel:\n%q\nwithout:\n%q", got, want)
+	id := os.Getpid() % 1000000
+	cat, sh := copyAs("cat", fmt.Sprintf("tqcat%d", id)), copyAs("sh", fmt.Sprintf("tqsh%d", id))
+	for _, c := range []struct {
+		argv      []string
+		out       string
+		seen, not []string // opens among the results, and not
+	}{
+		{argv: append([]string{cat}, files...), out: "a\nb\nc\n", seen: files},
+		// The shell opens a for itself, then becomes cat (another
+		// name), which opens b: its opens are not the selection's.
+		{argv: []string{sh, "-c", "read x < " + files[0] + "; exec cat " + files[1]}, out: "b\n", seen: files[:1], not: files[1:2]},
+	} {
+		name := filepath.Base(c.argv[0])
+		q := `range of p is Process range of f is FileOpen retrieve (f.Path) where f.Process = p.Process and p.Command = "` + name + `"`
+		run := func(opts kernel.Options) (*run, []string) {
+			r := runCommand(t, opts, c.argv, q)
+			if !r.state.Success() || r.stdout != c.out {
+				t.Fatalf("%s: %v, output %q", name, r.state, r.stdout)
+			}
+			paths := column(r.results[0].Table, 0)
+			slices.Sort(paths)
+			return r, paths
+		}
+		sel, got := run(kernel.Options{Logf: t.Logf})
+		all, want := run(kernel.Options{NoSelections: true})
+		for _, f := range c.seen {
+			if !slices.Contains(got, f) {
+				t.Errorf("%s: its open of %s is not in the results %v", name, f, got)
+			}
+		}
+		for _, f := range c.not {
+			if slices.Contains(got, f) {
+				t.Errorf("%s: the open of %s after its exec is in the results %v", name, f, got)
+			}
+		}
+		// (A path the program could not read — a page of the command's
+		// not yet faulted in — reads as "": the two runs may differ so,
+		// and only so.)
+		if !sameBut(got, want, "") {
+			t.Errorf("%s: results with the entity selection in the kernel:\n%q\nwithout:\n%q", name, got, want)
+		}
+		if p := sel.stats.Packets["FileOpen"]; p != len(got) {
+			t.Errorf("%s: FileOpen: %d packets delivered for %d results, want one per result", name, p, len(got))
+		}
+		if len(sel.flags["FileOpen"]) != 0 {
+			t.Errorf("%s: FileOpen's enable map holds %v, want nothing (the selection enables)", name, sel.flags["FileOpen"])
+		}
+		if len(sel.stats.Widened) != 0 || len(all.stats.Widened) != 1 {
+			t.Errorf("%s: widened: %v with entity triggers, %v without; want none and f", name, sel.stats.Widened, all.stats.Widened)
+		}
+		t.Logf("%s: FileOpen packets: %d with the entity selection in the kernel (%d results), %d without",
+			name, sel.stats.Packets["FileOpen"], len(got), all.stats.Packets["FileOpen"])
 	}
-	if p := sel.stats.Packets["FileOpen"]; p != len(got) {
-		t.Errorf("FileOpen: %d packets delivered for %d results, want one per result", p, len(got))
-	}
-	if len(sel.flags["FileOpen"]) != 0 {
-		t.Errorf("FileOpen's enable map holds %v, want nothing (the selection enables)", sel.flags["FileOpen"])
-	}
-	if len(sel.stats.Widened) != 0 || len(all.stats.Widened) != 1 {
-		t.Errorf("widened: %v with entity triggers, %v without; want none and f", sel.stats.Widened, all.stats.Widened)
-	}
-	t.Logf("FileOpen packets: %d with the entity selection in the kernel (%d results), %d without",
-		sel.stats.Packets["FileOpen"], len(got), all.stats.Packets["FileOpen"])
 }
 
 // sameBut reports whether a and b are the same multiset but where one has
