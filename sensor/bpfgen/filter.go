@@ -16,7 +16,7 @@ import (
 // Selections in the kernel (the kernel resident's fragments, wire
 // CFragment). A sensor's programs can be generated with a selection on
 // the sensor's own attributes compiled in, between the enable test and
-// the counting of a wanted packet (step 2½ of the shape in doc.go): a
+// the counting of a wanted packet (step 3 of the shape in doc.go): a
 // packet the selection rejects costs no counter, no ring reservation, no
 // clock read, no drain work and no bytes. The selection is the
 // disjunction of what the sessions that enable the sensor asked for (the
