@@ -8,6 +8,7 @@ import (
 
 	"github.com/cilium/ebpf"
 
+	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/resident/wire"
 	"github.com/tqmon/tqmon/sensor/bpfgen"
 )
@@ -77,12 +78,14 @@ func (s *Session) trigger(cmd *wire.Command) error {
 		return fail(cmd, "on", "%d is not a relation of the resident's", cmd.On)
 	}
 	tr := &ktrig{sensor: ss.s.ID}
+	rel := r.cat.Relations[proc]
+	self, command := attrIndex(rel, "Process"), attrIndex(rel, "Command")
 	switch {
-	case int(cmd.On) != proc || cmd.Attr != 0 || !cmd.While || !ss.s.EntitySelectable():
+	case int(cmd.On) != proc || int(cmd.Attr) != self || !cmd.While || !ss.s.EntitySelectable():
 		tr.all = true
 	default:
 		for _, c := range cmd.Conds {
-			if c.Attr != 1 || c.Value.Kind != wire.VString {
+			if int(c.Attr) != command || c.Value.Kind != wire.VString {
 				continue // left to α
 			}
 			switch {
@@ -219,4 +222,14 @@ func (t *tracker) writeCommSel(r *Resident, comm string, sensor int, on bool) er
 		}
 	}
 	return nil
+}
+
+// attrIndex is the index of rel's attribute name (-1: none).
+func attrIndex(rel *algebra.Relation, name string) int {
+	for i, a := range rel.Attrs {
+		if a.Name == name {
+			return i
+		}
+	}
+	return -1
 }

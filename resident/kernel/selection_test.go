@@ -3,6 +3,7 @@ package kernel
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tqmon/tqmon/resident/kernel/internal/testlock"
@@ -113,5 +114,50 @@ func TestSelectionFollowsSessions(t *testing.T) {
 	}
 	if len(logged) > 0 {
 		t.Errorf("selections not compiled: %q", logged)
+	}
+}
+
+// Entity triggers are bounded: 64 per session (maxFragments), and
+// bpfgen.CommSelEntries command names over all sessions — one more name
+// is refused naming the bound, a name already selected is not one more.
+// A session's end takes its triggers back, and the sensor they attached.
+func TestEntityTriggerBounds(t *testing.T) {
+	if err := Available(); err != nil {
+		t.Skipf("skipping: %v", err)
+	}
+	testlock.Hold(t)
+	r, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	fo, proc := sensorID(t, r, "FileOpen"), sensorID(t, r, "Process")
+	trig := func(s *Session, id uint64, name string) error {
+		return s.Apply(&wire.Command{Kind: wire.CTrigger, ID: id, Sensor: fo, On: proc, Attr: 0, While: true,
+			Conds: []wire.Cond{{Attr: 1, Value: wire.Value{Kind: wire.VString, S: name}}}})
+	}
+	a, b := r.Open(), r.Open()
+	defer b.Close()
+	for i := range maxFragments {
+		if err := trig(a, uint64(i), fmt.Sprintf("n%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := trig(a, 999, "another"); err == nil || !strings.Contains(err.Error(), "64 triggers") {
+		t.Errorf("a 65th trigger in a session: %v", err)
+	}
+	if err := trig(b, 1, "n64"); err == nil || !strings.Contains(err.Error(), "bpfgen.CommSelEntries") {
+		t.Errorf("a 65th command name: %v", err)
+	}
+	if err := trig(b, 2, "n3"); err != nil {
+		t.Errorf("a name already selected: %v", err)
+	}
+	if got := r.Attached(); !slices.Equal(got, []string{"FileOpen"}) {
+		t.Errorf("attached: %v", got)
+	}
+	a.Close()
+	b.Apply(&wire.Command{Kind: wire.CUntrigger, ID: 2})
+	if got := r.Attached(); len(got) != 0 || len(r.commSel) != 0 {
+		t.Errorf("after the triggers: attached %v, names selected %v", got, r.commSel)
 	}
 }
