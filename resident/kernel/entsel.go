@@ -74,8 +74,8 @@ func (s *Session) trigger(cmd *wire.Command) error {
 		return err
 	}
 	proc := r.ent[typeProcess]
-	if int(cmd.On) != r.ent[typeProcess] && int(cmd.On) != r.ent[typeThread] && (int(cmd.On) >= len(r.sensors) || r.sensors[cmd.On] == nil) {
-		return fail(cmd, "on", "%d is not a relation of the resident's", cmd.On)
+	if int(cmd.On) != proc && int(cmd.On) != r.ent[typeThread] {
+		return fail(cmd, "on", "the kernel resident does not evaluate triggers on sensed relations (it does not advertise %q), only on Process and Thread", wire.CapTriggers)
 	}
 	tr := &ktrig{sensor: ss.s.ID}
 	rel := r.cat.Relations[proc]

@@ -174,7 +174,7 @@ func TestCommandErrors(t *testing.T) {
 		{wire.Command{Kind: wire.CEnable, Sensor: sys, Entity: "P1"}, `entity: Process IDs are numbers, not "P1"`},
 		{wire.Command{Kind: wire.CDisable, Sensor: sys, Entity: "1"}, "Syscall is not enabled for Process 1 by this session"},
 		{wire.Command{Kind: wire.CDisableAll, Sensor: sys}, "Syscall is not enabled for every entity"},
-		{wire.Command{Kind: wire.CTrigger, Sensor: sys}, `does not evaluate triggers (it does not advertise "triggers")`},
+		{wire.Command{Kind: wire.CTrigger, Sensor: sys, On: sys}, `does not evaluate triggers on sensed relations (it does not advertise "triggers")`},
 		{wire.Command{Kind: wire.CSample, Sensor: sys}, "no sampled sensors"},
 		{wire.Command{Kind: wire.CLease}, "lease period 0 ns is not positive"},
 	}
