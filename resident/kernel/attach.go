@@ -161,16 +161,25 @@ func (t *tracker) load(progs []*bpfgen.Program, own map[string]*ebpf.MapSpec) (*
 		return nil, loadError(progs, err)
 	}
 	att := &attachment{tr: t, coll: coll, enable: coll.Maps[bpfgen.MapEnable]}
+	if err := att.attachAll(progs); err != nil {
+		return nil, err
+	}
+	return att, nil
+}
+
+// attachAll attaches programs of the collection (closing everything on a
+// failure, placed at the program's spec place).
+func (att *attachment) attachAll(progs []*bpfgen.Program) error {
 	for _, p := range progs {
-		links, err := attachProgram(coll.Programs[p.Name], p.Attach)
+		links, err := attachProgram(att.coll.Programs[p.Name], p.Attach)
 		att.links = append(att.links, links...)
 		if err != nil {
 			att.close()
 			src := p.Source[0]
-			return nil, fmt.Errorf("%s:%s: attaching %s to %s: %w", src.File, src.Pos, p.Name, p.Attach, err)
+			return fmt.Errorf("%s:%s: attaching %s to %s: %w", src.File, src.Pos, p.Name, p.Attach, err)
 		}
 	}
-	return att, nil
+	return nil
 }
 
 // attach loads a sensor — its own maps, its stubs, and its programs with
@@ -194,14 +203,8 @@ func (t *tracker) attach(s *bpfgen.Sensor, sel *wire.Pred, key string, entsel bo
 		att.close()
 		return nil, err
 	}
-	for _, p := range stubs {
-		links, err := attachProgram(coll.Programs[p.Name], p.Attach)
-		att.links = append(att.links, links...)
-		if err != nil {
-			att.close()
-			src := p.Source[0]
-			return nil, fmt.Errorf("%s:%s: attaching %s to %s: %w", src.File, src.Pos, p.Name, p.Attach, err)
-		}
+	if err := att.attachAll(stubs); err != nil {
+		return nil, err
 	}
 	return att, nil
 }
