@@ -8,6 +8,7 @@ import (
 
 	"github.com/tqmon/tqmon/resident/kernel/internal/testlock"
 	"github.com/tqmon/tqmon/resident/wire"
+	"github.com/tqmon/tqmon/sensor/bpfgen"
 )
 
 func sensorID(t *testing.T, r *Resident, name string) uint16 {
@@ -159,5 +160,68 @@ func TestEntityTriggerBounds(t *testing.T) {
 	b.Apply(&wire.Command{Kind: wire.CUntrigger, ID: 2})
 	if got := r.Attached(); len(got) != 0 || len(r.commSel) != 0 {
 		t.Errorf("after the triggers: attached %v, names selected %v", got, r.commSel)
+	}
+}
+
+// Fragments are bounded and checked: 64 per session (maxFragments; the
+// 65th refused naming it), predicates checked against the sensor's
+// attributes (wire.Pred.Check: a constant of another kind, an attribute
+// the sensor lacks, more than wire.MaxPredNodes nodes — each refused,
+// changing nothing), and a selection of more than bpfgen.MaxFilterCmps
+// comparisons is not compiled (the programs select nothing; the monitor
+// still does).
+func TestFragmentBounds(t *testing.T) {
+	if err := Available(); err != nil {
+		t.Skipf("skipping: %v", err)
+	}
+	testlock.Hold(t)
+	r, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	sys := sensorID(t, r, "Syscall")
+	s := r.Open()
+	defer s.Close()
+	if err := s.Apply(&wire.Command{Kind: wire.CEnable, Sensor: sys, Entity: "1"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		pred *wire.Pred
+		want string
+	}{
+		{&wire.Pred{Op: wire.PEq, Attr: 2, Value: wire.Value{Kind: wire.VInt, N: 1}}, "Syscall.Name is a string, the constant a int"},
+		{&wire.Pred{Op: wire.PEq, Attr: 9, Value: wire.Value{Kind: wire.VInt}}, "Syscall has no attribute 9"},
+		{&wire.Pred{Op: wire.POr, Kids: slices.Repeat([]wire.Pred{*nameIs("read")}, wire.MaxPredNodes)}, "more than 256 predicate nodes"},
+	} {
+		err := s.Apply(&wire.Command{Kind: wire.CFragment, ID: 1, Sensor: sys, Pred: c.pred})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.pred.Key(nil)[:min(40, len(c.pred.Key(nil)))], err, c.want)
+		}
+	}
+	var many []wire.Pred
+	for i := range bpfgen.MaxFilterCmps + 1 {
+		many = append(many, *nameIs(fmt.Sprintf("syscall_%d", 1000+i)))
+	}
+	if err := s.Apply(&wire.Command{Kind: wire.CFragment, ID: 1, Sensor: sys, Pred: &wire.Pred{Op: wire.POr, Kids: many}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Placed()["Syscall"]; len(got) != 1 || got[0] != "" {
+		t.Errorf("a selection of %d comparisons is compiled: %q", len(many), got)
+	}
+	for i := 2; i <= maxFragments; i++ {
+		if err := s.Apply(&wire.Command{Kind: wire.CFragment, ID: uint64(i), Sensor: sys, Pred: nameIs("read")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err = s.Apply(&wire.Command{Kind: wire.CFragment, ID: 999, Sensor: sys, Pred: nameIs("read")})
+	if err == nil || !strings.Contains(err.Error(), "64 fragments") {
+		t.Errorf("a 65th fragment: %v", err)
+	}
+	if err := s.Apply(&wire.Command{Kind: wire.CUnfragment, ID: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Placed()["Syscall"]; len(got) != 1 || got[0] != `Name = "read" (system call 0)` {
+		t.Errorf("63 equal fragments: %q", got)
 	}
 }
