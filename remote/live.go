@@ -986,16 +986,28 @@ func (c *commander) trigger(sensor uint16, p *plan.Project) bool {
 // relation's scan (the entity-selection argument), which a resident with
 // wire.CapEntityTriggers evaluates.
 func onEntityScan(p *plan.Project) bool {
-	pt, ok := p.In.(*plan.ProjectT)
+	_, ok := EntitySelection(p)
+	return ok
+}
+
+// EntitySelection returns the selection of an entity-selection argument
+// π[F = u.A](πT[…](σ[sel](u))) over an entity relation's scan u (nil:
+// none), and whether p is one.
+func EntitySelection(p plan.Node) (sel *plan.Select, ok bool) {
+	pr, ok := p.(*plan.Project)
 	if !ok {
-		return false
+		return nil, false
+	}
+	pt, ok := pr.In.(*plan.ProjectT)
+	if !ok {
+		return nil, false
 	}
 	n := pt.In
 	if s, ok := n.(*plan.Select); ok {
-		n = s.In
+		sel, n = s, s.In
 	}
 	u, ok := n.(*plan.Scan)
-	return ok && u.Rel.Class == algebra.ClassEntity
+	return sel, ok && u.Rel.Class == algebra.ClassEntity
 }
 
 // isBeginOf reports whether e is `begin of` variable v.

@@ -142,6 +142,13 @@ func (s *live) inKernel(p plan.Node) string {
 	var b strings.Builder
 	frags := rewrite.Place(p)
 	for _, a := range rewrite.Alphas(p) {
+		// The entity selection (entity triggers): the kernel enables the
+		// sensor by the process's Command, at its fork and exec.
+		if sel, ok := remote.EntitySelection(a.Enable); ok && sel != nil && s.hello.Has(wire.CapEntityTriggers) &&
+			a.Rel.Attrs[a.Rel.FlagHolder].Type.Entity == "Process" {
+			fmt.Fprintf(&b, "in the kernel (α %s on %s): enabled for a process from its fork or exec while %s (the Command equality in the kernel, the rest at the monitor)\n",
+				a.VarName, a.Rel.Name, sel.Pred.String())
+		}
 		f := frags[a]
 		if f == nil || f.Pred == nil {
 			continue
