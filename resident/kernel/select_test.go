@@ -1,6 +1,7 @@
 package kernel_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -8,10 +9,17 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/tqmon/tqmon/algebra/check"
+	"github.com/tqmon/tqmon/query"
+	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident/kernel"
 	"github.com/tqmon/tqmon/resident/kernel/kerneltest"
+	"github.com/tqmon/tqmon/resident/kernel/launch"
+	"github.com/tqmon/tqmon/resident/wire"
 )
 
 // Selections in the kernel: the workload makes exactly N getppid calls
@@ -216,4 +224,86 @@ func sameBut(a, b []string, blank string) bool {
 		}
 	}
 	return onlyA <= max(-count[blank], 0) && onlyB <= max(count[blank], 0)
+}
+
+// Concurrent sessions with different selections on one sensor share its
+// programs, which select what either selects (the or): each session's
+// results are still exactly its own — N getppid calls for one, the
+// workload's opens for the other — since each monitor applies its own
+// query's selection again; the packets either is sent are the or's.
+func TestKernelConcurrentSelections(t *testing.T) {
+	kerneltest.Need(t)
+	bin := kerneltest.BuildC(t, "testdata/workload.c", true)
+	res, err := kernel.New(kernel.Options{Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Close()
+	const n = 5000
+	cmd, err := launch.Start([]string{bin, strconv.Itoa(n), "20", filepath.Join(t.TempDir(), "cpu"), "/etc/hostname"},
+		launch.Options{Self: []string{os.Args[0], launch.ShimCommand}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Kill()
+	queries := []string{
+		`range of s is Syscall retrieve (s.Name) where s.Process = $target and s.Name = "getppid"`,
+		`range of s is Syscall retrieve (s.Name) where s.Process = $target and s.Name = "openat"`,
+	}
+	var wg sync.WaitGroup
+	ready := make(chan struct{}, len(queries))
+	results := make([][]query.Result, len(queries))
+	stats := make([]remote.LiveStats, len(queries))
+	errs := make([]error, len(queries))
+	for i, q := range queries {
+		prog, err := query.Compile(res.Catalog(), []query.Source{{Name: "q", Text: q}}, check.Options{Params: map[string]string{"target": strconv.Itoa(cmd.Pid)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], stats[i], errs[i] = remote.RunLive(context.Background(), prog, []wire.Conn{res.Local()},
+				remote.LiveOptions{Ready: func() { ready <- struct{}{} }})
+		}()
+	}
+	for range queries {
+		<-ready
+	}
+	placed := res.Placed()["Syscall"]
+	cmd.Release()
+	select {
+	case <-cmd.Done():
+	case <-time.After(60 * time.Second):
+		t.Fatal("the command did not finish")
+	}
+	time.Sleep(20 * time.Millisecond)
+	res.Close()
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	getppid, opens := len(results[0][0].Table.Rows), len(results[1][0].Table.Rows)
+	if getppid != n || opens < 2 {
+		t.Errorf("getppid calls %d, want %d; opens %d, want the workload's (at least 2)", getppid, n, opens)
+	}
+	for i, c := range [][]string{column(results[0][0].Table, 0), column(results[1][0].Table, 0)} {
+		for _, name := range c {
+			if want := []string{"getppid", "openat"}[i]; name != want {
+				t.Errorf("session %d: a %s call among its results (want only %s)", i+1, name, want)
+				break
+			}
+		}
+	}
+	want := `Name = "getppid" (system call 110) or Name = "openat" (system call 257)`
+	if len(placed) != 1 || !equivalentOr(placed[0], want) {
+		t.Errorf("Syscall selects %q, want (up to the order of the or) %q", placed, want)
+	}
+	for i, st := range stats {
+		if p := st.Packets["Syscall"]; p != getppid+opens {
+			t.Errorf("session %d: %d Syscall packets, want the or's %d", i+1, p, getppid+opens)
+		}
+	}
 }
