@@ -165,6 +165,9 @@ func (k *kexpr) String() string {
 	case kNot:
 		return "not (" + k.kids[0].String() + ")"
 	case kAnd, kOr:
+		if k.text != "" {
+			return k.text // an in-list of its own (a prefix of names)
+		}
 		sep := " and "
 		if k.op == kOr {
 			sep = " or "
@@ -220,7 +223,7 @@ func (l *lowering) lower(p *wire.Pred, pos bool) *kexpr {
 			case k.op == kFalse && and, k.op == kTrue && !and:
 				return k // absorbing
 			}
-			if k.op == kAnd && and || k.op == kOr && !and {
+			if (k.op == kAnd && and || k.op == kOr && !and) && k.text == "" {
 				kids = append(kids, k.kids...) // flattened: (a or b) or c is a or b or c
 				continue
 			}
@@ -387,8 +390,10 @@ func (l *lowering) syscall(p *wire.Pred, v *value, text string) *kexpr {
 		}
 		slices.Sort(ns)
 		var kids []*kexpr
+		var nums []string
 		for _, n := range ns {
 			kids = append(kids, &kexpr{op: kNum, v: v, jmp: asm.JEq, imm: n, text: fmt.Sprintf("system call %d", n)})
+			nums = append(nums, strconv.FormatUint(n, 10))
 		}
 		switch len(kids) {
 		case 0:
@@ -397,7 +402,7 @@ func (l *lowering) syscall(p *wire.Pred, v *value, text string) *kexpr {
 			kids[0].text = fmt.Sprintf("%s (%s)", text, kids[0].text)
 			return kids[0]
 		}
-		return &kexpr{op: kOr, kids: kids}
+		return &kexpr{op: kOr, kids: kids, text: fmt.Sprintf("%s (system calls %s)", text, strings.Join(nums, ", "))}
 	}
 	return nil
 }

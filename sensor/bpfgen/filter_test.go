@@ -56,7 +56,9 @@ func TestFilterPlaced(t *testing.T) {
 		{"Syscall", pnot(str(wire.PEq, 2, "read")), []string{`not (Name = "read" (system call 0))`}},
 		{"Syscall", or(str(wire.PEq, 2, "getppid"), or(str(wire.PEq, 2, "open"), str(wire.PEq, 2, "openat"))),
 			[]string{`Name = "getppid" (system call 110) or Name = "open" (system call 2) or Name = "openat" (system call 257)`}},
-		{"Syscall", str(wire.PPrefix, 2, "getp"), []string{`system call 39 or system call 110 or system call 111`}},
+		{"Syscall", str(wire.PPrefix, 2, "getp"), []string{`Name prefix "getp" (system calls 39, 110, 111)`}},
+		{"Syscall", pnot(str(wire.PPrefix, 2, "getp")), []string{`not (Name prefix "getp" (system calls 39, 110, 111))`}},
+		{"Syscall", or(str(wire.PPrefix, 2, "getp"), str(wire.PEq, 2, "read")), []string{`(Name prefix "getp" (system calls 39, 110, 111)) or Name = "read" (system call 0)`}},
 		{"Syscall", str(wire.PPrefix, 2, "sys"), []string{""}},           // also names syscall_N
 		{"Syscall", str(wire.PEq, 2, "nosuch"), []string{"false"}},       // no number has the name
 		{"Syscall", str(wire.PEq, 2, "syscall_110"), []string{"false"}},  // 110 is getppid
