@@ -36,8 +36,11 @@ type attachment struct {
 	// with the selection whose key is filter ("": none) compiled in.
 	bodies *ebpf.Collection
 	filter string
-	entsel bool     // enabled by entity selections too
-	placed []string // per binding, what its programs evaluate
+	// rejected: the key of the last selection that failed to load (not
+	// tried again while the sensor is attached).
+	rejected string
+	entsel   bool     // enabled by entity selections too
+	placed   []string // per binding, what its programs evaluate
 }
 
 func (a *attachment) close() {

@@ -124,6 +124,9 @@ func (r *Resident) refilter(ss *sensorState) error {
 	}
 	sel, key := r.selection(ss)
 	entsel := ss.selTrigs > 0
+	if key == ss.att.rejected { // not tried again
+		sel, key = nil, ""
+	}
 	if key == ss.att.filter && entsel == ss.att.entsel {
 		return nil
 	}
@@ -131,6 +134,7 @@ func (r *Resident) refilter(ss *sensorState) error {
 	if err != nil && key != "" {
 		r.opts.Logf("%s: the selection %s is not compiled: %v", ss.s.Rel.Name, key, err)
 		err = ss.att.install(ss.s, nil, "", entsel)
+		ss.att.rejected = key
 	}
 	return err
 }
