@@ -912,8 +912,8 @@ func (c *commander) enable(sensor uint16, rel *algebra.Relation, arg plan.Node) 
 			// with one identifier are one entity across residents.
 			return false
 		}
-		if !c.states[0].hello.Has(wire.CapTriggers) {
-			return false // e.g. a kernel resident
+		if h := c.states[0].hello; !h.Has(wire.CapTriggers) && !(h.Has(wire.CapEntityTriggers) && onEntityScan(x)) {
+			return false // e.g. a kernel resident, on a sensed relation
 		}
 		return c.trigger(sensor, rel, x)
 	}
@@ -995,6 +995,34 @@ func (c *commander) trigger(sensor uint16, rel *algebra.Relation, p *plan.Projec
 	cmd.ID = c.next
 	c.send(cmd)
 	return true
+}
+
+// onEntityScan reports whether a join restriction's trigger is an entity
+// relation's scan (the entity-selection argument), which a resident with
+// wire.CapEntityTriggers evaluates.
+func onEntityScan(p *plan.Project) bool {
+	_, ok := EntitySelection(p)
+	return ok
+}
+
+// EntitySelection returns the selection of an entity-selection argument
+// π[F = u.A](πT[…](σ[sel](u))) over an entity relation's scan u (nil:
+// none), and whether p is one.
+func EntitySelection(p plan.Node) (sel *plan.Select, ok bool) {
+	pr, ok := p.(*plan.Project)
+	if !ok {
+		return nil, false
+	}
+	pt, ok := pr.In.(*plan.ProjectT)
+	if !ok {
+		return nil, false
+	}
+	n := pt.In
+	if s, ok := n.(*plan.Select); ok {
+		sel, n = s, s.In
+	}
+	u, ok := n.(*plan.Scan)
+	return sel, ok && u.Rel.Class == algebra.ClassEntity
 }
 
 // isBeginOf reports whether e is `begin of` variable v.

@@ -67,6 +67,10 @@ type Options struct {
 	EntityRingBytes int
 	// Logf reports what goes wrong outside any command (default: nothing).
 	Logf func(format string, args ...any)
+	// NoSelections: the resident does not advertise wire.CapFragments
+	// and compiles no selection into its programs (every enabled packet
+	// is sent; the monitor selects) — for comparing the two.
+	NoSelections bool
 }
 
 // ErrUnavailable: the kernel sensors cannot run here (not root, no BPF,
@@ -93,6 +97,9 @@ type Resident struct {
 	sessions session.Table[Session]
 	budget   *session.Budget // what the sessions hold together
 	tr       *tracker        // while some session is open
+	// commSel: per command name, per sensor, the entity triggers that
+	// select it (entsel.go).
+	commSel map[string]map[int]int
 }
 
 // entity type IDs (linux.sdl declares them first, in this order).
@@ -161,6 +168,10 @@ func newResident(opts Options, d *Description) (*Resident, error) {
 		WallBase: wall,
 		Period:   cat.ClockPeriod,
 		// No wire.CapTriggers: the remote widens join restrictions.
+	}
+	if !opts.NoSelections {
+		r.hello.Caps = append(r.hello.Caps, wire.CapFragments)                     // see filter.go
+		r.hello.Caps = append(r.hello.Caps, wire.CapEntityTriggers, wire.CapWhile) // see entsel.go
 	}
 	for _, rel := range cat.Relations {
 		r.hello.Sensors = append(r.hello.Sensors, rel.Name)
