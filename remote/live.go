@@ -122,7 +122,8 @@ type connState struct {
 	hello *wire.Hello
 	idx   int
 	defs  map[uint64]string
-	queue []Input
+	queue []Input // queue[qhead:] wait for the merged watermark
+	qhead int
 	wm    algebra.Time
 	done  bool
 	ids   map[string]uint16 // sensor name → id
@@ -558,11 +559,11 @@ func deliver(live *exec.Live, states []*connState, obs *observer, w algebra.Time
 		*scratch = items[:0]
 	}()
 	for _, st := range states {
-		i := 0
+		i := st.qhead
 		for i < len(st.queue) && st.queue[i].T <= w {
 			i++
 		}
-		for _, it := range st.queue[:i] {
+		for _, it := range st.queue[st.qhead:i] {
 			if st.void[it.Key] && (it.Entity && it.Begin || it.Kind == stream.PacketBegin) {
 				delete(st.void, it.Key) // began and ended before the observation
 				continue
@@ -570,10 +571,18 @@ func deliver(live *exec.Live, states []*connState, obs *observer, w algebra.Time
 			it.resident = true
 			items = append(items, it)
 		}
-		// Compacted, not resliced: the queue keeps its room.
-		rest := copy(st.queue, st.queue[i:])
-		clear(st.queue[rest:])
-		st.queue = st.queue[:rest]
+		clear(st.queue[st.qhead:i]) // their values are the network's now
+		st.qhead = i
+		if st.qhead >= len(st.queue)-st.qhead {
+			// Compacted, not resliced (the queue keeps its room), once
+			// moving costs no more than delivering did: before, every
+			// batch moved the whole queue, quadratic while a loss held
+			// the watermark back.
+			rest := copy(st.queue, st.queue[st.qhead:])
+			clear(st.queue[rest:])
+			st.queue = st.queue[:rest]
+			st.qhead = 0
+		}
 	}
 	order := func(a, b Input) int {
 		if c := cmp.Compare(a.T, b.T); c != 0 {
@@ -688,7 +697,13 @@ func (st *connState) take(b *wire.Batch, cat *algebra.Catalog, stats *LiveStats,
 	}
 	// Drops a batch made before the run's commands took effect reports
 	// are not the run's.
-	for _, l := range st.loss.counts(b.Counts, before && !st.hasApplied, st.lastWM, st.wm) {
+	found := st.loss.counts(b.Counts, before && !st.hasApplied, st.lastWM, st.wm)
+	if len(st.queue)-st.qhead > maxHeldBack {
+		// A loss reported now rather than at its flushEvery: the inputs
+		// it holds back are bounded.
+		found = append(found, st.loss.rest()...)
+	}
+	for _, l := range found {
 		if !st.known {
 			// Reported once the observation's start is (begin).
 			st.deferred = append(st.deferred, l)
@@ -699,6 +714,15 @@ func (st *connState) take(b *wire.Batch, cat *algebra.Catalog, stats *LiveStats,
 	st.lastWM = st.wm
 	return nil
 }
+
+// maxHeldBack bounds the inputs of one resident a loss not yet reported
+// holds back (losses.holds): a loss is reported at the latest once a
+// batch leaves more waiting, rather than up to flushEvery later. Losses
+// rising for a second are then a few losses, not one; the queue a
+// consumer behind its resident fills while losing holds at most this
+// and one batch (session.MaxHeld packets), ≈ 30 MB, not a second's
+// worth of packets (300 MB at 2M packets/s).
+const maxHeldBack = 1 << 17
 
 // report records a loss in the relation's observation and reports it.
 func (st *connState) report(sensor uint16, g Gap, stats *LiveStats, onLoss func(Loss)) {
