@@ -48,7 +48,7 @@ func NewSynthetic(ringBytes int) (*Synthetic, error) {
 		return nil, err
 	}
 	t.lastW = monoNow() - 1
-	t.evD0 = t.lastW + 1
+	t.evQ, t.entQ = newRingQ(t.events), newRingQ(t.entRing)
 	t.ents = newEntities(r, t)
 	p := t.ents.create(typeProcess, SynthPid, 0, "work", nil, nil)
 	t.ents.create(typeThread, SynthPid, 0, "", p, nil)
