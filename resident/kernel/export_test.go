@@ -133,6 +133,10 @@ type synthConn struct {
 	s *Session
 }
 
+// Release gives a batch back to the session (as the resident's own Local
+// does: the remote releases what it took).
+func (c *synthConn) Release(b *wire.Batch) { c.Conn.(wire.Releaser).Release(b) }
+
 // Send carries out enables as the session's commands (numbered, so that
 // batches say when they were applied: the remote starts its observation
 // there), noting them without attaching anything.

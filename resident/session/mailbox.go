@@ -44,8 +44,10 @@ import (
 // round's packets, never for the remote. The one exception to the bound
 // is a session's first packets (Prime: the live entities, which are not
 // dropped), counted all the same, so the packets after them wait for
-// room. Released batches kept for reuse are at most MaxFree, each of at
-// most MaxHeld/MaxFree packets' capacity.
+// room. Released batches kept for reuse are at most MaxFree, of at most
+// MaxHeld packets' capacity together (one large batch — a remote that
+// fell behind takes what many rounds merged — is reused too: before, a
+// batch over MaxHeld/MaxFree was dropped and the next grown again).
 //
 // Memory: the packets' values may live in the drain's round arena,
 // reused next round, so Deliver copies them into the batch's own arena
@@ -174,7 +176,14 @@ func (m *mailbox) Release(b *wire.Batch) {
 	}
 	m.qmu.Lock()
 	defer m.qmu.Unlock()
-	if len(m.free) >= MaxFree || cap(b.Packets) > MaxHeld/MaxFree || m.box == b || slices.Contains(m.free, b) {
+	if len(m.free) >= MaxFree || m.box == b || slices.Contains(m.free, b) {
+		return
+	}
+	kept := cap(b.Packets)
+	for _, f := range m.free {
+		kept += cap(f.Packets)
+	}
+	if kept > MaxHeld {
 		return
 	}
 	m.free = append(m.free, b)
