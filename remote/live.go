@@ -148,6 +148,14 @@ type connState struct {
 	lost       error
 	obs        *observer       // the run's, shared
 	block      []algebra.Value // what is left of the packets' value block (values)
+	// rels are the sensors' relations in the catalog (rel), npk the
+	// packets delivered per sensor (deliver; count sums them).
+	rels []*algebra.Relation
+	npk  []int
+	// recent are the entity keys values saw last (entity), and their IDs
+	// ("": none).
+	recent   [2]uint64
+	recentID [2]string
 	// deferred are losses made before the observation's start was known:
 	// reported from there, inside it.
 	deferred []sensorGap
@@ -178,7 +186,9 @@ type Input struct {
 	Vals []algebra.Value
 
 	phase    int
-	resident bool // from a resident (not the observer)
+	resident bool       // from a resident (not the observer)
+	state    *connState // the resident's (resident inputs)
+	sensor   uint16     // its sensor there (sensor packets)
 }
 
 func (c *connState) global(mono int64) algebra.Time {
@@ -364,7 +374,7 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 				stopped = all
 				continue
 			}
-			if err := deliver(live, states, obs, w, opts.Tap, packets, &scratch); err != nil {
+			if err := deliver(live, states, obs, w, opts.Tap, &scratch); err != nil {
 				return nil, stats, err
 			}
 			if w > end && w != algebra.Forever {
@@ -419,13 +429,14 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 	// observation ends where the merged watermarks reached (inclusive:
 	// Observed tuples end one past it).
 	obs.stop(algebra.Next(max(start, end)))
-	if err := deliver(live, states, obs, algebra.Forever, opts.Tap, packets, &scratch); err != nil {
+	if err := deliver(live, states, obs, algebra.Forever, opts.Tap, &scratch); err != nil {
 		return nil, stats, err
 	}
 	ast, err := live.Finish(end)
 	if err != nil {
 		return nil, stats, err
 	}
+	count(states, packets)
 	stats.Packets = packets
 	stats.PeakHeld = ast.PeakHeld
 	stats.Start, stats.End = start, max(start, end)
@@ -552,7 +563,7 @@ func mergeWatermark(states []*connState) (algebra.Time, bool) {
 // deliver feeds the live network every queued input at or before w, in
 // time order across residents and the observer, the rule at gaps applied,
 // and counts the residents' packets (those the rule drops included).
-func deliver(live *exec.Live, states []*connState, obs *observer, w algebra.Time, tap func(Input), packets map[string]int, scratch *[]Input) error {
+func deliver(live *exec.Live, states []*connState, obs *observer, w algebra.Time, tap func(Input), scratch *[]Input) error {
 	items := obs.take((*scratch)[:0], w)
 	defer func() {
 		clear(items)
@@ -610,7 +621,7 @@ func deliver(live *exec.Live, states []*connState, obs *observer, w algebra.Time
 			}
 		}
 		if it.resident && !it.Entity {
-			packets[it.Rel]++
+			it.state.npk[it.sensor]++ // packets[it.Rel], summed at the end (count)
 		}
 		if it.resident && !obs.admit(it) {
 			continue
@@ -635,12 +646,13 @@ func deliver(live *exec.Live, states []*connState, obs *observer, w algebra.Time
 func (st *connState) take(b *wire.Batch, cat *algebra.Catalog, stats *LiveStats, onLoss func(Loss)) error {
 	for _, d := range b.Defs {
 		st.defs[d.Key] = d.ID
+		st.recentID = [2]string{} // (keys are named once; but if anew, looked up again)
 	}
 	for _, p := range b.Packets {
 		if int(p.Sensor) >= len(st.hello.Sensors) {
 			return fmt.Errorf("resident %s: packet of unknown sensor %d", st.hello.Name, p.Sensor)
 		}
-		rel := cat.Lookup(st.hello.Sensors[p.Sensor])
+		rel := st.rel(cat, p.Sensor)
 		if rel == nil {
 			return fmt.Errorf("resident %s: packet of %s, which the catalog lacks", st.hello.Name, st.hello.Sensors[p.Sensor])
 		}
@@ -648,7 +660,7 @@ func (st *connState) take(b *wire.Batch, cat *algebra.Catalog, stats *LiveStats,
 		if err != nil {
 			return err
 		}
-		it := Input{T: st.global(p.TS), Rel: rel.Name, Key: uint64(st.idx)<<56 | p.Tuple, From: st.global(p.Begin), Vals: vals, phase: 1}
+		it := Input{T: st.global(p.TS), Rel: rel.Name, Key: uint64(st.idx)<<56 | p.Tuple, From: st.global(p.Begin), Vals: vals, phase: 1, state: st, sensor: p.Sensor}
 		switch p.Kind {
 		case wire.PEntityBegin:
 			it.Entity, it.Begin = true, true
@@ -724,6 +736,50 @@ func (st *connState) take(b *wire.Batch, cat *algebra.Catalog, stats *LiveStats,
 // worth of packets (300 MB at 2M packets/s).
 const maxHeldBack = 1 << 17
 
+// entity returns the ID the resident named entity key k by. Consecutive
+// packets mostly name the same one or two entities (a thread, its
+// process): those are found without a map lookup.
+func (st *connState) entity(k uint64) (string, error) {
+	for j, r := range st.recent {
+		if r == k && st.recentID[j] != "" {
+			return st.recentID[j], nil
+		}
+	}
+	id, ok := st.defs[k]
+	if !ok {
+		return "", fmt.Errorf("resident %s: entity key %d used before it was named", st.hello.Name, k)
+	}
+	st.recent[1], st.recentID[1] = st.recent[0], st.recentID[0]
+	st.recent[0], st.recentID[0] = k, id
+	return id, nil
+}
+
+// rel returns the catalog's relation of sensor id (nil: none), looked up
+// once.
+func (st *connState) rel(cat *algebra.Catalog, id uint16) *algebra.Relation {
+	if st.rels == nil {
+		st.rels = make([]*algebra.Relation, len(st.hello.Sensors))
+		st.npk = make([]int, len(st.hello.Sensors))
+	}
+	if st.rels[id] == nil {
+		st.rels[id] = cat.Lookup(st.hello.Sensors[id])
+	}
+	return st.rels[id]
+}
+
+// count adds the packets delivered from each resident to packets, per
+// relation.
+func count(states []*connState, packets map[string]int) {
+	for _, st := range states {
+		for id, n := range st.npk {
+			if n > 0 {
+				packets[st.rels[id].Name] += n
+				st.npk[id] = 0
+			}
+		}
+	}
+}
+
 // report records a loss in the relation's observation and reports it.
 func (st *connState) report(sensor uint16, g Gap, stats *LiveStats, onLoss func(Loss)) {
 	if int(sensor) >= len(st.hello.Sensors) {
@@ -769,9 +825,9 @@ func (st *connState) values(rel *algebra.Relation, vs []wire.Value) ([]algebra.V
 				out[i] = algebra.Entity("") // not kept by a fragment (or absent)
 				continue
 			}
-			id, ok := st.defs[v.N]
-			if !ok {
-				return nil, fmt.Errorf("resident %s: entity key %d used before it was named", st.hello.Name, v.N)
+			id, err := st.entity(v.N)
+			if err != nil {
+				return nil, err
 			}
 			out[i] = algebra.Entity(id)
 		case algebra.KindEnum:

@@ -36,7 +36,19 @@ type consumer struct {
 // consume starts the run; it returns once the resident has been told
 // what to enable. each, if set, is called after each result printed.
 func consume(tb testing.TB, s *kernel.Synthetic, lease time.Duration, each func(n int64)) *consumer {
-	prog, err := query.Compile(s.R.Catalog(), []query.Source{{Name: "q", Text: `range of s is Syscall retrieve (s.Name, s.Thread) where s.Process = $target`}},
+	return consumeQuery(tb, s, selectCalls, lease, each)
+}
+
+// The consumer's queries: a σ/π of the target's system calls (each
+// printed), and a count of its getppid calls (each new count a result).
+const (
+	selectCalls  = `range of s is Syscall retrieve (s.Name, s.Thread) where s.Process = $target`
+	countGetppid = `range of s is Syscall retrieve (N = count(s.Name for ever)) where s.Process = $target and s.Name = "getppid"`
+)
+
+// consumeQuery is consume for the query text.
+func consumeQuery(tb testing.TB, s *kernel.Synthetic, text string, lease time.Duration, each func(n int64)) *consumer {
+	prog, err := query.Compile(s.R.Catalog(), []query.Source{{Name: "q", Text: text}},
 		check.Options{Params: map[string]string{"target": strconv.Itoa(kernel.SynthPid)}})
 	if err != nil {
 		tb.Fatal(err)
@@ -110,20 +122,30 @@ func (c *consumer) stop() {
 // consumer frees room. It reports events/s (wall clock) and the
 // process's CPU time per event (the writer's share is a copy of a few
 // bytes).
+//
+// Sub-benchmarks: select, the σ/π (a result per event); count, a count of
+// the calls (a result per event: each count as it ends, the last as it
+// begins).
 func BenchmarkConsumer(b *testing.B) {
+	for _, q := range []struct{ name, text string }{{"select", selectCalls}, {"count", countGetppid}} {
+		b.Run(q.name, func(b *testing.B) { benchConsumer(b, q.text) })
+	}
+}
+
+func benchConsumer(b *testing.B, text string) {
 	s, err := kernel.NewSynthetic(8 << 20)
 	if err != nil {
 		b.Skip(err)
 	}
 	defer s.Close()
-	c := consume(b, s, 0, nil)
+	c := consumeQuery(b, s, text, 0, nil)
 	defer c.stop()
 	cpu0 := cpuTime()
 	b.ResetTimer()
 	start := time.Now()
 	write(s, b.N)
-	if !c.wait(int64(b.N), 10*time.Second) {
-		b.Fatalf("%d of %d events printed", c.seen.Load(), b.N)
+	if !c.wait(int64(b.N), 10*time.Second) { // one result element per event
+		b.Fatalf("%d of %d result elements printed", c.seen.Load(), b.N)
 	}
 	elapsed := time.Since(start)
 	b.StopTimer()

@@ -206,6 +206,7 @@ func (t *tracker) round(final bool) {
 		}
 	}
 	r.mu.Lock()
+	t.routed = false // (see route)
 	// The session with the most room, and its room (step 2).
 	best, room := -1, 0
 	for i := range session.Indices(r.sessions.Mask()) {
@@ -297,17 +298,34 @@ func (t *tracker) send(out *roundOut, mask uint64, p wire.Packet, ents []*entity
 	for i := range session.Indices(mask & t.r.sessions.Mask()) {
 		s := t.r.sessions.At(i)
 		for _, e := range ents {
+			if s.recent[0] == e || s.recent[1] == e {
+				continue
+			}
 			if !s.defined[e.key] {
 				s.defined[e.key] = true
 				out.defs[i] = append(out.defs[i], e.def())
 			}
+			s.recent[0], s.recent[1] = e, s.recent[0]
 		}
 		out.pk[i] = append(out.pk[i], p)
 	}
 }
 
-// route returns the sessions that enable sensor id for entity num.
+// route returns the sessions that enable sensor id for entity num. The
+// last answer is kept for the round (routed): enables change only by
+// commands, under r.mu, which the round holds.
 func (t *tracker) route(sensor int, num uint32) uint64 {
+	k := flagKey{sensor, num}
+	if t.routed && t.routeKey == k {
+		return t.routeMask
+	}
+	mask := t.routeAll(sensor, num)
+	t.routed, t.routeKey, t.routeMask = true, k, mask
+	return mask
+}
+
+// routeAll is route without its memory.
+func (t *tracker) routeAll(sensor int, num uint32) uint64 {
 	var mask uint64
 	for i := range session.Indices(t.r.sessions.Mask()) {
 		if t.r.sessions.At(i).holds(sensor, num) {
@@ -411,8 +429,11 @@ func (t *tracker) decode(ss *sensorState, bd *bpfgen.Binding, b []byte, ts int64
 			}
 			vals[i] = wire.Value{Kind: wire.VEntity, N: e.key}
 		case sl.Decode == bpfgen.DecodeSyscall:
-			name, ok := syscallNames[n]
-			if !ok {
+			var name string
+			if n < uint64(len(t.r.syscalls)) {
+				name = t.r.syscalls[n]
+			}
+			if name == "" {
 				name = fmt.Sprintf("syscall_%d", n)
 			}
 			vals[i] = wire.Value{Kind: wire.VString, S: name}

@@ -31,6 +31,10 @@ type Session struct {
 	// defined: the entity keys whose definitions the session was sent
 	// (drain, r.mu).
 	defined map[uint64]bool
+	// recent are two entities defined (drain, r.mu): a round's packets
+	// mostly name the same thread and process, checked here without a
+	// lookup in defined (holding them keeps their addresses theirs).
+	recent [2]*entity
 }
 
 // Open starts a session. Its first batch carries the live processes,

@@ -51,6 +51,10 @@ type tracker struct {
 	// the entities a record names (decode, while it is sent).
 	vals       []wire.Value
 	entScratch []*entity
+	// route's answer for routeKey this round, if routed.
+	routed    bool
+	routeKey  flagKey
+	routeMask uint64
 }
 
 // record is a ring record awaiting its turn (time order): its bytes are
