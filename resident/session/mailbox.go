@@ -45,9 +45,11 @@ import (
 // is a session's first packets (Prime: the live entities, which are not
 // dropped), counted all the same, so the packets after them wait for
 // room. Released batches kept for reuse are at most MaxFree, of at most
-// MaxHeld packets' capacity together (one large batch — a remote that
-// fell behind takes what many rounds merged — is reused too: before, a
-// batch over MaxHeld/MaxFree was dropped and the next grown again).
+// 2·MaxHeld packets' capacity together (a batch holds at most MaxHeld
+// packets, in a slice grown by appending: at most twice that capacity).
+// So the largest batch — a remote that fell behind takes what many rounds
+// merged — is reused too: before, a batch over MaxHeld/MaxFree was
+// dropped and the next grown again (318 bytes allocated per packet).
 //
 // Memory: the packets' values may live in the drain's round arena,
 // reused next round, so Deliver copies them into the batch's own arena
@@ -183,7 +185,7 @@ func (m *mailbox) Release(b *wire.Batch) {
 	for _, f := range m.free {
 		kept += cap(f.Packets)
 	}
-	if kept > MaxHeld {
+	if kept > 2*MaxHeld {
 		return
 	}
 	m.free = append(m.free, b)
