@@ -194,3 +194,44 @@ func cpuTime() int64 {
 	unix.Getrusage(unix.RUSAGE_SELF, &ru)
 	return ru.Utime.Nano() + ru.Stime.Nano()
 }
+
+// A drain whose session is full leaves the records in the ring, holding
+// only notes of them: filled while the consumer is stopped — its session
+// full (session.MaxHeld), the ring full — the drain holds at most the
+// records the ring holds, in at most RingBytes of notes (25 bytes a
+// record, with the slack of growth; before, it copied the records it
+// held into arenas: at least the ring's size once it was full, up to
+// three times).
+func TestDrainHoldsNoBytes(t *testing.T) {
+	const ringBytes = 1 << 20
+	s, err := kernel.NewSynthetic(ringBytes)
+	if err != nil {
+		t.Skip(err)
+	}
+	defer s.Close()
+	hold := make(chan struct{})
+	c := consume(t, s, 0, func(k int64) {
+		if k == 1 {
+			<-hold
+		}
+	})
+	defer c.stop()
+	defer close(hold)
+	// Write until no room comes for a while: the session and the ring
+	// are full.
+	for idle := time.Now(); time.Since(idle) < 300*time.Millisecond; {
+		if s.Write(1024) > 0 {
+			idle = time.Now()
+		} else {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	records, bytes := s.DrainHeld()
+	t.Logf("the drain holds %d records in %d bytes; the ring holds %d records in %d bytes", records, bytes, ringBytes/s.RecordBytes(), ringBytes)
+	if records == 0 || records > ringBytes/s.RecordBytes() {
+		t.Errorf("the drain holds %d records; the ring holds %d", records, ringBytes/s.RecordBytes())
+	}
+	if bytes > ringBytes {
+		t.Errorf("the drain holds %d bytes for them, more than the ring's %d", bytes, ringBytes)
+	}
+}

@@ -41,31 +41,30 @@ import (
 // counts what does not fit as drops — the same drops it counts when the
 // drain is late, which every batch reports, so nothing is lost silently.
 // The drain itself holds no record's bytes: what it holds for the
-// records walked and not applied is their notes (record, 32 bytes, and a
-// slot, 16) — at most one per record the ring can hold, RingBytes/16 of
-// each (a record takes at least a header and a time: 16 bytes), so at
-// most 3·RingBytes in all (24 MiB for the default ring; ≈ 1.2·RingBytes
-// for Syscall's 40-byte records) — TestDrainHoldsNoBytes. Sessions with
+// records walked and not applied is their notes (a record, 24 bytes, and
+// a done flag, 1) — at most one per record the ring can hold, at most
+// RingBytes/16 (a record takes at least a header and a time: 16 bytes),
+// so at most 25/16·RingBytes, twice that with the slack of the slices'
+// growth (the default ring: 12.5 MiB, 25 at most; for Syscall's 48-byte
+// records in the ring, half the ring's size, a ring's at most) —
+// TestDrainHoldsNoBytes. Before, it copied the records it held into
+// arenas: up to three times the ring's size. Sessions with
 // less room than the roomiest still drop what does not fit them
 // (counted: Count.Drops), so a session that never reads cannot stall the
 // others (TestKernelHostileNeverReads).
 
 // ringQ is what the drain knows of one ring: the position it has walked
-// to, and the records walked and not freed, in ring order (slots[k] is
-// the record numbered base+k; pending refers to records by number).
+// to, and whether each record walked and not freed is done with (applied,
+// or needing no applying), in ring order: done[k] is the record numbered
+// base+k (pending refers to records by number, modulo 2^32: fewer are
+// ever held). Where a record ends is read again from its header, in the
+// ring, when its room is freed.
 type ringQ struct {
 	r      *ring
 	walked uint64
-	slots  []slot
-	head   int // slots[:head] are freed
-	base   uint64
-}
-
-// slot is a walked record: where the next begins, and whether the record
-// was applied (or needs no applying) so that its room may be freed.
-type slot struct {
-	end  uint64
-	done bool
+	done   []bool
+	head   int // done[:head] are freed
+	base   uint32
 }
 
 func newRingQ(r *ring) ringQ { return ringQ{r: r, walked: r.consumed()} }
@@ -74,10 +73,10 @@ func newRingQ(r *ring) ringQ { return ringQ{r: r, walked: r.consumed()} }
 // pending (entity marks the entity ring); f, if set, sees each record's
 // bytes first and says whether to apply it.
 func (t *tracker) read(q *ringQ, entity bool, f func([]byte) bool) {
-	q.walked = q.r.walk(q.walked, func(pos, end uint64, b []byte) {
-		seq := q.base + uint64(len(q.slots))
+	q.walked = q.r.walk(q.walked, func(pos uint64, b []byte) {
+		seq := q.base + uint32(len(q.done))
 		ok := b != nil && (f == nil || f(b))
-		q.slots = append(q.slots, slot{end: end, done: !ok})
+		q.done = append(q.done, !ok)
 		if ok {
 			off := (pos + ringHdrSize) & q.r.mask
 			t.pending = append(t.pending, record{ts: int64(le.Uint64(b)), seq: seq, off: uint32(off), n: uint32(len(b)), entity: entity})
@@ -122,25 +121,27 @@ func (t *tracker) bytes(r *record) []byte {
 // applied marks a record applied.
 func (t *tracker) applied(r *record) {
 	q := t.queue(r)
-	q.slots[r.seq-q.base].done = true
+	q.done[r.seq-q.base] = true
 }
 
 // free gives back to the kernel the room of the records done that no
-// record not done precedes (step 3), and forgets their slots.
+// record not done precedes (step 3), and forgets them.
 func (q *ringQ) free() {
 	h := q.head
-	for h < len(q.slots) && q.slots[h].done {
+	pos := q.r.consumed()
+	for h < len(q.done) && q.done[h] {
+		pos = q.r.next(pos)
 		h++
 	}
 	if h == q.head {
 		return
 	}
-	q.r.free(q.slots[h-1].end)
+	q.r.free(pos)
 	q.head = h
-	if q.head >= len(q.slots)-q.head { // compacting costs no more than freeing did
-		n := copy(q.slots, q.slots[q.head:])
-		q.slots = q.slots[:n]
-		q.base += uint64(q.head)
+	if q.head >= len(q.done)-q.head { // compacting costs no more than freeing did
+		n := copy(q.done, q.done[q.head:])
+		q.done = q.done[:n]
+		q.base += uint32(q.head)
 		q.head = 0
 	}
 }

@@ -167,3 +167,15 @@ func (s *Synthetic) Close() {
 	s.R.mu.Unlock()
 	s.R.Close()
 }
+
+// DrainHeld stops the drain (no last round) and returns the records it
+// has walked and not applied, and the bytes it holds for them and for the
+// records walked and not freed (its notes' capacity: it copies no record).
+func (s *Synthetic) DrainHeld() (records, bytes int) {
+	s.t.stopDrain(false)
+	t := s.t
+	return len(t.pending) - t.head, cap(t.pending)*int(unsafe.Sizeof(record{})) + cap(t.evQ.done) + cap(t.entQ.done)
+}
+
+// RecordBytes is the room a synthetic record takes in the ring.
+func (s *Synthetic) RecordBytes() int { return (ringHdrSize + len(s.rec) + 7) &^ 7 }

@@ -61,15 +61,14 @@ func (r *ring) prodPos() *uint64 { return (*uint64)(unsafe.Pointer(&r.prod[0])) 
 const busyWait = 10 * time.Millisecond
 
 // walk passes to f each record committed from position from up to the
-// producer position read on entry, in ring order: its position, the
-// position after it, and its bytes (nil for a record its program
-// discarded). The bytes stay valid — the kernel writes no record over
+// producer position read on entry, in ring order: its position and its
+// bytes (nil for a record its program discarded). The bytes stay valid — the kernel writes no record over
 // them — until the consumer position passes them (free), not just during
 // the call: the ring itself holds what the drain has read and not
 // applied. A record still being written is waited for (briefly: see
 // busyWait), so that every record reserved before the call is seen. walk
 // returns the position after the last record passed.
-func (r *ring) walk(from uint64, f func(pos, end uint64, b []byte)) uint64 {
+func (r *ring) walk(from uint64, f func(pos uint64, b []byte)) uint64 {
 	prod := atomic.LoadUint64(r.prodPos())
 	var waitStart time.Time
 	for from < prod {
@@ -86,15 +85,22 @@ func (r *ring) walk(from uint64, f func(pos, end uint64, b []byte)) uint64 {
 		waitStart = time.Time{}
 		size := uint64(hdr &^ (ringBusy | ringDiscard))
 		start := (from + ringHdrSize) & r.mask
-		end := from + (ringHdrSize+size+7)&^7
 		if hdr&ringDiscard == 0 {
-			f(from, end, r.data[start:start+size:start+size])
+			f(from, r.data[start:start+size:start+size])
 		} else {
-			f(from, end, nil)
+			f(from, nil)
 		}
-		from = end
+		from += (ringHdrSize + size + 7) &^ 7
 	}
 	return from
+}
+
+// next returns the position after the record at pos (committed, not
+// yet freed: its header is intact).
+func (r *ring) next(pos uint64) uint64 {
+	hdr := atomic.LoadUint32((*uint32)(unsafe.Pointer(&r.data[pos&r.mask])))
+	size := uint64(hdr &^ (ringBusy | ringDiscard))
+	return pos + (ringHdrSize+size+7)&^7
 }
 
 // consumed returns the consumer position.

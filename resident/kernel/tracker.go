@@ -59,14 +59,13 @@ type tracker struct {
 
 // record is a ring record awaiting its turn (time order): its bytes are
 // in its ring (entity: the entity ring's), at data[off:off+n], until the
-// drain frees its room; seq numbers it among its ring's slots. No
+// drain frees its room; seq numbers it in its ring (ringQ). No
 // pointer, so that the records held cost the collector nothing and
 // moving them no write barrier.
 type record struct {
-	ts     int64
-	seq    uint64
-	off, n uint32
-	entity bool
+	ts          int64
+	seq, off, n uint32
+	entity      bool
 }
 
 // beginKey identifies an interval in progress.
