@@ -86,16 +86,25 @@ func (t *tracker) read(q *ringQ, entity bool, f func([]byte) bool) {
 
 // readEvents walks the packet ring.
 func (t *tracker) readEvents() {
+	if t.readN == nil {
+		t.readN = make([]uint64, len(t.delivered))
+	}
 	t.read(&t.evQ, false, func(b []byte) bool {
 		if len(b) < bpfgen.EventHeader {
 			t.bad++
 			return false
 		}
-		if id := int(le.Uint16(b[bpfgen.OffSensor:])); id < len(t.delivered) {
-			t.delivered[id].Add(1)
+		if id := int(le.Uint16(b[bpfgen.OffSensor:])); id < len(t.readN) {
+			t.readN[id]++
 		}
 		return true
 	})
+	for id, n := range t.readN {
+		if n > 0 {
+			t.delivered[id].Add(n)
+			t.readN[id] = 0
+		}
+	}
 }
 
 // readEnts walks the entity ring.

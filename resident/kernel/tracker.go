@@ -38,6 +38,7 @@ type tracker struct {
 	tuples    uint64
 	rearm     map[flagKey]bool
 	delivered []atomic.Uint64 // per relation: records read from the ring
+	readN     []uint64        // of those, the walk's (readEvents)
 	rounds    uint64
 	late      uint64 // records stamped at or before a watermark already sent
 	bad       uint64 // records that did not decode
