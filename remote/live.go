@@ -337,6 +337,36 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 	end := start
 	stopped := false
 	var wireBuf []byte
+	// step delivers what the residents' watermarks settle and advances
+	// the network to it; it reports whether the run is over.
+	step := func() (bool, error) {
+		if live == nil {
+			if begin(); live == nil { // not yet: hold what came
+				_, all := mergeWatermark(states)
+				return all, nil
+			}
+		}
+		w, all := mergeWatermark(states)
+		if all || w == algebra.Forever {
+			// Every resident has ended, or said it will send nothing
+			// more: what they sent is delivered below, after the
+			// observation's end.
+			return all, nil
+		}
+		if err := deliver(live, states, obs, w, opts.Tap, &scratch); err != nil {
+			return false, err
+		}
+		if w > end && w != algebra.Forever {
+			end = w
+		}
+		if err := live.Advance(end); err != nil {
+			return false, err
+		}
+		if opts.Progress != nil {
+			opts.Progress(end)
+		}
+		return false, nil
+	}
 	for !stopped {
 		select {
 		case <-ctx.Done():
@@ -351,43 +381,38 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 					// Lost, not ended: what followed was not observed.
 					stats.SessionLost = &SessionLostError{Resident: st.hello.Name, Since: max(st.wm, start), Err: r.err, Format: opts.TimeFormat}
 				}
-			} else if err = countWire(r.b, &stats, opts.WireBytes, &wireBuf); err != nil {
-				return nil, stats, err
-			} else if err := st.take(r.b, p.Catalog, &stats, opts.OnLoss); err != nil {
-				return nil, stats, err
-			} else if rel, ok := st.conn.(wire.Releaser); ok {
-				rel.Release(r.b) // taken: its values are copied out
-			}
-			if live == nil {
-				if begin(); live == nil { // not yet: hold what came
-					if _, all := mergeWatermark(states); all {
-						stopped = true
-					}
-					continue
+				if stopped, err = step(); err != nil {
+					return nil, stats, err
 				}
-			}
-			w, all := mergeWatermark(states)
-			if all || w == algebra.Forever {
-				// Every resident has ended, or said it will send nothing
-				// more: what they sent is delivered below, after the
-				// observation's end.
-				stopped = all
 				continue
 			}
-			if err := deliver(live, states, obs, w, opts.Tap, &scratch); err != nil {
+			if err = countWire(r.b, &stats, opts.WireBytes, &wireBuf); err != nil {
 				return nil, stats, err
 			}
-			if w > end && w != algebra.Forever {
-				end = w
+			wm := st.meta(r.b, &stats, opts.OnLoss)
+			// The packets in chunks, each delivered as far as it settles.
+			pk := r.b.Packets
+			for lo := 0; ; {
+				hi := chunkEnd(pk, lo)
+				if err := st.take(pk[lo:hi], p.Catalog); err != nil {
+					return nil, stats, err
+				}
+				if hi < len(pk) {
+					st.raise(min(st.global(pk[hi].TS)-1, wm))
+				} else {
+					st.raise(wm)
+				}
+				if !stopped {
+					if stopped, err = step(); err != nil {
+						return nil, stats, err
+					}
+				}
+				if lo = hi; lo == len(pk) {
+					break
+				}
 			}
-			if err := live.Advance(end); err != nil {
-				return nil, stats, err
-			}
-			if opts.Progress != nil {
-				opts.Progress(end)
-			}
-			if all {
-				stopped = true
+			if rel, ok := st.conn.(wire.Releaser); ok {
+				rel.Release(r.b) // taken: its values are copied out
 			}
 		}
 	}
@@ -604,19 +629,20 @@ func deliver(live *exec.Live, states []*connState, obs *observer, w algebra.Time
 	if !slices.IsSortedFunc(items, order) {
 		slices.SortStableFunc(items, order)
 	}
-	feed := func(it Input) error {
+	feed := func(it *Input) error {
 		if tap != nil {
-			tap(it)
+			tap(*it)
 		}
 		if it.Entity {
 			return live.Entity(it.Rel, it.Begin, it.Key, it.Vals, it.T)
 		}
 		return live.Packet(it.Rel, it.Kind, it.Key, it.From, it.Vals, it.T)
 	}
-	for _, it := range items {
+	for k := range items {
+		it := &items[k]
 		// The rule at gaps: tuples valid at a gap's start end there.
 		for _, e := range obs.ends(it.T) {
-			if err := feed(e); err != nil {
+			if err := feed(&e); err != nil {
 				return err
 			}
 		}
@@ -632,7 +658,7 @@ func deliver(live *exec.Live, states []*connState, obs *observer, w algebra.Time
 	}
 	if w != algebra.Forever {
 		for _, e := range obs.ends(w) {
-			if err := feed(e); err != nil {
+			if err := feed(&e); err != nil {
 				return err
 			}
 		}
@@ -640,55 +666,18 @@ func deliver(live *exec.Live, states []*connState, obs *observer, w algebra.Time
 	return nil
 }
 
-// take converts a batch into queued inputs (restricted to the
-// observation once its start is known), notes when the resident carried
-// out the run's commands, and reports losses.
-func (st *connState) take(b *wire.Batch, cat *algebra.Catalog, stats *LiveStats, onLoss func(Loss)) error {
+// meta takes what a batch says besides its packets — the entity names
+// it defines, when the resident carried out the run's commands, its
+// counts (losses reported, or held: losses.holds) — and returns its
+// watermark (global), which the run's watermark of the resident reaches
+// once its packets are queued (raise). Losses come first, before any
+// packet is delivered: a loss holds the watermark before it is known.
+func (st *connState) meta(b *wire.Batch, stats *LiveStats, onLoss func(Loss)) algebra.Time {
 	for _, d := range b.Defs {
 		st.defs[d.Key] = d.ID
 		st.recentID = [2]string{} // (keys are named once; but if anew, looked up again)
 	}
-	for _, p := range b.Packets {
-		if int(p.Sensor) >= len(st.hello.Sensors) {
-			return fmt.Errorf("resident %s: packet of unknown sensor %d", st.hello.Name, p.Sensor)
-		}
-		rel := st.rel(cat, p.Sensor)
-		if rel == nil {
-			return fmt.Errorf("resident %s: packet of %s, which the catalog lacks", st.hello.Name, st.hello.Sensors[p.Sensor])
-		}
-		vals, err := st.values(rel, p.Vals)
-		if err != nil {
-			return err
-		}
-		it := Input{T: st.global(p.TS), Rel: rel.Name, Key: uint64(st.idx)<<56 | p.Tuple, From: st.global(p.Begin), Vals: vals, phase: 1, state: st, sensor: p.Sensor}
-		switch p.Kind {
-		case wire.PEntityBegin:
-			it.Entity, it.Begin = true, true
-		case wire.PEntityEnd:
-			it.Entity, it.phase = true, 0
-		case wire.PEvent:
-			it.Kind = stream.PacketEvent
-		case wire.PBegin:
-			it.Kind = stream.PacketBegin
-		case wire.PEnd:
-			it.Kind, it.phase = stream.PacketEnd, 0
-			if rel.Strategy.Kind == algebra.Sampled {
-				it.Kind = stream.PacketSampleEnd
-			}
-		case wire.PWhole:
-			it.Kind, it.phase = stream.PacketWhole, 0
-		case wire.PSample:
-			it.Kind = stream.PacketSample
-		default:
-			return fmt.Errorf("resident %s: packet of unknown kind %d", st.hello.Name, p.Kind)
-		}
-		if !st.known || st.clip(&it) {
-			st.queue = append(st.queue, it)
-		}
-	}
-	if w := st.global(b.Watermark); w > st.wm {
-		st.wm = w
-	}
+	wm := max(st.global(b.Watermark), st.wm)
 	before := !st.hasApplied
 	if before && b.Applied >= st.need {
 		st.applied, st.hasApplied = st.global(b.AppliedAt), true
@@ -709,7 +698,7 @@ func (st *connState) take(b *wire.Batch, cat *algebra.Catalog, stats *LiveStats,
 	}
 	// Drops a batch made before the run's commands took effect reports
 	// are not the run's.
-	found := st.loss.counts(b.Counts, before && !st.hasApplied, st.lastWM, st.wm)
+	found := st.loss.counts(b.Counts, before && !st.hasApplied, st.lastWM, wm)
 	if len(st.queue)-st.qhead > maxHeldBack {
 		// A loss reported now rather than at its flushEvery: the inputs
 		// it holds back are bounded.
@@ -723,8 +712,40 @@ func (st *connState) take(b *wire.Batch, cat *algebra.Catalog, stats *LiveStats,
 		}
 		st.report(l.sensor, l.gap, stats, onLoss)
 	}
-	st.lastWM = st.wm
-	return nil
+	st.lastWM = wm
+	return wm
+}
+
+// raise raises the resident's watermark to w (never lowers it).
+func (st *connState) raise(w algebra.Time) { st.wm = max(st.wm, w) }
+
+// chunk is how many packets of a batch the run queues before delivering
+// what they settle: a batch of many (a resident's session holds up to
+// session.MaxHeld) is taken in pieces, so what the run holds of it —
+// queued inputs and their copies in delivery — is at most about this
+// many packets, not the batch.
+const chunk = 4096
+
+// chunkEnd returns where the chunk of pk from lo ends: after at most
+// chunk packets, but never inside a run of one time (a chunk's end is
+// the watermark's, just before the next packet's time), unless the run
+// alone is longer.
+func chunkEnd(pk []wire.Packet, lo int) int {
+	hi := min(lo+chunk, len(pk))
+	if hi == len(pk) {
+		return hi
+	}
+	k := hi
+	for k > lo && pk[k-1].TS == pk[k].TS {
+		k--
+	}
+	if k > lo {
+		return k
+	}
+	for hi < len(pk) && pk[hi].TS == pk[hi-1].TS {
+		hi++
+	}
+	return hi
 }
 
 // maxHeldBack bounds the inputs of one resident a loss not yet reported
@@ -778,6 +799,50 @@ func count(states []*connState, packets map[string]int) {
 			}
 		}
 	}
+}
+
+// take queues packets of a batch as inputs (restricted to the
+// observation once its start is known).
+func (st *connState) take(pkts []wire.Packet, cat *algebra.Catalog) error {
+	for _, p := range pkts {
+		if int(p.Sensor) >= len(st.hello.Sensors) {
+			return fmt.Errorf("resident %s: packet of unknown sensor %d", st.hello.Name, p.Sensor)
+		}
+		rel := st.rel(cat, p.Sensor)
+		if rel == nil {
+			return fmt.Errorf("resident %s: packet of %s, which the catalog lacks", st.hello.Name, st.hello.Sensors[p.Sensor])
+		}
+		vals, err := st.values(rel, p.Vals)
+		if err != nil {
+			return err
+		}
+		it := Input{T: st.global(p.TS), Rel: rel.Name, Key: uint64(st.idx)<<56 | p.Tuple, From: st.global(p.Begin), Vals: vals, phase: 1, state: st, sensor: p.Sensor}
+		switch p.Kind {
+		case wire.PEntityBegin:
+			it.Entity, it.Begin = true, true
+		case wire.PEntityEnd:
+			it.Entity, it.phase = true, 0
+		case wire.PEvent:
+			it.Kind = stream.PacketEvent
+		case wire.PBegin:
+			it.Kind = stream.PacketBegin
+		case wire.PEnd:
+			it.Kind, it.phase = stream.PacketEnd, 0
+			if rel.Strategy.Kind == algebra.Sampled {
+				it.Kind = stream.PacketSampleEnd
+			}
+		case wire.PWhole:
+			it.Kind, it.phase = stream.PacketWhole, 0
+		case wire.PSample:
+			it.Kind = stream.PacketSample
+		default:
+			return fmt.Errorf("resident %s: packet of unknown kind %d", st.hello.Name, p.Kind)
+		}
+		if !st.known || st.clip(&it) {
+			st.queue = append(st.queue, it)
+		}
+	}
+	return nil
 }
 
 // report records a loss in the relation's observation and reports it.
