@@ -397,6 +397,7 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 				if err := st.take(pk[lo:hi], p.Catalog); err != nil {
 					return nil, stats, err
 				}
+				st.held(&stats, opts.OnLoss)
 				if hi < len(pk) {
 					st.raise(min(st.global(pk[hi].TS)-1, wm))
 				} else {
@@ -698,13 +699,7 @@ func (st *connState) meta(b *wire.Batch, stats *LiveStats, onLoss func(Loss)) al
 	}
 	// Drops a batch made before the run's commands took effect reports
 	// are not the run's.
-	found := st.loss.counts(b.Counts, before && !st.hasApplied, st.lastWM, wm)
-	if len(st.queue)-st.qhead > maxHeldBack {
-		// A loss reported now rather than at its flushEvery: the inputs
-		// it holds back are bounded.
-		found = append(found, st.loss.rest()...)
-	}
-	for _, l := range found {
+	for _, l := range st.loss.counts(b.Counts, before && !st.hasApplied, st.lastWM, wm) {
 		if !st.known {
 			// Reported once the observation's start is (begin).
 			st.deferred = append(st.deferred, l)
@@ -750,12 +745,27 @@ func chunkEnd(pk []wire.Packet, lo int) int {
 
 // maxHeldBack bounds the inputs of one resident a loss not yet reported
 // holds back (losses.holds): a loss is reported at the latest once a
-// batch leaves more waiting, rather than up to flushEvery later. Losses
-// rising for a second are then a few losses, not one; the queue a
-// consumer behind its resident fills while losing holds at most this
-// and one batch (session.MaxHeld packets), ≈ 30 MB, not a second's
-// worth of packets (300 MB at 2M packets/s).
-const maxHeldBack = 1 << 17
+// chunk leaves more waiting, rather than up to flushEvery later (held).
+// Losses rising for a second are then several losses, not one; the queue
+// a consumer behind its resident fills while losing holds at most this
+// and a chunk, ≈ 9 MB, not a second's worth of packets (300 MB at 2M
+// packets/s).
+const maxHeldBack = 1 << 15
+
+// held reports the resident's pending losses now if the inputs they hold
+// back are more than maxHeldBack.
+func (st *connState) held(stats *LiveStats, onLoss func(Loss)) {
+	if len(st.queue)-st.qhead <= maxHeldBack {
+		return
+	}
+	for _, l := range st.loss.rest() {
+		if !st.known {
+			st.deferred = append(st.deferred, l)
+			continue
+		}
+		st.report(l.sensor, l.gap, stats, onLoss)
+	}
+}
 
 // entity returns the ID the resident named entity key k by. Consecutive
 // packets mostly name the same one or two entities (a thread, its
