@@ -81,6 +81,11 @@ type LiveStats struct {
 	WireTuples, WireBytes uint64
 	// PeakHeld is the most tuples the operators held at once.
 	PeakHeld int
+	// PeakQueued is the most inputs of one resident waiting at once for
+	// the residents' merged watermark: about a chunk (4,096), at most
+	// 32,768 and a chunk while a loss not yet reported holds the
+	// watermark back (maxHeldBack).
+	PeakQueued int
 	// Widened lists the α operators whose argument the residents cannot
 	// compute themselves (it derives from the remote's results): their
 	// sensor is enabled for every entity, and α keeps what it needs.
@@ -397,6 +402,7 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 				if err := st.take(pk[lo:hi], p.Catalog); err != nil {
 					return nil, stats, err
 				}
+				stats.PeakQueued = max(stats.PeakQueued, len(st.queue)-st.qhead)
 				st.held(&stats, opts.OnLoss)
 				if hi < len(pk) {
 					st.raise(min(st.global(pk[hi].TS)-1, wm))

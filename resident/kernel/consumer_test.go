@@ -3,6 +3,7 @@ package kernel_test
 import (
 	"context"
 	"io"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -48,6 +49,11 @@ const (
 
 // consumeQuery is consume for the query text.
 func consumeQuery(tb testing.TB, s *kernel.Synthetic, text string, lease time.Duration, each func(n int64)) *consumer {
+	return consumeVia(tb, s, text, lease, each, s.Local())
+}
+
+// consumeVia is consumeQuery through conn, a connection to s.
+func consumeVia(tb testing.TB, s *kernel.Synthetic, text string, lease time.Duration, each func(n int64), conn wire.Conn) *consumer {
 	prog, err := query.Compile(s.R.Catalog(), []query.Source{{Name: "q", Text: text}},
 		check.Options{Params: map[string]string{"target": strconv.Itoa(kernel.SynthPid)}})
 	if err != nil {
@@ -63,7 +69,7 @@ func consumeQuery(tb testing.TB, s *kernel.Synthetic, text string, lease time.Du
 	go func() {
 		defer c.wg.Done()
 		defer pr.Close()
-		_, c.stats, c.err = remote.RunLive(ctx, prog, []wire.Conn{s.Local()}, remote.LiveOptions{
+		_, c.stats, c.err = remote.RunLive(ctx, prog, []wire.Conn{conn}, remote.LiveOptions{
 			Lease:    lease,
 			Ready:    func() { close(ready) },
 			Discard:  true,
@@ -233,5 +239,51 @@ func TestDrainHoldsNoBytes(t *testing.T) {
 	}
 	if bytes > ringBytes {
 		t.Errorf("the drain holds %d bytes for them, more than the ring's %d", bytes, ringBytes)
+	}
+}
+
+// dropping is a connection whose every batch says one more Syscall packet
+// was dropped: a loss that goes on rising.
+type dropping struct {
+	wire.Conn
+	sensor uint16
+	drops  uint64
+}
+
+func (c *dropping) Recv() (*wire.Batch, error) {
+	b, err := c.Conn.Recv()
+	if b != nil {
+		c.drops++
+		b.Counts = append(b.Counts, wire.Count{Sensor: c.sensor, Wanted: c.drops, Drops: c.drops})
+	}
+	return b, err
+}
+
+func (c *dropping) Release(b *wire.Batch) { c.Conn.(wire.Releaser).Release(b) }
+
+// A loss that keeps rising holds the watermark back until it is
+// reported — at most a second (flushEvery) — but the inputs it holds
+// back are bounded: it is reported once 32,768 wait (and a chunk of a
+// batch), not after a second's worth of packets (before, 300,000 records
+// in under a second all waited).
+func TestLossHoldsBackBounded(t *testing.T) {
+	s, err := kernel.NewSynthetic(8 << 20)
+	if err != nil {
+		t.Skip(err)
+	}
+	defer s.Close()
+	conn := &dropping{Conn: s.Local(), sensor: uint16(slices.Index(s.R.Hello().Sensors, "Syscall"))}
+	c := consumeVia(t, s, selectCalls, 0, nil, conn)
+	const n = 300000
+	start := time.Now()
+	write(s, n)
+	took := time.Since(start)
+	time.Sleep(50 * time.Millisecond)
+	s.Close()
+	c.stop()
+	const bound = 1<<15 + 4096
+	t.Logf("%d records written in %v; at most %d inputs waited; %d losses reported", n, took, c.stats.PeakQueued, c.losses.Load())
+	if c.stats.PeakQueued == 0 || c.stats.PeakQueued > bound {
+		t.Errorf("%d inputs waited at once; bound %d", c.stats.PeakQueued, bound)
 	}
 }
