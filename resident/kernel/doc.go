@@ -42,10 +42,12 @@
 //     when it starts; a program that finds the ring full drops its packet
 //     and counts it, never waits. The drain hands a round no more records
 //     than the session with the most room can hold, nor more than
-//     roundMax; the rest waits in the drain (at most about the ring's
-//     size) and then in the ring, so a monitor that falls behind loses
-//     nothing until the ring itself is full (TestConsumerBehindLosesNothing;
-//     see drain.go).
+//     roundMax; the rest wait in the ring itself — the drain notes them
+//     (25 bytes a record, at most RingBytes/16 records) and copies none —
+//     so a monitor that falls behind loses nothing until the ring is
+//     full, and then the kernel counts every packet it drops, which the
+//     next batch reports (TestConsumerBehindLosesNothing,
+//     TestDrainHoldsNoBytes; see drain.go).
 //
 // TestKernelHostileNeverReads runs a workload of 800,000 system calls
 // under five sessions that keep their leases and never read beside an

@@ -91,6 +91,9 @@ type Resident struct {
 	hello   *wire.Hello
 	ent     [3]int // the entity relations' sensor IDs: Process, Thread, Processor
 	sensors []*sensorState
+	// syscalls are syscallNames by number ("" for none): the drain names
+	// each Syscall packet's call without a map lookup.
+	syscalls []string
 
 	mu       sync.Mutex
 	closed   bool
@@ -147,6 +150,12 @@ func New(opts Options) (*Resident, error) {
 func newResident(opts Options, d *Description) (*Resident, error) {
 	text, cat, spec := d.SDL, d.Catalog, d.Spec
 	r := &Resident{opts: opts, text: text, cat: cat, spec: spec, budget: session.NewBudget(session.MaxHeldTotal)}
+	for nr, name := range syscallNames {
+		if nr < 1024 {
+			r.syscalls = append(r.syscalls, make([]string, max(int(nr)+1-len(r.syscalls), 0))...)
+			r.syscalls[nr] = name
+		}
+	}
 	for i, t := range bpfgen.EntityTypes() {
 		if cat.EntityTypes[i] != t {
 			return nil, fmt.Errorf("%s: the entity types must be declared first, as Process, Thread, Processor", LinuxSDLName)

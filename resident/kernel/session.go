@@ -37,6 +37,10 @@ type Session struct {
 	perSensor map[int]int
 	// trigs: its entity triggers by ID (r.mu; see entsel.go).
 	trigs map[uint64]*ktrig
+	// recent are two entities defined (drain, r.mu): a round's packets
+	// mostly name the same thread and process, checked here without a
+	// lookup in defined (holding them keeps their addresses theirs).
+	recent [2]*entity
 }
 
 // Open starts a session. Its first batch carries the live processes,
