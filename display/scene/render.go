@@ -28,6 +28,25 @@ func (s *Scene) Placed() []Placed { return s.placed }
 // Hidden is the number of icons the last layout could not fit.
 func (s *Scene) Hidden() int { return s.lay.hidden }
 
+// ScrollRows moves the view over the icons n rows down (negative: up);
+// page moves it by screens instead (a row of the last screen stays in
+// view). It reports whether the view moved. The next Draw keeps the view
+// within the icons.
+func (s *Scene) ScrollRows(n int, page bool) bool {
+	h := s.lay.area.H
+	if page {
+		n *= max(1, h-1)
+	}
+	top := max(0, min(s.top+n, s.lay.height-h))
+	moved := top != s.top
+	s.top = top
+	return moved
+}
+
+// Scrolled is how many icons the last Draw left above the view and below
+// it (wholly or partly out of it); both are 0 when every icon fits.
+func (s *Scene) Scrolled() (above, below int) { return s.above, s.below }
+
 // Icons is the number of icons in the model.
 func (s *Scene) Icons() int {
 	n := 0
@@ -52,12 +71,18 @@ func (s *Scene) Draw(c draw.Canvas, area draw.Rect, now algebra.Time) {
 	if s.stale || area != s.lay.area {
 		s.relayout(area)
 	}
+	s.top = max(0, min(s.top, s.lay.height-area.H))
+	s.above, s.below = 0, 0
 	s.placed = s.placed[:0]
-	d := &drawing{s: s, c: c, now: now, boxAt: map[*Instance]int{}}
+	// The layout's rows from top are drawn on the area's: everything is
+	// drawn shifted up by top and clipped to the area, so that an icon
+	// cut by an edge shows its part in view and an arrow to an icon out
+	// of view runs to the edge (marked there, see arrows).
+	d := &drawing{s: s, c: clip{c, area}, now: now, boxAt: map[*Instance]int{}, area: area, dy: s.top}
 	for _, set := range s.icons {
 		if set.container {
 			for _, in := range set.order() {
-				d.icon(in, in.home, -1)
+				d.icon(in, d.shift(in.home), -1)
 			}
 		}
 	}
@@ -74,13 +99,45 @@ func (s *Scene) Draw(c draw.Canvas, area draw.Rect, now algebra.Time) {
 				// Held elsewhere: a trace of it where it was.
 				if s.sp.Trace {
 					if lvl, ok := s.fade(p.since, now); ok {
-						d.trace(in, in.home, lvl, -1)
+						d.trace(in, d.shift(in.home), lvl, -1)
 					}
 				}
 				continue
 			}
-			d.icon(in, in.home, -1)
+			d.icon(in, d.shift(in.home), -1)
 		}
+	}
+	// Count what is out of view: the icons laid out (a held icon is where
+	// its container is, and counts with it).
+	for _, set := range s.icons {
+		for _, in := range set.order() {
+			if in.home.W == 0 {
+				continue
+			}
+			if _, inside := s.containerOf(set, in.Key); inside {
+				continue
+			}
+			r := d.shift(in.home)
+			if r.Y < area.Y {
+				s.above++
+			} else if r.Bottom() > area.Bottom() {
+				s.below++
+			}
+		}
+	}
+}
+
+// clip is a canvas drawing only inside area of another.
+type clip struct {
+	c    draw.Canvas
+	area draw.Rect
+}
+
+func (k clip) Size() (int, int) { return k.c.Size() }
+
+func (k clip) Set(x, y int, r rune, st draw.Style) {
+	if x >= k.area.X && x < k.area.Right() && y >= k.area.Y && y < k.area.Bottom() {
+		k.c.Set(x, y, r, st)
 	}
 }
 
@@ -178,6 +235,15 @@ type drawing struct {
 	c     draw.Canvas
 	now   algebra.Time
 	boxAt map[*Instance]int // index in placed of each container drawn
+	// area is the scene's area; dy the layout rows scrolled out above it.
+	area draw.Rect
+	dy   int
+}
+
+// shift is where a rect of the layout is on the screen, scrolled.
+func (d *drawing) shift(r draw.Rect) draw.Rect {
+	r.Y -= d.dy
+	return r
 }
 
 // slotRect is where a container holds its i-th icon.
@@ -206,13 +272,16 @@ func (d *drawing) children(p *Instance) {
 	if p.home.W == 0 {
 		return
 	}
-	box := d.boxAt[p]
+	box, ok := d.boxAt[p]
+	if !ok {
+		box = -1 // the box is not drawn (out of view, or gone)
+	}
 	for i, r := range p.slots {
 		if r.set == nil {
 			continue
 		}
 		if in := r.set.byKey[r.key]; in != nil {
-			d.icon(in, slotRect(p, r.set, i), box)
+			d.icon(in, d.shift(slotRect(p, r.set, i)), box)
 		}
 	}
 	if !d.s.sp.Trace {
@@ -237,7 +306,7 @@ func (d *drawing) children(p *Instance) {
 			if child == nil || !ok {
 				continue
 			}
-			d.trace(child, slotRect(p, in.child, g.slot), lvl, box)
+			d.trace(child, d.shift(slotRect(p, in.child, g.slot)), lvl, box)
 		}
 	}
 }
@@ -315,6 +384,9 @@ func ShadeStyles(shape spec.Shape, percent int, frame draw.Style) (draw.Style, d
 
 // shape draws an icon's shape at r.
 func (d *drawing) shape(in *Instance, r draw.Rect, frame, label draw.Style, box int, trace bool) {
+	if !r.Overlaps(d.area) {
+		return // scrolled out of view
+	}
 	c := d.c
 	set := in.set
 	text := draw.Clip(in.label, set.labelW)

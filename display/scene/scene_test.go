@@ -324,29 +324,50 @@ display Waiting as line from Process to Mailbox colour Mailbox (M1 = red)`)
 }
 
 // More icons than rows: the column wraps into sub-columns; what cannot fit
-// the width is hidden and counted; nothing overlaps.
-func TestWrapAndHide(t *testing.T) {
+// the width is laid out taller than the area and scrolled to, counted
+// above or below the view; a column the width has no room for at all is
+// hidden and counted; nothing overlaps.
+func TestWrapScrollAndHide(t *testing.T) {
 	f := newFeeder(t, paperSpec)
 	for i := 0; i < 40; i++ {
 		f.begin("Process", 0, "P"+strconv.Itoa(i+1), "Ready")
 		f.begin("Mailbox", 0, "M"+strconv.Itoa(i+1))
 	}
-	for _, size := range []struct{ w, h, hidden int }{{120, 20, 0}, {30, 10, 1}} {
+	for _, size := range []struct {
+		w, h   int
+		scroll bool
+		hidden int
+	}{{120, 20, false, 0}, {30, 10, true, 0}, {12, 10, true, 40}} {
 		g := draw.NewGrid(size.w, size.h)
+		f.s.top = 0
 		f.s.Draw(g, draw.Rect{X: 0, Y: 0, W: size.w, H: size.h}, sec)
-		placed := f.s.Placed()
-		for i, p := range placed {
-			if p.Rect.X < 0 || p.Rect.Right() > size.w || p.Rect.Y < 0 || p.Rect.Bottom() > size.h {
-				t.Errorf("%dx%d: %s off screen at %+v", size.w, size.h, p.Key, p.Rect)
-			}
-			for _, q := range placed[i+1:] {
-				if p.Rect.Overlaps(q.Rect) {
-					t.Errorf("%dx%d: %s %+v overlaps %s %+v", size.w, size.h, p.Key, p.Rect, q.Key, q.Rect)
+		for scrolled := 0; ; scrolled++ {
+			placed := f.s.Placed()
+			for i, p := range placed {
+				if p.Rect.X < 0 || p.Rect.Right() > size.w || p.Rect.Y < 0 || p.Rect.Bottom() > size.h {
+					t.Errorf("%dx%d: %s off screen at %+v", size.w, size.h, p.Key, p.Rect)
+				}
+				for _, q := range placed[i+1:] {
+					if p.Rect.Overlaps(q.Rect) {
+						t.Errorf("%dx%d: %s %+v overlaps %s %+v", size.w, size.h, p.Key, p.Rect, q.Key, q.Rect)
+					}
 				}
 			}
-		}
-		if hidden := f.s.Hidden(); (hidden > 0) != (size.hidden > 0) || len(placed)+hidden != 80 {
-			t.Errorf("%dx%d: %d drawn, %d hidden", size.w, size.h, len(placed), hidden)
+			above, below := f.s.Scrolled()
+			hidden := f.s.Hidden()
+			if hidden != size.hidden || len(placed)+above+below+hidden != 80 || (above+below > 0) != size.scroll {
+				t.Errorf("%dx%d scrolled %d: %d drawn, %d above, %d below, %d hidden", size.w, size.h, scrolled, len(placed), above, below, hidden)
+			}
+			if scrolled > 0 && above == 0 {
+				t.Errorf("%dx%d: scrolled %d rows, nothing above", size.w, size.h, scrolled)
+			}
+			if !f.s.ScrollRows(1, false) {
+				if below != 0 {
+					t.Errorf("%dx%d: scrolled to the end, %d below", size.w, size.h, below)
+				}
+				break
+			}
+			f.s.Draw(g, draw.Rect{X: 0, Y: 0, W: size.w, H: size.h}, sec)
 		}
 	}
 }
