@@ -64,7 +64,8 @@ func (s *Scene) Draw(c draw.Canvas, area draw.Rect, now algebra.Time) {
 	ps, rows := s.plots(now, area.W, area.H)
 	if rows > 0 {
 		area.H -= rows
-		defer s.drawPlots(c, draw.Rect{X: area.X, Y: area.Bottom(), W: area.W, H: rows}, ps)
+		defer drawPlots(c, draw.Rect{X: area.X, Y: area.Bottom(), W: area.W, H: rows}, ps,
+			plotGeometry{labelX: area.X + 1, labelW: plotLabelW, value: true})
 	}
 	s.sweep(now)
 	s.placeChildren()

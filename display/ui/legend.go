@@ -52,6 +52,10 @@ func (m *Model) Legend() []legendLine {
 			out = append(out, colourLines(ic.Rel, ic.Colour, "██")...)
 		}
 	}
+	for _, p := range sp.Plots {
+		out = append(out, legendLine{plain("▁▃▅█ "),
+			plain(fmt.Sprintf("%s.%s: low to high over the plot's range", p.Rel.Name, p.Rel.Attrs[p.Attr].Name))})
+	}
 	if m.timelineOn {
 		return out
 	}
@@ -90,10 +94,6 @@ func (m *Model) Legend() []legendLine {
 			plain(" trace copies: past states and arrows, fading over " + decay)})
 	} else {
 		out = append(out, legendLine{plain("events stay drawn for " + decay)})
-	}
-	for _, p := range sp.Plots {
-		out = append(out, legendLine{plain("▁▃▅█ "),
-			plain(fmt.Sprintf("%s.%s: low to high over the plot's range", p.Rel.Name, p.Rel.Attrs[p.Attr].Name))})
 	}
 	return out
 }
