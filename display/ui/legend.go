@@ -52,12 +52,8 @@ func (m *Model) Legend() []legendLine {
 			out = append(out, colourLines(ic.Rel, ic.Colour, "██")...)
 		}
 	}
-	for _, p := range sp.Plots {
-		out = append(out, legendLine{plain("▁▃▅█ "),
-			plain(fmt.Sprintf("%s.%s: low to high over the plot's range", p.Rel.Name, p.Rel.Attrs[p.Attr].Name))})
-	}
 	if m.timelineOn {
-		return out
+		return append(out, plotLines(sp)...)
 	}
 	for _, l := range sp.Links {
 		a, b := l.Rel.Attrs[l.From].Name, l.Rel.Attrs[l.To].Name
@@ -94,6 +90,16 @@ func (m *Model) Legend() []legendLine {
 			plain(" trace copies: past states and arrows, fading over " + decay)})
 	} else {
 		out = append(out, legendLine{plain("events stay drawn for " + decay)})
+	}
+	return append(out, plotLines(sp)...)
+}
+
+// plotLines explain the plots' sparklines.
+func plotLines(sp *spec.Spec) []legendLine {
+	var out []legendLine
+	for _, p := range sp.Plots {
+		out = append(out, legendLine{plain("▁▃▅█ "),
+			plain(fmt.Sprintf("%s.%s: low to high over the plot's range", p.Rel.Name, p.Rel.Attrs[p.Attr].Name))})
 	}
 	return out
 }
