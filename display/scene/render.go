@@ -44,7 +44,9 @@ func (s *Scene) ScrollRows(n int, page bool) bool {
 }
 
 // Scrolled is how many icons the last Draw left above the view and below
-// it (wholly or partly out of it); both are 0 when every icon fits.
+// it (wholly or partly out of it; an icon held in a box counts with its
+// box, and one not drawn at all, gone with no trace left, not at all);
+// both are 0 when every icon fits.
 func (s *Scene) Scrolled() (above, below int) { return s.above, s.below }
 
 // Icons is the number of icons in the model.
@@ -106,24 +108,6 @@ func (s *Scene) Draw(c draw.Canvas, area draw.Rect, now algebra.Time) {
 				continue
 			}
 			d.icon(in, d.shift(in.home), -1)
-		}
-	}
-	// Count what is out of view: the icons laid out (a held icon is where
-	// its container is, and counts with it).
-	for _, set := range s.icons {
-		for _, in := range set.order() {
-			if in.home.W == 0 {
-				continue
-			}
-			if _, inside := s.containerOf(set, in.Key); inside {
-				continue
-			}
-			r := d.shift(in.home)
-			if r.Y < area.Y {
-				s.above++
-			} else if r.Bottom() > area.Bottom() {
-				s.below++
-			}
 		}
 	}
 }
@@ -270,7 +254,7 @@ func (s *Scene) at(set *iconSet, k algebra.Value) (draw.Rect, bool) {
 
 // children draws what a container holds, and traces of what it held.
 func (d *drawing) children(p *Instance) {
-	if p.home.W == 0 {
+	if p.home.W == 0 || !d.shift(p.home).Overlaps(d.area) {
 		return
 	}
 	box, ok := d.boxAt[p]
@@ -385,6 +369,14 @@ func ShadeStyles(shape spec.Shape, percent int, frame draw.Style) (draw.Style, d
 
 // shape draws an icon's shape at r.
 func (d *drawing) shape(in *Instance, r draw.Rect, frame, label draw.Style, box int, trace bool) {
+	if box < 0 { // an icon of its own (one held is where its box is)
+		switch {
+		case r.Y < d.area.Y:
+			d.s.above++
+		case r.Bottom() > d.area.Bottom():
+			d.s.below++
+		}
+	}
 	if !r.Overlaps(d.area) {
 		return // scrolled out of view
 	}
