@@ -88,23 +88,15 @@ func TestGoldenTimelinePlot(t *testing.T) {
 	if !strings.Contains(g, "QueueLength.Length, 0 to 1") {
 		t.Errorf("no plot heading:\n%s", g)
 	}
-	high := func(row string) []int {
-		var cols []int
-		for i, r := range []rune(row) {
-			if r == '█' {
-				cols = append(cols, i)
+	// cols are the columns of row that show r.
+	cols := func(row string, r rune) []int {
+		var out []int
+		for i, c := range []rune(row) {
+			if c == r {
+				out = append(out, i)
 			}
 		}
-		return cols
-	}
-	waits := func(row string) []int {
-		var cols []int
-		for i, r := range []rune(row) {
-			if r == '▒' {
-				cols = append(cols, i)
-			}
-		}
-		return cols
+		return out
 	}
 	// The plot's rows are the last labelled M7 (the entity row is above);
 	// a column where the wait ends shows the queue's greatest value, 1,
@@ -121,7 +113,7 @@ func TestGoldenTimelinePlot(t *testing.T) {
 		return ""
 	}
 	check := func(when, g string) {
-		m7, p2 := high(plotRow(g)), waits(timelineRow(t, g, "P2"))
+		m7, p2 := cols(plotRow(g), '█'), cols(timelineRow(t, g, "P2"), '▒')
 		if len(m7) == 0 || len(p2) == 0 || m7[len(m7)-1]-m7[0] != len(m7)-1 ||
 			m7[0] > p2[0] || m7[0] < p2[0]-1 || m7[len(m7)-1] < p2[len(p2)-1] || m7[len(m7)-1] > p2[len(p2)-1]+1 {
 			t.Errorf("%s: M7's queue is high in columns %v, P2 waits in %v:\n%s", when, m7, p2, g)
