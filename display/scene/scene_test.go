@@ -401,3 +401,55 @@ func TestArrowRoutingBounded(t *testing.T) {
 		t.Errorf("%d lanes checked for %d arrows", n, routes)
 	}
 }
+
+// TestScrollArrowsToTheEdge: scrolled, an arrow to an icon out of view runs
+// to the edge of the view and is marked there (↓ below, ↑ above) in its
+// lane; an arrow with both ends out of view on one side is neither routed
+// nor drawn.
+func TestScrollArrowsToTheEdge(t *testing.T) {
+	f := newFeeder(t, paperSpec)
+	for i := 1; i <= 40; i++ {
+		f.begin("Process", 0, fmt.Sprintf("P%02d", i), "Ready")
+		f.begin("Mailbox", 0, fmt.Sprintf("M%02d", i))
+	}
+	f.event("SendMessage", sec, "P01", "M01")
+	f.event("SendMessage", sec, "P40", "M01")
+	f.event("SendMessage", sec, "P40", "M40")
+	area := draw.Rect{X: 0, Y: 1, W: 30, H: 10}
+	frame := func() *draw.Grid {
+		g := draw.NewGrid(30, 12)
+		f.s.Draw(g, area, sec)
+		return g
+	}
+	g := frame()
+	if _, below := f.s.Scrolled(); below == 0 {
+		t.Fatalf("nothing below at 30×12:\n%s", g)
+	}
+	if f.s.lanes.lanes != 2 {
+		t.Errorf("top: %d arrows routed, want 2 (P40 → M40 is wholly below)", f.s.lanes.lanes)
+	}
+	edge := func(g *draw.Grid, y int, mark rune) {
+		t.Helper()
+		for x := 0; x < g.W; x++ {
+			if r, _ := g.At(x, y); r == mark {
+				if up, _ := g.At(x, y-1); y > area.Y && up != '│' && up != '┼' && up != '┌' && up != '┐' {
+					t.Errorf("the %c at %d,%d ends no lane:\n%s", mark, x, y, g)
+				}
+				return
+			}
+		}
+		t.Errorf("no %c on row %d:\n%s", mark, y, g)
+	}
+	edge(g, area.Bottom()-1, '↓')
+	for f.s.ScrollRows(1, true) {
+		g = frame()
+	}
+	g = frame()
+	if above, below := f.s.Scrolled(); above == 0 || below != 0 {
+		t.Fatalf("at the end: %d above, %d below", above, below)
+	}
+	if f.s.lanes.lanes != 2 {
+		t.Errorf("end: %d arrows routed, want 2 (P01 → M01 is wholly above)", f.s.lanes.lanes)
+	}
+	edge(g, area.Y, '↑')
+}
