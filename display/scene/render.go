@@ -22,7 +22,9 @@ type Placed struct {
 	Trace bool
 }
 
-// Placed lists the icons of the last Draw.
+// Placed lists the icons of the last Draw: those in view, and those cut
+// by its top or bottom edge (their Rect reaches past it; only the part in
+// view is drawn).
 func (s *Scene) Placed() []Placed { return s.placed }
 
 // Hidden is the number of icons the last layout could not fit.
