@@ -453,3 +453,34 @@ func TestScrollArrowsToTheEdge(t *testing.T) {
 	}
 	edge(g, area.Y, '↑')
 }
+
+// TestScrollAtScale: 20,000 processes on a 60×16 screen are laid out (the
+// column grows taller, bisected to the least height) and a frame draws
+// only those in view; every other is counted above or below, wherever
+// the view is scrolled to.
+func TestScrollAtScale(t *testing.T) {
+	f := newFeeder(t, paperSpec)
+	const n = 20000
+	for i := 0; i < n; i++ {
+		f.begin("Process", 0, fmt.Sprintf("P%05d", i), "Ready")
+	}
+	area := draw.Rect{X: 0, Y: 1, W: 60, H: 14}
+	g := draw.NewGrid(60, 16)
+	for _, rows := range []int{0, 5000, 1 << 30} {
+		f.s.ScrollRows(rows, false)
+		f.s.Draw(g, area, sec)
+		above, below := f.s.Scrolled()
+		drawn := len(f.s.Placed())
+		if drawn == 0 || drawn > area.H*area.W/5 || drawn+above+below != n || f.s.Hidden() != 0 {
+			t.Errorf("scrolled %d: %d drawn, %d above, %d below, %d hidden", rows, drawn, above, below, f.s.Hidden())
+		}
+		for _, p := range f.s.Placed() {
+			if !area.Contains(p.Rect) {
+				t.Errorf("%s at %+v is out of view", p.Key, p.Rect)
+			}
+		}
+	}
+	if f.s.Layouts() != 1 {
+		t.Errorf("%d layouts: scrolling laid out again", f.s.Layouts())
+	}
+}
