@@ -99,8 +99,9 @@ type LiveStats struct {
 }
 
 // CheckHellos verifies that every resident speaks this protocol version
-// and announces the same sensor description as the first.
-func CheckHellos(conns []wire.Conn) error {
+// and, unless they are a fleet (FleetCatalog), announces the same sensor
+// description as the first.
+func CheckHellos(conns []wire.Conn, fleet bool) error {
 	if len(conns) == 0 {
 		return errors.New("no resident to connect to")
 	}
@@ -110,7 +111,7 @@ func CheckHellos(conns []wire.Conn) error {
 		if h.Version != wire.Version {
 			return fmt.Errorf("resident %s speaks protocol %d, not %d", h.Name, h.Version, wire.Version)
 		}
-		if i > 0 && h.SDL != first.SDL {
+		if i > 0 && h.SDL != first.SDL && !fleet {
 			return fmt.Errorf("residents %s and %s describe different sensors", first.Name, h.Name)
 		}
 	}
@@ -198,7 +199,7 @@ func (c *connState) global(mono int64) algebra.Time {
 // triggers); α operators keep exactly what their arguments say.
 func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts LiveOptions) ([]query.Result, LiveStats, error) {
 	stats := LiveStats{Wanted: map[string]uint64{}, Dropped: map[string]uint64{}}
-	if err := CheckHellos(conns); err != nil {
+	if err := CheckHellos(conns, p.Catalog.Fleet); err != nil {
 		return nil, stats, err
 	}
 	if opts.Lease <= 0 {
@@ -243,7 +244,7 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 		states[i] = st
 		start = min(start, h.WallBase)
 	}
-	cmd := &commander{states: states, periods: map[string]time.Duration{}}
+	cmd := &commander{states: states, periods: map[string]time.Duration{}, fleet: p.Catalog.Fleet}
 	for _, a := range net.Alphas {
 		if err := cmd.push(a, p.Catalog); err != nil {
 			return nil, stats, err
@@ -625,6 +626,11 @@ func deliver(live *exec.Live, states []*connState, obs *observer, w algebra.Time
 // out the run's commands, and reports losses.
 func (st *connState) take(b *wire.Batch, cat *algebra.Catalog, stats *LiveStats, onLoss func(Loss)) error {
 	for _, d := range b.Defs {
+		if cat.Fleet {
+			// Qualified once, where it is named: two hosts' P1 are two.
+			st.defs[d.Key] = algebra.QualifyEntity(st.hello.Name, d.ID)
+			continue
+		}
 		st.defs[d.Key] = d.ID
 	}
 	for _, p := range b.Packets {
@@ -635,7 +641,7 @@ func (st *connState) take(b *wire.Batch, cat *algebra.Catalog, stats *LiveStats,
 		if rel == nil {
 			return fmt.Errorf("resident %s: packet of %s, which the catalog lacks", st.hello.Name, st.hello.Sensors[p.Sensor])
 		}
-		vals, err := st.values(rel, p.Vals)
+		vals, err := st.values(rel, p.Vals, cat.Fleet)
 		if err != nil {
 			return err
 		}
@@ -725,18 +731,27 @@ func (st *connState) report(sensor uint16, g Gap, stats *LiveStats, onLoss func(
 // valueBlock is how many values a block of packet values holds.
 const valueBlock = 1024
 
-// values converts a packet's values to the catalog's.
-func (st *connState) values(rel *algebra.Relation, vs []wire.Value) ([]algebra.Value, error) {
-	if len(vs) != len(rel.Attrs) {
-		return nil, fmt.Errorf("resident %s: %s packet with %d values, want %d", st.hello.Name, rel.Name, len(vs), len(rel.Attrs))
+// values converts a packet's values to the catalog's; a fleet's
+// (algebra.Catalog.Fleet) add the host, last, and qualify entity
+// identifiers by it.
+func (st *connState) values(rel *algebra.Relation, vs []wire.Value, fleet bool) ([]algebra.Value, error) {
+	n := len(rel.Attrs)
+	if fleet {
+		n-- // Host: the monitor's, not the resident's
 	}
-	if len(st.block) < len(vs) {
+	if len(vs) != n {
+		return nil, fmt.Errorf("resident %s: %s packet with %d values, want %d", st.hello.Name, rel.Name, len(vs), n)
+	}
+	if len(st.block) < len(rel.Attrs) {
 		// Values are cut from blocks: one allocation for many packets (a
 		// block lives while any tuple holds values of it).
-		st.block = make([]algebra.Value, max(valueBlock, len(vs)))
+		st.block = make([]algebra.Value, max(valueBlock, len(rel.Attrs)))
 	}
-	out := st.block[:len(vs):len(vs)]
-	st.block = st.block[len(vs):]
+	out := st.block[:len(rel.Attrs):len(rel.Attrs)]
+	st.block = st.block[len(rel.Attrs):]
+	if fleet {
+		out[n] = algebra.Str(st.hello.Name)
+	}
 	for i, v := range vs {
 		a := rel.Attrs[i]
 		switch a.Type.Kind {
@@ -749,7 +764,7 @@ func (st *connState) values(rel *algebra.Relation, vs []wire.Value) ([]algebra.V
 			if !ok {
 				return nil, fmt.Errorf("resident %s: entity key %d used before it was named", st.hello.Name, v.N)
 			}
-			out[i] = algebra.Entity(id)
+			out[i] = algebra.Entity(id) // a fleet's qualified when defined (take)
 		case algebra.KindEnum:
 			n := int(v.N)
 			if n >= len(a.Type.Enum.Members) {
@@ -809,11 +824,59 @@ type commander struct {
 	timely bool // the last α pushed is enabled by the residents themselves
 	// periods are the sampled relations' sampling periods.
 	periods map[string]time.Duration
+	// fleet: the catalog is a fleet's (algebra.Catalog.Fleet): sensor and
+	// type numbers are each host's, entity identifiers are qualified.
+	fleet bool
+	// only, when set, are the hosts the α being pushed is placed on
+	// (plan.Alpha.Hosts): the others get none of its commands.
+	only map[string]bool
 }
 
-func (c *commander) send(cmd wire.Command) {
+// order is a command as the monitor knows it, by names: send resolves
+// the names to each resident's numbers.
+type order struct {
+	cmd wire.Command
+	// rel is the relation of cmd.Sensor ("" for a command of none, a
+	// lease); on, a trigger's other relation (cmd.On); typ, the entity
+	// type of cmd.Type.
+	rel, on, typ string
+}
+
+// send sends o to every resident it concerns: in a fleet, only to the
+// hosts that declare its relations, only to those an α is placed on
+// (only), and a command naming a host's entity (HOST/ID, in cmd.Entity or
+// a condition) only to that host, by the identifier the host knows.
+func (c *commander) send(o order) {
 	for _, st := range c.states {
-		cc := cmd
+		if o.rel != "" && !st.hostHas(o.rel) || o.on != "" && !st.hostHas(o.on) {
+			continue
+		}
+		if c.only != nil && !c.only[st.hello.Name] {
+			continue
+		}
+		cc := o.cmd
+		cc.Conds = slices.Clone(cc.Conds)
+		if o.rel != "" {
+			cc.Sensor = st.ids[o.rel]
+		}
+		if o.on != "" {
+			cc.On = st.ids[o.on]
+		}
+		if o.typ != "" {
+			cc.Type = st.types[o.typ]
+		}
+		if !c.local(st, &cc.Entity) {
+			continue
+		}
+		mine := true
+		for i := range cc.Conds {
+			if cc.Conds[i].Value.Kind == wire.VEntity && !c.local(st, &cc.Conds[i].Value.S) {
+				mine = false
+			}
+		}
+		if !mine {
+			continue // a condition no tuple of this host meets
+		}
 		if err := st.conn.Send(&cc); err != nil {
 			if c.err == nil {
 				c.err = fmt.Errorf("resident %s: %w", st.hello.Name, err)
@@ -824,11 +887,24 @@ func (c *commander) send(cmd wire.Command) {
 	}
 }
 
-func (c *commander) renew(lease time.Duration) {
-	c.send(wire.Command{Kind: wire.CLease, Period: int64(lease)})
+// local turns a fleet's entity identifier *id (HOST/ID) into the one st's
+// host knows, ID; false when it names another host's entity (or none).
+// Outside a fleet, and for no identifier, it keeps *id.
+func (c *commander) local(st *connState, id *string) bool {
+	if !c.fleet || *id == "" {
+		return true
+	}
+	host, local, ok := algebra.SplitEntity(*id)
+	if !ok || host != st.hello.Name {
+		return false
+	}
+	*id = local
+	return true
 }
 
-func (c *commander) sensor(name string) uint16 { return c.states[0].ids[name] }
+func (c *commander) renew(lease time.Duration) {
+	c.send(order{cmd: wire.Command{Kind: wire.CLease, Period: int64(lease)}})
+}
 
 // push sends the commands that make the residents enable, by themselves
 // and in time, at least what α a needs. Where they cannot (an argument the
@@ -839,7 +915,15 @@ func (c *commander) sensor(name string) uint16 { return c.states[0].ids[name] }
 func (c *commander) push(a *exec.Alpha, cat *algebra.Catalog) error {
 	c.timely = true
 	x := a.Plan
-	sensor := c.sensor(a.Rel.Name)
+	c.only = nil
+	if len(x.Hosts) > 0 {
+		c.only = map[string]bool{}
+		for _, h := range x.Hosts {
+			c.only[h] = true
+		}
+		defer func() { c.only = nil }()
+	}
+	rel := a.Rel.Name
 	if a.Rel.Strategy.Kind == algebra.Sampled {
 		clk, ok := x.When.(*plan.ClockSrc)
 		if !ok {
@@ -852,49 +936,49 @@ func (c *commander) push(a *exec.Alpha, cat *algebra.Catalog) error {
 		if consts, ok := x.Enable.(*plan.Const); ok {
 			for _, v := range consts.Vals {
 				c.next++
-				c.send(wire.Command{Kind: wire.CSample, ID: c.next, Sensor: sensor, Entity: v.S, Period: period,
-					Type: c.states[0].types[a.Rel.Attrs[a.Flag].Type.Entity]})
+				c.send(order{cmd: wire.Command{Kind: wire.CSample, ID: c.next, Entity: v.S, Period: period},
+					rel: rel, typ: a.Rel.Attrs[a.Flag].Type.Entity})
 			}
 		} else {
 			c.next++
-			c.send(wire.Command{Kind: wire.CSample, ID: c.next, Sensor: sensor, All: true, Period: period})
+			c.send(order{cmd: wire.Command{Kind: wire.CSample, ID: c.next, All: true, Period: period}, rel: rel})
 		}
 		return c.err
 	}
-	if !c.enable(sensor, a.Rel, x.Enable) {
+	if !c.enable(a.Rel, x.Enable) {
 		c.timely = false
-		c.send(wire.Command{Kind: wire.CEnableAll, Sensor: sensor})
+		c.send(order{cmd: wire.Command{Kind: wire.CEnableAll}, rel: rel})
 	}
 	return c.err
 }
 
-// enable sends commands enabling at least what arg holds for sensor, in
-// time; it reports false when it cannot.
-func (c *commander) enable(sensor uint16, rel *algebra.Relation, arg plan.Node) bool {
-	typ := c.states[0].types[rel.Attrs[rel.FlagHolder].Type.Entity]
+// enable sends commands enabling at least what arg holds for rel's
+// sensor, in time; it reports false when it cannot.
+func (c *commander) enable(rel *algebra.Relation, arg plan.Node) bool {
+	typ := rel.Attrs[rel.FlagHolder].Type.Entity
 	switch x := arg.(type) {
 	case *plan.EntitySource, *plan.AllOf:
-		c.send(wire.Command{Kind: wire.CEnableAll, Sensor: sensor})
+		c.send(order{cmd: wire.Command{Kind: wire.CEnableAll}, rel: rel.Name})
 		return true
 	case *plan.Const:
 		for _, v := range x.Vals {
-			c.send(wire.Command{Kind: wire.CEnable, Sensor: sensor, Type: typ, Entity: v.S})
+			c.send(order{cmd: wire.Command{Kind: wire.CEnable, Entity: v.S}, rel: rel.Name, typ: typ})
 		}
 		return true
 	case *plan.Empty:
 		return true
 	case *plan.SelectEntity:
-		return c.enable(sensor, rel, x.In) // a superset; α filters
+		return c.enable(rel, x.In) // a superset; α filters
 	case *plan.SetOp:
 		if !x.Union {
 			// Either side is a superset of the intersection: prefer one
 			// the residents can do alone.
-			if c.enable(sensor, rel, x.R) {
+			if c.enable(rel, x.R) {
 				return true
 			}
-			return c.enable(sensor, rel, x.L)
+			return c.enable(rel, x.L)
 		}
-		return c.enable(sensor, rel, x.L) && c.enable(sensor, rel, x.R)
+		return c.enable(rel, x.L) && c.enable(rel, x.R)
 	case *plan.Project:
 		if len(c.states) > 1 {
 			// A trigger sees only its own resident's packets, but entities
@@ -904,7 +988,7 @@ func (c *commander) enable(sensor uint16, rel *algebra.Relation, arg plan.Node) 
 		if !c.states[0].hello.Has(wire.CapTriggers) {
 			return false // e.g. a kernel resident
 		}
-		return c.trigger(sensor, x)
+		return c.trigger(rel.Name, x)
 	}
 	return false
 }
@@ -916,7 +1000,7 @@ func (c *commander) enable(sensor uint16, rel *algebra.Relation, arg plan.Node) 
 // its entity selection, the same over an entity relation's scan.
 // Equalities with constants among the conditions on u travel with the
 // trigger; other conditions are left to α.
-func (c *commander) trigger(sensor uint16, p *plan.Project) bool {
+func (c *commander) trigger(rel string, p *plan.Project) bool {
 	if len(p.Targets) != 1 {
 		return false
 	}
@@ -935,13 +1019,14 @@ func (c *commander) trigger(sensor uint16, p *plan.Project) bool {
 		n = s.In
 	}
 	var on string
+	var onRel *algebra.Relation
 	var while bool
 	switch u := n.(type) {
 	case *plan.Alpha:
 		if u.Var != col.Var {
 			return false
 		}
-		on = u.Rel.Name
+		on, onRel = u.Rel.Name, u.Rel
 	case *plan.Scan:
 		// The entity-selection argument, π[F = p.A](πT[from begin of p to
 		// end of p | "forever"](σ[…](p))) over an entity relation: the
@@ -959,11 +1044,11 @@ func (c *commander) trigger(sensor uint16, p *plan.Project) bool {
 			}
 			while = true
 		}
-		on = u.Rel.Name
+		on, onRel = u.Rel.Name, u.Rel
 	default:
 		return false
 	}
-	cmd := wire.Command{Kind: wire.CTrigger, Sensor: sensor, On: c.sensor(on), Attr: uint16(col.Attr), While: while}
+	cmd := wire.Command{Kind: wire.CTrigger, Attr: uint16(col.Attr), While: while}
 	for _, cond := range conds {
 		b, ok := cond.(*expr.Binary)
 		if !ok || b.Op != expr.OpEq {
@@ -971,14 +1056,14 @@ func (c *commander) trigger(sensor uint16, p *plan.Project) bool {
 		}
 		l, lok := b.X.(*expr.Col)
 		k, kok := b.Y.(*expr.Const)
-		if !lok || !kok {
-			continue
+		if !lok || !kok || c.fleet && l.Attr == len(onRel.Attrs)-1 {
+			continue // (a fleet's Host is not the resident's: widened)
 		}
 		cmd.Conds = append(cmd.Conds, wire.Cond{Attr: uint16(l.Attr), Value: wireValue(k.V)})
 	}
 	c.next++
 	cmd.ID = c.next
-	c.send(cmd)
+	c.send(order{cmd: cmd, rel: rel, on: on})
 	return true
 }
 

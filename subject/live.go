@@ -12,14 +12,12 @@ import (
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/plan"
-	"github.com/tqmon/tqmon/grammar/sdl"
 	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident/fleet"
 	"github.com/tqmon/tqmon/resident/transport"
 	"github.com/tqmon/tqmon/resident/wire"
 	"github.com/tqmon/tqmon/rewrite"
-	"github.com/tqmon/tqmon/sensor"
 	"github.com/tqmon/tqmon/store/db"
 )
 
@@ -49,16 +47,19 @@ func (r Residents) String() string {
 }
 
 // Dial connects to the residents r names, checks their hellos (one
-// protocol, one sensor description) and compiles the description they
-// announce into a catalog: their sessions go into remote's one merge.
-// On error no connection stays open.
-func Dial(ctx context.Context, r Residents) ([]wire.Conn, *algebra.Catalog, error) {
+// protocol) and compiles the descriptions they announce into a catalog
+// (remote.FleetCatalog), whose text it returns: their sessions go into
+// remote's one merge. Residents are a fleet — each tuple carries its
+// Host, entity identifiers are host-qualified, descriptions may differ
+// — when they are hosts on NATS or more than one; one resident over gRPC
+// is the subject itself. On error no connection stays open.
+func Dial(ctx context.Context, r Residents) ([]wire.Conn, *algebra.Catalog, string, error) {
 	var conns []wire.Conn
-	fail := func(err error) ([]wire.Conn, *algebra.Catalog, error) {
+	fail := func(err error) ([]wire.Conn, *algebra.Catalog, string, error) {
 		for _, c := range conns {
 			c.Close()
 		}
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	for _, addr := range r.Connect {
 		c, err := transport.Dial(ctx, addr, r.Token)
@@ -74,19 +75,19 @@ func Dial(ctx context.Context, r Residents) ([]wire.Conn, *algebra.Catalog, erro
 		}
 		conns = append(conns, cs...)
 	}
-	if err := remote.CheckHellos(conns); err != nil {
+	fleet := r.NATS != "" || len(conns) > 1
+	if err := remote.CheckHellos(conns, fleet); err != nil {
 		return fail(err)
 	}
-	hello := conns[0].Hello()
-	f, err := sdl.Parse(hello.Name+".sdl", hello.SDL)
-	if err != nil {
-		return fail(fmt.Errorf("resident %s announces a description that does not parse: %w", hello.Name, err))
+	hellos := make([]*wire.Hello, len(conns))
+	for i, c := range conns {
+		hellos[i] = c.Hello()
 	}
-	cat, err := sensor.Compile(f)
+	cat, text, err := remote.FleetCatalog(hellos, fleet)
 	if err != nil {
-		return fail(fmt.Errorf("resident %s announces an invalid description: %w", hello.Name, err))
+		return fail(err)
 	}
-	return conns, cat, nil
+	return conns, cat, text, nil
 }
 
 // live is what the live subjects share: their residents' description,
@@ -95,6 +96,9 @@ type live struct {
 	desc   string
 	cat    *algebra.Catalog
 	hello  *wire.Hello
+	// sdl is the catalog's description when it is not the hello's (a
+	// fleet's: remote.FleetCatalog).
+	sdl    string
 	params map[string]string
 	open   func(ctx context.Context, d time.Duration, mon func(Session) error) (*algebra.Window, error)
 
@@ -111,6 +115,9 @@ func (s *live) Params() map[string]string                  { return s.params }
 func (s *live) Live() bool                                 { return true }
 func (s *live) database() *db.DB                           { return nil }
 func (s *live) Spec() (db.Spec, error) {
+	if s.sdl != "" {
+		return db.Spec{Name: "fleet.sdl", Text: s.sdl}, nil
+	}
 	return db.Spec{Name: s.hello.Name + ".sdl", Text: s.hello.SDL}, nil
 }
 
@@ -259,18 +266,24 @@ func (s *live) Sensors() string {
 // openResidents reaches resident monitors: the first session uses the
 // connections Open made, later ones dial again.
 func openResidents(ctx context.Context, r Residents) (Subject, error) {
-	conns, cat, err := Dial(ctx, r)
+	conns, cat, text, err := Dial(ctx, r)
 	if err != nil {
 		return nil, err
 	}
 	hello := conns[0].Hello()
 	s := &residents{conns: conns}
-	s.live = live{desc: fmt.Sprintf("resident %s at %s", hello.Name, r), cat: cat, hello: hello,
+	desc := fmt.Sprintf("resident %s at %s", hello.Name, r)
+	if cat.Fleet {
+		desc = fmt.Sprintf("a fleet of %d hosts (%s)", len(conns), r)
+	} else {
+		text = ""
+	}
+	s.live = live{desc: desc, cat: cat, hello: hello, sdl: text,
 		open: func(ctx context.Context, d time.Duration, mon func(Session) error) (*algebra.Window, error) {
 			conns := s.take()
 			if conns == nil {
 				var err error
-				if conns, _, err = Dial(ctx, r); err != nil {
+				if conns, _, _, err = Dial(ctx, r); err != nil {
 					return nil, err
 				}
 			}

@@ -36,17 +36,17 @@ func startServe(t *testing.T, bin string) string {
 }
 
 // TestFleetTwoHosts: tqmon serve, two demo hosts joining it and a third
-// the glob leaves out; ResumedbyP1 over --nats --hosts 'web-*' is the
-// query over the union of the two web hosts' truths. (The hosts' entity
-// relations are not one entity's — each host has its own P1 — so the
-// union holds the sensed relations only, which is all the query reads.)
+// the glob leaves out; the paper's queries (ResumedbyP1 asking for
+// web-1's P1) and a by-Host aggregate over --nats --hosts 'web-*' are the
+// queries over the fleet's truth: the two web hosts' truths, each tuple
+// with its Host and host-qualified entities (two hosts' P1 are two).
 func TestFleetTwoHosts(t *testing.T) {
 	bin := binary(t)
 	dir := t.TempDir()
 	url := startServe(t, bin)
-	q := filepath.Join(root, "testdata", "paper", "resumed_by_p1.tq")
+	qs := fleetQueries()
 	var hosts []*exec.Cmd
-	var truths []string
+	truths := map[string]string{}
 	for i, h := range []string{"web-1", "web-2", "db-1"} {
 		tr := filepath.Join(dir, "truth-"+h)
 		cmd := exec.Command(bin, "demo", "--subject", "--nats", url, "--host", h, "--duration", "700ms",
@@ -60,14 +60,14 @@ func TestFleetTwoHosts(t *testing.T) {
 		waitFor(t, h+" joining", 10*time.Second, func() bool { return strings.Contains(serr.String(), "serving on") })
 		hosts = append(hosts, cmd)
 		if strings.HasPrefix(h, "web-") {
-			truths = append(truths, tr)
+			truths[h] = tr
 		}
 	}
 	// A second web-1 is refused, naming the host.
 	if out, err := exec.Command(bin, "demo", "--subject", "--nats", url, "--host", "web-1").CombinedOutput(); err == nil || !strings.Contains(string(out), `"web-1"`) {
 		t.Errorf("a second web-1: %v\n%s", err, out)
 	}
-	mon := exec.Command(bin, "query", "--nats", url, "--hosts", "web-*", "-f", q, "--format", "csv", "--time-format", "ns", "--stats")
+	mon := exec.Command(bin, append(append([]string{"query", "--nats", url, "--hosts", "web-*"}, qs...), "--format", "csv", "--time-format", "ns", "--stats")...)
 	var monErr strings.Builder
 	mon.Stderr = &monErr
 	out, err := mon.Output()
@@ -84,7 +84,16 @@ func TestFleetTwoHosts(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "truth-db-1")); err == nil {
 		t.Error("db-1 ran: the glob did not leave it out")
 	}
-	sameAsTruths(t, string(out), dir, truths, "-f", q)
+	sameAsFleetTruth(t, string(out), dir, truths, qs...)
+}
+
+// fleetQueries are the -f flags of the paper's queries over a fleet and
+// a by-Host aggregate.
+func fleetQueries() []string {
+	return []string{"-f", filepath.Join(root, "testdata", "fleet", "resumed_by_p1.tq"),
+		"-f", filepath.Join(root, "testdata", "paper", "queue_length.tq"),
+		"-f", filepath.Join(root, "testdata", "paper", "send_to_unblock.tq"),
+		"-f", filepath.Join(root, "testdata", "fleet", "by_host.tq")}
 }
 
 // TestKernelResidentOnNATS: the kernel resident joins a fleet as a host
