@@ -93,9 +93,9 @@ func Dial(ctx context.Context, r Residents) ([]wire.Conn, *algebra.Catalog, stri
 // live is what the live subjects share: their residents' description,
 // runs over sessions, and the statistics of the last run.
 type live struct {
-	desc   string
-	cat    *algebra.Catalog
-	hello  *wire.Hello
+	desc  string
+	cat   *algebra.Catalog
+	hello *wire.Hello
 	// sdl is the catalog's description when it is not the hello's (a
 	// fleet's: remote.FleetCatalog).
 	sdl    string
