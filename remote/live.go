@@ -916,7 +916,7 @@ func (c *commander) push(a *exec.Alpha, cat *algebra.Catalog) error {
 	c.timely = true
 	x := a.Plan
 	c.only = nil
-	if len(x.Hosts) > 0 {
+	if x.Hosts != nil {
 		c.only = map[string]bool{}
 		for _, h := range x.Hosts {
 			c.only[h] = true

@@ -120,7 +120,11 @@ func (n *Alpha) Label() string {
 		}
 		l += "{" + strings.Join(names, ", ") + "}"
 	}
-	if n.Hosts != nil {
+	switch {
+	case n.Hosts == nil:
+	case len(n.Hosts) == 0:
+		l += " @none"
+	default:
 		l += " @" + strings.Join(n.Hosts, ",")
 	}
 	return l

@@ -1,0 +1,161 @@
+package remote_test
+
+import (
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/check"
+	"github.com/tqmon/tqmon/query"
+	"github.com/tqmon/tqmon/remote"
+	"github.com/tqmon/tqmon/resident/demo/ossensors"
+	"github.com/tqmon/tqmon/resident/wire"
+)
+
+// host names a resident: its Hello says host, and the commands it is
+// sent are recorded.
+type host struct {
+	wire.Conn
+	name string
+	mu   *sync.Mutex
+	sent *[]wire.Command
+}
+
+func (h host) Hello() *wire.Hello {
+	x := *h.Conn.Hello()
+	x.Name = h.name
+	return &x
+}
+
+func (h host) Send(c *wire.Command) error {
+	h.mu.Lock()
+	*h.sent = append(*h.sent, *c)
+	h.mu.Unlock()
+	return h.Conn.Send(c)
+}
+
+// fleetTruth is the hosts' truths as a fleet's monitor sees them: each
+// tuple with its host, entity identifiers host-qualified.
+func fleetTruth(cat *algebra.Catalog, hosts []string, truths []*algebra.History) *algebra.History {
+	out := algebra.NewHistory(cat)
+	out.Window = &algebra.Window{From: 0}
+	for i, h := range truths {
+		for name, tab := range h.Tables {
+			for _, r := range tab.Rows {
+				vals := append(slices.Clone(r.Vals), algebra.Str(hosts[i]))
+				for j, a := range tab.Rel.Attrs {
+					if a.Type.Kind == algebra.KindEntity && vals[j].S != "" {
+						vals[j] = algebra.Entity(algebra.QualifyEntity(hosts[i], vals[j].S))
+					}
+				}
+				out.Tables[name].Add(vals, r.From, r.To)
+			}
+		}
+		out.Window.To = max(out.Window.To, h.Window.To)
+	}
+	return out
+}
+
+// TestLiveFleet: two demo subjects as hosts h1 and h2 of a fleet (one
+// catalog, FleetCatalog): the paper's queries over the union of their
+// truths, each tuple with its host and two P1s that stay two, and a query
+// naming host h2 is placed there: h1 is asked to enable nothing for it
+// (rule alpha-hosts), and the results are still exact.
+func TestLiveFleet(t *testing.T) {
+	hosts := []string{"h1", "h2"}
+	hellos := []*wire.Hello{{Name: "h1", SDL: ossensors.SDL}, {Name: "h2", SDL: ossensors.SDL}}
+	cat, _, err := remote.FleetCatalog(hellos, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srcs := []query.Source{
+		{Name: "ResumedbyP1", Text: `range of S is SendMessage
+range of W is Waiting
+retrieve ResumedbyP1 (Process = W.Process, W.Host)
+valid at end of W
+where S.Mailbox = W.Mailbox and S.Process = "h1/P1" and W.Host = "h1"
+when S precede end of W`},
+		{Name: "process-states", Text: `range of p is Process retrieve (p.Process, p.State, p.Host)`},
+		{Name: "sends-by-host", Text: `range of s is SendMessage retrieve (s.Host, N = count(s.Process by s.Host))`},
+		{Name: "h2-waits", Text: `range of w is Waiting retrieve (w.Process, w.Mailbox) where w.Host = "h2"`},
+	}
+	prog, err := query.Compile(cat, srcs, check.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	sent := make([][]wire.Command, 2)
+	rs, _, truths, err := runTwoDemos(t, prog, 300*time.Millisecond, remote.LiveOptions{}, func(i int, c wire.Conn) wire.Conn {
+		return host{Conn: c, name: hosts[i], mu: &mu, sent: &sent[i]}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, err := prog.RunHistory(fleetTruth(cat, hosts, truths))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, w := renderTables(rs), renderTables(want); g != w {
+		t.Fatalf("fleet results differ from the hosts' truths:\n--- live\n%s--- truth\n%s", head(g), head(w))
+	}
+	for i, r := range rs {
+		if len(r.Table.Rows) == 0 {
+			t.Errorf("%s: no rows (the run was too short)", srcs[i].Name)
+		}
+	}
+	// Waiting's sensor: ResumedbyP1's W is placed on h1 and h2-waits on
+	// h2 (rule alpha-hosts), each widened there (triggers do not span
+	// hosts): one CEnableAll each, not two. S's constant h1/P1 is enabled
+	// on h1 only, as the P1 h1 knows.
+	mu.Lock()
+	defer mu.Unlock()
+	for i := range hosts {
+		if n := enablesAll(sent[i], "Waiting"); n != 1 {
+			t.Errorf("%s was asked %d times to enable all of Waiting, not once", hosts[i], n)
+		}
+	}
+	ent := func(cmds []wire.Command) (out []string) {
+		for _, c := range cmds {
+			if c.Kind == wire.CEnable {
+				out = append(out, c.Entity)
+			}
+		}
+		return out
+	}
+	if g := ent(sent[0]); !slices.Equal(g, []string{"P1"}) {
+		t.Errorf("h1 was asked to enable entities %q, want P1", g)
+	}
+	if g := ent(sent[1]); len(g) != 0 {
+		t.Errorf("h2 was asked to enable entities %q (h1/P1 is h1's)", g)
+	}
+}
+
+// enablesAll counts the commands enabling every entity of rel's sensor.
+func enablesAll(cmds []wire.Command, rel string) int {
+	id := slices.Index(ossensorsNames(), rel)
+	n := 0
+	for _, c := range cmds {
+		if c.Kind == wire.CEnableAll && int(c.Sensor) == id {
+			n++
+		}
+	}
+	return n
+}
+
+// ossensorsNames are the demo resident's sensors, by id.
+func ossensorsNames() []string {
+	var out []string
+	for _, s := range ossensors.Spec().Sensors {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+// head is the first lines of s, for a failure's message.
+func head(s string) string {
+	lines := strings.SplitAfter(s, "\n")
+	return strings.Join(lines[:min(len(lines), 30)], "")
+}
