@@ -132,3 +132,43 @@ func (st *connState) hostHas(rel string) bool {
 	_, ok := st.ids[rel]
 	return ok
 }
+
+// loseAt notes that st's session was lost with its watermark at since:
+// what it queued after since is dropped (not observed: more of it may
+// have been lost with the session), and a mark queued one past since
+// ends its tuples still valid there (observer.cutHost), in time order
+// with the other residents' inputs, which go on.
+func (st *connState) loseAt(since algebra.Time) {
+	st.lostAt, st.lostSet = since, true
+	q := st.queue[:0]
+	for _, it := range st.queue {
+		if it.T <= since {
+			q = append(q, it)
+		}
+	}
+	clear(st.queue[len(q):])
+	st.queue = append(q, Input{T: algebra.Next(since), lost: st.idx + 1})
+}
+
+// onHosts says, of each relation observed in a fleet, on which hosts it
+// was watched and how long (Observation.Hosts), and which hosts do not
+// declare it (Observation.Undeclared).
+func onHosts(obs []Observation, states []*connState, end algebra.Time) {
+	for i := range obs {
+		o := &obs[i]
+		if algebra.IsObservation(o.Rel) {
+			continue
+		}
+		for _, st := range states {
+			if !st.hostHas(o.Rel) {
+				o.Undeclared = append(o.Undeclared, st.hello.Name)
+				continue
+			}
+			hs := HostSpan{Host: st.hello.Name, From: max(o.From, st.from), To: end}
+			if st.lostSet {
+				hs.To, hs.Lost = min(end, algebra.Next(st.lostAt)), true
+			}
+			o.Hosts = append(o.Hosts, hs)
+		}
+	}
+}

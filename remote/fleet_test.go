@@ -1,6 +1,8 @@
 package remote_test
 
 import (
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -158,4 +160,96 @@ func ossensorsNames() []string {
 func head(s string) string {
 	lines := strings.SplitAfter(s, "\n")
 	return strings.Join(lines[:min(len(lines), 30)], "")
+}
+
+// loses is a host whose session is lost (Recv fails, as a fleet
+// connection's does after its silence bound) once after has passed.
+type loses struct {
+	host
+	at time.Time
+}
+
+func (l loses) Recv() (*wire.Batch, error) {
+	if time.Now().After(l.at) {
+		return nil, errors.New("silent for too long")
+	}
+	return l.host.Recv()
+}
+
+// TestLiveFleetHostLost: of two demo hosts, h2's session is lost
+// mid-run. The run goes on with h1, whose results equal its truth; h2's
+// part is observed up to where it was lost — its tuples still valid there
+// end there — and the run says so (a SessionLostError, the observation's
+// Hosts) rather than answering as if h2 had gone quiet.
+func TestLiveFleetHostLost(t *testing.T) {
+	hosts := []string{"h1", "h2"}
+	hellos := []*wire.Hello{{Name: "h1", SDL: ossensors.SDL}, {Name: "h2", SDL: ossensors.SDL}}
+	cat, _, err := remote.FleetCatalog(hellos, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srcs := []query.Source{
+		{Name: "states", Text: `range of p is Process retrieve (p.Process, p.State, p.Host)`},
+		{Name: "waits", Text: `range of w is Waiting retrieve (w.Process, w.Mailbox, w.Host)`},
+	}
+	prog, err := query.Compile(cat, srcs, check.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	sent := make([][]wire.Command, 2)
+	at := time.Now().Add(150 * time.Millisecond)
+	rs, st, truths, err := runTwoDemos(t, prog, 400*time.Millisecond, remote.LiveOptions{}, func(i int, c wire.Conn) wire.Conn {
+		h := host{Conn: c, name: hosts[i], mu: &mu, sent: &sent[i]}
+		if i == 1 {
+			return loses{h, at}
+		}
+		return h
+	})
+	var lost *remote.SessionLostError
+	if !errors.As(err, &lost) || lost.Resident != "h2" {
+		t.Fatalf("err = %v, want h2's session lost", err)
+	}
+	want, _, err := prog.RunHistory(fleetTruth(cat, hosts, truths))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := algebra.Next(lost.Since)
+	for i := range rs {
+		g, w := byHost(rs[i].Table), byHost(want[i].Table)
+		if g["h1"] != w["h1"] {
+			t.Errorf("%s: h1's rows differ from its truth (the run should go on without h2):\n--- live\n%s--- truth\n%s", srcs[i].Name, head(g["h1"]), head(w["h1"]))
+		}
+		if g["h2"] == "" || w["h2"] == g["h2"] {
+			t.Errorf("%s: h2's rows are all or nothing of its truth (%d rows): they should stop where it was lost", srcs[i].Name, strings.Count(g["h2"], "\n"))
+		}
+		for _, r := range rs[i].Table.Rows {
+			if r.Vals[len(r.Vals)-1].S == "h2" && (r.To > cut || r.From >= cut) {
+				t.Errorf("%s: h2's row %v runs past where h2 was lost (%d)", srcs[i].Name, r, cut)
+			}
+		}
+	}
+	for _, o := range st.Observed {
+		if algebra.IsObservation(o.Rel) {
+			continue
+		}
+		if len(o.Hosts) != 2 || o.Hosts[0].Lost || !o.Hosts[1].Lost || o.Hosts[1].To != cut {
+			t.Errorf("observation of %s: hosts %+v, want h1 to the end and h2 lost at %d", o.Rel, o.Hosts, cut)
+		}
+	}
+}
+
+// byHost renders a table's rows, per host (the last column).
+func byHost(tab *algebra.Table) map[string]string {
+	rows := map[string][]string{}
+	for _, r := range tab.Rows {
+		h := r.Vals[len(r.Vals)-1].S
+		rows[h] = append(rows[h], fmt.Sprint(r.Vals, r.From, r.To))
+	}
+	out := map[string]string{}
+	for h, rs := range rows {
+		slices.Sort(rs)
+		out[h] = strings.Join(rs, "\n") + "\n"
+	}
+	return out
 }

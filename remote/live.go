@@ -146,8 +146,12 @@ type connState struct {
 	loss       losses
 	lastWM     algebra.Time
 	lost       error
-	obs        *observer       // the run's, shared
-	block      []algebra.Value // what is left of the packets' value block (values)
+	// lostAt, when lostSet, is where this resident's session was lost:
+	// nothing it saw after it was observed (its watermark then).
+	lostAt  algebra.Time
+	lostSet bool
+	obs     *observer       // the run's, shared
+	block   []algebra.Value // what is left of the packets' value block (values)
 	// deferred are losses made before the observation's start was known:
 	// reported from there, inside it.
 	deferred []sensorGap
@@ -179,6 +183,9 @@ type Input struct {
 
 	phase    int
 	resident bool // from a resident (not the observer)
+	// lost, when set, marks no tuple but where resident lost−1's session
+	// was lost: its tuples still valid end at T (observer.cutHost).
+	lost int
 }
 
 func (c *connState) global(mono int64) algebra.Time {
@@ -337,9 +344,13 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 			st := states[r.i]
 			if r.err != nil {
 				st.done = true
-				if !errors.Is(r.err, io.EOF) && stats.SessionLost == nil {
-					// Lost, not ended: what followed was not observed.
-					stats.SessionLost = &SessionLostError{Resident: st.hello.Name, Since: max(st.wm, start), Err: r.err, Format: opts.TimeFormat}
+				if !errors.Is(r.err, io.EOF) {
+					// Lost, not ended: what followed was not observed — on
+					// this resident (host) only: the others go on.
+					st.loseAt(max(st.wm, start))
+					if stats.SessionLost == nil {
+						stats.SessionLost = &SessionLostError{Resident: st.hello.Name, Since: st.lostAt, Err: r.err, Format: opts.TimeFormat}
+					}
 				}
 			} else if err = countWire(r.b, &stats, opts.WireBytes, &wireBuf); err != nil {
 				return nil, stats, err
@@ -430,6 +441,9 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 	stats.PeakHeld = ast.PeakHeld
 	stats.Start, stats.End = start, max(start, end)
 	stats.Observed = observed(net, cmd.periods, stats)
+	if p.Catalog.Fleet {
+		onHosts(stats.Observed, states, stats.End)
+	}
 	out := make([]query.Result, len(net.Stmts))
 	for i, s := range net.Stmts {
 		out[i] = query.Result{Stmt: s.Retrieve, Table: s.Result.Table()}
@@ -595,6 +609,14 @@ func deliver(live *exec.Live, states []*connState, obs *observer, w algebra.Time
 		return live.Packet(it.Rel, it.Kind, it.Key, it.From, it.Vals, it.T)
 	}
 	for _, it := range items {
+		if it.lost > 0 {
+			for _, e := range obs.cutHost(it.lost-1, it.T) {
+				if err := feed(e); err != nil {
+					return err
+				}
+			}
+			continue
+		}
 		// The rule at gaps: tuples valid at a gap's start end there.
 		for _, e := range obs.ends(it.T) {
 			if err := feed(e); err != nil {

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/tqmon/tqmon/algebra"
@@ -248,6 +249,14 @@ func (st Stats) Write(w io.Writer) {
 			}
 			if n := o.Lost(); n > 0 {
 				fmt.Fprintf(w, ", %d packets lost in %d gaps", n, len(o.Gaps))
+			}
+			for _, h := range o.Hosts {
+				if h.Lost {
+					fmt.Fprintf(w, "; on %s up to %s only (its session was lost: unobserved after)", h.Host, algebra.FormatTime(h.To, st.TimeFormat))
+				}
+			}
+			if len(o.Undeclared) > 0 {
+				fmt.Fprintf(w, "; not on %s (not declared there: unobserved, not empty)", strings.Join(o.Undeclared, ", "))
 			}
 			fmt.Fprintln(w)
 		}
