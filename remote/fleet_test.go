@@ -253,3 +253,143 @@ func byHost(tab *algebra.Table) map[string]string {
 	}
 	return out
 }
+
+// TestFleetCatalog: a fleet's catalog is the union of its hosts'
+// descriptions, every relation with Host last; hosts that declare a
+// relation differently, a description declaring Host, two hosts of one
+// name are refused, saying which.
+func TestFleetCatalog(t *testing.T) {
+	base := "entity type P\nentity relation P(P: P)\nevent relation Tick(P: P initiator, N: int) traced on initiator\n"
+	extra := base + "event relation Disk(P: P initiator, Bytes: int) traced on initiator\n"
+	cat, text, err := remote.FleetCatalog([]*wire.Hello{{Name: "a", SDL: base}, {Name: "b", SDL: extra}}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cat.Fleet {
+		t.Error("not marked a fleet's")
+	}
+	for _, name := range []string{"P", "Tick", "Disk"} {
+		r := cat.Lookup(name)
+		if r == nil || r.Attrs[len(r.Attrs)-1].Name != algebra.HostAttr || r.Attrs[len(r.Attrs)-1].Type.Kind != algebra.KindString {
+			t.Errorf("%s: %v, want a relation with Host: string last\n%s", name, r, text)
+		}
+	}
+	one, _, err := remote.FleetCatalog([]*wire.Hello{{Name: "a", SDL: base}}, false)
+	if err != nil || one.Fleet || one.Lookup("Tick").AttrIndex(algebra.HostAttr) >= 0 {
+		t.Errorf("one resident: %v, fleet %v: want its own description unchanged", err, one != nil && one.Fleet)
+	}
+	for _, c := range []struct {
+		name   string
+		hellos []*wire.Hello
+		want   string
+	}{
+		{"differently", []*wire.Hello{{Name: "a", SDL: base}, {Name: "b", SDL: strings.Replace(base, "N: int", "N: string", 1)}},
+			"hosts a and b declare relation Tick differently"},
+		{"host attribute", []*wire.Hello{{Name: "a", SDL: base + "event relation X(P: P initiator, Host: string) traced on initiator\n"}},
+			"declares an attribute Host"},
+		{"one name", []*wire.Hello{{Name: "a", SDL: base}, {Name: "a", SDL: base}}, "two residents are host a"},
+		{"clocks", []*wire.Hello{{Name: "a", SDL: "clock 1s\n" + base}, {Name: "b", SDL: "clock 2s\n" + base}}, "different clocks"},
+	} {
+		if _, _, err := remote.FleetCatalog(c.hellos, true); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+}
+
+// extra is a host that declares a relation more than the demo's (its
+// sensor never fires; commands for it are recorded here, and the
+// resident gets a lease renewal in their place, so that it applies as
+// many commands as it was sent).
+type extra struct{ host }
+
+const extraRel = "Disk"
+
+func (e extra) Hello() *wire.Hello {
+	h := e.host.Hello()
+	h.SDL += "\nevent relation " + extraRel + "(Process: Process initiator, Bytes: int) traced on initiator\n"
+	h.Sensors = append(slices.Clone(h.Sensors), extraRel)
+	return h
+}
+
+func (e extra) Send(c *wire.Command) error {
+	if int(c.Sensor) == len(e.host.Hello().Sensors) && c.Kind != wire.CLease {
+		e.mu.Lock()
+		*e.sent = append(*e.sent, *c)
+		e.mu.Unlock()
+		return e.host.Conn.Send(&wire.Command{Kind: wire.CLease, Period: int64(3 * time.Second)})
+	}
+	return e.host.Send(c)
+}
+
+// TestLiveFleetUnion: hosts with different descriptions join one fleet.
+// h1 declares Disk, h2 does not: a query over Disk asks h1 only, and the
+// observation says Disk is not declared on h2 (unobserved there, not
+// empty); queries over what both declare see both.
+func TestLiveFleetUnion(t *testing.T) {
+	hosts := []string{"h1", "h2"}
+	var mu sync.Mutex
+	sent := make([][]wire.Command, 2)
+	wrap := func(i int, c wire.Conn) wire.Conn {
+		h := host{Conn: c, name: hosts[i], mu: &mu, sent: &sent[i]}
+		if i == 0 {
+			return extra{h}
+		}
+		return h
+	}
+	// The catalog the monitor would compile from what the hosts announce.
+	hellos := []*wire.Hello{
+		extra{host{Conn: nil, name: "h1"}}.helloOf(ossensors.SDL, ossensorsNames()),
+		{Name: "h2", SDL: ossensors.SDL, Sensors: ossensorsNames()},
+	}
+	cat, _, err := remote.FleetCatalog(hellos, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srcs := []query.Source{
+		{Name: "disk", Text: `range of d is Disk retrieve (d.Process, d.Bytes, d.Host)`},
+		{Name: "sends-by-host", Text: `range of s is SendMessage retrieve (s.Host, N = count(s.Process by s.Host))`},
+	}
+	prog, err := query.Compile(cat, srcs, check.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, st, _, err := runTwoDemos(t, prog, 300*time.Millisecond, remote.LiveOptions{}, wrap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs[0].Table.Rows) != 0 {
+		t.Errorf("Disk: %d rows from a sensor that never fires", len(rs[0].Table.Rows))
+	}
+	hostsSeen := map[string]bool{}
+	for _, r := range rs[1].Table.Rows {
+		hostsSeen[r.Vals[0].S] = true
+	}
+	if !hostsSeen["h1"] || !hostsSeen["h2"] {
+		t.Errorf("sends by host: saw %v, want h1 and h2", hostsSeen)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	disk := uint16(len(ossensorsNames()))
+	asked := func(cmds []wire.Command) bool {
+		return slices.ContainsFunc(cmds, func(c wire.Command) bool { return c.Kind == wire.CEnableAll && c.Sensor == disk })
+	}
+	if !asked(sent[0]) {
+		t.Error("h1 was not asked to enable Disk")
+	}
+	if asked(sent[1]) {
+		t.Error("h2 was asked to enable Disk, which it does not declare")
+	}
+	i := slices.IndexFunc(st.Observed, func(o remote.Observation) bool { return o.Rel == extraRel })
+	if i < 0 || !slices.Equal(st.Observed[i].Undeclared, []string{"h2"}) || len(st.Observed[i].Hosts) != 1 || st.Observed[i].Hosts[0].Host != "h1" {
+		t.Errorf("observation of Disk: %+v, want watched on h1, undeclared on h2", st.Observed)
+	}
+}
+
+// helloOf is the hello extra announces over a resident describing sdl
+// with sensors.
+func (e extra) helloOf(sdl string, sensors []string) *wire.Hello {
+	h := &wire.Hello{Name: e.name, SDL: sdl, Sensors: sensors}
+	h.SDL += "\nevent relation " + extraRel + "(Process: Process initiator, Bytes: int) traced on initiator\n"
+	h.Sensors = append(slices.Clone(h.Sensors), extraRel)
+	return h
+}
