@@ -3,9 +3,11 @@ package remote_test
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -392,4 +394,92 @@ func (e extra) helloOf(sdl string, sensors []string) *wire.Hello {
 	h.SDL += "\nevent relation " + extraRel + "(Process: Process initiator, Bytes: int) traced on initiator\n"
 	h.Sensors = append(slices.Clone(h.Sensors), extraRel)
 	return h
+}
+
+// skewed is a host with a clock-skew bound; it notes the furthest
+// watermark it has received (global time).
+type skewed struct {
+	host
+	skew time.Duration
+	wm   *atomic.Int64
+}
+
+func (s skewed) Skew() time.Duration { return s.skew }
+
+func (s skewed) Recv() (*wire.Batch, error) {
+	b, err := s.host.Recv()
+	if err != nil {
+		s.wm.Store(math.MaxInt64) // ended: it holds nothing back any more
+	}
+	if err == nil {
+		h := s.host.Conn.Hello()
+		g := h.WallBase + (b.Watermark - h.MonoBase)
+		if b.Watermark == math.MaxInt64 {
+			g = math.MaxInt64
+		}
+		for {
+			old := s.wm.Load()
+			if g <= old || old == math.MaxInt64 || s.wm.CompareAndSwap(old, g) {
+				break
+			}
+		}
+	}
+	return b, err
+}
+
+// TestLiveFleetSkew: a host with a clock-skew bound holds the merged
+// watermark back by it — the monitor's clock (Progress) never passes that
+// host's watermark less its bound — and the results are unchanged: the
+// merge orders by the stamps as they are and states the bound
+// (LiveStats.Skew) rather than reorder.
+func TestLiveFleetSkew(t *testing.T) {
+	hosts := []string{"h1", "h2"}
+	cat, _, err := remote.FleetCatalog([]*wire.Hello{{Name: "h1", SDL: ossensors.SDL}, {Name: "h2", SDL: ossensors.SDL}}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srcs := []query.Source{{Name: "states", Text: `range of p is Process retrieve (p.Process, p.State, p.Host)`}}
+	prog, err := query.Compile(cat, srcs, check.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const skew = 20 * time.Second // of the demo's clock (1000× fast): 20 ms
+	var wm atomic.Int64
+	wm.Store(math.MinInt64)
+	var mu sync.Mutex
+	var past []string
+	sent := make([][]wire.Command, 2)
+	var start atomic.Int64
+	opts := remote.LiveOptions{Started: func(from algebra.Time) { start.Store(int64(from)) }, Progress: func(p algebra.Time) {
+		// (The clock starts at the observation's start, whatever the
+		// watermarks.)
+		if lim := wm.Load(); lim != math.MaxInt64 && int64(p) > start.Load() && int64(p) > lim-int64(skew) {
+			mu.Lock()
+			past = append(past, fmt.Sprintf("%d > %d − %s", p, lim, skew))
+			mu.Unlock()
+		}
+	}}
+	rs, st, truths, err := runTwoDemos(t, prog, 300*time.Millisecond, opts, func(i int, c wire.Conn) wire.Conn {
+		h := host{Conn: c, name: hosts[i], mu: &mu, sent: &sent[i]}
+		if i == 1 {
+			return skewed{h, skew, &wm}
+		}
+		return h
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(past) > 0 {
+		t.Errorf("the monitor's clock passed h2's watermark less its bound %d times: %s", len(past), past[0])
+	}
+	if st.Skew["h2"] != skew || len(st.Skew) != 1 {
+		t.Errorf("stats' skew %v, want h2's %s", st.Skew, skew)
+	}
+	want, _, err := prog.RunHistory(fleetTruth(cat, hosts, truths))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, w := renderTables(rs), renderTables(want); g != w {
+		t.Fatalf("results differ from the truths:\n--- live\n%s--- truth\n%s", head(g), head(w))
+	}
 }

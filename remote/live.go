@@ -96,6 +96,13 @@ type LiveStats struct {
 	// SessionLost is the first session lost before the run ended (RunLive
 	// also returns it as its error).
 	SessionLost *SessionLostError
+	// Skew is, per resident that states one (wire.Skewed: a fleet host),
+	// the bound on how far its clock is from the monitor's. Tuples of two
+	// hosts closer in time than their bounds may have happened in the
+	// other order: the merge orders them by their stamps, as they were
+	// stamped, and holds each host's watermark back by its bound (see
+	// mergeWatermark) rather than correct any stamp.
+	Skew map[string]time.Duration
 }
 
 // CheckHellos verifies that every resident speaks this protocol version
@@ -150,6 +157,8 @@ type connState struct {
 	// nothing it saw after it was observed (its watermark then).
 	lostAt  algebra.Time
 	lostSet bool
+	// skew is the resident's clock-skew bound (wire.Skewed), 0 if none.
+	skew algebra.Time
 	obs     *observer       // the run's, shared
 	block   []algebra.Value // what is left of the packets' value block (values)
 	// deferred are losses made before the observation's start was known:
@@ -247,6 +256,13 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 		}
 		for id, name := range h.Types {
 			st.types[name] = uint16(id)
+		}
+		if sk, ok := c.(wire.Skewed); ok {
+			st.skew = algebra.Time(sk.Skew())
+			if stats.Skew == nil {
+				stats.Skew = map[string]time.Duration{}
+			}
+			stats.Skew[h.Name] = sk.Skew()
 		}
 		states[i] = st
 		start = min(start, h.WallBase)
@@ -547,14 +563,25 @@ func readRels(net *exec.Network) []string {
 }
 
 // mergeWatermark is the least watermark of the residents still sending,
-// each held before the losses it has not reported yet (losses.holds);
-// all is true when none is sending.
+// each held before the losses it has not reported yet (losses.holds) and
+// widened by its clock-skew bound (a watermark wm of a host whose clock
+// may be s ahead is taken as wm − s: nothing is delivered that a host
+// within its bound might still precede); all is true when none is
+// sending.
 func mergeWatermark(states []*connState) (algebra.Time, bool) {
 	w, all := algebra.Forever, true
 	for _, st := range states {
 		if !st.done {
 			all = false
-			w = min(w, st.wm)
+			wm := st.wm
+			if wm != algebra.Forever && st.skew > 0 {
+				if wm > algebra.Beginning+st.skew {
+					wm -= st.skew
+				} else {
+					wm = algebra.Beginning
+				}
+			}
+			w = min(w, wm)
 			if from, ok := st.loss.holds(); ok {
 				w = min(w, algebra.Prev(from))
 			}

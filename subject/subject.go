@@ -260,6 +260,9 @@ func (st Stats) Write(w io.Writer) {
 			}
 			fmt.Fprintln(w)
 		}
+		for _, h := range slices.Sorted(maps.Keys(st.Live.Skew)) {
+			fmt.Fprintf(w, "clock of %s: within ±%s of the monitor's (its watermark is held back that much)\n", h, st.Live.Skew[h])
+		}
 		if lost := st.Live.SessionLost; lost != nil {
 			fmt.Fprintf(w, "session lost: %v\n", lost)
 		}

@@ -35,6 +35,42 @@ type DialOptions struct {
 	// Silence: with neither a frame nor a heartbeat for this long the
 	// session is lost (0: Silence).
 	Silence time.Duration
+	// Skew, when positive, is the clock-skew bound to state for the host
+	// instead of measuring one (Conn.Skew).
+	Skew time.Duration
+}
+
+// clockProbes is how many round trips Dial measures a host's clock over
+// (the one with the shortest round trip is kept).
+const clockProbes = 5
+
+// measureSkew bounds how far host's clock (the one its tuples are
+// stamped with) is from this process's wall clock: over clockProbes
+// requests to tqmon.H.clock, the host's answer T was read between t0 and
+// t1 here, so its offset is T − (t0+t1)/2 give or take (t1−t0)/2; the
+// bound is |offset| + (t1−t0)/2 of the shortest round trip. A host that
+// does not answer (an older resident) has no bound: ok is false.
+func measureSkew(nc *nats.Conn, host string, wait time.Duration) (bound time.Duration, ok bool) {
+	best := time.Duration(-1)
+	for range clockProbes {
+		t0 := time.Now()
+		m, err := nc.Request(subj(host, "clock"), nil, wait)
+		t1 := time.Now()
+		if err != nil {
+			break
+		}
+		T, err := strconv.ParseInt(string(m.Data), 10, 64)
+		if err != nil {
+			break
+		}
+		half := t1.Sub(t0) / 2
+		off := time.Duration(T - (t0.UnixNano() + half.Nanoseconds()))
+		b := max(off, -off) + half
+		if best < 0 || half < best {
+			best, bound = half, b
+		}
+	}
+	return bound, best >= 0
 }
 
 // LostError is a session lost on the way: a missing frame or silence.
@@ -94,6 +130,10 @@ func Dial(ctx context.Context, nc *nats.Conn, host string, o DialOptions) (wire.
 	// announce "demo".
 	hello.Name = host
 	c.hello = hello
+	c.skew = o.Skew
+	if c.skew <= 0 {
+		c.skew, _ = measureSkew(nc, host, wait)
+	}
 	c.heard.Store(time.Now().UnixNano())
 	go c.watch()
 	return c, nil
@@ -111,6 +151,7 @@ type conn struct {
 	ahead   *wire.Ahead
 	out     *transport.Sender
 	silence time.Duration
+	skew    time.Duration // the clock-skew bound stated for the host (Skew)
 
 	seq   uint64       // the last frame number taken (the callback's)
 	heard atomic.Int64 // when the resident was last heard (unix ns)
@@ -121,6 +162,10 @@ type conn struct {
 }
 
 func (c *conn) Hello() *wire.Hello { return c.hello }
+
+// Skew is the clock-skew bound stated for the host (DialOptions.Skew, or
+// measured by Dial; 0 when the host does not answer tqmon.H.clock).
+func (c *conn) Skew() time.Duration { return c.skew }
 
 func (c *conn) lost(format string, args ...any) {
 	c.ahead.Finish(&LostError{Host: c.host, Why: fmt.Sprintf(format, args...)})

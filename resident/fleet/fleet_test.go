@@ -373,3 +373,35 @@ func TestHostTaken(t *testing.T) {
 	srvs[0].Stop()
 	srvs[2].Stop()
 }
+
+// TestClockSkew: a host whose clock runs 300 ms ahead of the monitor's is
+// given a skew bound that covers it (measured from round trips to
+// tqmon.H.clock: the bound is never below the true offset), and a stated
+// bound replaces the measurement.
+func TestClockSkew(t *testing.T) {
+	conn := natsServer(t)
+	const ahead = 300 * time.Millisecond
+	srv, err := Join(conn(), "skewed", newFake(), Options{Clock: func() int64 { return time.Now().Add(ahead).UnixNano() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	c, err := Dial(context.Background(), conn(), "skewed", DialOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// The bound covers the offset; it exceeds it by half the shortest
+	// round trip (under a second even on a loaded machine).
+	if sk := c.(wire.Skewed).Skew(); sk < ahead || sk > ahead+time.Second {
+		t.Errorf("skew bound %s for a clock %s ahead", sk, ahead)
+	}
+	d, err := Dial(context.Background(), conn(), "skewed", DialOptions{Skew: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if sk := d.(wire.Skewed).Skew(); sk != 2*time.Second {
+		t.Errorf("stated bound 2s, Skew %s", sk)
+	}
+}

@@ -71,6 +71,12 @@ type Options struct {
 	AckTimeout time.Duration
 	// Logf reports refused commands (default: nothing).
 	Logf func(format string, args ...any)
+	// Clock reads the global clock the resident stamps its tuples with
+	// (ns since the epoch), which tqmon.H.clock answers: the monitor's
+	// skew bound for the host is measured against it. Nil: the wall
+	// clock, which a resident's global clock follows (WallBase was read
+	// from it) up to the adjustments made to it since.
+	Clock func() int64
 }
 
 // Server serves a resident's sessions as one host on a NATS connection.
@@ -88,6 +94,15 @@ type Server struct {
 	wg     sync.WaitGroup
 	active atomic.Int64
 	sent   transport.Counters
+}
+
+// clock answers the resident's clock now, in ns (decimal).
+func (srv *Server) clock(m *nats.Msg) {
+	now := time.Now().UnixNano()
+	if srv.opts.Clock != nil {
+		now = srv.opts.Clock()
+	}
+	m.Respond(strconv.AppendInt(nil, now, 10))
 }
 
 // Join serves s as host on nc: it refuses a host name another resident
@@ -125,6 +140,7 @@ func Join(nc *nats.Conn, host string, s transport.Sessions, o Options) (*Server,
 		{subj(host, "ping"), func(m *nats.Msg) { m.Respond([]byte(host)) }},
 		{discoverSubject, func(m *nats.Msg) { m.Respond([]byte(host)) }},
 		{subj(host, "open"), srv.open},
+		{subj(host, "clock"), srv.clock},
 	} {
 		sub, err := nc.Subscribe(h.subject, h.cb)
 		if err != nil {
