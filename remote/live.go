@@ -158,9 +158,9 @@ type connState struct {
 	lostAt  algebra.Time
 	lostSet bool
 	// skew is the resident's clock-skew bound (wire.Skewed), 0 if none.
-	skew algebra.Time
-	obs     *observer       // the run's, shared
-	block   []algebra.Value // what is left of the packets' value block (values)
+	skew  algebra.Time
+	obs   *observer       // the run's, shared
+	block []algebra.Value // what is left of the packets' value block (values)
 	// deferred are losses made before the observation's start was known:
 	// reported from there, inside it.
 	deferred []sensorGap
