@@ -29,6 +29,12 @@ type Residents struct {
 	NATS    string
 	Hosts   string
 	Token   string
+	// Skew, when positive, is the clock-skew bound stated for every host
+	// on NATS instead of the one measured (fleet.DialOptions.Skew);
+	// Silence, when positive, is how long a host may send nothing —
+	// neither a frame nor a heartbeat — before its session is lost and
+	// its relations are unobserved from then (default fleet.Silence).
+	Skew, Silence time.Duration
 }
 
 // Given reports whether r names any resident.
@@ -69,7 +75,12 @@ func Dial(ctx context.Context, r Residents) ([]wire.Conn, *algebra.Catalog, stri
 		conns = append(conns, c)
 	}
 	if r.NATS != "" {
-		cs, err := fleet.DialHosts(ctx, r.NATS, r.Token, r.Hosts, fleet.DialOptions{})
+		if r.Silence > 0 && r.Silence < 2*fleet.Beat {
+			// Residents beat every fleet.Beat: a shorter silence would
+			// lose hosts that are only between two beats.
+			return fail(badInput(fmt.Errorf("--silence %s is under two heartbeats (%s each): healthy hosts would be lost", r.Silence, fleet.Beat)))
+		}
+		cs, err := fleet.DialHosts(ctx, r.NATS, r.Token, r.Hosts, fleet.DialOptions{Skew: r.Skew, Silence: r.Silence})
 		if err != nil {
 			return fail(err)
 		}

@@ -57,7 +57,9 @@ type Options struct {
 	Connect []string
 	NATS    string
 	Hosts   string
-	Token   string
+	// Skew and Silence shape the fleet's hosts (Residents).
+	Skew, Silence time.Duration
+	Token         string
 	// Demo runs the paper's example system in this process, as Config
 	// says. Without Background it starts once the first session's
 	// residents know what to enable and runs for that session's duration
@@ -93,7 +95,7 @@ type KernelOptions struct {
 }
 
 func (o *Options) residents() Residents {
-	return Residents{Connect: o.Connect, NATS: o.NATS, Hosts: o.Hosts, Token: o.Token}
+	return Residents{Connect: o.Connect, NATS: o.NATS, Hosts: o.Hosts, Token: o.Token, Skew: o.Skew, Silence: o.Silence}
 }
 
 // Given counts the subjects the options name.

@@ -141,3 +141,63 @@ func TestFleetHostKilledIsLost(t *testing.T) {
 		t.Errorf("lost %v after the host died; the silence bound is 10 s", took)
 	}
 }
+
+// TestFleetHostStopped: of two demo hosts, web-2 is killed mid-run. After
+// the silence bound (--silence 2s) its session is lost: the run goes on
+// with web-1, whose process states equal its truth, says where web-2's
+// part stops being observed (--stats) and exits 3 (incomplete). A silence
+// under two heartbeats is refused.
+func TestFleetHostStopped(t *testing.T) {
+	bin := binary(t)
+	dir := t.TempDir()
+	url := startServe(t, bin)
+	if code, _, stderr := tqmon(t, "query", "--nats", url, "--silence", "1s", "-e", "range of p is Process retrieve (p.Process)"); code != 2 || !strings.Contains(stderr, "under two heartbeats") {
+		t.Errorf("--silence 1s: exit %d, %s", code, stderr)
+	}
+	tr := filepath.Join(dir, "truth-web-1")
+	var hosts []*exec.Cmd
+	for _, h := range []struct{ name, dur string }{{"web-1", "5s"}, {"web-2", "60s"}} {
+		args := []string{"demo", "--subject", "--nats", url, "--host", h.name, "--duration", h.dur, "--seed", "5"}
+		if h.name == "web-1" {
+			args = append(args, "--truth", tr)
+		}
+		cmd := exec.Command(bin, args...)
+		var serr strings.Builder
+		cmd.Stderr = &serr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer cmd.Process.Kill()
+		waitFor(t, h.name+" joining", 10*time.Second, func() bool { return strings.Contains(serr.String(), "serving on") })
+		hosts = append(hosts, cmd)
+	}
+	q := filepath.Join(dir, "states.tq")
+	os.WriteFile(q, []byte("range of p is Process retrieve (p.Process, p.State, p.Host)\n"), 0o644)
+	mon := exec.Command(bin, "query", "--nats", url, "--silence", "2s", "-f", q, "--format", "csv", "--time-format", "ns", "--stats")
+	var monErr strings.Builder
+	mon.Stderr = &monErr
+	var monOut strings.Builder
+	mon.Stdout = &monOut
+	if err := mon.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	hosts[1].Process.Kill()
+	killedAt := time.Now()
+	err := mon.Wait()
+	t.Logf("monitor ended %s after web-2 was killed", time.Since(killedAt))
+	if err := hosts[0].Wait(); err != nil {
+		t.Fatalf("web-1: %v", err)
+	}
+	stderr := monErr.String()
+	if code := exitCode(err); code != 3 || !strings.Contains(stderr, "web-2") || !strings.Contains(stderr, "on web-2 up to") {
+		t.Fatalf("exit %d after web-2 died; stderr:\n%s", code, stderr)
+	}
+	var web1 strings.Builder
+	for _, line := range strings.SplitAfter(monOut.String(), "\n") {
+		if strings.HasPrefix(line, "Process,") || strings.Contains(line, ",web-1,") {
+			web1.WriteString(line)
+		}
+	}
+	sameAsFleetTruth(t, web1.String(), dir, map[string]string{"web-1": tr}, "-f", q)
+}

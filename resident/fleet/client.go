@@ -92,6 +92,7 @@ func Dial(ctx context.Context, nc *nats.Conn, host string, o DialOptions) (wire.
 	if o.Silence <= 0 {
 		o.Silence = Silence
 	}
+
 	where := "fleet: host " + host
 	c := &conn{nc: nc, host: host, id: nuid.Next(), ahead: wire.NewAhead(recvAhead), silence: o.Silence}
 	c.out = transport.NewSender(c.send)
