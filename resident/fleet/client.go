@@ -156,6 +156,10 @@ type conn struct {
 
 	seq   uint64       // the last frame number taken (the callback's)
 	heard atomic.Int64 // when the resident was last heard (unix ns)
+	// gap is when frames were first found missing (unix ns; 0: none),
+	// asked when they were last asked for again (the callback's).
+	gap   atomic.Int64
+	asked time.Time
 	busy  atomic.Bool  // the callback waits for Recv: not silence
 
 	closeOnce sync.Once
@@ -180,6 +184,11 @@ func (c *conn) frame(m *nats.Msg) {
 	default:
 	}
 	if m.Header.Get(hBeat) != "" {
+		// A beat says the last frame published: frames after c.seq that
+		// never came (the last ones lost) are asked for again.
+		if last, err := strconv.ParseUint(m.Header.Get(hLast), 10, 64); err == nil && last > c.seq {
+			c.missing()
+		}
 		return
 	}
 	n, err := strconv.ParseUint(m.Header.Get(hSeq), 10, 64)
@@ -187,12 +196,21 @@ func (c *conn) frame(m *nats.Msg) {
 		c.lost("a frame without a sequence number")
 		return
 	}
+	if n <= c.seq {
+		return // sent again, and already taken
+	}
 	if n != c.seq+1 {
-		c.lost("session lost: frame %d missing (got %d)", c.seq+1, n)
+		// A frame is missing: NATS lost it (a server that died with it
+		// in flight, a slow consumer's drop). The resident keeps what
+		// is not acknowledged and sends it again when asked; this one
+		// and any after it come again then, in order.
+		c.missing()
 		return
 	}
 	c.seq = n
+	c.gap.Store(0)
 	if why, end := m.Header[hEnd]; end {
+		c.nc.Publish(subj(c.host, "s", c.id, "a"), strconv.AppendUint(nil, n, 10))
 		if len(why) == 0 || why[0] == "" {
 			c.ahead.Finish(io.EOF)
 		} else {
@@ -214,6 +232,19 @@ func (c *conn) frame(m *nats.Msg) {
 	}
 }
 
+// missing asks the resident to send again what followed frame c.seq, at
+// most every GapWait/6, and notes since when frames are missing (watch
+// reports the session lost after GapWait).
+func (c *conn) missing() {
+	now := time.Now()
+	c.gap.CompareAndSwap(0, now.UnixNano())
+	if now.Sub(c.asked) < GapWait/6 {
+		return
+	}
+	c.asked = now
+	c.nc.Publish(subj(c.host, "s", c.id, "r"), strconv.AppendUint(nil, c.seq, 10))
+}
+
 // watch reports the session lost after Silence without a word from the
 // resident (time spent waiting for Recv does not count).
 func (c *conn) watch() {
@@ -229,6 +260,10 @@ func (c *conn) watch() {
 			if c.busy.Load() {
 				c.heard.Store(time.Now().UnixNano())
 				continue
+			}
+			if g := c.gap.Load(); g != 0 && time.Since(time.Unix(0, g)) >= GapWait {
+				c.lost("session lost: frames missing for %v, not sent again (the resident no longer kept them)", GapWait)
+				return
 			}
 			if quiet := time.Since(time.Unix(0, c.heard.Load())); quiet >= c.silence {
 				c.lost("session lost: nothing heard from the resident for %v", quiet.Round(time.Millisecond))

@@ -306,8 +306,50 @@ func TestMissingFrameIsLost(t *testing.T) {
 	}
 	_, err = c.Recv()
 	var lost *LostError
-	if !errors.As(err, &lost) || !strings.Contains(err.Error(), "frame 2 missing") {
+	if !errors.As(err, &lost) || !strings.Contains(err.Error(), "frames missing") {
 		t.Fatalf("after a gap: %v", err)
+	}
+}
+
+// A frame NATS lost is asked for again and sent again: the monitor takes
+// frames in order, once each, duplicates dropped.
+func TestMissingFrameSentAgain(t *testing.T) {
+	connect := natsServer(t)
+	res := connect()
+	ids := fakeOpen(t, res, "resends")
+	c, err := Dial(context.Background(), connect(), "resends", DialOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	frames := <-ids
+	pub := func(n int) {
+		m := nats.NewMsg(frames)
+		m.Data, _ = (&wire.Batch{Watermark: int64(n)}).MarshalBinary()
+		m.Header.Set(hSeq, strconv.Itoa(n))
+		if err := res.PublishMsg(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	asked := make(chan string, 4)
+	if _, err := res.Subscribe(strings.TrimSuffix(frames, ".b")+".r", func(m *nats.Msg) { asked <- string(m.Data) }); err != nil {
+		t.Fatal(err)
+	}
+	res.Flush()
+	pub(1)
+	pub(3) // 2 lost on the way
+	if after := <-asked; after != "1" {
+		t.Fatalf("asked to send again after %s, want 1", after)
+	}
+	pub(2)
+	pub(3)
+	pub(3) // a duplicate
+	pub(4)
+	for want := int64(1); want <= 4; want++ {
+		b, err := c.Recv()
+		if err != nil || b.Watermark != want {
+			t.Fatalf("frame %d: %v %v", want, b, err)
+		}
 	}
 }
 
