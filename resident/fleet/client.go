@@ -160,7 +160,7 @@ type conn struct {
 	// asked when they were last asked for again (the callback's).
 	gap   atomic.Int64
 	asked time.Time
-	busy  atomic.Bool  // the callback waits for Recv: not silence
+	busy  atomic.Bool // the callback waits for Recv: not silence
 
 	closeOnce sync.Once
 	release   func() // after Close (DialHosts: the last closes the NATS connection)
