@@ -405,7 +405,13 @@ func Hosts(ctx context.Context, nc *nats.Conn, glob string) ([]string, error) {
 
 // Connect connects to the NATS server at url, with token when set.
 func Connect(url, token, name string) (*nats.Conn, error) {
-	opts := []nats.Option{nats.Name(name), nats.Timeout(5 * time.Second)}
+	// A client whose server goes away reconnects to another node of the
+	// cluster (url may list several, comma-separated; the others are
+	// learned from the first) for as long as it takes: a host's frames
+	// lost meanwhile are sent again (KeepBytes), and a host not heard
+	// from is lost after its silence bound.
+	opts := []nats.Option{nats.Name(name), nats.Timeout(5 * time.Second),
+		nats.MaxReconnects(-1), nats.ReconnectWait(100 * time.Millisecond), nats.ReconnectJitter(50*time.Millisecond, 0)}
 	if token != "" {
 		opts = append(opts, nats.Token(token))
 	}
