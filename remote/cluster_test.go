@@ -150,7 +150,6 @@ func TestFleetCluster(t *testing.T) {
 
 func clusterRun(t *testing.T, kill bool) {
 	nodes := startCluster(t, 3)
-	all := nodes[0].URL() + "," + nodes[1].URL() + "," + nodes[2].URL()
 	hosts := []string{"h1", "h2", "h3"}
 	type host struct {
 		clock *demo.SubjectClock
@@ -170,8 +169,9 @@ func clusterRun(t *testing.T, kill bool) {
 		if h == "h3" {
 			ss = withExtra(res)
 		}
-		// Each host on its own node first; the others are its fallbacks.
-		nc := connectTo(t, nodes[i].URL()+","+all)
+		// Each host on its own node; the others it learns from it (the
+		// cluster's gossip) and falls back to.
+		nc := connectTo(t, nodes[i].URL())
 		srv, err := fleet.Join(nc, h, ss, fleet.Options{})
 		if err != nil {
 			t.Fatal(err)
