@@ -104,7 +104,7 @@ func TestKernelResidentOnNATS(t *testing.T) {
 	bin := binary(t)
 	url := startServe(t, bin)
 	startResident(t, bin, "as host k-1", "--nats", url, "--host", "k-1")
-	getppidRows(t, bin, "--nats", url, "--hosts", "k-*")
+	getppidRowsOf(t, bin, "k-1", "--nats", url, "--hosts", "k-*")
 	kerneltest.WaitPrograms(t, "nothing attached once the monitor left", func(p []string) bool { return len(p) == 0 })
 }
 
