@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -200,4 +201,72 @@ func TestFleetHostStopped(t *testing.T) {
 		}
 	}
 	sameAsFleetTruth(t, web1.String(), dir, map[string]string{"web-1": tr}, "-f", q)
+}
+
+// TestKernelTwoHosts: two kernel residents on this machine joined as
+// hosts k-1 and k-2, each asked for a workload of its own (by its
+// host-qualified identifier, so each host enables its own only): the
+// getppid calls per host are exactly the workloads' (1234 and 2345), and
+// no row of one host is the other's. Needs root and BPF.
+func TestKernelTwoHosts(t *testing.T) {
+	kerneltest.Need(t)
+	bin := binary(t)
+	url := startServe(t, bin)
+	startResident(t, bin, "as host k-1", "--nats", url, "--host", "k-1")
+	startResident(t, bin, "as host k-2", "--nats", url, "--host", "k-2")
+	work := kerneltest.BuildC(t, "../../resident/kernel/testdata/workload.c", true)
+	// Each workload waits for a line on stdin, then becomes the workload
+	// (exec: the same PID), once the monitor watches.
+	calls := map[string]int{"k-1": 1234, "k-2": 2345}
+	pids := map[string]int{}
+	var gos []io.WriteCloser
+	for _, h := range []string{"k-1", "k-2"} {
+		w := exec.Command("sh", "-c", fmt.Sprintf("read _; exec %s %d 0 %s", work, calls[h], filepath.Join(t.TempDir(), "cpu")))
+		in, _ := w.StdinPipe()
+		if err := w.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { w.Process.Kill(); w.Wait() }()
+		pids[h] = w.Process.Pid
+		gos = append(gos, in)
+	}
+	mon := exec.Command(bin, "query", "--nats", url, "--hosts", "k-*", "--duration", "4s", "--format", "csv",
+		"--param", "a=k-1/"+fmt.Sprint(pids["k-1"]), "--param", "b=k-2/"+fmt.Sprint(pids["k-2"]),
+		"-e", `range of s is Syscall retrieve (s.Host, s.Process) where s.Name = "getppid" and (s.Process = $a or s.Process = $b)`)
+	var out, serr strings.Builder
+	mon.Stdout, mon.Stderr = &out, &serr
+	if err := mon.Start(); err != nil {
+		t.Fatal(err)
+	}
+	kerneltest.WaitPrograms(t, "both hosts' Syscall sensors", func(p []string) bool {
+		n := 0
+		for _, name := range p {
+			if strings.HasPrefix(name, "tqm_Syscall") {
+				n++
+			}
+		}
+		return n >= 2
+	})
+	time.Sleep(300 * time.Millisecond) // the enables applied
+	for _, in := range gos {
+		fmt.Fprintln(in)
+		in.Close()
+	}
+	if err := mon.Wait(); err != nil {
+		t.Fatalf("monitor: %v\n%s", err, serr.String())
+	}
+	got := map[string]int{}
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n")[1:] {
+		f := strings.Split(l, ",")
+		want := qualified(f[0], pids[f[0]])
+		if len(f) < 2 || f[1] != want {
+			t.Fatalf("a row of host %s for process %s, not %s", f[0], f[1], want)
+		}
+		got[f[0]]++
+	}
+	for h, n := range calls {
+		if got[h] != n {
+			t.Errorf("host %s: %d getppid calls, want %d", h, got[h], n)
+		}
+	}
 }
