@@ -236,6 +236,7 @@ func (c *conn) frame(m *nats.Msg) {
 // most every GapWait/6, and notes since when frames are missing (watch
 // reports the session lost after GapWait).
 func (c *conn) missing() {
+
 	now := time.Now()
 	c.gap.CompareAndSwap(0, now.UnixNano())
 	if now.Sub(c.asked) < GapWait/6 {
@@ -279,7 +280,12 @@ func (c *conn) Send(cmd *wire.Command) error { return c.out.Send(cmd) }
 
 // send sends one encoded command by request/reply (the Sender's lock held).
 func (c *conn) send(enc []byte) error {
-	if err := c.ahead.Err(); err != nil && err != io.EOF {
+	if err := c.ahead.Err(); err == io.EOF {
+		// The resident ended the session (its end frame came): there is
+		// nobody to tell, and asking would wait for a reply that may
+		// never come.
+		return nil
+	} else if err != nil {
 		return err
 	}
 	reply, err := c.nc.Request(subj(c.host, "s", c.id, "c"), enc, requestWait)
