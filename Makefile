@@ -39,6 +39,7 @@ test: size-check grammar-check fmt-check vet
 # Longer differential runs (many more random histories).
 test-long:
 	TQMON_DIFF_HISTORIES=3000 $(GO) test -run 'Differential' -count=1 -timeout 60m ./...
+	$(GO) test -run 'TestFleetCluster' -count=10 ./remote/
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

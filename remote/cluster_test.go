@@ -31,6 +31,11 @@ import (
 // first (the routes are up).
 func startCluster(t *testing.T, n int) []*embedded.Server {
 	t.Helper()
+	return startClusterTry(t, n, 1)
+}
+
+func startClusterTry(t *testing.T, n, attempt int) []*embedded.Server {
+	t.Helper()
 	// JetStream in a cluster wants every node to know its routes from the
 	// start: the route ports are picked first (free ones on loopback).
 	var routes []string
@@ -47,6 +52,14 @@ func startCluster(t *testing.T, n int) []*embedded.Server {
 		c := &embedded.Cluster{Name: "fleet", Addr: strings.TrimPrefix(routes[i], "nats-route://"), Routes: routes}
 		s, err := embedded.Start(embedded.Options{Addr: "127.0.0.1:0", Data: t.TempDir(), Name: fmt.Sprintf("n%d", i+1), Cluster: c})
 		if err != nil {
+			// A port picked free was taken meanwhile (another test):
+			// pick again, a few times.
+			for _, s := range nodes {
+				s.Shutdown()
+			}
+			if attempt < 3 {
+				return startClusterTry(t, n, attempt+1)
+			}
 			t.Fatal(err)
 		}
 		nodes = append(nodes, s)
@@ -180,9 +193,29 @@ func clusterRun(t *testing.T, kill bool) {
 		hs = append(hs, host{clock, rec, res, srv, nc})
 	}
 	ctx := context.Background()
-	conns, err := fleet.DialHosts(ctx, nodes[0].URL(), "", "h*", fleet.DialOptions{})
-	if err != nil {
-		t.Fatal(err)
+	// Each host by name (discovery by glob keeps the answers of a moment:
+	// on a loaded machine a host may answer late).
+	mon := connectTo(t, nodes[0].URL())
+	var conns []wire.Conn
+	for _, h := range hosts {
+		// (A host's subscriptions reach the other nodes over the routes a
+		// moment after it joined its own.)
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			if _, err := mon.Request("tqmon."+h+".ping", nil, 200*time.Millisecond); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("host %s not reachable from the monitor's node in 10 s", h)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		c, err := fleet.Dial(ctx, mon, h, fleet.DialOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		conns = append(conns, c)
 	}
 	var hellos []*wire.Hello
 	for _, c := range conns {
@@ -243,7 +276,7 @@ func clusterRun(t *testing.T, kill bool) {
 		t.Fatal(err)
 	}
 	if g, w := renderTables(o.rs), renderTables(want); g != w {
-		t.Fatalf("fleet results differ from the hosts' truths:\n--- live\n%s--- truth\n%s", head(g), head(w))
+		t.Fatalf("fleet results differ from the hosts' truths (%v; dropped %v):\n%s", o.st.Err(), o.st.Dropped, diffLines(g, w))
 	}
 	for i, r := range o.rs {
 		if len(r.Table.Rows) == 0 && clusterQueries[i].Name != "Disk" {
