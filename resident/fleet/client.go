@@ -289,6 +289,13 @@ func (c *conn) send(enc []byte) error {
 		return err
 	}
 	reply, err := c.nc.Request(subj(c.host, "s", c.id, "c"), enc, requestWait)
+	for deadline := time.Now().Add(requestWait); errors.Is(err, nats.ErrNoResponders) && time.Now().Before(deadline); {
+		// In a cluster the session's subjects, subscribed by the
+		// resident on its node as it opened the session, reach this
+		// client's node a moment later: ask again until they have.
+		time.Sleep(10 * time.Millisecond)
+		reply, err = c.nc.Request(subj(c.host, "s", c.id, "c"), enc, requestWait)
+	}
 	if err != nil {
 		return fmt.Errorf("fleet: host %s: command: %w", c.host, err)
 	}
