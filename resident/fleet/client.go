@@ -289,7 +289,7 @@ func (c *conn) send(enc []byte) error {
 		return err
 	}
 	reply, err := c.nc.Request(subj(c.host, "s", c.id, "c"), enc, requestWait)
-	for deadline := time.Now().Add(requestWait); errors.Is(err, nats.ErrNoResponders) && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(requestWait); errors.Is(err, nats.ErrNoResponders) && time.Now().Before(deadline) && !c.closing(); {
 		// In a cluster the session's subjects, subscribed by the
 		// resident on its node as it opened the session, reach this
 		// client's node a moment later: ask again until they have.
@@ -303,6 +303,17 @@ func (c *conn) send(enc []byte) error {
 		return fmt.Errorf("fleet: host %s: %s", c.host, why)
 	}
 	return nil
+}
+
+// closing reports whether Close was called (a CBye is not asked again:
+// a resident that does not answer it is gone).
+func (c *conn) closing() bool {
+	select {
+	case <-c.ahead.Closing():
+		return true
+	default:
+		return false
+	}
 }
 
 // Close sends CBye and leaves.
