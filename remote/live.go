@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tqmon/tqmon/algebra"
@@ -844,8 +845,11 @@ func (st *connState) values(rel *algebra.Relation, vs []wire.Value, fleet bool) 
 // fails is not reported here: a session lost shows in its Recv.
 func renewLeases(conns []wire.Conn, lease time.Duration) (stop func()) {
 	quit, done := make(chan struct{}), make(chan struct{})
+	busy := make([]atomic.Bool, len(conns))
+	var wg sync.WaitGroup
 	go func() {
 		defer close(done)
+		defer wg.Wait()
 		tick := time.NewTicker(lease / 3)
 		defer tick.Stop()
 		for {
@@ -853,8 +857,20 @@ func renewLeases(conns []wire.Conn, lease time.Duration) (stop func()) {
 			case <-quit:
 				return
 			case <-tick.C:
-				for _, c := range conns {
-					c.Send(&wire.Command{Kind: wire.CLease, Period: int64(lease)})
+				// Each resident's renewal on its own: one that does not
+				// answer (a host gone, its request waiting out its
+				// timeout) must not hold the others' back past their
+				// lease. A renewal still under way is not sent again.
+				for i, c := range conns {
+					if !busy[i].CompareAndSwap(false, true) {
+						continue
+					}
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						defer busy[i].Store(false)
+						c.Send(&wire.Command{Kind: wire.CLease, Period: int64(lease)})
+					}()
 				}
 			}
 		}

@@ -57,8 +57,9 @@ func (r Residents) String() string {
 // (remote.FleetCatalog), whose text it returns: their sessions go into
 // remote's one merge. Residents are a fleet — each tuple carries its
 // Host, entity identifiers are host-qualified, descriptions may differ
-// — when they are hosts on NATS or more than one; one resident over gRPC
-// is the subject itself. On error no connection stays open.
+// — when they are hosts on NATS (host names are what a fleet is keyed
+// by); residents reached over gRPC alone are one subject, as before:
+// one description, identifiers not qualified. On error no connection stays open.
 func Dial(ctx context.Context, r Residents) ([]wire.Conn, *algebra.Catalog, string, error) {
 	var conns []wire.Conn
 	fail := func(err error) ([]wire.Conn, *algebra.Catalog, string, error) {
@@ -86,7 +87,7 @@ func Dial(ctx context.Context, r Residents) ([]wire.Conn, *algebra.Catalog, stri
 		}
 		conns = append(conns, cs...)
 	}
-	fleet := r.NATS != "" || len(conns) > 1
+	fleet := r.NATS != ""
 	if err := remote.CheckHellos(conns, fleet); err != nil {
 		return fail(err)
 	}

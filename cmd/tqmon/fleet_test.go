@@ -201,6 +201,9 @@ func TestFleetHostStopped(t *testing.T) {
 		}
 	}
 	sameAsFleetTruth(t, web1.String(), dir, map[string]string{"web-1": tr}, "-f", q)
+	if t.Failed() {
+		t.Logf("monitor stderr:\n%s", stderr)
+	}
 }
 
 // TestKernelTwoHosts: two kernel residents on this machine joined as

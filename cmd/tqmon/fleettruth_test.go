@@ -142,7 +142,8 @@ func sameAsFleetTruth(t *testing.T, out, dir string, truths map[string]string, s
 		}
 	}
 	if !slices.Equal(got, want) {
-		t.Errorf("live rows (%d) differ from the fleet truth's (%d)\nonly live:\n%s\nonly in the truth:\n%s", len(got), len(want), head(minus(got, want)), head(minus(want, got)))
+		t.Errorf("live rows (%d) differ from the fleet truth's (%d)\nonly live (%d):\n%s\nonly in the truth (%d):\n%s", len(got), len(want),
+			len(minus(got, want)), head(minus(got, want)), len(minus(want, got)), head(minus(want, got)))
 	}
 }
 

@@ -135,7 +135,8 @@ func Dial(ctx context.Context, nc *nats.Conn, host string, o DialOptions) (wire.
 	if c.skew <= 0 {
 		c.skew, _ = measureSkew(nc, host, wait)
 	}
-	c.heard.Store(time.Now().UnixNano())
+	c.opened = time.Now()
+	c.heard.Store(c.opened.UnixNano())
 	go c.watch()
 	return c, nil
 }
@@ -152,6 +153,7 @@ type conn struct {
 	ahead   *wire.Ahead
 	out     *transport.Sender
 	silence time.Duration
+	opened  time.Time     // when Dial had the Hello
 	skew    time.Duration // the clock-skew bound stated for the host (Skew)
 
 	seq   uint64       // the last frame number taken (the callback's)
@@ -289,10 +291,12 @@ func (c *conn) send(enc []byte) error {
 		return err
 	}
 	reply, err := c.nc.Request(subj(c.host, "s", c.id, "c"), enc, requestWait)
-	for deadline := time.Now().Add(requestWait); errors.Is(err, nats.ErrNoResponders) && time.Now().Before(deadline) && !c.closing(); {
+	for deadline := c.opened.Add(requestWait); errors.Is(err, nats.ErrNoResponders) && time.Now().Before(deadline) && !c.closing(); {
 		// In a cluster the session's subjects, subscribed by the
 		// resident on its node as it opened the session, reach this
-		// client's node a moment later: ask again until they have.
+		// client's node a moment later: ask again until they have —
+		// only while the session is young; later, no responder means
+		// the resident is gone.
 		time.Sleep(10 * time.Millisecond)
 		reply, err = c.nc.Request(subj(c.host, "s", c.id, "c"), enc, requestWait)
 	}
