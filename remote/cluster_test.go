@@ -12,7 +12,6 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/tqmon/tqmon/algebra"
-	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident"
@@ -221,14 +220,7 @@ func clusterRun(t *testing.T, kill bool) {
 	for _, c := range conns {
 		hellos = append(hellos, c.Hello())
 	}
-	cat, _, err := remote.FleetCatalog(hellos, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prog, err := query.Compile(cat, clusterQueries, check.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cat, prog := fleetProgram(t, hellos, clusterQueries)
 	ready := make(chan struct{})
 	type out struct {
 		rs  []query.Result

@@ -41,6 +41,20 @@ func (h host) Send(c *wire.Command) error {
 	return h.Conn.Send(c)
 }
 
+// fleetProgram compiles srcs against the catalog of a fleet of hellos.
+func fleetProgram(t *testing.T, hellos []*wire.Hello, srcs []query.Source) (*algebra.Catalog, *query.Program) {
+	t.Helper()
+	cat, _, err := remote.FleetCatalog(hellos, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, err := query.Compile(cat, srcs, check.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cat, prog
+}
+
 // fleetTruth is the hosts' truths as a fleet's monitor sees them: each
 // tuple with its host, entity identifiers host-qualified.
 func fleetTruth(cat *algebra.Catalog, hosts []string, truths []*algebra.History) *algebra.History {
@@ -71,10 +85,6 @@ func fleetTruth(cat *algebra.Catalog, hosts []string, truths []*algebra.History)
 func TestLiveFleet(t *testing.T) {
 	hosts := []string{"h1", "h2"}
 	hellos := []*wire.Hello{{Name: "h1", SDL: ossensors.SDL}, {Name: "h2", SDL: ossensors.SDL}}
-	cat, _, err := remote.FleetCatalog(hellos, true)
-	if err != nil {
-		t.Fatal(err)
-	}
 	srcs := []query.Source{
 		{Name: "ResumedbyP1", Text: `range of S is SendMessage
 range of W is Waiting
@@ -86,10 +96,7 @@ when S precede end of W`},
 		{Name: "sends-by-host", Text: `range of s is SendMessage retrieve (s.Host, N = count(s.Process by s.Host))`},
 		{Name: "h2-waits", Text: `range of w is Waiting retrieve (w.Process, w.Mailbox) where w.Host = "h2"`},
 	}
-	prog, err := query.Compile(cat, srcs, check.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cat, prog := fleetProgram(t, hellos, srcs)
 	var mu sync.Mutex
 	sent := make([][]wire.Command, 2)
 	rs, _, truths, err := runTwoDemos(t, prog, 300*time.Millisecond, remote.LiveOptions{}, func(i int, c wire.Conn) wire.Conn {
@@ -215,18 +222,11 @@ func (l loses) Recv() (*wire.Batch, error) {
 func TestLiveFleetHostLost(t *testing.T) {
 	hosts := []string{"h1", "h2"}
 	hellos := []*wire.Hello{{Name: "h1", SDL: ossensors.SDL}, {Name: "h2", SDL: ossensors.SDL}}
-	cat, _, err := remote.FleetCatalog(hellos, true)
-	if err != nil {
-		t.Fatal(err)
-	}
 	srcs := []query.Source{
 		{Name: "states", Text: `range of p is Process retrieve (p.Process, p.State, p.Host)`},
 		{Name: "waits", Text: `range of w is Waiting retrieve (w.Process, w.Mailbox, w.Host)`},
 	}
-	prog, err := query.Compile(cat, srcs, check.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cat, prog := fleetProgram(t, hellos, srcs)
 	var mu sync.Mutex
 	sent := make([][]wire.Command, 2)
 	at := time.Now().Add(150 * time.Millisecond)
@@ -372,18 +372,11 @@ func TestLiveFleetUnion(t *testing.T) {
 		extra{host{Conn: nil, name: "h1"}}.helloOf(ossensors.SDL, ossensorsNames()),
 		{Name: "h2", SDL: ossensors.SDL, Sensors: ossensorsNames()},
 	}
-	cat, _, err := remote.FleetCatalog(hellos, true)
-	if err != nil {
-		t.Fatal(err)
-	}
 	srcs := []query.Source{
 		{Name: "disk", Text: `range of d is Disk retrieve (d.Process, d.Bytes, d.Host)`},
 		{Name: "sends-by-host", Text: `range of s is SendMessage retrieve (s.Host, N = count(s.Process by s.Host))`},
 	}
-	prog, err := query.Compile(cat, srcs, check.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, prog := fleetProgram(t, hellos, srcs)
 	rs, st, _, err := runTwoDemos(t, prog, 300*time.Millisecond, remote.LiveOptions{}, wrap)
 	if err != nil {
 		t.Fatal(err)
@@ -463,15 +456,8 @@ func (s skewed) Recv() (*wire.Batch, error) {
 // (LiveStats.Skew) rather than reorder.
 func TestLiveFleetSkew(t *testing.T) {
 	hosts := []string{"h1", "h2"}
-	cat, _, err := remote.FleetCatalog([]*wire.Hello{{Name: "h1", SDL: ossensors.SDL}, {Name: "h2", SDL: ossensors.SDL}}, true)
-	if err != nil {
-		t.Fatal(err)
-	}
 	srcs := []query.Source{{Name: "states", Text: `range of p is Process retrieve (p.Process, p.State, p.Host)`}}
-	prog, err := query.Compile(cat, srcs, check.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cat, prog := fleetProgram(t, []*wire.Hello{{Name: "h1", SDL: ossensors.SDL}, {Name: "h2", SDL: ossensors.SDL}}, srcs)
 	const skew = 20 * time.Second // of the demo's clock (1000× fast): 20 ms
 	var wm atomic.Int64
 	wm.Store(math.MinInt64)

@@ -133,16 +133,7 @@ func alphaHosts(c *Context, s *plan.Select) plan.Node {
 	if c.Catalog == nil || !c.Catalog.Fleet {
 		return nil
 	}
-	var between []*plan.Select
-	in := s.In
-	for {
-		x, ok := in.(*plan.Select)
-		if !ok {
-			break
-		}
-		between = append(between, x)
-		in = x.In
-	}
+	between, in := selectsUnder(s)
 	a, ok := in.(*plan.Alpha)
 	if !ok {
 		return nil
@@ -162,14 +153,8 @@ func alphaHosts(c *Context, s *plan.Select) plan.Node {
 	if c2.Hosts == nil {
 		c2.Hosts = []string{} // no host can hold a tuple σ keeps
 	}
-	var out plan.Node = &c2
-	for i := len(between) - 1; i >= 0; i-- {
-		x := *between[i]
-		x.In = out
-		out = &x
-	}
 	x := *s
-	x.In = out
+	x.In = restack(between, &c2)
 	return &x
 }
 
@@ -255,16 +240,7 @@ func asColumn1(e expr.Expr) expr.Expr {
 func alphaFlagSelect(_ *Context, s *plan.Select) plan.Node {
 	// Other selections may stand between σ[p] and α: selections commute,
 	// so σ[p] moves past them into α and they stay.
-	var between []*plan.Select
-	in := s.In
-	for {
-		x, ok := in.(*plan.Select)
-		if !ok {
-			break
-		}
-		between = append(between, x)
-		in = x.In
-	}
+	between, in := selectsUnder(s)
 	a, ok := in.(*plan.Alpha)
 	if !ok || !flagOnly(s.Pred, a.Var, a.Rel.FlagHolder) || expr.Vars(s.Pred) == 0 {
 		return nil
@@ -276,7 +252,28 @@ func alphaFlagSelect(_ *Context, s *plan.Select) plan.Node {
 	}
 	c := *a
 	c.Enable = &plan.SelectEntity{Pred: asColumn1(s.Pred), In: a.Enable}
-	var out plan.Node = &c
+	return restack(between, &c)
+}
+
+// selectsUnder returns the selections directly under s, nearest first,
+// and what they select from.
+func selectsUnder(s *plan.Select) ([]*plan.Select, plan.Node) {
+	var between []*plan.Select
+	in := s.In
+	for {
+		x, ok := in.(*plan.Select)
+		if !ok {
+			return between, in
+		}
+		between = append(between, x)
+		in = x.In
+	}
+}
+
+// restack puts copies of the selections between (nearest first) back over
+// n.
+func restack(between []*plan.Select, n plan.Node) plan.Node {
+	out := n
 	for i := len(between) - 1; i >= 0; i-- {
 		x := *between[i]
 		x.In = out
