@@ -127,12 +127,21 @@ func benchNATS(b *testing.B, residents, batches int) {
 		b.Fatal(err)
 	}
 	defer mon.Close()
+	move(b, residents, func(i int) (wire.Conn, error) {
+		return Dial(context.Background(), mon, fmt.Sprintf("h%d", i), DialOptions{Skew: time.Nanosecond})
+	})
+}
+
+// move opens a session with each of n residents (dial), takes all they
+// send, closes them, as often as the benchmark wants, and reports the
+// tuples per second.
+func move(b *testing.B, n int, dial func(i int) (wire.Conn, error)) {
 	tuples := 0
 	start := time.Now()
 	for b.Loop() {
 		var conns []wire.Conn
-		for i := range residents {
-			c, err := Dial(context.Background(), mon, fmt.Sprintf("h%d", i), DialOptions{Skew: time.Nanosecond})
+		for i := range n {
+			c, err := dial(i)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -164,21 +173,5 @@ func benchGRPC(b *testing.B, residents, batches int) {
 		defer srv.Stop()
 		addrs = append(addrs, addr)
 	}
-	tuples := 0
-	start := time.Now()
-	for b.Loop() {
-		var conns []wire.Conn
-		for _, a := range addrs {
-			c, err := transport.Dial(context.Background(), a, "")
-			if err != nil {
-				b.Fatal(err)
-			}
-			conns = append(conns, c)
-		}
-		tuples += drain(b, conns)
-		for _, c := range conns {
-			c.Close()
-		}
-	}
-	b.ReportMetric(float64(tuples)/time.Since(start).Seconds(), "tuples/s")
+	move(b, residents, func(i int) (wire.Conn, error) { return transport.Dial(context.Background(), addrs[i], "") })
 }
