@@ -1,6 +1,8 @@
 package remote
 
 import (
+	"slices"
+
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/algebra/expr"
@@ -73,6 +75,49 @@ func fleetOnly(e expr.Expr, host int) bool {
 		}
 	})
 	return found
+}
+
+// entityFragments installs, on residents that filter entity relations
+// (wire.CapEntityFragments), the selections rewrite.PlaceEntities placed
+// on the entity relations the plans read: a session is then sent only the
+// entity tuples some read of the relation can use (the disjunction of the
+// reads' selections). The plans run them again.
+func (c *commander) entityFragments(placed map[string]*rewrite.EntityFragment) {
+	for _, st := range c.states {
+		if !st.hello.Has(wire.CapEntityFragments) {
+			return
+		}
+	}
+	names := make([]string, 0, len(placed))
+	for name := range placed {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		var kids []wire.Pred
+		for _, e := range placed[name].Preds {
+			if c.fleet && fleetOnly(e, len(placed[name].Rel.Attrs)-1) {
+				kids = nil // not the resident's to evaluate: it sends all
+				break
+			}
+			p, ok := wirePred(e)
+			if !ok {
+				kids = nil
+				break
+			}
+			kids = append(kids, *p)
+		}
+		if len(kids) == 0 {
+			continue
+		}
+		cmd := wire.Command{Kind: wire.CFragment, Pred: &kids[0]}
+		if len(kids) > 1 {
+			cmd.Pred = &wire.Pred{Op: wire.POr, Kids: kids}
+		}
+		c.next++
+		cmd.ID = c.next
+		c.send(order{cmd: cmd, rel: name})
+	}
 }
 
 // wirePred translates a placed selection (rewrite.Place: comparisons of

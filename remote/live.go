@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/algebra/expr"
 	"github.com/tqmon/tqmon/algebra/plan"
@@ -268,7 +269,10 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 		states[i] = st
 		start = min(start, h.WallBase)
 	}
-	cmd := &commander{states: states, periods: map[string]time.Duration{}, fleet: p.Catalog.Fleet}
+	cmd := &commander{states: states, periods: map[string]time.Duration{}, fleet: p.Catalog.Fleet, defs: map[*check.Retrieve]plan.Node{}}
+	for i, r := range p.Stmts {
+		cmd.defs[r] = plans[i]
+	}
 	for _, a := range net.Alphas {
 		if err := cmd.push(a, p.Catalog); err != nil {
 			return nil, stats, err
@@ -281,6 +285,7 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 		// (A tap records what the sensors report: it must see every tuple,
 		// whole.)
 		cmd.fragments(net.Alphas, rewrite.Place(plans...))
+		cmd.entityFragments(rewrite.PlaceEntities(plans...))
 	}
 	cmd.renew(opts.Lease)
 	if cmd.err != nil {
@@ -705,6 +710,9 @@ func (st *connState) take(b *wire.Batch, cat *algebra.Catalog, stats *LiveStats,
 			it.Kind = stream.PacketEvent
 		case wire.PBegin:
 			it.Kind = stream.PacketBegin
+			if p.Begin == 0 {
+				it.From = it.T // reported as it happened
+			}
 		case wire.PEnd:
 			it.Kind, it.phase = stream.PacketEnd, 0
 			if rel.Strategy.Kind == algebra.Sampled {
@@ -895,6 +903,9 @@ type commander struct {
 	// only, when set, are the hosts the α being pushed is placed on
 	// (plan.Alpha.Hosts): the others get none of its commands.
 	only map[string]bool
+	// defs are the program's retrieves' plans, for the α arguments over
+	// relations they derive (twophase.go).
+	defs map[*check.Retrieve]plan.Node
 }
 
 // order is a command as the monitor knows it, by names: send resolves
@@ -1053,7 +1064,7 @@ func (c *commander) enable(rel *algebra.Relation, arg plan.Node) bool {
 		if !c.states[0].hello.Has(wire.CapTriggers) {
 			return false // e.g. a kernel resident
 		}
-		return c.trigger(rel.Name, x)
+		return c.trigger(rel, x)
 	}
 	return false
 }
@@ -1065,7 +1076,7 @@ func (c *commander) enable(rel *algebra.Relation, arg plan.Node) bool {
 // its entity selection, the same over an entity relation's scan.
 // Equalities with constants among the conditions on u travel with the
 // trigger; other conditions are left to α.
-func (c *commander) trigger(rel string, p *plan.Project) bool {
+func (c *commander) trigger(rel *algebra.Relation, p *plan.Project) bool {
 	if len(p.Targets) != 1 {
 		return false
 	}
@@ -1093,6 +1104,10 @@ func (c *commander) trigger(rel string, p *plan.Project) bool {
 		}
 		on, onRel = u.Rel.Name, u.Rel
 	case *plan.Scan:
+		if u.Rel.Derived {
+			// Two-phase: a count over a derived relation (twophase.go).
+			return u.Var == col.Var && isBeginOf(pt.Valid.From, u.Var) && c.counting(rel, col, conds, u)
+		}
 		// The entity-selection argument, π[F = p.A](πT[from begin of p to
 		// end of p | "forever"](σ[…](p))) over an entity relation: the
 		// resident sees the entity's tuples begin as they do, and enables
@@ -1128,7 +1143,7 @@ func (c *commander) trigger(rel string, p *plan.Project) bool {
 	}
 	c.next++
 	cmd.ID = c.next
-	c.send(order{cmd: cmd, rel: rel, on: on})
+	c.send(order{cmd: cmd, rel: rel.Name, on: on})
 	return true
 }
 
