@@ -77,7 +77,7 @@ func openKernel(k *KernelOptions) (*kernelSubject, error) {
 	if k.Target != "" {
 		desc += "; $target = " + k.Target
 	}
-	s.live = live{desc: desc, cat: res.Catalog(), hello: res.Hello(), params: params, open: s.begin}
+	s.live = live{desc: desc, cat: res.Catalog(), hello: res.Hello(), params: params, open: s.begin, selects: res.Selects}
 	return s, nil
 }
 

@@ -87,7 +87,7 @@ func Compile(cat *algebra.Catalog, files []*sdl.File, k Kernel) (*Spec, error) {
 	// Programs last: they need the sensors' IDs.
 	for _, s := range spec.Sensors {
 		for _, b := range s.Bindings {
-			b.Programs = generateBinding(spec, s, b)
+			b.Programs = generateBinding(s, b, nil, false)
 		}
 	}
 	ent, err := entityPrograms(spec, k)
