@@ -25,6 +25,11 @@
 // and RFC 3339 (UTC) are read from the bytes without encoding/csv or
 // time.Parse (other notations go to algebra.ParseTime), and short strings
 // (entity identifiers, names) are interned, so tuples share one copy.
+// Rows whose attribute fields repeat a row read before share its values
+// (vectors): a loaded history of the paper's system holds about 1.2× its
+// CSV's bytes (TestLoadMemoryBound asserts at most 2×); a row whose values
+// are its own holds 40 bytes and 32 a value, as before. A stream holds
+// what is open, however long the history (TestSourceHoldsOpenTuples).
 // Only regular files are read; the diagnostics about text that may not be
 // a history at all do not echo it.
 package history
