@@ -32,7 +32,9 @@
 //     query means — S is in no target and no valid clause; and the
 //     semi-join on a witness, P1's first send to each mailbox (DuckDB does
 //     not find it from EXISTS, whose inequality makes it materialise the
-//     join: 33 s and 10 GB at 1M tuples against 1 s).
+//     join: 33 s and 10 GB at 1M tuples against 1 s). EXISTS is not run
+//     above 2M tuples, where it would take the machine's memory; its line
+//     says so.
 //   - An overlap join with no key: who ran while each process waited,
 //     intersections coalesced per pair.
 //   - The paper's queue length (testdata/paper/queue_length.tq): a count by
