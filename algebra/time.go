@@ -134,6 +134,18 @@ func FormatTime(t Time, f TimeFormat) string {
 	case Forever:
 		return "forever"
 	}
+	return string(AppendTime(nil, t, f))
+}
+
+// AppendTime appends t as FormatTime prints it, allocating nothing in
+// integer nanoseconds and RFC 3339 (output writes a row at a time).
+func AppendTime(b []byte, t Time, f TimeFormat) []byte {
+	switch t {
+	case Beginning:
+		return append(b, "beginning"...)
+	case Forever:
+		return append(b, "forever"...)
+	}
 	loc := time.UTC
 	if f&TimeLocal != 0 {
 		loc = time.Local
@@ -141,14 +153,14 @@ func FormatTime(t Time, f TimeFormat) string {
 	switch f &^ TimeLocal {
 	case TimeAuto:
 		if t >= wallClockFrom || t <= -wallClockFrom {
-			return time.Unix(0, t).In(loc).Format(time.RFC3339Nano)
+			return time.Unix(0, t).In(loc).AppendFormat(b, time.RFC3339Nano)
 		}
 	case TimeRFC3339:
-		return time.Unix(0, t).In(loc).Format(time.RFC3339Nano)
+		return time.Unix(0, t).In(loc).AppendFormat(b, time.RFC3339Nano)
 	case TimeNS:
-		return strconv.FormatInt(t, 10)
+		return strconv.AppendInt(b, t, 10)
 	}
-	return formatClock(t)
+	return append(b, formatClock(t)...)
 }
 
 func formatClock(t Time) string {

@@ -1,9 +1,6 @@
 package format
 
 import (
-	"bytes"
-	"container/heap"
-	"encoding/csv"
 	"fmt"
 	"io"
 
@@ -44,6 +41,7 @@ type Sorted struct {
 	o   Options
 	res []*sortedResult
 	err error
+	buf []byte // a row's bytes
 }
 
 // sortedResult is one result's rows not yet written.
@@ -55,8 +53,7 @@ type sortedResult struct {
 	lo      algebra.Time // the latest element's time: no later row begins before it
 	started bool         // its first line (a CSV header) is written
 	last    *algebra.Tuple
-	cw      *csv.Writer
-	buf     bytes.Buffer
+	rw      rowWriter
 }
 
 // sortedRow is a row not yet written; open while its end is unknown (To
@@ -72,7 +69,7 @@ type sortedRow struct {
 func NewSorted(w io.Writer, o Options, rels []*algebra.Relation) *Sorted {
 	s := &Sorted{w: w, o: o}
 	for i, rel := range rels {
-		s.res = append(s.res, &sortedResult{rel: rel, name: RelName(rel, i), open: map[any]*sortedRow{}, lo: algebra.Beginning})
+		s.res = append(s.res, newSortedResult(rel, RelName(rel, i), o))
 	}
 	return s
 }
@@ -95,7 +92,7 @@ func (s *Sorted) End(i int, id any, at algebra.Time) error {
 	}
 	delete(r.open, id)
 	row.To, row.open = at, false
-	heap.Fix(&r.pending, row.idx)
+	r.pending.fix(row.idx)
 	r.lo = max(r.lo, at)
 	return s.settle(i)
 }
@@ -113,7 +110,7 @@ func (s *Sorted) add(i int, row *sortedRow) {
 		// result's elements were not in time order.
 		s.err = fmt.Errorf("result %s: a row beginning at %s came after rows that sort after it were written", r.rel.Name, algebra.FormatTime(row.From, s.o.Time))
 	}
-	heap.Push(&r.pending, row)
+	r.pending.push(row)
 	r.lo = max(r.lo, row.From)
 }
 
@@ -128,7 +125,7 @@ func (s *Sorted) settle(i int) error {
 		if head.open || head.From >= r.lo {
 			break
 		}
-		heap.Pop(&r.pending)
+		r.pending.pop()
 		if err := s.write(r, &head.Tuple); err != nil {
 			return err
 		}
@@ -136,33 +133,28 @@ func (s *Sorted) settle(i int) error {
 	return s.err
 }
 
+func newSortedResult(rel *algebra.Relation, name string, o Options) *sortedResult {
+	return &sortedResult{rel: rel, name: name, open: map[any]*sortedRow{}, lo: algebra.Beginning, rw: rowWriter{rel: rel, tf: o.Time}}
+}
+
 // write writes one row of result r, its header first.
 func (s *Sorted) write(r *sortedResult, t *algebra.Tuple) error {
 	r.last = t
+	b := s.buf[:0]
 	switch s.o.Kind {
 	case JSONL:
 		r.started = true
-		if err := writeJSON(s.w, r.name, r.rel, t, s.o.Time); err != nil && s.err == nil {
-			s.err = err
-		}
+		b = r.rw.jsonRow(b, r.name, t)
 	case CSV:
-		// csv.Writer flushes a *bufio.Writer it is given (it wraps it in
-		// itself), so it writes into a row buffer of its own, copied out.
 		if !r.started {
 			r.started = true
-			r.cw = csv.NewWriter(&r.buf)
-			r.cw.Write(Header(r.rel))
+			b = r.rw.csvRecord(b, Header(r.rel))
 		}
-		r.cw.Write(Row(r.rel, t, s.o.Time, ""))
-		r.cw.Flush()
-		_, err := s.w.Write(r.buf.Bytes())
-		r.buf.Reset()
-		if err == nil {
-			err = r.cw.Error()
-		}
-		if err != nil && s.err == nil {
-			s.err = err
-		}
+		b = r.rw.csvRow(b, "", t)
+	}
+	s.buf = b
+	if _, err := s.w.Write(b); err != nil && s.err == nil {
+		s.err = err
 	}
 	return s.err
 }
@@ -183,7 +175,7 @@ func (s *Sorted) Close() error {
 		if s.o.Kind == Table {
 			t := &algebra.Table{Rel: r.rel}
 			for len(r.pending) > 0 {
-				t.Rows = append(t.Rows, heap.Pop(&r.pending).(*sortedRow).Tuple)
+				t.Rows = append(t.Rows, r.pending.pop().Tuple)
 			}
 			if err := writeTable(s.w, t, s.o); err != nil {
 				return err
@@ -191,7 +183,7 @@ func (s *Sorted) Close() error {
 			continue
 		}
 		for len(r.pending) > 0 {
-			if err := s.write(r, &heap.Pop(&r.pending).(*sortedRow).Tuple); err != nil {
+			if err := s.write(r, &r.pending.pop().Tuple); err != nil {
 				return err
 			}
 		}
@@ -211,29 +203,75 @@ func (s *Sorted) Close() error {
 // history begins again), and the output with them.
 func (s *Sorted) Restart() {
 	for i, r := range s.res {
-		s.res[i] = &sortedResult{rel: r.rel, name: r.name, open: map[any]*sortedRow{}, lo: algebra.Beginning}
+		s.res[i] = newSortedResult(r.rel, r.name, s.o)
 	}
 	s.err = nil
 }
 
-// rowHeap orders rows as algebra.Table.SortRows does.
+// rowHeap orders rows as algebra.Table.SortRows does: a binary heap,
+// typed (container/heap's interface calls were a tenth of a whole
+// command's time), each row knowing its index for fix.
 type rowHeap []*sortedRow
 
-func (h rowHeap) Len() int           { return len(h) }
-func (h rowHeap) Less(i, j int) bool { return algebra.LessTuple(&h[i].Tuple, &h[j].Tuple) }
-func (h rowHeap) Swap(i, j int) {
+func (h rowHeap) less(i, j int) bool { return algebra.LessTuple(&h[i].Tuple, &h[j].Tuple) }
+
+func (h rowHeap) swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
 	h[i].idx, h[j].idx = i, j
 }
-func (h *rowHeap) Push(x any) {
-	r := x.(*sortedRow)
+
+func (h *rowHeap) push(r *sortedRow) {
 	r.idx = len(*h)
 	*h = append(*h, r)
+	h.up(r.idx)
 }
-func (h *rowHeap) Pop() any {
-	old := *h
-	r := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
+
+func (h *rowHeap) pop() *sortedRow {
+	q := *h
+	n := len(q) - 1
+	q.swap(0, n)
+	r := q[n]
+	q[n] = nil
+	*h = q[:n]
+	h.down(0)
 	return r
+}
+
+// fix restores the order after row i's key changed.
+func (h rowHeap) fix(i int) {
+	if !h.down(i) {
+		h.up(i)
+	}
+}
+
+func (h rowHeap) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !h.less(i, p) {
+			return
+		}
+		h.swap(i, p)
+		i = p
+	}
+}
+
+// down moves row i down to its place, reporting whether it moved.
+func (h rowHeap) down(i int) bool {
+	i0, n := i, len(h)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && h.less(r, l) {
+			m = r
+		}
+		if !h.less(m, i) {
+			break
+		}
+		h.swap(i, m)
+		i = m
+	}
+	return i > i0
 }

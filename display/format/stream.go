@@ -2,11 +2,9 @@ package format
 
 import (
 	"cmp"
-	"encoding/csv"
 	"io"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/tqmon/tqmon/algebra"
@@ -33,6 +31,7 @@ type Stream struct {
 	// column's "name=".
 	name  []string
 	heads [][]string
+	rw    []rowWriter // per result: its CSV and JSONL rows
 }
 
 // openTuple is a tuple begun and not yet ended, and when it began among
@@ -49,6 +48,7 @@ func NewStream(w io.Writer, o Options, rels []*algebra.Relation) *Stream {
 	for i, rel := range rels {
 		s.open[i] = map[any]*openTuple{}
 		s.name[i] = RelName(rel, i)
+		s.rw = append(s.rw, rowWriter{rel: rel, tf: o.Time})
 		for _, h := range Header(rel) {
 			s.heads[i] = append(s.heads[i], h+"=")
 		}
@@ -105,29 +105,25 @@ func (s *Stream) row(i int, t *algebra.Tuple) error {
 	rel := s.rels[i]
 	switch s.o.Kind {
 	case JSONL:
-		return writeJSON(s.w, s.name[i], rel, t, s.o.Time)
+		s.buf = s.rw[i].jsonRow(s.buf[:0], s.name[i], t)
+		_, err := s.w.Write(s.buf)
+		return err
 	case CSV:
-		var b strings.Builder
-		cw := csv.NewWriter(&b)
-		several := len(s.rels) > 1
+		b := s.buf[:0]
+		prefix := ""
+		if len(s.rels) > 1 {
+			prefix = s.name[i]
+		}
 		if !s.header[i] {
 			s.header[i] = true
 			h := Header(rel)
-			if several {
+			if prefix != "" {
 				h = append([]string{"relation"}, h...)
 			}
-			cw.Write(h)
+			b = s.rw[i].csvRecord(b, h)
 		}
-		r := Row(rel, t, s.o.Time, "")
-		if several {
-			r = append([]string{s.name[i]}, r...)
-		}
-		cw.Write(r)
-		cw.Flush()
-		if err := cw.Error(); err != nil {
-			return err
-		}
-		_, err := io.WriteString(s.w, b.String())
+		s.buf = s.rw[i].csvRow(b, prefix, t)
+		_, err := s.w.Write(s.buf)
 		return err
 	}
 	b := append(s.buf[:0], s.name[i]...)
