@@ -159,4 +159,3 @@ func refJSON(w io.Writer, name string, rel *algebra.Relation, t *algebra.Tuple, 
 	_, err := io.WriteString(w, b.String())
 	return err
 }
-
