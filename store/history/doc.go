@@ -11,7 +11,10 @@
 // relations named into tables (Load: all of them), and Dir.Source streams
 // the relations named in time order — each file read as the stream
 // reaches it, so what is held is one record per file and the tuples open
-// at the current time, not the history. Relation files are expected in
+// at the current time, not the history. Each file is read ahead on a
+// goroutine of its own, in batches, at most a few thousand tuples ahead
+// (batchRows, readAhead), so that reading and the network use the
+// machine's cores at once; Close stops the reading. Relation files are expected in
 // time order of their starts (from, or at), as Write writes them; a file
 // that is not makes the stream fail with an UnsortedError, and the caller
 // opens it again with that relation loaded and sorted (subject does, and
