@@ -17,30 +17,37 @@ import (
 // directory, returning it and the bytes of its CSV files.
 func paperHistory(t *testing.T, sends int) (string, int64) {
 	t.Helper()
-	spec, err := os.ReadFile("../../testdata/paper/os.sdl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat := testkit.CompileSpec(t, "os.sdl", string(spec))
-	h, err := histgen.Paper(cat, histgen.PaperConfig{Seed: 1, Processors: 8, Processes: 64, Mailboxes: 32, Sends: sends, Fanout: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := filepath.Join(t.TempDir(), "h")
-	if err := Write(dir, h, string(spec), "os.sdl"); err != nil {
-		t.Fatal(err)
-	}
+	writePaper(t, dir, sends)
 	return dir, csvBytes(t, dir)
 }
 
-func csvBytes(t *testing.T, dir string) int64 {
-	t.Helper()
+// writePaper writes the history paperHistory describes into dir.
+func writePaper(tb testing.TB, dir string, sends int) {
+	tb.Helper()
+	spec, err := os.ReadFile("../../testdata/paper/os.sdl")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cat := testkit.CompileSpec(tb, "os.sdl", string(spec))
+	h, err := histgen.Paper(cat, histgen.PaperConfig{Seed: 1, Processors: 8, Processes: 64, Mailboxes: 32, Sends: sends, Fanout: 2})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := Write(dir, h, string(spec), "os.sdl"); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// csvBytes is the size of dir's CSV files.
+func csvBytes(tb testing.TB, dir string) int64 {
+	tb.Helper()
 	matches, _ := filepath.Glob(filepath.Join(dir, "*.csv"))
 	var size int64
 	for _, m := range matches {
 		fi, err := os.Stat(m)
 		if err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
 		size += fi.Size()
 	}
