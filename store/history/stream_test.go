@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tqmon/tqmon/internal/testkit"
 )
@@ -210,7 +211,7 @@ func TestSourceCloseStopsReading(t *testing.T) {
 		t.Errorf("%d goroutines reading, want 2", n-base)
 	}
 	src.Close()
-	if n := runtime.NumGoroutine(); n != base {
+	if n := goroutinesBack(base); n != base {
 		t.Errorf("%d goroutines left after Close", n-base)
 	}
 
@@ -232,7 +233,18 @@ func TestSourceCloseStopsReading(t *testing.T) {
 	if want := 2 * 20 * batchRows * readAhead; n != want {
 		t.Errorf("%d elements, want %d", n, want)
 	}
-	if n := runtime.NumGoroutine(); n != base {
+	if n := goroutinesBack(base); n != base {
 		t.Errorf("%d goroutines left at the end", n-base)
 	}
+}
+
+// goroutinesBack is the number of goroutines once it is back to base, or
+// after a second: a reader's goroutine has closed its file when Close
+// returns, but may not yet have returned itself.
+func goroutinesBack(base int) int {
+	n := runtime.NumGoroutine()
+	for deadline := time.Now().Add(time.Second); n != base && time.Now().Before(deadline); n = runtime.NumGoroutine() {
+		time.Sleep(time.Millisecond)
+	}
+	return n
 }
