@@ -20,15 +20,19 @@ const batchGCPercent = 400
 // collector's soft limit, so that the slack never takes the heap past
 // what the user allowed — near the budget the collector works harder, as
 // at any GOGC, and the watchdog (query.Watch) still judges the live heap.
-// The user's GOGC or GOMEMLIMIT, when set, stand. It returns whether it
-// changed anything.
-func tuneGC(getenv func(string) string, budget int64) bool {
+// The user's GOGC or GOMEMLIMIT, when set, stand. It returns what puts
+// the settings back (the command runs in-process in tests, and a run's
+// budget must not outlive it).
+func tuneGC(getenv func(string) string, budget int64) (restore func()) {
 	if getenv("GOGC") != "" {
-		return false
+		return func() {}
 	}
-	debug.SetGCPercent(batchGCPercent)
+	pct, limit := debug.SetGCPercent(batchGCPercent), debug.SetMemoryLimit(-1)
 	if getenv("GOMEMLIMIT") == "" && budget > 0 {
 		debug.SetMemoryLimit(budget)
 	}
-	return true
+	return func() {
+		debug.SetGCPercent(pct)
+		debug.SetMemoryLimit(limit)
+	}
 }
