@@ -216,7 +216,14 @@ func (c *config) benchQuery(work string, h generated, views string, q query) err
 		active = append(active, v)
 	}
 	q.sql = active
-	tq := &engineRuns{out: filepath.Join(work, "tqmon.csv")}
+	// tqmon runs just before each SQL formulation, and each is compared
+	// with the tqmon run next to it: a long formulation (DuckDB's naive
+	// join, minutes at 5M tuples) between would put minutes of a shared
+	// machine's changing load between the two compared.
+	tqs := make([]*engineRuns, len(q.sql))
+	for i := range tqs {
+		tqs[i] = &engineRuns{out: filepath.Join(work, "tqmon.csv")}
+	}
 	tqArgs := []string{c.tqmon, "query", "--history", h.dir, "-f", filepath.Join(c.root, q.tq), "--format", "csv", "--time-format", "ns"}
 	ducks := make([]*engineRuns, len(q.sql))
 	scripts := make([]string, len(q.sql))
@@ -266,10 +273,10 @@ func (c *config) benchQuery(work string, h generated, views string, q query) err
 		return check(e, who)
 	}
 	for r := 0; r < c.rounds; r++ {
-		if err := step(tq, tqArgs, tq.out, "tqmon"); err != nil {
-			return err
-		}
 		for i, d := range ducks {
+			if err := step(tqs[i], tqArgs, tqs[i].out, "tqmon"); err != nil {
+				return err
+			}
 			label := "DuckDB"
 			if q.sql[i].label != "" {
 				label += " (" + q.sql[i].label + ")"
@@ -285,6 +292,7 @@ func (c *config) benchQuery(work string, h generated, views string, q query) err
 		if q.sql[i].label != "" {
 			name += " (" + q.sql[i].label + ")"
 		}
+		tq := tqs[i]
 		tw, tf := tq.wall()
 		dw, df := d.wall()
 		fmt.Printf("%-9d %-36s %8s %8s %6s %9s %10s %7s %8.0f %9.0f %7d\n",
