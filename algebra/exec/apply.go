@@ -60,7 +60,7 @@ type Apply struct {
 	st      *runState
 	ins     []*applyInput
 	aggs    []*aggState
-	open    map[*stream.Rec]*outerEnt
+	open    recMap[*outerEnt]
 	touched []*aggGroup
 	done    algebra.Time
 	started bool
@@ -134,7 +134,7 @@ func (h *removalHeap) Pop() any {
 
 // NewApply builds the operator; outputs go to out.
 func NewApply(spec ApplySpec, out stream.Receiver, st *runState) *Apply {
-	a := &Apply{spec: spec, out: out, st: st, open: map[*stream.Rec]*outerEnt{},
+	a := &Apply{spec: spec, out: out, st: st,
 		done: algebra.Beginning, lastAdv: algebra.Beginning, binding: make(expr.Binding, 2)}
 	for _, t := range spec.Targets {
 		a.targets = append(a.targets, expr.Compile(t))
@@ -168,7 +168,7 @@ func (in *applyInput) Advance(t algebra.Time) {
 // Held counts open outer tuples, groups, scheduled removals and buffered
 // inputs.
 func (a *Apply) Held() int {
-	n := len(a.open)
+	n := a.open.len()
 	for _, s := range a.aggs {
 		n += len(s.groups) + len(s.removals)
 	}
@@ -239,11 +239,10 @@ func (a *Apply) step(t algebra.Time) {
 		if e.Kind != stream.End {
 			continue
 		}
-		ent := a.open[e.Rec]
+		ent, _ := a.open.take(e.Rec)
 		if ent == nil {
 			continue
 		}
-		delete(a.open, e.Rec)
 		if ent.piece != nil {
 			a.out.Push(stream.Elem{Kind: stream.End, T: t, Rec: ent.piece})
 		}
@@ -318,7 +317,7 @@ func (a *Apply) step(t algebra.Time) {
 			a.seq++
 			ent := a.entBlk.one()
 			*ent = outerEnt{rec: e.Rec, groups: a.groupsOf(e.Rec.Vals), seq: a.seq}
-			a.open[e.Rec] = ent
+			a.open.put(e.Rec, ent)
 			for _, g := range ent.groups {
 				g.outers[ent] = struct{}{}
 			}

@@ -66,6 +66,7 @@ func (n *Network) RunHistory(h *algebra.History) error {
 		names = append(names, name)
 	}
 	sort.Strings(names)
+	var scratch []stream.Elem // sortByTime's
 	for _, name := range names {
 		tee := n.Sources[name]
 		t := h.Table(name)
@@ -115,10 +116,10 @@ func (n *Network) RunHistory(h *algebra.History) error {
 		}
 		// Recorded histories are usually in time order already.
 		if !slices.IsSortedFunc(begins, byTime) {
-			slices.SortFunc(begins, byTime)
+			scratch = sortByTime(begins, scratch)
 		}
 		if !slices.IsSortedFunc(ends, byTime) {
-			slices.SortFunc(ends, byTime)
+			scratch = sortByTime(ends, scratch)
 		}
 		streams = append(streams, &sourceSeq{tee: tee, elems: begins})
 		if !event {
