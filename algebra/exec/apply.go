@@ -66,7 +66,7 @@ type Apply struct {
 	started bool
 	lastAdv algebra.Time
 	binding expr.Binding
-	keybuf  []byte
+	keyVals []algebra.Value // groupsOf's scratch: an outer tuple's group key
 	seq     uint64
 
 	// Allocation in blocks: rows (a row is taken from valBlk only when
@@ -89,13 +89,20 @@ type applyInput struct {
 }
 
 type aggState struct {
-	spec     AggSpec
-	groups   map[string]*aggGroup
+	spec AggSpec
+	// groups holds the groups by the runState's hash of their keys;
+	// keys whose hashes collide are chained (next) and told apart by
+	// algebra.KeysEqual.
+	groups   map[uint64]*aggGroup
+	nGroups  int
 	removals removalHeap
+	keys     slab[algebra.Value] // the groups' keys
 }
 
 type aggGroup struct {
-	key     string
+	hash    uint64
+	key     []algebra.Value
+	next    *aggGroup // another group with the same hash
 	st      *aggState
 	acc     *agg.Acc
 	val     algebra.Value
@@ -146,7 +153,7 @@ func NewApply(spec ApplySpec, out stream.Receiver, st *runState) *Apply {
 		a.ins = append(a.ins, &applyInput{a: a, i: i})
 	}
 	for _, s := range spec.Aggs {
-		a.aggs = append(a.aggs, &aggState{spec: s, groups: map[string]*aggGroup{}})
+		a.aggs = append(a.aggs, &aggState{spec: s, groups: map[uint64]*aggGroup{}})
 	}
 	a.binding[1] = make([]algebra.Value, len(spec.Aggs))
 	return a
@@ -170,7 +177,7 @@ func (in *applyInput) Advance(t algebra.Time) {
 func (a *Apply) Held() int {
 	n := a.open.len()
 	for _, s := range a.aggs {
-		n += len(s.groups) + len(s.removals)
+		n += s.nGroups + len(s.removals)
 	}
 	for _, in := range a.ins {
 		n += len(in.buf) - in.head
@@ -336,18 +343,24 @@ func (a *Apply) step(t algebra.Time) {
 
 // inner finds the group of an inner tuple and its argument.
 func (a *Apply) inner(s *aggState, vals []algebra.Value) (*aggGroup, algebra.Value) {
-	a.keybuf = algebra.AppendTupleKey(a.keybuf[:0], vals[:s.spec.NBy])
-	return a.group(s, a.keybuf), vals[s.spec.NBy]
+	return a.group(s, vals[:s.spec.NBy]), vals[s.spec.NBy]
 }
 
-// group returns the group of key, making it (empty) if need be.
-func (a *Apply) group(s *aggState, key []byte) *aggGroup {
-	g := s.groups[string(key)]
-	if g == nil {
-		g = &aggGroup{key: string(key), st: s, acc: agg.New(s.spec.Func, s.spec.ArgType), outers: map[*outerEnt]struct{}{}}
-		g.val, g.ok, _ = g.acc.Value() // an empty group's value: 0, false or none
-		s.groups[g.key] = g
+// group returns the group of key, making it (empty) if need be; key is
+// copied when kept.
+func (a *Apply) group(s *aggState, key []algebra.Value) *aggGroup {
+	h := a.st.hash(key)
+	for g := s.groups[h]; g != nil; g = g.next {
+		if algebra.KeysEqual(g.key, key) {
+			return g
+		}
 	}
+	kept := s.keys.take(len(key))
+	copy(kept, key)
+	g := &aggGroup{hash: h, key: kept, next: s.groups[h], st: s, acc: agg.New(s.spec.Func, s.spec.ArgType), outers: map[*outerEnt]struct{}{}}
+	g.val, g.ok, _ = g.acc.Value() // an empty group's value: 0, false or none
+	s.groups[h] = g
+	s.nGroups++
 	return g
 }
 
@@ -355,11 +368,11 @@ func (a *Apply) group(s *aggState, key []byte) *aggGroup {
 func (a *Apply) groupsOf(vals []algebra.Value) []*aggGroup {
 	gs := a.grpBlk.take(len(a.aggs))
 	for j, s := range a.aggs {
-		a.keybuf = a.keybuf[:0]
+		a.keyVals = a.keyVals[:0]
 		for _, c := range s.spec.Group {
-			a.keybuf = algebra.AppendKey(a.keybuf, vals[c])
+			a.keyVals = append(a.keyVals, vals[c])
 		}
-		gs[j] = a.group(s, a.keybuf)
+		gs[j] = a.group(s, a.keyVals)
 	}
 	return gs
 }
@@ -374,8 +387,31 @@ func (a *Apply) touch(g *aggGroup) {
 // drop forgets a group that holds nothing and nobody reads.
 func (a *Apply) drop(g *aggGroup) {
 	if g.acc.Len() == 0 && g.pending == 0 && len(g.outers) == 0 && !g.touched {
-		delete(g.st.groups, g.key)
+		g.st.unlink(g)
 	}
+}
+
+// unlink takes g out of the groups. A dropped group's key stays in its
+// block (slab) until the block is unreferenced.
+func (s *aggState) unlink(g *aggGroup) {
+	head := s.groups[g.hash]
+	switch {
+	case head == g && g.next == nil:
+		delete(s.groups, g.hash)
+	case head == g:
+		s.groups[g.hash] = g.next
+	default:
+		p := head
+		for p != nil && p.next != g {
+			p = p.next
+		}
+		if p == nil {
+			return // not a group (any more)
+		}
+		p.next = g.next
+	}
+	g.next = nil
+	s.nGroups--
 }
 
 func (a *Apply) schedule(s *aggState, g *aggGroup, v algebra.Value, at algebra.Time) {

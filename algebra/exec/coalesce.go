@@ -21,7 +21,12 @@ type Coalesce struct {
 	// algebra.HashTuple; values whose hashes collide are chained (next).
 	groups map[uint64]*group
 	nGroup int
-	hash   func([]algebra.Value) uint64 // algebra.HashTuple unless a test says
+	// byRec maps each input interval pushed (Push's Begin) and not yet
+	// ended to the group it counts in: its End finds the group without
+	// hashing its values. The group lives at least until then (its count
+	// includes the interval).
+	byRec recMap[*group]
+	hash  func([]algebra.Value) uint64 // algebra.HashTuple unless a test says
 
 	cur      algebra.Time
 	curSet   bool
@@ -67,9 +72,9 @@ func (c *Coalesce) Push(e stream.Elem) {
 	case stream.Event:
 		c.event(e.T, e.Rec.Vals, false)
 	case stream.Begin:
-		c.begin(e.T, e.Rec.Vals, false)
+		c.byRec.put(e.Rec, c.begin(e.T, e.Rec.Vals, false))
 	case stream.End:
-		if g := c.lookup(c.hash(e.Rec.Vals), e.Rec.Vals); g != nil {
+		if g, ok := c.byRec.take(e.Rec); ok {
 			c.end(e.T, g)
 		}
 	}
