@@ -93,7 +93,7 @@ type aggState struct {
 	// groups holds the groups by the runState's hash of their keys;
 	// keys whose hashes collide are chained (next) and told apart by
 	// algebra.KeysEqual.
-	groups   map[uint64]*aggGroup
+	groups   hashMap[*aggGroup]
 	nGroups  int
 	removals removalHeap
 	keys     slab[algebra.Value] // the groups' keys
@@ -153,7 +153,7 @@ func NewApply(spec ApplySpec, out stream.Receiver, st *runState) *Apply {
 		a.ins = append(a.ins, &applyInput{a: a, i: i})
 	}
 	for _, s := range spec.Aggs {
-		a.aggs = append(a.aggs, &aggState{spec: s, groups: map[uint64]*aggGroup{}})
+		a.aggs = append(a.aggs, &aggState{spec: s})
 	}
 	a.binding[1] = make([]algebra.Value, len(spec.Aggs))
 	return a
@@ -350,16 +350,16 @@ func (a *Apply) inner(s *aggState, vals []algebra.Value) (*aggGroup, algebra.Val
 // copied when kept.
 func (a *Apply) group(s *aggState, key []algebra.Value) *aggGroup {
 	h := a.st.hash(key)
-	for g := s.groups[h]; g != nil; g = g.next {
+	for g := s.groups.get(h); g != nil; g = g.next {
 		if algebra.KeysEqual(g.key, key) {
 			return g
 		}
 	}
 	kept := s.keys.take(len(key))
 	copy(kept, key)
-	g := &aggGroup{hash: h, key: kept, next: s.groups[h], st: s, acc: agg.New(s.spec.Func, s.spec.ArgType), outers: map[*outerEnt]struct{}{}}
+	g := &aggGroup{hash: h, key: kept, next: s.groups.get(h), st: s, acc: agg.New(s.spec.Func, s.spec.ArgType), outers: map[*outerEnt]struct{}{}}
 	g.val, g.ok, _ = g.acc.Value() // an empty group's value: 0, false or none
-	s.groups[h] = g
+	s.groups.put(h, g)
 	s.nGroups++
 	return g
 }
@@ -394,12 +394,12 @@ func (a *Apply) drop(g *aggGroup) {
 // unlink takes g out of the groups. A dropped group's key stays in its
 // block (slab) until the block is unreferenced.
 func (s *aggState) unlink(g *aggGroup) {
-	head := s.groups[g.hash]
+	head := s.groups.get(g.hash)
 	switch {
 	case head == g && g.next == nil:
-		delete(s.groups, g.hash)
+		s.groups.del(g.hash)
 	case head == g:
-		s.groups[g.hash] = g.next
+		s.groups.put(g.hash, g.next)
 	default:
 		p := head
 		for p != nil && p.next != g {

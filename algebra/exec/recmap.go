@@ -152,3 +152,98 @@ func (m *recMap[V]) grow() {
 		}
 	}
 }
+
+// hashMap maps hash keys (algebra.HashTuple's or the run's hash, already
+// mixed) to Vs: the tables of Coalesce groups, join indexes and aggregate
+// groups, the operators' hot path. The same open addressing as recMap: a
+// key's home slot is its top bits, linear probing, deletion by backward
+// shift, load ≤ 1/2. A slot's full flag tells an empty slot from key 0.
+type hashMap[V any] struct {
+	slots []hashSlot[V]
+	n     int
+	shift uint // 64 − log2(len(slots))
+}
+
+type hashSlot[V any] struct {
+	k    uint64
+	full bool
+	v    V
+}
+
+func (m *hashMap[V]) home(k uint64) int { return int(k >> m.shift) }
+
+// find is k's slot, or −1.
+func (m *hashMap[V]) find(k uint64) int {
+	if m.n == 0 {
+		return -1
+	}
+	mask := len(m.slots) - 1
+	for i := m.home(k); m.slots[i].full; i = (i + 1) & mask {
+		if m.slots[i].k == k {
+			return i
+		}
+	}
+	return -1
+}
+
+func (m *hashMap[V]) len() int { return m.n }
+
+// get is k's value (zero when absent).
+func (m *hashMap[V]) get(k uint64) V {
+	if i := m.find(k); i >= 0 {
+		return m.slots[i].v
+	}
+	var zero V
+	return zero
+}
+
+// ref is a pointer to k's value, made zero if k was absent; valid until
+// the next put, ref or del.
+func (m *hashMap[V]) ref(k uint64) *V {
+	if 2*(m.n+1) > len(m.slots) {
+		m.grow()
+	}
+	mask := len(m.slots) - 1
+	i := m.home(k)
+	for ; m.slots[i].full; i = (i + 1) & mask {
+		if m.slots[i].k == k {
+			return &m.slots[i].v
+		}
+	}
+	m.slots[i] = hashSlot[V]{k: k, full: true}
+	m.n++
+	return &m.slots[i].v
+}
+
+// put maps k to v.
+func (m *hashMap[V]) put(k uint64, v V) { *m.ref(k) = v }
+
+// del removes k, if present.
+func (m *hashMap[V]) del(k uint64) {
+	i := m.find(k)
+	if i < 0 {
+		return
+	}
+	mask := len(m.slots) - 1
+	for j := (i + 1) & mask; m.slots[j].full; j = (j + 1) & mask {
+		if h := m.home(m.slots[j].k); (j-h)&mask >= (j-i)&mask {
+			m.slots[i] = m.slots[j]
+			i = j
+		}
+	}
+	m.slots[i] = hashSlot[V]{}
+	m.n--
+}
+
+func (m *hashMap[V]) grow() {
+	old := m.slots
+	size := max(16, 2*len(old))
+	m.slots = make([]hashSlot[V], size)
+	m.shift = uint(64 - bits.Len(uint(size-1)))
+	m.n = 0
+	for _, s := range old {
+		if s.full {
+			m.put(s.k, s.v)
+		}
+	}
+}

@@ -96,3 +96,72 @@ func TestSortByTime(t *testing.T) {
 		}
 	}
 }
+
+// TestScreenRowsPacks: screenRows keeps exactly the rows skip does not
+// reject, packs their values in order while they are at most half the
+// rows (across blocks), and packs nothing when more are kept — the copy's
+// memory is bounded by half the table's values.
+func TestScreenRowsPacks(t *testing.T) {
+	rel := &algebra.Relation{Attrs: []algebra.Attr{{Name: "A"}, {Name: "B"}}}
+	tab := &algebra.Table{Rel: rel}
+	for i := range 5000 {
+		tab.Add([]algebra.Value{algebra.Int(int64(i)), algebra.Str("x")}, algebra.Time(i), algebra.Time(i+1))
+	}
+	for _, every := range []int64{1, 2, 3, 7} {
+		skip := func(v []algebra.Value) bool { return v[0].N%every != 0 }
+		keep, packed := screenRows(tab, skip)
+		if len(keep) != (5000+int(every)-1)/int(every) {
+			t.Fatalf("every %d: kept %d", every, len(keep))
+		}
+		for k, i := range keep {
+			if int64(i)%every != 0 {
+				t.Fatalf("every %d: kept row %d", every, i)
+			}
+			if packed != nil && !slices.Equal(packedRow(packed, k), tab.Rows[i].Vals) {
+				t.Fatalf("every %d: packed row %d differs", every, k)
+			}
+		}
+		if wantPacked := 2*len(keep) <= len(tab.Rows); (packed != nil) != wantPacked {
+			t.Fatalf("every %d: packed %v, want %v", every, packed != nil, wantPacked)
+		}
+	}
+}
+
+// TestHashMapAgreesWithMap: random puts, refs and dels on a hashMap and a
+// Go map agree at every step, with keys that share their top bits (long
+// probe runs) and key 0.
+func TestHashMapAgreesWithMap(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, pool := range []int{2, 50, 5000} {
+		keys := make([]uint64, pool)
+		for i := range keys {
+			keys[i] = r.Uint64() >> 60 << 60 // few distinct homes
+			keys[i] |= uint64(i)
+		}
+		keys[0] = 0
+		var m hashMap[int]
+		want := map[uint64]int{}
+		for step := range 200000 {
+			k := keys[r.IntN(pool)]
+			switch r.IntN(4) {
+			case 0:
+				m.put(k, step)
+				want[k] = step
+			case 1:
+				*m.ref(k) += 1
+				want[k] += 1
+			case 2, 3:
+				m.del(k)
+				delete(want, k)
+			}
+			if m.len() != len(want) || m.get(k) != want[k] {
+				t.Fatalf("pool %d step %d: len %d get %d, want %d %d", pool, step, m.len(), m.get(k), len(want), want[k])
+			}
+		}
+		for k, w := range want {
+			if m.get(k) != w {
+				t.Fatalf("pool %d: get(%x) = %d, want %d", pool, k, m.get(k), w)
+			}
+		}
+	}
+}
