@@ -57,13 +57,16 @@ func sortByTime(elems, scratch []stream.Elem) []stream.Elem {
 }
 
 // screenRows lists the rows of a table that skip does not reject, and,
-// while they are at most half the rows, copies their values in order into
-// blocks of packRows rows (packed; nil otherwise), so that the network
-// reads them in sequence: the kept rows of a selective screen lie far
-// apart in the table and reading each again would miss the cache
-// (measured: half the time of BenchmarkInterpreterSelectProject). Each row
-// is copied while the screen has it in cache. A table whose rows differ in
-// width is not packed. packedRow finds a kept row's values.
+// while they are at most half the rows read so far (and packSlack more),
+// copies their values in order into blocks of packRows rows (packed; nil
+// once they are more), so that the network reads them in sequence: the
+// kept rows of a selective screen lie far apart in the table and reading
+// each again would miss the cache (measured: half the time of
+// BenchmarkInterpreterSelectProject). Each row is copied while the screen
+// has it in cache. The copy holds at most half the table's values and
+// packSlack rows; a dense screen gives up within its first packSlack rows
+// kept. A table whose rows differ in width is not packed. packedRow finds
+// a kept row's values.
 func screenRows(t *algebra.Table, skip func([]algebra.Value) bool) (keep []int, packed [][]algebra.Value) {
 	keep = make([]int, 0, 64)
 	w := len(t.Rel.Attrs)
@@ -78,7 +81,7 @@ func screenRows(t *algebra.Table, skip func([]algebra.Value) bool) (keep []int, 
 		if !pack {
 			continue
 		}
-		if pack = len(vals) == w && 2*len(keep) <= len(t.Rows); !pack {
+		if pack = len(vals) == w && 2*len(keep) <= i+1+2*packSlack; !pack {
 			packed = nil
 			continue
 		}
@@ -91,8 +94,12 @@ func screenRows(t *algebra.Table, skip func([]algebra.Value) bool) (keep []int, 
 	return keep, packed
 }
 
-// packRows is the rows of a block of screenRows.
-const packRows = 1024
+// packRows is the rows of a block of screenRows; packSlack how many more
+// than half the rows read it packs before it gives up.
+const (
+	packRows  = 1024
+	packSlack = 64
+)
 
 // packedRow is kept row k's values in blocks packed by screenRows.
 func packedRow(packed [][]algebra.Value, k int) []algebra.Value {
