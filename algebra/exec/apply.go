@@ -2,7 +2,6 @@ package exec
 
 import (
 	"cmp"
-	"container/heap"
 	"slices"
 
 	"github.com/tqmon/tqmon/algebra"
@@ -126,17 +125,49 @@ type removal struct {
 	v algebra.Value
 }
 
+// removalHeap is a binary min-heap of removals on t, typed (no interface
+// boxing per element: container/heap allocated one per removal). push and
+// pop move elements exactly as container/heap's Push and Pop do, so
+// removals at equal times come out in the order they did.
 type removalHeap []removal
 
-func (h removalHeap) Len() int           { return len(h) }
-func (h removalHeap) Less(i, j int) bool { return h[i].t < h[j].t }
-func (h removalHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *removalHeap) Push(x any)        { *h = append(*h, x.(removal)) }
-func (h *removalHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+func (h *removalHeap) push(r removal) {
+	*h = append(*h, r)
+	q := *h
+	for j := len(q) - 1; j > 0; {
+		i := (j - 1) / 2 // parent
+		if !(q[j].t < q[i].t) {
+			break
+		}
+		q[i], q[j] = q[j], q[i]
+		j = i
+	}
+}
+
+func (h *removalHeap) pop() removal {
+	q := *h
+	n := len(q) - 1
+	q[0], q[n] = q[n], q[0]
+	// down(0, n), as container/heap
+	for i := 0; ; {
+		j1 := 2*i + 1
+		if j1 >= n || j1 < 0 {
+			break
+		}
+		j := j1 // left child
+		if j2 := j1 + 1; j2 < n && q[j2].t < q[j1].t {
+			j = j2
+		}
+		if !(q[j].t < q[i].t) {
+			break
+		}
+		q[i], q[j] = q[j], q[i]
+		i = j
+	}
+	r := q[n]
+	q[n] = removal{}
+	*h = q[:n]
+	return r
 }
 
 // NewApply builds the operator; outputs go to out.
@@ -278,7 +309,7 @@ func (a *Apply) step(t algebra.Time) {
 			a.touch(g)
 		}
 		for len(s.removals) > 0 && s.removals[0].t == t {
-			r := heap.Pop(&s.removals).(removal)
+			r := s.removals.pop()
 			r.g.pending--
 			r.g.acc.Remove(r.v)
 			a.touch(r.g)
@@ -419,7 +450,7 @@ func (a *Apply) schedule(s *aggState, g *aggGroup, v algebra.Value, at algebra.T
 		return // contributes for ever
 	}
 	g.pending++
-	heap.Push(&s.removals, removal{t: at, g: g, v: v})
+	s.removals.push(removal{t: at, g: g, v: v})
 }
 
 // row evaluates an outer tuple's targets with the aggregates' current

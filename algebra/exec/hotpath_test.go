@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"container/heap"
 	"runtime"
 	"slices"
 
@@ -178,5 +179,49 @@ func TestHashMapAgreesWithMap(t *testing.T) {
 				t.Fatalf("pool %d: get(%x) = %d, want %d", pool, k, m.get(k), w)
 			}
 		}
+	}
+}
+
+// stdRemovals is container/heap's view of a removal slice, the order the
+// typed removalHeap must keep.
+type stdRemovals []removal
+
+func (h stdRemovals) Len() int           { return len(h) }
+func (h stdRemovals) Less(i, j int) bool { return h[i].t < h[j].t }
+func (h stdRemovals) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *stdRemovals) Push(x any)        { *h = append(*h, x.(removal)) }
+func (h *stdRemovals) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// TestRemovalHeapMatchesContainerHeap: the typed heap pops removals in
+// exactly container/heap's order, ties (equal times, told apart by their
+// values) included, under random interleavings of pushes and pops, and
+// allocates nothing once grown.
+func TestRemovalHeapMatchesContainerHeap(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	var typed removalHeap
+	var std stdRemovals
+	for step := range 100000 {
+		if r.IntN(3) > 0 || len(typed) == 0 {
+			x := removal{t: algebra.Time(r.IntN(50)), v: algebra.Int(int64(step))}
+			typed.push(x)
+			heap.Push(&std, x)
+			continue
+		}
+		got, want := typed.pop(), heap.Pop(&std).(removal)
+		if got != want {
+			t.Fatalf("step %d: popped %v, want %v", step, got, want)
+		}
+	}
+	typed = typed[:0]
+	if n := testing.AllocsPerRun(100, func() {
+		typed.push(removal{t: 1})
+		typed.pop()
+	}); n != 0 {
+		t.Errorf("push and pop allocate %v times", n)
 	}
 }
