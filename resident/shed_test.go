@@ -67,3 +67,51 @@ func TestShedFullSession(t *testing.T) {
 		t.Errorf("delivered %d SendMessage packets: more than MaxHeld", n)
 	}
 }
+
+// A full session beside one whose fragments the drain evaluates and
+// which rejects every packet: an event written for the other session
+// alone while this one is full, then rejected by the drain's filter, was
+// counted as this session's drop but not as wanted (the drain counts only
+// the packets a filter passes), so delivered + dropped exceeded wanted —
+// TestHostileFragments under load, when the honest monitor fell behind
+// until full. Counts must stay exact.
+func TestShedBesideDrainFragments(t *testing.T) {
+	r := manualRounds(t)
+	send := r.Sensor(sSendMessage)
+	p, m := r.Create(tProcess, "P", nil), r.Create(tMailbox, "M", nil)
+	s := r.Open()
+	mustApply(t, s, wire.Command{Kind: wire.CEnableAll, Sensor: uint16(sSendMessage)})
+	bad := r.Open()
+	mustApply(t, bad, wire.Command{Kind: wire.CEnableAll, Sensor: uint16(sSendMessage)})
+	mustApply(t, bad, fragCmd(1, sSendMessage, dear(1, "nobody")))
+	if ft := send.frags.Load(); ft == nil || ft.early {
+		t.Fatal("the fragment is not the drain's")
+	}
+	for rounds := 0; !s.core.Full(); rounds++ {
+		if rounds > 2*session.MaxHeld/(r.slots/4) {
+			t.Fatal("the session never filled")
+		}
+		for range r.slots / 4 {
+			ev(send, Value{E: p}, Value{E: m})
+		}
+		r.round(false)
+	}
+	r.round(false) // the round marks it full
+	if r.full.Load()&s.bit == 0 {
+		t.Fatal("a full session is not marked full")
+	}
+	for range 1000 {
+		ev(send, Value{E: p}, Value{E: m})
+	}
+	r.round(false)
+	st := newStream(t, s)
+	r.Close()
+	if err := st.toEnd(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("session ended with %v", err)
+	}
+	c, n := st.counts[uint16(sSendMessage)], st.delivered(sSendMessage)
+	t.Logf("delivered %d, dropped %d, wanted %d", n, c.Drops, c.Wanted)
+	if n+c.Drops != c.Wanted || c.Drops < 1000 {
+		t.Errorf("delivered %d + dropped %d, wanted %d: want exact counts, and the 1,000 drops", n, c.Drops, c.Wanted)
+	}
+}
