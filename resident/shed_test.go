@@ -25,19 +25,7 @@ func TestShedFullSession(t *testing.T) {
 		}
 		return n
 	}
-	for rounds := 0; !s.core.Full(); rounds++ {
-		if rounds > 2*session.MaxHeld/(r.slots/4) {
-			t.Fatal("the session never filled")
-		}
-		for range r.slots / 4 {
-			ev(send, Value{E: p}, Value{E: m})
-		}
-		r.round(false)
-	}
-	r.round(false) // the round marks it full
-	if r.full.Load()&s.bit == 0 {
-		t.Fatal("a full session is not marked full")
-	}
+	fill(t, r, s, send, p, m)
 	before := claims()
 	for range 1000 {
 		ev(send, Value{E: p}, Value{E: m})
@@ -87,19 +75,7 @@ func TestShedBesideDrainFragments(t *testing.T) {
 	if ft := send.frags.Load(); ft == nil || ft.early {
 		t.Fatal("the fragment is not the drain's")
 	}
-	for rounds := 0; !s.core.Full(); rounds++ {
-		if rounds > 2*session.MaxHeld/(r.slots/4) {
-			t.Fatal("the session never filled")
-		}
-		for range r.slots / 4 {
-			ev(send, Value{E: p}, Value{E: m})
-		}
-		r.round(false)
-	}
-	r.round(false) // the round marks it full
-	if r.full.Load()&s.bit == 0 {
-		t.Fatal("a full session is not marked full")
-	}
+	fill(t, r, s, send, p, m)
 	for range 1000 {
 		ev(send, Value{E: p}, Value{E: m})
 	}
@@ -113,5 +89,24 @@ func TestShedBesideDrainFragments(t *testing.T) {
 	t.Logf("delivered %d, dropped %d, wanted %d", n, c.Drops, c.Wanted)
 	if n+c.Drops != c.Wanted || c.Drops < 1000 {
 		t.Errorf("delivered %d + dropped %d, wanted %d: want exact counts, and the 1,000 drops", n, c.Drops, c.Wanted)
+	}
+}
+
+// fill sends p's messages to m until session s (which never reads) is
+// full, and runs the round that marks it so (manual rounds).
+func fill(t *testing.T, r *Resident, s *Session, send *Sensor, p, m *Entity) {
+	t.Helper()
+	for rounds := 0; !s.core.Full(); rounds++ {
+		if rounds > 2*session.MaxHeld/(r.slots/4) {
+			t.Fatal("the session never filled")
+		}
+		for range r.slots / 4 {
+			ev(send, Value{E: p}, Value{E: m})
+		}
+		r.round(false)
+	}
+	r.round(false) // the round marks it full
+	if r.full.Load()&s.bit == 0 {
+		t.Fatal("a full session is not marked full")
 	}
 }
