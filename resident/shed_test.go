@@ -2,6 +2,7 @@ package resident
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/tqmon/tqmon/resident/session"
@@ -108,5 +109,33 @@ func fill(t *testing.T, r *Resident, s *Session, send *Sensor, p, m *Entity) {
 	r.round(false) // the round marks it full
 	if r.full.Load()&s.bit == 0 {
 		t.Fatal("a full session is not marked full")
+	}
+}
+
+// A session's first packets (the live entities' tuples) are wanted by it
+// alone: a session opened while another is open does not add them to the
+// other's wanted, which it is never delivered (they were counted in the
+// resident's counts, every session's: the first session's delivered +
+// dropped fell short of its wanted by the live entities).
+func TestSnapshotCountsOwn(t *testing.T) {
+	r := manualRounds(t)
+	first := r.Open()
+	for i := range 5 {
+		r.Create(tProcess, fmt.Sprint("P", i), nil)
+	}
+	r.round(false)
+	second := r.Open()
+	r.round(false)
+	streams := []*stream{newStream(t, first), newStream(t, second)}
+	r.Close()
+	for i, st := range streams {
+		if err := st.toEnd(); !errors.Is(err, ErrClosed) {
+			t.Fatalf("session %d ended with %v", i, err)
+		}
+		c, n := st.counts[uint16(sProcess)], st.delivered(sProcess)
+		t.Logf("session %d: delivered %d, dropped %d, wanted %d", i, n, c.Drops, c.Wanted)
+		if n+c.Drops != c.Wanted || n < 5 {
+			t.Errorf("session %d: delivered %d + dropped %d != wanted %d (5 processes)", i, n, c.Drops, c.Wanted)
+		}
 	}
 }
