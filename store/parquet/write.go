@@ -416,6 +416,22 @@ func (w *Writer) write(cut algebra.Time, final bool) error {
 		p.minFrom = min(p.minFrom, x.from)
 		p.rows = append(p.rows, x)
 	}
+	// Resuming from a journal (Append, then the journal replayed from the
+	// manifest's Resume into At and the calls). What is durable: the
+	// files a manifest counts (Writes), each renamed into place before the
+	// manifest that counts it; nothing else survives a kill. Resume is
+	// the least position of a row held or open at this write (else the
+	// position after the last call made): every message before it is a
+	// state message (Advance, SetWindow and SetObservation, each sent
+	// again at every recorder sync) or belongs to a row this or an
+	// earlier write put in files, so reading from Resume loses nothing.
+	// A replayed row is recognised as written by its end alone: it ends
+	// before Through (see below), and hold drops it; a row ending at or
+	// after Through was not written, and is held again (a tuple still
+	// open is held from its replayed Begin, its open-… file removed by
+	// Append). This rests on the journal's time order: after an Advance
+	// to t, no row ending before t comes, so no row ending before a cut
+	// comes after the write that made it.
 	resume := uint64(0)
 	if w.pos > 0 {
 		resume = w.pos + 1
