@@ -40,7 +40,8 @@ type kernelSubject struct {
 	code  int
 }
 
-// openKernel makes the resident and starts the command paused.
+// openKernel makes the resident and starts the command stopped at its
+// exec.
 func openKernel(k *KernelOptions) (*kernelSubject, error) {
 	params := map[string]string{}
 	if len(k.Command) > 0 && k.Target != "" {
@@ -65,7 +66,7 @@ func openKernel(k *KernelOptions) (*kernelSubject, error) {
 	}
 	s := &kernelSubject{res: res}
 	if len(k.Command) > 0 {
-		cmd, err := launch.Start(k.Command, launch.Options{})
+		cmd, err := launch.Start(k.Command, launch.Options{Stdin: k.Stdin, Stdout: k.Stdout, Stderr: k.Stderr})
 		if err != nil {
 			res.Close()
 			return nil, fmt.Errorf("-c: %w", err)

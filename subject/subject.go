@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"slices"
 	"sort"
 	"time"
@@ -89,6 +90,8 @@ type KernelOptions struct {
 	Specs []kernel.Source
 	// RingBytes is the size of the packet ring buffer.
 	RingBytes int
+	// Stdin, Stdout and Stderr are the command's (nil: this process's).
+	Stdin, Stdout, Stderr *os.File
 }
 
 func (o *Options) residents() Residents {

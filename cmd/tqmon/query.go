@@ -105,9 +105,12 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error
 	}
 	so := subject.Options{Notes: stderr, History: f.historyDir, DB: f.dbDir, Connect: f.connect, NATS: f.nats.url, Hosts: f.nats.hosts, Token: f.token, ResultsInto: f.record,
 		MaxMemory: int64(f.maxMemory)}
-	if so.Kernel, err = f.kernel.options(); err != nil {
+	var closeKernel func()
+	so.Kernel, closeKernel, err = f.kernel.options(f.display != "", stderr)
+	if err != nil {
 		return err
 	}
+	defer closeKernel()
 	switch n := so.Given(); {
 	case n > 1 && f.kernel.on:
 		return usageErr(errors.New("give one of --history DIR, --connect ADDR or --kernel"))

@@ -73,9 +73,12 @@ func newRecordCmd(stdout, stderr io.Writer) *cobra.Command {
 func runRecord(f *recordFlags, stderr io.Writer) error {
 	so := subject.Options{Demo: f.demo, Config: f.cfg, Truth: f.truthDir, Connect: f.connect, NATS: f.nats.url, Hosts: f.nats.hosts, Token: f.token}
 	var err error
-	if so.Kernel, err = f.kernel.options(); err != nil {
+	var closeKernel func()
+	so.Kernel, closeKernel, err = f.kernel.options(false, stderr)
+	if err != nil {
 		return err
 	}
+	defer closeKernel()
 	switch {
 	case so.Given() != 1:
 		return usageErr(errors.New("record needs exactly one of --demo, --connect ADDR (or --nats URL) or --kernel"))
