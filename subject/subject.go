@@ -92,6 +92,9 @@ type KernelOptions struct {
 	RingBytes int
 	// Stdin, Stdout and Stderr are the command's (nil: this process's).
 	Stdin, Stdout, Stderr *os.File
+	// Follow: an enable of a process covers the processes it forks from
+	// then on (kernel.Options.Follow).
+	Follow bool
 }
 
 func (o *Options) residents() Residents {
@@ -166,6 +169,9 @@ type Session struct {
 	// under; Duration bounds it (0: the subject's run bounds it).
 	Ctx      context.Context
 	Duration time.Duration
+	// Follow is how the residents follow descendants (nil: they do not;
+	// remote.LiveOptions.Follow).
+	Follow *exec.Follow
 }
 
 // RunOptions shape a run.

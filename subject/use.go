@@ -136,7 +136,7 @@ func present(ctx context.Context, s Subject, setup *show.Setup, po play.Options,
 		return pb.Run(ctx)
 	}
 	_, err := s.session(ctx, 0, func(ss Session) error {
-		lo.Ready = chain(ss.Ready, lo.Ready)
+		lo.Ready, lo.Follow = chain(ss.Ready, lo.Ready), ss.Follow
 		return show.Live(ctx, setup, ss.Conns, lo, ss.Clock, so)
 	})
 	return err

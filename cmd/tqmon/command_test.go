@@ -157,3 +157,35 @@ func TestKernelCommandOutputOffDisplay(t *testing.T) {
 		t.Errorf("%s: %v %q", file, err, b)
 	}
 }
+
+// TestKernelFollow: --follow includes the target's descendants. The
+// workload's root makes 100 getppid calls, its two children 20 each and
+// a grandchild 3: exactly 143 with --follow, exactly the root's 100
+// without; and Process.Parent names the root's children.
+func TestKernelFollow(t *testing.T) {
+	kerneltest.Need(t)
+	bin := binary(t)
+	work := kerneltest.BuildC(t, "testdata/forks.c", true)
+	q := `range of s is Syscall retrieve (s.Name) where s.Process = $target and s.Name = "getppid"`
+	for _, tt := range []struct {
+		flags []string
+		want  int
+	}{{nil, 100}, {[]string{"--follow"}, 143}, {nil, 100}, {[]string{"--follow"}, 143}} {
+		args := append(append([]string{"query", "--kernel", "--format", "csv"}, tt.flags...), "-e", q, "-c", "--", work)
+		out, err := exec.Command(bin, args...).Output()
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", tt.flags, err, errText(err))
+		}
+		if got := syscallCounts(t, string(out))["getppid"]; got != tt.want {
+			t.Errorf("%v: %d getppid calls, want %d", tt.flags, got, tt.want)
+		}
+	}
+	out, err := exec.Command(bin, "query", "--kernel", "--format", "csv",
+		"-e", `range of p is Process retrieve (p.Command, p.Parent, p.Process) where p.Parent = $target`, "-c", "--", work).Output()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errText(err))
+	}
+	if lines := strings.Split(strings.TrimSpace(string(out)), "\n"); len(lines) != 3 || !strings.HasPrefix(lines[1], "forks,") {
+		t.Errorf("the root's children by Process.Parent:\n%s", out)
+	}
+}

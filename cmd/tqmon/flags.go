@@ -124,6 +124,7 @@ func addKernelFlags(cmd *cobra.Command, fl *pflag.FlagSet, k *kernelFlags, help,
 	fl.BoolVarP(&k.command, "command", "c", false, "with --kernel: run the arguments after -- as a command, stopped at its exec until the sensors are ready (traced from its first instruction: no launcher's calls, not its execve); $target is its pid")
 	fl.StringVar(&k.output, "command-output", "", "with -c: FILE the command's stdout and stderr go to (default: the terminal; with --display a new temporary file, named when tqmon ends, so the command never draws over the display)")
 	fl.StringVarP(&k.target, "target", "p", "", "with --kernel: $target is this running process's pid (-p PID, as bpftrace)")
+	fl.BoolVar(&k.follow, "follow", false, "with --kernel: a sensor enabled for a process is enabled for the processes it forks from then on, transitively (its children from their first instruction): `s.Process = $target` selects the target and its descendants; tuples still name their own process (Process.Parent relates them)")
 	fl.StringArrayVar(&k.specs, "spec", nil, "with --kernel: FILE extending the kernel's description (uprobe sensors; repeatable)")
 	fl.IntVar(&k.ringBytes, "ring-bytes", 8<<20, "with --kernel: size of the packet ring buffer (a power of two, at least a page)")
 	cmd.Long += help
@@ -134,8 +135,8 @@ func addKernelFlags(cmd *cobra.Command, fl *pflag.FlagSet, k *kernelFlags, help,
 func kernelArgs(k *kernelFlags) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		switch {
-		case !k.on && (k.command || k.target != "" || len(k.specs) > 0):
-			return usageErr(errors.New("-c, --target and --spec go with --kernel"))
+		case !k.on && (k.command || k.target != "" || len(k.specs) > 0 || k.follow):
+			return usageErr(errors.New("-c, --target, --follow and --spec go with --kernel"))
 		case k.output != "" && !k.command:
 			return usageErr(errors.New("--command-output goes with -c"))
 		case !k.on:
@@ -164,7 +165,7 @@ func (k *kernelFlags) options(tui bool, stderr io.Writer) (o *subject.KernelOpti
 	if err != nil {
 		return nil, close, usageErr(err)
 	}
-	o = &subject.KernelOptions{Command: k.argv, Target: k.target, Specs: specs, RingBytes: k.ringBytes}
+	o = &subject.KernelOptions{Command: k.argv, Target: k.target, Specs: specs, RingBytes: k.ringBytes, Follow: k.follow}
 	if !k.command || k.output == "" && !tui {
 		return o, close, nil
 	}

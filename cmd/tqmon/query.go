@@ -103,6 +103,12 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	if naive && f.kernel.follow {
+		// The naive plan keeps `s.Process = $target` as a selection,
+		// which compares IDs; --follow works through the sensors'
+		// enables, which the rewritten plan makes of it.
+		return usageErr(errors.New("--follow goes with the rewritten plan (--plan optimized): it follows descendants through the sensors' enables, which a naive plan does not use"))
+	}
 	so := subject.Options{Notes: stderr, History: f.historyDir, DB: f.dbDir, Connect: f.connect, NATS: f.nats.url, Hosts: f.nats.hosts, Token: f.token, ResultsInto: f.record,
 		MaxMemory: int64(f.maxMemory)}
 	var closeKernel func()

@@ -41,6 +41,7 @@ type gen struct {
 	pending string // label for the next instruction
 	srcNext *SourceAt
 	labels  int
+	follow  bool // a Process flag holder's enable is its root's (follow.go)
 }
 
 // at says that what follows comes from the spec at pos.
@@ -262,9 +263,23 @@ func (g *gen) jumpImm(op asm.JumpOp, reg asm.Register, v uint64, label string) {
 // loads — the one entity enabled when there is only one, and only then
 // the enable map (whose counters traced-then-disabled sensors decrement:
 // they fire only while it is positive, and always look it up).
+// With follow, a holder not enabled is tried again as its root.
 func (g *gen) enableTest(s *Sensor, v *value, on, out string) {
 	g.num(v, asm.R1)
 	g.emit(asm.StoreMem(asm.R10, stFlag, asm.R1, asm.Word))
+	if g.follow {
+		root := g.newLabel("root")
+		g.enableTestID(s, on, root)
+		g.label(root)
+		g.followHolder(out)
+		g.enableTestID(s, on, out)
+		return
+	}
+	g.enableTestID(s, on, out)
+}
+
+// enableTestID is enableTest for the ID in R1 and at stFlag.
+func (g *gen) enableTestID(s *Sensor, on, out string) {
 	g.emit(asm.LoadMapValue(asm.R2, 0, uint32(FlagsSize*s.ID)).WithReference(MapAll),
 		asm.LoadMem(asm.R3, asm.R2, 0, asm.DWord),
 		asm.JNE.Imm(asm.R3, 0, on))
@@ -379,19 +394,19 @@ func generateBinding(spec *Spec, s *Sensor, b *Binding) []*Program {
 	var out []*Program
 	switch b.Mode {
 	case ModeEvent:
-		out = append(out, program(s, b, from, false, func(g *gen) { genEvent(g, s, b, from) }))
+		out = append(out, program(spec, s, b, from, false, func(g *gen) { genEvent(g, s, b, from) }))
 	case ModeSplit:
-		out = append(out, program(s, b, from, false, func(g *gen) { genSplitBegin(g, s, b, from) }))
-		out = append(out, program(s, b, to, true, func(g *gen) { genSplitEnd(g, s, b, to) }))
+		out = append(out, program(spec, s, b, from, false, func(g *gen) { genSplitBegin(g, s, b, from) }))
+		out = append(out, program(spec, s, b, to, true, func(g *gen) { genSplitEnd(g, s, b, to) }))
 	case ModeWhole:
-		out = append(out, program(s, b, from, false, func(g *gen) { genWholeBegin(g, s, b, from) }))
-		out = append(out, program(s, b, to, true, func(g *gen) { genWholeEnd(g, s, b, to) }))
+		out = append(out, program(spec, s, b, from, false, func(g *gen) { genWholeBegin(g, s, b, from) }))
+		out = append(out, program(spec, s, b, to, true, func(g *gen) { genWholeEnd(g, s, b, to) }))
 	}
 	return out
 }
 
-func program(s *Sensor, b *Binding, cl *clause, end bool, body func(*gen)) *Program {
-	g := &gen{}
+func program(spec *Spec, s *Sensor, b *Binding, cl *clause, end bool, body func(*gen)) *Program {
+	g := &gen{follow: spec.Follow && s.FlagType == "Process"}
 	body(g)
 	suffix := fmt.Sprintf("%d", b.Index)
 	if end {

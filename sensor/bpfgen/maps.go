@@ -52,13 +52,17 @@ const (
 // ringBytes (sensor packets) and entityBytes (entity records), each a
 // power of two multiple of the page size.
 func (s *Spec) SharedMaps(ringBytes, entityBytes int) map[string]*ebpf.MapSpec {
-	return map[string]*ebpf.MapSpec{
+	m := map[string]*ebpf.MapSpec{
 		MapEvents:   {Name: "tqm_events", Type: ebpf.RingBuf, MaxEntries: uint32(ringBytes)},
 		MapEntities: {Name: "tqm_entities", Type: ebpf.RingBuf, MaxEntries: uint32(entityBytes)},
 		MapCounts:   {Name: "tqm_counts", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 16, MaxEntries: uint32(s.Relations + 1)},
 		MapAll:      {Name: "tqm_allflags", Type: ebpf.Array, KeySize: 4, ValueSize: uint32(FlagsSize * max(s.Relations, 1)), MaxEntries: 1},
 		MapScratch:  {Name: "tqm_scratch", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: uint32(max(s.MaxRecord, 8)), MaxEntries: 1},
 	}
+	if s.Follow {
+		m[MapFollow] = followMapSpec()
+	}
+	return m
 }
 
 func enableMapSpec(rel string) *ebpf.MapSpec {
