@@ -197,6 +197,8 @@ type DisplayOptions struct {
 	Play  play.Options
 	Live  remote.LiveOptions
 	Title string
+	// TZ is the time zone of the clock and the timeline's axis (--tz).
+	TZ string
 }
 
 // ReadDisplaySpec reads the display spec file at path into DisplayOptions:
@@ -228,5 +230,5 @@ func Display(ctx context.Context, s Subject, o DisplayOptions) error {
 	if err != nil {
 		return badInput(err)
 	}
-	return present(ctx, s, setup, o.Play, o.Live, show.Options{Title: o.Title, ReadSpec: o.ReadSpec})
+	return present(ctx, s, setup, o.Play, o.Live, show.Options{Title: o.Title, ReadSpec: o.ReadSpec, TZ: o.TZ})
 }

@@ -150,7 +150,7 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error
 			defer cancel()
 		}
 		return display(ctx, sub, f.display, subject.DisplayOptions{Queries: f.srcs, Params: params,
-			Live: remote.LiveOptions{Naive: naive, Lease: f.lease}, Title: title})
+			Live: remote.LiveOptions{Naive: naive, Lease: f.lease}, Title: title, TZ: f.tz})
 	}
 	prog, err := query.Compile(sub.Catalog(), f.srcs, check.Options{Params: params, NowFunc: sub.Now})
 	if err != nil {

@@ -27,6 +27,7 @@ type viewFlags struct {
 	from       string
 	paused     bool
 	maxMemory  query.Bytes
+	tz         string
 }
 
 func newViewCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -50,6 +51,7 @@ func newViewCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.StringVar(&f.from, "from", "", "start playing at TIME (e.g. 2:45:00; default: the history's beginning)")
 	fl.BoolVar(&f.paused, "paused", false, "start paused (space resumes, → steps)")
 	addMaxMemoryFlag(fl, &f.maxMemory)
+	addTZFlag(fl, &f.tz)
 	return cmd
 }
 
@@ -61,6 +63,9 @@ func runView(f *viewFlags, stderr io.Writer) error {
 		return usageErr(errors.New("view needs --display SPEC (a display spec file)"))
 	case !(f.speed > 0):
 		return usageErr(fmt.Errorf("--speed %g: want a positive number of subject seconds per real second", f.speed))
+	}
+	if _, err := algebra.WithTZ(algebra.TimeAuto, f.tz); err != nil {
+		return usageErr(fmt.Errorf("--tz: %w", err))
 	}
 	po := play.Options{Speed: f.speed, Paused: f.paused}
 	if f.from != "" {
@@ -85,5 +90,5 @@ func runView(f *viewFlags, stderr io.Writer) error {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	return display(ctx, sub, f.display, subject.DisplayOptions{Queries: f.srcs, Params: params, Play: po,
-		Title: "tqmon view " + f.historyDir})
+		Title: "tqmon view " + f.historyDir, TZ: f.tz})
 }

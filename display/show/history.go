@@ -45,6 +45,9 @@ type Options struct {
 	// cuts them), the spans of Losses. Nil: nothing is cut. A live display
 	// does not use it: its run cuts at the gaps it learns (remote.RunLive).
 	Gaps exec.Gaps
+	// TZ is the time zone of wall-clock times on the clock and the
+	// timeline's axis: "" or "utc", or "local" (--tz; algebra.WithTZ).
+	TZ string
 }
 
 // observe puts what o says of the observation into the feed's scene.
@@ -60,6 +63,9 @@ func (o Options) observe(f *Feed) {
 // model makes the screen's model over a feed.
 func (s *Setup) model(f *Feed, o Options, clock func() algebra.Time) *ui.Model {
 	m := ui.New(f.Scene, o.Title, clock)
+	if tf, err := algebra.WithTZ(algebra.TimeAuto, o.TZ); err == nil {
+		m.SetTime(tf) // the commands check --tz before they draw
+	}
 	if o.ReadSpec != nil {
 		m.Reload = func() (*spec.Spec, error) {
 			text, err := o.ReadSpec()

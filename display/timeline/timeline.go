@@ -44,12 +44,15 @@ type View struct {
 	// Follow keeps the present at the right edge; otherwise End is.
 	Follow bool
 	End    algebra.Time
+	// Time formats the axis's labels and the position (New: TimeAuto;
+	// with TimeLocal, --tz local, in the local time zone).
+	Time algebra.TimeFormat
 }
 
 // New makes a timeline over a scene's stores, following the present, at a
 // zoom where the decay spans about five columns.
 func New(sc *scene.Scene) *View {
-	v := &View{sc: sc, Follow: true}
+	v := &View{sc: sc, Follow: true, Time: algebra.TimeAuto}
 	want := sc.Spec().Decay / 5
 	for i, s := range scales {
 		if s <= want {
@@ -97,7 +100,7 @@ func (v *View) Describe() string {
 	}
 	f := "following"
 	if !v.Follow {
-		f = "at " + algebra.FormatTime(v.End, algebra.TimeAuto)
+		f = "at " + algebra.FormatTime(v.End, v.Time)
 	}
 	return fmt.Sprintf("timeline: %s, %s/column, %s", rows, algebra.FormatDuration(v.Scale()), f)
 }
@@ -243,7 +246,7 @@ func (v *View) axis(c draw.Canvas, area draw.Rect, x0, cols int, start, scale in
 		if x >= cols {
 			break
 		}
-		if label := algebra.FormatTime(t, algebra.TimeAuto); x >= free && x+draw.Width(label) <= cols {
+		if label := algebra.FormatTime(t, v.Time); x >= free && x+draw.Width(label) <= cols {
 			draw.Text(c, x0+x, area.Y, label, dim)
 			free = x + draw.Width(label) + 1
 		}

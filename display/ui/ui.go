@@ -60,6 +60,8 @@ type Model struct {
 	// Ended says the data has ended (the residents stopped, or the
 	// recording was played to its end).
 	Ended func() bool
+	// Time formats the clock (SetTime).
+	Time algebra.TimeFormat
 
 	timelineOn bool
 	help       bool
@@ -69,7 +71,7 @@ type Model struct {
 
 // New makes a model over a scene.
 func New(sc *scene.Scene, title string, clock func() algebra.Time) *Model {
-	m := &Model{Scene: sc, Timeline: timeline.New(sc), Title: title, Clock: clock}
+	m := &Model{Scene: sc, Timeline: timeline.New(sc), Title: title, Clock: clock, Time: algebra.TimeAuto}
 	m.timelineOn = sc.Spec().Timeline
 	return m
 }
@@ -153,13 +155,20 @@ func firstLine(s string) string {
 // TimelineOn reports whether the timeline view is showing.
 func (m *Model) TimelineOn() bool { return m.timelineOn }
 
-// FormatClock is the digital clock's text: H:MM:SS, with tenths when the
-// time is not a whole second.
-func FormatClock(t algebra.Time) string {
+// FormatClock is the digital clock's text in format tf: H:MM:SS, with
+// tenths when the time is not a whole second, or for wall-clock times
+// (TimeAuto) RFC 3339 to the tenth, in UTC or with TimeLocal local time.
+func FormatClock(t algebra.Time, tf algebra.TimeFormat) string {
 	if t == algebra.Beginning || t == algebra.Forever {
 		return "-:--:--"
 	}
-	return algebra.FormatTime(t-t%1e8, algebra.TimeAuto)
+	return algebra.FormatTime(t-t%1e8, tf)
+}
+
+// SetTime sets the format of the clock and the timeline's axis (New:
+// algebra.TimeAuto; or'ed with algebra.TimeLocal by --tz local).
+func (m *Model) SetTime(tf algebra.TimeFormat) {
+	m.Time, m.Timeline.Time = tf, tf
 }
 
 // Draw draws the whole screen.
@@ -176,7 +185,7 @@ func (m *Model) Draw(c draw.Canvas) {
 	head := draw.Style{Bold: true}
 	draw.Text(c, 1, 0, draw.Clip(m.Title, w-14), head)
 	if m.Scene.Spec().Clock {
-		clk := FormatClock(now)
+		clk := FormatClock(now, m.Time)
 		draw.Text(c, w-1-draw.Width(clk), 0, clk, draw.Style{Bold: true, Reverse: true})
 	}
 	if m.timelineOn {
