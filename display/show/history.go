@@ -63,9 +63,7 @@ func (o Options) observe(f *Feed) {
 // model makes the screen's model over a feed.
 func (s *Setup) model(f *Feed, o Options, clock func() algebra.Time) *ui.Model {
 	m := ui.New(f.Scene, o.Title, clock)
-	if tf, err := algebra.WithTZ(algebra.TimeAuto, o.TZ); err == nil {
-		m.SetTime(tf) // the commands check --tz before they draw
-	}
+	m.SetLocal(o.TZ == "local") // the commands check --tz before they draw
 	if o.ReadSpec != nil {
 		m.Reload = func() (*spec.Spec, error) {
 			text, err := o.ReadSpec()

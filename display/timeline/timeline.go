@@ -44,15 +44,24 @@ type View struct {
 	// Follow keeps the present at the right edge; otherwise End is.
 	Follow bool
 	End    algebra.Time
-	// Time formats the axis's labels and the position (New: TimeAuto;
-	// with TimeLocal, --tz local, in the local time zone).
-	Time algebra.TimeFormat
+	// Local prints the axis's wall-clock labels and the position in the
+	// local time zone (--tz local), not UTC.
+	Local bool
+}
+
+// timeFormat is how the view prints times: algebra.TimeAuto, local with
+// Local.
+func (v *View) timeFormat() algebra.TimeFormat {
+	if v.Local {
+		return algebra.TimeAuto | algebra.TimeLocal
+	}
+	return algebra.TimeAuto
 }
 
 // New makes a timeline over a scene's stores, following the present, at a
 // zoom where the decay spans about five columns.
 func New(sc *scene.Scene) *View {
-	v := &View{sc: sc, Follow: true, Time: algebra.TimeAuto}
+	v := &View{sc: sc, Follow: true}
 	want := sc.Spec().Decay / 5
 	for i, s := range scales {
 		if s <= want {
@@ -100,7 +109,7 @@ func (v *View) Describe() string {
 	}
 	f := "following"
 	if !v.Follow {
-		f = "at " + algebra.FormatTime(v.End, v.Time)
+		f = "at " + algebra.FormatTime(v.End, v.timeFormat())
 	}
 	return fmt.Sprintf("timeline: %s, %s/column, %s", rows, algebra.FormatDuration(v.Scale()), f)
 }
@@ -246,7 +255,7 @@ func (v *View) axis(c draw.Canvas, area draw.Rect, x0, cols int, start, scale in
 		if x >= cols {
 			break
 		}
-		if label := algebra.FormatTime(t, v.Time); x >= free && x+draw.Width(label) <= cols {
+		if label := algebra.FormatTime(t, v.timeFormat()); x >= free && x+draw.Width(label) <= cols {
 			draw.Text(c, x0+x, area.Y, label, dim)
 			free = x + draw.Width(label) + 1
 		}

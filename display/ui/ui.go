@@ -60,8 +60,8 @@ type Model struct {
 	// Ended says the data has ended (the residents stopped, or the
 	// recording was played to its end).
 	Ended func() bool
-	// Time formats the clock (SetTime).
-	Time algebra.TimeFormat
+	// Local: the clock in local time (SetLocal).
+	Local bool
 
 	timelineOn bool
 	help       bool
@@ -71,7 +71,7 @@ type Model struct {
 
 // New makes a model over a scene.
 func New(sc *scene.Scene, title string, clock func() algebra.Time) *Model {
-	m := &Model{Scene: sc, Timeline: timeline.New(sc), Title: title, Clock: clock, Time: algebra.TimeAuto}
+	m := &Model{Scene: sc, Timeline: timeline.New(sc), Title: title, Clock: clock}
 	m.timelineOn = sc.Spec().Timeline
 	return m
 }
@@ -165,10 +165,10 @@ func FormatClock(t algebra.Time, tf algebra.TimeFormat) string {
 	return algebra.FormatTime(t-t%1e8, tf)
 }
 
-// SetTime sets the format of the clock and the timeline's axis (New:
-// algebra.TimeAuto; or'ed with algebra.TimeLocal by --tz local).
-func (m *Model) SetTime(tf algebra.TimeFormat) {
-	m.Time, m.Timeline.Time = tf, tf
+// SetLocal makes the clock and the timeline's axis print wall-clock
+// times in the local time zone (--tz local), not UTC.
+func (m *Model) SetLocal(local bool) {
+	m.Local, m.Timeline.Local = local, local
 }
 
 // Draw draws the whole screen.
@@ -185,7 +185,11 @@ func (m *Model) Draw(c draw.Canvas) {
 	head := draw.Style{Bold: true}
 	draw.Text(c, 1, 0, draw.Clip(m.Title, w-14), head)
 	if m.Scene.Spec().Clock {
-		clk := FormatClock(now, m.Time)
+		tf := algebra.TimeAuto
+		if m.Local {
+			tf |= algebra.TimeLocal
+		}
+		clk := FormatClock(now, tf)
 		draw.Text(c, w-1-draw.Width(clk), 0, clk, draw.Style{Bold: true, Reverse: true})
 	}
 	if m.timelineOn {
