@@ -28,6 +28,7 @@ type viewFlags struct {
 	paused     bool
 	maxMemory  query.Bytes
 	tz         string
+	export     exportFlags
 }
 
 func newViewCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -52,6 +53,7 @@ func newViewCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.BoolVar(&f.paused, "paused", false, "start paused (space resumes, → steps)")
 	addMaxMemoryFlag(fl, &f.maxMemory)
 	addTZFlag(fl, &f.tz)
+	addExportFlags(fl, &f.export)
 	return cmd
 }
 
@@ -66,6 +68,9 @@ func runView(f *viewFlags, stderr io.Writer) error {
 	}
 	if _, err := algebra.WithTZ(algebra.TimeAuto, f.tz); err != nil {
 		return usageErr(fmt.Errorf("--tz: %w", err))
+	}
+	if err := f.export.check(false); err != nil {
+		return err
 	}
 	po := play.Options{Speed: f.speed, Paused: f.paused}
 	if f.from != "" {
@@ -89,6 +94,16 @@ func runView(f *viewFlags, stderr io.Writer) error {
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	return display(ctx, sub, f.display, subject.DisplayOptions{Queries: f.srcs, Params: params, Play: po,
-		Title: "tqmon view " + f.historyDir, TZ: f.tz})
+	o := subject.DisplayOptions{Queries: f.srcs, Params: params, Play: po, Title: "tqmon view " + f.historyDir, TZ: f.tz}
+	if f.export.Given() {
+		// What the exporters say (where metrics are served, --exec's
+		// output) waits until the display has given the terminal back.
+		notes := &heldNotes{max: 64 << 10}
+		defer notes.flush(stderr)
+		tf, _ := algebra.WithTZ(algebra.TimeAuto, f.tz)
+		o.Export = func(rels []*algebra.Relation) (subject.DisplayExporter, error) {
+			return f.export.startRels(ctx, rels, tf, notes)
+		}
+	}
+	return display(ctx, sub, f.display, o)
 }

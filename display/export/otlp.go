@@ -32,9 +32,9 @@ const OTLPQueue = 2048
 // otlpShutdown bounds how long the end of a run waits for the collector.
 const otlpShutdown = 10 * time.Second
 
-// otlpSink sends result tuples as spans over OTLP/gRPC: an interval tuple
-// is a span over its valid time [from, to), sent once it ends; an event is
-// a span of no length at its time with one span event. Each span is named
+// otlpSink sends result tuples over OTLP/gRPC: an interval tuple is a
+// span over its valid time [from, to), sent once it ends; an event is a
+// log record at its time (otlplog.go). Each span is named
 // after its relation and carries the tuple's attributes (ints, floats,
 // bools as such; durations in nanoseconds; the others as text), plus
 // tqmon.relation. Tuples still open when the run ends are sent ending at
@@ -56,6 +56,7 @@ type otlpSink struct {
 	ended   uint64 // spans handed to the SDK
 	sent    *countingExporter
 	notes   io.Writer
+	logs    *otlpLogs // event tuples (otlplog.go)
 }
 
 // countingExporter counts the spans the collector accepted and keeps the
@@ -96,6 +97,10 @@ func newOTLP(ctx context.Context, o Options, rs []result) (*otlpSink, error) {
 	x.tp = sdktrace.NewTracerProvider(sdktrace.WithResource(res),
 		sdktrace.WithBatcher(x.sent, sdktrace.WithMaxQueueSize(OTLPQueue), sdktrace.WithBatchTimeout(time.Second)))
 	x.tracer = x.tp.Tracer("github.com/tqmon/tqmon")
+	if x.logs, err = newOTLPLogs(ctx, endpoint, secure, res); err != nil {
+		x.tp.Shutdown(ctx)
+		return nil, err
+	}
 	for range rs {
 		x.open = append(x.open, map[*stream.Rec]struct{}{})
 	}
@@ -158,7 +163,7 @@ func (x *otlpSink) elem(i int, e stream.Elem) {
 		delete(x.open[i], e.Rec)
 		x.span(i, e.Rec, e.Rec.From, e.T, false)
 	case stream.Event:
-		x.span(i, e.Rec, e.T, e.T, false)
+		x.event(i, e.Rec.Vals, e.T)
 	}
 }
 
@@ -184,6 +189,7 @@ func (x *otlpSink) close(ctx context.Context) error {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), otlpShutdown)
 	defer cancel()
 	err := x.tp.Shutdown(sctx)
+	x.logs.close(sctx, x.notes)
 	noteDrops(x.notes, "--otlp", dropped, fmt.Sprintf("tuples not exported (past %d open tuples of a relation)", MaxOpen))
 	if lost := ended - min(ended, x.sent.sent.Load()); lost > 0 {
 		why := "the queue was full or the collector did not take them"
