@@ -59,22 +59,48 @@ type otlpSink struct {
 	logs    *otlpLogs // event tuples (otlplog.go)
 }
 
-// countingExporter counts the spans the collector accepted and keeps the
-// last error, which it does not pass on: the SDK would print it through
-// OpenTelemetry's global handler, and close reports what was lost once.
-type countingExporter struct {
-	sdktrace.SpanExporter
+// delivery counts what the collector accepted (spans, log records) and
+// keeps the last error, which the exporters do not pass on: the SDK would
+// print it through OpenTelemetry's global handler, and close reports
+// what was lost once.
+type delivery struct {
 	sent    atomic.Uint64
 	lastErr atomic.Pointer[error]
 }
 
-func (c *countingExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
-	err := c.SpanExporter.ExportSpans(ctx, spans)
+// note counts an export of n items that ended with err.
+func (d *delivery) note(n int, err error) {
 	if err == nil {
-		c.sent.Add(uint64(len(spans)))
+		d.sent.Add(uint64(n))
 	} else {
-		c.lastErr.Store(&err)
+		d.lastErr.Store(&err)
 	}
+}
+
+// report says on notes how many of the handed items (what they are) the
+// collector did not take, and why (its last error, else shutdown's).
+func (d *delivery) report(notes io.Writer, handed uint64, what string, shutdown error) {
+	lost := handed - min(handed, d.sent.Load())
+	if lost == 0 {
+		return
+	}
+	why := "the queue was full or the collector did not take them"
+	if e := d.lastErr.Load(); e != nil {
+		why = (*e).Error()
+	} else if shutdown != nil {
+		why = shutdown.Error()
+	}
+	fmt.Fprintf(notes, "tqmon: --otlp: %d of %d %s not delivered: %s\n", lost, handed, what, why)
+}
+
+// countingExporter is a span exporter that notes its deliveries.
+type countingExporter struct {
+	sdktrace.SpanExporter
+	delivery
+}
+
+func (c *countingExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+	c.note(len(spans), c.SpanExporter.ExportSpans(ctx, spans))
 	return nil
 }
 
@@ -191,14 +217,6 @@ func (x *otlpSink) close(ctx context.Context) error {
 	err := x.tp.Shutdown(sctx)
 	x.logs.close(sctx, x.notes)
 	noteDrops(x.notes, "--otlp", dropped, fmt.Sprintf("tuples not exported (past %d open tuples of a relation)", MaxOpen))
-	if lost := ended - min(ended, x.sent.sent.Load()); lost > 0 {
-		why := "the queue was full or the collector did not take them"
-		if e := x.sent.lastErr.Load(); e != nil {
-			why = (*e).Error()
-		} else if err != nil {
-			why = err.Error()
-		}
-		fmt.Fprintf(x.notes, "tqmon: --otlp: %d of %d spans not delivered: %s\n", lost, ended, why)
-	}
+	x.sent.report(x.notes, ended, "spans", err)
 	return nil
 }

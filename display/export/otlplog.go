@@ -3,7 +3,7 @@ package export
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
+	"io"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -31,21 +31,14 @@ type otlpLogs struct {
 	emitted uint64 // records handed to the SDK (the sink's lock)
 }
 
-// countingLogExporter counts the records the collector accepted and keeps
-// the last error, as countingExporter does for spans.
+// countingLogExporter is a log exporter that notes its deliveries.
 type countingLogExporter struct {
 	sdklog.Exporter
-	sent    atomic.Uint64
-	lastErr atomic.Pointer[error]
+	delivery
 }
 
 func (c *countingLogExporter) Export(ctx context.Context, recs []sdklog.Record) error {
-	err := c.Exporter.Export(ctx, recs)
-	if err == nil {
-		c.sent.Add(uint64(len(recs)))
-	} else {
-		c.lastErr.Store(&err)
-	}
+	c.note(len(recs), c.Exporter.Export(ctx, recs))
 	return nil
 }
 
@@ -81,15 +74,6 @@ func (x *otlpSink) event(i int, vals []algebra.Value, at algebra.Time) {
 
 // close waits for the collector to take the queued records (ctx bounds
 // it) and reports those not delivered.
-func (l *otlpLogs) close(ctx context.Context, notes interface{ Write([]byte) (int, error) }) {
-	err := l.lp.Shutdown(ctx)
-	if lost := l.emitted - min(l.emitted, l.sent.sent.Load()); lost > 0 {
-		why := "the queue was full or the collector did not take them"
-		if e := l.sent.lastErr.Load(); e != nil {
-			why = (*e).Error()
-		} else if err != nil {
-			why = err.Error()
-		}
-		fmt.Fprintf(notes, "tqmon: --otlp: %d of %d event log records not delivered: %s\n", lost, l.emitted, why)
-	}
+func (l *otlpLogs) close(ctx context.Context, notes io.Writer) {
+	l.sent.report(notes, l.emitted, "event log records", l.lp.Shutdown(ctx))
 }
