@@ -88,8 +88,10 @@ func runShell(f *shellFlags, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	if err := f.export.check(false); err != nil {
-		return err
+	if f.export.Given() {
+		if err := f.export.check(false); err != nil {
+			return err
+		}
 	}
 	if f.export.Hold {
 		return usageErr(errors.New("--prometheus-hold does not go with the shell: each statement's metrics are served while it runs"))
