@@ -17,7 +17,7 @@ FUZZ_TARGETS := \
 	./store/db:FuzzDecodeRecord \
 	./store/db:FuzzOpenCorrupt
 
-.PHONY: all build tqmon test size-check test-long bench grammar grammar-check fuzz vet fmt-check demo bench-display bench-store bench-kernel bench-engine bench-safety test-heavy
+.PHONY: all build tqmon test size-check test-long bench grammar grammar-check fuzz vet fmt-check demo bench-display bench-store bench-kernel bench-engine bench-safety bench-wire test-heavy
 
 all: build
 
@@ -54,6 +54,12 @@ test-long:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# What runs at the resident, on the wire: tuples and bytes per result with
+# and without it, the twins interleaved on the same seeds (σ at the
+# resident, two-phase counting triggers, entity-relation selections).
+bench-wire:
+	$(GO) test -run '^$$' -bench 'BenchmarkWireM3|BenchmarkWireResident' -benchtime 10x ./remote/
 
 # Subject safety: the subject's throughput with a monitor that never reads
 # attached, as a ratio to no monitor at all, measured in the same run
@@ -123,6 +129,8 @@ bench-store:
 	$(GO) test -run '^$$' -bench 'BenchmarkStoreRecord' -benchtime 2000000x -count 3 ./store/db
 	$(GO) test -run '^$$' -bench 'BenchmarkStoreReplay' -benchtime 5x -count 3 ./store/db
 	$(GO) test -run '^$$' -bench 'BenchmarkStoreTimeslice' ./store/replay
+	$(GO) test -run '^$$' -bench 'BenchmarkParquetWrite' -benchtime 1000000x -count 3 ./store/parquet
+	$(GO) test -run '^$$' -bench 'BenchmarkParquetScan' -benchtime 3x -count 3 ./store/parquet
 
 # Kernel sensors against bpftrace (root): the N-getppid workload timed
 # uninstrumented, under tqmon and under an equivalent bpftrace script, for

@@ -94,6 +94,12 @@ type Strategy struct {
 	Kind    StrategyKind
 	On      Role
 	Counter int // bits of the enable counter
+	// Whole: a traced interval relation whose sensor reports each tuple
+	// once, whole, at its end (a kernel binding whose `to` clause binds
+	// values: the begin's values wait in the kernel until the end). Such
+	// an α's tuples arrive as late as they are long, so it is never "on
+	// time" (exec gives it an unbounded MaxLate).
+	Whole bool
 }
 
 // Variant is the α variant name, e.g. "T:P", "S:T", "D:T"; "" when the
@@ -117,7 +123,11 @@ func (s Strategy) String() string {
 	if s.Kind == NotSensed {
 		return "not sensed"
 	}
-	return fmt.Sprintf("%s on %s counter %d", s.Kind, s.On, s.Counter)
+	w := ""
+	if s.Whole {
+		w = ", reported whole"
+	}
+	return fmt.Sprintf("%s on %s counter %d%s", s.Kind, s.On, s.Counter, w)
 }
 
 // Attr is an explicit attribute of a relation.

@@ -1,6 +1,8 @@
 package remote
 
 import (
+	"slices"
+
 	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/algebra/expr"
 	"github.com/tqmon/tqmon/algebra/plan"
@@ -51,6 +53,45 @@ func (c *commander) fragments(alphas []*exec.Alpha, placed map[*plan.Alpha]*rewr
 			cmd.ID = c.next
 			c.send(cmd)
 		}
+	}
+}
+
+// entityFragments installs, on residents that filter entity relations
+// (wire.CapEntityFragments), the selections rewrite.PlaceEntities placed
+// on the entity relations the plans read: a session is then sent only the
+// entity tuples some read of the relation can use (the disjunction of the
+// reads' selections). The plans run them again.
+func (c *commander) entityFragments(placed map[string]*rewrite.EntityFragment) {
+	for _, st := range c.states {
+		if !st.hello.Has(wire.CapEntityFragments) {
+			return
+		}
+	}
+	names := make([]string, 0, len(placed))
+	for name := range placed {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		var kids []wire.Pred
+		for _, e := range placed[name].Preds {
+			p, ok := wirePred(e)
+			if !ok {
+				kids = nil
+				break
+			}
+			kids = append(kids, *p)
+		}
+		if len(kids) == 0 {
+			continue
+		}
+		cmd := wire.Command{Kind: wire.CFragment, Sensor: c.sensor(name), Pred: &kids[0]}
+		if len(kids) > 1 {
+			cmd.Pred = &wire.Pred{Op: wire.POr, Kids: kids}
+		}
+		c.next++
+		cmd.ID = c.next
+		c.send(cmd)
 	}
 }
 

@@ -3,9 +3,12 @@ package remote_test
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/plan"
 	"github.com/tqmon/tqmon/query"
@@ -178,4 +181,225 @@ func TestProbe(t *testing.T) {
 		t.Fatalf("rates %v: want SendMessage's, fewer passing the selection", rates)
 	}
 	t.Logf("rates %v", rates)
+}
+
+// beginCounter notes the entity tuples a connection delivers, per
+// relation: their begin times (an entity tuple crosses the wire as a
+// begin and an end).
+type beginCounter struct {
+	wire.Conn
+	at map[string][]algebra.Time
+}
+
+// within counts the tuples of rel that began in [from, to].
+func (c *beginCounter) within(rel string, from, to algebra.Time) int {
+	n := 0
+	for _, b := range c.at[rel] {
+		if b >= from && b <= to {
+			n++
+		}
+	}
+	return n
+}
+
+func (c *beginCounter) Recv() (*wire.Batch, error) {
+	b, err := c.Conn.Recv()
+	if err == nil {
+		for _, p := range b.Packets {
+			if h := c.Hello(); p.Kind == wire.PEntityBegin {
+				name := h.Sensors[p.Sensor]
+				c.at[name] = append(c.at[name], algebra.Time(h.WallBase+p.TS-h.MonoBase))
+
+			}
+		}
+	}
+	return b, err
+}
+
+// entityFragmentQueries read the Process entity relation only through
+// selections on its State (a scan, a sampled join, an entity-selection
+// argument), so the resident sends only Waiting and Running tuples.
+var entityFragmentQueries = []query.Source{
+	{Name: "waiting", Text: `range of p is Process retrieve (p.Process) where p.State = "Waiting"`},
+	{Name: "waiting-at-ticks", Text: `range of p is Process
+range of c is Clock[20]
+retrieve (p.Process) valid at c where p.State = "Waiting" when c overlap p`},
+	{Name: "sends-while-running", Text: `range of p is Process
+range of s is SendMessage
+retrieve (s.Process, s.Mailbox) where p.Process = s.Process and p.State = "Running"`},
+}
+
+// TestLiveEntityFragments: selections on an entity relation's attributes
+// run at the resident (rewrite.PlaceEntities): exactly the Process tuples
+// in the states the queries select cross the wire, counted against the
+// ground truth, and every result equals the truth's. A resident that does
+// not filter entity relations sends every Process tuple.
+func TestLiveEntityFragments(t *testing.T) {
+	cat := demoCatalog(t)
+	prog, err := query.Compile(cat, entityFragmentQueries, check.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		hide   bool
+		filter bool
+	}{{"entity-fragments", false, true}, {"no-entity-fragments", true, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			bc := &beginCounter{at: map[string][]algebra.Time{}}
+			wrap := func(conn wire.Conn) wire.Conn {
+				if c.hide {
+					conn = without{conn, wire.CapEntityFragments}
+				}
+				bc.Conn = conn
+				return bc
+			}
+			got, st, h := runDemoWith(t, prog, demo.DefaultConfig(8), 300*time.Millisecond, remote.LiveOptions{WireBytes: true}, wrap)
+			want, _, err := prog.RunHistory(h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if renderTables(got) != renderTables(want) {
+				t.Fatalf("live results differ from the ground truth's:\n%s\nwant:\n%s", renderTables(got), renderTables(want))
+			}
+			// (Tuples that began before the run's commands took effect —
+			// the observation's start — or after its end, as the resident
+			// closed, are not the run's.)
+			selected, all := 0, 0
+			for _, p := range h.Table("Process").Rows {
+				if p.From < st.Start || p.From > st.End {
+					continue
+				}
+				all++
+				if s := p.Vals[1].S; s == "Waiting" || s == "Running" {
+					selected++
+				}
+			}
+			if selected == 0 || selected == all {
+				t.Fatalf("%d of %d Process tuples selected: the workload does not tell the plans apart", selected, all)
+			}
+			wantN := all
+			if c.filter {
+				wantN = selected
+			}
+			if n := bc.within("Process", st.Start, st.End); n != wantN {
+				t.Errorf("Process tuples sent %d, want %d (%d of %d Waiting or Running)", n, wantN, selected, all)
+			}
+			t.Logf("Process tuples sent %d (%d of %d selected); wire: %d tuples, %d bytes", bc.within("Process", st.Start, st.End), selected, all, st.WireTuples, st.WireBytes)
+		})
+	}
+}
+
+// TestPlaceEntities: a relation gets a fragment only when every read of
+// it is a selected range variable.
+func TestPlaceEntities(t *testing.T) {
+	cat := demoCatalog(t)
+	for _, c := range []struct {
+		name string
+		srcs []query.Source
+		want string // the relations with a fragment, and how many disjuncts
+	}{
+		{"selected", entityFragmentQueries, "Process:2"}, // Waiting twice, Running twice: alike reads, one disjunct
+		{"one-whole", append(slices.Clone(entityFragmentQueries), query.Source{Name: "all", Text: `range of p is Process retrieve (p.Process, p.State)`}), ""},
+		{"entity-source", []query.Source{{Name: "q", Text: `range of p is Process range of s is SendMessage retrieve (s.Mailbox) where p.State = "Ready"`}}, ""},
+		{"not-placeable", []query.Source{{Name: "q", Text: `range of p is Process retrieve (p.Process) where p.State = "Ready" or p.Process = p.Process`}}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, plans := finalPlans(t, cat, c.srcs)
+			var got []string
+			for name, f := range rewrite.PlaceEntities(plans...) {
+				got = append(got, fmt.Sprintf("%s:%d", name, len(f.Preds)))
+			}
+			slices.Sort(got)
+			if g := strings.Join(got, " "); g != c.want {
+				t.Errorf("fragments %q, want %q", g, c.want)
+			}
+		})
+	}
+}
+
+// BenchmarkWireResident: bytes across the wire per result, with what
+// runs at the resident and without it, the twins interleaved in one run
+// on the same seeds — the two-phase query (counting trigger against
+// Waiting widened to every mailbox) and the entity-relation selections
+// (entityFragmentQueries: Process filtered at the resident against sent
+// whole). Bytes count everything the program needs (the first phase's
+// sends too). The two-phase runs have three mailboxes, so that waits
+// overlap busy spells (results).
+func BenchmarkWireResident(b *testing.B) {
+	cat := demoCatalog(b)
+	var twoPhase string
+	for _, q := range liveQueries {
+		if q.name == "two-phase-busy-mailboxes" {
+			twoPhase = q.text
+		}
+	}
+	tp, err := query.Compile(cat, []query.Source{{Name: "two-phase", Text: twoPhase}}, check.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ef, err := query.Compile(cat, entityFragmentQueries, check.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	noEntityFragments := func(c wire.Conn) wire.Conn { return without{c, wire.CapEntityFragments} }
+	three := func(seed uint64) demo.Config { c := demo.DefaultConfig(seed); c.Mailboxes = 3; return c }
+	cases := []struct {
+		metric string
+		prog   *query.Program
+		wrap   func(wire.Conn) wire.Conn
+		rows   func([]query.Result) int
+		cfg    func(seed uint64) demo.Config
+	}{
+		{"two-phase", tp, nil, lastRows, three},
+		{"two-phase-widened", tp, noCount, lastRows, three},
+		{"entity", ef, nil, allRows, demo.DefaultConfig},
+		{"entity-whole", ef, noEntityFragments, allRows, demo.DefaultConfig},
+	}
+	bytes := make([]float64, len(cases))
+	tuples := make([]float64, len(cases))
+	rows := make([]float64, len(cases))
+	for i := range b.N {
+		for j, c := range cases {
+			got, st, _ := runDemoWith(b, c.prog, c.cfg(uint64(7+i)), 400*time.Millisecond, remote.LiveOptions{WireBytes: true}, c.wrap)
+			bytes[j] += float64(st.WireBytes)
+			tuples[j] += float64(st.WireTuples)
+			rows[j] += float64(c.rows(got))
+		}
+	}
+	for j, c := range cases {
+		if rows[j] == 0 {
+			b.Fatalf("%s: no results", c.metric)
+		}
+		b.ReportMetric(bytes[j]/rows[j], c.metric+"-B/result")
+		b.ReportMetric(tuples[j]/rows[j], c.metric+"-tuples/result")
+	}
+}
+
+func lastRows(rs []query.Result) int { return len(rs[len(rs)-1].Table.Rows) }
+
+func allRows(rs []query.Result) int {
+	n := 0
+	for _, r := range rs {
+		n += len(r.Table.Rows)
+	}
+	return n
+}
+
+// finalPlans compiles a program and returns its rewritten plans.
+func finalPlans(t *testing.T, cat *algebra.Catalog, srcs []query.Source) (*query.Program, []plan.Node) {
+	t.Helper()
+	prog, err := query.Compile(cat, srcs, check.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rw, err := prog.Rewritten(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plans []plan.Node
+	for _, r := range rw {
+		plans = append(plans, r.Final)
+	}
+	return prog, plans
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/algebra/expr"
 	"github.com/tqmon/tqmon/algebra/plan"
@@ -248,7 +249,10 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 		states[i] = st
 		start = min(start, h.WallBase)
 	}
-	cmd := &commander{states: states, periods: map[string]time.Duration{}}
+	cmd := &commander{states: states, periods: map[string]time.Duration{}, defs: map[*check.Retrieve]plan.Node{}}
+	for i, r := range p.Stmts {
+		cmd.defs[r] = plans[i]
+	}
 	for _, a := range net.Alphas {
 		if err := cmd.push(a, p.Catalog); err != nil {
 			return nil, stats, err
@@ -261,6 +265,7 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 		// (A tap records what the sensors report: it must see every tuple,
 		// whole.)
 		cmd.fragments(net.Alphas, rewrite.Place(plans...))
+		cmd.entityFragments(rewrite.PlaceEntities(plans...))
 	}
 	cmd.renew(opts.Lease)
 	if cmd.err != nil {
@@ -654,6 +659,9 @@ func (st *connState) take(b *wire.Batch, cat *algebra.Catalog, stats *LiveStats,
 			it.Kind = stream.PacketEvent
 		case wire.PBegin:
 			it.Kind = stream.PacketBegin
+			if p.Begin == 0 {
+				it.From = it.T // reported as it happened
+			}
 		case wire.PEnd:
 			it.Kind, it.phase = stream.PacketEnd, 0
 			if rel.Strategy.Kind == algebra.Sampled {
@@ -814,6 +822,9 @@ type commander struct {
 	timely bool // the last α pushed is enabled by the residents themselves
 	// periods are the sampled relations' sampling periods.
 	periods map[string]time.Duration
+	// defs are the program's retrieves' plans, for the α arguments over
+	// relations they derive (twophase.go).
+	defs map[*check.Retrieve]plan.Node
 }
 
 func (c *commander) send(cmd wire.Command) {
@@ -909,7 +920,7 @@ func (c *commander) enable(sensor uint16, rel *algebra.Relation, arg plan.Node) 
 		if !c.states[0].hello.Has(wire.CapTriggers) {
 			return false // e.g. a kernel resident
 		}
-		return c.trigger(sensor, x)
+		return c.trigger(sensor, rel, x)
 	}
 	return false
 }
@@ -921,7 +932,7 @@ func (c *commander) enable(sensor uint16, rel *algebra.Relation, arg plan.Node) 
 // its entity selection, the same over an entity relation's scan.
 // Equalities with constants among the conditions on u travel with the
 // trigger; other conditions are left to α.
-func (c *commander) trigger(sensor uint16, p *plan.Project) bool {
+func (c *commander) trigger(sensor uint16, rel *algebra.Relation, p *plan.Project) bool {
 	if len(p.Targets) != 1 {
 		return false
 	}
@@ -948,6 +959,10 @@ func (c *commander) trigger(sensor uint16, p *plan.Project) bool {
 		}
 		on = u.Rel.Name
 	case *plan.Scan:
+		if u.Rel.Derived {
+			// Two-phase: a count over a derived relation (twophase.go).
+			return u.Var == col.Var && isBeginOf(pt.Valid.From, u.Var) && c.counting(sensor, rel, col, conds, u)
+		}
 		// The entity-selection argument, π[F = p.A](πT[from begin of p to
 		// end of p | "forever"](σ[…](p))) over an entity relation: the
 		// resident sees the entity's tuples begin as they do, and enables

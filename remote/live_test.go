@@ -76,6 +76,17 @@ retrieve into Busy (m.Mailbox, N = count(s.Process by m.Mailbox where s.Mailbox 
 range of b is Busy
 range of w is Waiting
 retrieve (w.Process, w.Mailbox) where b.Mailbox = w.Mailbox and b.N > 3`},
+	{"two-phase-ever", `range of m is Mailbox
+range of s is SendMessage
+retrieve into Sent (m.Mailbox, N = count(s.Process by m.Mailbox where s.Mailbox = m.Mailbox for ever))
+range of b is Sent
+range of w is Waiting
+retrieve (w.Process, w.Mailbox, b.N) valid at end of w where b.Mailbox = w.Mailbox and b.N >= 20`},
+	{"two-phase-by-sensed", `range of s is SendMessage
+retrieve into Hot (s.Mailbox, N = count(s.Process by s.Mailbox for each 5s))
+range of h is Hot
+range of w is Waiting
+retrieve (w.Mailbox, Longest = max(end of w - begin of w for ever)) where h.Mailbox = w.Mailbox and 2 < h.N`},
 	{"sends-after-unblock", `range of w is Waiting
 retrieve into Unblocked (P = w.Process) valid at end of w
 range of u is Unblocked
@@ -590,5 +601,136 @@ func TestLiveStatsSumResidents(t *testing.T) {
 	name := ossensors.Spec().Sensors[0].Name
 	if got, want := st.Wanted[name], ns[0].Load()+ns[1].Load(); got != want || ns[0].Load() == 0 || ns[1].Load() == 0 {
 		t.Fatalf("Wanted[%s] = %d, want the sum %d + %d", name, got, ns[0].Load(), ns[1].Load())
+	}
+}
+
+// TestLiveStatsAreTheRuns: a resident's counts are cumulative over its
+// life, every session's; a session's batches count from its opening, so
+// a run's Wanted and Dropped are what its resident produced while it ran. A second run on the same resident that
+// does not read SendMessage reports none produced for it, though the
+// first run's sends are in the resident's counts (before, they were
+// reported as the second run's: "0 packets received, N produced while
+// enabled").
+func TestLiveStatsAreTheRuns(t *testing.T) {
+	cat := demoCatalog(t)
+	compile := func(text string) *query.Program {
+		prog, err := query.Compile(cat, []query.Source{{Name: "q", Text: text}}, check.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return prog
+	}
+	cfg := demo.DefaultConfig(3)
+	clock := demo.NewClock(cfg.Scale)
+	res := resident.New(ossensors.Spec(), demo.Options(clock, truth.New(cat, 0, 0)))
+	defer res.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go demo.New(ossensors.New(res), cfg).Run(ctx)
+	_, st1, err := remote.RunLive(context.Background(), compile(`range of s is SendMessage retrieve (s.Process, s.Mailbox)`),
+		[]wire.Conn{res.Local()}, remote.LiveOptions{Duration: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st1.Packets["SendMessage"] == 0 || st1.Wanted["SendMessage"] == 0 {
+		t.Fatalf("first run: %d sends received, %d wanted", st1.Packets["SendMessage"], st1.Wanted["SendMessage"])
+	}
+	_, st2, err := remote.RunLive(context.Background(), compile(`range of w is Waiting retrieve (w.Process, w.Mailbox)`),
+		[]wire.Conn{res.Local()}, remote.LiveOptions{Duration: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The counts are the resident's while the session was open: the
+	// first session may still have had SendMessage enabled for a round or
+	// two as the second opened — a few, not the first run's.
+	if p, w := st2.Packets["SendMessage"], st2.Wanted["SendMessage"]; p != 0 || w > st1.Wanted["SendMessage"]/4 {
+		t.Errorf("second run, which does not read SendMessage: %d received, %d produced while enabled (the first run: %d)",
+			p, w, st1.Wanted["SendMessage"])
+	}
+}
+
+func noCount(c wire.Conn) wire.Conn { return without{c, wire.CapCount} }
+
+// TestLiveTwoPhasePackets: two-phase monitoring, live. Waiting is traced
+// only on mailboxes whose send count in the last 10 s exceeds 3: the
+// resident counts the sends itself (a counting trigger) and enables
+// Waiting on a mailbox in the send that makes its count, so — Waiting
+// being reported whole at its end, and a wait that overlaps a busy spell
+// ending any time after it began — exactly the waits on a mailbox that
+// end after its first busy instant arrive: counted here against the
+// ground truth, packet for packet. A resident without counting triggers
+// widens Waiting to every mailbox. Both equal the truth's results.
+func TestLiveTwoPhasePackets(t *testing.T) {
+	cat := demoCatalog(t)
+	var text string
+	for _, q := range liveQueries {
+		if q.name == "two-phase-busy-mailboxes" {
+			text = q.text
+		}
+	}
+	prog, err := query.Compile(cat, []query.Source{{Name: "two-phase", Text: text}}, check.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const window, over = 10 * algebra.Time(time.Second), 3
+	// Eight mailboxes: few are busy, and busy ones seldom have a waiter
+	// (sends pile up there), so the plans' packets differ most; three: most
+	// are busy, and waits overlap busy spells (results).
+	three := demo.DefaultConfig(7)
+	three.Mailboxes = 3
+	for _, c := range []struct {
+		name    string
+		cfg     demo.Config
+		wrap    func(wire.Conn) wire.Conn
+		results bool // the run must have results; else its plans' packets must differ
+	}{{"count", demo.DefaultConfig(7), nil, false}, {"no-count", demo.DefaultConfig(7), noCount, false}, {"count-3-mailboxes", three, nil, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			got, st, h := runDemoWith(t, prog, c.cfg, 400*time.Millisecond, remote.LiveOptions{}, c.wrap)
+			want, _, err := prog.RunHistory(h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if renderTables(got) != renderTables(want) {
+				t.Fatalf("live result differs from the ground truth's:\n%s\nwant:\n%s", renderTables(got), renderTables(want))
+			}
+			// The first instant each mailbox has more than 3 sends within
+			// the resident's inclusive window [t − 10 s, t].
+			sends := map[string][]algebra.Time{}
+			for _, s := range h.Table("SendMessage").Rows {
+				sends[s.Vals[1].S] = append(sends[s.Vals[1].S], s.From)
+			}
+			busy := map[string]algebra.Time{}
+			for m, ts := range sends {
+				slices.Sort(ts)
+				for i := over; i < len(ts); i++ {
+					if ts[i-over] >= ts[i]-window {
+						busy[m] = ts[i]
+						break
+					}
+				}
+			}
+			waits, after := 0, 0
+			for _, w := range h.Table("Waiting").Rows {
+				waits++
+				if b, ok := busy[w.Vals[1].S]; ok && w.To > b {
+					after++
+				}
+			}
+			switch {
+			case c.results && len(got[1].Table.Rows) == 0:
+				t.Fatal("no results: the workload does not test the detail phase")
+			case !c.results && (len(busy) == 0 || len(busy) == len(sends) || after == 0 || after == waits):
+				t.Fatalf("%d of %d mailboxes busy, %d of %d waits after: the workload does not tell the plans apart", len(busy), len(sends), after, waits)
+			}
+			wantPackets, wantWidened := after, []string(nil)
+			if c.wrap != nil {
+				wantPackets, wantWidened = waits, []string{"w"}
+			}
+			if st.Packets["Waiting"] != wantPackets || !slices.Equal(st.Widened, wantWidened) {
+				t.Errorf("Waiting packets %d, widened %v; want %d, %v (%d busy mailboxes of %d, %d waits in all)",
+					st.Packets["Waiting"], st.Widened, wantPackets, wantWidened, len(busy), len(sends), waits)
+			}
+			t.Logf("Waiting packets %d of %d waits; %d of %d mailboxes busy; %d results", st.Packets["Waiting"], waits, len(busy), len(sends), len(got[1].Table.Rows))
+		})
 	}
 }

@@ -442,11 +442,14 @@ func (st *connState) clip(it *Input) bool {
 	case begins && it.T < f:
 		st.early[it.Key] = true
 		it.T = f
+		if it.Kind == stream.PacketBegin {
+			it.From = max(it.From, f)
+		}
 		return true
 	case it.Kind == stream.PacketWhole && it.T <= f, it.T < f:
 		return false
 	}
-	if !begins && it.From < f {
+	if (!begins || it.Kind == stream.PacketBegin) && it.From < f {
 		it.From = f
 	}
 	if ends {

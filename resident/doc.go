@@ -67,7 +67,16 @@
 // enable lock, as CEnableAll's). A While trigger holds the enable only
 // while the entity's current tuple matches, taken back when a tuple that
 // does not match begins or the entity ends, before that entity operation
-// returns.
+// returns. A counting trigger (CTrigger with Count) enables the entity
+// once Count of its packets fell within the window (count.go).
+//
+// Late begins: a session that enables (CEnable, CEnableAll) a traced (T)
+// interval sensor is sent, at once, a begin for each tuple of it in
+// progress that the session now wants, stamped then and carrying when the
+// tuple began (beginOpen, sensor.go); its end follows as any begun
+// tuple's, even if the session is disabled meanwhile. So a monitor sees
+// the tuples in progress at the start of its observation begin there, on
+// time, rather than only at their end.
 //
 // Traced-then-disabled (D) sensors: the paper's D sensor decrements its
 // flag's counter when it fires, and the monitor re-arms it as long as the
@@ -138,6 +147,12 @@
 //   - triggers: at most maxTriggers (32) per session; a trigger runs in
 //     the subject's thread on each packet of its sensor, so this bounds
 //     what a monitor adds to each sensor call (TestHostileTriggers).
+//   - counting triggers (count.go: two-phase monitoring's first phase):
+//     at most maxCountTriggers (4) per session, each counting at most
+//     maxCountKeys (1,024) entities of at most wire.MaxCount (64)
+//     timestamps; an entity it has no room for is enabled at once (a
+//     superset, exact), never waited for (TestCountTriggerBound,
+//     TestHostileCountTriggers).
 //   - fragments: at most maxFragments (64) per session and
 //     maxSessionCmps (64) comparisons in their predicates (each at most
 //     wire.MaxPredNodes nodes, wire.MaxPredDepth deep); the producer

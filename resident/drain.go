@@ -253,6 +253,11 @@ func (r *Resident) dispatch(q *ring, pos uint64, head *slot, tab *[MaxSessions]*
 	}
 	s := r.sensors[sid]
 	ft := s.frags.Load()
+	if flags&slotDeleted != 0 {
+		// A later use of the deleted entity gets its definition again
+		// (whatever a fragment passes of its packet).
+		defer (*Entity)(q.val(pos, ex, 0).p).seen.And(^to)
+	}
 	if ft != nil && !ft.early && to&ft.filtered != 0 {
 		// The fragments the producer left to the drain (fragment.go). A
 		// packet they reject for every session it was written for is not
@@ -272,7 +277,7 @@ func (r *Resident) dispatch(q *ring, pos uint64, head *slot, tab *[MaxSessions]*
 			}
 		}
 		if to &= ft.pass(&s.kinds, rv[:n]); to == 0 {
-			return k // (never an entity packet: they have no fragments)
+			return k
 		}
 	}
 	r.dr.wanted[sid]++
@@ -308,10 +313,6 @@ func (r *Resident) dispatch(q *ring, pos uint64, head *slot, tab *[MaxSessions]*
 			q.Vals = ft.project(i, vals, r.dr.newVals)
 		}
 		r.dr.out[i] = append(r.dr.out[i], q)
-	}
-	if flags&slotDeleted != 0 {
-		// A later use of the deleted entity gets its definition again.
-		(*Entity)(q.val(pos, ex, 0).p).seen.And(^to)
 	}
 	return k
 }

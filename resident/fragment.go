@@ -12,7 +12,10 @@ import (
 
 // Fragments (CFragment): the part of a session's plan that runs at the
 // resident — a selection on a sensor's own attributes against constants,
-// and a projection. They decide only what is sent: the remote monitor
+// and a projection; on an entity relation, a selection only (the drain's:
+// a tuple's begin and end carry the same values, so both pass or neither
+// does; the snapshot a session opens with is sent whole, before any
+// fragment). They decide only what is sent: the remote monitor
 // runs the same σ and π again, so a fragment that passes too much (or
 // keeps too much) costs bytes, never exactness, and one that passes too
 // little would be a bug — which is why a fragment never changes what a
@@ -220,8 +223,11 @@ func (s *Session) addFragment(cmd *wire.Command) error {
 	if err != nil {
 		return err
 	}
-	if sen.class == ClassEntity || !sen.traced() && sen.strat != Sampled {
-		return s.fail(cmd, "sensor", "%s is neither traced nor sampled", sen.describe())
+	switch {
+	case sen.class == ClassEntity && len(cmd.Keep) > 0:
+		return s.fail(cmd, "keep", "%s is an entity relation: its tuples are sent whole", sen.describe())
+	case sen.class != ClassEntity && !sen.traced() && sen.strat != Sampled:
+		return s.fail(cmd, "sensor", "%s is neither traced, sampled nor an entity relation", sen.describe())
 	}
 	cmps := 0
 	if cmd.Pred != nil {
@@ -303,7 +309,9 @@ func (sen *Sensor) publishFragments() {
 			t.narrow |= 1 << i
 		}
 	}
-	t.early = cmps <= maxEarlyCmps
+	// An entity relation's are the drain's: its packets are written under
+	// r.mu, which every entity operation of the subject takes.
+	t.early = cmps <= maxEarlyCmps && sen.class != ClassEntity
 	sen.frags.Store(t)
 }
 

@@ -169,7 +169,7 @@ func TestFragments(t *testing.T) {
 	}{
 		{fragCmd(2, sSendMessage, nil), "id"},
 		{wire.Command{Kind: wire.CUnfragment, ID: 77}, "id"},
-		{fragCmd(3, sProcess, nil), "sensor"},
+		{fragCmd(3, sProcess, nil, 0), "keep"},
 		{fragCmd(3, 99, nil), "sensor"},
 		{fragCmd(3, sSendMessage, nil, 2), "keep[0]"},
 		{fragCmd(3, sSendMessage, &wire.Pred{Op: wire.PEq, Attr: 5, Value: wire.Value{Kind: wire.VEntity}}), "pred"},
@@ -346,3 +346,48 @@ func TestFragmentEarlyBudget(t *testing.T) {
 }
 
 func ptr[T any](x T) *T { return &x }
+
+// TestEntityFragments: a fragment on an entity relation sends a session
+// only the tuples that satisfy it — begin and end alike, the drain
+// deciding — while a session without one gets every tuple, and a
+// Running-state trigger of the filtering session still sees the tuples
+// its fragment holds back. An entity relation's tuples are sent whole:
+// Keep is refused.
+func TestEntityFragments(t *testing.T) {
+	r, c := newFake(t, Options{})
+	if !slices.Contains(r.Hello().Caps, wire.CapEntityFragments) {
+		t.Fatal("hello does not announce entity fragments")
+	}
+	a, o := r.Open(), r.Open()
+	sa, so := newStream(t, a), newStream(t, o)
+	waiting := wire.Pred{Op: wire.PEq, Attr: 1, Value: wire.Value{Kind: wire.VEnum, N: 2}}
+	mustApply(t, a, fragCmd(1, sProcess, &waiting))
+	if ft := r.Sensor(sProcess).frags.Load(); ft.early {
+		t.Fatal("an entity relation's fragments are the producer's: they must be the drain's")
+	}
+	mustApply(t, a, wire.Command{Kind: wire.CTrigger, ID: 2, On: uint16(sProcess), Attr: 0, Sensor: uint16(sSendMessage),
+		Conds: []wire.Cond{{Attr: 1, Value: wire.Value{Kind: wire.VEnum, N: 1}}}, While: true})
+	if err := a.Apply(&wire.Command{Kind: wire.CFragment, ID: 3, Sensor: uint16(sProcess), Keep: []uint16{0}}); !isCmdErr(err, "keep") {
+		t.Fatalf("keep on an entity relation: %v", err)
+	}
+	p := r.Create(tProcess, "P1", []Value{{N: 0}})
+	p.SetState([]Value{{N: 1}})
+	flagsEqual(t, r, map[string][]string{"SendMessage": {"P1"}})
+	p.SetState([]Value{{N: 2}})
+	p.SetState([]Value{{N: 0}})
+	p.Delete()
+	names := func(x *stream) string {
+		x.sync(r, c)
+		var out []string
+		for _, p := range x.take(true) {
+			out = append(out, x.name(p))
+		}
+		return strings.Join(out, ",")
+	}
+	if g, w := names(sa), "6 P1 2,7 P1 2"; g != w {
+		t.Errorf("filtered session got %q, want %q", g, w)
+	}
+	if g, w := names(so), "6 P1 0,7 P1 0,6 P1 1,7 P1 1,6 P1 2,7 P1 2,6 P1 0,7 P1 0"; g != w {
+		t.Errorf("whole session got %q, want %q", g, w)
+	}
+}

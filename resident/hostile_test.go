@@ -669,3 +669,44 @@ func TestHostileFragments(t *testing.T) {
 	x.end(t)
 	checkSubject(t, h, w)
 }
+
+// A monitor that asks for counting triggers the subject pays the most for:
+// as many as a session may have (the rest refused naming the bound), each counting SendMessage by mailbox to
+// the largest count in a window too short to reach it (so every send is
+// counted by every one, and none ever fires), while between slices the
+// subject sends to 3,000 other mailboxes (filling every trigger's table
+// past its bound). The subject keeps its rate against its twin, each
+// trigger counts at most maxCountKeys mailboxes, and the honest monitor
+// beside it is served.
+func TestHostileCountTriggers(t *testing.T) {
+	heap := heapInUse()
+	x := newTrio(t)
+	bad := x.everySend(t)
+	for i := range maxCountTriggers + 1 {
+		err := bad.Apply(&wire.Command{Kind: wire.CTrigger, ID: uint64(i), On: uint16(sSendMessage), Attr: 1, Sensor: uint16(sWaiting),
+			Count: wire.MaxCount, Period: 1})
+		if i < maxCountTriggers && err != nil || i == maxCountTriggers && !isCmdErr(err, "count") {
+			t.Fatalf("trigger %d: %v", i, err)
+		}
+	}
+	send := x.r.Sensor(sSendMessage)
+	p := x.r.Create(tProcess, "flooder", nil)
+	h, w := x.run(func(i int) {
+		for j := range 3000 / hostilePairs {
+			m := x.r.Create(tMailbox, fmt.Sprint("flood-", i, "-", j), nil)
+			ev(send, Value{E: p}, Value{E: m})
+		}
+	})
+	x.r.mu.Lock()
+	for _, tr := range bad.triggers {
+		tr.count.mu.Lock()
+		if k := len(tr.count.keys); k > maxCountKeys {
+			t.Errorf("trigger %d counts %d mailboxes (at most %d)", tr.id, k, maxCountKeys)
+		}
+		tr.count.mu.Unlock()
+	}
+	x.r.mu.Unlock()
+	checkHeap(t, heap)
+	x.end(t)
+	checkSubject(t, h, w)
+}

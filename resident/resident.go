@@ -168,7 +168,7 @@ func (r *Resident) Hello() *wire.Hello {
 		MonoBase: r.monoBase,
 		WallBase: r.wallBase,
 		Period:   r.period,
-		Caps:     []string{wire.CapTriggers, wire.CapWhile, wire.CapFragments},
+		Caps:     []string{wire.CapTriggers, wire.CapWhile, wire.CapCount, wire.CapFragments, wire.CapEntityFragments},
 	}
 	for _, s := range r.spec.Sensors {
 		h.Sensors = append(h.Sensors, s.Name)
@@ -206,7 +206,9 @@ func (r *Resident) Close() {
 	for i := range session.Indices(r.sessions.Mask()) {
 		s := r.sessions.At(i)
 		s.core.Shut()
-		r.clearSession(s)
+		// Fragments stay for the last round: the ring's packets are sent
+		// as the session asked.
+		r.clearEnables(s)
 		r.sessions.Remove(i, s)
 		open = append(open, s)
 	}
@@ -218,6 +220,11 @@ func (r *Resident) Close() {
 	r.round(true)
 
 	r.mu.Lock()
+	for _, s := range open {
+		for _, f := range s.frags {
+			r.removeFragment(f)
+		}
+	}
 	r.dmu.Lock()
 	for _, s := range open {
 		r.table[s.idx].Store(nil)

@@ -353,7 +353,8 @@ func TestTracedInterval(t *testing.T) {
 		t.Fatal("armed")
 	}
 	hold.End(iv, v) // its begin was sent: its end goes too
-	// Begun disarmed, enabled at its end: reported whole by its PEnd.
+	// Begun disarmed, then enabled: the enable sends a late begin (stamped
+	// then, carrying when it began: beginOpen), and its end follows.
 	v2 := []Value{{E: p1}, {E: m}, {S: "note two"}}
 	iv2 := hold.Begin(v2)
 	if iv2.Sent || iv2.Begin == 0 {
@@ -361,16 +362,33 @@ func TestTracedInterval(t *testing.T) {
 	}
 	mustApply(t, s, enable(sHolding, tProcess, "P1"))
 	hold.End(iv2, v2)
+	// Begun disarmed, enabled (a late begin), disabled before its end: the
+	// session is still owed its end.
+	mustApply(t, s, disable(sHolding, tProcess, "P1"))
+	v3 := []Value{{E: p1}, {E: m}, {S: "note three"}}
+	iv3 := hold.Begin(v3)
+	mustApply(t, s, enable(sHolding, tProcess, "P1"))
+	mustApply(t, s, disable(sHolding, tProcess, "P1"))
+	hold.End(iv3, v3)
 	st.sync(r, c)
 	got := st.take(false)
-	if len(got) != 3 {
+	if len(got) != 6 {
 		t.Fatalf("got %v", got)
 	}
-	if got[0].Kind != wire.PBegin || got[1].Kind != wire.PEnd || got[1].Tuple != got[0].Tuple || got[1].Begin != got[0].TS || got[1].Vals[2].S != "note one" {
+	if got[0].Kind != wire.PBegin || got[0].Begin != 0 || got[1].Kind != wire.PEnd || got[1].Tuple != got[0].Tuple || got[1].Begin != got[0].TS || got[1].Vals[2].S != "note one" {
 		t.Fatalf("first interval %+v %+v", got[0], got[1])
 	}
-	if got[2].Kind != wire.PEnd || got[2].Begin != iv2.Begin || got[2].Tuple == 0 || got[2].Tuple == got[0].Tuple || got[2].Vals[2].S != "note two" {
-		t.Fatalf("second interval %+v", got[2])
+	for i, c := range []struct {
+		iv   Interval
+		note string
+	}{{iv2, "note two"}, {iv3, "note three"}} {
+		b, e := got[2+2*i], got[3+2*i]
+		if b.Kind != wire.PBegin || b.Begin != c.iv.Begin || b.TS <= c.iv.Begin || b.Tuple != c.iv.ID || b.Vals[2].S != c.note {
+			t.Fatalf("%s: late begin %+v", c.note, b)
+		}
+		if e.Kind != wire.PEnd || e.Begin != c.iv.Begin || e.Tuple != c.iv.ID || e.TS < b.TS || e.Vals[2].S != c.note {
+			t.Fatalf("%s: end %+v", c.note, e)
+		}
 	}
 }
 

@@ -248,7 +248,7 @@ func (s *Sensor) Event(vals []Value) {
 	}
 	if to == 0 {
 		if m != 0 && s.trigs.Load() != nil {
-			s.runTriggers(m, ep, vals)
+			s.runTriggers(m, ep, vals, 0)
 		}
 		if s.r.truth != nil {
 			s.r.truth.Event(s.id, s.r.truthVals(vals), s.r.now())
@@ -270,7 +270,11 @@ func (s *Sensor) Event(vals []Value) {
 		s.shed(f, ep, false)
 	}
 	if s.trigs.Load() != nil {
-		s.runTriggers(m, ep, vals)
+		var at int64
+		if ok {
+			at = ts
+		}
+		s.runTriggers(m, ep, vals, at)
 	}
 	if s.r.truth != nil {
 		if !ok {
@@ -323,10 +327,52 @@ func (s *Sensor) remember(iv Interval, vals []Value) {
 	s.openMu.Unlock()
 }
 
-func (s *Sensor) forget(id uint64) {
+// forget removes an interval that ends from the table and returns the
+// sessions its begin was sent to, late begins (beginOpen) included, and
+// the epoch of the last begin sent.
+func (s *Sensor) forget(id uint64) (uint64, uint32) {
 	s.openMu.Lock()
+	o := s.open[id]
 	delete(s.open, id)
 	s.openMu.Unlock()
+	return o.mask, o.epoch
+}
+
+// beginOpen sends session bit, just enabled on s for the entities match
+// accepts (nil: all), a begin for each traced interval in progress that
+// the session now wants and was not sent the begin of (the resident's
+// lock held). The begin is stamped now and carries when the tuple
+// began, so a monitor whose observation starts after these commands
+// were applied (Batch.AppliedAt) sees every tuple in progress at its
+// start begin there, on time, not only at its end (when the α, taking
+// it to be on time, could have purged the partners it needs); a monitor
+// enabling later takes such a tuple whole at its end, as before
+// (exec's α). Its end goes to the session like any begun tuple's (End
+// adds the sessions forget returns). A full ring drops the begin,
+// counted as a drop as any packet's, and the tuple is then reported by
+// its end alone.
+func (r *Resident) beginOpen(s *Sensor, bit uint64) {
+	if s.strat != Traced || s.class != ClassInterval {
+		return
+	}
+	s.openMu.Lock()
+	defer s.openMu.Unlock()
+	for id, o := range s.open {
+		if o.mask&bit != 0 {
+			continue
+		}
+		vals := o.vals[:o.n]
+		m, ep := s.want(vals)
+		if m&bit == 0 {
+			continue
+		}
+		if _, ok := s.put(wire.PBegin, bit, ep, id, o.begin, 0, 0, vals); ok {
+			// The end goes to o.mask's sessions open at o.epoch: the
+			// newer epoch holds for the older sessions too.
+			o.mask, o.epoch = o.mask|bit, ep
+			s.open[id] = o
+		}
+	}
 }
 
 // reportOpen tells each session that holds the flag of a traced interval
@@ -386,7 +432,7 @@ func (s *Sensor) begin(vals []Value) Interval {
 	}
 	if m != 0 {
 		if s.trigs.Load() != nil {
-			s.runTriggers(m, ep, vals)
+			s.runTriggers(m, ep, vals, 0)
 		}
 	}
 	if r.truth != nil {
@@ -404,7 +450,12 @@ func (s *Sensor) begin(vals []Value) Interval {
 func (s *Sensor) End(iv Interval, vals []Value) {
 	if s.armed.Load() == 0 && iv.mask == 0 {
 		if iv.ID != 0 && s.traced() {
-			s.forget(iv.ID)
+			if late, ep := s.forget(iv.ID); late != 0 {
+				// A session was sent a late begin (beginOpen) and was
+				// disabled since: it is still owed the end.
+				iv.mask, iv.epoch = late, ep
+				s.end(iv, vals)
+			}
 		}
 		return
 	}
@@ -417,7 +468,10 @@ func (s *Sensor) end(iv Interval, vals []Value) {
 		return
 	}
 	if iv.ID != 0 {
-		s.forget(iv.ID)
+		// Late begins (beginOpen) too.
+		if late, ep := s.forget(iv.ID); late&^iv.mask != 0 {
+			iv.mask, iv.epoch = iv.mask|late, ep
+		}
 	}
 	m, ep := s.want(vals)
 	kind := wire.PEnd
@@ -455,9 +509,9 @@ func (s *Sensor) end(iv Interval, vals []Value) {
 		ts = r.now()
 	}
 	if s.trigs.Load() != nil {
-		s.runTriggers(m, ep, vals)
+		s.runTriggers(m, ep, vals, 0)
 		if extra := iv.mask &^ m; extra != 0 {
-			s.runTriggers(extra, iv.epoch, vals)
+			s.runTriggers(extra, iv.epoch, vals, 0)
 		}
 	}
 	if r.truth != nil {

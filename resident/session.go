@@ -88,6 +88,9 @@ func (r *Resident) Open() *Session {
 	// The live entities: their definitions, and their entity relation
 	// tuples. (Their seen bit may be left over from the index's previous
 	// session: it is set either way.)
+	// Counts from here: the live entities' snapshot below is this
+	// session's (wanted and delivered), what came before is not.
+	s.core.Base(r.counts())
 	var pkts []wire.Packet
 	var defs []wire.EntityDef
 	for t := range r.types {
@@ -234,6 +237,7 @@ func (s *Session) apply(cmd *wire.Command) error {
 			}
 			if s.flags.Enable(k) {
 				r.setFlag(sen, cmd.Entity, s.bit)
+				r.beginOpen(sen, s.bit)
 			}
 			return nil
 		}
@@ -252,6 +256,7 @@ func (s *Session) apply(cmd *wire.Command) error {
 		if cmd.Kind == wire.CEnableAll {
 			if s.all.Enable(sen.id) {
 				r.setAll(sen, s.bit)
+				r.beginOpen(sen, s.bit)
 			}
 			return nil
 		}
@@ -350,6 +355,15 @@ func (r *Resident) clearAll(sen *Sensor, bit uint64) {
 
 // clearSession undoes everything session s set (r.mu held).
 func (r *Resident) clearSession(s *Session) {
+	r.clearEnables(s)
+	for _, f := range s.frags {
+		r.removeFragment(f)
+	}
+}
+
+// clearEnables undoes everything session s set but its fragments (r.mu
+// held): what decides which packets are made, not which are sent.
+func (r *Resident) clearEnables(s *Session) {
 	s.flags.Each(func(k flagKey, _ int32) {
 		r.clearFlag(r.sensors[k.s], k.id, s.bit)
 	})
@@ -361,9 +375,6 @@ func (r *Resident) clearSession(s *Session) {
 	}
 	for _, sp := range s.samplers {
 		r.removeSampler(sp)
-	}
-	for _, f := range s.frags {
-		r.removeFragment(f)
 	}
 	r.forgetReported(s.bit)
 	s.flags.Reset()
@@ -394,6 +405,8 @@ type trigger struct {
 	while bool
 	done  map[string]struct{} // entity IDs enabled (r.mu); while: those whose tuple matches now
 	dead  bool                // removed (r.mu)
+	// count (a counting trigger, count.go): nil for the others.
+	count *counter
 }
 
 func (s *Session) addTrigger(cmd *wire.Command) error {
@@ -427,6 +440,11 @@ func (s *Session) addTrigger(cmd *wire.Command) error {
 	if a := on.spec.Attrs[cmd.Attr]; a.Kind != wire.VEntity || a.Type != target.ht {
 		return s.fail(cmd, "attr", "%s.%s is not a %s (the flag holder of %s)", on.spec.Name, a.Name, r.types[target.ht].name, target.spec.Name)
 	}
+	if cmd.Count != 0 {
+		if err := s.countArgs(cmd, on); err != nil {
+			return err
+		}
+	}
 	for i, c := range cmd.Conds {
 		field := fmt.Sprintf("conds[%d]", i)
 		if int(c.Attr) >= int(on.nattr) {
@@ -438,6 +456,9 @@ func (s *Session) addTrigger(cmd *wire.Command) error {
 	}
 	t := &trigger{sess: s, id: cmd.ID, on: on, target: target, attr: int(cmd.Attr),
 		conds: append([]wire.Cond(nil), cmd.Conds...), while: cmd.While, done: map[string]struct{}{}}
+	if cmd.Count != 0 {
+		t.count = newCounter(int(cmd.Count), cmd.Period)
+	}
 	s.triggers[t.id] = t
 	var list []*trigger
 	if p := on.trigs.Load(); p != nil {
@@ -521,9 +542,10 @@ func (t *trigger) match(vals []Value) bool {
 }
 
 // runTriggers evaluates the sensor's triggers for a packet delivered to
-// the sessions in m (as of epoch ep): a match enables the target before
-// the sensor call returns.
-func (s *Sensor) runTriggers(m uint64, ep uint32, vals []Value) {
+// the sessions in m (as of epoch ep), stamped ts (0: not written): a match
+// enables the target before the sensor call returns (a counting trigger's
+// once its count is reached).
+func (s *Sensor) runTriggers(m uint64, ep uint32, vals []Value, ts int64) {
 	p := s.trigs.Load()
 	if p == nil {
 		return
@@ -534,6 +556,13 @@ func (s *Sensor) runTriggers(m uint64, ep uint32, vals []Value) {
 		}
 		e := vals[t.attr].E
 		if e == nil {
+			continue
+		}
+		if t.count != nil {
+			if ts == 0 {
+				ts = s.r.now() // the packet was not written (a fragment held it back)
+			}
+			s.r.countTrigger(t, e.id, ep, ts)
 			continue
 		}
 		s.r.fireTrigger(t, e.id, ep)

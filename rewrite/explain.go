@@ -2,6 +2,7 @@ package rewrite
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/tqmon/tqmon/algebra"
@@ -30,6 +31,21 @@ func Explain(res Result, h *algebra.History) string {
 	}
 	b.WriteString("final plan:\n")
 	indent(&b, plan.Tree(res.Final))
+	if ef := PlaceEntities(res.Final); len(ef) > 0 {
+		b.WriteString("entity relations at the resident, live (if every read of each in the program is selected: then the disjunction of the reads):\n")
+		names := make([]string, 0, len(ef))
+		for name := range ef {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		for _, name := range names {
+			var ps []string
+			for _, p := range ef[name].Preds {
+				ps = append(ps, p.String())
+			}
+			fmt.Fprintf(&b, "  %s: σ[%s] (the monitor runs it again)\n", name, strings.Join(ps, " or "))
+		}
+	}
 	alphas := Alphas(res.Final)
 	if len(alphas) == 0 {
 		b.WriteString("sensors: none (nothing is enabled)\n")

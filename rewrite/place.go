@@ -61,12 +61,7 @@ func Place(roots ...plan.Node) map[*plan.Alpha]*Fragment {
 				if !ok {
 					continue
 				}
-				var placed []expr.Expr
-				for _, c := range b.conds {
-					if expr.Vars(c) == 1<<uint(v) && placeable(c, v, a.Rel) {
-						placed = append(placed, c)
-					}
-				}
+				placed := b.placeable(v, a.Rel)
 				if len(placed) == 0 {
 					preds[a] = append(preds[a], nil)
 					continue
@@ -92,6 +87,89 @@ func Place(roots ...plan.Node) map[*plan.Alpha]*Fragment {
 		}
 		if f.Pred != nil || f.Keep != nil {
 			out[a] = f
+		}
+	}
+	return out
+}
+
+// EntityFragment is what a resident runs for one entity relation the
+// plans read: a selection on its tuples, the disjunction of Preds (each
+// over its own variable, Vars[i]). Like Fragment, a placement: the plans
+// run their selections again.
+type EntityFragment struct {
+	Rel   *algebra.Relation
+	Preds []expr.Expr
+	Vars  []int
+}
+
+// PlaceEntities decides the fragments of a program's final plans on the
+// entity relations they read: one for each primitive entity relation
+// every read of which is a range variable of a block with a placeable
+// selection on it (the argument is Place's: a tuple that fails all of
+// them is in no binding of any block, and an entity tuple's begin and end
+// carry the same values, so the monitor sees a tuple whole or not at
+// all). A relation read any other way — an α's entity source, a block
+// without such a selection, anything that is not a block — gets none.
+func PlaceEntities(roots ...plan.Node) map[string]*EntityFragment {
+	reads := map[string]int{}    // reads of each entity relation
+	placedBy := map[string]int{} // of those, selected ones
+	out := map[string]*EntityFragment{}
+	entity := func(r *algebra.Relation) bool { return r.Class == algebra.ClassEntity && !r.Derived }
+	for _, root := range roots {
+		plan.Walk(root, func(n plan.Node) {
+			switch x := n.(type) {
+			case *plan.Scan:
+				if entity(x.Rel) {
+					reads[x.Rel.Name]++
+				}
+				return
+			case *plan.EntitySource:
+				reads[x.Rel.Name]++ // read whole
+				return
+			}
+			b, ok := decompose(n)
+			if !ok {
+				return
+			}
+			for v, l := range b.leaves {
+				sc, ok := l.(*plan.Scan)
+				if !ok || !entity(sc.Rel) {
+					continue
+				}
+				sel := b.placeable(v, sc.Rel)
+				if len(sel) == 0 {
+					continue
+				}
+				f := out[sc.Rel.Name]
+				if f == nil {
+					f = &EntityFragment{Rel: sc.Rel}
+					out[sc.Rel.Name] = f
+				}
+				placedBy[sc.Rel.Name]++
+				p := expr.And(sel)
+				if !slices.ContainsFunc(f.Preds, func(q expr.Expr) bool { return q.String() == p.String() }) {
+					f.Preds = append(f.Preds, p) // (alike reads, one disjunct)
+					f.Vars = append(f.Vars, v)
+				}
+			}
+		})
+	}
+	for name := range out {
+		if placedBy[name] != reads[name] {
+			delete(out, name)
+		}
+	}
+	return out
+}
+
+// placeable returns the block's conjuncts a resident can run for its
+// variable v, of relation rel: those mentioning v alone, made of
+// comparisons it evaluates as the algebra does.
+func (b *block) placeable(v int, rel *algebra.Relation) []expr.Expr {
+	var out []expr.Expr
+	for _, c := range b.conds {
+		if expr.Vars(c) == 1<<uint(v) && placeable(c, v, rel) {
+			out = append(out, c)
 		}
 	}
 	return out

@@ -89,11 +89,30 @@ func Compile(f *sdl.File) (*algebra.Catalog, error) {
 			c.AddRelation(r)
 		}
 	}
+	markWhole(f, c)
 	errs.Sort()
 	if err := errs.Err(); err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// markWhole sets Strategy.Whole on each traced interval relation a sensor
+// binding reports whole: one whose `to` clause binds values, so the
+// kernel program keeps the begin's values until the end and reports the
+// tuple once, there (bpfgen's ModeWhole). A monitor that compiles the
+// SDL a resident announces marks the same relations, so it knows that
+// their tuples come as late as they are long.
+func markWhole(f *sdl.File, c *algebra.Catalog) {
+	for _, s := range f.Stmts {
+		d, ok := s.(*sdl.SensorDecl)
+		if !ok || d.To == nil || len(d.To.Binds) == 0 {
+			continue
+		}
+		if r := c.Lookup(d.Name.Name); r != nil && r.Class == algebra.ClassInterval && r.Strategy.Kind == algebra.Traced {
+			r.Strategy.Whole = true
+		}
+	}
 }
 
 func compileRelation(d *sdl.RelationDecl, c *algebra.Catalog, f *sdl.File, errf func(source.Pos, string, ...any)) *algebra.Relation {

@@ -261,3 +261,35 @@ entity relation P(P: P)
 		t.Error("Q has no entity relation")
 	}
 }
+
+// TestWholeSensors: a traced interval relation whose sensor's `to` clause
+// binds values is reported whole at its end (Strategy.Whole); one bound
+// from … to … without values at the end, or sampled, is not.
+func TestWholeSensors(t *testing.T) {
+	cat, err := compileText(t, "whole.sdl", `entity type Process
+entity relation Process(Process: Process)
+interval relation Call(Process: Process performer, Result: int)
+    traced on performer
+sensor Call
+    from tracepoint raw_syscalls:sys_enter (Process = tgid)
+    to tracepoint raw_syscalls:sys_exit (Result = arg1)
+interval relation Run(Process: Process performer)
+    traced on performer
+sensor Run
+    from tracepoint sched:sched_switch (Process = tgid) key arg1
+    to tracepoint sched:sched_switch key arg2
+interval relation Held(Process: Process performer, N: int)
+    sampled on performer
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]bool{"Call": true, "Run": false, "Held": false} {
+		if got := cat.Lookup(name).Strategy.Whole; got != want {
+			t.Errorf("%s: Whole = %v, want %v", name, got, want)
+		}
+	}
+	if s := cat.Lookup("Call").Strategy.String(); !strings.Contains(s, "reported whole") {
+		t.Errorf("Call's strategy reads %q, which does not say it is reported whole", s)
+	}
+}

@@ -123,9 +123,9 @@ func (s *live) recorded() (playable, error) {
 }
 
 func (s *live) Explain(w io.Writer, prog *query.Program, first int, naive bool) error {
-	rates, perr := s.probe(prog, naive)
+	rates, how, perr := s.probe(prog, naive)
 	return explain(w, prog, first, naive, func(r rewrite.Result) string {
-		return rewrite.Explain(r, nil) + sampling(r.Final, s.cat) + probed(r.Final, rates, perr)
+		return rewrite.Explain(r, nil) + sampling(r.Final, s.cat) + enabling(r.Final, how) + probed(r.Final, rates, perr)
 	})
 }
 
@@ -134,18 +134,25 @@ func (s *live) Explain(w io.Writer, prog *query.Program, first int, naive bool) 
 const probeFor = 300 * time.Millisecond
 
 // probe measures, for --explain, each α's sensor's packets per second
-// (remote.Probe) over a session of its own.
-func (s *live) probe(prog *query.Program, naive bool) (map[string]remote.ProbeRate, error) {
+// (remote.Probe) over a session of its own, and says how the residents
+// would enable each α (remote.Enabling).
+func (s *live) probe(prog *query.Program, naive bool) (map[string]remote.ProbeRate, map[string]string, error) {
 	rw, err := prog.Rewritten(naive)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var plans []plan.Node
 	for _, r := range rw {
 		plans = append(plans, r.Final)
 	}
 	var rates map[string]remote.ProbeRate
+	var how map[string]string
 	_, err = s.open(context.Background(), probeFor, func(ss Session) error {
+		var hellos []*wire.Hello
+		for _, c := range ss.Conns {
+			hellos = append(hellos, c.Hello())
+		}
+		how = remote.Enabling(prog, plans, hellos)
 		var err error
 		rates, err = remote.Probe(ss.Ctx, ss.Conns, s.cat, plans, probeFor, ss.Ready)
 		for _, c := range ss.Conns {
@@ -153,7 +160,18 @@ func (s *live) probe(prog *query.Program, naive bool) (map[string]remote.ProbeRa
 		}
 		return err
 	})
-	return rates, err
+	return rates, how, err
+}
+
+// enabling says how the residents enable each α of a plan, live.
+func enabling(p plan.Node, how map[string]string) string {
+	var b strings.Builder
+	for _, a := range rewrite.Alphas(p) {
+		if d, ok := how[remote.EnablingKey(a)]; ok {
+			fmt.Fprintf(&b, "live enabling of α %s at the residents: %s\n", a.VarName, d)
+		}
+	}
+	return b.String()
 }
 
 // probed says what the probe saw of each α of a plan.
@@ -241,6 +259,10 @@ func (s *live) Sensors() string {
 	b.WriteString("last query (nothing stays enabled between queries):\n")
 	names := append([]string(nil), s.hello.Sensors...)
 	sort.Strings(names)
+	periods := map[string]time.Duration{}
+	for _, o := range st.Observed {
+		periods[o.Rel] = o.Period
+	}
 	for _, n := range names {
 		p, w, d := st.Packets[n], st.Wanted[n], st.Dropped[n]
 		if p == 0 && w == 0 && d == 0 {
@@ -248,12 +270,41 @@ func (s *live) Sensors() string {
 			continue
 		}
 		fmt.Fprintf(&b, "  %-14s %d packets received, %d produced while enabled, %d dropped\n", n, p, w, d)
+		for _, why := range explainCounts(p, w, d, periods[n]) {
+			fmt.Fprintf(&b, "  %-14s   %s\n", "", why)
+		}
 	}
 	for _, v := range st.Widened {
 		fmt.Fprintf(&b, "  note: α %s was widened (its sensor enabled for every entity)\n", v)
 	}
+	b.WriteString("  (produced counts what the resident's sensors produced while this query ran, for any\n" +
+		"  session; packets a selection placed at the resident filtered out count neither way)\n")
 	fmt.Fprintf(&b, "  peak held: %d tuples\n", st.PeakHeld)
 	return b.String()
+}
+
+// explainCounts says why a sensor's packets received p differ from those
+// produced while enabled w, d of them dropped (period: a sampled
+// relation's): lost ones, sampling, and those produced for other
+// sessions (the counts are the resident's while the query ran, not the
+// query's alone).
+func explainCounts(p int, w, d uint64, period time.Duration) []string {
+	var why []string
+	if period > 0 {
+		why = append(why, fmt.Sprintf("sampled every %s: a packet per tick for each tuple valid then", period))
+	}
+	if d > 0 {
+		why = append(why, fmt.Sprintf("%d dropped: lost to a full ring or a full session (shed); the answers are cut at those gaps", d))
+	}
+	got := uint64(p) + d
+	switch {
+	case got >= w:
+	case p == 0 && d == 0:
+		why = append(why, fmt.Sprintf("none for this query: the %d were produced for other sessions (another monitor's, or one still closing) or for entities it did not enable", w))
+	default:
+		why = append(why, fmt.Sprintf("%d not for this query: produced while it ran for other sessions (another monitor's, or one still closing) or for entities it did not enable", w-got))
+	}
+	return why
 }
 
 // openResidents reaches resident monitors: the first session uses the

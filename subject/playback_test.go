@@ -24,7 +24,6 @@ import (
 	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident/demo"
-	"github.com/tqmon/tqmon/store/db"
 	"github.com/tqmon/tqmon/store/record"
 )
 
@@ -60,7 +59,7 @@ func recordLossy(t *testing.T) (Subject, uint64) {
 	}
 	ld := &lossyDemo{Subject: sub}
 	dir := filepath.Join(t.TempDir(), "rec")
-	d, _, err := Record(context.Background(), ld, dir, db.WriterOptions{},
+	d, _, _, err := Record(context.Background(), ld, Stores{DB: dir},
 		record.Options{Duration: 600 * time.Millisecond, SyncEvery: 20 * time.Millisecond})
 	if !errors.Is(err, remote.ErrIncomplete) {
 		t.Fatalf("the recording ended with %v; want incomplete", err)

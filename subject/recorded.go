@@ -313,24 +313,33 @@ func (s *dbSubject) Now() algebra.Time {
 // time windows on the scans) and replays what it reads; acquisitionally,
 // it runs over the whole history.
 func (s *dbSubject) Run(ctx context.Context, prog *query.Program, o RunOptions) ([]query.Result, Stats, error) {
-	if o.Acquire {
-		h, err := s.d.History(nil)
-		if err != nil {
-			return nil, Stats{}, err
-		}
-		rs, st, err := prog.RunAcquire(h, o.Naive)
-		return rs, Stats{Acquire: &st}, err
-	}
-	q, err := replay.Plan(s.d.Catalog(), prog.Stmts)
-	if err != nil {
-		return nil, Stats{}, err
-	}
-	rs, st, err := replay.Run(s.d, q, replay.Options{Context: ctx, From: o.From, To: o.To, Pace: o.Pace, Player: o.Player, OnElem: o.OnElem,
-		Discard: o.Discard, Budget: prog.Budget()})
-	stats := Stats{Read: &st, Blocks: map[string]uint64{}}
+	stats := Stats{Blocks: map[string]uint64{}}
 	for _, rs := range s.d.Stats() {
 		stats.Blocks[rs.Name] = rs.Blocks
 	}
+	return runStored(ctx, replay.DB(s.d), prog, o, func() (*algebra.History, error) { return s.d.History(nil) }, stats)
+}
+
+// runStored runs a program over a store (a database, a Parquet
+// recording) as replay plans it — acquisitionally over the whole history,
+// which history loads — with stats, what the store says of itself, filled
+// in with the run's.
+func runStored(ctx context.Context, st replay.Store, prog *query.Program, o RunOptions, history func() (*algebra.History, error), stats Stats) ([]query.Result, Stats, error) {
+	if o.Acquire {
+		h, err := history()
+		if err != nil {
+			return nil, Stats{}, err
+		}
+		rs, ast, err := prog.RunAcquire(h, o.Naive)
+		return rs, Stats{Acquire: &ast}, err
+	}
+	q, err := replay.Plan(st.Catalog(), prog.Stmts)
+	if err != nil {
+		return nil, Stats{}, err
+	}
+	rs, rst, err := replay.RunStore(st, q, replay.Options{Context: ctx, From: o.From, To: o.To, Pace: o.Pace, Player: o.Player, OnElem: o.OnElem,
+		Discard: o.Discard, Budget: prog.Budget()})
+	stats.Read = &rst
 	if err != nil {
 		return nil, stats, err
 	}
@@ -344,7 +353,14 @@ func (s *dbSubject) Run(ctx context.Context, prog *query.Program, o RunOptions) 
 // Explain prints each retrieve's plan over the database: the scan rules
 // applied and what each relation is read through.
 func (s *dbSubject) Explain(w io.Writer, prog *query.Program, first int, _ bool) error {
-	q, err := replay.Plan(s.d.Catalog(), prog.Stmts)
+	return explainStored(w, s.d.Catalog(), prog, first)
+}
+
+// explainStored prints each retrieve's plan over a store (a database, a
+// Parquet recording): the scan rules applied and what each relation is
+// read through.
+func explainStored(w io.Writer, cat *algebra.Catalog, prog *query.Program, first int) error {
+	q, err := replay.Plan(cat, prog.Stmts)
 	if err != nil {
 		return err
 	}

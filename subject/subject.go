@@ -51,6 +51,8 @@ type Options struct {
 	// stored in (Results): when it is DB, DB opens for writing too.
 	DB          string
 	ResultsInto string
+	// Parquet is a Parquet recording's directory (store/parquet).
+	Parquet string
 	// Connect are the addresses of resident monitors, reached with Token;
 	// NATS is a NATS server whose hosts matching the glob Hosts are
 	// reached too (Residents).
@@ -104,7 +106,7 @@ func (o *Options) residents() Residents {
 // Given counts the subjects the options name.
 func (o *Options) Given() int {
 	n := 0
-	for _, on := range []bool{o.History != "", o.DB != "", o.residents().Given(), o.Demo, o.Kernel != nil} {
+	for _, on := range []bool{o.History != "", o.DB != "", o.Parquet != "", o.residents().Given(), o.Demo, o.Kernel != nil} {
 		if on {
 			n++
 		}
@@ -226,6 +228,9 @@ type Stats struct {
 	// blocks.
 	Read   *replay.Stats
 	Blocks map[string]uint64
+	// Files holds each relation's files, for a run over a Parquet
+	// recording (whose Read counts the files opened).
+	Files map[string]int
 	// TimeFormat prints times (a live run's observation).
 	TimeFormat algebra.TimeFormat
 }
@@ -266,6 +271,16 @@ func (st Stats) Write(w io.Writer) {
 		for _, v := range st.Live.Widened {
 			fmt.Fprintf(w, "note: residents cannot compute what α %s needs; its sensor is enabled for every entity and α keeps what it needs\n", v)
 		}
+	case st.Read != nil && st.Files != nil:
+		total := 0
+		for _, r := range st.Read.Reads {
+			total += st.Files[r.Rel]
+		}
+		fmt.Fprintf(w, "files read: %d of %d\nrows read: %d\n", st.Read.Read.Files, total, st.Read.Read.Elements)
+		for _, r := range st.Read.Reads {
+			fmt.Fprintf(w, "read %s %s\n", r.Rel, how(r.Window))
+		}
+		fmt.Fprintf(w, "peak held: %d\n", st.Read.PeakHeld)
 	case st.Read != nil:
 		var total uint64
 		for _, r := range st.Read.Reads {
@@ -303,7 +318,7 @@ func how(w *algebra.Window) string {
 // Open opens the subject the options name.
 func Open(ctx context.Context, o Options) (Subject, error) {
 	if o.Given() != 1 {
-		return nil, badInput(errors.New("give one of --history DIR, --db DB, --connect ADDR or --nats URL, --demo or --kernel"))
+		return nil, badInput(errors.New("give one of --history DIR, --db DB, --parquet DIR, --connect ADDR or --nats URL, --demo or --kernel"))
 	}
 	if o.Hosts != "" && o.NATS == "" {
 		return nil, badInput(errors.New("--hosts GLOB goes with --nats URL (it chooses among a NATS server's hosts)"))
@@ -325,6 +340,8 @@ func open(ctx context.Context, o Options) (Subject, error) {
 			s.noteLive(o.Notes)
 		}
 		return s, err
+	case o.Parquet != "":
+		return openParquet(o.Parquet)
 	case o.residents().Given():
 		return openResidents(ctx, o.residents())
 	case o.Demo:

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/exec"
@@ -19,47 +21,163 @@ import (
 	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/store/db"
+	"github.com/tqmon/tqmon/store/journal"
+	"github.com/tqmon/tqmon/store/parquet"
 	"github.com/tqmon/tqmon/store/record"
 )
 
-// Record creates the database dir with s's sensor description and
-// records s's primitive relations there (record.Live over a session,
-// the relations checked before anything runs) until the context ends,
-// the duration passes or the subject does. It then closes s (a demo's
-// ground truth is written) and writes the span observed as the
-// database's window, and returns the database, open, for the caller to
-// report on and close. A database that exists, or relations the subject
-// lacks, are ErrInput errors. A recording that lost packets or its
-// session returns the database (its window what was observed) and an
-// error that is remote.ErrIncomplete.
-func Record(ctx context.Context, s Subject, dir string, wopts db.WriterOptions, opts record.Options) (*db.DB, algebra.Window, error) {
+// Stores say where a recording goes: a new database (DB, written with
+// Writer), a new or empty Parquet directory (Parquet, store/parquet), or
+// both at once — one recorder writing into both (record.Tee).
+type Stores struct {
+	DB             string
+	Writer         db.WriterOptions
+	Parquet        string
+	ParquetOptions parquet.Options
+	// Journal, when set, is a JetStream the recording is journaled into,
+	// under JournalHost (store/journal): a consumer writes it as Parquet
+	// files, resuming where it stopped.
+	Journal     jetstream.JetStream
+	JournalHost string
+}
+
+// Record records the live subject s into the stores until the context
+// ends, opts.Duration passes or the subject ends (a demo subject run for
+// this recording then closes, so its ground truth is written), writes
+// the span observed as the recording's window, and returns the database
+// (open, for the caller to report on and close; nil without one), the
+// Parquet writer (closed; nil without one) and the window. A database or
+// Parquet directory that exists, or relations the subject lacks, are
+// ErrInput errors. A recording that lost packets or its session returns
+// what it recorded (its window what was observed) and an error that is
+// remote.ErrIncomplete.
+func Record(ctx context.Context, s Subject, to Stores, opts record.Options) (*db.DB, *parquet.Writer, algebra.Window, error) {
 	var win algebra.Window
 	spec, err := s.Spec()
 	if err != nil {
-		return nil, win, err
+		return nil, nil, win, err
 	}
-	d, err := db.Create(dir, spec)
-	if err != nil {
-		return nil, win, badInput(err)
-	}
-	if len(opts.Relations) > 0 {
-		if _, err := record.Program(d.Catalog(), opts.Relations); err != nil {
+	var (
+		d     *db.DB
+		w     *db.Writer
+		pw    *parquet.Writer
+		sinks []record.Sink
+		cat   *algebra.Catalog
+	)
+	undo := func() {
+		if w != nil {
+			w.Close()
+		}
+		if d != nil {
 			d.Close()
-			os.RemoveAll(dir)
-			return nil, win, badInput(err)
+		}
+		if pw != nil {
+			pw.Close()
 		}
 	}
-	w, err := d.NewWriter(wopts)
-	if err != nil {
-		d.Close()
-		return nil, win, err
+	if to.DB != "" {
+		if d, err = db.Create(to.DB, spec); err != nil {
+			return nil, nil, win, badInput(err)
+		}
+		cat = d.Catalog()
+		if len(opts.Relations) > 0 {
+			if _, err := record.Program(cat, opts.Relations); err != nil {
+				d.Close()
+				os.RemoveAll(to.DB)
+				return nil, nil, win, badInput(err)
+			}
+		}
+		if w, err = d.NewWriter(to.Writer); err != nil {
+			undo()
+			return nil, nil, win, err
+		}
+		sinks = append(sinks, record.DB(w))
 	}
+	if to.Parquet != "" {
+		if pw, err = parquet.Create(to.Parquet, spec, to.ParquetOptions); err != nil {
+			undo()
+			return nil, nil, win, badInput(err)
+		}
+		cat = pw.Catalog()
+		if len(opts.Relations) > 0 {
+			if _, err := record.Program(cat, opts.Relations); err != nil {
+				undo()
+				os.RemoveAll(to.Parquet) // new or empty before
+				return nil, nil, win, badInput(err)
+			}
+		}
+		sinks = append(sinks, record.SinkOf[*parquet.RelWriter](pw))
+	}
+	var pub *journal.Publisher
+	if to.Journal != nil {
+		if cat == nil {
+			if cat, err = spec.Catalog(); err != nil {
+				undo()
+				return nil, nil, win, badInput(err)
+			}
+		}
+		if _, err := journal.Ensure(ctx, to.Journal, journal.Options{}); err != nil {
+			undo()
+			return nil, nil, win, err
+		}
+		if pub, err = journal.NewPublisher(to.Journal, to.JournalHost, spec); err != nil {
+			undo()
+			return nil, nil, win, err
+		}
+		sinks = append(sinks, pub)
+	}
+	if len(sinks) == 0 {
+		return nil, nil, win, badInput(errors.New("nowhere to record: give a database, a Parquet directory or a journal"))
+	}
+	win, err = recordInto(ctx, s, record.Tee(sinks...), cat, opts)
+	if err != nil && !errors.Is(err, remote.ErrIncomplete) {
+		undo()
+		return nil, nil, win, err
+	}
+	if w != nil {
+		w.SetWindow(win)
+		if cerr := w.Close(); cerr != nil {
+			w = nil
+			undo()
+			return nil, nil, win, cerr
+		}
+	}
+	if pub != nil {
+		pub.SetWindow(win)
+		if cerr := pub.Close(); cerr != nil {
+			if d != nil {
+				d.Close()
+			}
+			if pw != nil {
+				pw.Close()
+			}
+			return nil, nil, win, cerr
+		}
+	}
+	if pw != nil {
+		pw.SetWindow(win)
+		if cerr := pw.Close(); cerr != nil {
+			if d != nil {
+				d.Close()
+			}
+			return nil, nil, win, cerr
+		}
+	}
+	return d, pw, win, err
+}
+
+// recordInto records a live session of s into the sink and returns the
+// window it observed, for the caller to set before closing the sink. A
+// recording that lost packets or its session returns its window and an
+// error that is remote.ErrIncomplete.
+func recordInto(ctx context.Context, s Subject, sink record.Sink, cat *algebra.Catalog, opts record.Options) (algebra.Window, error) {
+	var win algebra.Window
 	var st record.Stats
 	ran, err := s.session(ctx, opts.Duration, func(ss Session) error {
 		o := opts
 		o.Duration, o.Ready = ss.Duration, chain(ss.Ready, opts.Ready)
 		var err error
-		st, err = record.Live(ss.Ctx, ss.Conns, w, d.Catalog(), o)
+		st, err = record.Live(ss.Ctx, ss.Conns, sink, cat, o)
 		return err
 	})
 	// A recording that lost packets or its session is kept, with the
@@ -72,9 +190,7 @@ func Record(ctx context.Context, s Subject, dir string, wopts db.WriterOptions, 
 		}
 	}
 	if err != nil && !incomplete {
-		w.Close()
-		d.Close()
-		return nil, win, err
+		return win, err
 	}
 	// Observed from when the recording attached to the last time the
 	// residents reported: a subject that ended did so there, not at
@@ -85,12 +201,7 @@ func Record(ctx context.Context, s Subject, dir string, wopts db.WriterOptions, 
 		// attach: its whole run was observed.
 		win = *ran
 	}
-	w.SetWindow(win)
-	if cerr := w.Close(); cerr != nil {
-		d.Close()
-		return nil, win, cerr
-	}
-	return d, win, err
+	return win, err
 }
 
 // Results opens the database dir to store the results of stmts, run over

@@ -1,6 +1,8 @@
 package agg
 
 import (
+	"math/big"
+
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/expr"
 )
@@ -13,10 +15,13 @@ import (
 type Acc struct {
 	f        expr.AggFunc
 	t        algebra.Type
+	p        *big.Rat // percentile's p, histogram's width
 	n        int
-	distinct map[string]*entry // countU, sumU, avgU, min, max
+	distinct map[string]*entry // countU, sumU, avgU, min, max, percentile
 	s        sum
-	ext      algebra.Value // min or max, when extOK
+	sq       *squares           // stddev
+	hist     map[string]*bucket // histogram
+	ext      algebra.Value      // min or max, when extOK
 	extOK    bool
 	keybuf   []byte
 }
@@ -26,12 +31,17 @@ type entry struct {
 	n int
 }
 
-// New makes an empty accumulator of f over arguments of type t.
-func New(f expr.AggFunc, t algebra.Type) *Acc {
-	a := &Acc{f: f, t: t}
+// New makes an empty accumulator of f over arguments of type t; p is the
+// second argument of percentile and histogram (nil for the others).
+func New(f expr.AggFunc, t algebra.Type, p *big.Rat) *Acc {
+	a := &Acc{f: f, t: t, p: p}
 	switch f {
-	case expr.AggCountU, expr.AggSumU, expr.AggAvgU, expr.AggMin, expr.AggMax:
+	case expr.AggCountU, expr.AggSumU, expr.AggAvgU, expr.AggMin, expr.AggMax, expr.AggPercentile:
 		a.distinct = map[string]*entry{}
+	case expr.AggStddev:
+		a.sq = &squares{}
+	case expr.AggHistogram:
+		a.hist = map[string]*bucket{}
 	}
 	return a
 }
@@ -45,6 +55,15 @@ func (a *Acc) Add(v algebra.Value) {
 	switch a.f {
 	case expr.AggSum, expr.AggAvg:
 		a.s.add(v, a.t, 1)
+	case expr.AggStddev:
+		a.s.add(v, a.t, 1)
+		a.sq.add(v, a.t, 1)
+	case expr.AggHistogram:
+		k, b := bucketKey(v, a.t, a.p)
+		if a.hist[k] == nil {
+			a.hist[k] = &b
+		}
+		a.hist[k].n++
 	}
 	if a.distinct == nil {
 		return
@@ -73,6 +92,16 @@ func (a *Acc) Remove(v algebra.Value) {
 	switch a.f {
 	case expr.AggSum, expr.AggAvg:
 		a.s.add(v, a.t, -1)
+	case expr.AggStddev:
+		a.s.add(v, a.t, -1)
+		a.sq.add(v, a.t, -1)
+	case expr.AggHistogram:
+		k, _ := bucketKey(v, a.t, a.p)
+		if b := a.hist[k]; b != nil {
+			if b.n--; b.n == 0 {
+				delete(a.hist, k)
+			}
+		}
 	}
 	if a.distinct == nil {
 		return
@@ -123,6 +152,20 @@ func (a *Acc) Value() (v algebra.Value, ok bool, err error) {
 	case expr.AggAvgU:
 		v, err := a.s.mean(a.t, int64(len(a.distinct)))
 		return v, err == nil, err
+	case expr.AggStddev:
+		return stddev(a.t, int64(a.n), &a.s, a.sq), true, nil
+	case expr.AggPercentile:
+		es := make([]*entry, 0, len(a.distinct))
+		for _, e := range a.distinct {
+			es = append(es, e)
+		}
+		return percentileOf(a.p, a.n, es), true, nil
+	case expr.AggHistogram:
+		bs := make([]*bucket, 0, len(a.hist))
+		for _, b := range a.hist {
+			bs = append(bs, b)
+		}
+		return histogramOf(a.t, a.p, bs), true, nil
 	}
 	if !a.extOK {
 		first := true

@@ -1,5 +1,6 @@
 // Package agg owns the arithmetic of TQuel's aggregate functions: what
-// count, countU, sum, sumU, avg, avgU, min, max and any make of a multiset
+// count, countU, sum, sumU, avg, avgU, min, max, any, stddev, percentile
+// and histogram (summary.go) make of a multiset
 // of values, computed two ways that must agree exactly — Compute, from the
 // whole multiset (the reference evaluator's), and Acc, kept up to date as
 // values come and go (the incremental interpreter's).
@@ -28,8 +29,10 @@ var ErrOverflow = errors.New("aggregate sum overflows 64 bits")
 const floatPrec = 2300
 
 // Compute is f over the multiset vals of type t (the argument's type): the
-// value, or ok false where f has none (sum, avg, min and max of nothing).
-func Compute(f expr.AggFunc, t algebra.Type, vals []algebra.Value) (v algebra.Value, ok bool, err error) {
+// value, or ok false where f has none (sum, avg, min, max and the
+// summaries of nothing). p is the second argument of percentile (p) and
+// histogram (the bucket width), nil for the others.
+func Compute(f expr.AggFunc, t algebra.Type, p *big.Rat, vals []algebra.Value) (v algebra.Value, ok bool, err error) {
 	if f.Unique() {
 		seen := map[string]bool{}
 		var d []algebra.Value
@@ -52,6 +55,8 @@ func Compute(f expr.AggFunc, t algebra.Type, vals []algebra.Value) (v algebra.Va
 		return algebra.Value{}, false, nil
 	}
 	switch f {
+	case expr.AggStddev, expr.AggPercentile, expr.AggHistogram:
+		return computeSummary(f, t, p, vals), true, nil
 	case expr.AggMin, expr.AggMax:
 		best := vals[0]
 		for _, x := range vals[1:] {

@@ -3,6 +3,7 @@ package agg
 import (
 	"errors"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"testing"
 
@@ -11,7 +12,20 @@ import (
 )
 
 var allFuncs = []expr.AggFunc{expr.AggCount, expr.AggCountU, expr.AggSum, expr.AggSumU,
-	expr.AggAvg, expr.AggAvgU, expr.AggMin, expr.AggMax, expr.AggAny}
+	expr.AggAvg, expr.AggAvgU, expr.AggMin, expr.AggMax, expr.AggAny,
+	expr.AggStddev, expr.AggPercentile, expr.AggHistogram}
+
+// randParam is a second argument for f: p in [0, 100] for percentile (as
+// written: integers and decimals), a positive width for histogram.
+func randParam(r *rand.Rand, f expr.AggFunc) *big.Rat {
+	switch f {
+	case expr.AggPercentile:
+		return big.NewRat(int64(r.IntN(1001)), 10)
+	case expr.AggHistogram:
+		return big.NewRat(int64(1+r.IntN(7)), int64(1+r.IntN(3)))
+	}
+	return nil
+}
 
 func randValue(r *rand.Rand, t algebra.Type) algebra.Value {
 	switch t.Kind {
@@ -57,12 +71,13 @@ func TestAccMatchesCompute(t *testing.T) {
 		typ := types[r.IntN(len(types))]
 		f := allFuncs[r.IntN(len(allFuncs))]
 		switch f {
-		case expr.AggSum, expr.AggSumU, expr.AggAvg, expr.AggAvgU:
+		case expr.AggSum, expr.AggSumU, expr.AggAvg, expr.AggAvgU, expr.AggStddev, expr.AggHistogram:
 			if typ.Kind == algebra.KindString {
 				continue
 			}
 		}
-		a := New(f, typ)
+		p := randParam(r, f)
+		a := New(f, typ, p)
 		var held []algebra.Value
 		for step := 0; step < 40; step++ {
 			if len(held) > 0 && r.IntN(3) == 0 {
@@ -75,7 +90,7 @@ func TestAccMatchesCompute(t *testing.T) {
 				held = append(held, v)
 			}
 			gv, gok, gerr := a.Value()
-			wv, wok, werr := Compute(f, typ, held)
+			wv, wok, werr := Compute(f, typ, p, held)
 			if gok != wok || (gerr == nil) != (werr == nil) || gok && !same(gv, wv) {
 				t.Fatalf("%s over %s %v: incremental %v %v %v, computed %v %v %v", f, typ, held, gv, gok, gerr, wv, wok, werr)
 			}
@@ -114,9 +129,29 @@ func TestCompute(t *testing.T) {
 		{expr.AggAvg, []algebra.Value{algebra.DurationVal(-3), algebra.DurationVal(-4)}, algebra.TypeDuration, "-3ns", true},
 		// Intermediate overflow is fine; the total must fit.
 		{expr.AggSum, []algebra.Value{algebra.Int(math.MaxInt64), algebra.Int(1), algebra.Int(-2)}, algebra.TypeInt, "9223372036854775806", true},
+		// Population standard deviation: 3,1,3,−2 have mean 1.25 and
+		// variance 4.1875.
+		{expr.AggStddev, ints, algebra.TypeInt, "2.0463381929681126", true},
+		{expr.AggStddev, []algebra.Value{algebra.Int(5)}, algebra.TypeInt, "0", true},
+		{expr.AggStddev, nil, algebra.TypeInt, "", false},
+		// Exact sums: a large common offset does not cancel the spread.
+		{expr.AggStddev, []algebra.Value{algebra.Float(1e16 + 2), algebra.Float(1e16 + 4)}, algebra.TypeFloat, "1", true},
+		{expr.AggStddev, []algebra.Value{algebra.Float(1), algebra.Float(math.NaN())}, algebra.TypeFloat, "NaN", true},
+		{expr.AggStddev, []algebra.Value{algebra.DurationVal(10), algebra.DurationVal(20), algebra.DurationVal(31)}, algebra.TypeDuration, "8ns", true},
+		// p = 75: rank ⌈0.75·4⌉ = 3 of −2, 1, 3, 3.
+		{expr.AggPercentile, ints, algebra.TypeInt, "3", true},
+		// w = 2: −2 is in [−2, 0), 1 in [0, 2), the 3s in [2, 4).
+		{expr.AggHistogram, ints, algebra.TypeInt, `"-2:1 0:1 2:2"`, true},
 	}
 	for _, tt := range tests {
-		v, ok, err := Compute(tt.f, tt.t, tt.vals)
+		var p *big.Rat
+		switch tt.f {
+		case expr.AggPercentile:
+			p = big.NewRat(75, 1)
+		case expr.AggHistogram:
+			p = big.NewRat(2, 1)
+		}
+		v, ok, err := Compute(tt.f, tt.t, p, tt.vals)
 		if err != nil {
 			t.Errorf("%s(%v): %v", tt.f, tt.vals, err)
 			continue
@@ -125,7 +160,7 @@ func TestCompute(t *testing.T) {
 			t.Errorf("%s(%v) = %v %v, want %s %v", tt.f, tt.vals, v, ok, tt.want, tt.ok)
 		}
 	}
-	if _, _, err := Compute(expr.AggSum, algebra.TypeInt, []algebra.Value{algebra.Int(math.MaxInt64), algebra.Int(1)}); !errors.Is(err, ErrOverflow) {
+	if _, _, err := Compute(expr.AggSum, algebra.TypeInt, nil, []algebra.Value{algebra.Int(math.MaxInt64), algebra.Int(1)}); !errors.Is(err, ErrOverflow) {
 		t.Errorf("overflowing sum: %v, want ErrOverflow", err)
 	}
 }

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"math/big"
 	"strconv"
 
 	"github.com/tqmon/tqmon/algebra"
@@ -17,6 +18,7 @@ var aggFuncs = map[tquel.AggFunc]expr.AggFunc{
 	tquel.AggSum: expr.AggSum, tquel.AggSumU: expr.AggSumU,
 	tquel.AggAvg: expr.AggAvg, tquel.AggAvgU: expr.AggAvgU,
 	tquel.AggMin: expr.AggMin, tquel.AggMax: expr.AggMax, tquel.AggAny: expr.AggAny,
+	tquel.AggStddev: expr.AggStddev, tquel.AggPercentile: expr.AggPercentile, tquel.AggHistogram: expr.AggHistogram,
 }
 
 // aggregate checks an aggregate term of the query c checks and returns the
@@ -113,6 +115,10 @@ func (c *stmtChecker) aggregate(a *tquel.Aggregate) expr.Expr {
 	if !ok {
 		return nil
 	}
+	param, ok := c.aggParam(fn, a, arg.Type())
+	if !ok {
+		return nil
+	}
 	w := expr.Window{}
 	switch a.Window.Kind {
 	case tquel.WindowEver:
@@ -129,7 +135,7 @@ func (c *stmtChecker) aggregate(a *tquel.Aggregate) expr.Expr {
 		}
 		w.D = a.Window.Size.NS
 	}
-	g := &Agg{Func: fn, Window: w, By: outerBy, Inner: inner, T: t, At: a.At, Text: text}
+	g := &Agg{Func: fn, Param: param, Window: w, By: outerBy, Inner: inner, T: t, At: a.At, Text: text}
 	c.aggs = append(c.aggs, g)
 	return &expr.AggRef{Index: len(c.aggs) - 1, T: t, At: a.At, Txt: text}
 }
@@ -156,13 +162,86 @@ func (c *stmtChecker) aggType(fn expr.AggFunc, arg expr.Expr, pos source.Pos) (a
 			return algebra.TypeDuration, true
 		}
 		c.fail().avgType(pos, fn, at)
-	case expr.AggMin, expr.AggMax:
+	case expr.AggMin, expr.AggMax, expr.AggPercentile:
 		if ordered(at) {
 			return at, true
 		}
 		c.fail().minMaxType(pos, fn, at)
+	case expr.AggStddev:
+		switch at.Kind {
+		case algebra.KindInt, algebra.KindFloat:
+			return algebra.TypeFloat, true
+		case algebra.KindDuration:
+			return algebra.TypeDuration, true
+		}
+		c.fail().avgType(pos, fn, at)
+	case expr.AggHistogram:
+		switch at.Kind {
+		case algebra.KindInt, algebra.KindFloat, algebra.KindDuration:
+			return algebra.TypeString, true
+		}
+		c.fail().sumType(pos, fn, at)
 	}
 	return algebra.Type{}, false
+}
+
+// aggParam checks the second argument of an aggregate over arguments of
+// type at: a constant p from 0 to 100 for percentile, a constant width
+// greater than 0 for histogram (a duration for durations, a number
+// otherwise), none for the others. It is kept exactly as written.
+func (c *stmtChecker) aggParam(fn expr.AggFunc, a *tquel.Aggregate, at algebra.Type) (*big.Rat, bool) {
+	if !fn.HasParam() {
+		if a.Param != nil {
+			c.fail().aggNoParam(a.Param.Pos(), fn)
+			return nil, false
+		}
+		return nil, true
+	}
+	if a.Param == nil {
+		c.fail().aggNeedsParam(a.At, fn)
+		return nil, false
+	}
+	var p *big.Rat
+	x := a.Param
+	if paren, ok := x.(*tquel.Paren); ok {
+		x = paren.X
+	}
+	neg := false
+	if u, ok := x.(*tquel.Unary); ok && u.Op == tquel.OpNeg {
+		neg, x = true, u.X
+	}
+	duration := false
+	switch x := x.(type) {
+	case *tquel.NumberLit:
+		p, _ = new(big.Rat).SetString(x.Text)
+	case *tquel.DurationLit:
+		p, duration = big.NewRat(x.NS, 1), true
+	}
+	if p == nil {
+		c.fail().aggParamConst(a.Param.Pos(), fn)
+		return nil, false
+	}
+	if neg {
+		p.Neg(p)
+	}
+	text := tquel.FormatExpr(a.Param)
+	switch fn {
+	case expr.AggPercentile:
+		if duration || p.Sign() < 0 || p.Cmp(big.NewRat(100, 1)) > 0 {
+			c.fail().percentileRange(a.Param.Pos(), text)
+			return nil, false
+		}
+	case expr.AggHistogram:
+		if duration != (at.Kind == algebra.KindDuration) {
+			c.fail().histogramWidthType(a.Param.Pos(), text, at)
+			return nil, false
+		}
+		if p.Sign() <= 0 {
+			c.fail().histogramWidth(a.Param.Pos(), text)
+			return nil, false
+		}
+	}
+	return p, true
 }
 
 func containsAggregate(e tquel.Expr) bool {

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"math/big"
 	"sort"
 	"strconv"
 	"strings"
@@ -83,6 +84,7 @@ type Retrieve struct {
 // list, whose variables are variables of the enclosing query too.
 type Agg struct {
 	Func   expr.AggFunc
+	Param  *big.Rat // percentile's p, histogram's bucket width; nil for the others
 	Window expr.Window
 	// By are the by-list expressions over the enclosing query's variables:
 	// they pick the group whose value the enclosing query sees.

@@ -271,6 +271,38 @@ func (r *report) avgType(pos source.Pos, fn expr.AggFunc, t algebra.Type) {
 	r.at(pos, "%s averages numbers or durations, not %s values", fn, t)
 }
 
+func (r *report) aggNoParam(pos source.Pos, fn expr.AggFunc) {
+	r.at(pos, "%s takes one argument (only percentile and histogram take a second)", fn)
+}
+
+func (r *report) aggNeedsParam(pos source.Pos, fn expr.AggFunc) {
+	if fn == expr.AggPercentile {
+		r.at(pos, "percentile needs the percentile as its second argument, e.g. percentile(x, 95)")
+		return
+	}
+	r.at(pos, "histogram needs the bucket width as its second argument, e.g. histogram(x, 10) or histogram(d, 1ms)")
+}
+
+func (r *report) aggParamConst(pos source.Pos, fn expr.AggFunc) {
+	r.at(pos, "%s's second argument must be a constant number or duration", fn)
+}
+
+func (r *report) percentileRange(pos source.Pos, p string) {
+	r.at(pos, "a percentile is a number from 0 to 100, not %s", p)
+}
+
+func (r *report) histogramWidthType(pos source.Pos, w string, t algebra.Type) {
+	if t.Kind == algebra.KindDuration {
+		r.at(pos, "a histogram of durations needs a duration as its bucket width (e.g. 1ms), not %s", w)
+		return
+	}
+	r.at(pos, "a histogram of %s values needs a number as its bucket width, not %s", t, w)
+}
+
+func (r *report) histogramWidth(pos source.Pos, w string) {
+	r.at(pos, "a histogram's bucket width must be greater than 0, not %s", w)
+}
+
 func (r *report) minMaxType(pos source.Pos, fn expr.AggFunc, t algebra.Type) {
 	r.at(pos, "%s needs ordered values, but %s values are not ordered", fn, t)
 }

@@ -323,6 +323,15 @@ func (a *Alpha) step(t algebra.Time, stats *AcquireStats) {
 				}
 			}
 		case pBegin:
+			// A begin that carries an earlier begin (p.from < t) is of a
+			// tuple already in progress when its sensor was enabled for
+			// this monitor after the observation began: like any tuple
+			// whose begin was not seen, it is taken whole at its end, if
+			// enabled then. (Tuples in progress when the observation
+			// began come as begins at its start: on time.)
+			if p.from < t {
+				continue
+			}
 			if !empty[p.key] && a.enabled(flag(p)) {
 				rec := &stream.Rec{Vals: a.packetVals(p.vals), From: t}
 				a.begun[p.key] = rec

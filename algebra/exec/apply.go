@@ -3,6 +3,7 @@ package exec
 import (
 	"cmp"
 	"container/heap"
+	"math/big"
 	"slices"
 
 	"github.com/tqmon/tqmon/algebra"
@@ -14,6 +15,7 @@ import (
 // AggSpec is one aggregate an Apply maintains.
 type AggSpec struct {
 	Func   expr.AggFunc
+	Param  *big.Rat // percentile's p, histogram's width
 	Window expr.Window
 	// NBy is the number of by-list values leading each inner tuple; the
 	// argument follows them.
@@ -345,7 +347,7 @@ func (a *Apply) inner(s *aggState, vals []algebra.Value) (*aggGroup, algebra.Val
 func (a *Apply) group(s *aggState, key []byte) *aggGroup {
 	g := s.groups[string(key)]
 	if g == nil {
-		g = &aggGroup{key: string(key), st: s, acc: agg.New(s.spec.Func, s.spec.ArgType), outers: map[*outerEnt]struct{}{}}
+		g = &aggGroup{key: string(key), st: s, acc: agg.New(s.spec.Func, s.spec.ArgType, s.spec.Param), outers: map[*outerEnt]struct{}{}}
 		g.val, g.ok, _ = g.acc.Value() // an empty group's value: 0, false or none
 		s.groups[g.key] = g
 	}

@@ -161,6 +161,11 @@ func (l *Live) Entity(rel string, begin bool, key uint64, vals []algebra.Value, 
 }
 
 // Packet reports a sensor packet at t for relation rel.
+//
+// For an interval's begin (PacketBegin), from is when the tuple began: t
+// for a begin reported as it happened, earlier for one a resident reports
+// when its sensor is enabled for a tuple already in progress (resident's
+// beginOpen), which α takes whole at its end (alpha.go).
 func (l *Live) Packet(rel string, kind stream.PacketKind, key uint64, from algebra.Time, vals []algebra.Value, t algebra.Time) error {
 	if err := l.time(t); err != nil {
 		return err

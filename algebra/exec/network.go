@@ -322,7 +322,7 @@ func (n *Network) alpha(x *plan.Alpha) (*stream.Tee, algebra.Time, error) {
 	switch {
 	case x.Rel.IsEvent():
 		a.MaxLate = 0
-	case a.Kind == algebra.TracedThenDisabled:
+	case a.Kind == algebra.TracedThenDisabled, x.Rel.Strategy.Whole:
 		a.MaxLate = algebra.Forever // reported whole, at its end
 	case a.Kind == algebra.Sampled:
 		a.MaxLate = algebra.Forever
@@ -572,7 +572,7 @@ func (n *Network) apply(x *plan.Apply) (*stream.Tee, error) {
 		if !ok {
 			return nil, fmt.Errorf("aggregate %s: its input is %s, want a query", g.Text, g.In.Label())
 		}
-		spec.Aggs = append(spec.Aggs, AggSpec{Func: g.Func, Window: g.Window, NBy: g.NBy, ArgType: at, Group: x.Groups[j]})
+		spec.Aggs = append(spec.Aggs, AggSpec{Func: g.Func, Param: g.Param, Window: g.Window, NBy: g.NBy, ArgType: at, Group: x.Groups[j]})
 	}
 	out := &stream.Tee{}
 	var dst stream.Receiver = out

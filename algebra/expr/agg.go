@@ -22,9 +22,16 @@ const (
 	AggMin
 	AggMax
 	AggAny
+	AggStddev     // population standard deviation
+	AggPercentile // percentile(x, p): the nearest-rank p-th percentile
+	AggHistogram  // histogram(x, w): the non-empty buckets of width w
 )
 
-var aggFuncNames = [...]string{"?", "count", "countU", "sum", "sumU", "avg", "avgU", "min", "max", "any"}
+var aggFuncNames = [...]string{"?", "count", "countU", "sum", "sumU", "avg", "avgU", "min", "max", "any", "stddev", "percentile", "histogram"}
+
+// HasParam reports whether f takes a second argument (percentile's p,
+// histogram's bucket width).
+func (f AggFunc) HasParam() bool { return f == AggPercentile || f == AggHistogram }
 
 func (f AggFunc) String() string {
 	if int(f) < len(aggFuncNames) {

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"math/big"
 	"strconv"
 	"strings"
 
@@ -18,6 +19,7 @@ import (
 // Apply consumes it.
 type Aggregate struct {
 	Func   expr.AggFunc
+	Param  *big.Rat // percentile's p, histogram's width; nil for the others
 	Window expr.Window
 	NBy    int
 	T      algebra.Type
@@ -135,7 +137,7 @@ func translateAggs(r *check.Retrieve) Node {
 			group = append(group, col(b))
 		}
 		ap.Groups = append(ap.Groups, group)
-		ap.Aggs = append(ap.Aggs, &Aggregate{Func: g.Func, Window: g.Window, NBy: len(g.By), T: g.T, Text: g.Text,
+		ap.Aggs = append(ap.Aggs, &Aggregate{Func: g.Func, Param: g.Param, Window: g.Window, NBy: len(g.By), T: g.T, Text: g.Text,
 			In: Translate(g.Inner)})
 	}
 	ap.In = translateBlock(r, cols, expr.And(plain))

@@ -294,6 +294,9 @@ func MayBeLate(a *Alpha) bool {
 	if a.Rel.IsEvent() {
 		return false
 	}
+	if a.Rel.Strategy.Whole {
+		return true // a sensor that reports each tuple whole, at its end
+	}
 	switch a.Rel.Strategy.Kind {
 	case algebra.TracedThenDisabled, algebra.Sampled:
 		return true

@@ -75,7 +75,8 @@ func Equal(a, b Node) bool {
 	case *Aggregate:
 		b, ok := b.(*Aggregate)
 		return ok && a.Func == b.Func && a.Window == b.Window && a.NBy == b.NBy && a.T == b.T &&
-			a.Text == b.Text && Equal(a.In, b.In)
+			a.Text == b.Text && (a.Param == nil) == (b.Param == nil) && (a.Param == nil || a.Param.Cmp(b.Param) == 0) &&
+			Equal(a.In, b.In)
 	case *Apply:
 		b, ok := b.(*Apply)
 		return ok && a.Bag == b.Bag && slices.EqualFunc(a.Targets, b.Targets, equalTarget) &&

@@ -307,7 +307,7 @@ func (ev *evaluator) timeline(g *check.Agg) (*timeline, error) {
 	argT := g.Inner.Targets[nby].Expr.Type()
 	tl := &timeline{g: g, groups: map[string][]piece{}, atForever: map[string]piece{}, total: g.Func.Total()}
 	if tl.total {
-		tl.def, _, _ = agg.Compute(g.Func, argT, nil)
+		tl.def, _, _ = agg.Compute(g.Func, argT, g.Param, nil)
 	}
 	type contrib struct {
 		from, to algebra.Time
@@ -343,7 +343,7 @@ func (ev *evaluator) timeline(g *check.Agg) (*timeline, error) {
 			if len(vs) == 0 {
 				continue
 			}
-			v, ok, err := agg.Compute(g.Func, argT, vs)
+			v, ok, err := agg.Compute(g.Func, argT, g.Param, vs)
 			if err != nil {
 				return nil, err
 			}
@@ -364,7 +364,7 @@ func (ev *evaluator) timeline(g *check.Agg) (*timeline, error) {
 			}
 		}
 		if len(vs) > 0 {
-			v, ok, err := agg.Compute(g.Func, argT, vs)
+			v, ok, err := agg.Compute(g.Func, argT, g.Param, vs)
 			if err != nil {
 				return nil, err
 			}

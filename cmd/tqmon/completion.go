@@ -43,7 +43,7 @@ func newCompletionCmd(stdout io.Writer) *cobra.Command {
 // directories, across every command: a flag of one name means the same
 // thing everywhere.
 func completeFileFlags(c *cobra.Command) {
-	dirs := []string{"history", "db", "truth", "out", "go-out", "record"}
+	dirs := []string{"history", "db", "parquet", "truth", "out", "go-out", "record"}
 	files := map[string][]string{"file": {"tq"}, "display": {"display"}}
 	for _, name := range dirs {
 		if c.Flags().Lookup(name) != nil {

@@ -40,6 +40,7 @@ type queryFlags struct {
 	lease      time.Duration
 	display    string
 	dbDir      string // query --db
+	parquetDir string // query --parquet
 	record     string // --record DB: store the results
 	kernel     kernelFlags
 	maxMemory  query.Bytes
@@ -78,6 +79,7 @@ func newQueryCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.DurationVar(&f.lease, "lease", 3*time.Second, "with --connect: the lease residents grant; if the monitor vanishes, they clear its flags once it lapses")
 	fl.StringVar(&f.display, "display", "", "with --connect: show the results animated in the terminal as the display spec SPEC says (see tqmon view --help)")
 	fl.StringVar(&f.dbDir, "db", "", "database to query (see tqmon record, tqmon import); --stats reports the blocks read")
+	fl.StringVar(&f.parquetDir, "parquet", "", "DIR: a Parquet recording to query (tqmon record --parquet; docs/parquet.md), read through the same time windows as --db; --stats reports the files read")
 	addMaxMemoryFlag(fl, &f.maxMemory)
 	fl.BoolVar(&f.allowLoss, "allow-loss", false, "live: exit 0 even if packets or a session were lost (losses are still reported; without it such a run exits 3)")
 	fl.StringVar(&f.record, "record", "", "DB: also store each named retrieve's result there, as it is produced (a new database, or an existing one)")
@@ -109,7 +111,7 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error
 		// enables, which the rewritten plan makes of it.
 		return usageErr(errors.New("--follow goes with the rewritten plan (--plan optimized): it follows descendants through the sensors' enables, which a naive plan does not use"))
 	}
-	so := subject.Options{Notes: stderr, History: f.historyDir, DB: f.dbDir, Connect: f.connect, NATS: f.nats.url, Hosts: f.nats.hosts, Token: f.token, ResultsInto: f.record,
+	so := subject.Options{Notes: stderr, History: f.historyDir, DB: f.dbDir, Parquet: f.parquetDir, Connect: f.connect, NATS: f.nats.url, Hosts: f.nats.hosts, Token: f.token, ResultsInto: f.record,
 		MaxMemory: int64(f.maxMemory)}
 	var closeKernel func()
 	so.Kernel, closeKernel, err = f.kernel.options(f.display != "", stderr)
@@ -121,9 +123,9 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error
 	case n > 1 && f.kernel.on:
 		return usageErr(errors.New("give one of --history DIR, --connect ADDR or --kernel"))
 	case n > 1:
-		return usageErr(errors.New("give one of --history DIR, --db DB or --connect ADDR"))
+		return usageErr(errors.New("give one of --history DIR, --db DB, --parquet DIR or --connect ADDR"))
 	case n == 0:
-		return usageErr(errors.New("query needs --history DIR (a directory with a .sdl file and CSV files), --db DB (a database), --connect ADDR (a resident monitor) or --nats URL (a fleet's hosts)"))
+		return usageErr(errors.New("query needs --history DIR (a directory with a .sdl file and CSV files), --db DB (a database), --parquet DIR (a Parquet recording), --connect ADDR (a resident monitor) or --nats URL (a fleet's hosts)"))
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()

@@ -372,7 +372,7 @@ func TestUsageErrors(t *testing.T) {
 		args []string
 		want string // stderr
 	}{
-		{[]string{"query", "-e", "retrieve (x = 1)"}, "tqmon: query needs --history DIR (a directory with a .sdl file and CSV files), --db DB (a database), --connect ADDR (a resident monitor) or --nats URL (a fleet's hosts)\n"},
+		{[]string{"query", "-e", "retrieve (x = 1)"}, "tqmon: query needs --history DIR (a directory with a .sdl file and CSV files), --db DB (a database), --parquet DIR (a Parquet recording), --connect ADDR (a resident monitor) or --nats URL (a fleet's hosts)\n"},
 		{[]string{"query", "--history", h}, "tqmon: query needs at least one -f FILE or -e TEXT\n"},
 		{[]string{"query", "--history", h, "--hosts", "web-*", "-e", "retrieve (x = 1)"}, "tqmon: --hosts GLOB goes with --nats URL (it chooses among a NATS server's hosts)\n"},
 		{[]string{"query", "--history", h, "--bogus"}, "tqmon: unknown flag: --bogus\n"},

@@ -10,13 +10,17 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/display/export"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident/demo"
+	"github.com/tqmon/tqmon/resident/fleet"
 	"github.com/tqmon/tqmon/store/db"
+	"github.com/tqmon/tqmon/store/journal"
+	"github.com/tqmon/tqmon/store/parquet"
 	"github.com/tqmon/tqmon/store/record"
 	"github.com/tqmon/tqmon/subject"
 )
@@ -28,6 +32,11 @@ type recordFlags struct {
 	kernel    kernelFlags
 	token     string
 	dbDir     string
+	parquet   string
+	host      string
+	every     time.Duration
+	journal   string
+	fromJ     string
 	relations []string
 	duration  time.Duration
 	truthDir  string
@@ -43,7 +52,7 @@ type recordFlags struct {
 func newRecordCmd(stdout, stderr io.Writer) *cobra.Command {
 	f := recordFlags{cfg: demo.DefaultConfig(1)}
 	cmd := &cobra.Command{
-		Use:     "record (--demo | --connect ADDR... | --kernel [-c -- CMD...]) --db DB [--relations R,...] [--duration D]",
+		Use:     "record (--demo | --connect ADDR... | --nats URL | --kernel [-c -- CMD...]) (--db DB | --parquet DIR | --journal URL)... [--relations R,...] [--duration D]",
 		Short:   "Record a live system's primitive relations into a database",
 		Long:    doc("record"),
 		Example: doc("record.example"),
@@ -58,6 +67,11 @@ func newRecordCmd(stdout, stderr io.Writer) *cobra.Command {
 	addNATSFlags(fl, &f.nats)
 	fl.StringVar(&f.token, "token", "", "shared token for residents reached over TCP or NATS")
 	fl.StringVar(&f.dbDir, "db", "", "the database to create (a new or empty directory)")
+	fl.StringVar(&f.parquet, "parquet", "", "DIR: also (or instead) record as Parquet files there, partitioned relation=R/host=H/hour=H (a new or empty directory; docs/parquet.md)")
+	fl.StringVar(&f.host, "record-host", "", "the host the recording is filed under: the Parquet host column of relations without a Host attribute, the journal's subject (default: this machine's host name)")
+	fl.StringVar(&f.journal, "journal", "", "URL: also (or instead) journal the recording into the NATS server's JetStream stream "+journal.Stream+" (subject tqmon.journal.HOST), for tqmon record --from-journal to write as Parquet files")
+	fl.StringVar(&f.fromJ, "from-journal", "", "URL: write the journal of --record-host on this NATS server as Parquet files into --parquet DIR, resuming where a run before stopped; ends when the journal does")
+	fl.DurationVar(&f.every, "parquet-every", time.Minute, "with --parquet: write files at least this often in the recording's time (and at each hour's end and on exit); a crash loses at most this much")
 	fl.StringSliceVar(&f.relations, "relations", nil, "relations to record, comma-separated (default: every sensed and entity relation)")
 	fl.DurationVar(&f.duration, "duration", 0, "stop after this long (default: --demo 10s; --connect until interrupted or the residents end)")
 	fl.StringVar(&f.truthDir, "truth", "", "with --demo: also write the system's complete ground truth as a history directory")
@@ -74,6 +88,15 @@ func newRecordCmd(stdout, stderr io.Writer) *cobra.Command {
 }
 
 func runRecord(f *recordFlags, stderr io.Writer) error {
+	host := f.host
+	if host == "" {
+		if host, _ = os.Hostname(); host == "" {
+			host = "local"
+		}
+	}
+	if f.fromJ != "" {
+		return consumeJournal(f, host, stderr)
+	}
 	so := subject.Options{Demo: f.demo, Config: f.cfg, Truth: f.truthDir, Connect: f.connect, NATS: f.nats.url, Hosts: f.nats.hosts, Token: f.token}
 	var err error
 	var closeKernel func()
@@ -85,8 +108,10 @@ func runRecord(f *recordFlags, stderr io.Writer) error {
 	switch {
 	case so.Given() != 1:
 		return usageErr(errors.New("record needs exactly one of --demo, --connect ADDR (or --nats URL) or --kernel"))
-	case f.dbDir == "":
-		return usageErr(errors.New("record needs --db DB: a new directory to record into"))
+	case f.dbDir == "" && f.parquet == "" && f.journal == "":
+		return usageErr(errors.New("record needs --db DB or --parquet DIR (a new directory to record into) or --journal URL"))
+	case f.every <= 0:
+		return usageErr(errors.New("--parquet-every must be positive"))
 	case f.truthDir != "" && !f.demo:
 		return usageErr(errors.New("--truth needs --demo: only the in-process system records its ground truth"))
 	case f.sync <= 0:
@@ -127,7 +152,19 @@ func runRecord(f *recordFlags, stderr io.Writer) error {
 	if set != nil {
 		opts.OnElem, opts.Progress = set.Elem, set.Watermark
 	}
-	d, win, err := subject.Record(ctx, sub, f.dbDir, wopts, opts)
+	to := subject.Stores{DB: f.dbDir, Writer: wopts, Parquet: f.parquet, ParquetOptions: parquet.Options{Host: host, Every: f.every}}
+	if f.journal != "" {
+		nc, err := fleet.Connect(f.journal, f.token, "tqmon record --journal")
+		if err != nil {
+			return openErr(err)
+		}
+		defer nc.Close()
+		if to.Journal, err = jetstream.New(nc); err != nil {
+			return openErr(err)
+		}
+		to.JournalHost = host
+	}
+	d, pw, win, err := subject.Record(ctx, sub, to, opts)
 	if set != nil {
 		if cerr := set.Close(ctx); cerr != nil && err == nil {
 			err = cerr
@@ -136,9 +173,15 @@ func runRecord(f *recordFlags, stderr io.Writer) error {
 	if err != nil && !errors.Is(err, remote.ErrIncomplete) {
 		return openErr(err)
 	}
-	fmt.Fprintln(stderr, d.Summary(win))
-	if cerr := d.Close(); cerr != nil {
-		return runtimeErr(cerr)
+	if pw != nil {
+		st := pw.Stats()
+		fmt.Fprintf(stderr, "wrote %d rows in %d Parquet files (%d bytes) into %s\n", st.Rows, st.Files, st.Bytes, f.parquet)
+	}
+	if d != nil {
+		fmt.Fprintln(stderr, d.Summary(win))
+		if cerr := d.Close(); cerr != nil {
+			return runtimeErr(cerr)
+		}
 	}
 	return incomplete(err, f.allowLoss, stderr)
 }
@@ -164,4 +207,37 @@ func startRecordExport(ctx context.Context, x *exportFlags, cat *algebra.Catalog
 		rels[i] = &r
 	}
 	return x.startRels(ctx, rels, algebra.TimeAuto, stderr)
+}
+
+// consumeJournal writes a host's journal as Parquet files (record
+// --from-journal): until the journal ends, or an interrupt — which leaves
+// the files as a kill would, to resume from.
+func consumeJournal(f *recordFlags, host string, stderr io.Writer) error {
+	if f.parquet == "" {
+		return usageErr(errors.New("--from-journal URL needs --parquet DIR: where the journal is written"))
+	}
+	if f.demo || len(f.connect) > 0 || f.nats.url != "" || f.kernel.on || f.dbDir != "" || f.journal != "" {
+		return usageErr(errors.New("--from-journal URL reads a journal: give no live source, --db or --journal with it"))
+	}
+	nc, err := fleet.Connect(f.fromJ, f.token, "tqmon record --from-journal")
+	if err != nil {
+		return openErr(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return openErr(err)
+	}
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer cancel()
+	err = journal.Consume(ctx, js, host, f.parquet, parquet.Options{Host: host, Every: f.every})
+	if errors.Is(err, context.Canceled) {
+		fmt.Fprintf(stderr, "tqmon: interrupted: %s holds what its last write did; run again to resume\n", f.parquet)
+		return nil
+	}
+	if err != nil {
+		return runtimeErr(err)
+	}
+	fmt.Fprintf(stderr, "wrote the journal of %s into %s\n", host, f.parquet)
+	return nil
 }

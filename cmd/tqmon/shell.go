@@ -21,6 +21,7 @@ import (
 type shellFlags struct {
 	historyDir  string
 	dbDir       string
+	parquetDir  string
 	connect     []string
 	nats        natsFlags
 	token       string
@@ -61,6 +62,7 @@ func newShellCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&f.historyDir, "history", "", "query a recorded history directory")
 	fl.StringVar(&f.dbDir, "db", "", "query a recorded database (see tqmon record)")
+	fl.StringVar(&f.parquetDir, "parquet", "", "query a Parquet recording (see tqmon record --parquet)")
 	fl.StringArrayVar(&f.connect, "connect", nil, "query resident monitors live at ADDR (repeatable)")
 	addNATSFlags(fl, &f.nats)
 	fl.StringVar(&f.token, "token", "", "shared token for residents reached over TCP")
@@ -96,13 +98,13 @@ func runShell(f *shellFlags, stdin io.Reader, stdout, stderr io.Writer) error {
 	if f.export.Hold {
 		return usageErr(errors.New("--prometheus-hold does not go with the shell: each statement's metrics are served while it runs"))
 	}
-	so := subject.Options{Notes: stderr, History: f.historyDir, DB: f.dbDir, Connect: f.connect, NATS: f.nats.url, Hosts: f.nats.hosts, Token: f.token,
+	so := subject.Options{Notes: stderr, History: f.historyDir, DB: f.dbDir, Parquet: f.parquetDir, Connect: f.connect, NATS: f.nats.url, Hosts: f.nats.hosts, Token: f.token,
 		Demo: f.demo, Config: demo.DefaultConfig(f.seed), Background: true, MaxMemory: int64(f.maxMemory)}
 	if f.kernel {
 		so.Kernel = &subject.KernelOptions{Target: f.target}
 	}
 	if so.Given() != 1 {
-		return usageErr(errors.New("shell needs one source: --history DIR, --db DB, --connect ADDR, --nats URL, --demo or --kernel"))
+		return usageErr(errors.New("shell needs one source: --history DIR, --db DB, --parquet DIR, --connect ADDR, --nats URL, --demo or --kernel"))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	sub, err := subject.Open(ctx, so)

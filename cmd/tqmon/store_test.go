@@ -65,7 +65,11 @@ func TestRecordRoundTrip(t *testing.T) {
 	}
 	dir := t.TempDir()
 	dbDir, truthDir, expDir := filepath.Join(dir, "db"), filepath.Join(dir, "truth"), filepath.Join(dir, "exported")
-	code, _, stderr := tqmon(t, "record", "--demo", "--seed", "5", "--duration", "3s", "--db", dbDir, "--truth", truthDir)
+	// One recorder writes the database and Parquet files (--parquet): the
+	// corpus must answer the same over both.
+	pqDir := filepath.Join(dir, "pq")
+	code, _, stderr := tqmon(t, "record", "--demo", "--seed", "5", "--duration", "3s", "--db", dbDir, "--truth", truthDir,
+		"--parquet", pqDir, "--record-host", "web-1")
 	if code == exitIncomplete {
 		// A loaded machine's samplers skip ticks and count their samples
 		// lost: reported, and the comparison with the truth decides.
@@ -73,7 +77,7 @@ func TestRecordRoundTrip(t *testing.T) {
 	} else if code != 0 {
 		t.Fatalf("record: %s", stderr)
 	}
-	if !strings.Contains(stderr, "recorded ") {
+	if !strings.Contains(stderr, "recorded ") || !strings.Contains(stderr, "Parquet files") {
 		t.Errorf("record's summary: %q", stderr)
 	}
 	if code, _, stderr := tqmon(t, "export", "--db", dbDir, "--out", expDir); code != 0 {
@@ -140,13 +144,14 @@ func TestRecordRoundTrip(t *testing.T) {
 		return strings.Split(out, "\n\n")
 	}
 	overDB, overExp, overTruth := run("--db", dbDir), run("--history", expDir), run("--history", truthDir)
+	overPQ := run("--parquet", pqDir)
 	if len(overTruth) != len(names) {
 		t.Fatalf("%d results for %d retrieves", len(overTruth), len(names))
 	}
 	empty := map[string]bool{}
 	for i := range overTruth {
-		if overDB[i] != overTruth[i] || overExp[i] != overTruth[i] {
-			t.Errorf("%s: over the database, the export and the truth:\n%s\n%s\n%s", names[i], overDB[i], overExp[i], overTruth[i])
+		if overDB[i] != overTruth[i] || overExp[i] != overTruth[i] || overPQ[i] != overTruth[i] {
+			t.Errorf("%s: over the database, the export, Parquet and the truth:\n%s\n%s\n%s\n%s", names[i], overDB[i], overExp[i], overPQ[i], overTruth[i])
 		}
 		if strings.Count(strings.TrimSpace(overTruth[i]), "\n") == 0 {
 			empty[names[i]] = true
@@ -215,7 +220,7 @@ func TestStoreCommandErrors(t *testing.T) {
 		{[]string{"query", "--db", paper, "-f", q}, "is not a tqmon database"},
 		{[]string{"query", "--db", empty, "-f", q}, "it is empty"},
 		{[]string{"query", "--db", filepath.Join(dir, "nope"), "-f", q}, "no database at"},
-		{[]string{"query", "--db", dbDir, "--history", paper, "-f", q}, "give one of --history DIR, --db DB or --connect ADDR"},
+		{[]string{"query", "--db", dbDir, "--history", paper, "-f", q}, "give one of --history DIR, --db DB, --parquet DIR or --connect ADDR"},
 		{[]string{"replay", "--db", paper, "-f", q}, "is not a tqmon database"},
 		{[]string{"replay", "--db", dbDir, "-f", q, "--display", filepath.Join(dir, "nope.display")}, "display spec:"},
 		{[]string{"replay", "--db", dbDir, "-f", q, "--max", "--speed", "2"}, "not both"},
@@ -229,6 +234,13 @@ func TestStoreCommandErrors(t *testing.T) {
 		{[]string{"record", "--demo", "--db", filepath.Join(dir, "r"), "--relations", "Nope"}, "no relation Nope"},
 		{[]string{"record", "--demo", "--db", dbDir}, "record into a new directory"},
 		{[]string{"record", "--connect", "x", "--db", filepath.Join(dir, "r"), "--truth", dir}, "--truth needs --demo"},
+		{[]string{"record", "--demo"}, "record needs --db DB or --parquet DIR"},
+		{[]string{"record", "--demo", "--parquet", paper}, "is not empty"},
+		{[]string{"record", "--demo", "--parquet", filepath.Join(dir, "r"), "--relations", "Nope"}, "no relation Nope"},
+		{[]string{"record", "--demo", "--parquet", filepath.Join(dir, "r"), "--parquet-every", "0s"}, "--parquet-every must be positive"},
+		{[]string{"record", "--from-journal", "nats://127.0.0.1:1", "--record-host", "h"}, "needs --parquet DIR"},
+		{[]string{"record", "--from-journal", "nats://127.0.0.1:1", "--demo", "--parquet", filepath.Join(dir, "r")}, "give no live source"},
+		{[]string{"query", "--parquet", paper, "-f", q}, "no Parquet recording"},
 		{[]string{"query", "--db", dbDir, "-e", "range of p is Process retrieve (p.Process)", "--record", filepath.Join(dir, "out")}, "name retrieve 1"},
 	} {
 		code, _, stderr := tqmon(t, c.args...)

@@ -42,11 +42,31 @@ func (p *Player) Progress(span algebra.Window) float64 {
 	return float64(pos-span.From) / float64(span.To-span.From)
 }
 
+// NoteUnit is the precision a note gives times in: a thousandth of the
+// span as a power of ten, from a nanosecond to a second (a three-hour
+// replay shows whole seconds, a five-second one milliseconds).
+func NoteUnit(span algebra.Window) int64 {
+	d := int64(1)
+	if span.To > span.From && span.To != algebra.Forever && span.From != algebra.Beginning {
+		for d < 1e9 && d*10 <= (span.To-span.From)/1000 {
+			d *= 10
+		}
+	}
+	return d
+}
+
 // Note describes the player's position in span, its speed and whether it
 // is paused, for a progress bar.
 func (p *Player) Note(span algebra.Window) string {
 	st := p.State()
-	note := algebra.FormatTime(max(st.Now, span.From), algebra.TimeAuto) + " / " + algebra.FormatTime(span.To, algebra.TimeAuto)
+	u := NoteUnit(span)
+	at := func(t algebra.Time) string {
+		if t != algebra.Beginning && t != algebra.Forever {
+			t -= t % u
+		}
+		return algebra.FormatTime(t, algebra.TimeAuto)
+	}
+	note := at(max(st.Now, span.From)) + " / " + at(span.To)
 	if st.Speed > 0 {
 		note += fmt.Sprintf("  ×%g", st.Speed)
 	} else {

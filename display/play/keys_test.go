@@ -45,3 +45,35 @@ func TestReplayKeys(t *testing.T) {
 type emptySource struct{}
 
 func (emptySource) Next() (string, stream.Elem, bool, error) { return "", stream.Elem{}, false, nil }
+
+// TestNotePrecision: a note gives times to a thousandth of the span at
+// most (whole seconds for a three-hour replay), not to the nanosecond.
+func TestNotePrecision(t *testing.T) {
+	for _, c := range []struct {
+		span algebra.Window
+		unit int64
+	}{
+		{algebra.Window{From: 3600e9, To: 4 * 3600e9}, 1e9},
+		{algebra.Window{From: 0, To: 5e9}, 1e6},
+		{algebra.Window{From: 0, To: 500}, 1},
+		{algebra.Window{From: 0, To: algebra.Forever}, 1},
+	} {
+		if u := NoteUnit(c.span); u != c.unit {
+			t.Errorf("NoteUnit(%v) = %d, want %d", c.span, u, c.unit)
+		}
+	}
+	start := algebra.Time(3600e9 + 1234567891)
+	p := NewPlayer(context.Background(), emptySource{}, Options{Speed: 1, Start: &start, End: algebra.Forever, Drain: true, Paused: true})
+	defer p.Stop()
+	note := p.Note(algebra.Window{From: 3600e9, To: 4 * 3600e9})
+	if !strings.HasPrefix(note, "1:00:01 / 4:00:00") {
+		t.Errorf("note %q, want whole seconds", note)
+	}
+	wall := algebra.Time(1_700_000_000_123_456_789)
+	p = NewPlayer(context.Background(), emptySource{}, Options{Speed: 1, Start: &wall, End: algebra.Forever, Drain: true, Paused: true})
+	defer p.Stop()
+	note = p.Note(algebra.Window{From: wall, To: wall + 10e9})
+	if !strings.HasPrefix(note, "2023-11-14T22:13:20.12Z / 2023-11-14T22:13:30.12Z") {
+		t.Errorf("wall-clock note %q, want hundredths (a thousandth of 10 s)", note)
+	}
+}

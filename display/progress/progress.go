@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/term"
 )
@@ -31,12 +32,61 @@ type Bar struct {
 	last    time.Time
 	every   time.Duration
 	cleared bool
+	// cols is the terminal's width now (0: unknown): a line never
+	// reaches the last column, so that it never wraps — a wrapped line
+	// is not redrawn in place nor erased by a carriage return.
+	cols func() int
 }
 
 // New makes a bar writing to w; when enabled is false (w is not a
-// terminal) it draws nothing.
+// terminal) it draws nothing. A bar on a terminal fits its width, asked
+// again at each redraw (the terminal may be resized).
 func New(w io.Writer, enabled bool) *Bar {
-	return &Bar{w: w, on: enabled, width: 30, every: 100 * time.Millisecond}
+	b := &Bar{w: w, on: enabled, width: 30, every: 100 * time.Millisecond, cols: func() int { return 0 }}
+	if f, ok := w.(*os.File); ok {
+		b.cols = func() int {
+			if c, _, err := term.GetSize(int(f.Fd())); err == nil {
+				return c
+			}
+			return 0
+		}
+	}
+	return b
+}
+
+// MinBar is the narrowest the bar itself gets before its note is cut.
+const MinBar = 10
+
+// Fit renders a bar (as Line) in fewer than cols columns: the bar
+// narrows to MinBar, then the note is cut with "…", then dropped; cols
+// 0 is unknown (no limit).
+func Fit(frac float64, width int, note string, cols int) string {
+	line := Line(frac, width, note)
+	if cols <= 0 || utf8.RuneCountInString(line) < cols {
+		return line
+	}
+	room := cols - 1
+	fixed := 2 + 5 // brackets, " 100%"
+	noteW := 0
+	if note != "" {
+		noteW = 2 + utf8.RuneCountInString(note)
+	}
+	w := max(MinBar, room-fixed-noteW)
+	if w < width {
+		width = w
+	}
+	if left := room - fixed - width - 2; note != "" && left < utf8.RuneCountInString(note) {
+		if left < 2 {
+			note = ""
+		} else {
+			note = string([]rune(note)[:left-1]) + "…"
+		}
+	}
+	line = Line(frac, width, note)
+	if r := []rune(line); len(r) > room {
+		line = string(r[:max(0, room)])
+	}
+	return line
 }
 
 // Enabled reports whether the bar draws.
@@ -72,7 +122,7 @@ func (b *Bar) Update(frac float64, note string, force bool) {
 	if !force && now.Sub(b.last) < b.every {
 		return
 	}
-	line := Line(frac, b.width, note)
+	line := Fit(frac, b.width, note, b.cols())
 	if line == b.shown && !b.cleared {
 		return
 	}

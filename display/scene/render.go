@@ -41,6 +41,12 @@ func (s *Scene) Icons() int {
 // aspects are computed here; the layout only when stale or the area
 // changed.
 func (s *Scene) Draw(c draw.Canvas, area draw.Rect, now algebra.Time) {
+	// Plots take the bottom rows; the icons the rest.
+	ps, rows := s.plots(now, area.W, area.H)
+	if rows > 0 {
+		area.H -= rows
+		defer s.drawPlots(c, draw.Rect{X: area.X, Y: area.Bottom(), W: area.W, H: rows}, ps)
+	}
 	s.sweep(now)
 	s.placeChildren()
 	if s.stale || area != s.lay.area {
@@ -260,7 +266,7 @@ func (d *drawing) trace(in *Instance, r draw.Rect, lvl float64, box int) {
 	if r.W == 0 {
 		return
 	}
-	st := traceStyle(lvl)
+	st := TraceStyle(lvl)
 	d.shape(in, r, st, st, box, true)
 }
 
@@ -269,17 +275,7 @@ func (d *drawing) styles(in *Instance) (frame, label draw.Style) {
 	frame.Fg = in.colour
 	label.Fg = in.colour
 	if in.shade >= 0 {
-		lvl := float64(in.shade) / 100
-		if in.set.ic.Shape == spec.Box {
-			frame.Fg = draw.Gray(0.3 + 0.7*lvl)
-			label.Fg = frame.Fg
-		} else {
-			label.Bg = draw.Gray(0.1 + 0.85*lvl)
-			label.Fg = draw.Palette(15)
-			if in.shade >= 50 {
-				label.Fg = draw.Palette(0)
-			}
-		}
+		frame, label = ShadeStyles(in.set.ic.Shape, in.shade, frame)
 	}
 	for _, fs := range d.s.flashes {
 		if fs.icons != in.set {
@@ -294,6 +290,25 @@ func (d *drawing) styles(in *Instance) (frame, label draw.Style) {
 			frame.Reverse, label.Reverse = true, true
 			frame.Bold, label.Bold = true, true
 		}
+	}
+	return frame, label
+}
+
+// ShadeStyles are the frame and label styles of an icon of a shape shaded
+// to percent: a box's frame and label in a grey of that intensity, other
+// shapes' labels on a grey background; frame is the style before shading.
+func ShadeStyles(shape spec.Shape, percent int, frame draw.Style) (draw.Style, draw.Style) {
+	lvl := float64(percent) / 100
+	label := frame
+	if shape == spec.Box {
+		frame.Fg = draw.Gray(0.3 + 0.7*lvl)
+		label.Fg = frame.Fg
+		return frame, label
+	}
+	label.Bg = draw.Gray(0.1 + 0.85*lvl)
+	label.Fg = draw.Palette(15)
+	if percent >= 50 {
+		label.Fg = draw.Palette(0)
 	}
 	return frame, label
 }

@@ -27,6 +27,11 @@ type Scene struct {
 
 	// placed is what the last Draw put where (tests check overlaps).
 	placed []Placed
+	// crowded are the arrow statements the last Draw found no free lane
+	// for some arrow of (drawn in their CrowdedColour).
+	crowded []int
+	// lanes is the arrows' routing grid, kept between frames for reuse.
+	lanes grid
 
 	// Observed is how the data drawn was observed: its gaps and sampled
 	// relations (the status line and the timeline show them).
@@ -153,7 +158,8 @@ func (s *Scene) fade(ended, now algebra.Time) (level float64, ok bool) {
 	return q, true
 }
 
-// traceStyle is the style of a past state that remains at level.
-func traceStyle(level float64) draw.Style {
+// TraceStyle is the style of a past state (a trace copy of an icon or
+// arrow) that remains at level, 1 just ended to 0 gone.
+func TraceStyle(level float64) draw.Style {
 	return draw.Style{Fg: draw.Gray(0.2 + 0.5*level), Dim: true}
 }

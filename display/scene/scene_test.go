@@ -1,6 +1,7 @@
 package scene
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -347,5 +348,35 @@ func TestWrapAndHide(t *testing.T) {
 		if hidden := f.s.Hidden(); (hidden > 0) != (size.hidden > 0) || len(placed)+hidden != 80 {
 			t.Errorf("%dx%d: %d drawn, %d hidden", size.w, size.h, len(placed), hidden)
 		}
+	}
+}
+
+// TestArrowRoutingBounded: a hundred processes each sending to every one
+// of forty mailboxes at once on a wide, short screen: lanes run out, the
+// arrows without one take their relation's colour, and no arrow checks
+// more than MaxLaneTries lanes in each of its two searches.
+func TestArrowRoutingBounded(t *testing.T) {
+	f := newFeeder(t, paperSpec)
+	for p := 0; p < 100; p++ {
+		f.begin("Process", 0, fmt.Sprintf("P%d", p), "Ready")
+	}
+	for m := 0; m < 40; m++ {
+		f.begin("Mailbox", 0, fmt.Sprintf("M%d", m))
+	}
+	routes := 0
+	for p := 0; p < 100; p++ {
+		for m := 0; m < 40; m += 1 + p%7 {
+			f.event("SendMessage", sec, fmt.Sprintf("P%d", p), fmt.Sprintf("M%d", m))
+			routes++
+		}
+	}
+	g := draw.NewGrid(300, 20)
+	f.s.Draw(g, draw.Rect{X: 0, Y: 1, W: 300, H: 18}, sec)
+	t.Logf("%d arrows, %d lanes checked", routes, f.s.lanes.tries)
+	if len(f.s.Crowded()) != 1 {
+		t.Errorf("crowded %v: lanes did not run out?", f.s.Crowded())
+	}
+	if n := f.s.lanes.tries; n > 2*MaxLaneTries*routes {
+		t.Errorf("%d lanes checked for %d arrows", n, routes)
 	}
 }

@@ -13,7 +13,7 @@ var tquelKeywords = []string{
 	"range", "of", "is", "retrieve", "into", "unique", "valid", "at", "from", "to",
 	"where", "when", "as", "and", "or", "not", "begin", "end", "precede", "overlap",
 	"equal", "extend", "by", "for", "each", "ever", "instant", "now",
-	"count", "countU", "sum", "sumU", "avg", "avgU", "min", "max", "any",
+	"count", "countU", "sum", "sumU", "avg", "avgU", "min", "max", "any", "stddev", "percentile", "histogram",
 }
 
 var rangeDecl = regexp.MustCompile(`(?i)\brange\s+of\s+([A-Za-z_][A-Za-z0-9_]*)\s+is\s+([A-Za-z_][A-Za-z0-9_]*)`)

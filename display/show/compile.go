@@ -177,5 +177,8 @@ func posOf(sp *spec.Spec, name string) source.Pos {
 	for _, x := range sp.Flashes {
 		consider(x.RelPos, x.Rel)
 	}
+	for _, x := range sp.Plots {
+		consider(x.RelPos, x.Rel)
+	}
 	return best
 }

@@ -39,14 +39,25 @@ func readSource(t *testing.T, path string) query.Source {
 // the recorded paper example.
 func paperSetup(t *testing.T) (*Setup, *algebra.History) {
 	t.Helper()
-	h, err := history.Load(paperDir)
+	return dirSetup(t, paperDir, "os.display", "resumed_by_p1.tq")
+}
+
+// dirSetup compiles a history directory's display spec with its queries
+// over its history.
+func dirSetup(t *testing.T, dir, display string, queries ...string) (*Setup, *algebra.History) {
+	t.Helper()
+	h, err := history.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var qs []query.Source
+	for _, q := range queries {
+		qs = append(qs, readSource(t, filepath.Join(dir, q)))
+	}
 	s, err := Compile(Config{
 		Catalog: h.Catalog,
-		Queries: []query.Source{readSource(t, filepath.Join(paperDir, "resumed_by_p1.tq"))},
-		Display: readSource(t, filepath.Join(paperDir, "os.display")),
+		Queries: qs,
+		Display: readSource(t, filepath.Join(dir, display)),
 		Check:   check.Options{},
 		FeedAll: true,
 	})
@@ -105,10 +116,16 @@ func checkGolden(t *testing.T, name, got string) {
 func paperPlayback(t *testing.T) *Playback {
 	t.Helper()
 	s, h := paperSetup(t)
-	start := clockTime(t, "1:59:00")
+	return playback(t, s, h, "1:59:00", "tqmon view testdata/paper")
+}
+
+// playback plays a history from start, paused, with a fake clock.
+func playback(t *testing.T, s *Setup, h *algebra.History, from, title string) *Playback {
+	t.Helper()
+	start := clockTime(t, from)
 	clock := play.NewFakeClock(time.Unix(0, 0))
 	pb, err := NewPlayback(context.Background(), s, play.HistorySource(h, nil), h.Window,
-		play.Options{Speed: 1, Start: &start, Paused: true, Clock: clock}, Options{Title: "tqmon view testdata/paper"})
+		play.Options{Speed: 1, Start: &start, Paused: true, Clock: clock}, Options{Title: title})
 	if err != nil {
 		t.Fatal(err)
 	}

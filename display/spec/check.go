@@ -60,6 +60,8 @@ func Check(f *dgram.File, sc Schema) (*Spec, error) {
 				links = append(links, x)
 			case *dgram.FlashRep:
 				flashes = append(flashes, x)
+			case *dgram.PlotRep:
+				c.plot(x)
 			}
 		case *dgram.TimeStmt:
 			c.time(x)
@@ -463,6 +465,41 @@ func (c *checker) flash(x *dgram.DisplayStmt) {
 	if icon >= 0 {
 		fl.Icon = icon
 		c.sp.Flashes = append(c.sp.Flashes, fl)
+	}
+}
+
+// plot resolves a plot: its attribute must be a number.
+func (c *checker) plot(x *dgram.DisplayStmt) {
+	rep := x.Rep.(*dgram.PlotRep)
+	rel := c.relation(x.Rel)
+	aspects := c.aspects(x, "a plot", "label", "colour", "for")
+	if rel == nil {
+		return
+	}
+	p := &Plot{Pos: x.At, RelPos: x.Rel.At, Rel: rel, Series: -1, Span: DefaultPlotSpan}
+	ok := true
+	if p.Attr = c.attr(rel, rep.Attr); p.Attr < 0 {
+		ok = false
+	} else if t := rel.Attrs[p.Attr].Type; t.Kind != algebra.KindInt && t.Kind != algebra.KindFloat {
+		c.errorf(rep.Attr.At, "plot %s: a plot draws a number, and %s is %s", rep.Attr.Name, rep.Attr.Name, article(t.String()))
+		ok = false
+	}
+	for _, a := range aspects {
+		switch a := a.(type) {
+		case *dgram.LabelAspect:
+			if p.Series = c.attr(rel, a.Attr); p.Series < 0 {
+				ok = false
+			}
+		case *dgram.ColourAspect:
+			if p.Colour = c.colour(rel, a); p.Colour == nil {
+				ok = false
+			}
+		case *dgram.ForAspect:
+			p.Span = a.Dur.NS
+		}
+	}
+	if ok {
+		c.sp.Plots = append(c.sp.Plots, p)
 	}
 }
 

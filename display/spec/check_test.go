@@ -169,3 +169,47 @@ display Waiting as inside (Mailbox, Process)`, []string{
 		})
 	}
 }
+
+// TestCheckPlot: a plot of the paper's queue lengths per mailbox over 20
+// minutes; a plot of what is not a number, an aspect a plot does not
+// take, and an unknown series attribute are errors at their places.
+func TestCheckPlot(t *testing.T) {
+	cat := testkit.PaperCatalog(t)
+	q := testkit.ReadFile(t, "../../testdata/paper/queue_length.tq")
+	sc := NewSchema(cat, testkit.Compile(t, cat, "queue_length.tq", q, 0)[0].Result)
+	sp, err := Load("t.display", "display QueueLength as plot Length label Mailbox colour Mailbox for 20m\ndisplay Waiting as plot Process", sc)
+	if err == nil {
+		t.Fatal("a plot of an entity attribute was accepted")
+	}
+	want := "t.display:2:25: plot Process: a plot draws a number, and Process is a Process"
+	if got := err.Error(); !strings.Contains(got, want) {
+		t.Errorf("got %s\nwant %s", got, want)
+	}
+	sp, err = Load("t.display", "display QueueLength as plot Length label Mailbox colour Mailbox for 20m", sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sp.Plots) != 1 {
+		t.Fatalf("plots %d", len(sp.Plots))
+	}
+	p := sp.Plots[0]
+	if p.Rel.Name != "QueueLength" || p.Attr != 1 || p.Series != 0 || p.Span != 20*60e9 || p.Colour == nil {
+		t.Errorf("plot %+v", p)
+	}
+	if rels := sp.Relations(); len(rels) != 1 || rels[0].Name != "QueueLength" {
+		t.Errorf("relations %v", rels)
+	}
+	sp, err = Load("t.display", "display QueueLength as plot Length", sc)
+	if err != nil || sp.Plots[0].Series != -1 || sp.Plots[0].Span != DefaultPlotSpan {
+		t.Errorf("defaults: %v %+v", err, sp)
+	}
+	_, err = Load("t.display", "display QueueLength as plot Length at left label Mailbx", sc)
+	for _, want := range []string{
+		"t.display:1:36: at does not apply to a plot (it takes label, colour, for)",
+		"t.display:1:50: QueueLength has no attribute Mailbx (did you mean Mailbox?)",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("got %v\nwant %s", err, want)
+		}
+	}
+}

@@ -44,11 +44,12 @@ type Spec struct {
 	// Src is the text the spec was checked from (nil for a tree not made
 	// by the parser): later diagnostics about the spec show its lines.
 	Src *source.File
-	// Icons, Links and Flashes are the display statements by kind, each in
-	// the order written.
+	// Icons, Links, Flashes and Plots are the display statements by
+	// kind, each in the order written.
 	Icons   []*Icon
 	Links   []*Link
 	Flashes []*Flash
+	Plots   []*Plot
 	// Trace is animationtrace: past states fade out over Decay
 	// (nanoseconds of subject time). Under plain animation, events stay
 	// visible for Decay.
@@ -90,6 +91,9 @@ func (s *Spec) stmts() []*algebra.Relation {
 		all = append(all, at{x.Pos, x.Rel})
 	}
 	for _, x := range s.Flashes {
+		all = append(all, at{x.Pos, x.Rel})
+	}
+	for _, x := range s.Plots {
 		all = append(all, at{x.Pos, x.Rel})
 	}
 	// Statements are one per line or more: insertion sort by place.
@@ -215,6 +219,30 @@ type Flash struct {
 	Icon        int // index into Spec.Icons
 	Blink       bool
 	For         int64
+}
+
+// DefaultPlotSpan is the time a plot spans when the spec does not say
+// (`for DURATION`).
+const DefaultPlotSpan int64 = 60e9
+
+// MaxPlotSeries bounds the series one plot draws (a sparkline each): the
+// first in their label's order; the plot's heading counts the others.
+const MaxPlotSeries = 8
+
+// Plot draws the numeric attribute Attr of Rel over the last Span of time
+// as sparklines: one per value of the Series attribute (`label ATTR`), or
+// one for the whole relation (Series -1). At each instant a series' value
+// is that of its latest tuple valid then (an event counts at its
+// instant); a column of the sparkline shows the greatest value in its
+// span.
+type Plot struct {
+	Pos, RelPos source.Pos
+	Rel         *algebra.Relation
+	Attr        int
+	Series      int
+	Span        int64
+	// Colour is nil when the spec does not colour the series.
+	Colour *Colour
 }
 
 // normal makes equal values equal map keys (-0 and +0).

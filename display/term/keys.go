@@ -17,6 +17,14 @@ func keyOf(ev *tcell.EventKey) ui.Key {
 		return ui.KeyBack
 	case tcell.KeyTab:
 		return ui.KeyRows
+	case tcell.KeyUp:
+		return ui.KeyUp
+	case tcell.KeyDown:
+		return ui.KeyDown
+	case tcell.KeyPgUp:
+		return ui.KeyPageUp
+	case tcell.KeyPgDn:
+		return ui.KeyPageDown
 	case tcell.KeyRune:
 		switch ev.Rune() {
 		case ' ':
@@ -43,6 +51,12 @@ func keyOf(ev *tcell.EventKey) ui.Key {
 			return ui.KeyForward
 		case 'f':
 			return ui.KeyFollow
+		case 'k':
+			return ui.KeyUp
+		case 'j':
+			return ui.KeyDown
+		case 'l', 'L':
+			return ui.KeyLegend
 		}
 	}
 	return ui.KeyNone

@@ -44,6 +44,11 @@ type View struct {
 	// Follow keeps the present at the right edge; otherwise End is.
 	Follow bool
 	End    algebra.Time
+	// Top is the first row shown (rows scroll when they outnumber the
+	// screen's); Draw keeps it within the rows there are.
+	Top int
+	// shown and total are the rows the last Draw showed and had.
+	shown, total int
 	// Local prints the axis's wall-clock labels and the position in the
 	// local time zone (--tz local), not UTC.
 	Local bool
@@ -88,6 +93,15 @@ func (v *View) Scroll(n int, now algebra.Time, cols int) {
 	if v.End >= now {
 		v.Follow = true
 	}
+}
+
+// ScrollRows moves the rows shown by n (negative: up); page scrolls by
+// screens instead of rows.
+func (v *View) ScrollRows(n int, page bool) {
+	if page {
+		n *= max(1, v.shown-1)
+	}
+	v.Top = max(0, min(v.Top+n, v.total-v.shown))
 }
 
 // ToggleFollow makes the right edge follow the present, or stay.
@@ -181,6 +195,16 @@ func (v *View) Draw(c draw.Canvas, area draw.Rect, now algebra.Time) {
 	} else if rels := v.sc.Spec().Relations(); v.Mode <= len(rels) {
 		rows = v.withGaps(v.tupleRows(rels[v.Mode-1]), now, false, rels[v.Mode-1].Name)
 	}
+	// Rows scroll: Top stays within them (they may have become fewer,
+	// or the screen taller), and the last line of the area says how many
+	// are above and below when not all fit.
+	room := area.H - 2
+	v.total = len(rows)
+	v.shown = min(room, len(rows))
+	if len(rows) > room {
+		v.shown = room - 1 // the last line counts what is not shown
+	}
+	v.Top = max(0, min(v.Top, len(rows)-v.shown))
 	labelW := 4
 	for _, r := range rows {
 		labelW = max(labelW, draw.Width(r.label))
@@ -190,6 +214,13 @@ func (v *View) Draw(c draw.Canvas, area draw.Rect, now algebra.Time) {
 	cols := area.Right() - x0
 	scale := v.Scale()
 	start := end - int64(cols)*scale
+	// Following, the left edge is never before the first data: until the
+	// data fills the width the present moves right from it, rather than
+	// showing time where nothing was (negative time, for a run from 0).
+	if first, ok := firstData(rows); v.Follow && ok && first > start {
+		start = first
+		end = start + int64(cols)*scale
+	}
 	col := func(t algebra.Time) int {
 		if t <= start {
 			return 0
@@ -197,11 +228,8 @@ func (v *View) Draw(c draw.Canvas, area draw.Rect, now algebra.Time) {
 		return int((t - start) / scale)
 	}
 	v.axis(c, area, x0, cols, start, scale)
-	for i, r := range rows {
+	for i, r := range rows[v.Top : v.Top+v.shown] {
 		y := area.Y + 2 + i
-		if y >= area.Bottom() {
-			break
-		}
 		draw.Text(c, area.X, y, draw.Clip(r.label, labelW), draw.Style{})
 		c.Set(x0-1, y, '│', draw.Style{})
 		for _, m := range r.marks {
@@ -225,9 +253,31 @@ func (v *View) Draw(c draw.Canvas, area draw.Rect, now algebra.Time) {
 			}
 		}
 	}
-	if n := len(rows) - (area.H - 2); n > 0 {
-		draw.Text(c, area.X, area.Bottom()-1, fmt.Sprintf("(+%d rows)", n), draw.Style{Dim: true})
+	if v.shown < len(rows) {
+		var parts []string
+		if v.Top > 0 {
+			parts = append(parts, fmt.Sprintf("↑ %d rows above", v.Top))
+		}
+		if n := len(rows) - v.Top - v.shown; n > 0 {
+			parts = append(parts, fmt.Sprintf("↓ %d rows below", n))
+		}
+		note := "(" + strings.Join(parts, ", ") + "; ↑/↓ PgUp/PgDn scroll)"
+		draw.Text(c, area.X, area.Bottom()-1, draw.Clip(note, area.W), draw.Style{Dim: true})
 	}
+}
+
+// firstData is the earliest time a row's marks begin at (gaps and tuples
+// valid from the beginning aside), if any does.
+func firstData(rows []*row) (algebra.Time, bool) {
+	first, ok := algebra.Forever, false
+	for _, r := range rows {
+		for _, m := range r.marks {
+			if !m.gap && m.from != algebra.Beginning && m.from < first {
+				first, ok = m.from, true
+			}
+		}
+	}
+	return first, ok
 }
 
 // axis writes time labels over the bars, at round times about 14 columns
@@ -323,20 +373,26 @@ func iconMark(ic *spec.Icon, t *scene.Tuple) mark {
 		m.st.Fg = ic.Colour.Of(t.Vals[ic.Colour.Attr])
 	}
 	if ic.Shade != nil {
-		switch p := ic.Shade.Percent(t.Vals[ic.Shade.Attr]); {
-		case p >= 80:
-		case p >= 50:
-			m.r = '▓'
-		case p >= 25:
-			m.r = '▒'
-		default:
-			m.r = '░'
-		}
+		m.r = ShadeRune(ic.Shade.Percent(t.Vals[ic.Shade.Attr]))
 	}
 	if t.Event {
 		m.r = '|'
 	}
 	return m
+}
+
+// ShadeRune is the bar of a state shaded to percent: █ from 80%, ▓ from
+// 50%, ▒ from 25%, ░ below.
+func ShadeRune(percent int) rune {
+	switch {
+	case percent >= 80:
+		return '█'
+	case percent >= 50:
+		return '▓'
+	case percent >= 25:
+		return '▒'
+	}
+	return '░'
 }
 
 // tupleRows: one row per distinct value tuple of a relation.

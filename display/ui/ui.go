@@ -41,6 +41,11 @@ const (
 	KeyForward      // > (timeline: scroll forward)
 	KeyFollow       // f (timeline: follow the present, or stay)
 	KeyRows         // Tab (timeline: entities, or a relation's tuples)
+	KeyUp           // ↑ or k (timeline: scroll the rows up)
+	KeyDown         // ↓ or j (timeline: scroll the rows down)
+	KeyPageUp       // PgUp (timeline: a screen of rows up)
+	KeyPageDown     // PgDn (timeline: a screen of rows down)
+	KeyLegend       // l: what shading, colours and traces mean
 )
 
 // Model is the whole display's state.
@@ -65,6 +70,7 @@ type Model struct {
 
 	timelineOn bool
 	help       bool
+	legend     bool
 	message    string
 	area       draw.Rect
 }
@@ -94,6 +100,8 @@ func (m *Model) Handle(k Key) (quit bool) {
 		return true
 	case KeyHelp:
 		m.help = true
+	case KeyLegend:
+		m.legend = !m.legend
 	case KeyTimeline:
 		m.timelineOn = !m.timelineOn
 	case KeyPause, KeyFaster, KeySlower, KeyStep:
@@ -139,6 +147,17 @@ func (m *Model) Handle(k Key) (quit bool) {
 		m.Timeline.ToggleFollow(now)
 	case KeyRows:
 		m.Timeline.NextMode()
+		m.Timeline.Top = 0
+	case KeyUp, KeyDown, KeyPageUp, KeyPageDown:
+		if !m.timelineOn {
+			m.Message("↑/↓ and PgUp/PgDn scroll the timeline's rows (t: timeline)")
+			return false
+		}
+		n := 1
+		if k == KeyUp || k == KeyPageUp {
+			n = -1
+		}
+		m.Timeline.ScrollRows(n, k == KeyPageUp || k == KeyPageDown)
 	}
 	return false
 }
@@ -198,6 +217,9 @@ func (m *Model) Draw(c draw.Canvas) {
 		m.Scene.Draw(c, m.area, now)
 	}
 	m.status(c, w, h)
+	if m.legend {
+		m.drawLegend(c, w, h)
+	}
 	if m.help {
 		m.drawHelp(c, w, h)
 	}
@@ -234,12 +256,12 @@ func (m *Model) status(c draw.Canvas, w, h int) {
 	}
 	text := m.message
 	if text == "" && m.timelineOn {
-		text = m.Timeline.Describe() + "  z/x zoom  </> scroll  tab rows  ? help"
+		text = m.Timeline.Describe() + "  z/x zoom  </> scroll  ↑/↓ rows  l legend  ? help"
 	}
 	if text == "" {
-		text = "space pause  +/- speed  → step  t timeline  ? help  q quit"
+		text = "space pause  +/- speed  → step  t timeline  l legend  ? help  q quit"
 		if m.Controls == nil {
-			text = "t timeline  ? help  q quit"
+			text = "t timeline  l legend  ? help  q quit"
 		}
 	}
 	room := w - x - 3 - draw.Width(right)
@@ -285,17 +307,19 @@ var helpLines = []string{
 	"+ -     faster / slower",
 	"→       step to the next change",
 	"t       timeline view / animation",
+	"l       legend: shading, colours, traces",
 	"r       read the display spec again",
 	"q       quit",
 	"",
-	"timeline: z x zoom, < > scroll,",
-	"          f follow, tab rows",
+	"timeline: z x zoom, < > scroll time,",
+	"          ↑ ↓ PgUp PgDn scroll rows,",
+	"          f follow, tab rows of a relation",
 	"",
 	"any key closes this help",
 }
 
 func (m *Model) drawHelp(c draw.Canvas, w, h int) {
-	bw, bh := 42, len(helpLines)+2
+	bw, bh := 46, len(helpLines)+2
 	r := draw.Rect{X: max(0, (w-bw)/2), Y: max(0, (h-bh)/2), W: min(bw, w), H: min(bh, h)}
 	draw.Fill(c, r, ' ', draw.Style{})
 	draw.Frame(c, r, draw.Style{Bold: true})

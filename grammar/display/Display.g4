@@ -35,14 +35,16 @@ timeMode
     | ANIMATIONTRACE
     ;
 
-// How each tuple is drawn: an icon of its own, or a relationship between
-// the icons of the entities it names.
+// How each tuple is drawn: an icon of its own, a relationship between the
+// icons of the entities it names, a flash of one, or a point of a plot of
+// a numeric attribute over time.
 rep
     : shape = (BOX | CIRCLE | OVAL | TEXT | POINT) # iconRep
     | LINE (FROM name TO name)?                    # lineRep
     | INSIDE LPAREN name COMMA name RPAREN         # insideRep
     | ARROW FROM name TO name                      # arrowRep
     | how = (FLASH | BLINK) name                   # flashRep
+    | PLOT name                                    # plotRep
     ;
 
 // Aspects coupled to attributes (label, shade, colour, order), the fixed
@@ -77,7 +79,7 @@ name
     | DISPLAY | AS | TIME | SHOW | ANIMATION | ANIMATIONTRACE | DECAY | CLOCK | TIMELINE
     | BOX | CIRCLE | OVAL | TEXT | POINT | LINE | INSIDE | ARROW | FLASH | BLINK
     | FROM | TO | LABEL | SHADE | COLOUR | COLOR | ORDER | BY | ASC | DESC
-    | AT | LEFT | CENTER | RIGHT | FOR
+    | AT | LEFT | CENTER | RIGHT | FOR | PLOT
     ;
 
 // ---------------------------------------------------------------- lexer
@@ -116,6 +118,7 @@ LEFT           : L E F T ;
 CENTER         : C E N T E R | C E N T R E ;
 RIGHT          : R I G H T ;
 FOR            : F O R ;
+PLOT           : P L O T ;
 
 // As in TQuel: 10s, 5ms, 1h30m, 1.5s; a number run into letters is one
 // malformed token reported by the Go side.

@@ -17,6 +17,7 @@ func TestGrammarUnambiguous(t *testing.T) {
 		"display as as line from from to to label line display line as line",
 		"display time as flash time for 1s time animation decay 1s show clock show timeline",
 		"display at as inside (at, for) at center display for as point",
+		"display plot as plot plot label plot colour plot for 1s display p as plot as",
 	}
 	texts = append(texts, fronttest.FuzzSeeds(t)...)
 	for i, text := range texts {
@@ -25,7 +26,7 @@ func TestGrammarUnambiguous(t *testing.T) {
 		p := gen.NewDisplayParser(antlr.NewCommonTokenStream(lexer, antlr.TokenDefaultChannel))
 		fronttest.DetectAmbiguities(t, p, text)
 		p.Spec()
-		if i < 4 {
+		if i < 5 {
 			if _, err := Parse("t", text); err != nil {
 				t.Errorf("%q: %v", text, err)
 			}

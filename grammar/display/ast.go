@@ -41,7 +41,7 @@ type DisplayStmt struct {
 	Aspects []Aspect
 }
 
-// Rep is a representation: *IconRep, *LinkRep or *FlashRep.
+// Rep is a representation: *IconRep, *LinkRep, *FlashRep or *PlotRep.
 type Rep interface {
 	Node
 	rep()
@@ -119,6 +119,13 @@ type FlashRep struct {
 	At    Pos
 	Blink bool
 	Attr  *Ident
+}
+
+// PlotRep draws a numeric attribute of the relation over time, one
+// sparkline per series (per value of the label attribute): `plot Length`.
+type PlotRep struct {
+	At   Pos
+	Attr *Ident
 }
 
 // Aspect is one aspect of a representation: *LabelAspect, *ShadeAspect,
@@ -226,7 +233,8 @@ type Duration struct {
 	NS   int64
 }
 
-// ForAspect is `for DURATION`: how long a flash lasts after an event.
+// ForAspect is `for DURATION`: how long a flash lasts after an event, or
+// the time a plot spans.
 type ForAspect struct {
 	At  Pos
 	Dur *Duration
@@ -267,6 +275,7 @@ func (x *DisplayStmt) Pos() Pos  { return x.At }
 func (x *IconRep) Pos() Pos      { return x.At }
 func (x *LinkRep) Pos() Pos      { return x.At }
 func (x *FlashRep) Pos() Pos     { return x.At }
+func (x *PlotRep) Pos() Pos      { return x.At }
 func (x *LabelAspect) Pos() Pos  { return x.At }
 func (x *ShadeAspect) Pos() Pos  { return x.At }
 func (x *ColourAspect) Pos() Pos { return x.At }
@@ -283,6 +292,7 @@ func (*DisplayStmt) node()  {}
 func (*IconRep) node()      {}
 func (*LinkRep) node()      {}
 func (*FlashRep) node()     {}
+func (*PlotRep) node()      {}
 func (*LabelAspect) node()  {}
 func (*ShadeAspect) node()  {}
 func (*ColourAspect) node() {}
@@ -301,6 +311,7 @@ func (*ShowStmt) stmt()    {}
 func (*IconRep) rep()  {}
 func (*LinkRep) rep()  {}
 func (*FlashRep) rep() {}
+func (*PlotRep) rep()  {}
 
 func (*LabelAspect) aspect()  {}
 func (*ShadeAspect) aspect()  {}

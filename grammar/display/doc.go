@@ -15,6 +15,7 @@
 //	display Waiting as arrow from Mailbox to Process
 //	display SendMessage as arrow from Process to Mailbox
 //	display ResumedbyP1 as flash Process for 5s
+//	display QueueLength as plot Length label Mailbox for 20m
 //	time animationtrace decay 5s
 //	show clock
 //
@@ -23,7 +24,9 @@
 // the icons of the entities two attributes name (inside (A, B) — A's icon
 // drawn inside B's —, arrow from A to B, line from A to B); and flash or
 // blink, which make the icon of the entity an attribute names flash after
-// each event (for the `for` duration) or while a tuple is valid. Aspects:
+// each event (for the `for` duration) or while a tuple is valid; and plot
+// ATTR, which draws a numeric attribute over time (sparklines, a series per
+// value of the label attribute, over the `for` span). Aspects:
 // label, shade (intensity, with an optional value = N% mapping), colour
 // (with an optional value = colour mapping; `color` is accepted), order by
 // (ascending unless desc), at left | center | right, for DURATION. Time:

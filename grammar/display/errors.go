@@ -58,7 +58,7 @@ var nameKeywords = front.NewTokenSet(
 	gen.DisplayLexerFROM, gen.DisplayLexerTO, gen.DisplayLexerLABEL, gen.DisplayLexerSHADE,
 	gen.DisplayLexerCOLOUR, gen.DisplayLexerCOLOR, gen.DisplayLexerORDER, gen.DisplayLexerBY,
 	gen.DisplayLexerASC, gen.DisplayLexerDESC, gen.DisplayLexerAT, gen.DisplayLexerLEFT,
-	gen.DisplayLexerCENTER, gen.DisplayLexerRIGHT, gen.DisplayLexerFOR,
+	gen.DisplayLexerCENTER, gen.DisplayLexerRIGHT, gen.DisplayLexerFOR, gen.DisplayLexerPLOT,
 )
 
 var identToken = front.NewTokenSet(gen.DisplayLexerIDENT)

@@ -57,6 +57,8 @@ func FormatRep(r Rep) string {
 			return "blink " + identName(x.Attr)
 		}
 		return "flash " + identName(x.Attr)
+	case *PlotRep:
+		return "plot " + identName(x.Attr)
 	}
 	return "<?>"
 }

@@ -204,6 +204,10 @@ func (c *converter) rep(ctx gen.IRepContext) Rep {
 			return nil
 		}
 		return &FlashRep{At: at, Blink: how.GetTokenType() == gen.DisplayLexerBLINK, Attr: attr}
+	case *gen.PlotRepContext:
+		if attr := c.name(r.Name()); attr != nil {
+			return &PlotRep{At: at, Attr: attr}
+		}
 	}
 	return nil
 }
@@ -272,7 +276,7 @@ func (c *converter) aspect(ctx gen.IAspectContext) Aspect {
 		}
 		return &AtAspect{At: at, Side: side, SidePos: front.TokPos(t)}
 	case *gen.ForAspectContext:
-		if d := c.duration(a.DURATION(), "a flash's duration"); d != nil {
+		if d := c.duration(a.DURATION(), "a duration after for"); d != nil {
 			return &ForAspect{At: at, Dur: d}
 		}
 	}

@@ -106,6 +106,9 @@ func TestParseForms(t *testing.T) {
 		{"display time as inside (from, to)", ""},
 		{"display x as arrow from from to to", ""},
 		{"display x as flash flash for 1s", ""},
+		{"display QueueLength as plot Length label Mailbox colour Mailbox for 1m", ""},
+		{"DISPLAY q AS PLOT n", "display q as plot n"},
+		{"display plot as plot plot label plot", ""},
 		{`display x as box shade s (display = 1%, "display" = 2%)`, ""},
 	}
 	for _, tt := range tests {
@@ -154,6 +157,8 @@ func TestParseErrors(t *testing.T) {
 			[]string{"t.display:2:1: unexpected 'show', expected ')'"}},
 		{"stray character", "display R as box @ label X",
 			[]string{"t.display:1:18: unexpected character '@'"}},
+		{"plot without attribute", "display Q as plot",
+			[]string{"t.display:1:18: unexpected end of input, expected name"}},
 		{"time mode", "time lapse",
 			[]string{"t.display:1:6: unexpected 'lapse', expected one of: 'animation', 'animationtrace'"}},
 		{"unterminated string", "display R as box shade S (\"abc = 5%)",
@@ -184,6 +189,10 @@ func checkTree(f *File) string {
 			case *FlashRep:
 				if !ident(r.Attr) {
 					return "flash without attribute"
+				}
+			case *PlotRep:
+				if !ident(r.Attr) {
+					return "plot without attribute"
 				}
 			case *IconRep:
 				if r.Shape == 0 {

@@ -69,13 +69,18 @@ expr
     ;
 
 primary
-    : AGG LPAREN expr (BY expr (COMMA expr)*)? aggClause* RPAREN # aggregate
+    : AGG LPAREN expr aggParam? (BY expr (COMMA expr)*)? aggClause* RPAREN # aggregate
     | exprName (DOT (name | ALL))?                               # nameRef
     | NUMBER                                                     # numberLit
     | DURATION                                                   # durationLit
     | STRING                                                     # stringLit
     | PARAM                                                      # paramRef
     | LPAREN expr RPAREN                                         # parenExpr
+    ;
+
+// The second argument of percentile (p) and histogram (the bucket width).
+aggParam
+    : COMMA expr
     ;
 
 aggClause
@@ -159,6 +164,9 @@ AGG
     | M I N
     | M A X
     | A N Y
+    | S T D D E V
+    | P E R C E N T I L E
+    | H I S T O G R A M
     ;
 
 // A duration is one or more number-unit groups: 10s, 5ms, 1h30m, 1.5s.

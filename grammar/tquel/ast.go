@@ -292,12 +292,16 @@ const (
 	AggMin
 	AggMax
 	AggAny
+	AggStddev
+	AggPercentile
+	AggHistogram
 )
 
 var aggNames = [...]string{
 	AggInvalid: "?", AggCount: "count", AggCountU: "countU", AggSum: "sum",
 	AggSumU: "sumU", AggAvg: "avg", AggAvgU: "avgU", AggMin: "min",
-	AggMax: "max", AggAny: "any",
+	AggMax: "max", AggAny: "any", AggStddev: "stddev", AggPercentile: "percentile",
+	AggHistogram: "histogram",
 }
 
 func (a AggFunc) String() string {
@@ -323,11 +327,12 @@ type Window struct {
 	Size *DurationLit // WindowMoving only
 }
 
-// Aggregate is `f(X [by B, …] [window] [where Q] [when P])`.
+// Aggregate is `f(X [, P] [by B, …] [window] [where Q] [when P])`.
 type Aggregate struct {
 	At     Pos // the function name
 	Func   AggFunc
 	Arg    Expr
+	Param  Expr // the second argument (percentile's p, histogram's width); nil when absent
 	By     []Expr
 	Window Window
 	Where  Expr // nil when absent

@@ -54,6 +54,9 @@ func dump(e Expr) string {
 	case *Aggregate:
 		var b strings.Builder
 		b.WriteString("(" + x.Func.String() + " " + dump(x.Arg))
+		if x.Param != nil {
+			b.WriteString(" param:" + dump(x.Param))
+		}
 		for _, e := range x.By {
 			b.WriteString(" by:" + dump(e))
 		}

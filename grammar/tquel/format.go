@@ -136,6 +136,10 @@ func formatAggregate(a *Aggregate) string {
 	b.WriteString(a.Func.String())
 	b.WriteByte('(')
 	b.WriteString(FormatExpr(a.Arg))
+	if a.Param != nil {
+		b.WriteString(", ")
+		b.WriteString(FormatExpr(a.Param))
+	}
 	for i, e := range a.By {
 		if i == 0 {
 			b.WriteString(" by ")

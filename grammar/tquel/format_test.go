@@ -45,6 +45,9 @@ func stripParens(e Expr) Expr {
 	case *Aggregate:
 		y := *x
 		y.Arg = stripParens(x.Arg)
+		if x.Param != nil {
+			y.Param = stripParens(x.Param)
+		}
 		y.By = nil
 		for _, b := range x.By {
 			y.By = append(y.By, stripParens(b))
@@ -99,6 +102,10 @@ func TestFormatExpr(t *testing.T) {
 			`countU(a + b by p.x, c for each 1h30m where a > 0 when p overlap "now")`},
 		{&Aggregate{Func: AggMax, Arg: a, Window: Window{Kind: WindowEver}}, "max(a for ever)"},
 		{bin(OpMul, &Aggregate{Func: AggAny, Arg: a}, &Paren{X: bin(OpAdd, a, b)}), "any(a) * (a + b)"},
+		{&Aggregate{Func: AggPercentile, Arg: a, Param: num("99.9"), By: []Expr{c}, Window: Window{Kind: WindowEver}},
+			"percentile(a, 99.9 by c for ever)"},
+		{&Aggregate{Func: AggHistogram, Arg: a, Param: dur("10ms")}, "histogram(a, 10ms)"},
+		{&Aggregate{Func: AggStddev, Arg: bin(OpSub, a, b)}, "stddev(a - b)"},
 	}
 	for _, tt := range value {
 		got := FormatExpr(tt.e)

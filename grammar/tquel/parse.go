@@ -444,6 +444,7 @@ func (c *converter) primary(ctx gen.IPrimaryContext, m mode) Expr {
 var aggFuncs = map[string]AggFunc{
 	"count": AggCount, "countu": AggCountU, "sum": AggSum, "sumu": AggSumU,
 	"avg": AggAvg, "avgu": AggAvgU, "min": AggMin, "max": AggMax, "any": AggAny,
+	"stddev": AggStddev, "percentile": AggPercentile, "histogram": AggHistogram,
 }
 
 func (c *converter) aggregate(ctx *gen.AggregateContext) Expr {
@@ -459,6 +460,11 @@ func (c *converter) aggregate(ctx *gen.AggregateContext) Expr {
 	ok := true
 	if a.Arg = c.expr(exprs[0], valueMode); a.Arg == nil {
 		ok = false
+	}
+	if p := ctx.AggParam(); p != nil {
+		if a.Param = c.expr(p.Expr(), valueMode); a.Param == nil {
+			ok = false
+		}
 	}
 	for _, b := range exprs[1:] {
 		e := c.expr(b, valueMode)

@@ -2,6 +2,7 @@ package testkit
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/tqmon/tqmon/algebra"
@@ -28,4 +29,21 @@ func DiagLines(err error) string {
 		lines = append(lines, d.Error())
 	}
 	return strings.Join(lines, "\n")
+}
+
+// History prints the named tables of a history, each its name, count and
+// rows sorted (values, from, to in nanoseconds): two histories holding the
+// same tuples print the same.
+func History(h *algebra.History, names ...string) string {
+	var b strings.Builder
+	for _, name := range names {
+		t := h.Table(name)
+		rows := slices.Clone(t.Rows)
+		(&algebra.Table{Rel: t.Rel, Rows: rows}).SortRows()
+		fmt.Fprintf(&b, "%s: %d\n", name, len(rows))
+		for _, row := range rows {
+			fmt.Fprintf(&b, "%v %d %d\n", row.Vals, row.From, row.To)
+		}
+	}
+	return b.String()
 }

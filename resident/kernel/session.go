@@ -56,6 +56,10 @@ func (r *Resident) Open() *Session {
 		}
 		r.tr = tr
 	}
+	// The session's counts start now (before the drain can see it), not
+	// at the resident's start: an earlier session's packets are not its
+	// "produced while enabled" (session.Core.Base).
+	s.core.Base(r.tr.counts())
 	idx, err := r.sessions.Add(s)
 	if err != nil {
 		s.core.Refuse(err)

@@ -75,6 +75,7 @@ type mailbox struct {
 	lastEmit int64            // when the last batch was made (real ns)
 	over     []uint64         // per sensor: packets lost to a full session
 	unsent   []uint64         // per sensor: of those, packets never written (Shed)
+	base     []wire.Count     // the resident's counts when the session opened (Base)
 	n        int              // packets held: len(q) + len(box.Packets)
 	budget   *Budget          // the resident's, shared by its sessions
 	// nApplied commands were carried out, the last at appliedAt (the
@@ -85,6 +86,16 @@ type mailbox struct {
 	err       error
 	ready     chan struct{} // a batch is waiting
 	done      chan struct{} // closed when the session ends
+}
+
+// Base records the resident's cumulative counts as the session opens,
+// before the drain can see it: the session's batches count from there
+// (what was produced while it was open), not the resident's past — an
+// earlier session's packets are not this one's "produced while enabled".
+func (m *mailbox) Base(counts []wire.Count) {
+	m.qmu.Lock()
+	defer m.qmu.Unlock()
+	m.base = append(m.base[:0], counts...)
 }
 
 // Prime gives a new session its first packets and definitions (the live
@@ -369,6 +380,12 @@ func (m *mailbox) countsFor(out, counts []wire.Count) []wire.Count {
 	out = append(out, counts...)
 	for i := range out[k:] {
 		c := &out[k+i]
+		// Counts only grow: what they were at Base is the resident's
+		// past.
+		if j := slices.IndexFunc(m.base, func(b wire.Count) bool { return b.Sensor == c.Sensor }); j >= 0 {
+			c.Wanted -= min(c.Wanted, m.base[j].Wanted)
+			c.Drops -= min(c.Drops, m.base[j].Drops)
+		}
 		c.Drops += m.over[c.Sensor]
 		c.Wanted += m.unsent[c.Sensor]
 	}

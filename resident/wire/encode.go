@@ -44,6 +44,7 @@ package wire
 //	         16 All (no payload)  32 On:uvarint  64 Attr:uvarint
 //	         128 Conds:count (Attr:uvarint value)*  256 Period:varint
 //	         512 While (no payload)  1024 Pred:pred  2048 Keep:count uvarint*
+//	         4096 Count:uvarint
 //
 //	pred     op:byte then: for PAnd/POr Kids:count pred*  (count ≥ 1);
 //	         for PNot one pred; for a comparison Attr:uvarint value.
@@ -116,7 +117,8 @@ const (
 	cfWhile
 	cfPred
 	cfKeep
-	cfAllFields = cfKeep<<1 - 1
+	cfCount
+	cfAllFields = cfCount<<1 - 1
 )
 
 // Smallest encodings, to bound counts by the remaining input.
@@ -434,6 +436,9 @@ func (c *Command) AppendBinary(b []byte) ([]byte, error) {
 	if len(c.Keep) != 0 {
 		f |= cfKeep
 	}
+	if c.Count != 0 {
+		f |= cfCount
+	}
 	b = appendHeader(b, TagCommand, Version)
 	b = append(b, byte(c.Kind))
 	b = binary.AppendUvarint(b, f)
@@ -480,6 +485,9 @@ func (c *Command) AppendBinary(b []byte) ([]byte, error) {
 		for _, a := range c.Keep {
 			b = binary.AppendUvarint(b, uint64(a))
 		}
+	}
+	if f&cfCount != 0 {
+		b = binary.AppendUvarint(b, uint64(c.Count))
 	}
 	if n := len(b) - start; n > MaxFrame {
 		return b[:start], tooLarge("command", n, MaxFrame)
@@ -990,6 +998,13 @@ func (c *Command) UnmarshalBinary(data []byte) error {
 				c.Keep[i] = d.u16("keep")
 			}
 		}
+	}
+	if f&cfCount != 0 {
+		n := d.uvarint("count")
+		if d.err == nil && (n == 0 || n > math.MaxUint32) {
+			d.failf("count %d out of range", n)
+		}
+		c.Count = uint32(n)
 	}
 	if err := d.finish(); err != nil {
 		*c = Command{}

@@ -169,6 +169,9 @@ func randCommand(r *rand.Rand) *Command {
 	for n := r.IntN(3); n > 0; n-- {
 		c.Keep = append(c.Keep, randU16(r))
 	}
+	if r.IntN(3) == 0 {
+		c.Count = 1 + uint32(r.IntN(1<<20))
+	}
 	return c
 }
 
@@ -409,7 +412,8 @@ func TestDecodeErrors(t *testing.T) {
 		{"def type range", &Batch{}, batch(0, 1, 1, 0xff, 0xff, 0xff, 0x0f, 0, 0, 0), "def type 33554431 exceeds 65535"},
 		{"command kind", &Command{}, cmd(13, 0), "unknown command kind 13"},
 		{"command kind zero", &Command{}, cmd(0, 0), "unknown command kind 0"},
-		{"command fields", &Command{}, cmd(byte(CBye), 0x80, 0x20), "unknown field bits 0x1000"},
+		{"command fields", &Command{}, cmd(byte(CBye), 0x80, 0x40), "unknown field bits 0x2000"},
+		{"command count zero", &Command{}, cmd(byte(CTrigger), 0x80, 0x20, 0), "count 0 out of range"},
 		{"pred op", &Command{}, cmd(byte(CFragment), 0x80, 0x08, 0x0c), "pred node 1: at byte 5: unknown predicate operator 12"},
 		{"pred no operands", &Command{}, cmd(byte(CFragment), 0x80, 0x08, byte(PAnd), 0), "and with no operands"},
 		{"empty keep", &Command{}, cmd(byte(CFragment), 0x80, 0x10, 0), "keep flag set with no attributes"},

@@ -67,6 +67,7 @@ func commandSeeds() []*Command {
 	r := rand.New(rand.NewPCG(100, 2))
 	ms := []*Command{{Kind: CBye}, {Kind: CLease, Period: 5e9},
 		{Kind: CTrigger, ID: 3, Sensor: 2, On: 1, Attr: 1, Conds: []Cond{{Attr: 0, Value: Value{Kind: VEntity, S: "p1"}}}},
+		{Kind: CTrigger, ID: 6, Sensor: 5, On: 3, Attr: 1, Count: 4, Period: 10e9},
 		{Kind: CTrigger, ID: 4, Sensor: 2, On: 3, While: true, Conds: []Cond{{Attr: 1, Value: Value{Kind: VEnum, N: 1}}}},
 		{Kind: CFragment, ID: 5, Sensor: 2, Keep: []uint16{0, 1}, Pred: &Pred{Op: POr, Kids: []Pred{
 			{Op: PEq, Attr: 1, Value: Value{Kind: VEntity, S: "M3"}},

@@ -51,9 +51,22 @@ const CapTriggers = "triggers"
 // an enable exactly while an entity's tuple satisfies the conditions).
 const CapWhile = "while"
 
+// CapCount: the resident evaluates CTrigger commands with Count set
+// (enables an entity once enough packets carrying it fell in a window).
+const CapCount = "count"
+
+// MaxCount is the largest Count a resident counts: a remote with a higher
+// threshold widens instead.
+const MaxCount = 64
+
 // CapFragments: the resident carries out CFragment commands (filters and
 // projects a sensor's packets for the session before sending them).
 const CapFragments = "fragments"
+
+// CapEntityFragments: the resident carries out CFragment commands on
+// entity relations too (a selection: a session is sent only the entity
+// tuples that satisfy it).
+const CapEntityFragments = "entity-fragments"
 
 // Has reports whether the resident advertises capability c.
 func (h *Hello) Has(c string) bool {
@@ -173,6 +186,12 @@ const (
 	// tuple satisfies Conds: set when a tuple that satisfies them begins (or
 	// when the trigger is installed, for the entities whose tuple already
 	// does), cleared when one that does not begins or the entity ends.
+	// With Count (On traced, not While), the trigger counts instead:
+	// it enables the entity once at least Count of On's packets that
+	// satisfy Conds and carry it in Attr fell within the last Period ns
+	// (inclusive; Period 0: since the trigger was installed) — the gate of
+	// two-phase monitoring, count(… by Attr for each Period) ≥ Count,
+	// evaluated where the packets are (CapCount).
 	// CUntrigger removes trigger ID and what it enabled.
 	CTrigger
 	CUntrigger
@@ -252,10 +271,11 @@ type Command struct {
 	On     uint16 // CTrigger: the sensor whose packets trigger
 	Attr   uint16 // CTrigger: the attribute holding the entity to enable
 	Conds  []Cond
-	Period int64    // CSample: sampling period; CLease: lease duration (ns)
+	Period int64    // CSample: sampling period; CLease: lease duration; CTrigger with Count: the window (ns)
 	While  bool     // CTrigger on an entity relation: enabled only while Conds hold
 	Pred   *Pred    // CFragment: the selection (nil: every packet)
 	Keep   []uint16 // CFragment: the attributes sent (empty: all)
+	Count  uint32   // CTrigger: packets within Period that enable (0: the first enables)
 }
 
 // Conn is a remote monitor's connection to one resident.

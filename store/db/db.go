@@ -171,6 +171,9 @@ func (d *DB) addMeta(r *algebra.Relation) *relMeta {
 	return m
 }
 
+// Catalog compiles the sensor description.
+func (s Spec) Catalog() (*algebra.Catalog, error) { return compileSpec(s) }
+
 func compileSpec(spec Spec) (*algebra.Catalog, error) {
 	f, err := sdl.Parse(spec.Name, spec.Text)
 	if err != nil {

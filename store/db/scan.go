@@ -19,6 +19,9 @@ type ReadStats struct {
 	Checkpoints int // checkpoint parts decoded
 	EndsParts   int // ends parts decoded
 	Elements    int // elements delivered
+	// Files counts the files a Parquet recording's scan opened (its
+	// Elements: the rows they held).
+	Files int
 }
 
 // Read says what to read of one relation: all of it (Window nil) or the

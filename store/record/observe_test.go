@@ -3,6 +3,7 @@ package record
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/tqmon/tqmon/resident/demo/ossensors"
 	"github.com/tqmon/tqmon/resident/wire"
 	"github.com/tqmon/tqmon/store/db"
+	"github.com/tqmon/tqmon/store/parquet"
 	"github.com/tqmon/tqmon/store/replay"
 )
 
@@ -39,6 +41,13 @@ func TestLiveRecordsObservation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The same recorder writes Parquet files too (Tee): read back by
+	// query --parquet's path, they must answer as the database does.
+	pdir := t.TempDir() + "/pq"
+	pw, err := parquet.Create(pdir, db.Spec{Name: "os.sdl", Text: ossensors.SDL}, parquet.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	conn := testkit.NewLossy(res.Local(), "SendMessage", 150*time.Millisecond, 300*time.Millisecond)
 	var mu sync.Mutex
 	var losses []remote.Loss
@@ -49,7 +58,7 @@ func TestLiveRecordsObservation(t *testing.T) {
 	}
 	done := make(chan out, 1)
 	go func() {
-		st, err := Live(context.Background(), []wire.Conn{conn}, w, cat, Options{SyncEvery: 20 * time.Millisecond,
+		st, err := Live(context.Background(), []wire.Conn{conn}, Tee(DB(w), SinkOf[*parquet.RelWriter](pw)), cat, Options{SyncEvery: 20 * time.Millisecond,
 			Ready:  func() { close(ready) },
 			OnLoss: func(l remote.Loss) { mu.Lock(); losses = append(losses, l); mu.Unlock() }})
 		done <- out{st, err}
@@ -70,6 +79,10 @@ func TestLiveRecordsObservation(t *testing.T) {
 		t.Fatal(err)
 	}
 	store.Close()
+	pw.SetWindow(win)
+	if err := pw.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if conn.Removed() == 0 || len(losses) == 0 {
 		t.Fatalf("nothing lost: the test shows nothing")
 	}
@@ -94,6 +107,22 @@ func TestLiveRecordsObservation(t *testing.T) {
 	rs, _, err := replay.Run(d, q, replay.Options{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	ps, err := parquet.Open(pdir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prs, _, err := replay.RunStore(replay.Parquet(ps), q, replay.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range rs {
+		if g, w := fmt.Sprint(prs[i].Table.Rows), fmt.Sprint(rs[i].Table.Rows); g != w {
+			t.Errorf("%s over Parquet\n%s\nover the database\n%s", prog.Stmts[i].Name, g, w)
+		}
+	}
+	if g, w := ps.Window(), d.Window(); g == nil || w == nil || *g != *w {
+		t.Errorf("Parquet window %v, the database's %v", g, w)
 	}
 	lost := rs[0].Table.Rows
 	if len(lost) != len(losses) {

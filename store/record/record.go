@@ -89,6 +89,7 @@ type Stats struct {
 }
 
 // Live records what live residents report of the chosen relations into w
+// (a database's writer, record.DB, or any other Sink)
 // until the context ends, the duration passes or the residents end, making
 // it durable every SyncEvery; the window synced runs from when the
 // recording attached (the observation's start, remote.Observation) to the
@@ -97,7 +98,7 @@ type Stats struct {
 // ends the recording, and is returned; what was synced before stays in
 // the database. A recording that lost packets or its session returns its
 // stats and an error that is remote.ErrIncomplete.
-func Live(ctx context.Context, conns []wire.Conn, w *db.Writer, cat *algebra.Catalog, opts Options) (Stats, error) {
+func Live(ctx context.Context, conns []wire.Conn, w Sink, cat *algebra.Catalog, opts Options) (Stats, error) {
 	var st Stats
 	rels := opts.Relations
 	if len(rels) == 0 {
@@ -164,8 +165,8 @@ func Live(ctx context.Context, conns []wire.Conn, w *db.Writer, cat *algebra.Cat
 // call from the live run while another goroutine syncs.
 type Tap struct {
 	mu      sync.Mutex
-	w       *db.Writer
-	rels    map[string]*db.RelWriter
+	w       Sink
+	rels    map[string]RelSink
 	sampled map[uint64]bool
 	start   algebra.Time
 	last    algebra.Time
@@ -179,8 +180,8 @@ type Tap struct {
 }
 
 // NewTap makes a tap recording the named relations.
-func NewTap(w *db.Writer, relations []string) (*Tap, error) {
-	tp := &Tap{w: w, rels: map[string]*db.RelWriter{}, sampled: map[uint64]bool{}, start: algebra.Beginning, last: algebra.Beginning,
+func NewTap(w Sink, relations []string) (*Tap, error) {
+	tp := &Tap{w: w, rels: map[string]RelSink{}, sampled: map[uint64]bool{}, start: algebra.Beginning, last: algebra.Beginning,
 		obsAt: map[uint64]int{}}
 	for _, name := range relations {
 		rw, err := w.Relation(name)

@@ -12,6 +12,7 @@ import (
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/stream"
+	"github.com/tqmon/tqmon/internal/testkit"
 	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident"
@@ -24,15 +25,7 @@ import (
 
 func render(h *algebra.History, names []string) string {
 	var b strings.Builder
-	for _, name := range names {
-		t := h.Table(name)
-		rows := slices.Clone(t.Rows)
-		(&algebra.Table{Rel: t.Rel, Rows: rows}).SortRows()
-		fmt.Fprintf(&b, "%s: %d\n", name, len(rows))
-		for _, row := range rows {
-			fmt.Fprintf(&b, "%v %d %d\n", row.Vals, row.From, row.To)
-		}
-	}
+	b.WriteString(testkit.History(h, names...))
 	if h.Window != nil {
 		fmt.Fprintf(&b, "window %d %d\n", h.Window.From, h.Window.To)
 	}
@@ -65,7 +58,7 @@ func recordDemo(t *testing.T, seed uint64, d time.Duration, opts Options) (*db.D
 	done := make(chan out, 1)
 	opts.Ready = func() { close(ready) }
 	go func() {
-		st, err := Live(context.Background(), []wire.Conn{res.Local()}, w, cat, opts)
+		st, err := Live(context.Background(), []wire.Conn{res.Local()}, DB(w), cat, opts)
 		done <- out{st, err}
 	}()
 	select {

@@ -28,7 +28,7 @@ func TestTapStartCommitsWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	tp, err := NewTap(w, []string{"Process"})
+	tp, err := NewTap(DB(w), []string{"Process"})
 	if err != nil {
 		t.Fatal(err)
 	}

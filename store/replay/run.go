@@ -14,6 +14,7 @@ import (
 	"github.com/tqmon/tqmon/display/play"
 	"github.com/tqmon/tqmon/rewrite"
 	"github.com/tqmon/tqmon/store/db"
+	"github.com/tqmon/tqmon/store/parquet"
 )
 
 // Query is a sequence of checked retrieves planned for stored relations:
@@ -79,10 +80,59 @@ type Stats struct {
 	Reads []db.Read
 }
 
-// Span is the part of the database's extent a run covers: the extent,
-// narrowed to [From, To] when given; ok is false for an empty database
+// Store is what a run reads: a badger database (DB) or a Parquet
+// recording — one evaluation over either, with the same scan windows.
+type Store interface {
+	Catalog() *algebra.Catalog
+	// Extent and Window are as db.DB's.
+	Extent() (start, end algebra.Time, ok bool)
+	Window() *algebra.Window
+	// Observation is a history holding the observation's tuples (the
+	// Observed and Lost tables).
+	Observation() (*algebra.History, error)
+	// Scan reads relations, each whole or through a window (db.Read): the
+	// tuples valid somewhere in it, with their whole valid times.
+	Scan(reads []db.Read) (Scan, error)
+}
+
+// Scan is a store's time-ordered stream of the relations read.
+type Scan interface {
+	stream.Source
+	Stats() db.ReadStats
+	Close()
+}
+
+// DB is a database as a Store.
+func DB(d *db.DB) Store { return dbStore{d} }
+
+type dbStore struct{ *db.DB }
+
+func (d dbStore) Observation() (*algebra.History, error) { return d.ObservationHistory(), nil }
+func (d dbStore) Scan(reads []db.Read) (Scan, error) {
+	src, err := d.NewSource(reads)
+	if err != nil {
+		return nil, err // not a nil *db.Source in an interface
+	}
+	return src, nil
+}
+
+// Parquet is a Parquet recording as a Store.
+func Parquet(s *parquet.Store) Store { return parquetStore{s} }
+
+type parquetStore struct{ *parquet.Store }
+
+func (s parquetStore) Scan(reads []db.Read) (Scan, error) {
+	sc, err := s.NewScan(reads)
+	if err != nil {
+		return nil, err // not a nil *parquet.Scan in an interface
+	}
+	return sc, nil
+}
+
+// Span is the part of the store's extent a run covers: the extent,
+// narrowed to [From, To] when given; ok is false for an empty store
 // without a window.
-func Span(d *db.DB, opts Options) (algebra.Window, bool) {
+func Span(d Store, opts Options) (algebra.Window, bool) {
 	start, end, ok := d.Extent()
 	if !ok {
 		return algebra.Window{}, false
@@ -97,11 +147,16 @@ func Span(d *db.DB, opts Options) (algebra.Window, bool) {
 	return w, true
 }
 
-// Run evaluates the query over the database: each relation the plans
+// Run evaluates the query over the database (RunStore).
+func Run(d *db.DB, q *Query, opts Options) ([]Result, Stats, error) {
+	return RunStore(DB(d), q, opts)
+}
+
+// RunStore evaluates the query over a store: each relation the plans
 // read is read through the hull of its scans' windows (and the run's
 // span), in time order, into the same update network live monitoring
 // uses.
-func Run(d *db.DB, q *Query, opts Options) ([]Result, Stats, error) {
+func RunStore(d Store, q *Query, opts Options) ([]Result, Stats, error) {
 	var st Stats
 	reads := plan.ReadsOf(q.Plans)
 	var limit *algebra.Window
@@ -137,7 +192,10 @@ func Run(d *db.DB, q *Query, opts Options) ([]Result, Stats, error) {
 	}
 	// The observation's relations are read from the database's
 	// observation, and answers are cut out of its gaps (exec.Cut).
-	obs := d.ObservationHistory()
+	obs, err := d.Observation()
+	if err != nil {
+		return nil, st, err
+	}
 	net, err := exec.Build(q.Catalog, q.Stmts, q.Plans, exec.Options{Budget: opts.Budget,
 		Gaps: exec.TableGaps(obs.Table(algebra.LostName)), Observed: d.Window() != nil})
 	if err != nil {
@@ -183,7 +241,7 @@ func Run(d *db.DB, q *Query, opts Options) ([]Result, Stats, error) {
 		}
 		return false
 	})
-	src, err := d.NewSource(st.Reads)
+	src, err := d.Scan(st.Reads)
 	if err != nil {
 		return nil, st, err
 	}

@@ -34,15 +34,16 @@ func displayParserInit() {
 	staticData.LiteralNames = []string{
 		"", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "",
 		"", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "",
-		"", "", "", "", "", "'('", "')'", "','", "'='", "'%'", "';'",
+		"", "", "", "", "", "", "'('", "')'", "','", "'='", "'%'", "';'",
 	}
 	staticData.SymbolicNames = []string{
 		"", "DISPLAY", "AS", "TIME", "SHOW", "ANIMATION", "ANIMATIONTRACE",
 		"DECAY", "CLOCK", "TIMELINE", "BOX", "CIRCLE", "OVAL", "TEXT", "POINT",
 		"LINE", "INSIDE", "ARROW", "FLASH", "BLINK", "FROM", "TO", "LABEL",
 		"SHADE", "COLOUR", "COLOR", "ORDER", "BY", "ASC", "DESC", "AT", "LEFT",
-		"CENTER", "RIGHT", "FOR", "DURATION", "NUMBER", "STRING", "IDENT", "LPAREN",
-		"RPAREN", "COMMA", "EQ", "PERCENT", "SEMI", "COMMENT", "WS", "ERROR_CHAR",
+		"CENTER", "RIGHT", "FOR", "PLOT", "DURATION", "NUMBER", "STRING", "IDENT",
+		"LPAREN", "RPAREN", "COMMA", "EQ", "PERCENT", "SEMI", "COMMENT", "WS",
+		"ERROR_CHAR",
 	}
 	staticData.RuleNames = []string{
 		"spec", "stmt", "timeMode", "rep", "aspect", "mapping", "entry", "key",
@@ -50,61 +51,62 @@ func displayParserInit() {
 	}
 	staticData.PredictionContextCache = antlr.NewPredictionContextCache()
 	staticData.serializedATN = []int32{
-		4, 1, 47, 125, 2, 0, 7, 0, 2, 1, 7, 1, 2, 2, 7, 2, 2, 3, 7, 3, 2, 4, 7,
+		4, 1, 48, 127, 2, 0, 7, 0, 2, 1, 7, 1, 2, 2, 7, 2, 2, 3, 7, 3, 2, 4, 7,
 		4, 2, 5, 7, 5, 2, 6, 7, 6, 2, 7, 7, 7, 2, 8, 7, 8, 1, 0, 1, 0, 5, 0, 21,
 		8, 0, 10, 0, 12, 0, 24, 9, 0, 1, 0, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
 		5, 1, 33, 8, 1, 10, 1, 12, 1, 36, 9, 1, 1, 1, 1, 1, 1, 1, 1, 1, 3, 1, 42,
 		8, 1, 1, 1, 1, 1, 3, 1, 46, 8, 1, 1, 2, 1, 2, 1, 3, 1, 3, 1, 3, 1, 3, 1,
 		3, 1, 3, 1, 3, 3, 3, 57, 8, 3, 1, 3, 1, 3, 1, 3, 1, 3, 1, 3, 1, 3, 1, 3,
-		1, 3, 1, 3, 1, 3, 1, 3, 1, 3, 1, 3, 1, 3, 1, 3, 3, 3, 74, 8, 3, 1, 4, 1,
-		4, 1, 4, 1, 4, 1, 4, 3, 4, 81, 8, 4, 1, 4, 1, 4, 1, 4, 3, 4, 86, 8, 4,
-		1, 4, 1, 4, 1, 4, 1, 4, 3, 4, 92, 8, 4, 1, 4, 1, 4, 1, 4, 1, 4, 3, 4, 98,
-		8, 4, 1, 5, 1, 5, 1, 5, 1, 5, 5, 5, 104, 8, 5, 10, 5, 12, 5, 107, 9, 5,
-		1, 5, 1, 5, 1, 6, 1, 6, 1, 6, 1, 6, 1, 6, 3, 6, 116, 8, 6, 1, 7, 1, 7,
-		1, 7, 3, 7, 121, 8, 7, 1, 8, 1, 8, 1, 8, 0, 0, 9, 0, 2, 4, 6, 8, 10, 12,
-		14, 16, 0, 8, 1, 0, 8, 9, 1, 0, 5, 6, 1, 0, 10, 14, 1, 0, 18, 19, 1, 0,
-		24, 25, 1, 0, 28, 29, 1, 0, 31, 33, 2, 0, 1, 34, 38, 38, 138, 0, 22, 1,
-		0, 0, 0, 2, 45, 1, 0, 0, 0, 4, 47, 1, 0, 0, 0, 6, 73, 1, 0, 0, 0, 8, 97,
-		1, 0, 0, 0, 10, 99, 1, 0, 0, 0, 12, 110, 1, 0, 0, 0, 14, 120, 1, 0, 0,
-		0, 16, 122, 1, 0, 0, 0, 18, 21, 3, 2, 1, 0, 19, 21, 5, 44, 0, 0, 20, 18,
-		1, 0, 0, 0, 20, 19, 1, 0, 0, 0, 21, 24, 1, 0, 0, 0, 22, 20, 1, 0, 0, 0,
-		22, 23, 1, 0, 0, 0, 23, 25, 1, 0, 0, 0, 24, 22, 1, 0, 0, 0, 25, 26, 5,
-		0, 0, 1, 26, 1, 1, 0, 0, 0, 27, 28, 5, 1, 0, 0, 28, 29, 3, 16, 8, 0, 29,
-		30, 5, 2, 0, 0, 30, 34, 3, 6, 3, 0, 31, 33, 3, 8, 4, 0, 32, 31, 1, 0, 0,
-		0, 33, 36, 1, 0, 0, 0, 34, 32, 1, 0, 0, 0, 34, 35, 1, 0, 0, 0, 35, 46,
-		1, 0, 0, 0, 36, 34, 1, 0, 0, 0, 37, 38, 5, 3, 0, 0, 38, 41, 3, 4, 2, 0,
-		39, 40, 5, 7, 0, 0, 40, 42, 5, 35, 0, 0, 41, 39, 1, 0, 0, 0, 41, 42, 1,
-		0, 0, 0, 42, 46, 1, 0, 0, 0, 43, 44, 5, 4, 0, 0, 44, 46, 7, 0, 0, 0, 45,
-		27, 1, 0, 0, 0, 45, 37, 1, 0, 0, 0, 45, 43, 1, 0, 0, 0, 46, 3, 1, 0, 0,
-		0, 47, 48, 7, 1, 0, 0, 48, 5, 1, 0, 0, 0, 49, 74, 7, 2, 0, 0, 50, 56, 5,
-		15, 0, 0, 51, 52, 5, 20, 0, 0, 52, 53, 3, 16, 8, 0, 53, 54, 5, 21, 0, 0,
-		54, 55, 3, 16, 8, 0, 55, 57, 1, 0, 0, 0, 56, 51, 1, 0, 0, 0, 56, 57, 1,
-		0, 0, 0, 57, 74, 1, 0, 0, 0, 58, 59, 5, 16, 0, 0, 59, 60, 5, 39, 0, 0,
-		60, 61, 3, 16, 8, 0, 61, 62, 5, 41, 0, 0, 62, 63, 3, 16, 8, 0, 63, 64,
-		5, 40, 0, 0, 64, 74, 1, 0, 0, 0, 65, 66, 5, 17, 0, 0, 66, 67, 5, 20, 0,
-		0, 67, 68, 3, 16, 8, 0, 68, 69, 5, 21, 0, 0, 69, 70, 3, 16, 8, 0, 70, 74,
-		1, 0, 0, 0, 71, 72, 7, 3, 0, 0, 72, 74, 3, 16, 8, 0, 73, 49, 1, 0, 0, 0,
-		73, 50, 1, 0, 0, 0, 73, 58, 1, 0, 0, 0, 73, 65, 1, 0, 0, 0, 73, 71, 1,
-		0, 0, 0, 74, 7, 1, 0, 0, 0, 75, 76, 5, 22, 0, 0, 76, 98, 3, 16, 8, 0, 77,
-		78, 5, 23, 0, 0, 78, 80, 3, 16, 8, 0, 79, 81, 3, 10, 5, 0, 80, 79, 1, 0,
-		0, 0, 80, 81, 1, 0, 0, 0, 81, 98, 1, 0, 0, 0, 82, 83, 7, 4, 0, 0, 83, 85,
-		3, 16, 8, 0, 84, 86, 3, 10, 5, 0, 85, 84, 1, 0, 0, 0, 85, 86, 1, 0, 0,
-		0, 86, 98, 1, 0, 0, 0, 87, 88, 5, 26, 0, 0, 88, 89, 5, 27, 0, 0, 89, 91,
-		3, 16, 8, 0, 90, 92, 7, 5, 0, 0, 91, 90, 1, 0, 0, 0, 91, 92, 1, 0, 0, 0,
-		92, 98, 1, 0, 0, 0, 93, 94, 5, 30, 0, 0, 94, 98, 7, 6, 0, 0, 95, 96, 5,
-		34, 0, 0, 96, 98, 5, 35, 0, 0, 97, 75, 1, 0, 0, 0, 97, 77, 1, 0, 0, 0,
-		97, 82, 1, 0, 0, 0, 97, 87, 1, 0, 0, 0, 97, 93, 1, 0, 0, 0, 97, 95, 1,
-		0, 0, 0, 98, 9, 1, 0, 0, 0, 99, 100, 5, 39, 0, 0, 100, 105, 3, 12, 6, 0,
-		101, 102, 5, 41, 0, 0, 102, 104, 3, 12, 6, 0, 103, 101, 1, 0, 0, 0, 104,
-		107, 1, 0, 0, 0, 105, 103, 1, 0, 0, 0, 105, 106, 1, 0, 0, 0, 106, 108,
-		1, 0, 0, 0, 107, 105, 1, 0, 0, 0, 108, 109, 5, 40, 0, 0, 109, 11, 1, 0,
-		0, 0, 110, 111, 3, 14, 7, 0, 111, 115, 5, 42, 0, 0, 112, 113, 5, 36, 0,
-		0, 113, 116, 5, 43, 0, 0, 114, 116, 3, 16, 8, 0, 115, 112, 1, 0, 0, 0,
-		115, 114, 1, 0, 0, 0, 116, 13, 1, 0, 0, 0, 117, 121, 3, 16, 8, 0, 118,
-		121, 5, 37, 0, 0, 119, 121, 5, 36, 0, 0, 120, 117, 1, 0, 0, 0, 120, 118,
-		1, 0, 0, 0, 120, 119, 1, 0, 0, 0, 121, 15, 1, 0, 0, 0, 122, 123, 7, 7,
-		0, 0, 123, 17, 1, 0, 0, 0, 14, 20, 22, 34, 41, 45, 56, 73, 80, 85, 91,
-		97, 105, 115, 120,
+		1, 3, 1, 3, 1, 3, 1, 3, 1, 3, 1, 3, 1, 3, 1, 3, 1, 3, 1, 3, 3, 3, 76, 8,
+		3, 1, 4, 1, 4, 1, 4, 1, 4, 1, 4, 3, 4, 83, 8, 4, 1, 4, 1, 4, 1, 4, 3, 4,
+		88, 8, 4, 1, 4, 1, 4, 1, 4, 1, 4, 3, 4, 94, 8, 4, 1, 4, 1, 4, 1, 4, 1,
+		4, 3, 4, 100, 8, 4, 1, 5, 1, 5, 1, 5, 1, 5, 5, 5, 106, 8, 5, 10, 5, 12,
+		5, 109, 9, 5, 1, 5, 1, 5, 1, 6, 1, 6, 1, 6, 1, 6, 1, 6, 3, 6, 118, 8, 6,
+		1, 7, 1, 7, 1, 7, 3, 7, 123, 8, 7, 1, 8, 1, 8, 1, 8, 0, 0, 9, 0, 2, 4,
+		6, 8, 10, 12, 14, 16, 0, 8, 1, 0, 8, 9, 1, 0, 5, 6, 1, 0, 10, 14, 1, 0,
+		18, 19, 1, 0, 24, 25, 1, 0, 28, 29, 1, 0, 31, 33, 2, 0, 1, 35, 39, 39,
+		141, 0, 22, 1, 0, 0, 0, 2, 45, 1, 0, 0, 0, 4, 47, 1, 0, 0, 0, 6, 75, 1,
+		0, 0, 0, 8, 99, 1, 0, 0, 0, 10, 101, 1, 0, 0, 0, 12, 112, 1, 0, 0, 0, 14,
+		122, 1, 0, 0, 0, 16, 124, 1, 0, 0, 0, 18, 21, 3, 2, 1, 0, 19, 21, 5, 45,
+		0, 0, 20, 18, 1, 0, 0, 0, 20, 19, 1, 0, 0, 0, 21, 24, 1, 0, 0, 0, 22, 20,
+		1, 0, 0, 0, 22, 23, 1, 0, 0, 0, 23, 25, 1, 0, 0, 0, 24, 22, 1, 0, 0, 0,
+		25, 26, 5, 0, 0, 1, 26, 1, 1, 0, 0, 0, 27, 28, 5, 1, 0, 0, 28, 29, 3, 16,
+		8, 0, 29, 30, 5, 2, 0, 0, 30, 34, 3, 6, 3, 0, 31, 33, 3, 8, 4, 0, 32, 31,
+		1, 0, 0, 0, 33, 36, 1, 0, 0, 0, 34, 32, 1, 0, 0, 0, 34, 35, 1, 0, 0, 0,
+		35, 46, 1, 0, 0, 0, 36, 34, 1, 0, 0, 0, 37, 38, 5, 3, 0, 0, 38, 41, 3,
+		4, 2, 0, 39, 40, 5, 7, 0, 0, 40, 42, 5, 36, 0, 0, 41, 39, 1, 0, 0, 0, 41,
+		42, 1, 0, 0, 0, 42, 46, 1, 0, 0, 0, 43, 44, 5, 4, 0, 0, 44, 46, 7, 0, 0,
+		0, 45, 27, 1, 0, 0, 0, 45, 37, 1, 0, 0, 0, 45, 43, 1, 0, 0, 0, 46, 3, 1,
+		0, 0, 0, 47, 48, 7, 1, 0, 0, 48, 5, 1, 0, 0, 0, 49, 76, 7, 2, 0, 0, 50,
+		56, 5, 15, 0, 0, 51, 52, 5, 20, 0, 0, 52, 53, 3, 16, 8, 0, 53, 54, 5, 21,
+		0, 0, 54, 55, 3, 16, 8, 0, 55, 57, 1, 0, 0, 0, 56, 51, 1, 0, 0, 0, 56,
+		57, 1, 0, 0, 0, 57, 76, 1, 0, 0, 0, 58, 59, 5, 16, 0, 0, 59, 60, 5, 40,
+		0, 0, 60, 61, 3, 16, 8, 0, 61, 62, 5, 42, 0, 0, 62, 63, 3, 16, 8, 0, 63,
+		64, 5, 41, 0, 0, 64, 76, 1, 0, 0, 0, 65, 66, 5, 17, 0, 0, 66, 67, 5, 20,
+		0, 0, 67, 68, 3, 16, 8, 0, 68, 69, 5, 21, 0, 0, 69, 70, 3, 16, 8, 0, 70,
+		76, 1, 0, 0, 0, 71, 72, 7, 3, 0, 0, 72, 76, 3, 16, 8, 0, 73, 74, 5, 35,
+		0, 0, 74, 76, 3, 16, 8, 0, 75, 49, 1, 0, 0, 0, 75, 50, 1, 0, 0, 0, 75,
+		58, 1, 0, 0, 0, 75, 65, 1, 0, 0, 0, 75, 71, 1, 0, 0, 0, 75, 73, 1, 0, 0,
+		0, 76, 7, 1, 0, 0, 0, 77, 78, 5, 22, 0, 0, 78, 100, 3, 16, 8, 0, 79, 80,
+		5, 23, 0, 0, 80, 82, 3, 16, 8, 0, 81, 83, 3, 10, 5, 0, 82, 81, 1, 0, 0,
+		0, 82, 83, 1, 0, 0, 0, 83, 100, 1, 0, 0, 0, 84, 85, 7, 4, 0, 0, 85, 87,
+		3, 16, 8, 0, 86, 88, 3, 10, 5, 0, 87, 86, 1, 0, 0, 0, 87, 88, 1, 0, 0,
+		0, 88, 100, 1, 0, 0, 0, 89, 90, 5, 26, 0, 0, 90, 91, 5, 27, 0, 0, 91, 93,
+		3, 16, 8, 0, 92, 94, 7, 5, 0, 0, 93, 92, 1, 0, 0, 0, 93, 94, 1, 0, 0, 0,
+		94, 100, 1, 0, 0, 0, 95, 96, 5, 30, 0, 0, 96, 100, 7, 6, 0, 0, 97, 98,
+		5, 34, 0, 0, 98, 100, 5, 36, 0, 0, 99, 77, 1, 0, 0, 0, 99, 79, 1, 0, 0,
+		0, 99, 84, 1, 0, 0, 0, 99, 89, 1, 0, 0, 0, 99, 95, 1, 0, 0, 0, 99, 97,
+		1, 0, 0, 0, 100, 9, 1, 0, 0, 0, 101, 102, 5, 40, 0, 0, 102, 107, 3, 12,
+		6, 0, 103, 104, 5, 42, 0, 0, 104, 106, 3, 12, 6, 0, 105, 103, 1, 0, 0,
+		0, 106, 109, 1, 0, 0, 0, 107, 105, 1, 0, 0, 0, 107, 108, 1, 0, 0, 0, 108,
+		110, 1, 0, 0, 0, 109, 107, 1, 0, 0, 0, 110, 111, 5, 41, 0, 0, 111, 11,
+		1, 0, 0, 0, 112, 113, 3, 14, 7, 0, 113, 117, 5, 43, 0, 0, 114, 115, 5,
+		37, 0, 0, 115, 118, 5, 44, 0, 0, 116, 118, 3, 16, 8, 0, 117, 114, 1, 0,
+		0, 0, 117, 116, 1, 0, 0, 0, 118, 13, 1, 0, 0, 0, 119, 123, 3, 16, 8, 0,
+		120, 123, 5, 38, 0, 0, 121, 123, 5, 37, 0, 0, 122, 119, 1, 0, 0, 0, 122,
+		120, 1, 0, 0, 0, 122, 121, 1, 0, 0, 0, 123, 15, 1, 0, 0, 0, 124, 125, 7,
+		7, 0, 0, 125, 17, 1, 0, 0, 0, 14, 20, 22, 34, 41, 45, 56, 75, 82, 87, 93,
+		99, 107, 117, 122,
 	}
 	deserializer := antlr.NewATNDeserializer(nil)
 	staticData.atn = deserializer.Deserialize(staticData.serializedATN)
@@ -177,19 +179,20 @@ const (
 	DisplayParserCENTER         = 32
 	DisplayParserRIGHT          = 33
 	DisplayParserFOR            = 34
-	DisplayParserDURATION       = 35
-	DisplayParserNUMBER         = 36
-	DisplayParserSTRING         = 37
-	DisplayParserIDENT          = 38
-	DisplayParserLPAREN         = 39
-	DisplayParserRPAREN         = 40
-	DisplayParserCOMMA          = 41
-	DisplayParserEQ             = 42
-	DisplayParserPERCENT        = 43
-	DisplayParserSEMI           = 44
-	DisplayParserCOMMENT        = 45
-	DisplayParserWS             = 46
-	DisplayParserERROR_CHAR     = 47
+	DisplayParserPLOT           = 35
+	DisplayParserDURATION       = 36
+	DisplayParserNUMBER         = 37
+	DisplayParserSTRING         = 38
+	DisplayParserIDENT          = 39
+	DisplayParserLPAREN         = 40
+	DisplayParserRPAREN         = 41
+	DisplayParserCOMMA          = 42
+	DisplayParserEQ             = 43
+	DisplayParserPERCENT        = 44
+	DisplayParserSEMI           = 45
+	DisplayParserCOMMENT        = 46
+	DisplayParserWS             = 47
+	DisplayParserERROR_CHAR     = 48
 )
 
 // DisplayParser rules.
@@ -329,7 +332,7 @@ func (p *DisplayParser) Spec() (localctx ISpecContext) {
 	}
 	_la = p.GetTokenStream().LA(1)
 
-	for (int64(_la) & ^0x3f) == 0 && ((int64(1)<<_la)&17592186044442) != 0 {
+	for (int64(_la) & ^0x3f) == 0 && ((int64(1)<<_la)&35184372088858) != 0 {
 		p.SetState(20)
 		p.GetErrorHandler().Sync(p)
 		if p.HasError() {
@@ -1232,12 +1235,50 @@ func (s *FlashRepContext) BLINK() antlr.TerminalNode {
 	return s.GetToken(DisplayParserBLINK, 0)
 }
 
+type PlotRepContext struct {
+	RepContext
+}
+
+func NewPlotRepContext(parser antlr.Parser, ctx antlr.ParserRuleContext) *PlotRepContext {
+	var p = new(PlotRepContext)
+
+	InitEmptyRepContext(&p.RepContext)
+	p.parser = parser
+	p.CopyAll(ctx.(*RepContext))
+
+	return p
+}
+
+func (s *PlotRepContext) GetRuleContext() antlr.RuleContext {
+	return s
+}
+
+func (s *PlotRepContext) PLOT() antlr.TerminalNode {
+	return s.GetToken(DisplayParserPLOT, 0)
+}
+
+func (s *PlotRepContext) Name() INameContext {
+	var t antlr.RuleContext
+	for _, ctx := range s.GetChildren() {
+		if _, ok := ctx.(INameContext); ok {
+			t = ctx.(antlr.RuleContext)
+			break
+		}
+	}
+
+	if t == nil {
+		return nil
+	}
+
+	return t.(INameContext)
+}
+
 func (p *DisplayParser) Rep() (localctx IRepContext) {
 	localctx = NewRepContext(p, p.GetParserRuleContext(), p.GetState())
 	p.EnterRule(localctx, 6, DisplayParserRULE_rep)
 	var _la int
 
-	p.SetState(73)
+	p.SetState(75)
 	p.GetErrorHandler().Sync(p)
 	if p.HasError() {
 		goto errorExit
@@ -1415,6 +1456,22 @@ func (p *DisplayParser) Rep() (localctx IRepContext) {
 		}
 		{
 			p.SetState(72)
+			p.Name()
+		}
+
+	case DisplayParserPLOT:
+		localctx = NewPlotRepContext(p, localctx)
+		p.EnterOuterAlt(localctx, 6)
+		{
+			p.SetState(73)
+			p.Match(DisplayParserPLOT)
+			if p.HasError() {
+				// Recognition error - abort rule
+				goto errorExit
+			}
+		}
+		{
+			p.SetState(74)
 			p.Name()
 		}
 
@@ -1767,7 +1824,7 @@ func (p *DisplayParser) Aspect() (localctx IAspectContext) {
 	p.EnterRule(localctx, 8, DisplayParserRULE_aspect)
 	var _la int
 
-	p.SetState(97)
+	p.SetState(99)
 	p.GetErrorHandler().Sync(p)
 	if p.HasError() {
 		goto errorExit
@@ -1778,24 +1835,8 @@ func (p *DisplayParser) Aspect() (localctx IAspectContext) {
 		localctx = NewLabelAspectContext(p, localctx)
 		p.EnterOuterAlt(localctx, 1)
 		{
-			p.SetState(75)
-			p.Match(DisplayParserLABEL)
-			if p.HasError() {
-				// Recognition error - abort rule
-				goto errorExit
-			}
-		}
-		{
-			p.SetState(76)
-			p.Name()
-		}
-
-	case DisplayParserSHADE:
-		localctx = NewShadeAspectContext(p, localctx)
-		p.EnterOuterAlt(localctx, 2)
-		{
 			p.SetState(77)
-			p.Match(DisplayParserSHADE)
+			p.Match(DisplayParserLABEL)
 			if p.HasError() {
 				// Recognition error - abort rule
 				goto errorExit
@@ -1805,7 +1846,23 @@ func (p *DisplayParser) Aspect() (localctx IAspectContext) {
 			p.SetState(78)
 			p.Name()
 		}
-		p.SetState(80)
+
+	case DisplayParserSHADE:
+		localctx = NewShadeAspectContext(p, localctx)
+		p.EnterOuterAlt(localctx, 2)
+		{
+			p.SetState(79)
+			p.Match(DisplayParserSHADE)
+			if p.HasError() {
+				// Recognition error - abort rule
+				goto errorExit
+			}
+		}
+		{
+			p.SetState(80)
+			p.Name()
+		}
+		p.SetState(82)
 		p.GetErrorHandler().Sync(p)
 		if p.HasError() {
 			goto errorExit
@@ -1814,7 +1871,7 @@ func (p *DisplayParser) Aspect() (localctx IAspectContext) {
 
 		if _la == DisplayParserLPAREN {
 			{
-				p.SetState(79)
+				p.SetState(81)
 				p.Mapping()
 			}
 
@@ -1824,7 +1881,7 @@ func (p *DisplayParser) Aspect() (localctx IAspectContext) {
 		localctx = NewColourAspectContext(p, localctx)
 		p.EnterOuterAlt(localctx, 3)
 		{
-			p.SetState(82)
+			p.SetState(84)
 			_la = p.GetTokenStream().LA(1)
 
 			if !(_la == DisplayParserCOLOUR || _la == DisplayParserCOLOR) {
@@ -1835,10 +1892,10 @@ func (p *DisplayParser) Aspect() (localctx IAspectContext) {
 			}
 		}
 		{
-			p.SetState(83)
+			p.SetState(85)
 			p.Name()
 		}
-		p.SetState(85)
+		p.SetState(87)
 		p.GetErrorHandler().Sync(p)
 		if p.HasError() {
 			goto errorExit
@@ -1847,7 +1904,7 @@ func (p *DisplayParser) Aspect() (localctx IAspectContext) {
 
 		if _la == DisplayParserLPAREN {
 			{
-				p.SetState(84)
+				p.SetState(86)
 				p.Mapping()
 			}
 
@@ -1857,7 +1914,7 @@ func (p *DisplayParser) Aspect() (localctx IAspectContext) {
 		localctx = NewOrderAspectContext(p, localctx)
 		p.EnterOuterAlt(localctx, 4)
 		{
-			p.SetState(87)
+			p.SetState(89)
 			p.Match(DisplayParserORDER)
 			if p.HasError() {
 				// Recognition error - abort rule
@@ -1865,7 +1922,7 @@ func (p *DisplayParser) Aspect() (localctx IAspectContext) {
 			}
 		}
 		{
-			p.SetState(88)
+			p.SetState(90)
 			p.Match(DisplayParserBY)
 			if p.HasError() {
 				// Recognition error - abort rule
@@ -1873,10 +1930,10 @@ func (p *DisplayParser) Aspect() (localctx IAspectContext) {
 			}
 		}
 		{
-			p.SetState(89)
+			p.SetState(91)
 			p.Name()
 		}
-		p.SetState(91)
+		p.SetState(93)
 		p.GetErrorHandler().Sync(p)
 		if p.HasError() {
 			goto errorExit
@@ -1885,7 +1942,7 @@ func (p *DisplayParser) Aspect() (localctx IAspectContext) {
 
 		if _la == DisplayParserASC || _la == DisplayParserDESC {
 			{
-				p.SetState(90)
+				p.SetState(92)
 
 				var _lt = p.GetTokenStream().LT(1)
 
@@ -1909,7 +1966,7 @@ func (p *DisplayParser) Aspect() (localctx IAspectContext) {
 		localctx = NewAtAspectContext(p, localctx)
 		p.EnterOuterAlt(localctx, 5)
 		{
-			p.SetState(93)
+			p.SetState(95)
 			p.Match(DisplayParserAT)
 			if p.HasError() {
 				// Recognition error - abort rule
@@ -1917,7 +1974,7 @@ func (p *DisplayParser) Aspect() (localctx IAspectContext) {
 			}
 		}
 		{
-			p.SetState(94)
+			p.SetState(96)
 
 			var _lt = p.GetTokenStream().LT(1)
 
@@ -1939,7 +1996,7 @@ func (p *DisplayParser) Aspect() (localctx IAspectContext) {
 		localctx = NewForAspectContext(p, localctx)
 		p.EnterOuterAlt(localctx, 6)
 		{
-			p.SetState(95)
+			p.SetState(97)
 			p.Match(DisplayParserFOR)
 			if p.HasError() {
 				// Recognition error - abort rule
@@ -1947,7 +2004,7 @@ func (p *DisplayParser) Aspect() (localctx IAspectContext) {
 			}
 		}
 		{
-			p.SetState(96)
+			p.SetState(98)
 			p.Match(DisplayParserDURATION)
 			if p.HasError() {
 				// Recognition error - abort rule
@@ -2098,7 +2155,7 @@ func (p *DisplayParser) Mapping() (localctx IMappingContext) {
 
 	p.EnterOuterAlt(localctx, 1)
 	{
-		p.SetState(99)
+		p.SetState(101)
 		p.Match(DisplayParserLPAREN)
 		if p.HasError() {
 			// Recognition error - abort rule
@@ -2106,10 +2163,10 @@ func (p *DisplayParser) Mapping() (localctx IMappingContext) {
 		}
 	}
 	{
-		p.SetState(100)
+		p.SetState(102)
 		p.Entry()
 	}
-	p.SetState(105)
+	p.SetState(107)
 	p.GetErrorHandler().Sync(p)
 	if p.HasError() {
 		goto errorExit
@@ -2118,7 +2175,7 @@ func (p *DisplayParser) Mapping() (localctx IMappingContext) {
 
 	for _la == DisplayParserCOMMA {
 		{
-			p.SetState(101)
+			p.SetState(103)
 			p.Match(DisplayParserCOMMA)
 			if p.HasError() {
 				// Recognition error - abort rule
@@ -2126,11 +2183,11 @@ func (p *DisplayParser) Mapping() (localctx IMappingContext) {
 			}
 		}
 		{
-			p.SetState(102)
+			p.SetState(104)
 			p.Entry()
 		}
 
-		p.SetState(107)
+		p.SetState(109)
 		p.GetErrorHandler().Sync(p)
 		if p.HasError() {
 			goto errorExit
@@ -2138,7 +2195,7 @@ func (p *DisplayParser) Mapping() (localctx IMappingContext) {
 		_la = p.GetTokenStream().LA(1)
 	}
 	{
-		p.SetState(108)
+		p.SetState(110)
 		p.Match(DisplayParserRPAREN)
 		if p.HasError() {
 			// Recognition error - abort rule
@@ -2268,18 +2325,18 @@ func (p *DisplayParser) Entry() (localctx IEntryContext) {
 	p.EnterRule(localctx, 12, DisplayParserRULE_entry)
 	p.EnterOuterAlt(localctx, 1)
 	{
-		p.SetState(110)
+		p.SetState(112)
 		p.Key()
 	}
 	{
-		p.SetState(111)
+		p.SetState(113)
 		p.Match(DisplayParserEQ)
 		if p.HasError() {
 			// Recognition error - abort rule
 			goto errorExit
 		}
 	}
-	p.SetState(115)
+	p.SetState(117)
 	p.GetErrorHandler().Sync(p)
 	if p.HasError() {
 		goto errorExit
@@ -2288,7 +2345,7 @@ func (p *DisplayParser) Entry() (localctx IEntryContext) {
 	switch p.GetTokenStream().LA(1) {
 	case DisplayParserNUMBER:
 		{
-			p.SetState(112)
+			p.SetState(114)
 			p.Match(DisplayParserNUMBER)
 			if p.HasError() {
 				// Recognition error - abort rule
@@ -2296,7 +2353,7 @@ func (p *DisplayParser) Entry() (localctx IEntryContext) {
 			}
 		}
 		{
-			p.SetState(113)
+			p.SetState(115)
 			p.Match(DisplayParserPERCENT)
 			if p.HasError() {
 				// Recognition error - abort rule
@@ -2304,9 +2361,9 @@ func (p *DisplayParser) Entry() (localctx IEntryContext) {
 			}
 		}
 
-	case DisplayParserDISPLAY, DisplayParserAS, DisplayParserTIME, DisplayParserSHOW, DisplayParserANIMATION, DisplayParserANIMATIONTRACE, DisplayParserDECAY, DisplayParserCLOCK, DisplayParserTIMELINE, DisplayParserBOX, DisplayParserCIRCLE, DisplayParserOVAL, DisplayParserTEXT, DisplayParserPOINT, DisplayParserLINE, DisplayParserINSIDE, DisplayParserARROW, DisplayParserFLASH, DisplayParserBLINK, DisplayParserFROM, DisplayParserTO, DisplayParserLABEL, DisplayParserSHADE, DisplayParserCOLOUR, DisplayParserCOLOR, DisplayParserORDER, DisplayParserBY, DisplayParserASC, DisplayParserDESC, DisplayParserAT, DisplayParserLEFT, DisplayParserCENTER, DisplayParserRIGHT, DisplayParserFOR, DisplayParserIDENT:
+	case DisplayParserDISPLAY, DisplayParserAS, DisplayParserTIME, DisplayParserSHOW, DisplayParserANIMATION, DisplayParserANIMATIONTRACE, DisplayParserDECAY, DisplayParserCLOCK, DisplayParserTIMELINE, DisplayParserBOX, DisplayParserCIRCLE, DisplayParserOVAL, DisplayParserTEXT, DisplayParserPOINT, DisplayParserLINE, DisplayParserINSIDE, DisplayParserARROW, DisplayParserFLASH, DisplayParserBLINK, DisplayParserFROM, DisplayParserTO, DisplayParserLABEL, DisplayParserSHADE, DisplayParserCOLOUR, DisplayParserCOLOR, DisplayParserORDER, DisplayParserBY, DisplayParserASC, DisplayParserDESC, DisplayParserAT, DisplayParserLEFT, DisplayParserCENTER, DisplayParserRIGHT, DisplayParserFOR, DisplayParserPLOT, DisplayParserIDENT:
 		{
-			p.SetState(114)
+			p.SetState(116)
 			p.Name()
 		}
 
@@ -2413,24 +2470,24 @@ func (s *KeyContext) ToStringTree(ruleNames []string, recog antlr.Recognizer) st
 func (p *DisplayParser) Key() (localctx IKeyContext) {
 	localctx = NewKeyContext(p, p.GetParserRuleContext(), p.GetState())
 	p.EnterRule(localctx, 14, DisplayParserRULE_key)
-	p.SetState(120)
+	p.SetState(122)
 	p.GetErrorHandler().Sync(p)
 	if p.HasError() {
 		goto errorExit
 	}
 
 	switch p.GetTokenStream().LA(1) {
-	case DisplayParserDISPLAY, DisplayParserAS, DisplayParserTIME, DisplayParserSHOW, DisplayParserANIMATION, DisplayParserANIMATIONTRACE, DisplayParserDECAY, DisplayParserCLOCK, DisplayParserTIMELINE, DisplayParserBOX, DisplayParserCIRCLE, DisplayParserOVAL, DisplayParserTEXT, DisplayParserPOINT, DisplayParserLINE, DisplayParserINSIDE, DisplayParserARROW, DisplayParserFLASH, DisplayParserBLINK, DisplayParserFROM, DisplayParserTO, DisplayParserLABEL, DisplayParserSHADE, DisplayParserCOLOUR, DisplayParserCOLOR, DisplayParserORDER, DisplayParserBY, DisplayParserASC, DisplayParserDESC, DisplayParserAT, DisplayParserLEFT, DisplayParserCENTER, DisplayParserRIGHT, DisplayParserFOR, DisplayParserIDENT:
+	case DisplayParserDISPLAY, DisplayParserAS, DisplayParserTIME, DisplayParserSHOW, DisplayParserANIMATION, DisplayParserANIMATIONTRACE, DisplayParserDECAY, DisplayParserCLOCK, DisplayParserTIMELINE, DisplayParserBOX, DisplayParserCIRCLE, DisplayParserOVAL, DisplayParserTEXT, DisplayParserPOINT, DisplayParserLINE, DisplayParserINSIDE, DisplayParserARROW, DisplayParserFLASH, DisplayParserBLINK, DisplayParserFROM, DisplayParserTO, DisplayParserLABEL, DisplayParserSHADE, DisplayParserCOLOUR, DisplayParserCOLOR, DisplayParserORDER, DisplayParserBY, DisplayParserASC, DisplayParserDESC, DisplayParserAT, DisplayParserLEFT, DisplayParserCENTER, DisplayParserRIGHT, DisplayParserFOR, DisplayParserPLOT, DisplayParserIDENT:
 		p.EnterOuterAlt(localctx, 1)
 		{
-			p.SetState(117)
+			p.SetState(119)
 			p.Name()
 		}
 
 	case DisplayParserSTRING:
 		p.EnterOuterAlt(localctx, 2)
 		{
-			p.SetState(118)
+			p.SetState(120)
 			p.Match(DisplayParserSTRING)
 			if p.HasError() {
 				// Recognition error - abort rule
@@ -2441,7 +2498,7 @@ func (p *DisplayParser) Key() (localctx IKeyContext) {
 	case DisplayParserNUMBER:
 		p.EnterOuterAlt(localctx, 3)
 		{
-			p.SetState(119)
+			p.SetState(121)
 			p.Match(DisplayParserNUMBER)
 			if p.HasError() {
 				// Recognition error - abort rule
@@ -2512,6 +2569,7 @@ type INameContext interface {
 	CENTER() antlr.TerminalNode
 	RIGHT() antlr.TerminalNode
 	FOR() antlr.TerminalNode
+	PLOT() antlr.TerminalNode
 
 	// IsNameContext differentiates from other interfaces.
 	IsNameContext()
@@ -2689,6 +2747,10 @@ func (s *NameContext) FOR() antlr.TerminalNode {
 	return s.GetToken(DisplayParserFOR, 0)
 }
 
+func (s *NameContext) PLOT() antlr.TerminalNode {
+	return s.GetToken(DisplayParserPLOT, 0)
+}
+
 func (s *NameContext) GetRuleContext() antlr.RuleContext {
 	return s
 }
@@ -2704,10 +2766,10 @@ func (p *DisplayParser) Name() (localctx INameContext) {
 
 	p.EnterOuterAlt(localctx, 1)
 	{
-		p.SetState(122)
+		p.SetState(124)
 		_la = p.GetTokenStream().LA(1)
 
-		if !((int64(_la) & ^0x3f) == 0 && ((int64(1)<<_la)&309237645310) != 0) {
+		if !((int64(_la) & ^0x3f) == 0 && ((int64(1)<<_la)&618475290622) != 0) {
 			p.GetErrorHandler().RecoverInline(p)
 		} else {
 			p.GetErrorHandler().ReportMatch(p)

@@ -47,101 +47,105 @@ func tquelParserInit() {
 		"COMMENT", "WS", "ERROR_CHAR",
 	}
 	staticData.RuleNames = []string{
-		"file", "stmt", "target", "clause", "expr", "primary", "aggClause",
+		"file", "stmt", "target", "clause", "expr", "primary", "aggParam", "aggClause",
 		"name", "resultName", "exprName", "keyword",
 	}
 	staticData.PredictionContextCache = antlr.NewPredictionContextCache()
 	staticData.serializedATN = []int32{
-		4, 1, 55, 196, 2, 0, 7, 0, 2, 1, 7, 1, 2, 2, 7, 2, 2, 3, 7, 3, 2, 4, 7,
+		4, 1, 55, 204, 2, 0, 7, 0, 2, 1, 7, 1, 2, 2, 7, 2, 2, 3, 7, 3, 2, 4, 7,
 		4, 2, 5, 7, 5, 2, 6, 7, 6, 2, 7, 7, 7, 2, 8, 7, 8, 2, 9, 7, 9, 2, 10, 7,
-		10, 1, 0, 1, 0, 5, 0, 25, 8, 0, 10, 0, 12, 0, 28, 9, 0, 1, 0, 1, 0, 1,
-		1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 3, 1, 40, 8, 1, 1, 1, 1, 1,
-		3, 1, 44, 8, 1, 1, 1, 3, 1, 47, 8, 1, 1, 1, 3, 1, 50, 8, 1, 1, 1, 1, 1,
-		1, 1, 1, 1, 5, 1, 56, 8, 1, 10, 1, 12, 1, 59, 9, 1, 1, 1, 1, 1, 5, 1, 63,
-		8, 1, 10, 1, 12, 1, 66, 9, 1, 3, 1, 68, 8, 1, 1, 2, 1, 2, 1, 2, 1, 2, 1,
-		2, 1, 2, 3, 2, 76, 8, 2, 3, 2, 78, 8, 2, 1, 3, 1, 3, 1, 3, 1, 3, 1, 3,
-		1, 3, 1, 3, 1, 3, 3, 3, 88, 8, 3, 1, 3, 1, 3, 1, 3, 1, 3, 1, 3, 1, 3, 1,
-		3, 3, 3, 97, 8, 3, 1, 4, 1, 4, 1, 4, 1, 4, 1, 4, 1, 4, 1, 4, 1, 4, 1, 4,
-		3, 4, 108, 8, 4, 1, 4, 1, 4, 1, 4, 1, 4, 1, 4, 1, 4, 1, 4, 1, 4, 1, 4,
-		1, 4, 1, 4, 1, 4, 1, 4, 1, 4, 1, 4, 1, 4, 1, 4, 1, 4, 5, 4, 128, 8, 4,
-		10, 4, 12, 4, 131, 9, 4, 1, 5, 1, 5, 1, 5, 1, 5, 1, 5, 1, 5, 1, 5, 5, 5,
-		140, 8, 5, 10, 5, 12, 5, 143, 9, 5, 3, 5, 145, 8, 5, 1, 5, 5, 5, 148, 8,
-		5, 10, 5, 12, 5, 151, 9, 5, 1, 5, 1, 5, 1, 5, 1, 5, 1, 5, 1, 5, 3, 5, 159,
-		8, 5, 3, 5, 161, 8, 5, 1, 5, 1, 5, 1, 5, 1, 5, 1, 5, 1, 5, 1, 5, 1, 5,
-		3, 5, 171, 8, 5, 1, 6, 1, 6, 1, 6, 1, 6, 3, 6, 177, 8, 6, 1, 6, 1, 6, 1,
-		6, 1, 6, 3, 6, 183, 8, 6, 1, 7, 1, 7, 1, 7, 3, 7, 188, 8, 7, 1, 8, 1, 8,
-		1, 9, 1, 9, 1, 10, 1, 10, 1, 10, 0, 1, 8, 11, 0, 2, 4, 6, 8, 10, 12, 14,
-		16, 18, 20, 0, 10, 2, 0, 3, 3, 35, 35, 1, 0, 21, 22, 1, 0, 43, 45, 1, 0,
-		41, 42, 2, 0, 18, 18, 20, 20, 3, 0, 17, 17, 19, 19, 35, 40, 2, 0, 26, 26,
-		30, 30, 4, 0, 1, 4, 7, 27, 29, 29, 34, 34, 6, 0, 2, 3, 5, 6, 8, 9, 25,
-		27, 29, 29, 34, 34, 1, 0, 1, 27, 224, 0, 26, 1, 0, 0, 0, 2, 67, 1, 0, 0,
-		0, 4, 69, 1, 0, 0, 0, 6, 96, 1, 0, 0, 0, 8, 107, 1, 0, 0, 0, 10, 170, 1,
-		0, 0, 0, 12, 182, 1, 0, 0, 0, 14, 187, 1, 0, 0, 0, 16, 189, 1, 0, 0, 0,
-		18, 191, 1, 0, 0, 0, 20, 193, 1, 0, 0, 0, 22, 25, 3, 2, 1, 0, 23, 25, 5,
-		52, 0, 0, 24, 22, 1, 0, 0, 0, 24, 23, 1, 0, 0, 0, 25, 28, 1, 0, 0, 0, 26,
-		24, 1, 0, 0, 0, 26, 27, 1, 0, 0, 0, 27, 29, 1, 0, 0, 0, 28, 26, 1, 0, 0,
-		0, 29, 30, 5, 0, 0, 1, 30, 1, 1, 0, 0, 0, 31, 32, 5, 1, 0, 0, 32, 33, 5,
-		2, 0, 0, 33, 34, 3, 18, 9, 0, 34, 35, 5, 3, 0, 0, 35, 39, 3, 14, 7, 0,
-		36, 37, 5, 48, 0, 0, 37, 38, 5, 31, 0, 0, 38, 40, 5, 49, 0, 0, 39, 36,
-		1, 0, 0, 0, 39, 40, 1, 0, 0, 0, 40, 68, 1, 0, 0, 0, 41, 43, 5, 4, 0, 0,
-		42, 44, 5, 5, 0, 0, 43, 42, 1, 0, 0, 0, 43, 44, 1, 0, 0, 0, 44, 46, 1,
-		0, 0, 0, 45, 47, 3, 16, 8, 0, 46, 45, 1, 0, 0, 0, 46, 47, 1, 0, 0, 0, 47,
-		49, 1, 0, 0, 0, 48, 50, 5, 6, 0, 0, 49, 48, 1, 0, 0, 0, 49, 50, 1, 0, 0,
-		0, 50, 51, 1, 0, 0, 0, 51, 52, 5, 46, 0, 0, 52, 57, 3, 4, 2, 0, 53, 54,
-		5, 50, 0, 0, 54, 56, 3, 4, 2, 0, 55, 53, 1, 0, 0, 0, 56, 59, 1, 0, 0, 0,
-		57, 55, 1, 0, 0, 0, 57, 58, 1, 0, 0, 0, 58, 60, 1, 0, 0, 0, 59, 57, 1,
-		0, 0, 0, 60, 64, 5, 47, 0, 0, 61, 63, 3, 6, 3, 0, 62, 61, 1, 0, 0, 0, 63,
-		66, 1, 0, 0, 0, 64, 62, 1, 0, 0, 0, 64, 65, 1, 0, 0, 0, 65, 68, 1, 0, 0,
-		0, 66, 64, 1, 0, 0, 0, 67, 31, 1, 0, 0, 0, 67, 41, 1, 0, 0, 0, 68, 3, 1,
-		0, 0, 0, 69, 77, 3, 14, 7, 0, 70, 71, 7, 0, 0, 0, 71, 78, 3, 8, 4, 0, 72,
-		75, 5, 51, 0, 0, 73, 76, 3, 14, 7, 0, 74, 76, 5, 28, 0, 0, 75, 73, 1, 0,
-		0, 0, 75, 74, 1, 0, 0, 0, 76, 78, 1, 0, 0, 0, 77, 70, 1, 0, 0, 0, 77, 72,
-		1, 0, 0, 0, 78, 5, 1, 0, 0, 0, 79, 87, 5, 7, 0, 0, 80, 81, 5, 8, 0, 0,
-		81, 88, 3, 8, 4, 0, 82, 83, 5, 9, 0, 0, 83, 84, 3, 8, 4, 0, 84, 85, 5,
-		10, 0, 0, 85, 86, 3, 8, 4, 0, 86, 88, 1, 0, 0, 0, 87, 80, 1, 0, 0, 0, 87,
-		82, 1, 0, 0, 0, 88, 97, 1, 0, 0, 0, 89, 90, 5, 11, 0, 0, 90, 97, 3, 8,
-		4, 0, 91, 92, 5, 12, 0, 0, 92, 97, 3, 8, 4, 0, 93, 94, 5, 13, 0, 0, 94,
-		95, 5, 2, 0, 0, 95, 97, 3, 8, 4, 0, 96, 79, 1, 0, 0, 0, 96, 89, 1, 0, 0,
-		0, 96, 91, 1, 0, 0, 0, 96, 93, 1, 0, 0, 0, 97, 7, 1, 0, 0, 0, 98, 99, 6,
-		4, -1, 0, 99, 108, 3, 10, 5, 0, 100, 101, 7, 1, 0, 0, 101, 102, 5, 2, 0,
-		0, 102, 108, 3, 8, 4, 9, 103, 104, 5, 42, 0, 0, 104, 108, 3, 8, 4, 8, 105,
-		106, 5, 16, 0, 0, 106, 108, 3, 8, 4, 3, 107, 98, 1, 0, 0, 0, 107, 100,
-		1, 0, 0, 0, 107, 103, 1, 0, 0, 0, 107, 105, 1, 0, 0, 0, 108, 129, 1, 0,
-		0, 0, 109, 110, 10, 7, 0, 0, 110, 111, 7, 2, 0, 0, 111, 128, 3, 8, 4, 8,
-		112, 113, 10, 6, 0, 0, 113, 114, 7, 3, 0, 0, 114, 128, 3, 8, 4, 7, 115,
-		116, 10, 5, 0, 0, 116, 117, 7, 4, 0, 0, 117, 128, 3, 8, 4, 6, 118, 119,
-		10, 4, 0, 0, 119, 120, 7, 5, 0, 0, 120, 128, 3, 8, 4, 5, 121, 122, 10,
-		2, 0, 0, 122, 123, 5, 14, 0, 0, 123, 128, 3, 8, 4, 3, 124, 125, 10, 1,
-		0, 0, 125, 126, 5, 15, 0, 0, 126, 128, 3, 8, 4, 2, 127, 109, 1, 0, 0, 0,
-		127, 112, 1, 0, 0, 0, 127, 115, 1, 0, 0, 0, 127, 118, 1, 0, 0, 0, 127,
-		121, 1, 0, 0, 0, 127, 124, 1, 0, 0, 0, 128, 131, 1, 0, 0, 0, 129, 127,
-		1, 0, 0, 0, 129, 130, 1, 0, 0, 0, 130, 9, 1, 0, 0, 0, 131, 129, 1, 0, 0,
-		0, 132, 133, 5, 29, 0, 0, 133, 134, 5, 46, 0, 0, 134, 144, 3, 8, 4, 0,
-		135, 136, 5, 23, 0, 0, 136, 141, 3, 8, 4, 0, 137, 138, 5, 50, 0, 0, 138,
-		140, 3, 8, 4, 0, 139, 137, 1, 0, 0, 0, 140, 143, 1, 0, 0, 0, 141, 139,
-		1, 0, 0, 0, 141, 142, 1, 0, 0, 0, 142, 145, 1, 0, 0, 0, 143, 141, 1, 0,
-		0, 0, 144, 135, 1, 0, 0, 0, 144, 145, 1, 0, 0, 0, 145, 149, 1, 0, 0, 0,
-		146, 148, 3, 12, 6, 0, 147, 146, 1, 0, 0, 0, 148, 151, 1, 0, 0, 0, 149,
-		147, 1, 0, 0, 0, 149, 150, 1, 0, 0, 0, 150, 152, 1, 0, 0, 0, 151, 149,
-		1, 0, 0, 0, 152, 153, 5, 47, 0, 0, 153, 171, 1, 0, 0, 0, 154, 160, 3, 18,
-		9, 0, 155, 158, 5, 51, 0, 0, 156, 159, 3, 14, 7, 0, 157, 159, 5, 28, 0,
-		0, 158, 156, 1, 0, 0, 0, 158, 157, 1, 0, 0, 0, 159, 161, 1, 0, 0, 0, 160,
-		155, 1, 0, 0, 0, 160, 161, 1, 0, 0, 0, 161, 171, 1, 0, 0, 0, 162, 171,
-		5, 31, 0, 0, 163, 171, 5, 30, 0, 0, 164, 171, 5, 32, 0, 0, 165, 171, 5,
-		33, 0, 0, 166, 167, 5, 46, 0, 0, 167, 168, 3, 8, 4, 0, 168, 169, 5, 47,
-		0, 0, 169, 171, 1, 0, 0, 0, 170, 132, 1, 0, 0, 0, 170, 154, 1, 0, 0, 0,
-		170, 162, 1, 0, 0, 0, 170, 163, 1, 0, 0, 0, 170, 164, 1, 0, 0, 0, 170,
-		165, 1, 0, 0, 0, 170, 166, 1, 0, 0, 0, 171, 11, 1, 0, 0, 0, 172, 176, 5,
-		24, 0, 0, 173, 174, 5, 25, 0, 0, 174, 177, 7, 6, 0, 0, 175, 177, 5, 27,
-		0, 0, 176, 173, 1, 0, 0, 0, 176, 175, 1, 0, 0, 0, 177, 183, 1, 0, 0, 0,
-		178, 179, 5, 11, 0, 0, 179, 183, 3, 8, 4, 0, 180, 181, 5, 12, 0, 0, 181,
-		183, 3, 8, 4, 0, 182, 172, 1, 0, 0, 0, 182, 178, 1, 0, 0, 0, 182, 180,
-		1, 0, 0, 0, 183, 13, 1, 0, 0, 0, 184, 188, 5, 34, 0, 0, 185, 188, 5, 29,
-		0, 0, 186, 188, 3, 20, 10, 0, 187, 184, 1, 0, 0, 0, 187, 185, 1, 0, 0,
-		0, 187, 186, 1, 0, 0, 0, 188, 15, 1, 0, 0, 0, 189, 190, 7, 7, 0, 0, 190,
-		17, 1, 0, 0, 0, 191, 192, 7, 8, 0, 0, 192, 19, 1, 0, 0, 0, 193, 194, 7,
-		9, 0, 0, 194, 21, 1, 0, 0, 0, 25, 24, 26, 39, 43, 46, 49, 57, 64, 67, 75,
-		77, 87, 96, 107, 127, 129, 141, 144, 149, 158, 160, 170, 176, 182, 187,
+		10, 2, 11, 7, 11, 1, 0, 1, 0, 5, 0, 27, 8, 0, 10, 0, 12, 0, 30, 9, 0, 1,
+		0, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 3, 1, 42, 8, 1,
+		1, 1, 1, 1, 3, 1, 46, 8, 1, 1, 1, 3, 1, 49, 8, 1, 1, 1, 3, 1, 52, 8, 1,
+		1, 1, 1, 1, 1, 1, 1, 1, 5, 1, 58, 8, 1, 10, 1, 12, 1, 61, 9, 1, 1, 1, 1,
+		1, 5, 1, 65, 8, 1, 10, 1, 12, 1, 68, 9, 1, 3, 1, 70, 8, 1, 1, 2, 1, 2,
+		1, 2, 1, 2, 1, 2, 1, 2, 3, 2, 78, 8, 2, 3, 2, 80, 8, 2, 1, 3, 1, 3, 1,
+		3, 1, 3, 1, 3, 1, 3, 1, 3, 1, 3, 3, 3, 90, 8, 3, 1, 3, 1, 3, 1, 3, 1, 3,
+		1, 3, 1, 3, 1, 3, 3, 3, 99, 8, 3, 1, 4, 1, 4, 1, 4, 1, 4, 1, 4, 1, 4, 1,
+		4, 1, 4, 1, 4, 3, 4, 110, 8, 4, 1, 4, 1, 4, 1, 4, 1, 4, 1, 4, 1, 4, 1,
+		4, 1, 4, 1, 4, 1, 4, 1, 4, 1, 4, 1, 4, 1, 4, 1, 4, 1, 4, 1, 4, 1, 4, 5,
+		4, 130, 8, 4, 10, 4, 12, 4, 133, 9, 4, 1, 5, 1, 5, 1, 5, 1, 5, 3, 5, 139,
+		8, 5, 1, 5, 1, 5, 1, 5, 1, 5, 5, 5, 145, 8, 5, 10, 5, 12, 5, 148, 9, 5,
+		3, 5, 150, 8, 5, 1, 5, 5, 5, 153, 8, 5, 10, 5, 12, 5, 156, 9, 5, 1, 5,
+		1, 5, 1, 5, 1, 5, 1, 5, 1, 5, 3, 5, 164, 8, 5, 3, 5, 166, 8, 5, 1, 5, 1,
+		5, 1, 5, 1, 5, 1, 5, 1, 5, 1, 5, 1, 5, 3, 5, 176, 8, 5, 1, 6, 1, 6, 1,
+		6, 1, 7, 1, 7, 1, 7, 1, 7, 3, 7, 185, 8, 7, 1, 7, 1, 7, 1, 7, 1, 7, 3,
+		7, 191, 8, 7, 1, 8, 1, 8, 1, 8, 3, 8, 196, 8, 8, 1, 9, 1, 9, 1, 10, 1,
+		10, 1, 11, 1, 11, 1, 11, 0, 1, 8, 12, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18,
+		20, 22, 0, 10, 2, 0, 3, 3, 35, 35, 1, 0, 21, 22, 1, 0, 43, 45, 1, 0, 41,
+		42, 2, 0, 18, 18, 20, 20, 3, 0, 17, 17, 19, 19, 35, 40, 2, 0, 26, 26, 30,
+		30, 4, 0, 1, 4, 7, 27, 29, 29, 34, 34, 6, 0, 2, 3, 5, 6, 8, 9, 25, 27,
+		29, 29, 34, 34, 1, 0, 1, 27, 232, 0, 28, 1, 0, 0, 0, 2, 69, 1, 0, 0, 0,
+		4, 71, 1, 0, 0, 0, 6, 98, 1, 0, 0, 0, 8, 109, 1, 0, 0, 0, 10, 175, 1, 0,
+		0, 0, 12, 177, 1, 0, 0, 0, 14, 190, 1, 0, 0, 0, 16, 195, 1, 0, 0, 0, 18,
+		197, 1, 0, 0, 0, 20, 199, 1, 0, 0, 0, 22, 201, 1, 0, 0, 0, 24, 27, 3, 2,
+		1, 0, 25, 27, 5, 52, 0, 0, 26, 24, 1, 0, 0, 0, 26, 25, 1, 0, 0, 0, 27,
+		30, 1, 0, 0, 0, 28, 26, 1, 0, 0, 0, 28, 29, 1, 0, 0, 0, 29, 31, 1, 0, 0,
+		0, 30, 28, 1, 0, 0, 0, 31, 32, 5, 0, 0, 1, 32, 1, 1, 0, 0, 0, 33, 34, 5,
+		1, 0, 0, 34, 35, 5, 2, 0, 0, 35, 36, 3, 20, 10, 0, 36, 37, 5, 3, 0, 0,
+		37, 41, 3, 16, 8, 0, 38, 39, 5, 48, 0, 0, 39, 40, 5, 31, 0, 0, 40, 42,
+		5, 49, 0, 0, 41, 38, 1, 0, 0, 0, 41, 42, 1, 0, 0, 0, 42, 70, 1, 0, 0, 0,
+		43, 45, 5, 4, 0, 0, 44, 46, 5, 5, 0, 0, 45, 44, 1, 0, 0, 0, 45, 46, 1,
+		0, 0, 0, 46, 48, 1, 0, 0, 0, 47, 49, 3, 18, 9, 0, 48, 47, 1, 0, 0, 0, 48,
+		49, 1, 0, 0, 0, 49, 51, 1, 0, 0, 0, 50, 52, 5, 6, 0, 0, 51, 50, 1, 0, 0,
+		0, 51, 52, 1, 0, 0, 0, 52, 53, 1, 0, 0, 0, 53, 54, 5, 46, 0, 0, 54, 59,
+		3, 4, 2, 0, 55, 56, 5, 50, 0, 0, 56, 58, 3, 4, 2, 0, 57, 55, 1, 0, 0, 0,
+		58, 61, 1, 0, 0, 0, 59, 57, 1, 0, 0, 0, 59, 60, 1, 0, 0, 0, 60, 62, 1,
+		0, 0, 0, 61, 59, 1, 0, 0, 0, 62, 66, 5, 47, 0, 0, 63, 65, 3, 6, 3, 0, 64,
+		63, 1, 0, 0, 0, 65, 68, 1, 0, 0, 0, 66, 64, 1, 0, 0, 0, 66, 67, 1, 0, 0,
+		0, 67, 70, 1, 0, 0, 0, 68, 66, 1, 0, 0, 0, 69, 33, 1, 0, 0, 0, 69, 43,
+		1, 0, 0, 0, 70, 3, 1, 0, 0, 0, 71, 79, 3, 16, 8, 0, 72, 73, 7, 0, 0, 0,
+		73, 80, 3, 8, 4, 0, 74, 77, 5, 51, 0, 0, 75, 78, 3, 16, 8, 0, 76, 78, 5,
+		28, 0, 0, 77, 75, 1, 0, 0, 0, 77, 76, 1, 0, 0, 0, 78, 80, 1, 0, 0, 0, 79,
+		72, 1, 0, 0, 0, 79, 74, 1, 0, 0, 0, 80, 5, 1, 0, 0, 0, 81, 89, 5, 7, 0,
+		0, 82, 83, 5, 8, 0, 0, 83, 90, 3, 8, 4, 0, 84, 85, 5, 9, 0, 0, 85, 86,
+		3, 8, 4, 0, 86, 87, 5, 10, 0, 0, 87, 88, 3, 8, 4, 0, 88, 90, 1, 0, 0, 0,
+		89, 82, 1, 0, 0, 0, 89, 84, 1, 0, 0, 0, 90, 99, 1, 0, 0, 0, 91, 92, 5,
+		11, 0, 0, 92, 99, 3, 8, 4, 0, 93, 94, 5, 12, 0, 0, 94, 99, 3, 8, 4, 0,
+		95, 96, 5, 13, 0, 0, 96, 97, 5, 2, 0, 0, 97, 99, 3, 8, 4, 0, 98, 81, 1,
+		0, 0, 0, 98, 91, 1, 0, 0, 0, 98, 93, 1, 0, 0, 0, 98, 95, 1, 0, 0, 0, 99,
+		7, 1, 0, 0, 0, 100, 101, 6, 4, -1, 0, 101, 110, 3, 10, 5, 0, 102, 103,
+		7, 1, 0, 0, 103, 104, 5, 2, 0, 0, 104, 110, 3, 8, 4, 9, 105, 106, 5, 42,
+		0, 0, 106, 110, 3, 8, 4, 8, 107, 108, 5, 16, 0, 0, 108, 110, 3, 8, 4, 3,
+		109, 100, 1, 0, 0, 0, 109, 102, 1, 0, 0, 0, 109, 105, 1, 0, 0, 0, 109,
+		107, 1, 0, 0, 0, 110, 131, 1, 0, 0, 0, 111, 112, 10, 7, 0, 0, 112, 113,
+		7, 2, 0, 0, 113, 130, 3, 8, 4, 8, 114, 115, 10, 6, 0, 0, 115, 116, 7, 3,
+		0, 0, 116, 130, 3, 8, 4, 7, 117, 118, 10, 5, 0, 0, 118, 119, 7, 4, 0, 0,
+		119, 130, 3, 8, 4, 6, 120, 121, 10, 4, 0, 0, 121, 122, 7, 5, 0, 0, 122,
+		130, 3, 8, 4, 5, 123, 124, 10, 2, 0, 0, 124, 125, 5, 14, 0, 0, 125, 130,
+		3, 8, 4, 3, 126, 127, 10, 1, 0, 0, 127, 128, 5, 15, 0, 0, 128, 130, 3,
+		8, 4, 2, 129, 111, 1, 0, 0, 0, 129, 114, 1, 0, 0, 0, 129, 117, 1, 0, 0,
+		0, 129, 120, 1, 0, 0, 0, 129, 123, 1, 0, 0, 0, 129, 126, 1, 0, 0, 0, 130,
+		133, 1, 0, 0, 0, 131, 129, 1, 0, 0, 0, 131, 132, 1, 0, 0, 0, 132, 9, 1,
+		0, 0, 0, 133, 131, 1, 0, 0, 0, 134, 135, 5, 29, 0, 0, 135, 136, 5, 46,
+		0, 0, 136, 138, 3, 8, 4, 0, 137, 139, 3, 12, 6, 0, 138, 137, 1, 0, 0, 0,
+		138, 139, 1, 0, 0, 0, 139, 149, 1, 0, 0, 0, 140, 141, 5, 23, 0, 0, 141,
+		146, 3, 8, 4, 0, 142, 143, 5, 50, 0, 0, 143, 145, 3, 8, 4, 0, 144, 142,
+		1, 0, 0, 0, 145, 148, 1, 0, 0, 0, 146, 144, 1, 0, 0, 0, 146, 147, 1, 0,
+		0, 0, 147, 150, 1, 0, 0, 0, 148, 146, 1, 0, 0, 0, 149, 140, 1, 0, 0, 0,
+		149, 150, 1, 0, 0, 0, 150, 154, 1, 0, 0, 0, 151, 153, 3, 14, 7, 0, 152,
+		151, 1, 0, 0, 0, 153, 156, 1, 0, 0, 0, 154, 152, 1, 0, 0, 0, 154, 155,
+		1, 0, 0, 0, 155, 157, 1, 0, 0, 0, 156, 154, 1, 0, 0, 0, 157, 158, 5, 47,
+		0, 0, 158, 176, 1, 0, 0, 0, 159, 165, 3, 20, 10, 0, 160, 163, 5, 51, 0,
+		0, 161, 164, 3, 16, 8, 0, 162, 164, 5, 28, 0, 0, 163, 161, 1, 0, 0, 0,
+		163, 162, 1, 0, 0, 0, 164, 166, 1, 0, 0, 0, 165, 160, 1, 0, 0, 0, 165,
+		166, 1, 0, 0, 0, 166, 176, 1, 0, 0, 0, 167, 176, 5, 31, 0, 0, 168, 176,
+		5, 30, 0, 0, 169, 176, 5, 32, 0, 0, 170, 176, 5, 33, 0, 0, 171, 172, 5,
+		46, 0, 0, 172, 173, 3, 8, 4, 0, 173, 174, 5, 47, 0, 0, 174, 176, 1, 0,
+		0, 0, 175, 134, 1, 0, 0, 0, 175, 159, 1, 0, 0, 0, 175, 167, 1, 0, 0, 0,
+		175, 168, 1, 0, 0, 0, 175, 169, 1, 0, 0, 0, 175, 170, 1, 0, 0, 0, 175,
+		171, 1, 0, 0, 0, 176, 11, 1, 0, 0, 0, 177, 178, 5, 50, 0, 0, 178, 179,
+		3, 8, 4, 0, 179, 13, 1, 0, 0, 0, 180, 184, 5, 24, 0, 0, 181, 182, 5, 25,
+		0, 0, 182, 185, 7, 6, 0, 0, 183, 185, 5, 27, 0, 0, 184, 181, 1, 0, 0, 0,
+		184, 183, 1, 0, 0, 0, 185, 191, 1, 0, 0, 0, 186, 187, 5, 11, 0, 0, 187,
+		191, 3, 8, 4, 0, 188, 189, 5, 12, 0, 0, 189, 191, 3, 8, 4, 0, 190, 180,
+		1, 0, 0, 0, 190, 186, 1, 0, 0, 0, 190, 188, 1, 0, 0, 0, 191, 15, 1, 0,
+		0, 0, 192, 196, 5, 34, 0, 0, 193, 196, 5, 29, 0, 0, 194, 196, 3, 22, 11,
+		0, 195, 192, 1, 0, 0, 0, 195, 193, 1, 0, 0, 0, 195, 194, 1, 0, 0, 0, 196,
+		17, 1, 0, 0, 0, 197, 198, 7, 7, 0, 0, 198, 19, 1, 0, 0, 0, 199, 200, 7,
+		8, 0, 0, 200, 21, 1, 0, 0, 0, 201, 202, 7, 9, 0, 0, 202, 23, 1, 0, 0, 0,
+		26, 26, 28, 41, 45, 48, 51, 59, 66, 69, 77, 79, 89, 98, 109, 129, 131,
+		138, 146, 149, 154, 163, 165, 175, 184, 190, 195,
 	}
 	deserializer := antlr.NewATNDeserializer(nil)
 	staticData.atn = deserializer.Deserialize(staticData.serializedATN)
@@ -245,11 +249,12 @@ const (
 	TQuelParserRULE_clause     = 3
 	TQuelParserRULE_expr       = 4
 	TQuelParserRULE_primary    = 5
-	TQuelParserRULE_aggClause  = 6
-	TQuelParserRULE_name       = 7
-	TQuelParserRULE_resultName = 8
-	TQuelParserRULE_exprName   = 9
-	TQuelParserRULE_keyword    = 10
+	TQuelParserRULE_aggParam   = 6
+	TQuelParserRULE_aggClause  = 7
+	TQuelParserRULE_name       = 8
+	TQuelParserRULE_resultName = 9
+	TQuelParserRULE_exprName   = 10
+	TQuelParserRULE_keyword    = 11
 )
 
 // IFileContext is an interface to support dynamic dispatch.
@@ -369,7 +374,7 @@ func (p *TQuelParser) File() (localctx IFileContext) {
 	var _la int
 
 	p.EnterOuterAlt(localctx, 1)
-	p.SetState(26)
+	p.SetState(28)
 	p.GetErrorHandler().Sync(p)
 	if p.HasError() {
 		goto errorExit
@@ -377,7 +382,7 @@ func (p *TQuelParser) File() (localctx IFileContext) {
 	_la = p.GetTokenStream().LA(1)
 
 	for (int64(_la) & ^0x3f) == 0 && ((int64(1)<<_la)&4503599627370514) != 0 {
-		p.SetState(24)
+		p.SetState(26)
 		p.GetErrorHandler().Sync(p)
 		if p.HasError() {
 			goto errorExit
@@ -386,13 +391,13 @@ func (p *TQuelParser) File() (localctx IFileContext) {
 		switch p.GetTokenStream().LA(1) {
 		case TQuelParserRANGE, TQuelParserRETRIEVE:
 			{
-				p.SetState(22)
+				p.SetState(24)
 				p.Stmt()
 			}
 
 		case TQuelParserSEMI:
 			{
-				p.SetState(23)
+				p.SetState(25)
 				p.Match(TQuelParserSEMI)
 				if p.HasError() {
 					// Recognition error - abort rule
@@ -405,7 +410,7 @@ func (p *TQuelParser) File() (localctx IFileContext) {
 			goto errorExit
 		}
 
-		p.SetState(28)
+		p.SetState(30)
 		p.GetErrorHandler().Sync(p)
 		if p.HasError() {
 			goto errorExit
@@ -413,7 +418,7 @@ func (p *TQuelParser) File() (localctx IFileContext) {
 		_la = p.GetTokenStream().LA(1)
 	}
 	{
-		p.SetState(29)
+		p.SetState(31)
 		p.Match(TQuelParserEOF)
 		if p.HasError() {
 			// Recognition error - abort rule
@@ -713,7 +718,7 @@ func (p *TQuelParser) Stmt() (localctx IStmtContext) {
 	p.EnterRule(localctx, 2, TQuelParserRULE_stmt)
 	var _la int
 
-	p.SetState(67)
+	p.SetState(69)
 	p.GetErrorHandler().Sync(p)
 	if p.HasError() {
 		goto errorExit
@@ -724,7 +729,7 @@ func (p *TQuelParser) Stmt() (localctx IStmtContext) {
 		localctx = NewRangeStmtContext(p, localctx)
 		p.EnterOuterAlt(localctx, 1)
 		{
-			p.SetState(31)
+			p.SetState(33)
 			p.Match(TQuelParserRANGE)
 			if p.HasError() {
 				// Recognition error - abort rule
@@ -732,7 +737,7 @@ func (p *TQuelParser) Stmt() (localctx IStmtContext) {
 			}
 		}
 		{
-			p.SetState(32)
+			p.SetState(34)
 			p.Match(TQuelParserOF)
 			if p.HasError() {
 				// Recognition error - abort rule
@@ -740,11 +745,11 @@ func (p *TQuelParser) Stmt() (localctx IStmtContext) {
 			}
 		}
 		{
-			p.SetState(33)
+			p.SetState(35)
 			p.ExprName()
 		}
 		{
-			p.SetState(34)
+			p.SetState(36)
 			p.Match(TQuelParserIS)
 			if p.HasError() {
 				// Recognition error - abort rule
@@ -752,10 +757,10 @@ func (p *TQuelParser) Stmt() (localctx IStmtContext) {
 			}
 		}
 		{
-			p.SetState(35)
+			p.SetState(37)
 			p.Name()
 		}
-		p.SetState(39)
+		p.SetState(41)
 		p.GetErrorHandler().Sync(p)
 		if p.HasError() {
 			goto errorExit
@@ -764,7 +769,7 @@ func (p *TQuelParser) Stmt() (localctx IStmtContext) {
 
 		if _la == TQuelParserLBRACK {
 			{
-				p.SetState(36)
+				p.SetState(38)
 				p.Match(TQuelParserLBRACK)
 				if p.HasError() {
 					// Recognition error - abort rule
@@ -772,7 +777,7 @@ func (p *TQuelParser) Stmt() (localctx IStmtContext) {
 				}
 			}
 			{
-				p.SetState(37)
+				p.SetState(39)
 				p.Match(TQuelParserNUMBER)
 				if p.HasError() {
 					// Recognition error - abort rule
@@ -780,7 +785,7 @@ func (p *TQuelParser) Stmt() (localctx IStmtContext) {
 				}
 			}
 			{
-				p.SetState(38)
+				p.SetState(40)
 				p.Match(TQuelParserRBRACK)
 				if p.HasError() {
 					// Recognition error - abort rule
@@ -794,14 +799,14 @@ func (p *TQuelParser) Stmt() (localctx IStmtContext) {
 		localctx = NewRetrieveStmtContext(p, localctx)
 		p.EnterOuterAlt(localctx, 2)
 		{
-			p.SetState(41)
+			p.SetState(43)
 			p.Match(TQuelParserRETRIEVE)
 			if p.HasError() {
 				// Recognition error - abort rule
 				goto errorExit
 			}
 		}
-		p.SetState(43)
+		p.SetState(45)
 		p.GetErrorHandler().Sync(p)
 		if p.HasError() {
 			goto errorExit
@@ -810,7 +815,7 @@ func (p *TQuelParser) Stmt() (localctx IStmtContext) {
 
 		if _la == TQuelParserINTO {
 			{
-				p.SetState(42)
+				p.SetState(44)
 				p.Match(TQuelParserINTO)
 				if p.HasError() {
 					// Recognition error - abort rule
@@ -819,7 +824,7 @@ func (p *TQuelParser) Stmt() (localctx IStmtContext) {
 			}
 
 		}
-		p.SetState(46)
+		p.SetState(48)
 		p.GetErrorHandler().Sync(p)
 		if p.HasError() {
 			goto errorExit
@@ -828,12 +833,12 @@ func (p *TQuelParser) Stmt() (localctx IStmtContext) {
 
 		if (int64(_la) & ^0x3f) == 0 && ((int64(1)<<_la)&17985175454) != 0 {
 			{
-				p.SetState(45)
+				p.SetState(47)
 				p.ResultName()
 			}
 
 		}
-		p.SetState(49)
+		p.SetState(51)
 		p.GetErrorHandler().Sync(p)
 		if p.HasError() {
 			goto errorExit
@@ -842,7 +847,7 @@ func (p *TQuelParser) Stmt() (localctx IStmtContext) {
 
 		if _la == TQuelParserUNIQUE {
 			{
-				p.SetState(48)
+				p.SetState(50)
 				p.Match(TQuelParserUNIQUE)
 				if p.HasError() {
 					// Recognition error - abort rule
@@ -852,7 +857,7 @@ func (p *TQuelParser) Stmt() (localctx IStmtContext) {
 
 		}
 		{
-			p.SetState(51)
+			p.SetState(53)
 			p.Match(TQuelParserLPAREN)
 			if p.HasError() {
 				// Recognition error - abort rule
@@ -860,10 +865,10 @@ func (p *TQuelParser) Stmt() (localctx IStmtContext) {
 			}
 		}
 		{
-			p.SetState(52)
+			p.SetState(54)
 			p.Target()
 		}
-		p.SetState(57)
+		p.SetState(59)
 		p.GetErrorHandler().Sync(p)
 		if p.HasError() {
 			goto errorExit
@@ -872,7 +877,7 @@ func (p *TQuelParser) Stmt() (localctx IStmtContext) {
 
 		for _la == TQuelParserCOMMA {
 			{
-				p.SetState(53)
+				p.SetState(55)
 				p.Match(TQuelParserCOMMA)
 				if p.HasError() {
 					// Recognition error - abort rule
@@ -880,11 +885,11 @@ func (p *TQuelParser) Stmt() (localctx IStmtContext) {
 				}
 			}
 			{
-				p.SetState(54)
+				p.SetState(56)
 				p.Target()
 			}
 
-			p.SetState(59)
+			p.SetState(61)
 			p.GetErrorHandler().Sync(p)
 			if p.HasError() {
 				goto errorExit
@@ -892,14 +897,14 @@ func (p *TQuelParser) Stmt() (localctx IStmtContext) {
 			_la = p.GetTokenStream().LA(1)
 		}
 		{
-			p.SetState(60)
+			p.SetState(62)
 			p.Match(TQuelParserRPAREN)
 			if p.HasError() {
 				// Recognition error - abort rule
 				goto errorExit
 			}
 		}
-		p.SetState(64)
+		p.SetState(66)
 		p.GetErrorHandler().Sync(p)
 		if p.HasError() {
 			goto errorExit
@@ -908,11 +913,11 @@ func (p *TQuelParser) Stmt() (localctx IStmtContext) {
 
 		for (int64(_la) & ^0x3f) == 0 && ((int64(1)<<_la)&14464) != 0 {
 			{
-				p.SetState(61)
+				p.SetState(63)
 				p.Clause()
 			}
 
-			p.SetState(66)
+			p.SetState(68)
 			p.GetErrorHandler().Sync(p)
 			if p.HasError() {
 				goto errorExit
@@ -1080,10 +1085,10 @@ func (p *TQuelParser) Target() (localctx ITargetContext) {
 
 	p.EnterOuterAlt(localctx, 1)
 	{
-		p.SetState(69)
+		p.SetState(71)
 		p.Name()
 	}
-	p.SetState(77)
+	p.SetState(79)
 	p.GetErrorHandler().Sync(p)
 	if p.HasError() {
 		goto errorExit
@@ -1092,7 +1097,7 @@ func (p *TQuelParser) Target() (localctx ITargetContext) {
 	switch p.GetTokenStream().LA(1) {
 	case TQuelParserIS, TQuelParserEQ:
 		{
-			p.SetState(70)
+			p.SetState(72)
 			_la = p.GetTokenStream().LA(1)
 
 			if !(_la == TQuelParserIS || _la == TQuelParserEQ) {
@@ -1103,20 +1108,20 @@ func (p *TQuelParser) Target() (localctx ITargetContext) {
 			}
 		}
 		{
-			p.SetState(71)
+			p.SetState(73)
 			p.expr(0)
 		}
 
 	case TQuelParserDOT:
 		{
-			p.SetState(72)
+			p.SetState(74)
 			p.Match(TQuelParserDOT)
 			if p.HasError() {
 				// Recognition error - abort rule
 				goto errorExit
 			}
 		}
-		p.SetState(75)
+		p.SetState(77)
 		p.GetErrorHandler().Sync(p)
 		if p.HasError() {
 			goto errorExit
@@ -1125,13 +1130,13 @@ func (p *TQuelParser) Target() (localctx ITargetContext) {
 		switch p.GetTokenStream().LA(1) {
 		case TQuelParserRANGE, TQuelParserOF, TQuelParserIS, TQuelParserRETRIEVE, TQuelParserINTO, TQuelParserUNIQUE, TQuelParserVALID, TQuelParserAT, TQuelParserFROM, TQuelParserTO, TQuelParserWHERE, TQuelParserWHEN, TQuelParserAS, TQuelParserAND, TQuelParserOR, TQuelParserNOT, TQuelParserPRECEDE, TQuelParserOVERLAP, TQuelParserEQUAL, TQuelParserEXTEND, TQuelParserBEGIN, TQuelParserEND, TQuelParserBY, TQuelParserFOR, TQuelParserEACH, TQuelParserINSTANT, TQuelParserEVER, TQuelParserAGG, TQuelParserIDENT:
 			{
-				p.SetState(73)
+				p.SetState(75)
 				p.Name()
 			}
 
 		case TQuelParserALL:
 			{
-				p.SetState(74)
+				p.SetState(76)
 				p.Match(TQuelParserALL)
 				if p.HasError() {
 					// Recognition error - abort rule
@@ -1414,7 +1419,7 @@ func (s *AsOfClauseContext) Expr() IExprContext {
 func (p *TQuelParser) Clause() (localctx IClauseContext) {
 	localctx = NewClauseContext(p, p.GetParserRuleContext(), p.GetState())
 	p.EnterRule(localctx, 6, TQuelParserRULE_clause)
-	p.SetState(96)
+	p.SetState(98)
 	p.GetErrorHandler().Sync(p)
 	if p.HasError() {
 		goto errorExit
@@ -1425,14 +1430,14 @@ func (p *TQuelParser) Clause() (localctx IClauseContext) {
 		localctx = NewValidClauseContext(p, localctx)
 		p.EnterOuterAlt(localctx, 1)
 		{
-			p.SetState(79)
+			p.SetState(81)
 			p.Match(TQuelParserVALID)
 			if p.HasError() {
 				// Recognition error - abort rule
 				goto errorExit
 			}
 		}
-		p.SetState(87)
+		p.SetState(89)
 		p.GetErrorHandler().Sync(p)
 		if p.HasError() {
 			goto errorExit
@@ -1441,22 +1446,8 @@ func (p *TQuelParser) Clause() (localctx IClauseContext) {
 		switch p.GetTokenStream().LA(1) {
 		case TQuelParserAT:
 			{
-				p.SetState(80)
-				p.Match(TQuelParserAT)
-				if p.HasError() {
-					// Recognition error - abort rule
-					goto errorExit
-				}
-			}
-			{
-				p.SetState(81)
-				p.expr(0)
-			}
-
-		case TQuelParserFROM:
-			{
 				p.SetState(82)
-				p.Match(TQuelParserFROM)
+				p.Match(TQuelParserAT)
 				if p.HasError() {
 					// Recognition error - abort rule
 					goto errorExit
@@ -1466,9 +1457,11 @@ func (p *TQuelParser) Clause() (localctx IClauseContext) {
 				p.SetState(83)
 				p.expr(0)
 			}
+
+		case TQuelParserFROM:
 			{
 				p.SetState(84)
-				p.Match(TQuelParserTO)
+				p.Match(TQuelParserFROM)
 				if p.HasError() {
 					// Recognition error - abort rule
 					goto errorExit
@@ -1476,6 +1469,18 @@ func (p *TQuelParser) Clause() (localctx IClauseContext) {
 			}
 			{
 				p.SetState(85)
+				p.expr(0)
+			}
+			{
+				p.SetState(86)
+				p.Match(TQuelParserTO)
+				if p.HasError() {
+					// Recognition error - abort rule
+					goto errorExit
+				}
+			}
+			{
+				p.SetState(87)
 				p.expr(0)
 			}
 
@@ -1488,24 +1493,8 @@ func (p *TQuelParser) Clause() (localctx IClauseContext) {
 		localctx = NewWhereClauseContext(p, localctx)
 		p.EnterOuterAlt(localctx, 2)
 		{
-			p.SetState(89)
-			p.Match(TQuelParserWHERE)
-			if p.HasError() {
-				// Recognition error - abort rule
-				goto errorExit
-			}
-		}
-		{
-			p.SetState(90)
-			p.expr(0)
-		}
-
-	case TQuelParserWHEN:
-		localctx = NewWhenClauseContext(p, localctx)
-		p.EnterOuterAlt(localctx, 3)
-		{
 			p.SetState(91)
-			p.Match(TQuelParserWHEN)
+			p.Match(TQuelParserWHERE)
 			if p.HasError() {
 				// Recognition error - abort rule
 				goto errorExit
@@ -1516,12 +1505,12 @@ func (p *TQuelParser) Clause() (localctx IClauseContext) {
 			p.expr(0)
 		}
 
-	case TQuelParserAS:
-		localctx = NewAsOfClauseContext(p, localctx)
-		p.EnterOuterAlt(localctx, 4)
+	case TQuelParserWHEN:
+		localctx = NewWhenClauseContext(p, localctx)
+		p.EnterOuterAlt(localctx, 3)
 		{
 			p.SetState(93)
-			p.Match(TQuelParserAS)
+			p.Match(TQuelParserWHEN)
 			if p.HasError() {
 				// Recognition error - abort rule
 				goto errorExit
@@ -1529,6 +1518,22 @@ func (p *TQuelParser) Clause() (localctx IClauseContext) {
 		}
 		{
 			p.SetState(94)
+			p.expr(0)
+		}
+
+	case TQuelParserAS:
+		localctx = NewAsOfClauseContext(p, localctx)
+		p.EnterOuterAlt(localctx, 4)
+		{
+			p.SetState(95)
+			p.Match(TQuelParserAS)
+			if p.HasError() {
+				// Recognition error - abort rule
+				goto errorExit
+			}
+		}
+		{
+			p.SetState(96)
 			p.Match(TQuelParserOF)
 			if p.HasError() {
 				// Recognition error - abort rule
@@ -1536,7 +1541,7 @@ func (p *TQuelParser) Clause() (localctx IClauseContext) {
 			}
 		}
 		{
-			p.SetState(95)
+			p.SetState(97)
 			p.expr(0)
 		}
 
@@ -2235,7 +2240,7 @@ func (p *TQuelParser) expr(_p int) (localctx IExprContext) {
 	var _alt int
 
 	p.EnterOuterAlt(localctx, 1)
-	p.SetState(107)
+	p.SetState(109)
 	p.GetErrorHandler().Sync(p)
 	if p.HasError() {
 		goto errorExit
@@ -2248,7 +2253,7 @@ func (p *TQuelParser) expr(_p int) (localctx IExprContext) {
 		_prevctx = localctx
 
 		{
-			p.SetState(99)
+			p.SetState(101)
 			p.Primary()
 		}
 
@@ -2257,7 +2262,7 @@ func (p *TQuelParser) expr(_p int) (localctx IExprContext) {
 		p.SetParserRuleContext(localctx)
 		_prevctx = localctx
 		{
-			p.SetState(100)
+			p.SetState(102)
 
 			var _lt = p.GetTokenStream().LT(1)
 
@@ -2275,7 +2280,7 @@ func (p *TQuelParser) expr(_p int) (localctx IExprContext) {
 			}
 		}
 		{
-			p.SetState(101)
+			p.SetState(103)
 			p.Match(TQuelParserOF)
 			if p.HasError() {
 				// Recognition error - abort rule
@@ -2283,7 +2288,7 @@ func (p *TQuelParser) expr(_p int) (localctx IExprContext) {
 			}
 		}
 		{
-			p.SetState(102)
+			p.SetState(104)
 			p.expr(9)
 		}
 
@@ -2292,7 +2297,7 @@ func (p *TQuelParser) expr(_p int) (localctx IExprContext) {
 		p.SetParserRuleContext(localctx)
 		_prevctx = localctx
 		{
-			p.SetState(103)
+			p.SetState(105)
 			p.Match(TQuelParserMINUS)
 			if p.HasError() {
 				// Recognition error - abort rule
@@ -2300,7 +2305,7 @@ func (p *TQuelParser) expr(_p int) (localctx IExprContext) {
 			}
 		}
 		{
-			p.SetState(104)
+			p.SetState(106)
 			p.expr(8)
 		}
 
@@ -2309,7 +2314,7 @@ func (p *TQuelParser) expr(_p int) (localctx IExprContext) {
 		p.SetParserRuleContext(localctx)
 		_prevctx = localctx
 		{
-			p.SetState(105)
+			p.SetState(107)
 			p.Match(TQuelParserNOT)
 			if p.HasError() {
 				// Recognition error - abort rule
@@ -2317,7 +2322,7 @@ func (p *TQuelParser) expr(_p int) (localctx IExprContext) {
 			}
 		}
 		{
-			p.SetState(106)
+			p.SetState(108)
 			p.expr(3)
 		}
 
@@ -2326,7 +2331,7 @@ func (p *TQuelParser) expr(_p int) (localctx IExprContext) {
 		goto errorExit
 	}
 	p.GetParserRuleContext().SetStop(p.GetTokenStream().LT(-1))
-	p.SetState(129)
+	p.SetState(131)
 	p.GetErrorHandler().Sync(p)
 	if p.HasError() {
 		goto errorExit
@@ -2341,7 +2346,7 @@ func (p *TQuelParser) expr(_p int) (localctx IExprContext) {
 				p.TriggerExitRuleEvent()
 			}
 			_prevctx = localctx
-			p.SetState(127)
+			p.SetState(129)
 			p.GetErrorHandler().Sync(p)
 			if p.HasError() {
 				goto errorExit
@@ -2351,14 +2356,14 @@ func (p *TQuelParser) expr(_p int) (localctx IExprContext) {
 			case 1:
 				localctx = NewMulExprContext(p, NewExprContext(p, _parentctx, _parentState))
 				p.PushNewRecursionContext(localctx, _startState, TQuelParserRULE_expr)
-				p.SetState(109)
+				p.SetState(111)
 
 				if !(p.Precpred(p.GetParserRuleContext(), 7)) {
 					p.SetError(antlr.NewFailedPredicateException(p, "p.Precpred(p.GetParserRuleContext(), 7)", ""))
 					goto errorExit
 				}
 				{
-					p.SetState(110)
+					p.SetState(112)
 
 					var _lt = p.GetTokenStream().LT(1)
 
@@ -2376,21 +2381,21 @@ func (p *TQuelParser) expr(_p int) (localctx IExprContext) {
 					}
 				}
 				{
-					p.SetState(111)
+					p.SetState(113)
 					p.expr(8)
 				}
 
 			case 2:
 				localctx = NewAddExprContext(p, NewExprContext(p, _parentctx, _parentState))
 				p.PushNewRecursionContext(localctx, _startState, TQuelParserRULE_expr)
-				p.SetState(112)
+				p.SetState(114)
 
 				if !(p.Precpred(p.GetParserRuleContext(), 6)) {
 					p.SetError(antlr.NewFailedPredicateException(p, "p.Precpred(p.GetParserRuleContext(), 6)", ""))
 					goto errorExit
 				}
 				{
-					p.SetState(113)
+					p.SetState(115)
 
 					var _lt = p.GetTokenStream().LT(1)
 
@@ -2408,21 +2413,21 @@ func (p *TQuelParser) expr(_p int) (localctx IExprContext) {
 					}
 				}
 				{
-					p.SetState(114)
+					p.SetState(116)
 					p.expr(7)
 				}
 
 			case 3:
 				localctx = NewOverlapExprContext(p, NewExprContext(p, _parentctx, _parentState))
 				p.PushNewRecursionContext(localctx, _startState, TQuelParserRULE_expr)
-				p.SetState(115)
+				p.SetState(117)
 
 				if !(p.Precpred(p.GetParserRuleContext(), 5)) {
 					p.SetError(antlr.NewFailedPredicateException(p, "p.Precpred(p.GetParserRuleContext(), 5)", ""))
 					goto errorExit
 				}
 				{
-					p.SetState(116)
+					p.SetState(118)
 
 					var _lt = p.GetTokenStream().LT(1)
 
@@ -2440,21 +2445,21 @@ func (p *TQuelParser) expr(_p int) (localctx IExprContext) {
 					}
 				}
 				{
-					p.SetState(117)
+					p.SetState(119)
 					p.expr(6)
 				}
 
 			case 4:
 				localctx = NewCmpExprContext(p, NewExprContext(p, _parentctx, _parentState))
 				p.PushNewRecursionContext(localctx, _startState, TQuelParserRULE_expr)
-				p.SetState(118)
+				p.SetState(120)
 
 				if !(p.Precpred(p.GetParserRuleContext(), 4)) {
 					p.SetError(antlr.NewFailedPredicateException(p, "p.Precpred(p.GetParserRuleContext(), 4)", ""))
 					goto errorExit
 				}
 				{
-					p.SetState(119)
+					p.SetState(121)
 
 					var _lt = p.GetTokenStream().LT(1)
 
@@ -2472,21 +2477,21 @@ func (p *TQuelParser) expr(_p int) (localctx IExprContext) {
 					}
 				}
 				{
-					p.SetState(120)
+					p.SetState(122)
 					p.expr(5)
 				}
 
 			case 5:
 				localctx = NewAndExprContext(p, NewExprContext(p, _parentctx, _parentState))
 				p.PushNewRecursionContext(localctx, _startState, TQuelParserRULE_expr)
-				p.SetState(121)
+				p.SetState(123)
 
 				if !(p.Precpred(p.GetParserRuleContext(), 2)) {
 					p.SetError(antlr.NewFailedPredicateException(p, "p.Precpred(p.GetParserRuleContext(), 2)", ""))
 					goto errorExit
 				}
 				{
-					p.SetState(122)
+					p.SetState(124)
 					p.Match(TQuelParserAND)
 					if p.HasError() {
 						// Recognition error - abort rule
@@ -2494,21 +2499,21 @@ func (p *TQuelParser) expr(_p int) (localctx IExprContext) {
 					}
 				}
 				{
-					p.SetState(123)
+					p.SetState(125)
 					p.expr(3)
 				}
 
 			case 6:
 				localctx = NewOrExprContext(p, NewExprContext(p, _parentctx, _parentState))
 				p.PushNewRecursionContext(localctx, _startState, TQuelParserRULE_expr)
-				p.SetState(124)
+				p.SetState(126)
 
 				if !(p.Precpred(p.GetParserRuleContext(), 1)) {
 					p.SetError(antlr.NewFailedPredicateException(p, "p.Precpred(p.GetParserRuleContext(), 1)", ""))
 					goto errorExit
 				}
 				{
-					p.SetState(125)
+					p.SetState(127)
 					p.Match(TQuelParserOR)
 					if p.HasError() {
 						// Recognition error - abort rule
@@ -2516,7 +2521,7 @@ func (p *TQuelParser) expr(_p int) (localctx IExprContext) {
 					}
 				}
 				{
-					p.SetState(126)
+					p.SetState(128)
 					p.expr(2)
 				}
 
@@ -2525,7 +2530,7 @@ func (p *TQuelParser) expr(_p int) (localctx IExprContext) {
 			}
 
 		}
-		p.SetState(131)
+		p.SetState(133)
 		p.GetErrorHandler().Sync(p)
 		if p.HasError() {
 			goto errorExit
@@ -2671,6 +2676,22 @@ func (s *AggregateContext) Expr(i int) IExprContext {
 
 func (s *AggregateContext) RPAREN() antlr.TerminalNode {
 	return s.GetToken(TQuelParserRPAREN, 0)
+}
+
+func (s *AggregateContext) AggParam() IAggParamContext {
+	var t antlr.RuleContext
+	for _, ctx := range s.GetChildren() {
+		if _, ok := ctx.(IAggParamContext); ok {
+			t = ctx.(antlr.RuleContext)
+			break
+		}
+	}
+
+	if t == nil {
+		return nil
+	}
+
+	return t.(IAggParamContext)
 }
 
 func (s *AggregateContext) BY() antlr.TerminalNode {
@@ -2919,18 +2940,18 @@ func (p *TQuelParser) Primary() (localctx IPrimaryContext) {
 	p.EnterRule(localctx, 10, TQuelParserRULE_primary)
 	var _la int
 
-	p.SetState(170)
+	p.SetState(175)
 	p.GetErrorHandler().Sync(p)
 	if p.HasError() {
 		goto errorExit
 	}
 
-	switch p.GetInterpreter().AdaptivePredict(p.BaseParser, p.GetTokenStream(), 21, p.GetParserRuleContext()) {
+	switch p.GetInterpreter().AdaptivePredict(p.BaseParser, p.GetTokenStream(), 22, p.GetParserRuleContext()) {
 	case 1:
 		localctx = NewAggregateContext(p, localctx)
 		p.EnterOuterAlt(localctx, 1)
 		{
-			p.SetState(132)
+			p.SetState(134)
 			p.Match(TQuelParserAGG)
 			if p.HasError() {
 				// Recognition error - abort rule
@@ -2938,7 +2959,7 @@ func (p *TQuelParser) Primary() (localctx IPrimaryContext) {
 			}
 		}
 		{
-			p.SetState(133)
+			p.SetState(135)
 			p.Match(TQuelParserLPAREN)
 			if p.HasError() {
 				// Recognition error - abort rule
@@ -2946,56 +2967,20 @@ func (p *TQuelParser) Primary() (localctx IPrimaryContext) {
 			}
 		}
 		{
-			p.SetState(134)
+			p.SetState(136)
 			p.expr(0)
 		}
-		p.SetState(144)
+		p.SetState(138)
 		p.GetErrorHandler().Sync(p)
 		if p.HasError() {
 			goto errorExit
 		}
 		_la = p.GetTokenStream().LA(1)
 
-		if _la == TQuelParserBY {
+		if _la == TQuelParserCOMMA {
 			{
-				p.SetState(135)
-				p.Match(TQuelParserBY)
-				if p.HasError() {
-					// Recognition error - abort rule
-					goto errorExit
-				}
-			}
-			{
-				p.SetState(136)
-				p.expr(0)
-			}
-			p.SetState(141)
-			p.GetErrorHandler().Sync(p)
-			if p.HasError() {
-				goto errorExit
-			}
-			_la = p.GetTokenStream().LA(1)
-
-			for _la == TQuelParserCOMMA {
-				{
-					p.SetState(137)
-					p.Match(TQuelParserCOMMA)
-					if p.HasError() {
-						// Recognition error - abort rule
-						goto errorExit
-					}
-				}
-				{
-					p.SetState(138)
-					p.expr(0)
-				}
-
-				p.SetState(143)
-				p.GetErrorHandler().Sync(p)
-				if p.HasError() {
-					goto errorExit
-				}
-				_la = p.GetTokenStream().LA(1)
+				p.SetState(137)
+				p.AggParam()
 			}
 
 		}
@@ -3006,13 +2991,63 @@ func (p *TQuelParser) Primary() (localctx IPrimaryContext) {
 		}
 		_la = p.GetTokenStream().LA(1)
 
+		if _la == TQuelParserBY {
+			{
+				p.SetState(140)
+				p.Match(TQuelParserBY)
+				if p.HasError() {
+					// Recognition error - abort rule
+					goto errorExit
+				}
+			}
+			{
+				p.SetState(141)
+				p.expr(0)
+			}
+			p.SetState(146)
+			p.GetErrorHandler().Sync(p)
+			if p.HasError() {
+				goto errorExit
+			}
+			_la = p.GetTokenStream().LA(1)
+
+			for _la == TQuelParserCOMMA {
+				{
+					p.SetState(142)
+					p.Match(TQuelParserCOMMA)
+					if p.HasError() {
+						// Recognition error - abort rule
+						goto errorExit
+					}
+				}
+				{
+					p.SetState(143)
+					p.expr(0)
+				}
+
+				p.SetState(148)
+				p.GetErrorHandler().Sync(p)
+				if p.HasError() {
+					goto errorExit
+				}
+				_la = p.GetTokenStream().LA(1)
+			}
+
+		}
+		p.SetState(154)
+		p.GetErrorHandler().Sync(p)
+		if p.HasError() {
+			goto errorExit
+		}
+		_la = p.GetTokenStream().LA(1)
+
 		for (int64(_la) & ^0x3f) == 0 && ((int64(1)<<_la)&16783360) != 0 {
 			{
-				p.SetState(146)
+				p.SetState(151)
 				p.AggClause()
 			}
 
-			p.SetState(151)
+			p.SetState(156)
 			p.GetErrorHandler().Sync(p)
 			if p.HasError() {
 				goto errorExit
@@ -3020,7 +3055,7 @@ func (p *TQuelParser) Primary() (localctx IPrimaryContext) {
 			_la = p.GetTokenStream().LA(1)
 		}
 		{
-			p.SetState(152)
+			p.SetState(157)
 			p.Match(TQuelParserRPAREN)
 			if p.HasError() {
 				// Recognition error - abort rule
@@ -3032,22 +3067,22 @@ func (p *TQuelParser) Primary() (localctx IPrimaryContext) {
 		localctx = NewNameRefContext(p, localctx)
 		p.EnterOuterAlt(localctx, 2)
 		{
-			p.SetState(154)
+			p.SetState(159)
 			p.ExprName()
 		}
-		p.SetState(160)
+		p.SetState(165)
 		p.GetErrorHandler().Sync(p)
 
-		if p.GetInterpreter().AdaptivePredict(p.BaseParser, p.GetTokenStream(), 20, p.GetParserRuleContext()) == 1 {
+		if p.GetInterpreter().AdaptivePredict(p.BaseParser, p.GetTokenStream(), 21, p.GetParserRuleContext()) == 1 {
 			{
-				p.SetState(155)
+				p.SetState(160)
 				p.Match(TQuelParserDOT)
 				if p.HasError() {
 					// Recognition error - abort rule
 					goto errorExit
 				}
 			}
-			p.SetState(158)
+			p.SetState(163)
 			p.GetErrorHandler().Sync(p)
 			if p.HasError() {
 				goto errorExit
@@ -3056,13 +3091,13 @@ func (p *TQuelParser) Primary() (localctx IPrimaryContext) {
 			switch p.GetTokenStream().LA(1) {
 			case TQuelParserRANGE, TQuelParserOF, TQuelParserIS, TQuelParserRETRIEVE, TQuelParserINTO, TQuelParserUNIQUE, TQuelParserVALID, TQuelParserAT, TQuelParserFROM, TQuelParserTO, TQuelParserWHERE, TQuelParserWHEN, TQuelParserAS, TQuelParserAND, TQuelParserOR, TQuelParserNOT, TQuelParserPRECEDE, TQuelParserOVERLAP, TQuelParserEQUAL, TQuelParserEXTEND, TQuelParserBEGIN, TQuelParserEND, TQuelParserBY, TQuelParserFOR, TQuelParserEACH, TQuelParserINSTANT, TQuelParserEVER, TQuelParserAGG, TQuelParserIDENT:
 				{
-					p.SetState(156)
+					p.SetState(161)
 					p.Name()
 				}
 
 			case TQuelParserALL:
 				{
-					p.SetState(157)
+					p.SetState(162)
 					p.Match(TQuelParserALL)
 					if p.HasError() {
 						// Recognition error - abort rule
@@ -3083,7 +3118,7 @@ func (p *TQuelParser) Primary() (localctx IPrimaryContext) {
 		localctx = NewNumberLitContext(p, localctx)
 		p.EnterOuterAlt(localctx, 3)
 		{
-			p.SetState(162)
+			p.SetState(167)
 			p.Match(TQuelParserNUMBER)
 			if p.HasError() {
 				// Recognition error - abort rule
@@ -3095,7 +3130,7 @@ func (p *TQuelParser) Primary() (localctx IPrimaryContext) {
 		localctx = NewDurationLitContext(p, localctx)
 		p.EnterOuterAlt(localctx, 4)
 		{
-			p.SetState(163)
+			p.SetState(168)
 			p.Match(TQuelParserDURATION)
 			if p.HasError() {
 				// Recognition error - abort rule
@@ -3107,7 +3142,7 @@ func (p *TQuelParser) Primary() (localctx IPrimaryContext) {
 		localctx = NewStringLitContext(p, localctx)
 		p.EnterOuterAlt(localctx, 5)
 		{
-			p.SetState(164)
+			p.SetState(169)
 			p.Match(TQuelParserSTRING)
 			if p.HasError() {
 				// Recognition error - abort rule
@@ -3119,7 +3154,7 @@ func (p *TQuelParser) Primary() (localctx IPrimaryContext) {
 		localctx = NewParamRefContext(p, localctx)
 		p.EnterOuterAlt(localctx, 6)
 		{
-			p.SetState(165)
+			p.SetState(170)
 			p.Match(TQuelParserPARAM)
 			if p.HasError() {
 				// Recognition error - abort rule
@@ -3131,7 +3166,7 @@ func (p *TQuelParser) Primary() (localctx IPrimaryContext) {
 		localctx = NewParenExprContext(p, localctx)
 		p.EnterOuterAlt(localctx, 7)
 		{
-			p.SetState(166)
+			p.SetState(171)
 			p.Match(TQuelParserLPAREN)
 			if p.HasError() {
 				// Recognition error - abort rule
@@ -3139,11 +3174,11 @@ func (p *TQuelParser) Primary() (localctx IPrimaryContext) {
 			}
 		}
 		{
-			p.SetState(167)
+			p.SetState(172)
 			p.expr(0)
 		}
 		{
-			p.SetState(168)
+			p.SetState(173)
 			p.Match(TQuelParserRPAREN)
 			if p.HasError() {
 				// Recognition error - abort rule
@@ -3153,6 +3188,113 @@ func (p *TQuelParser) Primary() (localctx IPrimaryContext) {
 
 	case antlr.ATNInvalidAltNumber:
 		goto errorExit
+	}
+
+	if false {
+		goto errorExit // keep the label used
+	}
+errorExit:
+	if p.HasError() {
+		v := p.GetError()
+		localctx.SetException(v)
+		p.GetErrorHandler().ReportError(p, v)
+		p.GetErrorHandler().Recover(p, v)
+		p.SetError(nil)
+	}
+	p.ExitRule()
+	return localctx
+}
+
+// IAggParamContext is an interface to support dynamic dispatch.
+type IAggParamContext interface {
+	antlr.ParserRuleContext
+
+	// GetParser returns the parser.
+	GetParser() antlr.Parser
+
+	// Getter signatures
+	COMMA() antlr.TerminalNode
+	Expr() IExprContext
+
+	// IsAggParamContext differentiates from other interfaces.
+	IsAggParamContext()
+}
+
+type AggParamContext struct {
+	antlr.BaseParserRuleContext
+	parser antlr.Parser
+}
+
+func NewEmptyAggParamContext() *AggParamContext {
+	var p = new(AggParamContext)
+	antlr.InitBaseParserRuleContext(&p.BaseParserRuleContext, nil, -1)
+	p.RuleIndex = TQuelParserRULE_aggParam
+	return p
+}
+
+func InitEmptyAggParamContext(p *AggParamContext) {
+	antlr.InitBaseParserRuleContext(&p.BaseParserRuleContext, nil, -1)
+	p.RuleIndex = TQuelParserRULE_aggParam
+}
+
+func (*AggParamContext) IsAggParamContext() {}
+
+func NewAggParamContext(parser antlr.Parser, parent antlr.ParserRuleContext, invokingState int) *AggParamContext {
+	var p = new(AggParamContext)
+
+	antlr.InitBaseParserRuleContext(&p.BaseParserRuleContext, parent, invokingState)
+
+	p.parser = parser
+	p.RuleIndex = TQuelParserRULE_aggParam
+
+	return p
+}
+
+func (s *AggParamContext) GetParser() antlr.Parser { return s.parser }
+
+func (s *AggParamContext) COMMA() antlr.TerminalNode {
+	return s.GetToken(TQuelParserCOMMA, 0)
+}
+
+func (s *AggParamContext) Expr() IExprContext {
+	var t antlr.RuleContext
+	for _, ctx := range s.GetChildren() {
+		if _, ok := ctx.(IExprContext); ok {
+			t = ctx.(antlr.RuleContext)
+			break
+		}
+	}
+
+	if t == nil {
+		return nil
+	}
+
+	return t.(IExprContext)
+}
+
+func (s *AggParamContext) GetRuleContext() antlr.RuleContext {
+	return s
+}
+
+func (s *AggParamContext) ToStringTree(ruleNames []string, recog antlr.Recognizer) string {
+	return antlr.TreesStringTree(s, ruleNames, recog)
+}
+
+func (p *TQuelParser) AggParam() (localctx IAggParamContext) {
+	localctx = NewAggParamContext(p, p.GetParserRuleContext(), p.GetState())
+	p.EnterRule(localctx, 12, TQuelParserRULE_aggParam)
+	p.EnterOuterAlt(localctx, 1)
+	{
+		p.SetState(177)
+		p.Match(TQuelParserCOMMA)
+		if p.HasError() {
+			// Recognition error - abort rule
+			goto errorExit
+		}
+	}
+	{
+		p.SetState(178)
+		p.expr(0)
 	}
 
 	if false {
@@ -3340,10 +3482,10 @@ func (s *AggWhenContext) Expr() IExprContext {
 
 func (p *TQuelParser) AggClause() (localctx IAggClauseContext) {
 	localctx = NewAggClauseContext(p, p.GetParserRuleContext(), p.GetState())
-	p.EnterRule(localctx, 12, TQuelParserRULE_aggClause)
+	p.EnterRule(localctx, 14, TQuelParserRULE_aggClause)
 	var _la int
 
-	p.SetState(182)
+	p.SetState(190)
 	p.GetErrorHandler().Sync(p)
 	if p.HasError() {
 		goto errorExit
@@ -3354,14 +3496,14 @@ func (p *TQuelParser) AggClause() (localctx IAggClauseContext) {
 		localctx = NewWindowClauseContext(p, localctx)
 		p.EnterOuterAlt(localctx, 1)
 		{
-			p.SetState(172)
+			p.SetState(180)
 			p.Match(TQuelParserFOR)
 			if p.HasError() {
 				// Recognition error - abort rule
 				goto errorExit
 			}
 		}
-		p.SetState(176)
+		p.SetState(184)
 		p.GetErrorHandler().Sync(p)
 		if p.HasError() {
 			goto errorExit
@@ -3370,7 +3512,7 @@ func (p *TQuelParser) AggClause() (localctx IAggClauseContext) {
 		switch p.GetTokenStream().LA(1) {
 		case TQuelParserEACH:
 			{
-				p.SetState(173)
+				p.SetState(181)
 				p.Match(TQuelParserEACH)
 				if p.HasError() {
 					// Recognition error - abort rule
@@ -3378,7 +3520,7 @@ func (p *TQuelParser) AggClause() (localctx IAggClauseContext) {
 				}
 			}
 			{
-				p.SetState(174)
+				p.SetState(182)
 				_la = p.GetTokenStream().LA(1)
 
 				if !(_la == TQuelParserINSTANT || _la == TQuelParserDURATION) {
@@ -3391,7 +3533,7 @@ func (p *TQuelParser) AggClause() (localctx IAggClauseContext) {
 
 		case TQuelParserEVER:
 			{
-				p.SetState(175)
+				p.SetState(183)
 				p.Match(TQuelParserEVER)
 				if p.HasError() {
 					// Recognition error - abort rule
@@ -3408,7 +3550,7 @@ func (p *TQuelParser) AggClause() (localctx IAggClauseContext) {
 		localctx = NewAggWhereContext(p, localctx)
 		p.EnterOuterAlt(localctx, 2)
 		{
-			p.SetState(178)
+			p.SetState(186)
 			p.Match(TQuelParserWHERE)
 			if p.HasError() {
 				// Recognition error - abort rule
@@ -3416,7 +3558,7 @@ func (p *TQuelParser) AggClause() (localctx IAggClauseContext) {
 			}
 		}
 		{
-			p.SetState(179)
+			p.SetState(187)
 			p.expr(0)
 		}
 
@@ -3424,7 +3566,7 @@ func (p *TQuelParser) AggClause() (localctx IAggClauseContext) {
 		localctx = NewAggWhenContext(p, localctx)
 		p.EnterOuterAlt(localctx, 3)
 		{
-			p.SetState(180)
+			p.SetState(188)
 			p.Match(TQuelParserWHEN)
 			if p.HasError() {
 				// Recognition error - abort rule
@@ -3432,7 +3574,7 @@ func (p *TQuelParser) AggClause() (localctx IAggClauseContext) {
 			}
 		}
 		{
-			p.SetState(181)
+			p.SetState(189)
 			p.expr(0)
 		}
 
@@ -3538,8 +3680,8 @@ func (s *NameContext) ToStringTree(ruleNames []string, recog antlr.Recognizer) s
 
 func (p *TQuelParser) Name() (localctx INameContext) {
 	localctx = NewNameContext(p, p.GetParserRuleContext(), p.GetState())
-	p.EnterRule(localctx, 14, TQuelParserRULE_name)
-	p.SetState(187)
+	p.EnterRule(localctx, 16, TQuelParserRULE_name)
+	p.SetState(195)
 	p.GetErrorHandler().Sync(p)
 	if p.HasError() {
 		goto errorExit
@@ -3549,7 +3691,7 @@ func (p *TQuelParser) Name() (localctx INameContext) {
 	case TQuelParserIDENT:
 		p.EnterOuterAlt(localctx, 1)
 		{
-			p.SetState(184)
+			p.SetState(192)
 			p.Match(TQuelParserIDENT)
 			if p.HasError() {
 				// Recognition error - abort rule
@@ -3560,7 +3702,7 @@ func (p *TQuelParser) Name() (localctx INameContext) {
 	case TQuelParserAGG:
 		p.EnterOuterAlt(localctx, 2)
 		{
-			p.SetState(185)
+			p.SetState(193)
 			p.Match(TQuelParserAGG)
 			if p.HasError() {
 				// Recognition error - abort rule
@@ -3571,7 +3713,7 @@ func (p *TQuelParser) Name() (localctx INameContext) {
 	case TQuelParserRANGE, TQuelParserOF, TQuelParserIS, TQuelParserRETRIEVE, TQuelParserINTO, TQuelParserUNIQUE, TQuelParserVALID, TQuelParserAT, TQuelParserFROM, TQuelParserTO, TQuelParserWHERE, TQuelParserWHEN, TQuelParserAS, TQuelParserAND, TQuelParserOR, TQuelParserNOT, TQuelParserPRECEDE, TQuelParserOVERLAP, TQuelParserEQUAL, TQuelParserEXTEND, TQuelParserBEGIN, TQuelParserEND, TQuelParserBY, TQuelParserFOR, TQuelParserEACH, TQuelParserINSTANT, TQuelParserEVER:
 		p.EnterOuterAlt(localctx, 3)
 		{
-			p.SetState(186)
+			p.SetState(194)
 			p.Keyword()
 		}
 
@@ -3785,12 +3927,12 @@ func (s *ResultNameContext) ToStringTree(ruleNames []string, recog antlr.Recogni
 
 func (p *TQuelParser) ResultName() (localctx IResultNameContext) {
 	localctx = NewResultNameContext(p, p.GetParserRuleContext(), p.GetState())
-	p.EnterRule(localctx, 16, TQuelParserRULE_resultName)
+	p.EnterRule(localctx, 18, TQuelParserRULE_resultName)
 	var _la int
 
 	p.EnterOuterAlt(localctx, 1)
 	{
-		p.SetState(189)
+		p.SetState(197)
 		_la = p.GetTokenStream().LA(1)
 
 		if !((int64(_la) & ^0x3f) == 0 && ((int64(1)<<_la)&17985175454) != 0) {
@@ -3926,12 +4068,12 @@ func (s *ExprNameContext) ToStringTree(ruleNames []string, recog antlr.Recognize
 
 func (p *TQuelParser) ExprName() (localctx IExprNameContext) {
 	localctx = NewExprNameContext(p, p.GetParserRuleContext(), p.GetState())
-	p.EnterRule(localctx, 18, TQuelParserRULE_exprName)
+	p.EnterRule(localctx, 20, TQuelParserRULE_exprName)
 	var _la int
 
 	p.EnterOuterAlt(localctx, 1)
 	{
-		p.SetState(191)
+		p.SetState(199)
 		_la = p.GetTokenStream().LA(1)
 
 		if !((int64(_la) & ^0x3f) == 0 && ((int64(1)<<_la)&17951621996) != 0) {
@@ -4147,12 +4289,12 @@ func (s *KeywordContext) ToStringTree(ruleNames []string, recog antlr.Recognizer
 
 func (p *TQuelParser) Keyword() (localctx IKeywordContext) {
 	localctx = NewKeywordContext(p, p.GetParserRuleContext(), p.GetState())
-	p.EnterRule(localctx, 20, TQuelParserRULE_keyword)
+	p.EnterRule(localctx, 22, TQuelParserRULE_keyword)
 	var _la int
 
 	p.EnterOuterAlt(localctx, 1)
 	{
-		p.SetState(193)
+		p.SetState(201)
 		_la = p.GetTokenStream().LA(1)
 
 		if !((int64(_la) & ^0x3f) == 0 && ((int64(1)<<_la)&268435454) != 0) {
