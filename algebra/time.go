@@ -74,6 +74,10 @@ const (
 // 3339 times in the local time zone instead of UTC.
 const TimeLocal TimeFormat = 0x80
 
+// IsWallClock reports whether TimeAuto takes t for a wall-clock time
+// (RFC 3339; else a subject's own clock, H:MM:SS).
+func IsWallClock(t Time) bool { return t >= wallClockFrom || t <= -wallClockFrom }
+
 // wallClockFrom is where TimeAuto takes a time for a wall-clock time: a
 // year from the epoch (no subject's own clock runs that long, and no
 // wall clock reads that early).
@@ -134,40 +138,70 @@ func FormatTime(t Time, f TimeFormat) string {
 	case Forever:
 		return "forever"
 	}
+	var b [48]byte
+	return string(AppendTime(b[:0], t, f))
+}
+
+// AppendTime appends t as FormatTime prints it (allocating nothing when b
+// has room).
+func AppendTime(b []byte, t Time, f TimeFormat) []byte {
+	switch t {
+	case Beginning:
+		return append(b, "beginning"...)
+	case Forever:
+		return append(b, "forever"...)
+	}
 	loc := time.UTC
 	if f&TimeLocal != 0 {
 		loc = time.Local
 	}
 	switch f &^ TimeLocal {
 	case TimeAuto:
-		if t >= wallClockFrom || t <= -wallClockFrom {
-			return time.Unix(0, t).In(loc).Format(time.RFC3339Nano)
+		if IsWallClock(t) {
+			return time.Unix(0, t).In(loc).AppendFormat(b, time.RFC3339Nano)
 		}
 	case TimeRFC3339:
-		return time.Unix(0, t).In(loc).Format(time.RFC3339Nano)
+		return time.Unix(0, t).In(loc).AppendFormat(b, time.RFC3339Nano)
 	case TimeNS:
-		return strconv.FormatInt(t, 10)
+		return strconv.AppendInt(b, t, 10)
 	}
-	return formatClock(t)
+	return appendClock(b, t)
 }
 
-func formatClock(t Time) string {
-	var b strings.Builder
+// appendClock appends t in clock notation, H:MM:SS[.fraction].
+func appendClock(b []byte, t Time) []byte {
 	u := uint64(t)
 	if t < 0 {
-		b.WriteByte('-')
+		b = append(b, '-')
 		u = uint64(-t) // t > Beginning here, so -t does not overflow
 	}
 	const sec = uint64(time.Second)
 	s := u / sec
 	frac := u % sec
-	fmt.Fprintf(&b, "%d:%02d:%02d", s/3600, s/60%60, s%60)
-	if frac != 0 {
-		f := fmt.Sprintf("%09d", frac)
-		b.WriteByte('.')
-		b.WriteString(strings.TrimRight(f, "0"))
+	b = strconv.AppendUint(b, s/3600, 10)
+	for _, x := range []uint64{s / 60 % 60, s % 60} {
+		b = append(b, ':', byte('0'+x/10), byte('0'+x%10))
 	}
-	return b.String()
+	return AppendFraction(b, frac)
+}
+
+// AppendFraction appends ns (< 1e9), if not 0, as a decimal fraction of a
+// second without trailing zeros: ".5", ".000000001".
+func AppendFraction(b []byte, ns uint64) []byte {
+	if ns == 0 {
+		return b
+	}
+	var d [10]byte
+	d[0] = '.'
+	for i := 9; i > 0; i-- {
+		d[i] = byte('0' + ns%10)
+		ns /= 10
+	}
+	k := 10
+	for d[k-1] == '0' {
+		k--
+	}
+	return append(b, d[:k]...)
 }
 
 // ErrBadTime is wrapped by every time-parsing error.

@@ -43,7 +43,7 @@ func (c *commander) fragments(alphas []*exec.Alpha, placed map[*plan.Alpha]*rewr
 			cmd := wire.Command{Kind: wire.CFragment, Sensor: s}
 			if f := placed[a.Plan]; f != nil {
 				if f.Pred != nil {
-					cmd.Pred, _ = wirePred(f.Pred)
+					cmd.Pred, _ = WirePred(f.Pred)
 				}
 				for _, k := range f.Keep {
 					cmd.Keep = append(cmd.Keep, uint16(k))
@@ -75,7 +75,7 @@ func (c *commander) entityFragments(placed map[string]*rewrite.EntityFragment) {
 	for _, name := range names {
 		var kids []wire.Pred
 		for _, e := range placed[name].Preds {
-			p, ok := wirePred(e)
+			p, ok := WirePred(e)
 			if !ok {
 				kids = nil
 				break
@@ -95,24 +95,24 @@ func (c *commander) entityFragments(placed map[string]*rewrite.EntityFragment) {
 	}
 }
 
-// wirePred translates a placed selection (rewrite.Place: comparisons of
+// WirePred translates a placed selection (rewrite.Place: comparisons of
 // one variable's columns with constants, and, or, not) into a wire
 // predicate; false for anything else.
-func wirePred(e expr.Expr) (*wire.Pred, bool) {
+func WirePred(e expr.Expr) (*wire.Pred, bool) {
 	switch e := e.(type) {
 	case *expr.Unary:
 		if e.Op != expr.OpNot {
 			return nil, false
 		}
-		x, ok := wirePred(e.X)
+		x, ok := WirePred(e.X)
 		if !ok {
 			return nil, false
 		}
 		return &wire.Pred{Op: wire.PNot, Kids: []wire.Pred{*x}}, true
 	case *expr.Binary:
 		if e.Op == expr.OpAnd || e.Op == expr.OpOr {
-			x, ok1 := wirePred(e.X)
-			y, ok2 := wirePred(e.Y)
+			x, ok1 := WirePred(e.X)
+			y, ok2 := WirePred(e.Y)
 			if !ok1 || !ok2 {
 				return nil, false
 			}

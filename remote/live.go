@@ -87,6 +87,11 @@ type LiveStats struct {
 	WireTuples, WireBytes uint64
 	// PeakHeld is the most tuples the operators held at once.
 	PeakHeld int
+	// PeakQueued is the most inputs of one resident waiting at once for
+	// the residents' merged watermark: about a chunk (4,096), at most
+	// 32,768 and a chunk while a loss not yet reported holds the
+	// watermark back (maxHeldBack).
+	PeakQueued int
 	// Widened lists the α operators whose argument the residents cannot
 	// compute themselves (it derives from the remote's results): their
 	// sensor is enabled for every entity, and α keeps what it needs.
@@ -128,7 +133,8 @@ type connState struct {
 	hello *wire.Hello
 	idx   int
 	defs  map[uint64]string
-	queue []Input
+	queue []Input // queue[qhead:] wait for the merged watermark
+	qhead int
 	wm    algebra.Time
 	done  bool
 	ids   map[string]uint16 // sensor name → id
@@ -153,6 +159,14 @@ type connState struct {
 	lost       error
 	obs        *observer       // the run's, shared
 	block      []algebra.Value // what is left of the packets' value block (values)
+	// rels are the sensors' relations in the catalog (rel), npk the
+	// packets delivered per sensor (deliver; count sums them).
+	rels []*algebra.Relation
+	npk  []int
+	// recent are the entity keys values saw last (entity), and their IDs
+	// ("": none).
+	recent   [2]uint64
+	recentID [2]string
 	// deferred are losses made before the observation's start was known:
 	// reported from there, inside it.
 	deferred []sensorGap
@@ -183,7 +197,9 @@ type Input struct {
 	Vals []algebra.Value
 
 	phase    int
-	resident bool // from a resident (not the observer)
+	resident bool       // from a resident (not the observer)
+	state    *connState // the resident's (resident inputs)
+	sensor   uint16     // its sensor there (sensor packets)
 }
 
 func (c *connState) global(mono int64) algebra.Time {
@@ -336,6 +352,36 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 	end := start
 	stopped := false
 	var wireBuf []byte
+	// step delivers what the residents' watermarks settle and advances
+	// the network to it; it reports whether the run is over.
+	step := func() (bool, error) {
+		if live == nil {
+			if begin(); live == nil { // not yet: hold what came
+				_, all := mergeWatermark(states)
+				return all, nil
+			}
+		}
+		w, all := mergeWatermark(states)
+		if all || w == algebra.Forever {
+			// Every resident has ended, or said it will send nothing
+			// more: what they sent is delivered below, after the
+			// observation's end.
+			return all, nil
+		}
+		if err := deliver(live, states, obs, w, opts.Tap, &scratch); err != nil {
+			return false, err
+		}
+		if w > end && w != algebra.Forever {
+			end = w
+		}
+		if err := live.Advance(end); err != nil {
+			return false, err
+		}
+		if opts.Progress != nil {
+			opts.Progress(end)
+		}
+		return false, nil
+	}
 	for !stopped {
 		select {
 		case <-ctx.Done():
@@ -350,43 +396,40 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 					// Lost, not ended: what followed was not observed.
 					stats.SessionLost = &SessionLostError{Resident: st.hello.Name, Since: max(st.wm, start), Err: r.err, Format: opts.TimeFormat}
 				}
-			} else if err = countWire(r.b, &stats, opts.WireBytes, &wireBuf); err != nil {
-				return nil, stats, err
-			} else if err := st.take(r.b, p.Catalog, &stats, opts.OnLoss); err != nil {
-				return nil, stats, err
-			} else if rel, ok := st.conn.(wire.Releaser); ok {
-				rel.Release(r.b) // taken: its values are copied out
-			}
-			if live == nil {
-				if begin(); live == nil { // not yet: hold what came
-					if _, all := mergeWatermark(states); all {
-						stopped = true
-					}
-					continue
+				if stopped, err = step(); err != nil {
+					return nil, stats, err
 				}
-			}
-			w, all := mergeWatermark(states)
-			if all || w == algebra.Forever {
-				// Every resident has ended, or said it will send nothing
-				// more: what they sent is delivered below, after the
-				// observation's end.
-				stopped = all
 				continue
 			}
-			if err := deliver(live, states, obs, w, opts.Tap, packets, &scratch); err != nil {
+			if err = countWire(r.b, &stats, opts.WireBytes, &wireBuf); err != nil {
 				return nil, stats, err
 			}
-			if w > end && w != algebra.Forever {
-				end = w
+			wm := st.meta(r.b, &stats, opts.OnLoss)
+			// The packets in chunks, each delivered as far as it settles.
+			pk := r.b.Packets
+			for lo := 0; ; {
+				hi := chunkEnd(pk, lo)
+				if err := st.take(pk[lo:hi], p.Catalog); err != nil {
+					return nil, stats, err
+				}
+				stats.PeakQueued = max(stats.PeakQueued, len(st.queue)-st.qhead)
+				st.held(&stats, opts.OnLoss)
+				if hi < len(pk) {
+					st.raise(min(st.global(pk[hi].TS)-1, wm))
+				} else {
+					st.raise(wm)
+				}
+				if !stopped {
+					if stopped, err = step(); err != nil {
+						return nil, stats, err
+					}
+				}
+				if lo = hi; lo == len(pk) {
+					break
+				}
 			}
-			if err := live.Advance(end); err != nil {
-				return nil, stats, err
-			}
-			if opts.Progress != nil {
-				opts.Progress(end)
-			}
-			if all {
-				stopped = true
+			if rel, ok := st.conn.(wire.Releaser); ok {
+				rel.Release(r.b) // taken: its values are copied out
 			}
 		}
 	}
@@ -428,13 +471,14 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 	// observation ends where the merged watermarks reached (inclusive:
 	// Observed tuples end one past it).
 	obs.stop(algebra.Next(max(start, end)))
-	if err := deliver(live, states, obs, algebra.Forever, opts.Tap, packets, &scratch); err != nil {
+	if err := deliver(live, states, obs, algebra.Forever, opts.Tap, &scratch); err != nil {
 		return nil, stats, err
 	}
 	ast, err := live.Finish(end)
 	if err != nil {
 		return nil, stats, err
 	}
+	count(states, packets)
 	stats.Packets = packets
 	stats.PeakHeld = ast.PeakHeld
 	stats.Start, stats.End = start, max(start, end)
@@ -561,18 +605,18 @@ func mergeWatermark(states []*connState) (algebra.Time, bool) {
 // deliver feeds the live network every queued input at or before w, in
 // time order across residents and the observer, the rule at gaps applied,
 // and counts the residents' packets (those the rule drops included).
-func deliver(live *exec.Live, states []*connState, obs *observer, w algebra.Time, tap func(Input), packets map[string]int, scratch *[]Input) error {
+func deliver(live *exec.Live, states []*connState, obs *observer, w algebra.Time, tap func(Input), scratch *[]Input) error {
 	items := obs.take((*scratch)[:0], w)
 	defer func() {
 		clear(items)
 		*scratch = items[:0]
 	}()
 	for _, st := range states {
-		i := 0
+		i := st.qhead
 		for i < len(st.queue) && st.queue[i].T <= w {
 			i++
 		}
-		for _, it := range st.queue[:i] {
+		for _, it := range st.queue[st.qhead:i] {
 			if st.void[it.Key] && (it.Entity && it.Begin || it.Kind == stream.PacketBegin) {
 				delete(st.void, it.Key) // began and ended before the observation
 				continue
@@ -580,10 +624,18 @@ func deliver(live *exec.Live, states []*connState, obs *observer, w algebra.Time
 			it.resident = true
 			items = append(items, it)
 		}
-		// Compacted, not resliced: the queue keeps its room.
-		rest := copy(st.queue, st.queue[i:])
-		clear(st.queue[rest:])
-		st.queue = st.queue[:rest]
+		clear(st.queue[st.qhead:i]) // their values are the network's now
+		st.qhead = i
+		if st.qhead >= len(st.queue)-st.qhead {
+			// Compacted, not resliced (the queue keeps its room), once
+			// moving costs no more than delivering did: before, every
+			// batch moved the whole queue, quadratic while a loss held
+			// the watermark back.
+			rest := copy(st.queue, st.queue[st.qhead:])
+			clear(st.queue[rest:])
+			st.queue = st.queue[:rest]
+			st.qhead = 0
+		}
 	}
 	order := func(a, b Input) int {
 		if c := cmp.Compare(a.T, b.T); c != 0 {
@@ -594,24 +646,25 @@ func deliver(live *exec.Live, states []*connState, obs *observer, w algebra.Time
 	if !slices.IsSortedFunc(items, order) {
 		slices.SortStableFunc(items, order)
 	}
-	feed := func(it Input) error {
+	feed := func(it *Input) error {
 		if tap != nil {
-			tap(it)
+			tap(*it)
 		}
 		if it.Entity {
 			return live.Entity(it.Rel, it.Begin, it.Key, it.Vals, it.T)
 		}
 		return live.Packet(it.Rel, it.Kind, it.Key, it.From, it.Vals, it.T)
 	}
-	for _, it := range items {
+	for k := range items {
+		it := &items[k]
 		// The rule at gaps: tuples valid at a gap's start end there.
 		for _, e := range obs.ends(it.T) {
-			if err := feed(e); err != nil {
+			if err := feed(&e); err != nil {
 				return err
 			}
 		}
 		if it.resident && !it.Entity {
-			packets[it.Rel]++
+			it.state.npk[it.sensor]++ // packets[it.Rel], summed at the end (count)
 		}
 		if it.resident && !obs.admit(it) {
 			continue
@@ -622,7 +675,7 @@ func deliver(live *exec.Live, states []*connState, obs *observer, w algebra.Time
 	}
 	if w != algebra.Forever {
 		for _, e := range obs.ends(w) {
-			if err := feed(e); err != nil {
+			if err := feed(&e); err != nil {
 				return err
 			}
 		}
@@ -630,18 +683,158 @@ func deliver(live *exec.Live, states []*connState, obs *observer, w algebra.Time
 	return nil
 }
 
-// take converts a batch into queued inputs (restricted to the
-// observation once its start is known), notes when the resident carried
-// out the run's commands, and reports losses.
-func (st *connState) take(b *wire.Batch, cat *algebra.Catalog, stats *LiveStats, onLoss func(Loss)) error {
+// meta takes what a batch says besides its packets — the entity names
+// it defines, when the resident carried out the run's commands, its
+// counts (losses reported, or held: losses.holds) — and returns its
+// watermark (global), which the run's watermark of the resident reaches
+// once its packets are queued (raise). Losses come first, before any
+// packet is delivered: a loss holds the watermark before it is known.
+func (st *connState) meta(b *wire.Batch, stats *LiveStats, onLoss func(Loss)) algebra.Time {
 	for _, d := range b.Defs {
 		st.defs[d.Key] = d.ID
+		st.recentID = [2]string{} // (keys are named once; but if anew, looked up again)
 	}
-	for _, p := range b.Packets {
+	wm := max(st.global(b.Watermark), st.wm)
+	before := !st.hasApplied
+	if before && b.Applied >= st.need {
+		st.applied, st.hasApplied = st.global(b.AppliedAt), true
+	}
+	for _, c := range b.Counts {
+		if int(c.Sensor) < len(st.hello.Sensors) {
+			name := st.hello.Sensors[c.Sensor]
+			if st.counts == nil {
+				st.counts = map[uint16]wire.Count{}
+			}
+			// Cumulative per resident: add what grew since its last
+			// batch, so several residents' counts sum.
+			prev := st.counts[c.Sensor]
+			stats.Wanted[name] += c.Wanted - min(prev.Wanted, c.Wanted)
+			stats.Dropped[name] += c.Drops - min(prev.Drops, c.Drops)
+			st.counts[c.Sensor] = wire.Count{Sensor: c.Sensor, Wanted: max(prev.Wanted, c.Wanted), Drops: max(prev.Drops, c.Drops)}
+		}
+	}
+	// Drops a batch made before the run's commands took effect reports
+	// are not the run's.
+	for _, l := range st.loss.counts(b.Counts, before && !st.hasApplied, st.lastWM, wm) {
+		if !st.known {
+			// Reported once the observation's start is (begin).
+			st.deferred = append(st.deferred, l)
+			continue
+		}
+		st.report(l.sensor, l.gap, stats, onLoss)
+	}
+	st.lastWM = wm
+	return wm
+}
+
+// raise raises the resident's watermark to w (never lowers it).
+func (st *connState) raise(w algebra.Time) { st.wm = max(st.wm, w) }
+
+// chunk is how many packets of a batch the run queues before delivering
+// what they settle: a batch of many (a resident's session holds up to
+// session.MaxHeld) is taken in pieces, so what the run holds of it —
+// queued inputs and their copies in delivery — is at most about this
+// many packets, not the batch.
+const chunk = 4096
+
+// chunkEnd returns where the chunk of pk from lo ends: after at most
+// chunk packets, but never inside a run of one time (a chunk's end is
+// the watermark's, just before the next packet's time), unless the run
+// alone is longer.
+func chunkEnd(pk []wire.Packet, lo int) int {
+	hi := min(lo+chunk, len(pk))
+	if hi == len(pk) {
+		return hi
+	}
+	k := hi
+	for k > lo && pk[k-1].TS == pk[k].TS {
+		k--
+	}
+	if k > lo {
+		return k
+	}
+	for hi < len(pk) && pk[hi].TS == pk[hi-1].TS {
+		hi++
+	}
+	return hi
+}
+
+// maxHeldBack bounds the inputs of one resident a loss not yet reported
+// holds back (losses.holds): a loss is reported at the latest once a
+// chunk leaves more waiting, rather than up to flushEvery later (held).
+// Losses rising for a second are then several losses, not one; the queue
+// a consumer behind its resident fills while losing holds at most this
+// and a chunk, ≈ 9 MB, not a second's worth of packets (300 MB at 2M
+// packets/s).
+const maxHeldBack = 1 << 15
+
+// held reports the resident's pending losses now if the inputs they hold
+// back are more than maxHeldBack.
+func (st *connState) held(stats *LiveStats, onLoss func(Loss)) {
+	if len(st.queue)-st.qhead <= maxHeldBack {
+		return
+	}
+	for _, l := range st.loss.rest() {
+		if !st.known {
+			st.deferred = append(st.deferred, l)
+			continue
+		}
+		st.report(l.sensor, l.gap, stats, onLoss)
+	}
+}
+
+// entity returns the ID the resident named entity key k by. Consecutive
+// packets mostly name the same one or two entities (a thread, its
+// process): those are found without a map lookup.
+func (st *connState) entity(k uint64) (string, error) {
+	for j, r := range st.recent {
+		if r == k && st.recentID[j] != "" {
+			return st.recentID[j], nil
+		}
+	}
+	id, ok := st.defs[k]
+	if !ok {
+		return "", fmt.Errorf("resident %s: entity key %d used before it was named", st.hello.Name, k)
+	}
+	st.recent[1], st.recentID[1] = st.recent[0], st.recentID[0]
+	st.recent[0], st.recentID[0] = k, id
+	return id, nil
+}
+
+// rel returns the catalog's relation of sensor id (nil: none), looked up
+// once.
+func (st *connState) rel(cat *algebra.Catalog, id uint16) *algebra.Relation {
+	if st.rels == nil {
+		st.rels = make([]*algebra.Relation, len(st.hello.Sensors))
+		st.npk = make([]int, len(st.hello.Sensors))
+	}
+	if st.rels[id] == nil {
+		st.rels[id] = cat.Lookup(st.hello.Sensors[id])
+	}
+	return st.rels[id]
+}
+
+// count adds the packets delivered from each resident to packets, per
+// relation.
+func count(states []*connState, packets map[string]int) {
+	for _, st := range states {
+		for id, n := range st.npk {
+			if n > 0 {
+				packets[st.rels[id].Name] += n
+				st.npk[id] = 0
+			}
+		}
+	}
+}
+
+// take queues packets of a batch as inputs (restricted to the
+// observation once its start is known).
+func (st *connState) take(pkts []wire.Packet, cat *algebra.Catalog) error {
+	for _, p := range pkts {
 		if int(p.Sensor) >= len(st.hello.Sensors) {
 			return fmt.Errorf("resident %s: packet of unknown sensor %d", st.hello.Name, p.Sensor)
 		}
-		rel := cat.Lookup(st.hello.Sensors[p.Sensor])
+		rel := st.rel(cat, p.Sensor)
 		if rel == nil {
 			return fmt.Errorf("resident %s: packet of %s, which the catalog lacks", st.hello.Name, st.hello.Sensors[p.Sensor])
 		}
@@ -649,7 +842,7 @@ func (st *connState) take(b *wire.Batch, cat *algebra.Catalog, stats *LiveStats,
 		if err != nil {
 			return err
 		}
-		it := Input{T: st.global(p.TS), Rel: rel.Name, Key: uint64(st.idx)<<56 | p.Tuple, From: st.global(p.Begin), Vals: vals, phase: 1}
+		it := Input{T: st.global(p.TS), Rel: rel.Name, Key: uint64(st.idx)<<56 | p.Tuple, From: st.global(p.Begin), Vals: vals, phase: 1, state: st, sensor: p.Sensor}
 		switch p.Kind {
 		case wire.PEntityBegin:
 			it.Entity, it.Begin = true, true
@@ -678,38 +871,6 @@ func (st *connState) take(b *wire.Batch, cat *algebra.Catalog, stats *LiveStats,
 			st.queue = append(st.queue, it)
 		}
 	}
-	if w := st.global(b.Watermark); w > st.wm {
-		st.wm = w
-	}
-	before := !st.hasApplied
-	if before && b.Applied >= st.need {
-		st.applied, st.hasApplied = st.global(b.AppliedAt), true
-	}
-	for _, c := range b.Counts {
-		if int(c.Sensor) < len(st.hello.Sensors) {
-			name := st.hello.Sensors[c.Sensor]
-			if st.counts == nil {
-				st.counts = map[uint16]wire.Count{}
-			}
-			// Cumulative per resident: add what grew since its last
-			// batch, so several residents' counts sum.
-			prev := st.counts[c.Sensor]
-			stats.Wanted[name] += c.Wanted - min(prev.Wanted, c.Wanted)
-			stats.Dropped[name] += c.Drops - min(prev.Drops, c.Drops)
-			st.counts[c.Sensor] = wire.Count{Sensor: c.Sensor, Wanted: max(prev.Wanted, c.Wanted), Drops: max(prev.Drops, c.Drops)}
-		}
-	}
-	// Drops a batch made before the run's commands took effect reports
-	// are not the run's.
-	for _, l := range st.loss.counts(b.Counts, before && !st.hasApplied, st.lastWM, st.wm) {
-		if !st.known {
-			// Reported once the observation's start is (begin).
-			st.deferred = append(st.deferred, l)
-			continue
-		}
-		st.report(l.sensor, l.gap, stats, onLoss)
-	}
-	st.lastWM = st.wm
 	return nil
 }
 
@@ -758,9 +919,9 @@ func (st *connState) values(rel *algebra.Relation, vs []wire.Value) ([]algebra.V
 				out[i] = algebra.Entity("") // not kept by a fragment (or absent)
 				continue
 			}
-			id, ok := st.defs[v.N]
-			if !ok {
-				return nil, fmt.Errorf("resident %s: entity key %d used before it was named", st.hello.Name, v.N)
+			id, err := st.entity(v.N)
+			if err != nil {
+				return nil, err
 			}
 			out[i] = algebra.Entity(id)
 		case algebra.KindEnum:
@@ -917,8 +1078,8 @@ func (c *commander) enable(sensor uint16, rel *algebra.Relation, arg plan.Node) 
 			// with one identifier are one entity across residents.
 			return false
 		}
-		if !c.states[0].hello.Has(wire.CapTriggers) {
-			return false // e.g. a kernel resident
+		if h := c.states[0].hello; !h.Has(wire.CapTriggers) && !(h.Has(wire.CapEntityTriggers) && onEntityScan(x)) {
+			return false // e.g. a kernel resident, on a sensed relation
 		}
 		return c.trigger(sensor, rel, x)
 	}
@@ -1000,6 +1161,34 @@ func (c *commander) trigger(sensor uint16, rel *algebra.Relation, p *plan.Projec
 	cmd.ID = c.next
 	c.send(cmd)
 	return true
+}
+
+// onEntityScan reports whether a join restriction's trigger is an entity
+// relation's scan (the entity-selection argument), which a resident with
+// wire.CapEntityTriggers evaluates.
+func onEntityScan(p *plan.Project) bool {
+	_, ok := EntitySelection(p)
+	return ok
+}
+
+// EntitySelection returns the selection of an entity-selection argument
+// π[F = u.A](πT[…](σ[sel](u))) over an entity relation's scan u (nil:
+// none), and whether p is one.
+func EntitySelection(p plan.Node) (sel *plan.Select, ok bool) {
+	pr, ok := p.(*plan.Project)
+	if !ok {
+		return nil, false
+	}
+	pt, ok := pr.In.(*plan.ProjectT)
+	if !ok {
+		return nil, false
+	}
+	n := pt.In
+	if s, ok := n.(*plan.Select); ok {
+		sel, n = s, s.In
+	}
+	u, ok := n.(*plan.Scan)
+	return sel, ok && u.Rel.Class == algebra.ClassEntity
 }
 
 // isBeginOf reports whether e is `begin of` variable v.

@@ -178,6 +178,9 @@ func (o *observer) meets(rel string, from, to algebra.Time) bool {
 // kept up to the first gap it meets (and whatever it reports later is
 // dropped). In time order.
 func (o *observer) ends(t algebra.Time) []Input {
+	if len(o.gaps) == 0 {
+		return nil // (before every input: no map to range over)
+	}
 	var out []Input
 	for rel, gs := range o.gaps {
 		for i := o.cut[rel]; i < len(gs) && gs[i].From <= t; i++ {
@@ -212,7 +215,7 @@ func (o *observer) ends(t algebra.Time) []Input {
 // (tuples beginning and ending there go unseen, as between any two
 // ticks) — its answers are cut out of the gap all the same. It reports
 // whether in is delivered.
-func (o *observer) admit(in Input) bool {
+func (o *observer) admit(in *Input) bool {
 	if o.void[in.Key] {
 		if in.Entity && !in.Begin || in.Kind == stream.PacketEnd {
 			delete(o.void, in.Key)
@@ -225,7 +228,7 @@ func (o *observer) admit(in Input) bool {
 			o.void[in.Key] = true
 			return false
 		}
-		o.tuples[in.Key] = in
+		o.tuples[in.Key] = *in
 	case !in.Entity && (in.Kind == stream.PacketSample || in.Kind == stream.PacketSampleEnd):
 		return true
 	case in.Entity, in.Kind == stream.PacketEnd:

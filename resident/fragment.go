@@ -172,46 +172,6 @@ func evalPred(p *wire.Pred, kinds *[MaxAttrs]wire.ValueKind, vals []Value) bool 
 	return false
 }
 
-// checkPred checks p against sen's attributes and counts its comparisons
-// (nodes and depth bounded as wire decoding bounds them: an in-process
-// Apply has not been decoded).
-func (s *Session) checkPred(cmd *wire.Command, sen *Sensor, p *wire.Pred, depth int, nodes *int) (cmps int, err error) {
-	if *nodes++; *nodes > wire.MaxPredNodes {
-		return 0, s.fail(cmd, "pred", "more than %d predicate nodes (wire.MaxPredNodes)", wire.MaxPredNodes)
-	}
-	if depth > wire.MaxPredDepth {
-		return 0, s.fail(cmd, "pred", "predicate nested more than %d deep (wire.MaxPredDepth)", wire.MaxPredDepth)
-	}
-	switch p.Op {
-	case wire.PAnd, wire.POr, wire.PNot:
-		if len(p.Kids) == 0 || p.Op == wire.PNot && len(p.Kids) != 1 {
-			return 0, s.fail(cmd, "pred", "%v with %d operands", p.Op, len(p.Kids))
-		}
-		for i := range p.Kids {
-			n, err := s.checkPred(cmd, sen, &p.Kids[i], depth+1, nodes)
-			if err != nil {
-				return 0, err
-			}
-			cmps += n
-		}
-		return cmps, nil
-	case wire.PEq, wire.PNe, wire.PLt, wire.PLe, wire.PGt, wire.PGe, wire.PPrefix:
-	default:
-		return 0, s.fail(cmd, "pred", "unknown predicate operator %d", p.Op)
-	}
-	if int(p.Attr) >= int(sen.nattr) {
-		return 0, s.fail(cmd, "pred", "%s has no attribute %d", sen.spec.Name, p.Attr)
-	}
-	a := sen.spec.Attrs[p.Attr]
-	if a.Kind != p.Value.Kind {
-		return 0, s.fail(cmd, "pred", "%s.%s is a %v, the constant a %v", sen.spec.Name, a.Name, a.Kind, p.Value.Kind)
-	}
-	if p.Op == wire.PPrefix && a.Kind != wire.VString && a.Kind != wire.VEntity {
-		return 0, s.fail(cmd, "pred", "prefix of %s.%s, a %v", sen.spec.Name, a.Name, a.Kind)
-	}
-	return 1, nil
-}
-
 func (s *Session) addFragment(cmd *wire.Command) error {
 	if s.frags[cmd.ID] != nil {
 		return s.fail(cmd, "id", "fragment %d already exists in this session", cmd.ID)
@@ -231,9 +191,12 @@ func (s *Session) addFragment(cmd *wire.Command) error {
 	}
 	cmps := 0
 	if cmd.Pred != nil {
-		nodes := 0
-		if cmps, err = s.checkPred(cmd, sen, cmd.Pred, 1, &nodes); err != nil {
-			return err
+		names := make([]string, sen.nattr)
+		for i := range names {
+			names[i] = sen.spec.Attrs[i].Name
+		}
+		if cmps, err = cmd.Pred.Check(sen.spec.Name, names, sen.kinds[:sen.nattr]); err != nil {
+			return s.fail(cmd, "pred", "%v", err)
 		}
 		if s.fragCmps+cmps > maxSessionCmps {
 			return s.fail(cmd, "pred", "%d comparisons, with the session's %d over the %d its fragments may hold", cmps, s.fragCmps, maxSessionCmps)
@@ -249,7 +212,7 @@ func (s *Session) addFragment(cmd *wire.Command) error {
 			keep |= 1 << a
 		}
 	}
-	f := &fragment{sess: s, id: cmd.ID, sen: sen, pred: clonePred(cmd.Pred), keep: keep, cmps: cmps}
+	f := &fragment{sess: s, id: cmd.ID, sen: sen, pred: cmd.Pred.Clone(), keep: keep, cmps: cmps}
 	s.frags[f.id] = f
 	s.fragCmps += cmps
 	sen.fragList = append(sen.fragList, f)
@@ -292,13 +255,13 @@ func (sen *Sensor) publishFragments() {
 			t.always |= b
 			continue
 		}
-		k := predKey(nil, f.pred)
+		k := f.pred.Key(nil)
 		i, ok := index[string(k)]
 		if !ok {
 			i = len(t.groups)
 			index[string(k)] = i
 			t.groups = append(t.groups, fragGroup{pred: f.pred})
-			cmps += countCmps(f.pred)
+			cmps += f.pred.Cmps()
 		}
 		t.groups[i].mask |= b
 	}
@@ -313,45 +276,6 @@ func (sen *Sensor) publishFragments() {
 	// r.mu, which every entity operation of the subject takes.
 	t.early = cmps <= maxEarlyCmps && sen.class != ClassEntity
 	sen.frags.Store(t)
-}
-
-// predKey appends a canonical key of p (equal keys: equal predicates).
-func predKey(b []byte, p *wire.Pred) []byte {
-	b = append(b, byte(p.Op))
-	switch p.Op {
-	case wire.PAnd, wire.POr, wire.PNot:
-		b = fmt.Appendf(b, "%d(", len(p.Kids))
-		for i := range p.Kids {
-			b = predKey(b, &p.Kids[i])
-		}
-		return append(b, ')')
-	}
-	return fmt.Appendf(b, "%d:%d:%d:%q", p.Attr, p.Value.Kind, p.Value.N, p.Value.S)
-}
-
-func countCmps(p *wire.Pred) int {
-	if len(p.Kids) == 0 {
-		return 1
-	}
-	n := 0
-	for i := range p.Kids {
-		n += countCmps(&p.Kids[i])
-	}
-	return n
-}
-
-func clonePred(p *wire.Pred) *wire.Pred {
-	if p == nil {
-		return nil
-	}
-	c := *p
-	if len(p.Kids) > 0 {
-		c.Kids = make([]wire.Pred, len(p.Kids))
-		for i := range p.Kids {
-			c.Kids[i] = *clonePred(&p.Kids[i])
-		}
-	}
-	return &c
 }
 
 // project returns vals as session i is sent them: the attributes its

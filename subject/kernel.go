@@ -88,7 +88,7 @@ func openKernel(k *KernelOptions) (*kernelSubject, error) {
 	if k.Follow {
 		desc += "; following the processes enabled ones fork (--follow)"
 	}
-	s.live = live{desc: desc, cat: res.Catalog(), hello: res.Hello(), params: params, open: s.begin}
+	s.live = live{desc: desc, cat: res.Catalog(), hello: res.Hello(), params: params, open: s.begin, selects: res.Selects}
 	return s, nil
 }
 

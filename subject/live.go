@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -97,6 +98,9 @@ type live struct {
 	hello  *wire.Hello
 	params map[string]string
 	open   func(ctx context.Context, d time.Duration, mon func(Session) error) (*algebra.Window, error)
+	// selects: a kernel resident's Selects (what its programs evaluate of
+	// a selection), nil for other residents.
+	selects func(rel string, p *wire.Pred) ([]string, bool)
 
 	mu   sync.Mutex
 	last *remote.LiveStats
@@ -125,8 +129,55 @@ func (s *live) recorded() (playable, error) {
 func (s *live) Explain(w io.Writer, prog *query.Program, first int, naive bool) error {
 	rates, how, perr := s.probe(prog, naive)
 	return explain(w, prog, first, naive, func(r rewrite.Result) string {
-		return rewrite.Explain(r, nil) + sampling(r.Final, s.cat) + enabling(r.Final, how) + probed(r.Final, rates, perr)
+		return rewrite.Explain(r, nil) + sampling(r.Final, s.cat) + enabling(r.Final, how) + s.inKernel(r.Final) + probed(r.Final, rates, perr)
 	})
+}
+
+// inKernel says, for a kernel resident, which part of each α's selection
+// at the resident its eBPF programs evaluate (before a packet is made).
+func (s *live) inKernel(p plan.Node) string {
+	if s.selects == nil {
+		return ""
+	}
+	var b strings.Builder
+	frags := rewrite.Place(p)
+	for _, a := range rewrite.Alphas(p) {
+		// The entity selection (entity triggers): the kernel enables the
+		// sensor by the process's Command, at its fork and exec.
+		if sel, ok := remote.EntitySelection(a.Enable); ok && sel != nil && s.hello.Has(wire.CapEntityTriggers) &&
+			a.Rel.Attrs[a.Rel.FlagHolder].Type.Entity == "Process" {
+			fmt.Fprintf(&b, "in the kernel (α %s on %s): enabled for a process from its fork or exec while %s (the Command equality in the kernel, the rest at the monitor)\n",
+				a.VarName, a.Rel.Name, sel.Pred.String())
+		}
+		f := frags[a]
+		if f == nil || f.Pred == nil {
+			continue
+		}
+		wp, ok := remote.WirePred(f.Pred)
+		if !ok {
+			continue
+		}
+		placed, ok := s.selects(a.Rel.Name, wp)
+		if !ok {
+			continue
+		}
+		fmt.Fprintf(&b, "in the kernel (α %s on %s, in its eBPF programs, before the ring buffer):", a.VarName, a.Rel.Name)
+		same := !slices.ContainsFunc(placed, func(x string) bool { return x != placed[0] })
+		for i, x := range placed {
+			if x == "" {
+				x = "nothing (the monitor selects)"
+			}
+			if same {
+				fmt.Fprintf(&b, " %s\n", x)
+				break
+			}
+			fmt.Fprintf(&b, "\n  binding %d: %s", i, x)
+		}
+		if !same {
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
 }
 
 // probeFor is how long --explain watches a live subject's sensors

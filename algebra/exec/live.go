@@ -30,6 +30,7 @@ type Live struct {
 	n      *Network
 	bySens map[string][]*Alpha
 	inbox  map[*Alpha]*inbox
+	sens   sensCache
 	// entity elements of the instants due, in time order
 	ents   []stream.Elem
 	entTee []*stream.Tee
@@ -57,6 +58,24 @@ type liveClock struct {
 }
 
 type liveSource struct{ l *Live }
+
+// sensCache is what Packet looked up for the relation it was last given
+// (a kernel consumer's packets are mostly of one): the inboxes of its α,
+// and its packets counted and not yet added to stats.Packets (countSens).
+type sensCache struct {
+	rel string
+	ok  bool
+	in  []*inbox
+	n   int
+}
+
+// countSens adds the packets the cache counted to stats.Packets.
+func (l *Live) countSens() {
+	if c := &l.sens; c.ok && c.n > 0 {
+		l.stats.Packets[c.rel] += c.n
+		c.n = 0
+	}
+}
 
 // inbox is an α's packets not yet decided: q[head:]. Decided packets
 // are skipped, not resliced away, and the rest moved down once half are
@@ -170,14 +189,22 @@ func (l *Live) Packet(rel string, kind stream.PacketKind, key uint64, from algeb
 	if err := l.time(t); err != nil {
 		return err
 	}
-	l.stats.Packets[rel]++
-	l.stats.Total++
-	for _, a := range l.bySens[rel] {
-		in := l.inbox[a]
-		if in == nil {
-			in = &inbox{}
-			l.inbox[a] = in
+	c := &l.sens
+	if !c.ok || c.rel != rel {
+		l.countSens()
+		*c = sensCache{rel: rel, ok: true, in: c.in[:0]}
+		for _, a := range l.bySens[rel] {
+			in := l.inbox[a]
+			if in == nil {
+				in = &inbox{}
+				l.inbox[a] = in
+			}
+			c.in = append(c.in, in)
 		}
+	}
+	c.n++
+	l.stats.Total++
+	for _, in := range c.in {
 		if in.head > 0 && in.head >= len(in.q)/2 { // half decided: move the rest down
 			k := copy(in.q, in.q[in.head:])
 			clear(in.q[k:])
@@ -330,6 +357,7 @@ func (l *Live) Advance(w algebra.Time) error {
 // Finish ends the observation at end: Clock ticks stop there, every
 // stream ends, and tuples still open are valid until forever.
 func (l *Live) Finish(end algebra.Time) (AcquireStats, error) {
+	l.countSens()
 	// Inputs delivered before Finish were, stepping instant by instant,
 	// stepped as the next one came (ticks among them included, before the
 	// end was known): all but the last instant due. So here.

@@ -326,3 +326,30 @@ func startResident(t *testing.T, bin, want string, args ...string) {
 		t.Fatalf("resident: %q", line)
 	}
 }
+
+// --explain says which part of a selection the kernel's programs
+// evaluate: the name (as its system call number) and the thread, not the
+// ordering of names (the monitor's); and an entity selection the kernel
+// enables by.
+func TestKernelExplainSelections(t *testing.T) {
+	kerneltest.Need(t)
+	out, err := exec.Command(binary(t), "query", "--kernel", "--target", strconv.Itoa(os.Getpid()), "--explain",
+		"-e", `range of s is Syscall retrieve (s.Name) where s.Process = $target and s.Name = "getppid" and s.Thread != "1" and s.Name < "z"`).Output()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errText(err))
+	}
+	want := `in the kernel (α s on Syscall, in its eBPF programs, before the ring buffer): Name = "getppid" (system call 110) and not (Thread = 1)` + "\n"
+	if !strings.Contains(string(out), want) {
+		t.Errorf("--explain does not say %q:\n%s", want, out)
+	}
+	// An entity selection: enabled in the kernel by the command.
+	out, err = exec.Command(binary(t), "query", "--kernel", "--explain",
+		"-e", `range of p is Process range of f is FileOpen retrieve (f.Path) where f.Process = p.Process and p.Command = "cat"`).Output()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errText(err))
+	}
+	want = `in the kernel (α f on FileOpen): enabled for a process from its fork or exec while p.Command = "cat"`
+	if !strings.Contains(string(out), want) {
+		t.Errorf("--explain does not say %q:\n%s", want, out)
+	}
+}

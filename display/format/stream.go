@@ -2,11 +2,9 @@ package format
 
 import (
 	"cmp"
-	"encoding/csv"
 	"io"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/tqmon/tqmon/algebra"
@@ -29,6 +27,7 @@ type Stream struct {
 	open   []map[any]*openTuple
 	seq    uint64
 	buf    []byte
+	text   texts
 	// The table form's line prefixes: per result, its name and each
 	// column's "name=".
 	name  []string
@@ -107,27 +106,44 @@ func (s *Stream) row(i int, t *algebra.Tuple) error {
 	case JSONL:
 		return writeJSON(s.w, s.name[i], rel, t, s.o.Time)
 	case CSV:
-		var b strings.Builder
-		cw := csv.NewWriter(&b)
+		// Written as Row and encoding/csv would, into the reused buffer.
+		b := s.buf[:0]
 		several := len(s.rels) > 1
 		if !s.header[i] {
 			s.header[i] = true
-			h := Header(rel)
 			if several {
-				h = append([]string{"relation"}, h...)
+				b = append(b, "relation,"...)
 			}
-			cw.Write(h)
+			for j, h := range Header(rel) {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				b = appendCSV(b, h)
+			}
+			b = append(b, '\n')
 		}
-		r := Row(rel, t, s.o.Time, "")
 		if several {
-			r = append([]string{s.name[i]}, r...)
+			b = appendCSV(b, s.name[i])
+			b = append(b, ',')
 		}
-		cw.Write(r)
-		cw.Flush()
-		if err := cw.Error(); err != nil {
-			return err
+		for _, v := range t.Vals {
+			if v.K == algebra.KindInt || v.K == algebra.KindTime {
+				b = s.text.appendValue(b, v, s.o.Time) // no quotes
+			} else {
+				b = appendCSV(b, v.Format(s.o.Time))
+			}
+			b = append(b, ',')
 		}
-		_, err := io.WriteString(s.w, b.String())
+		b = s.text.appendTime(b, t.From, s.o.Time)
+		if !rel.IsEvent() {
+			b = append(b, ',')
+			if t.To != algebra.Forever {
+				b = s.text.appendTime(b, t.To, s.o.Time)
+			}
+		}
+		b = append(b, '\n')
+		s.buf = b
+		_, err := s.w.Write(b)
 		return err
 	}
 	b := append(s.buf[:0], s.name[i]...)
@@ -138,18 +154,22 @@ func (s *Stream) row(i int, t *algebra.Tuple) error {
 			b = append(b, ' ')
 		}
 		b = append(b, head[j]...)
-		b = append(b, v.Format(s.o.Time)...)
+		b = s.text.appendValue(b, v, s.o.Time)
 	}
 	n := len(t.Vals)
 	if n > 0 {
 		b = append(b, ' ')
 	}
 	b = append(b, head[n]...)
-	b = append(b, algebra.FormatTime(t.From, s.o.Time)...)
+	b = s.text.appendTime(b, t.From, s.o.Time)
 	if !rel.IsEvent() {
 		b = append(b, ' ')
 		b = append(b, head[n+1]...)
-		b = append(b, endTime(t.To, s.o.Time, Open)...)
+		if t.To == algebra.Forever {
+			b = append(b, Open...)
+		} else {
+			b = s.text.appendTime(b, t.To, s.o.Time)
+		}
 	}
 	b = append(b, '\n')
 	s.buf = b

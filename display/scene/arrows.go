@@ -60,6 +60,12 @@ func (d *drawing) arrows() {
 			if !ok1 || !ok2 || from == to {
 				continue
 			}
+			// Scrolled: an arrow whose ends are both above the view,
+			// or both below, is not drawn (nor routed).
+			from, to = d.shift(from), d.shift(to)
+			if from.MidY() < d.area.Y && to.MidY() < d.area.Y || from.MidY() >= d.area.Bottom() && to.MidY() >= d.area.Bottom() {
+				continue
+			}
 			routes = append(routes, &route{set: si, key: k, from: from, to: to, head: a.l.Kind == spec.Arrow, st: st})
 		}
 	}
@@ -134,6 +140,18 @@ func (d *drawing) arrows() {
 		wires.Add(r.points(), r.head, r.st)
 	}
 	wires.Draw(d.c)
+	// An arrow running out of the view (to or from an icon scrolled
+	// away) is marked where its lane meets the edge: ↑ or ↓, the way to
+	// scroll to find its other end.
+	for _, r := range routes {
+		lo, hi := min(r.exit.Y, r.entry.Y), max(r.exit.Y, r.entry.Y)
+		if lo < d.area.Y && hi >= d.area.Y {
+			d.c.Set(r.lane, d.area.Y, '↑', r.st)
+		}
+		if hi >= d.area.Bottom() && lo < d.area.Bottom() {
+			d.c.Set(r.lane, d.area.Bottom()-1, '↓', r.st)
+		}
+	}
 }
 
 // CrowdedColour is the colour of the arrows of the i-th arrow statement

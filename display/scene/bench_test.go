@@ -222,6 +222,12 @@ func BenchmarkDisplayFrame(b *testing.B) {
 	sim, canvas, area := benchScreen(b)
 	now := deltas[len(deltas)-1].e.T
 	s.Draw(canvas, area, now)
+	drawFrames(b, s, sim, canvas, area, now)
+}
+
+// drawFrames draws b.N frames of s a millisecond apart from now, timed,
+// and checks that none was laid out again.
+func drawFrames(b *testing.B, s *scene.Scene, sim tcell.SimulationScreen, canvas term.Canvas, area draw.Rect, now algebra.Time) {
 	layouts := s.Layouts()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -233,4 +239,37 @@ func BenchmarkDisplayFrame(b *testing.B) {
 		b.Fatalf("frames relaid out: %d → %d", layouts, s.Layouts())
 	}
 	b.ReportMetric(float64(len(s.Placed())), "icons-drawn")
+}
+
+// BenchmarkDisplayFrameScrolled: BenchmarkDisplayFrame's system on a 60×16
+// screen, where its icons do not fit and the view is scrolled to their
+// middle: a frame routes only the arrows with an end in view or crossing
+// it, and draws only the icons in view.
+func BenchmarkDisplayFrameScrolled(b *testing.B) {
+	s, deltas, _ := workload(b, 200000)
+	for _, d := range deltas {
+		d.rel.Push(d.e)
+	}
+	sim := tcell.NewSimulationScreen("UTF-8")
+	if err := sim.Init(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(sim.Fini)
+	sim.SetSize(60, 16)
+	canvas, area := term.Canvas{Screen: sim}, draw.Rect{X: 0, Y: 1, W: 60, H: 14}
+	now := deltas[len(deltas)-1].e.T
+	s.Draw(canvas, area, now)
+	for s.ScrollRows(1, true) {
+		if above, below := s.Scrolled(); above >= below {
+			break
+		}
+		s.Draw(canvas, area, now)
+	}
+	s.Draw(canvas, area, now)
+	if above, below := s.Scrolled(); above == 0 || below == 0 {
+		b.Fatalf("not scrolled to the middle: %d above, %d below", above, below)
+	}
+	drawFrames(b, s, sim, canvas, area, now)
+	above, below := s.Scrolled()
+	b.ReportMetric(float64(above+below), "icons-out-of-view")
 }

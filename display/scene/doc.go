@@ -16,6 +16,12 @@
 //     animationtrace, events shown for the decay, flashing) are computed
 //     when a frame is drawn, from the times the model recorded.
 //
+// Icons that do not fit the area are scrolled to rather than hidden: the
+// layout may be taller than the area (columns the width cannot wrap any
+// further grow instead), ScrollRows moves the view over it without a new
+// layout, and a frame draws and routes only what is in view, arrows to
+// icons out of view running to its edge.
+//
 // Relation is the store of one relation's tuples (open ones and a bounded
 // history, which the timeline view reads); feeds push deltas into it and it
 // passes them to the spec's views over that relation. SetSpec replaces the

@@ -9,8 +9,13 @@ import (
 // that moves icons, or the area changed.
 type layout struct {
 	area draw.Rect
-	// hidden counts the icons that did not fit.
+	// hidden counts the icons that did not fit: taller than the area, or
+	// in a column the width has no room for at all.
 	hidden int
+	// height is the rows the icons take from area.Y: more than area.H
+	// when the columns had to grow taller than the area to fit the width
+	// (the view scrolls over them; see Scene.ScrollRows).
+	height int
 }
 
 // MinLane is the least number of columns kept free between two columns of
@@ -23,13 +28,16 @@ type column struct {
 	items []*Instance
 	w     int // widest icon
 	subs  [][]*Instance
+	h     int // the height subs were packed into
 }
 
 // relayout places every icon: each side's icons in a column (sets in spec
 // order, each set's icons in their order), one below the other with blank rows
 // between when they fit, otherwise packed and wrapped into
-// further columns; columns that cannot all fit the width drop their last
-// sub-columns, whose icons are hidden.
+// further columns; columns that cannot all fit the width keep fewer
+// sub-columns, each taller than the area: the view scrolls over them
+// (layout.height). Only a column the width has no room for at all, and
+// icons taller than the area, are hidden.
 func (s *Scene) relayout(area draw.Rect) {
 	s.layouts++
 	s.lay = layout{area: area}
@@ -48,8 +56,9 @@ func (s *Scene) relayout(area draw.Rect) {
 		}
 	}
 	for _, c := range cols {
-		c.pack(area.H)
+		c.pack(area.H, area.H)
 	}
+	packed := [3]int{len(cols[0].subs), len(cols[1].subs), len(cols[2].subs)}
 	// Fit the width: 1 column margin each side, MinLane between columns.
 	need := func() int {
 		total, n := 2, 0
@@ -84,6 +93,13 @@ func (s *Scene) relayout(area draw.Rect) {
 		c := cols[widest]
 		c.subs = c.subs[:len(c.subs)-1]
 	}
+	// A column left fewer sub-columns than it packed into at the area's
+	// height is packed again into that many, as short as they can be.
+	for i, c := range cols {
+		if k := len(c.subs); k > 0 && k < packed[i] {
+			c.packInto(k, area.H)
+		}
+	}
 	for i, c := range cols {
 		shown := 0
 		for _, sub := range c.subs {
@@ -106,7 +122,7 @@ func (s *Scene) relayout(area draw.Rect) {
 		}
 		for j, sub := range c.subs {
 			sx := x0 + j*(c.w+1)
-			gap := c.gap(area.H)
+			gap := c.gap(c.h)
 			y := area.Y
 			for _, in := range sub {
 				w, h := in.set.width(), in.set.height()
@@ -120,6 +136,7 @@ func (s *Scene) relayout(area draw.Rect) {
 				in.home = draw.Rect{X: x, Y: y, W: w, H: h}
 				y += h + gap
 			}
+			s.lay.height = max(s.lay.height, y-gap-area.Y)
 		}
 	}
 }
@@ -161,15 +178,15 @@ func (c *column) height(gap int) int {
 }
 
 // pack splits the column into sub-columns no taller than h. Icons taller
-// than h are left out (hidden).
-func (c *column) pack(h int) {
-	c.subs = nil
+// than limit are left out (hidden).
+func (c *column) pack(h, limit int) {
+	c.subs, c.h = nil, h
 	gap := c.gap(h)
 	var cur []*Instance
 	used := 0
 	for _, in := range c.items {
 		ih := in.set.height()
-		if ih > h {
+		if ih > limit {
 			continue
 		}
 		need := ih
@@ -186,4 +203,23 @@ func (c *column) pack(h int) {
 	if len(cur) > 0 {
 		c.subs = append(c.subs, cur)
 	}
+}
+
+// packInto packs the column into at most k sub-columns (k ≥ 1), as short
+// as they can be and at least h tall (icons taller than h are left out, as
+// pack does). The number of sub-columns pack makes only falls as the
+// height grows, so the least height is found by bisection: O(n log n) for
+// n icons.
+func (c *column) packInto(k, h int) {
+	lo, hi := h, max(h, c.height(0)) // pack(hi) makes one sub-column
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		c.pack(mid, h)
+		if len(c.subs) <= k {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	c.pack(lo, h)
 }

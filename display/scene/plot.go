@@ -25,21 +25,38 @@ type series struct {
 	st    draw.Style
 }
 
-// plotData is a plot's series at now over cols columns, in their key's
-// order, and how many more there are than MaxPlotSeries.
-func (s *Scene) plotData(p *spec.Plot, now algebra.Time, cols int) (out []*series, more int) {
+// PlotWindow is the time a plot's sparklines span: Cols columns of Step
+// each from From, with values taken up to Now (the columns after it stay
+// empty).
+type PlotWindow struct {
+	From algebra.Time
+	Step int64
+	Cols int
+	Now  algebra.Time
+}
+
+// lastWindow is the animated view's window of a plot: its span up to now
+// over cols columns.
+func lastWindow(p *spec.Plot, now algebra.Time, cols int) PlotWindow {
+	return PlotWindow{From: now - p.Span, Step: max(1, (p.Span+int64(cols)-1)/int64(cols)), Cols: cols, Now: now}
+}
+
+// plotData is a plot's series over a window, in their key's order, and
+// how many more there are than MaxPlotSeries.
+func (s *Scene) plotData(p *spec.Plot, win PlotWindow) (out []*series, more int) {
 	st := s.Stored(p.Rel.Name)
+	cols, now := win.Cols, win.Now
 	if st == nil || cols <= 0 {
 		return nil, 0
 	}
-	t0 := now - p.Span
-	dt := max(1, (p.Span+int64(cols)-1)/int64(cols))
+	t0, dt := win.From, max(1, win.Step)
+	t1 := t0 + int64(cols)*dt // the window's end
 	col := func(t algebra.Time) int { return int(min(int64(cols-1), max(0, (t-t0)/dt))) }
 	byKey := map[algebra.Value]*series{}
 	var lastFrom map[*series]algebra.Time
 	add := func(t *Tuple) {
 		to := min(t.To, now+1)
-		if to <= t0 || t.From > now {
+		if to <= t0 || t.From > now || t.From >= t1 {
 			return
 		}
 		var k algebra.Value
@@ -63,7 +80,7 @@ func (s *Scene) plotData(p *spec.Plot, now algebra.Time, cols int) (out []*serie
 			byKey[k] = sr
 		}
 		v := t.Vals[p.Attr].F()
-		for i := col(max(t.From, t0)); i <= col(to-1); i++ {
+		for i := col(max(t.From, t0)); i <= col(min(to, t1)-1); i++ {
 			if math.IsNaN(sr.cols[i]) || v > sr.cols[i] {
 				sr.cols[i] = v
 			}
@@ -108,13 +125,17 @@ type plotted struct {
 // take: a heading and a row per series each, at most half of h (the
 // last rows are left out when they do not fit).
 func (s *Scene) plots(now algebra.Time, w, h int) ([]plotted, int) {
+	return s.gatherPlots(func(p *spec.Plot) PlotWindow { return lastWindow(p, now, plotCols(w)) }, h)
+}
+
+func (s *Scene) gatherPlots(win func(*spec.Plot) PlotWindow, h int) ([]plotted, int) {
 	if len(s.sp.Plots) == 0 || h < 6 {
 		return nil, 0
 	}
 	var out []plotted
 	rows := 0
 	for _, p := range s.sp.Plots {
-		sr, more := s.plotData(p, now, plotCols(w))
+		sr, more := s.plotData(p, win(p))
 		out = append(out, plotted{p, sr, more})
 		rows += 1 + len(sr)
 	}
@@ -127,8 +148,41 @@ const plotLabelW, plotValueW = 10, 8
 
 func plotCols(w int) int { return max(0, w-plotLabelW-plotValueW-4) }
 
+// Plots are the spec's plots over one window, for the timeline: their
+// sparklines' columns are the timeline's.
+type Plots struct {
+	ps   []plotted
+	rows int
+}
+
+// PlotsOver gathers the spec's plots over win for an area h rows high:
+// like the animated view's, they take at most half of it.
+func (s *Scene) PlotsOver(win PlotWindow, h int) Plots {
+	ps, rows := s.gatherPlots(func(*spec.Plot) PlotWindow { return win }, h)
+	return Plots{ps, rows}
+}
+
+// Rows is the rows the plots take.
+func (p Plots) Rows() int { return p.rows }
+
+// Draw draws the plots into area (Rows high): each series' label in the
+// first labelW columns, then '│' and its sparkline, a column per column
+// of the window.
+func (p Plots) Draw(c draw.Canvas, area draw.Rect, labelW int) {
+	drawPlots(c, area, p.ps, plotGeometry{labelX: area.X, labelW: labelW})
+}
+
+// plotGeometry is where a plot's parts go on its rows: the label from
+// labelX, labelW wide, then '│' and the sparkline; with value (the
+// animated view's own window), the span in the heading and a closing '│'
+// and the value at now after the sparkline.
+type plotGeometry struct {
+	labelX, labelW int
+	value          bool
+}
+
 // drawPlots draws the plots into area, a row each of heading and series.
-func (s *Scene) drawPlots(c draw.Canvas, area draw.Rect, ps []plotted) {
+func drawPlots(c draw.Canvas, area draw.Rect, ps []plotted, g plotGeometry) {
 	y := area.Y
 	dim := draw.Style{Dim: true}
 	for _, pl := range ps {
@@ -143,7 +197,10 @@ func (s *Scene) drawPlots(c draw.Canvas, area draw.Rect, ps []plotted) {
 				}
 			}
 		}
-		head := fmt.Sprintf("%s.%s over %s", pl.p.Rel.Name, pl.p.Rel.Attrs[pl.p.Attr].Name, shortDuration(pl.p.Span))
+		head := fmt.Sprintf("%s.%s", pl.p.Rel.Name, pl.p.Rel.Attrs[pl.p.Attr].Name)
+		if g.value {
+			head += " over " + shortDuration(pl.p.Span)
+		}
 		switch {
 		case len(pl.series) == 0:
 			head += ": no data"
@@ -153,25 +210,27 @@ func (s *Scene) drawPlots(c draw.Canvas, area draw.Rect, ps []plotted) {
 		if pl.more > 0 {
 			head += fmt.Sprintf(" (+%d series)", pl.more)
 		}
-		draw.Text(c, area.X+1, y, draw.Clip(head, area.W-2), dim)
+		draw.Text(c, g.labelX, y, draw.Clip(head, area.Right()-g.labelX-1), dim)
 		y++
 		for _, sr := range pl.series {
 			if y >= area.Bottom() {
 				return
 			}
-			x := area.X + 1
-			draw.Text(c, x, y, draw.Clip(sr.label, plotLabelW), sr.st)
-			x += plotLabelW + 1
+			x := g.labelX
+			draw.Text(c, x, y, draw.Clip(sr.label, g.labelW), sr.st)
+			x += g.labelW + 1
 			c.Set(x-1, y, '│', dim)
 			for i, v := range sr.cols {
 				if !math.IsNaN(v) {
 					c.Set(x+i, y, spark(v, lo, hi), sr.st)
 				}
 			}
-			x += len(sr.cols)
-			c.Set(x, y, '│', dim)
-			if !math.IsNaN(sr.last) {
-				draw.Text(c, x+2, y, draw.Clip(formatValue(sr.last), plotValueW), sr.st)
+			if g.value {
+				x += len(sr.cols)
+				c.Set(x, y, '│', dim)
+				if !math.IsNaN(sr.last) {
+					draw.Text(c, x+2, y, draw.Clip(formatValue(sr.last), plotValueW), sr.st)
+				}
 			}
 			y++
 		}

@@ -22,11 +22,34 @@ type Placed struct {
 	Trace bool
 }
 
-// Placed lists the icons of the last Draw.
+// Placed lists the icons of the last Draw: those in view, and those cut
+// by its top or bottom edge (their Rect reaches past it; only the part in
+// view is drawn).
 func (s *Scene) Placed() []Placed { return s.placed }
 
 // Hidden is the number of icons the last layout could not fit.
 func (s *Scene) Hidden() int { return s.lay.hidden }
+
+// ScrollRows moves the view over the icons n rows down (negative: up);
+// page moves it by screens instead (a row of the last screen stays in
+// view). It reports whether the view moved. The next Draw keeps the view
+// within the icons.
+func (s *Scene) ScrollRows(n int, page bool) bool {
+	h := s.lay.area.H
+	if page {
+		n *= max(1, h-1)
+	}
+	top := max(0, min(s.top+n, s.lay.height-h))
+	moved := top != s.top
+	s.top = top
+	return moved
+}
+
+// Scrolled is how many icons the last Draw left above the view and below
+// it (wholly or partly out of it; an icon held in a box counts with its
+// box, and one not drawn at all, gone with no trace left, not at all);
+// both are 0 when every icon fits.
+func (s *Scene) Scrolled() (above, below int) { return s.above, s.below }
 
 // Icons is the number of icons in the model.
 func (s *Scene) Icons() int {
@@ -45,19 +68,26 @@ func (s *Scene) Draw(c draw.Canvas, area draw.Rect, now algebra.Time) {
 	ps, rows := s.plots(now, area.W, area.H)
 	if rows > 0 {
 		area.H -= rows
-		defer s.drawPlots(c, draw.Rect{X: area.X, Y: area.Bottom(), W: area.W, H: rows}, ps)
+		defer drawPlots(c, draw.Rect{X: area.X, Y: area.Bottom(), W: area.W, H: rows}, ps,
+			plotGeometry{labelX: area.X + 1, labelW: plotLabelW, value: true})
 	}
 	s.sweep(now)
 	s.placeChildren()
 	if s.stale || area != s.lay.area {
 		s.relayout(area)
 	}
+	s.top = max(0, min(s.top, s.lay.height-area.H))
+	s.above, s.below = 0, 0
 	s.placed = s.placed[:0]
-	d := &drawing{s: s, c: c, now: now, boxAt: map[*Instance]int{}}
+	// The layout's rows from top are drawn on the area's: everything is
+	// drawn shifted up by top and clipped to the area, so that an icon
+	// cut by an edge shows its part in view and an arrow to an icon out
+	// of view runs to the edge (marked there, see arrows).
+	d := &drawing{s: s, c: clip{c, area}, now: now, boxAt: map[*Instance]int{}, area: area, dy: s.top}
 	for _, set := range s.icons {
 		if set.container {
 			for _, in := range set.order() {
-				d.icon(in, in.home, -1)
+				d.icon(in, d.shift(in.home), -1)
 			}
 		}
 	}
@@ -74,13 +104,27 @@ func (s *Scene) Draw(c draw.Canvas, area draw.Rect, now algebra.Time) {
 				// Held elsewhere: a trace of it where it was.
 				if s.sp.Trace {
 					if lvl, ok := s.fade(p.since, now); ok {
-						d.trace(in, in.home, lvl, -1)
+						d.trace(in, d.shift(in.home), lvl, -1)
 					}
 				}
 				continue
 			}
-			d.icon(in, in.home, -1)
+			d.icon(in, d.shift(in.home), -1)
 		}
+	}
+}
+
+// clip is a canvas drawing only inside area of another.
+type clip struct {
+	c    draw.Canvas
+	area draw.Rect
+}
+
+func (k clip) Size() (int, int) { return k.c.Size() }
+
+func (k clip) Set(x, y int, r rune, st draw.Style) {
+	if x >= k.area.X && x < k.area.Right() && y >= k.area.Y && y < k.area.Bottom() {
+		k.c.Set(x, y, r, st)
 	}
 }
 
@@ -178,6 +222,15 @@ type drawing struct {
 	c     draw.Canvas
 	now   algebra.Time
 	boxAt map[*Instance]int // index in placed of each container drawn
+	// area is the scene's area; dy the layout rows scrolled out above it.
+	area draw.Rect
+	dy   int
+}
+
+// shift is where a rect of the layout is on the screen, scrolled.
+func (d *drawing) shift(r draw.Rect) draw.Rect {
+	r.Y -= d.dy
+	return r
 }
 
 // slotRect is where a container holds its i-th icon.
@@ -203,16 +256,19 @@ func (s *Scene) at(set *iconSet, k algebra.Value) (draw.Rect, bool) {
 
 // children draws what a container holds, and traces of what it held.
 func (d *drawing) children(p *Instance) {
-	if p.home.W == 0 {
+	if p.home.W == 0 || !d.shift(p.home).Overlaps(d.area) {
 		return
 	}
-	box := d.boxAt[p]
+	box, ok := d.boxAt[p]
+	if !ok {
+		box = -1 // the box is not drawn (out of view, or gone)
+	}
 	for i, r := range p.slots {
 		if r.set == nil {
 			continue
 		}
 		if in := r.set.byKey[r.key]; in != nil {
-			d.icon(in, slotRect(p, r.set, i), box)
+			d.icon(in, d.shift(slotRect(p, r.set, i)), box)
 		}
 	}
 	if !d.s.sp.Trace {
@@ -237,7 +293,7 @@ func (d *drawing) children(p *Instance) {
 			if child == nil || !ok {
 				continue
 			}
-			d.trace(child, slotRect(p, in.child, g.slot), lvl, box)
+			d.trace(child, d.shift(slotRect(p, in.child, g.slot)), lvl, box)
 		}
 	}
 }
@@ -315,6 +371,17 @@ func ShadeStyles(shape spec.Shape, percent int, frame draw.Style) (draw.Style, d
 
 // shape draws an icon's shape at r.
 func (d *drawing) shape(in *Instance, r draw.Rect, frame, label draw.Style, box int, trace bool) {
+	if box < 0 { // an icon of its own (one held is where its box is)
+		switch {
+		case r.Y < d.area.Y:
+			d.s.above++
+		case r.Bottom() > d.area.Bottom():
+			d.s.below++
+		}
+	}
+	if !r.Overlaps(d.area) {
+		return // scrolled out of view
+	}
 	c := d.c
 	set := in.set
 	text := draw.Clip(in.label, set.labelW)

@@ -25,6 +25,12 @@ type Scene struct {
 	stale   bool
 	layouts int // relayouts so far
 
+	// top is the first row of the layout shown (the view scrolls when
+	// the icons are taller than the area); Draw keeps it within them.
+	// above and below count the icons the last Draw left wholly or
+	// partly outside the view.
+	top, above, below int
+
 	// placed is what the last Draw put where (tests check overlaps).
 	placed []Placed
 	// crowded are the arrow statements the last Draw found no free lane

@@ -324,29 +324,50 @@ display Waiting as line from Process to Mailbox colour Mailbox (M1 = red)`)
 }
 
 // More icons than rows: the column wraps into sub-columns; what cannot fit
-// the width is hidden and counted; nothing overlaps.
-func TestWrapAndHide(t *testing.T) {
+// the width is laid out taller than the area and scrolled to, counted
+// above or below the view; a column the width has no room for at all is
+// hidden and counted; nothing overlaps.
+func TestWrapScrollAndHide(t *testing.T) {
 	f := newFeeder(t, paperSpec)
 	for i := 0; i < 40; i++ {
 		f.begin("Process", 0, "P"+strconv.Itoa(i+1), "Ready")
 		f.begin("Mailbox", 0, "M"+strconv.Itoa(i+1))
 	}
-	for _, size := range []struct{ w, h, hidden int }{{120, 20, 0}, {30, 10, 1}} {
+	for _, size := range []struct {
+		w, h   int
+		scroll bool
+		hidden int
+	}{{120, 20, false, 0}, {30, 10, true, 0}, {12, 10, true, 40}} {
 		g := draw.NewGrid(size.w, size.h)
+		f.s.top = 0
 		f.s.Draw(g, draw.Rect{X: 0, Y: 0, W: size.w, H: size.h}, sec)
-		placed := f.s.Placed()
-		for i, p := range placed {
-			if p.Rect.X < 0 || p.Rect.Right() > size.w || p.Rect.Y < 0 || p.Rect.Bottom() > size.h {
-				t.Errorf("%dx%d: %s off screen at %+v", size.w, size.h, p.Key, p.Rect)
-			}
-			for _, q := range placed[i+1:] {
-				if p.Rect.Overlaps(q.Rect) {
-					t.Errorf("%dx%d: %s %+v overlaps %s %+v", size.w, size.h, p.Key, p.Rect, q.Key, q.Rect)
+		for scrolled := 0; ; scrolled++ {
+			placed := f.s.Placed()
+			for i, p := range placed {
+				if p.Rect.X < 0 || p.Rect.Right() > size.w || p.Rect.Y < 0 || p.Rect.Bottom() > size.h {
+					t.Errorf("%dx%d: %s off screen at %+v", size.w, size.h, p.Key, p.Rect)
+				}
+				for _, q := range placed[i+1:] {
+					if p.Rect.Overlaps(q.Rect) {
+						t.Errorf("%dx%d: %s %+v overlaps %s %+v", size.w, size.h, p.Key, p.Rect, q.Key, q.Rect)
+					}
 				}
 			}
-		}
-		if hidden := f.s.Hidden(); (hidden > 0) != (size.hidden > 0) || len(placed)+hidden != 80 {
-			t.Errorf("%dx%d: %d drawn, %d hidden", size.w, size.h, len(placed), hidden)
+			above, below := f.s.Scrolled()
+			hidden := f.s.Hidden()
+			if hidden != size.hidden || len(placed)+above+below+hidden != 80 || (above+below > 0) != size.scroll {
+				t.Errorf("%dx%d scrolled %d: %d drawn, %d above, %d below, %d hidden", size.w, size.h, scrolled, len(placed), above, below, hidden)
+			}
+			if scrolled > 0 && above == 0 {
+				t.Errorf("%dx%d: scrolled %d rows, nothing above", size.w, size.h, scrolled)
+			}
+			if !f.s.ScrollRows(1, false) {
+				if below != 0 {
+					t.Errorf("%dx%d: scrolled to the end, %d below", size.w, size.h, below)
+				}
+				break
+			}
+			f.s.Draw(g, draw.Rect{X: 0, Y: 0, W: size.w, H: size.h}, sec)
 		}
 	}
 }
@@ -378,5 +399,88 @@ func TestArrowRoutingBounded(t *testing.T) {
 	}
 	if n := f.s.lanes.tries; n > 2*MaxLaneTries*routes {
 		t.Errorf("%d lanes checked for %d arrows", n, routes)
+	}
+}
+
+// TestScrollArrowsToTheEdge: scrolled, an arrow to an icon out of view runs
+// to the edge of the view and is marked there (↓ below, ↑ above) in its
+// lane; an arrow with both ends out of view on one side is neither routed
+// nor drawn.
+func TestScrollArrowsToTheEdge(t *testing.T) {
+	f := newFeeder(t, paperSpec)
+	for i := 1; i <= 40; i++ {
+		f.begin("Process", 0, fmt.Sprintf("P%02d", i), "Ready")
+		f.begin("Mailbox", 0, fmt.Sprintf("M%02d", i))
+	}
+	f.event("SendMessage", sec, "P01", "M01")
+	f.event("SendMessage", sec, "P40", "M01")
+	f.event("SendMessage", sec, "P40", "M40")
+	area := draw.Rect{X: 0, Y: 1, W: 30, H: 10}
+	frame := func() *draw.Grid {
+		g := draw.NewGrid(30, 12)
+		f.s.Draw(g, area, sec)
+		return g
+	}
+	g := frame()
+	if _, below := f.s.Scrolled(); below == 0 {
+		t.Fatalf("nothing below at 30×12:\n%s", g)
+	}
+	if f.s.lanes.lanes != 2 {
+		t.Errorf("top: %d arrows routed, want 2 (P40 → M40 is wholly below)", f.s.lanes.lanes)
+	}
+	edge := func(g *draw.Grid, y int, mark rune) {
+		t.Helper()
+		for x := 0; x < g.W; x++ {
+			if r, _ := g.At(x, y); r == mark {
+				if up, _ := g.At(x, y-1); y > area.Y && up != '│' && up != '┼' && up != '┌' && up != '┐' {
+					t.Errorf("the %c at %d,%d ends no lane:\n%s", mark, x, y, g)
+				}
+				return
+			}
+		}
+		t.Errorf("no %c on row %d:\n%s", mark, y, g)
+	}
+	edge(g, area.Bottom()-1, '↓')
+	for f.s.ScrollRows(1, true) {
+		g = frame()
+	}
+	g = frame()
+	if above, below := f.s.Scrolled(); above == 0 || below != 0 {
+		t.Fatalf("at the end: %d above, %d below", above, below)
+	}
+	if f.s.lanes.lanes != 2 {
+		t.Errorf("end: %d arrows routed, want 2 (P01 → M01 is wholly above)", f.s.lanes.lanes)
+	}
+	edge(g, area.Y, '↑')
+}
+
+// TestScrollAtScale: 20,000 processes on a 60×16 screen are laid out (the
+// column grows taller, bisected to the least height) and a frame draws
+// only those in view; every other is counted above or below, wherever
+// the view is scrolled to.
+func TestScrollAtScale(t *testing.T) {
+	f := newFeeder(t, paperSpec)
+	const n = 20000
+	for i := 0; i < n; i++ {
+		f.begin("Process", 0, fmt.Sprintf("P%05d", i), "Ready")
+	}
+	area := draw.Rect{X: 0, Y: 1, W: 60, H: 14}
+	g := draw.NewGrid(60, 16)
+	for _, rows := range []int{0, 5000, 1 << 30} {
+		f.s.ScrollRows(rows, false)
+		f.s.Draw(g, area, sec)
+		above, below := f.s.Scrolled()
+		drawn := len(f.s.Placed())
+		if drawn == 0 || drawn > area.H*area.W/5 || drawn+above+below != n || f.s.Hidden() != 0 {
+			t.Errorf("scrolled %d: %d drawn, %d above, %d below, %d hidden", rows, drawn, above, below, f.s.Hidden())
+		}
+		for _, p := range f.s.Placed() {
+			if !area.Contains(p.Rect) {
+				t.Errorf("%s at %+v is out of view", p.Key, p.Rect)
+			}
+		}
+	}
+	if f.s.Layouts() != 1 {
+		t.Errorf("%d layouts: scrolling laid out again", f.s.Layouts())
 	}
 }

@@ -195,16 +195,6 @@ func (v *View) Draw(c draw.Canvas, area draw.Rect, now algebra.Time) {
 	} else if rels := v.sc.Spec().Relations(); v.Mode <= len(rels) {
 		rows = v.withGaps(v.tupleRows(rels[v.Mode-1]), now, false, rels[v.Mode-1].Name)
 	}
-	// Rows scroll: Top stays within them (they may have become fewer,
-	// or the screen taller), and the last line of the area says how many
-	// are above and below when not all fit.
-	room := area.H - 2
-	v.total = len(rows)
-	v.shown = min(room, len(rows))
-	if len(rows) > room {
-		v.shown = room - 1 // the last line counts what is not shown
-	}
-	v.Top = max(0, min(v.Top, len(rows)-v.shown))
 	labelW := 4
 	for _, r := range rows {
 		labelW = max(labelW, draw.Width(r.label))
@@ -227,6 +217,24 @@ func (v *View) Draw(c draw.Canvas, area draw.Rect, now algebra.Time) {
 		}
 		return int((t - start) / scale)
 	}
+	// The spec's plots take the bottom rows (at most half of those under
+	// the axis), their sparklines on the bars' columns: a column of a
+	// plot is the same time as the bars' above it.
+	plots := v.sc.PlotsOver(scene.PlotWindow{From: start, Step: scale, Cols: cols, Now: now}, area.H-2)
+	if n := plots.Rows(); n > 0 {
+		area.H -= n
+		defer plots.Draw(c, draw.Rect{X: area.X, Y: area.Bottom(), W: area.W, H: n}, labelW)
+	}
+	// Rows scroll: Top stays within them (they may have become fewer,
+	// or the screen taller), and the last line of the area says how many
+	// are above and below when not all fit.
+	room := area.H - 2
+	v.total = len(rows)
+	v.shown = min(room, len(rows))
+	if len(rows) > room {
+		v.shown = room - 1 // the last line counts what is not shown
+	}
+	v.Top = max(0, min(v.Top, len(rows)-v.shown))
 	v.axis(c, area, x0, cols, start, scale)
 	for i, r := range rows[v.Top : v.Top+v.shown] {
 		y := area.Y + 2 + i

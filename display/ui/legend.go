@@ -53,7 +53,7 @@ func (m *Model) Legend() []legendLine {
 		}
 	}
 	if m.timelineOn {
-		return out
+		return append(out, plotLines(sp)...)
 	}
 	for _, l := range sp.Links {
 		a, b := l.Rel.Attrs[l.From].Name, l.Rel.Attrs[l.To].Name
@@ -91,6 +91,12 @@ func (m *Model) Legend() []legendLine {
 	} else {
 		out = append(out, legendLine{plain("events stay drawn for " + decay)})
 	}
+	return append(out, plotLines(sp)...)
+}
+
+// plotLines explain the plots' sparklines.
+func plotLines(sp *spec.Spec) []legendLine {
+	var out []legendLine
 	for _, p := range sp.Plots {
 		out = append(out, legendLine{plain("▁▃▅█ "),
 			plain(fmt.Sprintf("%s.%s: low to high over the plot's range", p.Rel.Name, p.Rel.Attrs[p.Attr].Name))})

@@ -41,10 +41,10 @@ const (
 	KeyForward      // > (timeline: scroll forward)
 	KeyFollow       // f (timeline: follow the present, or stay)
 	KeyRows         // Tab (timeline: entities, or a relation's tuples)
-	KeyUp           // ↑ or k (timeline: scroll the rows up)
-	KeyDown         // ↓ or j (timeline: scroll the rows down)
-	KeyPageUp       // PgUp (timeline: a screen of rows up)
-	KeyPageDown     // PgDn (timeline: a screen of rows down)
+	KeyUp           // ↑ or k: scroll the icons or the timeline's rows up
+	KeyDown         // ↓ or j: scroll them down
+	KeyPageUp       // PgUp: a screen up
+	KeyPageDown     // PgDn: a screen down
 	KeyLegend       // l: what shading, colours and traces mean
 )
 
@@ -149,15 +149,20 @@ func (m *Model) Handle(k Key) (quit bool) {
 		m.Timeline.NextMode()
 		m.Timeline.Top = 0
 	case KeyUp, KeyDown, KeyPageUp, KeyPageDown:
-		if !m.timelineOn {
-			m.Message("↑/↓ and PgUp/PgDn scroll the timeline's rows (t: timeline)")
-			return false
-		}
 		n := 1
 		if k == KeyUp || k == KeyPageUp {
 			n = -1
 		}
-		m.Timeline.ScrollRows(n, k == KeyPageUp || k == KeyPageDown)
+		page := k == KeyPageUp || k == KeyPageDown
+		if m.timelineOn {
+			m.Timeline.ScrollRows(n, page)
+			return false
+		}
+		if above, below := m.Scene.Scrolled(); above == 0 && below == 0 {
+			m.Message("every icon is in view: nothing to scroll")
+			return false
+		}
+		m.Scene.ScrollRows(n, page)
 	}
 	return false
 }
@@ -251,8 +256,9 @@ func (m *Model) status(c draw.Canvas, w, h int) {
 		x = draw.Text(c, x+2, y, draw.Clip(obs, w-x-4), timeline.LossStyle())
 	}
 	var right string
-	if n := m.Scene.Hidden(); n > 0 && !m.timelineOn {
-		right = fmt.Sprintf("+%d hidden", n)
+	above, below := m.Scene.Scrolled()
+	if !m.timelineOn {
+		right = scrolledNote(above, below, m.Scene.Hidden())
 	}
 	text := m.message
 	if text == "" && m.timelineOn {
@@ -263,12 +269,35 @@ func (m *Model) status(c draw.Canvas, w, h int) {
 		if m.Controls == nil {
 			text = "t timeline  l legend  ? help  q quit"
 		}
+		if above > 0 || below > 0 {
+			text = "↑↓ scroll  " + text
+		}
 	}
-	room := w - x - 3 - draw.Width(right)
+	room := w - x - 3
+	if right != "" {
+		room -= draw.Width(right) + 1 // a blank between
+	}
 	draw.Text(c, x+2, y, draw.Clip(text, room), draw.Style{Dim: m.message == ""})
 	if right != "" {
 		draw.Text(c, w-1-draw.Width(right), y, right, draw.Style{Bold: true})
 	}
+}
+
+// scrolledNote says, for the status line's right end, how many icons are
+// out of view above and below (the view scrolls) and how many did not
+// fit at all: "↑3 above ↓5 below +2 hidden"; "" when all are in view.
+func scrolledNote(above, below, hidden int) string {
+	var parts []string
+	if above > 0 {
+		parts = append(parts, fmt.Sprintf("↑%d above", above))
+	}
+	if below > 0 {
+		parts = append(parts, fmt.Sprintf("↓%d below", below))
+	}
+	if hidden > 0 {
+		parts = append(parts, fmt.Sprintf("+%d hidden", hidden))
+	}
+	return strings.Join(parts, " ")
 }
 
 // observed says how the data drawn was observed, for the status line:
@@ -311,8 +340,9 @@ var helpLines = []string{
 	"r       read the display spec again",
 	"q       quit",
 	"",
+	"↑ ↓ PgUp PgDn  scroll the icons or rows",
+	"",
 	"timeline: z x zoom, < > scroll time,",
-	"          ↑ ↓ PgUp PgDn scroll rows,",
 	"          f follow, tab rows of a relation",
 	"",
 	"any key closes this help",

@@ -10,6 +10,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 
+	"github.com/tqmon/tqmon/resident/wire"
 	"github.com/tqmon/tqmon/sensor/bpfgen"
 )
 
@@ -19,20 +20,35 @@ type sensorState struct {
 	s   *bpfgen.Sensor
 	ids map[uint32]int // entity number → sessions' enables
 	all int            // whole-type enables
-	att *attachment
+	// selTrigs: the entity triggers (over sessions) that select processes
+	// for the sensor by their command (entsel.go).
+	selTrigs int
+	att      *attachment
 }
 
 // attachment is a sensor's loaded programs, their links and its maps.
 type attachment struct {
 	tr     *tracker
-	coll   *ebpf.Collection
+	coll   *ebpf.Collection // the entity programs; a sensor's stubs and own maps
 	links  []link.Link
 	enable *ebpf.Map
+	// A sensor's programs, which its stubs tail-call (see filter.go),
+	// with the selection whose key is filter ("": none) compiled in.
+	bodies *ebpf.Collection
+	filter string
+	// rejected: the key of the last selection that failed to load (not
+	// tried again while the sensor is attached).
+	rejected string
+	entsel   bool     // enabled by entity selections too
+	placed   []string // per binding, what its programs evaluate
 }
 
 func (a *attachment) close() {
 	for _, l := range a.links {
 		l.Close()
+	}
+	if a.bodies != nil {
+		a.bodies.Close()
 	}
 	a.coll.Close()
 }
@@ -119,13 +135,14 @@ func (r *Resident) setAll(ss *sensorState, delta int) error {
 // reconcile attaches a sensor that has some enable and detaches one that
 // has none (r.mu).
 func (r *Resident) reconcile(ss *sensorState) error {
-	want := ss.all > 0 || len(ss.ids) > 0
+	want := ss.all > 0 || len(ss.ids) > 0 || ss.selTrigs > 0
 	switch {
 	case want && ss.att == nil:
 		if r.tr == nil {
 			return errors.New("no session is tracking")
 		}
-		att, err := r.tr.attach(ss.s)
+		sel, key := r.selection(ss)
+		att, err := r.tr.attach(ss.s, sel, key, ss.selTrigs > 0)
 		if err != nil {
 			return err
 		}
@@ -172,20 +189,89 @@ func (t *tracker) load(progs []*bpfgen.Program, own map[string]*ebpf.MapSpec) (*
 		return nil, loadError(progs, err)
 	}
 	att := &attachment{tr: t, coll: coll, enable: coll.Maps[bpfgen.MapEnable]}
-	for _, p := range progs {
-		links, err := attachProgram(coll.Programs[p.Name], p.Attach)
-		att.links = append(att.links, links...)
-		if err != nil {
-			att.close()
-			src := p.Source[0]
-			return nil, fmt.Errorf("%s:%s: attaching %s to %s: %w", src.File, src.Pos, p.Name, p.Attach, err)
-		}
+	if err := att.attachAll(progs); err != nil {
+		return nil, err
 	}
 	return att, nil
 }
 
-func (t *tracker) attach(s *bpfgen.Sensor) (*attachment, error) {
-	return t.load(s.Programs(), s.Maps)
+// attachAll attaches programs of the collection (closing everything on a
+// failure, placed at the program's spec place).
+func (att *attachment) attachAll(progs []*bpfgen.Program) error {
+	for _, p := range progs {
+		links, err := attachProgram(att.coll.Programs[p.Name], p.Attach)
+		att.links = append(att.links, links...)
+		if err != nil {
+			att.close()
+			src := p.Source[0]
+			return fmt.Errorf("%s:%s: attaching %s to %s: %w", src.File, src.Pos, p.Name, p.Attach, err)
+		}
+	}
+	return nil
+}
+
+// attach loads a sensor — its own maps, its stubs, and its programs with
+// selection sel (key: its key) compiled in — and attaches the stubs.
+func (t *tracker) attach(s *bpfgen.Sensor, sel *wire.Pred, key string, entsel bool) (*attachment, error) {
+	cs := &ebpf.CollectionSpec{Maps: map[string]*ebpf.MapSpec{}, Programs: map[string]*ebpf.ProgramSpec{}}
+	for n, m := range s.Maps {
+		cs.Maps[n] = m
+	}
+	stubs := s.Stubs()
+	for i, p := range stubs {
+		cs.Maps[bpfgen.TailMap(i)] = s.TailMapSpec()
+		cs.Programs[p.Name] = p.Spec
+	}
+	coll, err := ebpf.NewCollection(cs)
+	if err != nil {
+		return nil, loadError(stubs, err)
+	}
+	att := &attachment{tr: t, coll: coll, enable: coll.Maps[bpfgen.MapEnable]}
+	if err := att.install(s, sel, key, entsel); err != nil {
+		att.close()
+		return nil, err
+	}
+	if err := att.attachAll(stubs); err != nil {
+		return nil, err
+	}
+	return att, nil
+}
+
+// install loads the sensor's programs with selection sel compiled in and
+// puts each in its stub's program array, replacing the previous ones (a
+// firing runs one or the other; see bpfgen.Stubs).
+func (a *attachment) install(s *bpfgen.Sensor, sel *wire.Pred, key string, entsel bool) error {
+	t := a.tr
+	f := s.Filter(sel, syscallNumbers, entsel)
+	cs := &ebpf.CollectionSpec{Maps: map[string]*ebpf.MapSpec{}, Programs: map[string]*ebpf.ProgramSpec{}}
+	repl := map[string]*ebpf.Map{}
+	for n, m := range t.specs {
+		cs.Maps[n], repl[n] = m, t.maps[n]
+	}
+	for n, m := range s.Maps {
+		cs.Maps[n], repl[n] = m, a.coll.Maps[n]
+	}
+	if f.Consts != nil {
+		cs.Maps[bpfgen.MapConsts] = f.Consts
+	}
+	for _, p := range f.Programs {
+		cs.Programs[p.Name] = p.Spec
+	}
+	bodies, err := ebpf.NewCollectionWithOptions(cs, ebpf.CollectionOptions{MapReplacements: repl})
+	if err != nil {
+		return loadError(f.Programs, err)
+	}
+	for i, p := range f.Programs {
+		if err := a.coll.Maps[bpfgen.TailMap(i)].Put(uint32(0), bodies.Programs[p.Name]); err != nil {
+			bodies.Close()
+			return fmt.Errorf("%s: installing %s: %w", s.Rel.Name, p.Name, err)
+		}
+	}
+	if a.bodies != nil {
+		a.bodies.Close()
+	}
+	a.bodies, a.filter, a.placed, a.entsel = bodies, key, f.Placed, entsel
+	return nil
 }
 
 func attachProgram(prog *ebpf.Program, at bpfgen.Attach) ([]link.Link, error) {

@@ -35,6 +35,16 @@ import (
 //	nomatch: a predicate no event of the workload matches (another process)
 //	  tqmon:    ... where s.Process = $other
 //	  bpftrace: tracepoint:raw_syscalls:sys_enter /pid == OTHER/ { printf(...); }
+//	name: the target's calls of one name — each getppid call matches
+//	  tqmon:    ... where s.Process = $target and s.Name = "getppid"
+//	  bpftrace: tracepoint:raw_syscalls:sys_enter /pid == TARGET && args->id == 110/ { printf(...); }
+//	othername: the target's calls of a name it does not call in the loop
+//	  (getpid): each getppid call is one that does not match
+//	  tqmon:    ... where s.Process = $target and s.Name = "getpid"
+//	  bpftrace: tracepoint:raw_syscalls:sys_enter /pid == TARGET && args->id == 39/ { printf(...); }
+//
+// (tqmon evaluates the name in the kernel: the selection compiled into
+// its program, see sensor/bpfgen/filter.go)
 //
 // and reports the added ns per call of each (the median of the rounds
 // over the median uninstrumented time) and their ratio tqmon/bpftrace.
@@ -42,7 +52,7 @@ import (
 // start-up counts.
 func BenchmarkKernelOverhead(b *testing.B) {
 	bt, work, n, rounds := benchSetup(b, 5)
-	for _, mode := range []string{"delivery", "nomatch"} {
+	for _, mode := range []string{"delivery", "nomatch", "name", "othername"} {
 		b.Run(mode, func(b *testing.B) {
 			var base, tq, bpf []float64
 			for range rounds {
@@ -151,7 +161,14 @@ func benchTqmon(b *testing.B, argv []string, mode string) {
 	if mode == "nomatch" {
 		who = "1"
 	}
-	prog, err := query.Compile(res.Catalog(), []query.Source{{Name: "q", Text: `range of s is Syscall retrieve (s.Name, s.Thread) where s.Process = $who`}},
+	q := `range of s is Syscall retrieve (s.Name, s.Thread) where s.Process = $who`
+	switch mode {
+	case "name":
+		q += ` and s.Name = "getppid"`
+	case "othername":
+		q += ` and s.Name = "getpid"`
+	}
+	prog, err := query.Compile(res.Catalog(), []query.Source{{Name: "q", Text: q}},
 		check.Options{Params: map[string]string{"who": who}})
 	if err != nil {
 		b.Fatal(err)
@@ -172,7 +189,7 @@ func benchTqmon(b *testing.B, argv []string, mode string) {
 	time.Sleep(20 * time.Millisecond)
 	res.Close()
 	wg.Wait()
-	if mode == "delivery" && rows < len(argv) {
+	if (mode == "delivery" || mode == "name") && rows < len(argv) {
 		b.Errorf("tqmon delivered %d tuples", rows)
 	}
 }
@@ -187,7 +204,14 @@ func benchBpftrace(b *testing.B, bt string, argv []string, mode string) {
 	if mode == "nomatch" {
 		who = 1
 	}
-	script := fmt.Sprintf(`tracepoint:raw_syscalls:sys_enter /pid == %d/ { printf("%%d %%d\n", tid, args->id); }`, who)
+	cond := ""
+	switch mode {
+	case "name":
+		cond = " && args->id == 110" // getppid
+	case "othername":
+		cond = " && args->id == 39" // getpid
+	}
+	script := fmt.Sprintf(`tracepoint:raw_syscalls:sys_enter /pid == %d%s/ { printf("%%d %%d\n", tid, args->id); }`, who, cond)
 	tr := exec.Command(bt, "-e", script)
 	stdout, _ := tr.StdoutPipe()
 	tr.Stderr = io.Discard

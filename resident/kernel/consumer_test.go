@@ -3,6 +3,7 @@ package kernel_test
 import (
 	"context"
 	"io"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -36,7 +37,24 @@ type consumer struct {
 // consume starts the run; it returns once the resident has been told
 // what to enable. each, if set, is called after each result printed.
 func consume(tb testing.TB, s *kernel.Synthetic, lease time.Duration, each func(n int64)) *consumer {
-	prog, err := query.Compile(s.R.Catalog(), []query.Source{{Name: "q", Text: `range of s is Syscall retrieve (s.Name, s.Thread) where s.Process = $target`}},
+	return consumeQuery(tb, s, selectCalls, lease, each)
+}
+
+// The consumer's queries: a σ/π of the target's system calls (each
+// printed), and a count of its getppid calls (each new count a result).
+const (
+	selectCalls  = `range of s is Syscall retrieve (s.Name, s.Thread) where s.Process = $target`
+	countGetppid = `range of s is Syscall retrieve (N = count(s.Name for ever)) where s.Process = $target and s.Name = "getppid"`
+)
+
+// consumeQuery is consume for the query text.
+func consumeQuery(tb testing.TB, s *kernel.Synthetic, text string, lease time.Duration, each func(n int64)) *consumer {
+	return consumeVia(tb, s, text, lease, each, s.Local())
+}
+
+// consumeVia is consumeQuery through conn, a connection to s.
+func consumeVia(tb testing.TB, s *kernel.Synthetic, text string, lease time.Duration, each func(n int64), conn wire.Conn) *consumer {
+	prog, err := query.Compile(s.R.Catalog(), []query.Source{{Name: "q", Text: text}},
 		check.Options{Params: map[string]string{"target": strconv.Itoa(kernel.SynthPid)}})
 	if err != nil {
 		tb.Fatal(err)
@@ -51,7 +69,7 @@ func consume(tb testing.TB, s *kernel.Synthetic, lease time.Duration, each func(
 	go func() {
 		defer c.wg.Done()
 		defer pr.Close()
-		_, c.stats, c.err = remote.RunLive(ctx, prog, []wire.Conn{s.Local()}, remote.LiveOptions{
+		_, c.stats, c.err = remote.RunLive(ctx, prog, []wire.Conn{conn}, remote.LiveOptions{
 			Lease:    lease,
 			Ready:    func() { close(ready) },
 			Discard:  true,
@@ -110,20 +128,30 @@ func (c *consumer) stop() {
 // consumer frees room. It reports events/s (wall clock) and the
 // process's CPU time per event (the writer's share is a copy of a few
 // bytes).
+//
+// Sub-benchmarks: select, the σ/π (a result per event); count, a count of
+// the calls (a result per event: each count as it ends, the last as it
+// begins).
 func BenchmarkConsumer(b *testing.B) {
+	for _, q := range []struct{ name, text string }{{"select", selectCalls}, {"count", countGetppid}} {
+		b.Run(q.name, func(b *testing.B) { benchConsumer(b, q.text) })
+	}
+}
+
+func benchConsumer(b *testing.B, text string) {
 	s, err := kernel.NewSynthetic(8 << 20)
 	if err != nil {
 		b.Skip(err)
 	}
 	defer s.Close()
-	c := consume(b, s, 0, nil)
+	c := consumeQuery(b, s, text, 0, nil)
 	defer c.stop()
 	cpu0 := cpuTime()
 	b.ResetTimer()
 	start := time.Now()
 	write(s, b.N)
-	if !c.wait(int64(b.N), 10*time.Second) {
-		b.Fatalf("%d of %d events printed", c.seen.Load(), b.N)
+	if !c.wait(int64(b.N), 10*time.Second) { // one result element per event
+		b.Fatalf("%d of %d result elements printed", c.seen.Load(), b.N)
 	}
 	elapsed := time.Since(start)
 	b.StopTimer()
@@ -171,4 +199,91 @@ func cpuTime() int64 {
 	var ru unix.Rusage
 	unix.Getrusage(unix.RUSAGE_SELF, &ru)
 	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// A drain whose session is full leaves the records in the ring, holding
+// only notes of them: filled while the consumer is stopped — its session
+// full (session.MaxHeld), the ring full — the drain holds at most the
+// records the ring holds, in at most RingBytes of notes (25 bytes a
+// record, with the slack of growth; before, it copied the records it
+// held into arenas: at least the ring's size once it was full, up to
+// three times).
+func TestDrainHoldsNoBytes(t *testing.T) {
+	const ringBytes = 1 << 20
+	s, err := kernel.NewSynthetic(ringBytes)
+	if err != nil {
+		t.Skip(err)
+	}
+	defer s.Close()
+	hold := make(chan struct{})
+	c := consume(t, s, 0, func(k int64) {
+		if k == 1 {
+			<-hold
+		}
+	})
+	defer c.stop()
+	defer close(hold)
+	// Write until no room comes for a while: the session and the ring
+	// are full.
+	for idle := time.Now(); time.Since(idle) < 300*time.Millisecond; {
+		if s.Write(1024) > 0 {
+			idle = time.Now()
+		} else {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	records, bytes := s.DrainHeld()
+	t.Logf("the drain holds %d records in %d bytes; the ring holds %d records in %d bytes", records, bytes, ringBytes/s.RecordBytes(), ringBytes)
+	if records == 0 || records > ringBytes/s.RecordBytes() {
+		t.Errorf("the drain holds %d records; the ring holds %d", records, ringBytes/s.RecordBytes())
+	}
+	if bytes > ringBytes {
+		t.Errorf("the drain holds %d bytes for them, more than the ring's %d", bytes, ringBytes)
+	}
+}
+
+// dropping is a connection whose every batch says one more Syscall packet
+// was dropped: a loss that goes on rising.
+type dropping struct {
+	wire.Conn
+	sensor uint16
+	drops  uint64
+}
+
+func (c *dropping) Recv() (*wire.Batch, error) {
+	b, err := c.Conn.Recv()
+	if b != nil {
+		c.drops++
+		b.Counts = append(b.Counts, wire.Count{Sensor: c.sensor, Wanted: c.drops, Drops: c.drops})
+	}
+	return b, err
+}
+
+func (c *dropping) Release(b *wire.Batch) { c.Conn.(wire.Releaser).Release(b) }
+
+// A loss that keeps rising holds the watermark back until it is
+// reported — at most a second (flushEvery) — but the inputs it holds
+// back are bounded: it is reported once 32,768 wait (and a chunk of a
+// batch), not after a second's worth of packets (before, 300,000 records
+// in under a second all waited).
+func TestLossHoldsBackBounded(t *testing.T) {
+	s, err := kernel.NewSynthetic(8 << 20)
+	if err != nil {
+		t.Skip(err)
+	}
+	defer s.Close()
+	conn := &dropping{Conn: s.Local(), sensor: uint16(slices.Index(s.R.Hello().Sensors, "Syscall"))}
+	c := consumeVia(t, s, selectCalls, 0, nil, conn)
+	const n = 300000
+	start := time.Now()
+	write(s, n)
+	took := time.Since(start)
+	time.Sleep(50 * time.Millisecond)
+	s.Close()
+	c.stop()
+	const bound = 1<<15 + 4096
+	t.Logf("%d records written in %v; at most %d inputs waited; %d losses reported", n, took, c.stats.PeakQueued, c.losses.Load())
+	if c.stats.PeakQueued == 0 || c.stats.PeakQueued > bound {
+		t.Errorf("%d inputs waited at once; bound %d", c.stats.PeakQueued, bound)
+	}
 }

@@ -42,10 +42,12 @@
 //     when it starts; a program that finds the ring full drops its packet
 //     and counts it, never waits. The drain hands a round no more records
 //     than the session with the most room can hold, nor more than
-//     roundMax; the rest waits in the drain (at most about the ring's
-//     size) and then in the ring, so a monitor that falls behind loses
-//     nothing until the ring itself is full (TestConsumerBehindLosesNothing;
-//     see drain.go).
+//     roundMax; the rest wait in the ring itself — the drain notes them
+//     (25 bytes a record, at most RingBytes/16 records) and copies none —
+//     so a monitor that falls behind loses nothing until the ring is
+//     full, and then the kernel counts every packet it drops, which the
+//     next batch reports (TestConsumerBehindLosesNothing,
+//     TestDrainHoldsNoBytes; see drain.go).
 //
 // TestKernelHostileNeverReads runs a workload of 800,000 system calls
 // under five sessions that keep their leases and never read beside an
@@ -78,9 +80,23 @@
 // a Process's pid (thread group ID), a Thread's ID, a Processor's number.
 // An enable names an ID, so — as in the Go resident — it also covers a
 // later process that reuses the pid (rare: pids are reused only after
-// wrapping around pid_max). The resident does not evaluate triggers (its
-// Hello does not advertise wire.CapTriggers): the remote widens the
-// sensors a join restricts instead.
+// wrapping around pid_max). The resident does not evaluate triggers on
+// sensed relations (its Hello does not advertise wire.CapTriggers): the
+// remote widens the sensors such a join restricts instead. It does
+// evaluate entity selections (wire.CapEntityTriggers, wire.CapWhile: a
+// sensor enabled for the processes with a command, while they have it),
+// in the kernel, at the processes' fork and exec (entsel.go).
+//
+// # Selections
+//
+// A session's fragments (wire.CFragment, wire.CapFragments) are
+// selections on a sensor's own attributes; the resident compiles the or
+// of those of the sessions that enable the sensor into its programs,
+// before a packet is counted or reserved, and replaces the programs
+// atomically when it changes: each program is attached as a stub that
+// tail-calls it (filter.go, bpfgen/filter.go). Results never depend on
+// them: the remote monitor selects again. Options.NoSelections turns
+// both off (for comparing).
 //
 // # Packets and time
 //

@@ -12,94 +12,147 @@ import (
 
 // The drain, every millisecond while some session is open:
 //
-//  1. read the monotonic clock (D0), then every record committed in the
-//     entity ring and — unless the records read and not applied yet
-//     already fill as much as the packet ring holds (holdMax) — in the
-//     packet ring. Programs read the clock after reserving their record,
-//     so a record not read now was reserved after the ring's producer
-//     position was read, after D0: its time is ≥ D0. For the packet ring
-//     the D0 that matters is that of the last round that read it (evD0):
-//     every record left in it has a time ≥ evD0;
-//  2. in time order, apply the records stamped before W = min(D0, evD0)
-//     − 1 (entity records update the entity table and become entity
-//     relation packets for every session; sensor records become packets
-//     for the sessions that enable their flag holder), but stop once the
-//     session with the most room has as many packets as it can hold
+//  1. read the monotonic clock (D0), then walk every record committed in
+//     the entity ring and the packet ring since the last walk, noting
+//     each (its time and where it lies) without copying it: the ring
+//     holds a record's bytes until the drain frees its room (ringQ).
+//     Programs read the clock after reserving their record, so a record
+//     not walked now was reserved after the rings' producer positions
+//     were read, after D0: its time is ≥ D0;
+//  2. in time order, apply the records stamped before W = D0 − 1 (entity
+//     records update the entity table and become entity relation
+//     packets for every session; sensor records become packets for the
+//     sessions that enable their flag holder), but stop once the session
+//     with the most room has as many packets as it can hold
 //     (session.Core.Room, read before the round: what it has left of
 //     MaxHeld, its reserve and its share of the budget) or roundMax
 //     records were applied, and lower W to just before the first record
-//     not applied; keep the others for a later round;
-//  3. hand each session its packets with watermark W and the kernel's
+//     not applied; keep the others noted for a later round;
+//  3. free, in each ring, the room of the records applied that no record
+//     not applied precedes (the consumer position only moves forward);
+//  4. hand each session its packets with watermark W and the kernel's
 //     cumulative counts of packets wanted and dropped
 //     (session.Core.Deliver, the roomiest session first: its batches are
 //     in order because every packet of a later round is stamped after W,
 //     as steps 1 and 2 argue).
 //
 // So a consumer that falls behind loses nothing to its session's bounds:
-// the records it cannot take yet wait in the drain (at most holdMax bytes
-// of them, about the ring's size) and then in the ring, where the kernel
-// counts what does not fit as drops, as it does when the drain is late.
-// Sessions with less room than the roomiest still drop what does not fit
-// them (counted: Count.Drops), so a session that never reads cannot stall
-// the others (TestKernelHostileNeverReads).
+// the records it cannot take yet stay in the ring, where the kernel
+// counts what does not fit as drops — the same drops it counts when the
+// drain is late, which every batch reports, so nothing is lost silently.
+// The drain itself holds no record's bytes: what it holds for the
+// records walked and not applied is their notes (a record, 24 bytes, and
+// a done flag, 1) — at most one per record the ring can hold, at most
+// RingBytes/16 (a record takes at least a header and a time: 16 bytes),
+// so at most 25/16·RingBytes, twice that with the slack of the slices'
+// growth (the default ring: 12.5 MiB, 25 at most; for Syscall's 48-byte
+// records in the ring, half the ring's size, a ring's at most) —
+// TestDrainHoldsNoBytes. Before, it copied the records it held into
+// arenas: up to three times the ring's size. Sessions with
+// less room than the roomiest still drop what does not fit them
+// (counted: Count.Drops), so a session that never reads cannot stall the
+// others (TestKernelHostileNeverReads).
 
-// readEvents copies the packet ring's records into the round's arena.
+// ringQ is what the drain knows of one ring: the position it has walked
+// to, and whether each record walked and not freed is done with (applied,
+// or needing no applying), in ring order: done[k] is the record numbered
+// base+k (pending refers to records by number, modulo 2^32: fewer are
+// ever held). Where a record ends is read again from its header, in the
+// ring, when its room is freed.
+type ringQ struct {
+	r      *ring
+	walked uint64
+	done   []bool
+	head   int // done[:head] are freed
+	base   uint32
+}
+
+func newRingQ(r *ring) ringQ { return ringQ{r: r, walked: r.consumed()} }
+
+// read walks the ring's new records, appending those to apply to
+// pending (entity marks the entity ring); f, if set, sees each record's
+// bytes first and says whether to apply it.
+func (t *tracker) read(q *ringQ, entity bool, f func([]byte) bool) {
+	q.walked = q.r.walk(q.walked, func(pos uint64, b []byte) {
+		seq := q.base + uint32(len(q.done))
+		ok := b != nil && (f == nil || f(b))
+		q.done = append(q.done, !ok)
+		if ok {
+			off := (pos + ringHdrSize) & q.r.mask
+			t.pending = append(t.pending, record{ts: int64(le.Uint64(b)), seq: seq, off: uint32(off), n: uint32(len(b)), entity: entity})
+		}
+	})
+}
+
+// readEvents walks the packet ring.
 func (t *tracker) readEvents() {
-	t.events.drain(func(b []byte) {
+	if t.readN == nil {
+		t.readN = make([]uint64, len(t.delivered))
+	}
+	t.read(&t.evQ, false, func(b []byte) bool {
 		if len(b) < bpfgen.EventHeader {
 			t.bad++
-			return
+			return false
 		}
-		if id := int(le.Uint16(b[bpfgen.OffSensor:])); id < len(t.delivered) {
-			t.delivered[id].Add(1)
+		if id := int(le.Uint16(b[bpfgen.OffSensor:])); id < len(t.readN) {
+			t.readN[id]++
 		}
-		t.pending = append(t.pending, t.keep(b, false))
+		return true
 	})
-}
-
-// readEnts copies the entity ring's records into the round's arena.
-// Reading allocates nothing per record (records held for a later round
-// move to the other arena at the round's end: hold).
-func (t *tracker) readEnts() {
-	t.entRing.drain(func(b []byte) {
-		t.pending = append(t.pending, t.keep(b, true))
-	})
-}
-
-// keep copies a record into the arena.
-func (t *tracker) keep(b []byte, entity bool) record {
-	k := len(t.arena)
-	t.arena = append(t.arena, b...)
-	return record{ts: int64(le.Uint64(b)), off: k, n: uint32(len(b)), entity: entity}
-}
-
-// bytes returns a record's bytes.
-func (t *tracker) bytes(r *record) []byte {
-	end := r.off + int(r.n)
-	return t.arena[r.off:end:end]
-}
-
-// hold moves the records still pending (pending[head:]) to the front
-// of pending, and their bytes into the spare arena, which becomes the
-// arena; the other is reused next round. It is called once the records
-// applied since the last move (pending[:head], their bytes deadBytes)
-// are at least as many as those held, so that moving costs no more than
-// applying did (before, every round moved everything held: a drain
-// holding 200,000 records and applying 16,000 a round spent most of its
-// time copying); until then pending and the arena keep what was applied,
-// at most about as much as they hold.
-func (t *tracker) hold() {
-	n := copy(t.pending, t.pending[t.head:])
-	t.pending = t.pending[:n]
-	t.head, t.sorted, t.deadBytes = 0, n, 0
-	t.spare = t.spare[:0]
-	for i := range t.pending {
-		r := &t.pending[i]
-		k := len(t.spare)
-		t.spare = append(t.spare, t.bytes(r)...)
-		r.off = k
+	for id, n := range t.readN {
+		if n > 0 {
+			t.delivered[id].Add(n)
+			t.readN[id] = 0
+		}
 	}
-	t.arena, t.spare = t.spare, t.arena
+}
+
+// readEnts walks the entity ring.
+func (t *tracker) readEnts() {
+	t.read(&t.entQ, true, func(b []byte) bool { return len(b) >= 8 })
+}
+
+// queue returns the ring a record lies in.
+func (t *tracker) queue(r *record) *ringQ {
+	if r.entity {
+		return &t.entQ
+	}
+	return &t.evQ
+}
+
+// bytes returns a record's bytes, in its ring.
+func (t *tracker) bytes(r *record) []byte {
+	d := t.queue(r).r.data
+	end := int(r.off) + int(r.n)
+	return d[r.off:end:end]
+}
+
+// applied marks a record applied.
+func (t *tracker) applied(r *record) {
+	q := t.queue(r)
+	q.done[r.seq-q.base] = true
+}
+
+// free gives back to the kernel the room of the records done that no
+// record not done precedes (step 3), and forgets them.
+func (q *ringQ) free() {
+	h := q.head
+	pos := q.r.consumed()
+	for h < len(q.done) && q.done[h] {
+		pos = q.r.next(pos)
+		h++
+	}
+	if h == q.head {
+		return
+	}
+	q.r.free(pos)
+	q.head = h
+	if q.head >= len(q.done)-q.head { // compacting costs no more than freeing did
+		n := copy(q.done, q.done[q.head:])
+		q.done = q.done[:n]
+		q.base += uint32(q.head)
+		q.head = 0
+	}
 }
 
 // roundMax bounds the records a round applies (but the last), so that
@@ -107,13 +160,6 @@ func (t *tracker) hold() {
 // a command, waits for one round at most (≈ 10 ms of decoding). A lease
 // is judged at the round's start (D0), before the round's own delay.
 const roundMax = 1 << 14
-
-// holdMax bounds the bytes of records the drain holds read and not
-// applied before it stops reading the packet ring: the ring's size (so
-// the drain holds at most about twice the ring of records not applied,
-// and its arena, with the bytes of records applied and not yet moved
-// out (hold), at most about three times).
-func (t *tracker) holdMax() int { return len(t.events.data) / 2 }
 
 func byTime(a, b record) int {
 	switch {
@@ -136,10 +182,7 @@ func (t *tracker) round(final bool) {
 	clear(t.vals) // the last round's values, copied out by Deliver
 	t.vals = t.vals[:0]
 	t.readEnts()
-	if final || len(t.arena)-t.deadBytes < t.holdMax() {
-		t.readEvents()
-		t.evD0 = d0
-	}
+	t.readEvents()
 	// The records held from the last round are in order; sort what was
 	// read, and merge it in when it does not simply follow them: only
 	// the held records after its first need sorting again.
@@ -156,7 +199,7 @@ func (t *tracker) round(final bool) {
 		slices.SortStableFunc(t.pending[t.head+pos:], byTime)
 	}
 	live := t.pending[t.head:]
-	w := min(d0, t.evD0) - 1
+	w := d0 - 1
 	cut := len(live)
 	if !final {
 		cut, _ = slices.BinarySearchFunc(live, w+1, func(x record, ts int64) int {
@@ -173,6 +216,7 @@ func (t *tracker) round(final bool) {
 		}
 	}
 	r.mu.Lock()
+	t.routed = false // (see route)
 	// The session with the most room, and its room (step 2).
 	best, room := -1, 0
 	for i := range session.Indices(r.sessions.Mask()) {
@@ -192,13 +236,15 @@ func (t *tracker) round(final bool) {
 			rec.ts = t.lastW + 1
 			t.late++
 		}
-		t.deadBytes += int(rec.n)
 		if rec.entity {
 			t.ents.record(t.bytes(rec), rec.ts, &t.out)
 		} else {
 			t.packet(t.bytes(rec), rec.ts, &t.out)
 		}
+		t.applied(rec)
 	}
+	t.entQ.free()
+	t.evQ.free()
 	if applied < cut {
 		w = min(w, live[applied].ts-1)
 	}
@@ -208,8 +254,10 @@ func (t *tracker) round(final bool) {
 	w = max(w, t.lastW)
 	t.head += applied
 	t.sorted = len(t.pending)
-	if t.head >= len(t.pending)-t.head {
-		t.hold()
+	if t.head >= len(t.pending)-t.head { // compacting costs no more than applying did
+		n := copy(t.pending, t.pending[t.head:])
+		t.pending = t.pending[:n]
+		t.head, t.sorted = 0, n
 	}
 	t.lastW = w
 	if t.rounds++; t.rounds%1000 == 0 {
@@ -260,17 +308,34 @@ func (t *tracker) send(out *roundOut, mask uint64, p wire.Packet, ents []*entity
 	for i := range session.Indices(mask & t.r.sessions.Mask()) {
 		s := t.r.sessions.At(i)
 		for _, e := range ents {
+			if s.recent[0] == e || s.recent[1] == e {
+				continue
+			}
 			if !s.defined[e.key] {
 				s.defined[e.key] = true
 				out.defs[i] = append(out.defs[i], e.def())
 			}
+			s.recent[0], s.recent[1] = e, s.recent[0]
 		}
 		out.pk[i] = append(out.pk[i], p)
 	}
 }
 
-// route returns the sessions that enable sensor id for entity num.
+// route returns the sessions that enable sensor id for entity num. The
+// last answer is kept for the round (routed): enables change only by
+// commands, under r.mu, which the round holds.
 func (t *tracker) route(sensor int, num uint32) uint64 {
+	k := flagKey{sensor, num}
+	if t.routed && t.routeKey == k {
+		return t.routeMask
+	}
+	mask := t.routeAll(sensor, num)
+	t.routed, t.routeKey, t.routeMask = true, k, mask
+	return mask
+}
+
+// routeAll is route without its memory.
+func (t *tracker) routeAll(sensor int, num uint32) uint64 {
 	var mask uint64
 	for i := range session.Indices(t.r.sessions.Mask()) {
 		if t.r.sessions.At(i).holds(sensor, num) {
@@ -376,8 +441,11 @@ func (t *tracker) decode(ss *sensorState, bd *bpfgen.Binding, b []byte, ts int64
 			}
 			vals[i] = wire.Value{Kind: wire.VEntity, N: e.key}
 		case sl.Decode == bpfgen.DecodeSyscall:
-			name, ok := syscallNames[n]
-			if !ok {
+			var name string
+			if n < uint64(len(t.r.syscalls)) {
+				name = t.r.syscalls[n]
+			}
+			if name == "" {
 				name = fmt.Sprintf("syscall_%d", n)
 			}
 			vals[i] = wire.Value{Kind: wire.VString, S: name}

@@ -48,7 +48,7 @@ func NewSynthetic(ringBytes int) (*Synthetic, error) {
 		return nil, err
 	}
 	t.lastW = monoNow() - 1
-	t.evD0 = t.lastW + 1
+	t.evQ, t.entQ = newRingQ(t.events), newRingQ(t.entRing)
 	t.ents = newEntities(r, t)
 	p := t.ents.create(typeProcess, SynthPid, 0, "work", nil, 0, nil)
 	t.ents.create(typeThread, SynthPid, 0, "", p, 0, nil)
@@ -133,6 +133,10 @@ type synthConn struct {
 	s *Session
 }
 
+// Release gives a batch back to the session (as the resident's own Local
+// does: the remote releases what it took).
+func (c *synthConn) Release(b *wire.Batch) { c.Conn.(wire.Releaser).Release(b) }
+
 // Send carries out enables as the session's commands (numbered, so that
 // batches say when they were applied: the remote starts its observation
 // there), noting them without attaching anything.
@@ -163,3 +167,15 @@ func (s *Synthetic) Close() {
 	s.R.mu.Unlock()
 	s.R.Close()
 }
+
+// DrainHeld stops the drain (no last round) and returns the records it
+// has walked and not applied, and the bytes it holds for them and for the
+// records walked and not freed (its notes' capacity: it copies no record).
+func (s *Synthetic) DrainHeld() (records, bytes int) {
+	s.t.stopDrain(false)
+	t := s.t
+	return len(t.pending) - t.head, cap(t.pending)*int(unsafe.Sizeof(record{})) + cap(t.evQ.done) + cap(t.entQ.done)
+}
+
+// RecordBytes is the room a synthetic record takes in the ring.
+func (s *Synthetic) RecordBytes() int { return (ringHdrSize + len(s.rec) + 7) &^ 7 }

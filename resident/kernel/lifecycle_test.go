@@ -70,7 +70,7 @@ func TestAttachOnDemand(t *testing.T) {
 	if err := s.Apply(enable); err != nil {
 		t.Fatal(err)
 	}
-	waitPrograms(t, "SyscallCall enabled", append([]string{"tqm_SyscallCa_0", "tqm_SyscallC_0e"}, entityPrograms...)...)
+	waitPrograms(t, "SyscallCall enabled", append([]string{"tqm_SyscallCa_0", "tqm_SyscallC_0e", "tqm_tSyscallC_0", "tqm_tSyscall_0e"}, entityPrograms...)...)
 	if got := res.Flags(); !slices.Equal(got["SyscallCall"], []string{self}) || len(got) != 1 {
 		t.Errorf("enable maps: %v", got)
 	}
@@ -106,7 +106,7 @@ func TestAttachOnDemand(t *testing.T) {
 	if err := s2.Apply(enable); err != nil {
 		t.Fatal(err)
 	}
-	waitPrograms(t, "a second session", append([]string{"tqm_SyscallCa_0", "tqm_SyscallC_0e"}, entityPrograms...)...)
+	waitPrograms(t, "a second session", append([]string{"tqm_SyscallCa_0", "tqm_SyscallC_0e", "tqm_tSyscallC_0", "tqm_tSyscall_0e"}, entityPrograms...)...)
 	res.Close()
 	waitPrograms(t, "the resident closed")
 	if _, err := s2.Recv(context.Background()); err != nil && !errors.Is(err, session.ErrClosed) {
@@ -174,7 +174,7 @@ func TestCommandErrors(t *testing.T) {
 		{wire.Command{Kind: wire.CEnable, Sensor: sys, Entity: "P1"}, `entity: Process IDs are numbers, not "P1"`},
 		{wire.Command{Kind: wire.CDisable, Sensor: sys, Entity: "1"}, "Syscall is not enabled for Process 1 by this session"},
 		{wire.Command{Kind: wire.CDisableAll, Sensor: sys}, "Syscall is not enabled for every entity"},
-		{wire.Command{Kind: wire.CTrigger, Sensor: sys}, `does not evaluate triggers (it does not advertise "triggers")`},
+		{wire.Command{Kind: wire.CTrigger, Sensor: sys, On: sys}, `does not evaluate triggers on sensed relations (it does not advertise "triggers")`},
 		{wire.Command{Kind: wire.CSample, Sensor: sys}, "no sampled sensors"},
 		{wire.Command{Kind: wire.CLease}, "lease period 0 ns is not positive"},
 	}

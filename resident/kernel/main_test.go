@@ -24,6 +24,7 @@ type run struct {
 	results []query.Result
 	stats   remote.LiveStats
 	flags   map[string][]string // the enable maps when the command was released
+	placed  map[string][]string // the selections in the kernel then (Resident.Placed)
 	kstats  map[string]kernel.SensorStats
 	pid     int
 	state   *os.ProcessState
@@ -73,6 +74,7 @@ func runCommandWith(t *testing.T, opts kernel.Options, lo remote.LiveOptions, ar
 		defer wg.Done()
 		lo.Ready = func() {
 			out.flags = res.Flags()
+			out.placed = res.Placed()
 			if err := cmd.Release(); err != nil {
 				t.Error(err)
 			}

@@ -71,6 +71,10 @@ type Options struct {
 	// process that one forks from then on, transitively, in the kernel
 	// before the child runs (bpfgen.Options.Follow; tqmon's --follow).
 	Follow bool
+	// NoSelections: the resident does not advertise wire.CapFragments
+	// and compiles no selection into its programs (every enabled packet
+	// is sent; the monitor selects) — for comparing the two.
+	NoSelections bool
 }
 
 // ErrUnavailable: the kernel sensors cannot run here (not root, no BPF,
@@ -91,12 +95,18 @@ type Resident struct {
 	hello   *wire.Hello
 	ent     [3]int // the entity relations' sensor IDs: Process, Thread, Processor
 	sensors []*sensorState
+	// syscalls are syscallNames by number ("" for none): the drain names
+	// each Syscall packet's call without a map lookup.
+	syscalls []string
 
 	mu       sync.Mutex
 	closed   bool
 	sessions session.Table[Session]
 	budget   *session.Budget // what the sessions hold together
 	tr       *tracker        // while some session is open
+	// commSel: per command name, per sensor, the entity triggers that
+	// select it (entsel.go).
+	commSel map[string]map[int]int
 }
 
 // entity type IDs (linux.sdl declares them first, in this order).
@@ -144,6 +154,12 @@ func New(opts Options) (*Resident, error) {
 func newResident(opts Options, d *Description) (*Resident, error) {
 	text, cat, spec := d.SDL, d.Catalog, d.Spec
 	r := &Resident{opts: opts, text: text, cat: cat, spec: spec, budget: session.NewBudget(session.MaxHeldTotal)}
+	for nr, name := range syscallNames {
+		if nr < 1024 {
+			r.syscalls = append(r.syscalls, make([]string, max(int(nr)+1-len(r.syscalls), 0))...)
+			r.syscalls[nr] = name
+		}
+	}
 	for i, t := range bpfgen.EntityTypes() {
 		if cat.EntityTypes[i] != t {
 			return nil, fmt.Errorf("%s: the entity types must be declared first, as Process, Thread, Processor", LinuxSDLName)
@@ -165,6 +181,10 @@ func newResident(opts Options, d *Description) (*Resident, error) {
 		WallBase: wall,
 		Period:   cat.ClockPeriod,
 		// No wire.CapTriggers: the remote widens join restrictions.
+	}
+	if !opts.NoSelections {
+		r.hello.Caps = append(r.hello.Caps, wire.CapFragments)                     // see filter.go
+		r.hello.Caps = append(r.hello.Caps, wire.CapEntityTriggers, wire.CapWhile) // see entsel.go
 	}
 	for _, rel := range cat.Relations {
 		r.hello.Sensors = append(r.hello.Sensors, rel.Name)

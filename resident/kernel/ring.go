@@ -60,18 +60,19 @@ func (r *ring) prodPos() *uint64 { return (*uint64)(unsafe.Pointer(&r.prod[0])) 
 // writing (programs write a record in microseconds).
 const busyWait = 10 * time.Millisecond
 
-// drain passes every record committed up to the producer position read on
-// entry to f (the bytes are valid only during the call) and frees their
-// room. A record still being written is waited for (briefly: see
-// busyWait), so that every record reserved before the call is seen. It
-// returns the number of records read.
-func (r *ring) drain(f func([]byte)) int {
+// walk passes to f each record committed from position from up to the
+// producer position read on entry, in ring order: its position and its
+// bytes (nil for a record its program discarded). The bytes stay valid — the kernel writes no record over
+// them — until the consumer position passes them (free), not just during
+// the call: the ring itself holds what the drain has read and not
+// applied. A record still being written is waited for (briefly: see
+// busyWait), so that every record reserved before the call is seen. walk
+// returns the position after the last record passed.
+func (r *ring) walk(from uint64, f func(pos uint64, b []byte)) uint64 {
 	prod := atomic.LoadUint64(r.prodPos())
-	cons := atomic.LoadUint64(r.consPos())
-	n := 0
 	var waitStart time.Time
-	for cons < prod {
-		hdr := atomic.LoadUint32((*uint32)(unsafe.Pointer(&r.data[cons&r.mask])))
+	for from < prod {
+		hdr := atomic.LoadUint32((*uint32)(unsafe.Pointer(&r.data[from&r.mask])))
 		if hdr&ringBusy != 0 {
 			if waitStart.IsZero() {
 				waitStart = time.Now()
@@ -83,15 +84,30 @@ func (r *ring) drain(f func([]byte)) int {
 		}
 		waitStart = time.Time{}
 		size := uint64(hdr &^ (ringBusy | ringDiscard))
-		start := (cons + ringHdrSize) & r.mask
+		start := (from + ringHdrSize) & r.mask
 		if hdr&ringDiscard == 0 {
-			f(r.data[start : start+size])
-			n++
+			f(from, r.data[start:start+size:start+size])
+		} else {
+			f(from, nil)
 		}
-		cons += (ringHdrSize + size + 7) &^ 7
-		atomic.StoreUint64(r.consPos(), cons)
+		from += (ringHdrSize + size + 7) &^ 7
 	}
-	return n
+	return from
 }
+
+// next returns the position after the record at pos (committed, not
+// yet freed: its header is intact).
+func (r *ring) next(pos uint64) uint64 {
+	hdr := atomic.LoadUint32((*uint32)(unsafe.Pointer(&r.data[pos&r.mask])))
+	size := uint64(hdr &^ (ringBusy | ringDiscard))
+	return pos + (ringHdrSize+size+7)&^7
+}
+
+// consumed returns the consumer position.
+func (r *ring) consumed() uint64 { return atomic.LoadUint64(r.consPos()) }
+
+// free moves the consumer position to pos: the records before it are
+// done with, and the kernel may write over them.
+func (r *ring) free(pos uint64) { atomic.StoreUint64(r.consPos(), pos) }
 
 var le = binary.LittleEndian

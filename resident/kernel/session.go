@@ -31,6 +31,16 @@ type Session struct {
 	// defined: the entity keys whose definitions the session was sent
 	// (drain, r.mu).
 	defined map[uint64]bool
+	// frags: its fragments by ID; perSensor: its entity enables per
+	// sensor (r.mu; see filter.go).
+	frags     map[uint64]*kfrag
+	perSensor map[int]int
+	// trigs: its entity triggers by ID (r.mu; see entsel.go).
+	trigs map[uint64]*ktrig
+	// recent are two entities defined (drain, r.mu): a round's packets
+	// mostly name the same thread and process, checked here without a
+	// lookup in defined (holding them keeps their addresses theirs).
+	recent [2]*entity
 }
 
 // Open starts a session. Its first batch carries the live processes,
@@ -40,7 +50,7 @@ type Session struct {
 // or when tracking cannot start, the session is born ended (Recv and
 // Apply return the error).
 func (r *Resident) Open() *Session {
-	s := &Session{r: r, idx: -1, defined: map[uint64]bool{}}
+	s := &Session{r: r, idx: -1, defined: map[uint64]bool{}, frags: map[uint64]*kfrag{}, perSensor: map[int]int{}, trigs: map[uint64]*ktrig{}}
 	s.core.Init(len(r.sensors), monoNow, r.budget)
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -106,8 +116,23 @@ func (r *Resident) dropSessionLocked(s *Session, err error, keep bool) bool {
 	})
 	s.flags.Reset()
 	s.all.Reset()
+	for _, tr := range s.trigs {
+		if err := r.untrigger(s, tr); err != nil {
+			r.opts.Logf("%s: %v", r.sensors[tr.sensor].s.Rel.Name, err)
+		}
+	}
+	clear(s.trigs)
+	clear(s.frags)
+	clear(s.perSensor)
 	r.sessions.Remove(s.idx, s)
 	s.core.End(err, keep)
+	for _, ss := range r.sensors {
+		if ss != nil {
+			if err := r.refilter(ss); err != nil {
+				r.opts.Logf("%s: %v", ss.s.Rel.Name, err)
+			}
+		}
+	}
 	return true
 }
 
@@ -177,13 +202,24 @@ func (s *Session) apply(cmd *wire.Command) error {
 			if err := r.setFlag(ss, k.id, 1); err != nil {
 				return fail(cmd, "sensor", "%v", err)
 			}
-			s.flags.Enable(k)
-			return nil
+			if s.flags.Enable(k) {
+				s.perSensor[k.sensor]++
+			}
+			return r.refilter(ss)
 		}
-		if _, ok := s.flags.Disable(k); !ok {
+		last, ok := s.flags.Disable(k)
+		if !ok {
 			return fail(cmd, "entity", "%s is not enabled for %s %s by this session", ss.s.Rel.Name, ss.s.FlagType, cmd.Entity)
 		}
-		return r.setFlag(ss, k.id, -1)
+		if last {
+			if s.perSensor[k.sensor]--; s.perSensor[k.sensor] == 0 {
+				delete(s.perSensor, k.sensor)
+			}
+		}
+		if err := r.setFlag(ss, k.id, -1); err != nil {
+			return err
+		}
+		return r.refilter(ss)
 	case wire.CEnableAll, wire.CDisableAll:
 		ss, err := s.sensorArg(cmd)
 		if err != nil {
@@ -195,14 +231,19 @@ func (s *Session) apply(cmd *wire.Command) error {
 				return fail(cmd, "sensor", "%v", err)
 			}
 			s.all.Enable(id)
-			return nil
+			return r.refilter(ss)
 		}
 		if _, ok := s.all.Disable(id); !ok {
 			return fail(cmd, "sensor", "%s is not enabled for every entity by this session", ss.s.Rel.Name)
 		}
-		return r.setAll(ss, -1)
+		if err := r.setAll(ss, -1); err != nil {
+			return err
+		}
+		return r.refilter(ss)
 	case wire.CTrigger, wire.CUntrigger:
-		return fail(cmd, "kind", "the kernel resident does not evaluate triggers (it does not advertise %q)", wire.CapTriggers)
+		return s.trigger(cmd)
+	case wire.CFragment, wire.CUnfragment:
+		return s.fragment(cmd)
 	case wire.CSample, wire.CUnsample:
 		return fail(cmd, "kind", "the kernel resident has no sampled sensors")
 	default:
@@ -211,9 +252,20 @@ func (s *Session) apply(cmd *wire.Command) error {
 }
 
 // holds reports whether the session enables sensor for entity id
-// (r.mu).
+// (r.mu). A session with a trigger on the sensor holds every packet of
+// it that reaches the drain (see entsel.go).
 func (s *Session) holds(sensor int, id uint32) bool {
-	return s.all.Holds(sensor) || s.flags.Holds(flagKey{sensor, id})
+	return s.all.Holds(sensor) || s.flags.Holds(flagKey{sensor, id}) || len(s.trigs) > 0 && s.triggers(sensor)
+}
+
+// triggers reports whether the session has a trigger on sensor (r.mu).
+func (s *Session) triggers(sensor int) bool {
+	for _, tr := range s.trigs {
+		if tr.sensor == sensor {
+			return true
+		}
+	}
+	return false
 }
 
 // Local returns an in-process connection to the resident: a new session

@@ -17,54 +17,56 @@ import (
 // ring buffers, the entity programs, the entity table, and the drain
 // goroutine.
 type tracker struct {
-	r      *Resident
-	specs  map[string]*ebpf.MapSpec
-	maps   map[string]*ebpf.Map
-	events *ring
-	ents   *entities
-	entAtt *attachment
-	flags  []bpfgen.Flags // per relation, as written to the allflags map
+	r       *Resident
+	specs   map[string]*ebpf.MapSpec
+	maps    map[string]*ebpf.Map
+	events  *ring // the packet ring
+	entRing *ring // the entity ring
+	ents    *entities
+	entAtt  *attachment
+	flags   []bpfgen.Flags // per relation, as written to the allflags map
 
 	stop  chan struct{}
 	done  chan struct{}
 	final bool
 
 	// The drain's state (drain goroutine; what sessions see under r.mu).
-	entRing   *ring
-	pending   []record
-	arena     []byte // the bytes of the records read (pending's)
-	spare     []byte // the other arena
+	entQ, evQ ringQ    // the rings' records walked and not freed
+	pending   []record // records walked and not applied (pending[head:])
 	lastW     int64
 	begun     map[beginKey]*begunTuple
 	tuples    uint64
 	rearm     map[flagKey]bool
 	delivered []atomic.Uint64 // per relation: records read from the ring
+	readN     []uint64        // of those, the walk's (readEvents)
 	rounds    uint64
 	late      uint64 // records stamped at or before a watermark already sent
 	bad       uint64 // records that did not decode
 	out       roundOut
-	// evD0 is the D0 of the last round that read the packet ring: every
-	// record not read yet was reserved after it (see drain.go).
-	evD0 int64
-	// pending[head:] are the records read and not applied, pending[:head]
-	// those applied since the last hold (their bytes, deadBytes, still in
-	// the arena); pending[:sorted] is in time order (the records held
-	// from the last round).
-	head, sorted, deadBytes int
+	// pending[head:] are the records walked and not applied,
+	// pending[:head] those applied since the last compaction;
+	// pending[:sorted] is in time order (the records held from the last
+	// round).
+	head, sorted int
 	// vals is the round's arena of packet values (decode), entScratch
 	// the entities a record names (decode, while it is sent).
 	vals       []wire.Value
 	entScratch []*entity
+	// route's answer for routeKey this round, if routed.
+	routed    bool
+	routeKey  flagKey
+	routeMask uint64
 }
 
-// record is a ring record awaiting its turn (time order).
-// Its bytes are arena[off:off+n]: no pointer, so that the records held
-// cost the collector nothing and moving them no write barrier.
+// record is a ring record awaiting its turn (time order): its bytes are
+// in its ring (entity: the entity ring's), at data[off:off+n], until the
+// drain frees its room; seq numbers it in its ring (ringQ). No
+// pointer, so that the records held cost the collector nothing and
+// moving them no write barrier.
 type record struct {
-	ts     int64
-	off    int
-	n      uint32
-	entity bool
+	ts          int64
+	seq, off, n uint32
+	entity      bool
 }
 
 // beginKey identifies an interval in progress.
@@ -116,7 +118,7 @@ func (r *Resident) startTracking() (*tracker, error) {
 		return fail(err)
 	}
 	t.lastW = monoNow() - 1
-	t.evD0 = t.lastW + 1
+	t.evQ, t.entQ = newRingQ(t.events), newRingQ(t.entRing)
 	if t.entAtt, err = t.load(r.spec.Entities, nil); err != nil {
 		return fail(fmt.Errorf("attaching the process and thread programs: %w", err))
 	}

@@ -44,8 +44,12 @@ import (
 // round's packets, never for the remote. The one exception to the bound
 // is a session's first packets (Prime: the live entities, which are not
 // dropped), counted all the same, so the packets after them wait for
-// room. Released batches kept for reuse are at most MaxFree, each of at
-// most MaxHeld/MaxFree packets' capacity.
+// room. Released batches kept for reuse are at most MaxFree, of at most
+// 2·MaxHeld packets' capacity together (a batch holds at most MaxHeld
+// packets, in a slice grown by appending: at most twice that capacity).
+// So the largest batch — a remote that fell behind takes what many rounds
+// merged — is reused too: before, a batch over MaxHeld/MaxFree was
+// dropped and the next grown again (318 bytes allocated per packet).
 //
 // Memory: the packets' values may live in the drain's round arena,
 // reused next round, so Deliver copies them into the batch's own arena
@@ -185,7 +189,14 @@ func (m *mailbox) Release(b *wire.Batch) {
 	}
 	m.qmu.Lock()
 	defer m.qmu.Unlock()
-	if len(m.free) >= MaxFree || cap(b.Packets) > MaxHeld/MaxFree || m.box == b || slices.Contains(m.free, b) {
+	if len(m.free) >= MaxFree || m.box == b || slices.Contains(m.free, b) {
+		return
+	}
+	kept := cap(b.Packets)
+	for _, f := range m.free {
+		kept += cap(f.Packets)
+	}
+	if kept > 2*MaxHeld {
 		return
 	}
 	m.free = append(m.free, b)
@@ -292,19 +303,26 @@ func (m *mailbox) Deliver(in []wire.Packet, defs []wire.EntityDef, w int64, coun
 		}
 		in = in[:room]
 	}
-	m.q = append(m.q, in...)
 	m.defs = append(m.defs, defs...)
-	if !slices.IsSortedFunc(m.q, byTS) {
-		slices.SortStableFunc(m.q, byTS)
+	// The packets in order: the round's own when none is held back (the
+	// drain's, in time order: moved into the batch without a stop in q),
+	// else merged with those held.
+	src := in
+	if len(m.q) > 0 || !slices.IsSortedFunc(in, byTS) {
+		m.q = append(m.q, in...)
+		if !slices.IsSortedFunc(m.q, byTS) {
+			slices.SortStableFunc(m.q, byTS)
+		}
+		src = m.q
 	}
 	w = max(w, m.lastW)
-	n := len(m.q)
+	n := len(src)
 	if final {
 		if n > 0 {
-			w = max(w, m.q[n-1].TS)
+			w = max(w, src[n-1].TS)
 		}
 	} else {
-		n = sort.Search(len(m.q), func(i int) bool { return m.q[i].TS > w })
+		n = sort.Search(len(src), func(i int) bool { return src[i].TS > w })
 	}
 	m.lastW = w
 	if n > 0 || len(m.defs) > 0 || m.box != nil || final || now-m.lastEmit >= int64(emptyEvery) {
@@ -313,12 +331,9 @@ func (m *mailbox) Deliver(in []wire.Packet, defs []wire.EntityDef, w int64, coun
 			b = m.newBatch()
 			m.box = b
 		}
-		out := m.q[:n]
+		out := src[:n]
 		b.Arena = moveVals(b.Arena, out)
 		b.Packets = append(b.Packets, out...)
-		rest := copy(m.q, m.q[n:])
-		clear(m.q[rest:])
-		m.q = m.q[:rest]
 		b.Defs = append(b.Defs, m.defs...)
 		m.defs = m.defs[:0]
 		b.Watermark = w
@@ -329,6 +344,15 @@ func (m *mailbox) Deliver(in []wire.Packet, defs []wire.EntityDef, w int64, coun
 		case m.ready <- struct{}{}:
 		default:
 		}
+	} else {
+		n = 0
+	}
+	if len(m.q) > 0 { // src is q: keep what was not sent
+		rest := copy(m.q, m.q[n:])
+		clear(m.q[rest:])
+		m.q = m.q[:rest]
+	} else {
+		m.q = append(m.q, src[n:]...)
 	}
 	// The held packets' values move out of the drain's round arena (and
 	// the previous held arena) into the spare one, which becomes the held

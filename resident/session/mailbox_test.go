@@ -44,3 +44,38 @@ func TestHeldValuesSurvive(t *testing.T) {
 		t.Fatalf("%d batches free, want 2 (b2 once, the foreign one)", len(s.free))
 	}
 }
+
+// A large batch — many rounds merged while the remote was busy, up to
+// MaxHeld packets in a slice grown past that — is reused once released,
+// and what the free batches keep stays within 2·MaxHeld packets'
+// capacity however large the batches released.
+func TestLargeBatchReused(t *testing.T) {
+	var s Core
+	s.Init(1, func() int64 { return 0 }, nil)
+	big := func(n int) *wire.Batch {
+		b := &wire.Batch{Packets: make([]wire.Packet, 0, n)}
+		s.qmu.Lock()
+		s.free = append(s.free, b) // as if the session made it
+		s.qmu.Unlock()
+		got := s.newBatch()
+		if got != b {
+			t.Fatal("newBatch did not take the free batch")
+		}
+		return got
+	}
+	b := big(MaxHeld + MaxHeld/2)
+	s.Release(b)
+	if len(s.free) != 1 || s.newBatch() != b {
+		t.Fatalf("a batch of %d packets' capacity was not reused", cap(b.Packets))
+	}
+	for range 2 * MaxFree {
+		s.Release(big(MaxHeld))
+	}
+	kept := 0
+	for _, f := range s.free {
+		kept += cap(f.Packets)
+	}
+	if kept > 2*MaxHeld || len(s.free) > MaxFree {
+		t.Errorf("free batches keep %d packets' capacity in %d batches; bounds %d, %d", kept, len(s.free), 2*MaxHeld, MaxFree)
+	}
+}

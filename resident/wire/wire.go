@@ -59,6 +59,14 @@ const CapCount = "count"
 // threshold widens instead.
 const MaxCount = 64
 
+// CapEntityTriggers: the resident evaluates CTrigger commands whose
+// trigger is an entity relation (On; the rewriter's entity-selection
+// argument, with While when the resident also has CapWhile), though not
+// triggers on sensed relations (CapTriggers). A kernel resident enables
+// a sensor for the processes whose command matches, in the kernel, at
+// their fork or exec.
+const CapEntityTriggers = "entity-triggers"
+
 // CapFragments: the resident carries out CFragment commands (filters and
 // projects a sensor's packets for the session before sending them).
 const CapFragments = "fragments"

@@ -91,8 +91,9 @@ func CompileWith(cat *algebra.Catalog, files []*sdl.File, k Kernel, o Options) (
 	}
 	// Programs last: they need the sensors' IDs.
 	for _, s := range spec.Sensors {
+		s.follow = o.Follow && s.FlagType == "Process"
 		for _, b := range s.Bindings {
-			b.Programs = generateBinding(spec, s, b)
+			b.Programs = generateBinding(s, b, nil, false)
 		}
 	}
 	ent, err := entityPrograms(spec, k)

@@ -18,13 +18,22 @@
 //  2. the flag holder's enable test: the whole-type flag (one load from an
 //     array map's value), then a lookup of the entity's ID in the sensor's
 //     enable map (a counter; traced-then-disabled sensors decrement it) —
-//     a disabled sensor stops here, before any packet is made;
-//  3. the per-CPU count of packets the sensor wanted to write;
-//  4. a ring buffer reservation (a failure counts a drop: delivered +
+//     a disabled sensor stops here, before any packet is made (generated
+//     with entity selections, it then tests the flag holder's bit in
+//     entsel: see EntitySelections);
+//  3. when generated with one (Sensor.Filter), the selection the
+//     sessions placed in the kernel, on the values the packet would carry
+//     (filter.go) — a packet it rejects is not wanted;
+//  4. the per-CPU count of packets the sensor wanted to write;
+//  5. a ring buffer reservation (a failure counts a drop: delivered +
 //     dropped = wanted, exactly), the clock read after the reservation
 //     (so that a drain that reads the clock and then the ring's producer
 //     position has every packet stamped before it), the values, and a
 //     submit without wake-up (the resident polls).
+//
+// A sensor's programs are attached through stubs (Sensor.Stubs) that
+// tail-call them, so that the resident replaces them — a new selection —
+// with one map update.
 //
 // Intervals pair a begin probe with an end probe through a key (by
 // default the current thread for tracepoints; the process and the stack

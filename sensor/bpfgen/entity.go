@@ -72,6 +72,7 @@ func entityPrograms(spec *Spec, k Kernel) ([]*Program, error) {
 			g.followExit(arg, tgid, liveCount)
 		}
 		g.counters(spec.EntityCounter(), out_)
+		g.entitySelect(ep.kind, pid, tgid, arg, comm, liveCount)
 		g.reserve(MapEntities, EntitySize, spec.EntityCounter(), ep.kind, 0, drop)
 		for _, x := range []struct {
 			v   *value
@@ -120,4 +121,86 @@ func refOf(path string) sdl.BExpr {
 		}
 	}
 	return ref
+}
+
+// Stack slots of the entity programs' selection bookkeeping.
+const (
+	stComm   = -64 // [16]byte: the command, NUL-padded (commsel's key)
+	stTgid   = -68 // u32: the process (entsel's key)
+	stPidTmp = -72 // u32: the task's ID
+	stSel    = -80 // u64: the sensors selected (entsel's value)
+)
+
+// entitySelect keeps the process's entry in entsel (see
+// EntitySelections): at a new process's fork and at an exec, commsel's
+// value for its command (none: deleted); at the death of its thread
+// group, deleted.
+func (g *gen) entitySelect(kind Kind, pid, tgid, arg, comm *value, liveCount bool) {
+	done := g.newLabel("selected")
+	switch kind {
+	case KindFork, KindExec:
+		g.num(pid, asm.R1)
+		g.emit(asm.StoreMem(asm.R10, stPidTmp, asm.R1, asm.Word))
+		g.num(tgid, asm.R1)
+		g.emit(asm.StoreMem(asm.R10, stTgid, asm.R1, asm.Word))
+		if kind == KindFork {
+			// A new thread of a process does not change it.
+			g.emit(asm.LoadMem(asm.R2, asm.R10, stPidTmp, asm.Word), asm.Mov.Reg32(asm.R1, asm.R1), asm.JNE.Reg(asm.R1, asm.R2, done))
+		}
+		g.emit(asm.Mov.Imm(asm.R1, 0), asm.StoreMem(asm.R10, stComm, asm.R1, asm.DWord), asm.StoreMem(asm.R10, stComm+8, asm.R1, asm.DWord))
+		g.str(comm, asm.R10, stComm, CommSize)
+		g.mapPtr(asm.R1, MapCommSel)
+		g.emit(asm.Mov.Reg(asm.R2, asm.R10), asm.Add.Imm(asm.R2, stComm))
+		g.call(asm.FnMapLookupElem)
+		del := g.newLabel("unselected")
+		g.emit(asm.JEq.Imm(asm.R0, 0, del),
+			asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord),
+			asm.StoreMem(asm.R10, stSel, asm.R1, asm.DWord))
+		g.mapPtr(asm.R1, MapEntSel)
+		g.emit(asm.Mov.Reg(asm.R2, asm.R10), asm.Add.Imm(asm.R2, stTgid),
+			asm.Mov.Reg(asm.R3, asm.R10), asm.Add.Imm(asm.R3, stSel), asm.Mov.Imm(asm.R4, 0))
+		g.call(asm.FnMapUpdateElem)
+		g.emit(asm.Ja.Label(done))
+		g.label(del)
+		g.deleteEntSel()
+	case KindExit:
+		g.num(arg, asm.R1)
+		if liveCount {
+			g.emit(asm.JNE.Imm(asm.R1, 0, done)) // threads left
+		} else {
+			g.emit(asm.JEq.Imm(asm.R1, 0, done)) // not group_dead
+		}
+		g.num(tgid, asm.R1)
+		g.emit(asm.StoreMem(asm.R10, stTgid, asm.R1, asm.Word))
+		g.deleteEntSel()
+	}
+	g.label(done)
+}
+
+func (g *gen) deleteEntSel() {
+	g.mapPtr(asm.R1, MapEntSel)
+	g.emit(asm.Mov.Reg(asm.R2, asm.R10), asm.Add.Imm(asm.R2, stTgid))
+	g.call(asm.FnMapDeleteElem)
+}
+
+// enable is enableTest, then (with entity selections) the flag holder's
+// bit in entsel.
+func (g *gen) enable(s *Sensor, v *value, on, out string) {
+	if !g.entsel {
+		g.enableTest(s, v, on, out)
+		return
+	}
+	miss := g.newLabel("entsel")
+	g.enableTest(s, v, on, miss)
+	g.emit(asm.Ja.Label(on))
+	g.label(miss)
+	g.mapPtr(asm.R1, MapEntSel)
+	g.emit(asm.Mov.Reg(asm.R2, asm.R10), asm.Add.Imm(asm.R2, stFlag))
+	g.call(asm.FnMapLookupElem)
+	g.emit(asm.JEq.Imm(asm.R0, 0, out),
+		asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord),
+		asm.RSh.Imm(asm.R1, int32(s.ID)),
+		asm.And.Imm(asm.R1, 1),
+		asm.JNE.Imm(asm.R1, 0, on),
+		asm.Ja.Label(out))
 }

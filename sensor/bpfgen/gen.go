@@ -41,7 +41,9 @@ type gen struct {
 	pending string // label for the next instruction
 	srcNext *SourceAt
 	labels  int
-	follow  bool // a Process flag holder's enable is its root's (follow.go)
+	follow  bool   // a Process flag holder's enable is its root's (follow.go)
+	sel     *kexpr // the selection begin and event programs evaluate (nil: none)
+	entsel  bool   // begin and event programs: enabled by entity selections too
 }
 
 // at says that what follows comes from the spec at pos.
@@ -389,24 +391,24 @@ func (cl *clause) usesPid(withKey bool) bool {
 
 // generateBinding makes a binding's programs: one for an event, two
 // (begin and end) for an interval.
-func generateBinding(spec *Spec, s *Sensor, b *Binding) []*Program {
+func generateBinding(s *Sensor, b *Binding, sel *kexpr, entsel bool) []*Program {
 	from, to := b.clauses[0], b.clauses[1]
 	var out []*Program
 	switch b.Mode {
 	case ModeEvent:
-		out = append(out, program(spec, s, b, from, false, func(g *gen) { genEvent(g, s, b, from) }))
+		out = append(out, program(s, b, from, false, func(g *gen) { g.sel, g.entsel = sel, entsel; genEvent(g, s, b, from) }))
 	case ModeSplit:
-		out = append(out, program(spec, s, b, from, false, func(g *gen) { genSplitBegin(g, s, b, from) }))
-		out = append(out, program(spec, s, b, to, true, func(g *gen) { genSplitEnd(g, s, b, to) }))
+		out = append(out, program(s, b, from, false, func(g *gen) { g.sel, g.entsel = sel, entsel; genSplitBegin(g, s, b, from) }))
+		out = append(out, program(s, b, to, true, func(g *gen) { genSplitEnd(g, s, b, to) }))
 	case ModeWhole:
-		out = append(out, program(spec, s, b, from, false, func(g *gen) { genWholeBegin(g, s, b, from) }))
-		out = append(out, program(spec, s, b, to, true, func(g *gen) { genWholeEnd(g, s, b, to) }))
+		out = append(out, program(s, b, from, false, func(g *gen) { g.sel, g.entsel = sel, entsel; genWholeBegin(g, s, b, from) }))
+		out = append(out, program(s, b, to, true, func(g *gen) { genWholeEnd(g, s, b, to) }))
 	}
 	return out
 }
 
-func program(spec *Spec, s *Sensor, b *Binding, cl *clause, end bool, body func(*gen)) *Program {
-	g := &gen{follow: spec.Follow && s.FlagType == "Process"}
+func program(s *Sensor, b *Binding, cl *clause, end bool, body func(*gen)) *Program {
+	g := &gen{follow: s.follow}
 	body(g)
 	suffix := fmt.Sprintf("%d", b.Index)
 	if end {
@@ -458,8 +460,9 @@ func genEvent(g *gen, s *Sensor, b *Binding, cl *clause) {
 	g.prologue(cl.usesPid(false))
 	g.conds(b.File, cl.conds, out)
 	g.at(b.File, cl.vals[s.Flag].pos, "enable test: "+s.Rel.Attrs[s.Flag].Name+" = "+cl.vals[s.Flag].text)
-	g.enableTest(s, cl.vals[s.Flag], on, out)
+	g.enable(s, cl.vals[s.Flag], on, out)
 	g.label(on)
+	g.selection(b.File, b, out)
 	g.counters(s.ID, out)
 	g.reserve(MapEvents, b.Layout.Size, s.ID, KindEvent, b.Index, drop)
 	g.valuesAt(b.File, b, cl, attrNames(s))
@@ -476,8 +479,9 @@ func genSplitBegin(g *gen, s *Sensor, b *Binding, cl *clause) {
 	g.prologue(cl.usesPid(true))
 	g.conds(b.File, cl.conds, out)
 	g.at(b.File, cl.vals[s.Flag].pos, "enable test: "+s.Rel.Attrs[s.Flag].Name+" = "+cl.vals[s.Flag].text)
-	g.enableTest(s, cl.vals[s.Flag], on, out)
+	g.enable(s, cl.vals[s.Flag], on, out)
 	g.label(on)
+	g.selection(b.File, b, out)
 	g.at(b.File, cl.pos, "key: "+keyText(cl))
 	g.key(cl)
 	g.counters(s.ID, out)
@@ -519,8 +523,9 @@ func genWholeBegin(g *gen, s *Sensor, b *Binding, cl *clause) {
 	g.prologue(cl.usesPid(true))
 	g.conds(b.File, cl.conds, out)
 	g.at(b.File, cl.vals[s.Flag].pos, "enable test: "+s.Rel.Attrs[s.Flag].Name+" = "+cl.vals[s.Flag].text)
-	g.enableTest(s, cl.vals[s.Flag], on, out)
+	g.enable(s, cl.vals[s.Flag], on, out)
 	g.label(on)
+	g.selection(b.File, b, out)
 	g.at(b.File, cl.pos, "key: "+keyText(cl))
 	g.key(cl)
 	// Compose the begin in the per-CPU scratch buffer, at the record's

@@ -15,6 +15,27 @@ const (
 	MapAll      = "allflags" // array of one value: per relation, its Flags (two u64)
 	MapScratch  = "scratch"  // per-CPU array of one value: where a whole interval's begin is composed
 	MapEnable   = "enable"   // a sensor's enable flags: entity ID (u32) → counter (u64)
+	// Entity selections (see EntitySelections).
+	MapCommSel = "commsel" // a command name (16 bytes, NUL-padded) → the sensors enabled for it (bit i: relation i)
+	MapEntSel  = "entsel"  // a process ID (u32) → the sensors enabled for it by its command (commsel's value at its fork or exec)
+)
+
+// Entity selections: a sensor enabled for the processes whose command
+// (the Process entity relation's Command) is one of some names, exactly
+// while it is — the rewriter's entity-selection argument
+// (alpha-entity-select) evaluated in the kernel, where a process's
+// command changes. The fork program (for a new process) and the exec
+// program look the command they record up in commsel and set the
+// process's entry in entsel to what they find (deleting it when
+// nothing); the exit program deletes the entry of a thread group that
+// died. A sensor generated with entity selections (Sensor.Filter's
+// entsel) whose enable test fails looks its flag holder up in entsel and
+// fires when its bit is set. Only sensors of relations 0–63 whose flag
+// holder is a Process can be so enabled (the bits of a u64).
+const (
+	CommSelEntries = 64    // command names selected at once
+	EntSelEntries  = 32768 // processes enabled by their command at once
+	MaxEntSelID    = 63    // the largest relation index with a bit
 )
 
 // StateMap names the state map of a sensor's interval binding i.
@@ -58,6 +79,8 @@ func (s *Spec) SharedMaps(ringBytes, entityBytes int) map[string]*ebpf.MapSpec {
 		MapCounts:   {Name: "tqm_counts", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 16, MaxEntries: uint32(s.Relations + 1)},
 		MapAll:      {Name: "tqm_allflags", Type: ebpf.Array, KeySize: 4, ValueSize: uint32(FlagsSize * max(s.Relations, 1)), MaxEntries: 1},
 		MapScratch:  {Name: "tqm_scratch", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: uint32(max(s.MaxRecord, 8)), MaxEntries: 1},
+		MapCommSel:  {Name: "tqm_commsel", Type: ebpf.Hash, KeySize: CommSize, ValueSize: 8, MaxEntries: CommSelEntries},
+		MapEntSel:   {Name: "tqm_entsel", Type: ebpf.Hash, KeySize: 4, ValueSize: 8, MaxEntries: EntSelEntries},
 	}
 	if s.Follow {
 		m[MapFollow] = followMapSpec()

@@ -178,6 +178,9 @@ type Sensor struct {
 	// counter when it fires (the resident re-arms it).
 	Decrement bool
 	Bindings  []*Binding
+	// follow: its programs test a holder's root too (Options.Follow,
+	// follow.go; Process flag holders only).
+	follow bool
 	// Maps are the sensor's own maps: "enable" and one "state<i>" per
 	// interval binding. Programs also reference the shared maps (see
 	// SharedMaps).

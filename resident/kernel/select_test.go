@@ -1,0 +1,309 @@
+package kernel_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tqmon/tqmon/algebra/check"
+	"github.com/tqmon/tqmon/query"
+	"github.com/tqmon/tqmon/remote"
+	"github.com/tqmon/tqmon/resident/kernel"
+	"github.com/tqmon/tqmon/resident/kernel/kerneltest"
+	"github.com/tqmon/tqmon/resident/kernel/launch"
+	"github.com/tqmon/tqmon/resident/wire"
+)
+
+// Selections in the kernel: the workload makes exactly N getppid calls
+// among its other system calls (opens, reads, clock reads, its exit).
+// With selections compiled into the programs, the Syscall sensor
+// delivers exactly the packets the queries select — N getppid calls and
+// the opens of the in-list, no other call of the same process — and
+// FileOpen exactly the one open of /etc/hostname; the results equal
+// those of the same queries on a resident that selects nothing in the
+// kernel (NoSelections: every packet of the target is delivered, the
+// monitor selects), run on the same workload.
+func TestKernelSelections(t *testing.T) {
+	kerneltest.Need(t)
+	bin := kerneltest.BuildC(t, "testdata/workload.c", true)
+	const n = 20000
+	queries := []string{
+		`range of s is Syscall retrieve (s.Name) where s.Process = $target and s.Name = "getppid"`,
+		`range of s is Syscall retrieve (s.Name) where s.Process = $target and (s.Name = "openat" or s.Name = "open")`,
+		`range of f is FileOpen retrieve (f.Path) where f.Process = $target and f.Path = "/etc/hostname" and f.Flags >= 0`,
+	}
+	run := func(opts kernel.Options) (*run, [][]string) {
+		dir := t.TempDir()
+		argv := []string{bin, strconv.Itoa(n), "50", filepath.Join(dir, "cpu"), "/etc/hostname", filepath.Join(dir, "missing"), "/etc/hostname.not"}
+		r := runCommand(t, opts, argv, queries...)
+		if !r.state.Success() {
+			t.Fatalf("workload: %v", r.state)
+		}
+		var rows [][]string
+		for _, res := range r.results {
+			c := column(res.Table, 0)
+			slices.Sort(c)
+			rows = append(rows, c)
+		}
+		return r, rows
+	}
+	sel, got := run(kernel.Options{Logf: t.Logf})
+	all, want := run(kernel.Options{NoSelections: true})
+	for i := range queries {
+		if !slices.Equal(got[i], want[i]) {
+			t.Errorf("query %d with selections in the kernel: %d rows %v\nwithout: %d rows %v", i+1, len(got[i]), abbrev(got[i]), len(want[i]), abbrev(want[i]))
+		}
+	}
+	if len(got[0]) != n || len(got[2]) != 1 {
+		t.Errorf("%d getppid calls, %d opens of /etc/hostname; want %d and 1", len(got[0]), len(got[2]), n)
+	}
+	opens := len(got[1])
+	if opens < 3 {
+		t.Errorf("%d opens, want at least the workload's 3", opens)
+	}
+	// Exactly the selected packets, and the kernel wanted no more.
+	if p, w := sel.stats.Packets["Syscall"], sel.stats.Wanted["Syscall"]; p != n+opens || w != uint64(n+opens) {
+		t.Errorf("Syscall: %d packets delivered, %d wanted; want %d (%d getppid, %d opens)", p, w, n+opens, n, opens)
+	}
+	if p := sel.stats.Packets["FileOpen"]; p != 1 {
+		t.Errorf("FileOpen: %d packets delivered, want 1", p)
+	}
+	if p := all.stats.Packets["Syscall"]; p <= n+opens {
+		t.Errorf("without selections, Syscall delivered %d packets: want more than %d (the target's other calls)", p, n+opens)
+	}
+	t.Logf("Syscall packets: %d with selections in the kernel, %d without; FileOpen %d and %d",
+		sel.stats.Packets["Syscall"], all.stats.Packets["Syscall"], sel.stats.Packets["FileOpen"], all.stats.Packets["FileOpen"])
+	// What runs in the kernel, as the resident says.
+	// ($target is the α's argument: the enable, not a selection.)
+	wantSyscall := `Name = "getppid" (system call 110) or Name = "open" (system call 2) or Name = "openat" (system call 257)`
+	if p := sel.placed["Syscall"]; len(p) != 1 || !equivalentOr(p[0], wantSyscall) {
+		t.Errorf("Syscall's selection in the kernel: %q, want (up to the order of the or) %q", p, wantSyscall)
+	}
+	for i, p := range sel.placed["FileOpen"] {
+		if !strings.Contains(p, `Path = "/etc/hostname"`) || !strings.Contains(p, "Flags >= 0") {
+			t.Errorf("FileOpen binding %d's selection in the kernel: %q", i, p)
+		}
+	}
+	if len(all.placed["Syscall"]) != 1 || all.placed["Syscall"][0] != "" {
+		t.Errorf("NoSelections: Syscall's selection %q, want none", all.placed["Syscall"])
+	}
+}
+
+// equivalentOr compares two selections' texts up to the order of their
+// characters (the or's operands come in the order of their keys).
+func equivalentOr(a, b string) bool {
+	x, y := []byte(a), []byte(b)
+	slices.Sort(x)
+	slices.Sort(y)
+	return string(x) == string(y)
+}
+
+func abbrev(s []string) []string {
+	if len(s) > 6 {
+		return append(s[:3:3], "…", s[len(s)-1])
+	}
+	return s
+}
+
+// An entity selection enables in the kernel: `p.Command = NAME`
+// enables FileOpen for the processes named NAME while they are so named
+// — from their exec into it (or their fork from one so named) to their
+// exec into another name — and for no other: the packets delivered are
+// exactly the results (one per open of such a process), with the entity
+// records the enabling needs; no process is enabled by its ID. The
+// results equal those of a resident without entity triggers
+// (NoSelections: the monitor widens, FileOpen is enabled for every
+// process, the join selects), run on the same command. The commands run
+// under names of their own (copies of cat and sh): other processes of the
+// machine's are no business of this test's.
+func TestKernelEntitySelection(t *testing.T) {
+	kerneltest.Need(t)
+	dir := t.TempDir()
+	var files []string
+	for _, name := range []string{"a", "b", "c"} {
+		f := filepath.Join(dir, name)
+		os.WriteFile(f, []byte(name+"\n"), 0o644)
+		files = append(files, f)
+	}
+	copyAs := func(prog, name string) string {
+		path, err := exec.LookPath(prog)
+		if err != nil {
+			t.Skipf("no %s", prog)
+		}
+		to := filepath.Join(dir, name)
+		if text, err := os.ReadFile(path); err != nil || os.WriteFile(to, text, 0o755) != nil {
+			t.Fatal("copying", prog, err)
+		}
+		return to
+	}
+	id := os.Getpid() % 1000000
+	cat, sh := copyAs("cat", fmt.Sprintf("tqcat%d", id)), copyAs("sh", fmt.Sprintf("tqsh%d", id))
+	for _, c := range []struct {
+		argv      []string
+		out       string
+		seen, not []string // opens among the results, and not
+	}{
+		{argv: append([]string{cat}, files...), out: "a\nb\nc\n", seen: files},
+		// The shell opens a for itself, then becomes cat (another
+		// name), which opens b: its opens are not the selection's.
+		{argv: []string{sh, "-c", "read x < " + files[0] + "; exec cat " + files[1]}, out: "b\n", seen: files[:1], not: files[1:2]},
+	} {
+		name := filepath.Base(c.argv[0])
+		q := `range of p is Process range of f is FileOpen retrieve (f.Path) where f.Process = p.Process and p.Command = "` + name + `"`
+		run := func(opts kernel.Options) (*run, []string) {
+			r := runCommand(t, opts, c.argv, q)
+			if !r.state.Success() || r.stdout != c.out {
+				t.Fatalf("%s: %v, output %q", name, r.state, r.stdout)
+			}
+			paths := column(r.results[0].Table, 0)
+			slices.Sort(paths)
+			return r, paths
+		}
+		sel, got := run(kernel.Options{Logf: t.Logf})
+		all, want := run(kernel.Options{NoSelections: true})
+		for _, f := range c.seen {
+			if !slices.Contains(got, f) {
+				t.Errorf("%s: its open of %s is not in the results %v", name, f, got)
+			}
+		}
+		for _, f := range c.not {
+			if slices.Contains(got, f) {
+				t.Errorf("%s: the open of %s after its exec is in the results %v", name, f, got)
+			}
+		}
+		// (A path the program could not read — a page of the command's
+		// not yet faulted in — reads as "": the two runs may differ so,
+		// and only so.)
+		if !sameBut(got, want, "") {
+			t.Errorf("%s: results with the entity selection in the kernel:\n%q\nwithout:\n%q", name, got, want)
+		}
+		if p := sel.stats.Packets["FileOpen"]; p != len(got) {
+			t.Errorf("%s: FileOpen: %d packets delivered for %d results, want one per result", name, p, len(got))
+		}
+		if len(sel.flags["FileOpen"]) != 0 {
+			t.Errorf("%s: FileOpen's enable map holds %v, want nothing (the selection enables)", name, sel.flags["FileOpen"])
+		}
+		if len(sel.stats.Widened) != 0 || len(all.stats.Widened) != 1 {
+			t.Errorf("%s: widened: %v with entity triggers, %v without; want none and f", name, sel.stats.Widened, all.stats.Widened)
+		}
+		t.Logf("%s: FileOpen packets: %d with the entity selection in the kernel (%d results), %d without",
+			name, sel.stats.Packets["FileOpen"], len(got), all.stats.Packets["FileOpen"])
+	}
+}
+
+// sameBut reports whether a and b are the same multiset but where one has
+// blank: each element of one missing from the other is matched by a
+// blank of the other's.
+func sameBut(a, b []string, blank string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	count := map[string]int{}
+	for _, s := range a {
+		count[s]++
+	}
+	for _, s := range b {
+		count[s]--
+	}
+	onlyA, onlyB := 0, 0
+	for s, n := range count {
+		switch {
+		case s == blank:
+		case n > 0:
+			onlyA += n
+		case n < 0:
+			onlyB -= n
+		}
+	}
+	return onlyA <= max(-count[blank], 0) && onlyB <= max(count[blank], 0)
+}
+
+// Concurrent sessions with different selections on one sensor share its
+// programs, which select what either selects (the or): each session's
+// results are still exactly its own — N getppid calls for one, the
+// workload's opens for the other — since each monitor applies its own
+// query's selection again; the packets either is sent are the or's.
+func TestKernelConcurrentSelections(t *testing.T) {
+	kerneltest.Need(t)
+	bin := kerneltest.BuildC(t, "testdata/workload.c", true)
+	res, err := kernel.New(kernel.Options{Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Close()
+	const n = 5000
+	cmd, err := launch.Start([]string{bin, strconv.Itoa(n), "20", filepath.Join(t.TempDir(), "cpu"), "/etc/hostname"},
+		launch.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Kill()
+	queries := []string{
+		`range of s is Syscall retrieve (s.Name) where s.Process = $target and s.Name = "getppid"`,
+		`range of s is Syscall retrieve (s.Name) where s.Process = $target and s.Name = "openat"`,
+	}
+	var wg sync.WaitGroup
+	ready := make(chan struct{}, len(queries))
+	results := make([][]query.Result, len(queries))
+	stats := make([]remote.LiveStats, len(queries))
+	errs := make([]error, len(queries))
+	for i, q := range queries {
+		prog, err := query.Compile(res.Catalog(), []query.Source{{Name: "q", Text: q}}, check.Options{Params: map[string]string{"target": strconv.Itoa(cmd.Pid)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], stats[i], errs[i] = remote.RunLive(context.Background(), prog, []wire.Conn{res.Local()},
+				remote.LiveOptions{Ready: func() { ready <- struct{}{} }})
+		}()
+	}
+	for range queries {
+		<-ready
+	}
+	placed := res.Placed()["Syscall"]
+	cmd.Release()
+	select {
+	case <-cmd.Done():
+	case <-time.After(60 * time.Second):
+		t.Fatal("the command did not finish")
+	}
+	time.Sleep(20 * time.Millisecond)
+	res.Close()
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	getppid, opens := len(results[0][0].Table.Rows), len(results[1][0].Table.Rows)
+	if getppid != n || opens < 2 {
+		t.Errorf("getppid calls %d, want %d; opens %d, want the workload's (at least 2)", getppid, n, opens)
+	}
+	for i, c := range [][]string{column(results[0][0].Table, 0), column(results[1][0].Table, 0)} {
+		for _, name := range c {
+			if want := []string{"getppid", "openat"}[i]; name != want {
+				t.Errorf("session %d: a %s call among its results (want only %s)", i+1, name, want)
+				break
+			}
+		}
+	}
+	want := `Name = "getppid" (system call 110) or Name = "openat" (system call 257)`
+	if len(placed) != 1 || !equivalentOr(placed[0], want) {
+		t.Errorf("Syscall selects %q, want (up to the order of the or) %q", placed, want)
+	}
+	for i, st := range stats {
+		if p := st.Packets["Syscall"]; p != getppid+opens {
+			t.Errorf("session %d: %d Syscall packets, want the or's %d", i+1, p, getppid+opens)
+		}
+	}
+}
