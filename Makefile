@@ -17,7 +17,7 @@ FUZZ_TARGETS := \
 	./store/db:FuzzDecodeRecord \
 	./store/db:FuzzOpenCorrupt
 
-.PHONY: all build tqmon test size-check test-long bench grammar grammar-check fuzz vet fmt-check demo bench-display bench-store bench-kernel bench-engine bench-safety bench-wire test-heavy
+.PHONY: all build tqmon test size-check test-long bench grammar grammar-check fuzz vet fmt-check demo bench-display bench-store bench-kernel bench-engine bench-safety bench-wire test-heavy bench-fleet
 
 all: build
 
@@ -51,6 +51,7 @@ test: size-check grammar-check fmt-check vet
 # Longer differential runs (many more random histories).
 test-long:
 	TQMON_DIFF_HISTORIES=3000 $(GO) test -run 'Differential' -count=1 -timeout 60m ./...
+	$(GO) test -run 'TestFleetCluster' -count=10 ./remote/
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
@@ -66,6 +67,15 @@ bench-wire:
 # (interleaved slices, the median pair: resident/bench_test.go). tqmon
 # promises ≥ 0.9. Five runs, then their median and range.
 SAFETY_COUNT ?= 5
+# Tuples/s from 1, 4 and 16 residents to one monitor through one embedded
+# NATS server against the direct gRPC path, interleaved, FLEET_COUNT runs
+# each: compare the two paths' medians of one run.
+FLEET_COUNT ?= 5
+bench-fleet:
+	$(GO) test -run '^$$' -bench 'BenchmarkFleet$$' -benchtime 20x -count $(FLEET_COUNT) ./resident/fleet/ | tee /tmp/tqmon-bench-fleet.txt
+	@awk '/^BenchmarkFleet\// { split($$1, p, "/"); k = p[2] "/" p[3]; sub(/-[0-9]+$$/, "", k); v[k] = v[k] " " $$(NF-1) } \
+	  END { for (k in v) print k ":" v[k] " tuples/s" }' /tmp/tqmon-bench-fleet.txt | sort
+
 bench-safety:
 	$(GO) test -run '^$$' -bench 'BenchmarkHostileMonitorNeverReads$$' -benchtime 2s -count $(SAFETY_COUNT) ./resident/ | tee /tmp/tqmon-bench-safety.txt
 	@awk '{ for (i = 2; i <= NF; i++) if ($$i == "ratio") r[n++] = $$(i-1) } \

@@ -18,7 +18,7 @@ import (
 
 // examples are the example files, under their repository paths.
 //
-//go:embed testdata/paper testdata/kernel
+//go:embed testdata/paper testdata/kernel testdata/fleet
 var examples embed.FS
 
 // exampleRoot is the prefix of every path the examples answer for.

@@ -202,6 +202,22 @@ func (r *Relation) Signature() string {
 	return b.String()
 }
 
+// HostAttr is the attribute a fleet's catalog adds, last, to every
+// relation: the host a tuple came from (Catalog.Fleet).
+const HostAttr = "Host"
+
+// QualifyEntity is entity identifier id of host, in a fleet's catalog:
+// HOST/ID. Host names cannot hold '/' (they are NATS tokens), so the
+// first '/' splits it again (SplitEntity).
+func QualifyEntity(host, id string) string { return host + "/" + id }
+
+// SplitEntity splits a fleet's entity identifier into its host and the
+// identifier the host knows it by; ok is false for one without a host.
+func SplitEntity(q string) (host, id string, ok bool) {
+	host, id, ok = strings.Cut(q, "/")
+	return host, id, ok && host != ""
+}
+
 // DefaultClockPeriod is the base Clock period when a spec does not say.
 const DefaultClockPeriod int64 = 1e9
 
@@ -213,6 +229,13 @@ type Catalog struct {
 	Relations   []*Relation
 	// ClockPeriod is the base Clock period in nanoseconds.
 	ClockPeriod int64
+	// Fleet marks a fleet's catalog (many hosts' residents, one monitor):
+	// every relation's last attribute is HostAttr, a string naming the
+	// host a tuple came from, and every entity identifier is qualified by
+	// its host, HOST/ID (QualifyEntity), so that two hosts' P1 are two
+	// entities. The monitor adds both to what residents send; residents
+	// know neither (see remote.FleetCatalog).
+	Fleet bool
 
 	byName   map[string]*Relation
 	types    map[string]bool
@@ -285,6 +308,7 @@ func ClockRelation(n int64) *Relation {
 func (c *Catalog) Clone() *Catalog {
 	d := NewCatalog(c.File)
 	d.ClockPeriod = c.ClockPeriod
+	d.Fleet = c.Fleet
 	for _, t := range c.EntityTypes {
 		d.AddEntityType(t)
 	}

@@ -3,6 +3,7 @@ package remote
 import (
 	"slices"
 
+	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/algebra/expr"
 	"github.com/tqmon/tqmon/algebra/plan"
@@ -22,38 +23,58 @@ func (c *commander) fragments(alphas []*exec.Alpha, placed map[*plan.Alpha]*rewr
 			return
 		}
 	}
-	bySensor := map[uint16][]*exec.Alpha{}
-	has := map[uint16]bool{}
-	var order []uint16
+	bySensor := map[string][]*exec.Alpha{}
+	has := map[string]bool{}
+	var rels []string
 	for _, a := range alphas {
-		s := c.sensor(a.Rel.Name)
+		s := a.Rel.Name
 		if _, ok := bySensor[s]; !ok {
-			order = append(order, s)
+			rels = append(rels, s)
 		}
 		bySensor[s] = append(bySensor[s], a)
 		if placed[a.Plan] != nil {
 			has[s] = true
 		}
 	}
-	for _, s := range order {
+	for _, s := range rels {
 		if !has[s] {
 			continue
 		}
 		for _, a := range bySensor[s] {
-			cmd := wire.Command{Kind: wire.CFragment, Sensor: s}
+			cmd := wire.Command{Kind: wire.CFragment}
 			if f := placed[a.Plan]; f != nil {
-				if f.Pred != nil {
+				if f.Pred != nil && !(c.fleet && fleetOnly(f.Pred, len(a.Rel.Attrs)-1)) {
 					cmd.Pred, _ = WirePred(f.Pred)
 				}
 				for _, k := range f.Keep {
+					if c.fleet && k == len(a.Rel.Attrs)-1 {
+						continue // Host: the monitor adds it
+					}
 					cmd.Keep = append(cmd.Keep, uint16(k))
 				}
 			}
 			c.next++
 			cmd.ID = c.next
-			c.send(cmd)
+			c.send(order{cmd: cmd, rel: s})
 		}
 	}
+}
+
+// fleetOnly reports whether a placed selection needs what only a fleet's
+// monitor knows: the host attribute (number host) or an entity identifier
+// (qualified by its host). A resident cannot evaluate it: the fragment
+// passes everything (a superset; the monitor's σ runs anyway).
+func fleetOnly(e expr.Expr, host int) bool {
+	found := false
+	expr.Walk(e, func(x expr.Expr) {
+		switch x := x.(type) {
+		case *expr.Col:
+			found = found || x.Attr == host
+		case *expr.Const:
+			found = found || x.V.K == algebra.KindEntity
+		}
+	})
+	return found
 }
 
 // entityFragments installs, on residents that filter entity relations
@@ -75,6 +96,10 @@ func (c *commander) entityFragments(placed map[string]*rewrite.EntityFragment) {
 	for _, name := range names {
 		var kids []wire.Pred
 		for _, e := range placed[name].Preds {
+			if c.fleet && fleetOnly(e, len(placed[name].Rel.Attrs)-1) {
+				kids = nil // not the resident's to evaluate: it sends all
+				break
+			}
 			p, ok := WirePred(e)
 			if !ok {
 				kids = nil
@@ -85,13 +110,13 @@ func (c *commander) entityFragments(placed map[string]*rewrite.EntityFragment) {
 		if len(kids) == 0 {
 			continue
 		}
-		cmd := wire.Command{Kind: wire.CFragment, Sensor: c.sensor(name), Pred: &kids[0]}
+		cmd := wire.Command{Kind: wire.CFragment, Pred: &kids[0]}
 		if len(kids) > 1 {
 			cmd.Pred = &wire.Pred{Op: wire.POr, Kids: kids}
 		}
 		c.next++
 		cmd.ID = c.next
-		c.send(cmd)
+		c.send(order{cmd: cmd, rel: name})
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tqmon/tqmon/algebra"
@@ -107,11 +108,19 @@ type LiveStats struct {
 	// SessionLost is the first session lost before the run ended (RunLive
 	// also returns it as its error).
 	SessionLost *SessionLostError
+	// Skew is, per resident that states one (wire.Skewed: a fleet host),
+	// the bound on how far its clock is from the monitor's. Tuples of two
+	// hosts closer in time than their bounds may have happened in the
+	// other order: the merge orders them by their stamps, as they were
+	// stamped, and holds each host's watermark back by its bound (see
+	// mergeWatermark) rather than correct any stamp.
+	Skew map[string]time.Duration
 }
 
 // CheckHellos verifies that every resident speaks this protocol version
-// and announces the same sensor description as the first.
-func CheckHellos(conns []wire.Conn) error {
+// and, unless they are a fleet (FleetCatalog), announces the same sensor
+// description as the first.
+func CheckHellos(conns []wire.Conn, fleet bool) error {
 	if len(conns) == 0 {
 		return errors.New("no resident to connect to")
 	}
@@ -121,7 +130,7 @@ func CheckHellos(conns []wire.Conn) error {
 		if h.Version != wire.Version {
 			return fmt.Errorf("resident %s speaks protocol %d, not %d", h.Name, h.Version, wire.Version)
 		}
-		if i > 0 && h.SDL != first.SDL {
+		if i > 0 && h.SDL != first.SDL && !fleet {
 			return fmt.Errorf("residents %s and %s describe different sensors", first.Name, h.Name)
 		}
 	}
@@ -157,8 +166,16 @@ type connState struct {
 	loss       losses
 	lastWM     algebra.Time
 	lost       error
-	obs        *observer       // the run's, shared
-	block      []algebra.Value // what is left of the packets' value block (values)
+	// lostAt, when lostSet, is where this resident's session was lost:
+	// nothing it saw after it was observed (its watermark then).
+	lostAt  algebra.Time
+	lostSet bool
+	// skew is the resident's clock-skew bound (wire.Skewed), 0 if none.
+	skew algebra.Time
+	// fleet: the run's catalog is a fleet's (algebra.Catalog.Fleet).
+	fleet bool
+	obs   *observer       // the run's, shared
+	block []algebra.Value // what is left of the packets' value block (values)
 	// rels are the sensors' relations in the catalog (rel), npk the
 	// packets delivered per sensor (deliver; count sums them).
 	rels []*algebra.Relation
@@ -200,6 +217,9 @@ type Input struct {
 	resident bool       // from a resident (not the observer)
 	state    *connState // the resident's (resident inputs)
 	sensor   uint16     // its sensor there (sensor packets)
+	// lost, when set, marks no tuple but where resident lost−1's session
+	// was lost: its tuples still valid end at T (observer.cutHost).
+	lost int
 }
 
 func (c *connState) global(mono int64) algebra.Time {
@@ -220,7 +240,7 @@ func (c *connState) global(mono int64) algebra.Time {
 // triggers); α operators keep exactly what their arguments say.
 func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts LiveOptions) ([]query.Result, LiveStats, error) {
 	stats := LiveStats{Wanted: map[string]uint64{}, Dropped: map[string]uint64{}}
-	if err := CheckHellos(conns); err != nil {
+	if err := CheckHellos(conns, p.Catalog.Fleet); err != nil {
 		return nil, stats, err
 	}
 	if opts.Lease <= 0 {
@@ -253,7 +273,7 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 	start := algebra.Forever
 	for i, c := range conns {
 		h := c.Hello()
-		st := &connState{conn: c, hello: h, idx: i, defs: map[uint64]string{}, wm: algebra.Beginning,
+		st := &connState{conn: c, hello: h, idx: i, fleet: p.Catalog.Fleet, defs: map[uint64]string{}, wm: algebra.Beginning,
 			ids: map[string]uint16{}, types: map[string]uint16{}, early: map[uint64]bool{}, void: map[uint64]bool{},
 			loss: newLosses(), lastWM: algebra.Beginning, obs: obs}
 		for id, name := range h.Sensors {
@@ -262,10 +282,17 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 		for id, name := range h.Types {
 			st.types[name] = uint16(id)
 		}
+		if sk, ok := c.(wire.Skewed); ok {
+			st.skew = algebra.Time(sk.Skew())
+			if stats.Skew == nil {
+				stats.Skew = map[string]time.Duration{}
+			}
+			stats.Skew[h.Name] = sk.Skew()
+		}
 		states[i] = st
 		start = min(start, h.WallBase)
 	}
-	cmd := &commander{states: states, periods: map[string]time.Duration{}, defs: map[*check.Retrieve]plan.Node{}}
+	cmd := &commander{states: states, periods: map[string]time.Duration{}, fleet: p.Catalog.Fleet, defs: map[*check.Retrieve]plan.Node{}}
 	for i, r := range p.Stmts {
 		cmd.defs[r] = plans[i]
 	}
@@ -392,9 +419,13 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 			st := states[r.i]
 			if r.err != nil {
 				st.done = true
-				if !errors.Is(r.err, io.EOF) && stats.SessionLost == nil {
-					// Lost, not ended: what followed was not observed.
-					stats.SessionLost = &SessionLostError{Resident: st.hello.Name, Since: max(st.wm, start), Err: r.err, Format: opts.TimeFormat}
+				if !errors.Is(r.err, io.EOF) {
+					// Lost, not ended: what followed was not observed — on
+					// this resident (host) only: the others go on.
+					st.loseAt(max(st.wm, start))
+					if stats.SessionLost == nil {
+						stats.SessionLost = &SessionLostError{Resident: st.hello.Name, Since: st.lostAt, Err: r.err, Format: opts.TimeFormat}
+					}
 				}
 				if stopped, err = step(); err != nil {
 					return nil, stats, err
@@ -483,6 +514,9 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 	stats.PeakHeld = ast.PeakHeld
 	stats.Start, stats.End = start, max(start, end)
 	stats.Observed = observed(net, cmd.periods, stats)
+	if p.Catalog.Fleet {
+		onHosts(stats.Observed, states, stats.End)
+	}
 	out := make([]query.Result, len(net.Stmts))
 	for i, s := range net.Stmts {
 		out[i] = query.Result{Stmt: s.Retrieve, Table: s.Result.Table()}
@@ -586,14 +620,25 @@ func readRels(net *exec.Network) []string {
 }
 
 // mergeWatermark is the least watermark of the residents still sending,
-// each held before the losses it has not reported yet (losses.holds);
-// all is true when none is sending.
+// each held before the losses it has not reported yet (losses.holds) and
+// widened by its clock-skew bound (a watermark wm of a host whose clock
+// may be s ahead is taken as wm − s: nothing is delivered that a host
+// within its bound might still precede); all is true when none is
+// sending.
 func mergeWatermark(states []*connState) (algebra.Time, bool) {
 	w, all := algebra.Forever, true
 	for _, st := range states {
 		if !st.done {
 			all = false
-			w = min(w, st.wm)
+			wm := st.wm
+			if wm != algebra.Forever && st.skew > 0 {
+				if wm > algebra.Beginning+st.skew {
+					wm -= st.skew
+				} else {
+					wm = algebra.Beginning
+				}
+			}
+			w = min(w, wm)
 			if from, ok := st.loss.holds(); ok {
 				w = min(w, algebra.Prev(from))
 			}
@@ -657,6 +702,14 @@ func deliver(live *exec.Live, states []*connState, obs *observer, w algebra.Time
 	}
 	for k := range items {
 		it := &items[k]
+		if it.lost > 0 {
+			for _, e := range obs.cutHost(it.lost-1, it.T) {
+				if err := feed(&e); err != nil {
+					return err
+				}
+			}
+			continue
+		}
 		// The rule at gaps: tuples valid at a gap's start end there.
 		for _, e := range obs.ends(it.T) {
 			if err := feed(&e); err != nil {
@@ -692,6 +745,10 @@ func deliver(live *exec.Live, states []*connState, obs *observer, w algebra.Time
 func (st *connState) meta(b *wire.Batch, stats *LiveStats, onLoss func(Loss)) algebra.Time {
 	for _, d := range b.Defs {
 		st.defs[d.Key] = d.ID
+		if st.fleet {
+			// Qualified once, where it is named: two hosts' P1 are two.
+			st.defs[d.Key] = algebra.QualifyEntity(st.hello.Name, d.ID)
+		}
 		st.recentID = [2]string{} // (keys are named once; but if anew, looked up again)
 	}
 	wm := max(st.global(b.Watermark), st.wm)
@@ -838,7 +895,7 @@ func (st *connState) take(pkts []wire.Packet, cat *algebra.Catalog) error {
 		if rel == nil {
 			return fmt.Errorf("resident %s: packet of %s, which the catalog lacks", st.hello.Name, st.hello.Sensors[p.Sensor])
 		}
-		vals, err := st.values(rel, p.Vals)
+		vals, err := st.values(rel, p.Vals, cat.Fleet)
 		if err != nil {
 			return err
 		}
@@ -899,18 +956,27 @@ func (st *connState) report(sensor uint16, g Gap, stats *LiveStats, onLoss func(
 // valueBlock is how many values a block of packet values holds.
 const valueBlock = 1024
 
-// values converts a packet's values to the catalog's.
-func (st *connState) values(rel *algebra.Relation, vs []wire.Value) ([]algebra.Value, error) {
-	if len(vs) != len(rel.Attrs) {
-		return nil, fmt.Errorf("resident %s: %s packet with %d values, want %d", st.hello.Name, rel.Name, len(vs), len(rel.Attrs))
+// values converts a packet's values to the catalog's; a fleet's
+// (algebra.Catalog.Fleet) add the host, last, and qualify entity
+// identifiers by it.
+func (st *connState) values(rel *algebra.Relation, vs []wire.Value, fleet bool) ([]algebra.Value, error) {
+	n := len(rel.Attrs)
+	if fleet {
+		n-- // Host: the monitor's, not the resident's
 	}
-	if len(st.block) < len(vs) {
+	if len(vs) != n {
+		return nil, fmt.Errorf("resident %s: %s packet with %d values, want %d", st.hello.Name, rel.Name, len(vs), n)
+	}
+	if len(st.block) < len(rel.Attrs) {
 		// Values are cut from blocks: one allocation for many packets (a
 		// block lives while any tuple holds values of it).
-		st.block = make([]algebra.Value, max(valueBlock, len(vs)))
+		st.block = make([]algebra.Value, max(valueBlock, len(rel.Attrs)))
 	}
-	out := st.block[:len(vs):len(vs)]
-	st.block = st.block[len(vs):]
+	out := st.block[:len(rel.Attrs):len(rel.Attrs)]
+	st.block = st.block[len(rel.Attrs):]
+	if fleet {
+		out[n] = algebra.Str(st.hello.Name)
+	}
 	for i, v := range vs {
 		a := rel.Attrs[i]
 		switch a.Type.Kind {
@@ -923,7 +989,7 @@ func (st *connState) values(rel *algebra.Relation, vs []wire.Value) ([]algebra.V
 			if err != nil {
 				return nil, err
 			}
-			out[i] = algebra.Entity(id)
+			out[i] = algebra.Entity(id) // a fleet's qualified when defined (take)
 		case algebra.KindEnum:
 			n := int(v.N)
 			if n >= len(a.Type.Enum.Members) {
@@ -954,8 +1020,11 @@ func (st *connState) values(rel *algebra.Relation, vs []wire.Value) ([]algebra.V
 // fails is not reported here: a session lost shows in its Recv.
 func renewLeases(conns []wire.Conn, lease time.Duration) (stop func()) {
 	quit, done := make(chan struct{}), make(chan struct{})
+	busy := make([]atomic.Bool, len(conns))
+	var wg sync.WaitGroup
 	go func() {
 		defer close(done)
+		defer wg.Wait()
 		tick := time.NewTicker(lease / 3)
 		defer tick.Stop()
 		for {
@@ -963,8 +1032,20 @@ func renewLeases(conns []wire.Conn, lease time.Duration) (stop func()) {
 			case <-quit:
 				return
 			case <-tick.C:
-				for _, c := range conns {
-					c.Send(&wire.Command{Kind: wire.CLease, Period: int64(lease)})
+				// Each resident's renewal on its own: one that does not
+				// answer (a host gone, its request waiting out its
+				// timeout) must not hold the others' back past their
+				// lease. A renewal still under way is not sent again.
+				for i, c := range conns {
+					if !busy[i].CompareAndSwap(false, true) {
+						continue
+					}
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						defer busy[i].Store(false)
+						c.Send(&wire.Command{Kind: wire.CLease, Period: int64(lease)})
+					}()
 				}
 			}
 		}
@@ -983,14 +1064,62 @@ type commander struct {
 	timely bool // the last α pushed is enabled by the residents themselves
 	// periods are the sampled relations' sampling periods.
 	periods map[string]time.Duration
+	// fleet: the catalog is a fleet's (algebra.Catalog.Fleet): sensor and
+	// type numbers are each host's, entity identifiers are qualified.
+	fleet bool
+	// only, when set, are the hosts the α being pushed is placed on
+	// (plan.Alpha.Hosts): the others get none of its commands.
+	only map[string]bool
 	// defs are the program's retrieves' plans, for the α arguments over
 	// relations they derive (twophase.go).
 	defs map[*check.Retrieve]plan.Node
 }
 
-func (c *commander) send(cmd wire.Command) {
+// order is a command as the monitor knows it, by names: send resolves
+// the names to each resident's numbers.
+type order struct {
+	cmd wire.Command
+	// rel is the relation of cmd.Sensor ("" for a command of none, a
+	// lease); on, a trigger's other relation (cmd.On); typ, the entity
+	// type of cmd.Type.
+	rel, on, typ string
+}
+
+// send sends o to every resident it concerns: in a fleet, only to the
+// hosts that declare its relations, only to those an α is placed on
+// (only), and a command naming a host's entity (HOST/ID, in cmd.Entity or
+// a condition) only to that host, by the identifier the host knows.
+func (c *commander) send(o order) {
 	for _, st := range c.states {
-		cc := cmd
+		if o.rel != "" && !st.hostHas(o.rel) || o.on != "" && !st.hostHas(o.on) {
+			continue
+		}
+		if c.only != nil && !c.only[st.hello.Name] {
+			continue
+		}
+		cc := o.cmd
+		cc.Conds = slices.Clone(cc.Conds)
+		if o.rel != "" {
+			cc.Sensor = st.ids[o.rel]
+		}
+		if o.on != "" {
+			cc.On = st.ids[o.on]
+		}
+		if o.typ != "" {
+			cc.Type = st.types[o.typ]
+		}
+		if !c.local(st, &cc.Entity) {
+			continue
+		}
+		mine := true
+		for i := range cc.Conds {
+			if cc.Conds[i].Value.Kind == wire.VEntity && !c.local(st, &cc.Conds[i].Value.S) {
+				mine = false
+			}
+		}
+		if !mine {
+			continue // a condition no tuple of this host meets
+		}
 		if err := st.conn.Send(&cc); err != nil {
 			if c.err == nil {
 				c.err = fmt.Errorf("resident %s: %w", st.hello.Name, err)
@@ -1001,11 +1130,24 @@ func (c *commander) send(cmd wire.Command) {
 	}
 }
 
-func (c *commander) renew(lease time.Duration) {
-	c.send(wire.Command{Kind: wire.CLease, Period: int64(lease)})
+// local turns a fleet's entity identifier *id (HOST/ID) into the one st's
+// host knows, ID; false when it names another host's entity (or none).
+// Outside a fleet, and for no identifier, it keeps *id.
+func (c *commander) local(st *connState, id *string) bool {
+	if !c.fleet || *id == "" {
+		return true
+	}
+	host, local, ok := algebra.SplitEntity(*id)
+	if !ok || host != st.hello.Name {
+		return false
+	}
+	*id = local
+	return true
 }
 
-func (c *commander) sensor(name string) uint16 { return c.states[0].ids[name] }
+func (c *commander) renew(lease time.Duration) {
+	c.send(order{cmd: wire.Command{Kind: wire.CLease, Period: int64(lease)}})
+}
 
 // push sends the commands that make the residents enable, by themselves
 // and in time, at least what α a needs. Where they cannot (an argument the
@@ -1016,7 +1158,15 @@ func (c *commander) sensor(name string) uint16 { return c.states[0].ids[name] }
 func (c *commander) push(a *exec.Alpha, cat *algebra.Catalog) error {
 	c.timely = true
 	x := a.Plan
-	sensor := c.sensor(a.Rel.Name)
+	c.only = nil
+	if x.Hosts != nil {
+		c.only = map[string]bool{}
+		for _, h := range x.Hosts {
+			c.only[h] = true
+		}
+		defer func() { c.only = nil }()
+	}
+	rel := a.Rel.Name
 	if a.Rel.Strategy.Kind == algebra.Sampled {
 		clk, ok := x.When.(*plan.ClockSrc)
 		if !ok {
@@ -1029,49 +1179,49 @@ func (c *commander) push(a *exec.Alpha, cat *algebra.Catalog) error {
 		if consts, ok := x.Enable.(*plan.Const); ok {
 			for _, v := range consts.Vals {
 				c.next++
-				c.send(wire.Command{Kind: wire.CSample, ID: c.next, Sensor: sensor, Entity: v.S, Period: period,
-					Type: c.states[0].types[a.Rel.Attrs[a.Flag].Type.Entity]})
+				c.send(order{cmd: wire.Command{Kind: wire.CSample, ID: c.next, Entity: v.S, Period: period},
+					rel: rel, typ: a.Rel.Attrs[a.Flag].Type.Entity})
 			}
 		} else {
 			c.next++
-			c.send(wire.Command{Kind: wire.CSample, ID: c.next, Sensor: sensor, All: true, Period: period})
+			c.send(order{cmd: wire.Command{Kind: wire.CSample, ID: c.next, All: true, Period: period}, rel: rel})
 		}
 		return c.err
 	}
-	if !c.enable(sensor, a.Rel, x.Enable) {
+	if !c.enable(a.Rel, x.Enable) {
 		c.timely = false
-		c.send(wire.Command{Kind: wire.CEnableAll, Sensor: sensor})
+		c.send(order{cmd: wire.Command{Kind: wire.CEnableAll}, rel: rel})
 	}
 	return c.err
 }
 
-// enable sends commands enabling at least what arg holds for sensor, in
-// time; it reports false when it cannot.
-func (c *commander) enable(sensor uint16, rel *algebra.Relation, arg plan.Node) bool {
-	typ := c.states[0].types[rel.Attrs[rel.FlagHolder].Type.Entity]
+// enable sends commands enabling at least what arg holds for rel's
+// sensor, in time; it reports false when it cannot.
+func (c *commander) enable(rel *algebra.Relation, arg plan.Node) bool {
+	typ := rel.Attrs[rel.FlagHolder].Type.Entity
 	switch x := arg.(type) {
 	case *plan.EntitySource, *plan.AllOf:
-		c.send(wire.Command{Kind: wire.CEnableAll, Sensor: sensor})
+		c.send(order{cmd: wire.Command{Kind: wire.CEnableAll}, rel: rel.Name})
 		return true
 	case *plan.Const:
 		for _, v := range x.Vals {
-			c.send(wire.Command{Kind: wire.CEnable, Sensor: sensor, Type: typ, Entity: v.S})
+			c.send(order{cmd: wire.Command{Kind: wire.CEnable, Entity: v.S}, rel: rel.Name, typ: typ})
 		}
 		return true
 	case *plan.Empty:
 		return true
 	case *plan.SelectEntity:
-		return c.enable(sensor, rel, x.In) // a superset; α filters
+		return c.enable(rel, x.In) // a superset; α filters
 	case *plan.SetOp:
 		if !x.Union {
 			// Either side is a superset of the intersection: prefer one
 			// the residents can do alone.
-			if c.enable(sensor, rel, x.R) {
+			if c.enable(rel, x.R) {
 				return true
 			}
-			return c.enable(sensor, rel, x.L)
+			return c.enable(rel, x.L)
 		}
-		return c.enable(sensor, rel, x.L) && c.enable(sensor, rel, x.R)
+		return c.enable(rel, x.L) && c.enable(rel, x.R)
 	case *plan.Project:
 		if len(c.states) > 1 {
 			// A trigger sees only its own resident's packets, but entities
@@ -1081,7 +1231,7 @@ func (c *commander) enable(sensor uint16, rel *algebra.Relation, arg plan.Node) 
 		if h := c.states[0].hello; !h.Has(wire.CapTriggers) && !(h.Has(wire.CapEntityTriggers) && onEntityScan(x)) {
 			return false // e.g. a kernel resident, on a sensed relation
 		}
-		return c.trigger(sensor, rel, x)
+		return c.trigger(rel, x)
 	}
 	return false
 }
@@ -1093,7 +1243,7 @@ func (c *commander) enable(sensor uint16, rel *algebra.Relation, arg plan.Node) 
 // its entity selection, the same over an entity relation's scan.
 // Equalities with constants among the conditions on u travel with the
 // trigger; other conditions are left to α.
-func (c *commander) trigger(sensor uint16, rel *algebra.Relation, p *plan.Project) bool {
+func (c *commander) trigger(rel *algebra.Relation, p *plan.Project) bool {
 	if len(p.Targets) != 1 {
 		return false
 	}
@@ -1112,17 +1262,18 @@ func (c *commander) trigger(sensor uint16, rel *algebra.Relation, p *plan.Projec
 		n = s.In
 	}
 	var on string
+	var onRel *algebra.Relation
 	var while bool
 	switch u := n.(type) {
 	case *plan.Alpha:
 		if u.Var != col.Var {
 			return false
 		}
-		on = u.Rel.Name
+		on, onRel = u.Rel.Name, u.Rel
 	case *plan.Scan:
 		if u.Rel.Derived {
 			// Two-phase: a count over a derived relation (twophase.go).
-			return u.Var == col.Var && isBeginOf(pt.Valid.From, u.Var) && c.counting(sensor, rel, col, conds, u)
+			return u.Var == col.Var && isBeginOf(pt.Valid.From, u.Var) && c.counting(rel, col, conds, u)
 		}
 		// The entity-selection argument, π[F = p.A](πT[from begin of p to
 		// end of p | "forever"](σ[…](p))) over an entity relation: the
@@ -1140,11 +1291,11 @@ func (c *commander) trigger(sensor uint16, rel *algebra.Relation, p *plan.Projec
 			}
 			while = true
 		}
-		on = u.Rel.Name
+		on, onRel = u.Rel.Name, u.Rel
 	default:
 		return false
 	}
-	cmd := wire.Command{Kind: wire.CTrigger, Sensor: sensor, On: c.sensor(on), Attr: uint16(col.Attr), While: while}
+	cmd := wire.Command{Kind: wire.CTrigger, Attr: uint16(col.Attr), While: while}
 	for _, cond := range conds {
 		b, ok := cond.(*expr.Binary)
 		if !ok || b.Op != expr.OpEq {
@@ -1152,14 +1303,14 @@ func (c *commander) trigger(sensor uint16, rel *algebra.Relation, p *plan.Projec
 		}
 		l, lok := b.X.(*expr.Col)
 		k, kok := b.Y.(*expr.Const)
-		if !lok || !kok {
-			continue
+		if !lok || !kok || c.fleet && l.Attr == len(onRel.Attrs)-1 {
+			continue // (a fleet's Host is not the resident's: widened)
 		}
 		cmd.Conds = append(cmd.Conds, wire.Cond{Attr: uint16(l.Attr), Value: wireValue(k.V)})
 	}
 	c.next++
 	cmd.ID = c.next
-	c.send(cmd)
+	c.send(order{cmd: cmd, rel: rel.Name, on: on})
 	return true
 }
 

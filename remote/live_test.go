@@ -297,9 +297,13 @@ func runTwoDemos(t *testing.T, prog *query.Program, d time.Duration, opts remote
 	}
 	var subs []subject
 	var conns []wire.Conn
+	tcat := prog.Catalog
+	if tcat.Fleet {
+		tcat = demoCatalog(t) // each host's truth is its own
+	}
 	for i := 0; i < 2; i++ {
 		clock := demo.NewClock(1000)
-		rec := truth.New(prog.Catalog, 0, 0)
+		rec := truth.New(tcat, 0, 0)
 		res := resident.New(ossensors.Spec(), demo.Options(clock, rec))
 		h := res.Hello()
 		rec.SetClock(h.MonoBase, h.WallBase)

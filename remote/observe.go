@@ -53,6 +53,22 @@ type Observation struct {
 	Period time.Duration
 	// Gaps are where packets were lost, in time order.
 	Gaps []Gap
+	// Hosts, in a fleet (algebra.Catalog.Fleet), are the hosts that
+	// declare the relation, each watched from its own start to the
+	// observation's end — or to where its session was lost (Lost set):
+	// its part after that is unobserved, the other hosts' goes on.
+	Hosts []HostSpan
+	// Undeclared, in a fleet, are the hosts that do not declare the
+	// relation: its part there is not observed at all (not empty).
+	Undeclared []string
+}
+
+// HostSpan is the span over which one host's part of a relation was
+// watched.
+type HostSpan struct {
+	Host     string
+	From, To algebra.Time
+	Lost     bool // To is where the host's session was lost
 }
 
 // Lost counts the packets lost in every gap.
@@ -244,6 +260,33 @@ func (o *observer) admit(in *Input) bool {
 		return !o.inGap(in.Rel, in.T)
 	}
 	return true
+}
+
+// cutHost ends, at t, the tuples of resident idx still valid (its session
+// was lost: what it saw after t is not observed) and drops whatever it
+// reported later of them, like ends at a gap's start, for that resident
+// only. In key order.
+func (o *observer) cutHost(idx int, t algebra.Time) []Input {
+	var keys []uint64
+	for k := range o.tuples {
+		if k&obsKeys != obsKeys && int(k>>56) == idx {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	out := make([]Input, 0, len(keys))
+	for _, k := range keys {
+		in := o.tuples[k]
+		end := in
+		end.T, end.From, end.Begin, end.phase = max(t, algebra.Next(in.T)), in.T, false, 0
+		if in.Kind == stream.PacketBegin {
+			end.Kind = stream.PacketEnd
+		}
+		out = append(out, end)
+		delete(o.tuples, k)
+		o.void[k] = true
+	}
+	return out
 }
 
 // Gaps are the gaps of rel reported so far (exec.Options.Gaps).

@@ -39,7 +39,7 @@ func ProbeKey(a *plan.Alpha, f *rewrite.Fragment) string {
 // this (then closed by the caller); ready, when set, is called once the
 // commands are sent.
 func Probe(ctx context.Context, conns []wire.Conn, cat *algebra.Catalog, plans []plan.Node, d time.Duration, ready func()) (map[string]ProbeRate, error) {
-	if err := CheckHellos(conns); err != nil {
+	if err := CheckHellos(conns, cat.Fleet); err != nil {
 		return nil, err
 	}
 	frags := rewrite.Place(plans...)
@@ -81,6 +81,9 @@ func Probe(ctx context.Context, conns []wire.Conn, cat *algebra.Catalog, plans [
 		}
 		for rel := range byRel {
 			id, ok := st.ids[rel]
+			if !ok && cat.Fleet {
+				continue // a relation of other hosts
+			}
 			if !ok {
 				return nil, fmt.Errorf("resident %s has no sensor %s", h.Name, rel)
 			}
@@ -128,6 +131,9 @@ func Probe(ctx context.Context, conns []wire.Conn, cat *algebra.Catalog, plans [
 		st := states[r.i]
 		for _, df := range r.b.Defs {
 			st.defs[df.Key] = df.ID
+			if cat.Fleet {
+				st.defs[df.Key] = algebra.QualifyEntity(st.hello.Name, df.ID)
+			}
 		}
 		for _, pk := range r.b.Packets {
 			if int(pk.Sensor) >= len(st.hello.Sensors) || pk.Kind == wire.PEntityBegin || pk.Kind == wire.PEntityEnd {
@@ -138,7 +144,7 @@ func Probe(ctx context.Context, conns []wire.Conn, cat *algebra.Catalog, plans [
 			if len(ps) == 0 {
 				continue
 			}
-			vals, err := st.values(ps[0].a.Rel, pk.Vals)
+			vals, err := st.values(ps[0].a.Rel, pk.Vals, cat.Fleet)
 			if err != nil {
 				return nil, err
 			}

@@ -42,7 +42,7 @@ import (
 // session — a superset of the argument whatever its end (α keeps exactly
 // what the argument says). Several residents each count only their own
 // packets, so the count is offered only to one resident.
-func (c *commander) counting(sensor uint16, rel *algebra.Relation, gate *expr.Col, conds []expr.Expr, u *plan.Scan) bool {
+func (c *commander) counting(rel *algebra.Relation, gate *expr.Col, conds []expr.Expr, u *plan.Scan) bool {
 	if len(c.states) != 1 || !c.states[0].hello.Has(wire.CapCount) || u.From == nil {
 		return false
 	}
@@ -61,13 +61,13 @@ func (c *commander) counting(sensor uint16, rel *algebra.Relation, gate *expr.Co
 		if !ok || j >= len(ap.Aggs) || j >= len(ap.Groups) || len(ap.Groups[j]) != 1 || ap.Groups[j][0] != g.Attr {
 			continue
 		}
-		cmd, ok := c.countCommand(sensor, rel, ap.Aggs[j], n)
+		cmd, on, ok := c.countCommand(rel, ap.Aggs[j], n)
 		if !ok {
 			continue
 		}
 		c.next++
 		cmd.ID = c.next
-		c.send(cmd)
+		c.send(order{cmd: cmd, rel: rel.Name, on: on})
 		return true
 	}
 	return false
@@ -113,11 +113,12 @@ func threshold(cond expr.Expr, v int, ap *plan.Apply) (j int, n int64, ok bool) 
 
 // countCommand builds the counting trigger for γ (count or countU of a
 // traced event relation's tuples by one group, the count's value at least
-// n) enabling sensor (whose flag holder is rel's), if γ is of that form.
-func (c *commander) countCommand(sensor uint16, rel *algebra.Relation, g *plan.Aggregate, n int64) (wire.Command, bool) {
+// n) enabling rel's sensor, if γ is of that form, and the relation it
+// counts the packets of (its On).
+func (c *commander) countCommand(rel *algebra.Relation, g *plan.Aggregate, n int64) (wire.Command, string, bool) {
 	var none wire.Command
 	if (g.Func != expr.AggCount && g.Func != expr.AggCountU) || g.NBy != 1 || n < 1 || n > 1<<31 {
-		return none, false
+		return none, "", false
 	}
 	var period int64
 	switch g.Window.Kind {
@@ -128,11 +129,11 @@ func (c *commander) countCommand(sensor uint16, rel *algebra.Relation, g *plan.A
 	}
 	bag, ok := g.In.(*plan.Project)
 	if !ok || !bag.Bag || len(bag.Targets) < 1 {
-		return none, false
+		return none, "", false
 	}
 	by, ok := bag.Targets[0].Expr.(*expr.Col)
 	if !ok {
-		return none, false
+		return none, "", false
 	}
 	// Down to the block's leaves, collecting the equalities of its joins
 	// and selections.
@@ -168,7 +169,7 @@ func (c *commander) countCommand(sensor uint16, rel *algebra.Relation, g *plan.A
 	}
 	if !walk(bag.In) || alpha == nil || alpha.Rel.Class != algebra.ClassEvent ||
 		alpha.Rel.Strategy.Kind == algebra.Sampled || len(scans) > 1 {
-		return none, false
+		return none, "", false
 	}
 	// The counted attribute: the group itself, or the α attribute equal
 	// to the identifier of the one entity relation joined.
@@ -197,14 +198,13 @@ func (c *commander) countCommand(sensor uint16, rel *algebra.Relation, g *plan.A
 		}
 	}
 	if attr < 0 || attr >= len(alpha.Rel.Attrs) {
-		return none, false
+		return none, "", false
 	}
 	a := alpha.Rel.Attrs[attr]
 	if a.Type.Kind != algebra.KindEntity || a.Type.Entity != rel.Attrs[rel.FlagHolder].Type.Entity {
-		return none, false
+		return none, "", false
 	}
-	return wire.Command{Kind: wire.CTrigger, Sensor: sensor, On: c.sensor(alpha.Rel.Name), Attr: uint16(attr),
-		Count: uint32(n), Period: period}, n <= wire.MaxCount
+	return wire.Command{Kind: wire.CTrigger, Attr: uint16(attr), Count: uint32(n), Period: period}, alpha.Rel.Name, n <= wire.MaxCount
 }
 
 // recorder is a wire.Conn that keeps the commands sent to it (Enabling).
@@ -256,7 +256,7 @@ func Enabling(p *query.Program, plans []plan.Node, hellos []*wire.Hello) map[str
 					c.defs[r] = plans[i]
 				}
 			}
-			if !c.enable(c.sensor(a.Rel.Name), a.Rel, a.Enable) {
+			if !c.enable(a.Rel, a.Enable) {
 				out[EnablingKey(a)] = fmt.Sprintf("widened: %s enabled for every %s (the argument is computed here, too late to enable by; α keeps what it says)",
 					a.Rel.Name, a.Rel.Attrs[a.Rel.FlagHolder].Type.Entity)
 				return

@@ -13,6 +13,8 @@ import (
 	"github.com/tqmon/tqmon/algebra/plan"
 	"github.com/tqmon/tqmon/algebra/ref"
 	"github.com/tqmon/tqmon/internal/testkit"
+	"github.com/tqmon/tqmon/remote"
+	"github.com/tqmon/tqmon/resident/wire"
 	"github.com/tqmon/tqmon/rewrite"
 )
 
@@ -60,9 +62,29 @@ func TestAcquisitionalDifferential(t *testing.T) {
 	root := filepath.Join("..", "testdata", "differential")
 	cat := testkit.LoadCatalog(t, filepath.Join(root, "spec.sdl"))
 	corpus := append(testkit.ReadCorpus(t, filepath.Join(root, "queries.tq")), testkit.ReadCorpus(t, filepath.Join(root, "rules.tq"))...)
+	// The fleet's corpus runs over the spec as three hosts a, b and c
+	// announce it (histgen's strings are a, b and c).
+	text := testkit.ReadFile(t, filepath.Join(root, "spec.sdl"))
+	fleet, _, err := remote.FleetCatalog([]*wire.Hello{{Name: "a", SDL: text}, {Name: "b", SDL: text}, {Name: "c", SDL: text}}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type item struct {
+		q   testkit.Query
+		cat *algebra.Catalog
+	}
+	var items []item
+	for _, q := range corpus {
+		items = append(items, item{q, cat})
+	}
+	for _, q := range testkit.ReadCorpus(t, filepath.Join(root, "fleet.tq")) {
+		q.Name = "fleet-" + q.Name
+		items = append(items, item{q, fleet})
+	}
 	n := testkit.Histories()
 	ruleUse := map[string]int{}
-	for _, q := range corpus {
+	for _, it := range items {
+		q, cat := it.q, it.cat
 		t.Run(q.Name, func(t *testing.T) {
 			cfg := histgen.DefaultConfig(0)
 			cfg.Edges = true // histories across the epoch and at the ends of time too

@@ -106,7 +106,96 @@ exactly while the entity's tuple satisfies (2) (wire.Command.While).`,
 			Sets:  Live,
 			apply: on[*plan.Project](alphaEntitySelect),
 		},
+		{
+			Name:  "alpha-hosts",
+			Class: AlphaRules,
+			Doc: `σ[p(v.Host)](α_v(E)) → σ[p(v.Host)](α_v@H(E)) in a fleet's catalog,
+when p mentions only v's Host attribute (the one a fleet adds, last) and
+holds only where Host is one of the constants H: v.Host = "c", or a
+disjunction of such (and a conjunction holds where either side does, so
+a side that names hosts bounds it). α_v@H is placed on the hosts H only:
+only they are asked to enable v's sensor (plan.Alpha.Hosts; H is
+intersected with any placement already there). A tuple of v from another
+host fails p, so σ would drop it: not asking that host for it changes no
+result, and σ stays to keep the rule exact whatever the hosts send.
+Selections between σ[p] and α stay where they are (selections commute).
+Applies once per new placement: an α already placed on H or fewer is
+left alone.`,
+			Sets:  Live,
+			apply: on[*plan.Select](alphaHosts),
+		},
 	}
+}
+
+// alphaHosts places an α on the hosts a selection over it names (rule
+// alpha-hosts).
+func alphaHosts(c *Context, s *plan.Select) plan.Node {
+	if c.Catalog == nil || !c.Catalog.Fleet {
+		return nil
+	}
+	between, in := selectsUnder(s)
+	a, ok := in.(*plan.Alpha)
+	if !ok {
+		return nil
+	}
+	hosts, ok := namedHosts(s.Pred, a.Var, len(a.Rel.Attrs)-1)
+	if !ok {
+		return nil
+	}
+	if a.Hosts != nil {
+		hosts = slices.DeleteFunc(hosts, func(h string) bool { return !slices.Contains(a.Hosts, h) })
+	}
+	if a.Hosts != nil && len(hosts) == len(a.Hosts) {
+		return nil // placed there already
+	}
+	c2 := *a
+	c2.Hosts = hosts
+	if c2.Hosts == nil {
+		c2.Hosts = []string{} // no host can hold a tuple σ keeps
+	}
+	x := *s
+	x.In = restack(between, &c2)
+	return &x
+}
+
+// namedHosts is the set of hosts (sorted) outside which e cannot hold, e
+// mentioning variable v; host is the number of v's Host attribute. ok is
+// false when e does not bound the hosts.
+func namedHosts(e expr.Expr, v, host int) ([]string, bool) {
+	b, ok := e.(*expr.Binary)
+	if !ok {
+		return nil, false
+	}
+	switch b.Op {
+	case expr.OpOr:
+		x, ok1 := namedHosts(b.X, v, host)
+		y, ok2 := namedHosts(b.Y, v, host)
+		if !ok1 || !ok2 {
+			return nil, false
+		}
+		out := slices.Concat(x, y)
+		slices.Sort(out)
+		return slices.Compact(out), true
+	case expr.OpAnd:
+		x, ok1 := namedHosts(b.X, v, host)
+		y, ok2 := namedHosts(b.Y, v, host)
+		switch {
+		case ok1 && ok2:
+			return slices.DeleteFunc(x, func(h string) bool { return !slices.Contains(y, h) }), true
+		case ok1:
+			return x, true
+		case ok2:
+			return y, true
+		}
+		return nil, false
+	case expr.OpEq:
+		col, k, _, ok := ColConst(b)
+		if !ok || col.Var != v || col.Attr != host || k.V.K != algebra.KindString {
+			return nil, false
+		}
+		return []string{k.V.S}, true
+	}
+	return nil, false
 }
 
 // alpha returns the α leaf bound to variable v in a block, if any.
@@ -151,16 +240,7 @@ func asColumn1(e expr.Expr) expr.Expr {
 func alphaFlagSelect(_ *Context, s *plan.Select) plan.Node {
 	// Other selections may stand between σ[p] and α: selections commute,
 	// so σ[p] moves past them into α and they stay.
-	var between []*plan.Select
-	in := s.In
-	for {
-		x, ok := in.(*plan.Select)
-		if !ok {
-			break
-		}
-		between = append(between, x)
-		in = x.In
-	}
+	between, in := selectsUnder(s)
 	a, ok := in.(*plan.Alpha)
 	if !ok || !flagOnly(s.Pred, a.Var, a.Rel.FlagHolder) || expr.Vars(s.Pred) == 0 {
 		return nil
@@ -172,7 +252,28 @@ func alphaFlagSelect(_ *Context, s *plan.Select) plan.Node {
 	}
 	c := *a
 	c.Enable = &plan.SelectEntity{Pred: asColumn1(s.Pred), In: a.Enable}
-	var out plan.Node = &c
+	return restack(between, &c)
+}
+
+// selectsUnder returns the selections directly under s, nearest first,
+// and what they select from.
+func selectsUnder(s *plan.Select) ([]*plan.Select, plan.Node) {
+	var between []*plan.Select
+	in := s.In
+	for {
+		x, ok := in.(*plan.Select)
+		if !ok {
+			return between, in
+		}
+		between = append(between, x)
+		in = x.In
+	}
+}
+
+// restack puts copies of the selections between (nearest first) back over
+// n.
+func restack(between []*plan.Select, n plan.Node) plan.Node {
+	out := n
 	for i := len(between) - 1; i >= 0; i-- {
 		x := *between[i]
 		x.In = out

@@ -11,6 +11,8 @@ import (
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/plan"
 	"github.com/tqmon/tqmon/internal/testkit"
+	"github.com/tqmon/tqmon/remote"
+	"github.com/tqmon/tqmon/resident/wire"
 	"github.com/tqmon/tqmon/rewrite"
 	"github.com/tqmon/tqmon/store/history"
 )
@@ -19,7 +21,7 @@ import (
 // for the aggregate rules (of the traditional class) and one for the
 // paper's queries. Commands:
 //
-//	rewrite [spec=paper|differential]   the initial plan, the variables the
+//	rewrite [spec=paper|differential|fleet]   the initial plan, the variables the
 //	                                    checker marked existential (when
 //	                                    any), each rule applied (name: plan
 //	                                    after), the final tree
@@ -33,6 +35,7 @@ func TestDataDriven(t *testing.T) {
 	specs := map[string]*algebra.Catalog{
 		"paper":        testkit.PaperCatalog(t),
 		"differential": testkit.LoadCatalog(t, filepath.Join("..", "testdata", "differential", "spec.sdl")),
+		"fleet":        fleetCatalog(t),
 	}
 	paperHist, err := history.Load(filepath.Join("..", "testdata", "paper"))
 	if err != nil {
@@ -90,4 +93,15 @@ func existentialNames(s *check.Retrieve) string {
 		}
 	}
 	return strings.Join(names, " ")
+}
+
+// fleetCatalog is the catalog of a fleet of two hosts, web-1 and web-2,
+// that both run the paper's example (remote.FleetCatalog).
+func fleetCatalog(t *testing.T) *algebra.Catalog {
+	text := testkit.ReadFile(t, filepath.Join("..", "testdata", "paper", "os.sdl"))
+	cat, _, err := remote.FleetCatalog([]*wire.Hello{{Name: "web-1", SDL: text}, {Name: "web-2", SDL: text}}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cat
 }

@@ -13,14 +13,12 @@ import (
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/plan"
-	"github.com/tqmon/tqmon/grammar/sdl"
 	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident/fleet"
 	"github.com/tqmon/tqmon/resident/transport"
 	"github.com/tqmon/tqmon/resident/wire"
 	"github.com/tqmon/tqmon/rewrite"
-	"github.com/tqmon/tqmon/sensor"
 	"github.com/tqmon/tqmon/store/db"
 )
 
@@ -32,6 +30,12 @@ type Residents struct {
 	NATS    string
 	Hosts   string
 	Token   string
+	// Skew, when positive, is the clock-skew bound stated for every host
+	// on NATS instead of the one measured (fleet.DialOptions.Skew);
+	// Silence, when positive, is how long a host may send nothing —
+	// neither a frame nor a heartbeat — before its session is lost and
+	// its relations are unobserved from then (default fleet.Silence).
+	Skew, Silence time.Duration
 }
 
 // Given reports whether r names any resident.
@@ -50,16 +54,20 @@ func (r Residents) String() string {
 }
 
 // Dial connects to the residents r names, checks their hellos (one
-// protocol, one sensor description) and compiles the description they
-// announce into a catalog: their sessions go into remote's one merge.
-// On error no connection stays open.
-func Dial(ctx context.Context, r Residents) ([]wire.Conn, *algebra.Catalog, error) {
+// protocol) and compiles the descriptions they announce into a catalog
+// (remote.FleetCatalog), whose text it returns: their sessions go into
+// remote's one merge. Residents are a fleet — each tuple carries its
+// Host, entity identifiers are host-qualified, descriptions may differ
+// — when they are hosts on NATS (host names are what a fleet is keyed
+// by); residents reached over gRPC alone are one subject, as before:
+// one description, identifiers not qualified. On error no connection stays open.
+func Dial(ctx context.Context, r Residents) ([]wire.Conn, *algebra.Catalog, string, error) {
 	var conns []wire.Conn
-	fail := func(err error) ([]wire.Conn, *algebra.Catalog, error) {
+	fail := func(err error) ([]wire.Conn, *algebra.Catalog, string, error) {
 		for _, c := range conns {
 			c.Close()
 		}
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	for _, addr := range r.Connect {
 		c, err := transport.Dial(ctx, addr, r.Token)
@@ -69,33 +77,41 @@ func Dial(ctx context.Context, r Residents) ([]wire.Conn, *algebra.Catalog, erro
 		conns = append(conns, c)
 	}
 	if r.NATS != "" {
-		cs, err := fleet.DialHosts(ctx, r.NATS, r.Token, r.Hosts, fleet.DialOptions{})
+		if r.Silence > 0 && r.Silence < 2*fleet.Beat {
+			// Residents beat every fleet.Beat: a shorter silence would
+			// lose hosts that are only between two beats.
+			return fail(badInput(fmt.Errorf("--silence %s is under two heartbeats (%s each): healthy hosts would be lost", r.Silence, fleet.Beat)))
+		}
+		cs, err := fleet.DialHosts(ctx, r.NATS, r.Token, r.Hosts, fleet.DialOptions{Skew: r.Skew, Silence: r.Silence})
 		if err != nil {
 			return fail(err)
 		}
 		conns = append(conns, cs...)
 	}
-	if err := remote.CheckHellos(conns); err != nil {
+	fleet := r.NATS != ""
+	if err := remote.CheckHellos(conns, fleet); err != nil {
 		return fail(err)
 	}
-	hello := conns[0].Hello()
-	f, err := sdl.Parse(hello.Name+".sdl", hello.SDL)
-	if err != nil {
-		return fail(fmt.Errorf("resident %s announces a description that does not parse: %w", hello.Name, err))
+	hellos := make([]*wire.Hello, len(conns))
+	for i, c := range conns {
+		hellos[i] = c.Hello()
 	}
-	cat, err := sensor.Compile(f)
+	cat, text, err := remote.FleetCatalog(hellos, fleet)
 	if err != nil {
-		return fail(fmt.Errorf("resident %s announces an invalid description: %w", hello.Name, err))
+		return fail(err)
 	}
-	return conns, cat, nil
+	return conns, cat, text, nil
 }
 
 // live is what the live subjects share: their residents' description,
 // runs over sessions, and the statistics of the last run.
 type live struct {
-	desc   string
-	cat    *algebra.Catalog
-	hello  *wire.Hello
+	desc  string
+	cat   *algebra.Catalog
+	hello *wire.Hello
+	// sdl is the catalog's description when it is not the hello's (a
+	// fleet's: remote.FleetCatalog).
+	sdl    string
 	params map[string]string
 	open   func(ctx context.Context, d time.Duration, mon func(Session) error) (*algebra.Window, error)
 	// selects: a kernel resident's Selects (what its programs evaluate of
@@ -115,6 +131,9 @@ func (s *live) Params() map[string]string                  { return s.params }
 func (s *live) Live() bool                                 { return true }
 func (s *live) database() *db.DB                           { return nil }
 func (s *live) Spec() (db.Spec, error) {
+	if s.sdl != "" {
+		return db.Spec{Name: "fleet.sdl", Text: s.sdl}, nil
+	}
 	return db.Spec{Name: s.hello.Name + ".sdl", Text: s.hello.SDL}, nil
 }
 
@@ -361,18 +380,24 @@ func explainCounts(p int, w, d uint64, period time.Duration) []string {
 // openResidents reaches resident monitors: the first session uses the
 // connections Open made, later ones dial again.
 func openResidents(ctx context.Context, r Residents) (Subject, error) {
-	conns, cat, err := Dial(ctx, r)
+	conns, cat, text, err := Dial(ctx, r)
 	if err != nil {
 		return nil, err
 	}
 	hello := conns[0].Hello()
 	s := &residents{conns: conns}
-	s.live = live{desc: fmt.Sprintf("resident %s at %s", hello.Name, r), cat: cat, hello: hello,
+	desc := fmt.Sprintf("resident %s at %s", hello.Name, r)
+	if cat.Fleet {
+		desc = fmt.Sprintf("a fleet of %d hosts (%s)", len(conns), r)
+	} else {
+		text = ""
+	}
+	s.live = live{desc: desc, cat: cat, hello: hello, sdl: text,
 		open: func(ctx context.Context, d time.Duration, mon func(Session) error) (*algebra.Window, error) {
 			conns := s.take()
 			if conns == nil {
 				var err error
-				if conns, _, err = Dial(ctx, r); err != nil {
+				if conns, _, _, err = Dial(ctx, r); err != nil {
 					return nil, err
 				}
 			}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/tqmon/tqmon/algebra"
@@ -59,7 +60,9 @@ type Options struct {
 	Connect []string
 	NATS    string
 	Hosts   string
-	Token   string
+	// Skew and Silence shape the fleet's hosts (Residents).
+	Skew, Silence time.Duration
+	Token         string
 	// Demo runs the paper's example system in this process, as Config
 	// says. Without Background it starts once the first session's
 	// residents know what to enable and runs for that session's duration
@@ -100,7 +103,7 @@ type KernelOptions struct {
 }
 
 func (o *Options) residents() Residents {
-	return Residents{Connect: o.Connect, NATS: o.NATS, Hosts: o.Hosts, Token: o.Token}
+	return Residents{Connect: o.Connect, NATS: o.NATS, Hosts: o.Hosts, Token: o.Token, Skew: o.Skew, Silence: o.Silence}
 }
 
 // Given counts the subjects the options name.
@@ -263,7 +266,18 @@ func (st Stats) Write(w io.Writer) {
 			if n := o.Lost(); n > 0 {
 				fmt.Fprintf(w, ", %d packets lost in %d gaps", n, len(o.Gaps))
 			}
+			for _, h := range o.Hosts {
+				if h.Lost {
+					fmt.Fprintf(w, "; on %s up to %s only (its session was lost: unobserved after)", h.Host, algebra.FormatTime(h.To, st.TimeFormat))
+				}
+			}
+			if len(o.Undeclared) > 0 {
+				fmt.Fprintf(w, "; not on %s (not declared there: unobserved, not empty)", strings.Join(o.Undeclared, ", "))
+			}
 			fmt.Fprintln(w)
+		}
+		for _, h := range slices.Sorted(maps.Keys(st.Live.Skew)) {
+			fmt.Fprintf(w, "clock of %s: within ±%s of the monitor's (its watermark is held back that much)\n", h, st.Live.Skew[h])
 		}
 		if lost := st.Live.SessionLost; lost != nil {
 			fmt.Fprintf(w, "session lost: %v\n", lost)

@@ -123,13 +123,14 @@ func (s simSource) packetsAt(a *Alpha, t algebra.Time) []packet {
 	cur := s.cur
 	sd := cur.sd
 	flagKey := func(row int) string { return sd.rows[row].Vals[a.Flag].S }
+	elsewhere := func(row int) bool { return a.elsewhere(sd.rows[row].Vals) }
 	var out []packet
 	for cur.end < len(sd.byEnd) && sd.rows[sd.byEnd[cur.end]].To <= t {
 		r := sd.byEnd[cur.end]
 		cur.end++
 		row := &sd.rows[r]
-		if row.To < t {
-			continue // before this α started
+		if row.To < t || elsewhere(r) {
+			continue // before this α started, or not on its hosts
 		}
 		p := packet{t: t, key: uint64(r), from: row.From, vals: row.Vals, row: r}
 		switch a.Kind {
@@ -152,8 +153,8 @@ func (s simSource) packetsAt(a *Alpha, t algebra.Time) []packet {
 		r := sd.byBegin[cur.begin]
 		cur.begin++
 		row := &sd.rows[r]
-		if row.From < t && !(a.Kind == algebra.Sampled && row.To > t) {
-			continue // before this α started
+		if row.From < t && !(a.Kind == algebra.Sampled && row.To > t) || elsewhere(r) {
+			continue // before this α started, or not on its hosts
 		}
 		p := packet{t: t, key: uint64(r), from: row.From, vals: row.Vals, row: r}
 		switch {
@@ -212,6 +213,16 @@ func sortedRows(m map[int]bool) []int {
 	return out
 }
 
+// elsewhere reports whether a tuple (its values) is of a host a fleet's α
+// is not placed on (plan.Alpha.Hosts): not asked, that host's sensor
+// reports nothing of it. The Host attribute is the relation's last.
+func (a *Alpha) elsewhere(vs []algebra.Value) bool {
+	if a.Plan == nil || a.Plan.Hosts == nil {
+		return false
+	}
+	return len(vs) == 0 || !slices.Contains(a.Plan.Hosts, vs[len(vs)-1].S)
+}
+
 // finish reports, at the end of the observation, the intervals still in
 // progress that α's sensor would report: whole, valid until forever.
 func (a *Alpha) finishSim() {
@@ -224,7 +235,7 @@ func (a *Alpha) finishSim() {
 	}
 	for r := range sd.rows {
 		row := &sd.rows[r]
-		if row.To != algebra.Forever || a.begun[uint64(r)] != nil || !a.enabled(row.Vals[a.Flag].S) {
+		if row.To != algebra.Forever || a.begun[uint64(r)] != nil || !a.enabled(row.Vals[a.Flag].S) || a.elsewhere(row.Vals) {
 			continue
 		}
 		a.out.Push(stream.Elem{Kind: stream.Whole, T: algebra.Forever, Rec: &stream.Rec{Vals: a.packetVals(row.Vals), From: row.From}})

@@ -90,13 +90,19 @@ func BenchmarkAggregate(b *testing.B) {
 			}
 		}
 		b.Run(c.name+"/interpreter", func(b *testing.B) {
-			b.ReportAllocs()
 			peak := 0
-			start := time.Now()
-			for i := 0; i < b.N; i++ {
-				_, peak = runAggregate(b, h, stmts)
+			interp := func() { _, peak = runAggregate(b, h, stmts) }
+			if c.fused != nil {
+				ti := againstFused(b, tuples, interp, func() { c.fused.run() })
+				b.ReportMetric(float64(2*tuples)*float64(b.N)/ti.Seconds(), "updates/s")
+			} else {
+				b.ReportAllocs()
+				start := time.Now()
+				for i := 0; i < b.N; i++ {
+					interp()
+				}
+				report(b, start)
 			}
-			report(b, start)
 			b.ReportMetric(float64(peak), "peak-held")
 		})
 		if c.fused != nil {

@@ -2,7 +2,6 @@ package exec
 
 import (
 	"cmp"
-	"container/heap"
 	"math/big"
 	"slices"
 
@@ -62,13 +61,13 @@ type Apply struct {
 	st      *runState
 	ins     []*applyInput
 	aggs    []*aggState
-	open    map[*stream.Rec]*outerEnt
+	open    recMap[*outerEnt]
 	touched []*aggGroup
 	done    algebra.Time
 	started bool
 	lastAdv algebra.Time
 	binding expr.Binding
-	keybuf  []byte
+	keyVals []algebra.Value // groupsOf's scratch: an outer tuple's group key
 	seq     uint64
 
 	// Allocation in blocks: rows (a row is taken from valBlk only when
@@ -91,13 +90,20 @@ type applyInput struct {
 }
 
 type aggState struct {
-	spec     AggSpec
-	groups   map[string]*aggGroup
+	spec AggSpec
+	// groups holds the groups by the runState's hash of their keys;
+	// keys whose hashes collide are chained (next) and told apart by
+	// algebra.KeysEqual.
+	groups   hashMap[*aggGroup]
+	nGroups  int
 	removals removalHeap
+	keys     slab[algebra.Value] // the groups' keys
 }
 
 type aggGroup struct {
-	key     string
+	hash    uint64
+	key     []algebra.Value
+	next    *aggGroup // another group with the same hash
 	st      *aggState
 	acc     *agg.Acc
 	val     algebra.Value
@@ -121,22 +127,54 @@ type removal struct {
 	v algebra.Value
 }
 
+// removalHeap is a binary min-heap of removals on t, typed (no interface
+// boxing per element: container/heap allocated one per removal). push and
+// pop move elements exactly as container/heap's Push and Pop do, so
+// removals at equal times come out in the order they did.
 type removalHeap []removal
 
-func (h removalHeap) Len() int           { return len(h) }
-func (h removalHeap) Less(i, j int) bool { return h[i].t < h[j].t }
-func (h removalHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *removalHeap) Push(x any)        { *h = append(*h, x.(removal)) }
-func (h *removalHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+func (h *removalHeap) push(r removal) {
+	*h = append(*h, r)
+	q := *h
+	for j := len(q) - 1; j > 0; {
+		i := (j - 1) / 2 // parent
+		if !(q[j].t < q[i].t) {
+			break
+		}
+		q[i], q[j] = q[j], q[i]
+		j = i
+	}
+}
+
+func (h *removalHeap) pop() removal {
+	q := *h
+	n := len(q) - 1
+	q[0], q[n] = q[n], q[0]
+	// down(0, n), as container/heap
+	for i := 0; ; {
+		j1 := 2*i + 1
+		if j1 >= n || j1 < 0 {
+			break
+		}
+		j := j1 // left child
+		if j2 := j1 + 1; j2 < n && q[j2].t < q[j1].t {
+			j = j2
+		}
+		if !(q[j].t < q[i].t) {
+			break
+		}
+		q[i], q[j] = q[j], q[i]
+		i = j
+	}
+	r := q[n]
+	q[n] = removal{}
+	*h = q[:n]
+	return r
 }
 
 // NewApply builds the operator; outputs go to out.
 func NewApply(spec ApplySpec, out stream.Receiver, st *runState) *Apply {
-	a := &Apply{spec: spec, out: out, st: st, open: map[*stream.Rec]*outerEnt{},
+	a := &Apply{spec: spec, out: out, st: st,
 		done: algebra.Beginning, lastAdv: algebra.Beginning, binding: make(expr.Binding, 2)}
 	for _, t := range spec.Targets {
 		a.targets = append(a.targets, expr.Compile(t))
@@ -148,7 +186,7 @@ func NewApply(spec ApplySpec, out stream.Receiver, st *runState) *Apply {
 		a.ins = append(a.ins, &applyInput{a: a, i: i})
 	}
 	for _, s := range spec.Aggs {
-		a.aggs = append(a.aggs, &aggState{spec: s, groups: map[string]*aggGroup{}})
+		a.aggs = append(a.aggs, &aggState{spec: s})
 	}
 	a.binding[1] = make([]algebra.Value, len(spec.Aggs))
 	return a
@@ -170,9 +208,9 @@ func (in *applyInput) Advance(t algebra.Time) {
 // Held counts open outer tuples, groups, scheduled removals and buffered
 // inputs.
 func (a *Apply) Held() int {
-	n := len(a.open)
+	n := a.open.len()
 	for _, s := range a.aggs {
-		n += len(s.groups) + len(s.removals)
+		n += s.nGroups + len(s.removals)
 	}
 	for _, in := range a.ins {
 		n += len(in.buf) - in.head
@@ -241,11 +279,10 @@ func (a *Apply) step(t algebra.Time) {
 		if e.Kind != stream.End {
 			continue
 		}
-		ent := a.open[e.Rec]
+		ent, _ := a.open.take(e.Rec)
 		if ent == nil {
 			continue
 		}
-		delete(a.open, e.Rec)
 		if ent.piece != nil {
 			a.out.Push(stream.Elem{Kind: stream.End, T: t, Rec: ent.piece})
 		}
@@ -274,7 +311,7 @@ func (a *Apply) step(t algebra.Time) {
 			a.touch(g)
 		}
 		for len(s.removals) > 0 && s.removals[0].t == t {
-			r := heap.Pop(&s.removals).(removal)
+			r := s.removals.pop()
 			r.g.pending--
 			r.g.acc.Remove(r.v)
 			a.touch(r.g)
@@ -320,7 +357,7 @@ func (a *Apply) step(t algebra.Time) {
 			a.seq++
 			ent := a.entBlk.one()
 			*ent = outerEnt{rec: e.Rec, groups: a.groupsOf(e.Rec.Vals), seq: a.seq}
-			a.open[e.Rec] = ent
+			a.open.put(e.Rec, ent)
 			for _, g := range ent.groups {
 				g.outers[ent] = struct{}{}
 			}
@@ -339,18 +376,24 @@ func (a *Apply) step(t algebra.Time) {
 
 // inner finds the group of an inner tuple and its argument.
 func (a *Apply) inner(s *aggState, vals []algebra.Value) (*aggGroup, algebra.Value) {
-	a.keybuf = algebra.AppendTupleKey(a.keybuf[:0], vals[:s.spec.NBy])
-	return a.group(s, a.keybuf), vals[s.spec.NBy]
+	return a.group(s, vals[:s.spec.NBy]), vals[s.spec.NBy]
 }
 
-// group returns the group of key, making it (empty) if need be.
-func (a *Apply) group(s *aggState, key []byte) *aggGroup {
-	g := s.groups[string(key)]
-	if g == nil {
-		g = &aggGroup{key: string(key), st: s, acc: agg.New(s.spec.Func, s.spec.ArgType, s.spec.Param), outers: map[*outerEnt]struct{}{}}
-		g.val, g.ok, _ = g.acc.Value() // an empty group's value: 0, false or none
-		s.groups[g.key] = g
+// group returns the group of key, making it (empty) if need be; key is
+// copied when kept.
+func (a *Apply) group(s *aggState, key []algebra.Value) *aggGroup {
+	h := a.st.hash(key)
+	for g := s.groups.get(h); g != nil; g = g.next {
+		if algebra.KeysEqual(g.key, key) {
+			return g
+		}
 	}
+	kept := s.keys.take(len(key))
+	copy(kept, key)
+	g := &aggGroup{hash: h, key: kept, next: s.groups.get(h), st: s, acc: agg.New(s.spec.Func, s.spec.ArgType, s.spec.Param), outers: map[*outerEnt]struct{}{}}
+	g.val, g.ok, _ = g.acc.Value() // an empty group's value: 0, false or none
+	s.groups.put(h, g)
+	s.nGroups++
 	return g
 }
 
@@ -358,11 +401,11 @@ func (a *Apply) group(s *aggState, key []byte) *aggGroup {
 func (a *Apply) groupsOf(vals []algebra.Value) []*aggGroup {
 	gs := a.grpBlk.take(len(a.aggs))
 	for j, s := range a.aggs {
-		a.keybuf = a.keybuf[:0]
+		a.keyVals = a.keyVals[:0]
 		for _, c := range s.spec.Group {
-			a.keybuf = algebra.AppendKey(a.keybuf, vals[c])
+			a.keyVals = append(a.keyVals, vals[c])
 		}
-		gs[j] = a.group(s, a.keybuf)
+		gs[j] = a.group(s, a.keyVals)
 	}
 	return gs
 }
@@ -377,8 +420,31 @@ func (a *Apply) touch(g *aggGroup) {
 // drop forgets a group that holds nothing and nobody reads.
 func (a *Apply) drop(g *aggGroup) {
 	if g.acc.Len() == 0 && g.pending == 0 && len(g.outers) == 0 && !g.touched {
-		delete(g.st.groups, g.key)
+		g.st.unlink(g)
 	}
+}
+
+// unlink takes g out of the groups. A dropped group's key stays in its
+// block (slab) until the block is unreferenced.
+func (s *aggState) unlink(g *aggGroup) {
+	head := s.groups.get(g.hash)
+	switch {
+	case head == g && g.next == nil:
+		s.groups.del(g.hash)
+	case head == g:
+		s.groups.put(g.hash, g.next)
+	default:
+		p := head
+		for p != nil && p.next != g {
+			p = p.next
+		}
+		if p == nil {
+			return // not a group (any more)
+		}
+		p.next = g.next
+	}
+	g.next = nil
+	s.nGroups--
 }
 
 func (a *Apply) schedule(s *aggState, g *aggGroup, v algebra.Value, at algebra.Time) {
@@ -386,7 +452,7 @@ func (a *Apply) schedule(s *aggState, g *aggGroup, v algebra.Value, at algebra.T
 		return // contributes for ever
 	}
 	g.pending++
-	heap.Push(&s.removals, removal{t: at, g: g, v: v})
+	s.removals.push(removal{t: at, g: g, v: v})
 }
 
 // row evaluates an outer tuple's targets with the aggregates' current

@@ -19,9 +19,14 @@ type Coalesce struct {
 	out stream.Receiver
 	// groups holds the values with an interval open or just ended, by
 	// algebra.HashTuple; values whose hashes collide are chained (next).
-	groups map[uint64]*group
+	groups hashMap[*group]
 	nGroup int
-	hash   func([]algebra.Value) uint64 // algebra.HashTuple unless a test says
+	// byRec maps each input interval pushed (Push's Begin) and not yet
+	// ended to the group it counts in: its End finds the group without
+	// hashing its values. The group lives at least until then (its count
+	// includes the interval).
+	byRec recMap[*group]
+	hash  func([]algebra.Value) uint64 // algebra.HashTuple unless a test says
 
 	cur      algebra.Time
 	curSet   bool
@@ -59,7 +64,7 @@ type seenEvent struct {
 
 // NewCoalesce builds the operator.
 func NewCoalesce(out stream.Receiver) *Coalesce {
-	return &Coalesce{out: out, groups: map[uint64]*group{}, evSeen: map[uint64]int{}, hash: algebra.HashTuple}
+	return &Coalesce{out: out, evSeen: map[uint64]int{}, hash: algebra.HashTuple}
 }
 
 func (c *Coalesce) Push(e stream.Elem) {
@@ -67,9 +72,9 @@ func (c *Coalesce) Push(e stream.Elem) {
 	case stream.Event:
 		c.event(e.T, e.Rec.Vals, false)
 	case stream.Begin:
-		c.begin(e.T, e.Rec.Vals, false)
+		c.byRec.put(e.Rec, c.begin(e.T, e.Rec.Vals, false))
 	case stream.End:
-		if g := c.lookup(c.hash(e.Rec.Vals), e.Rec.Vals); g != nil {
+		if g, ok := c.byRec.take(e.Rec); ok {
 			c.end(e.T, g)
 		}
 	}
@@ -147,7 +152,7 @@ func (c *Coalesce) copyVals(vals []algebra.Value) []algebra.Value {
 
 // lookup finds the group of vals (hash h), or nil.
 func (c *Coalesce) lookup(h uint64, vals []algebra.Value) *group {
-	for g := c.groups[h]; g != nil; g = g.next {
+	for g := c.groups.get(h); g != nil; g = g.next {
 		if algebra.KeysEqual(g.vals, vals) {
 			return g
 		}
@@ -163,19 +168,20 @@ func (c *Coalesce) newGroup(h uint64, vals []algebra.Value) *group {
 	} else {
 		g = c.gblk.one()
 	}
-	*g = group{hash: h, vals: vals, next: c.groups[h]}
-	c.groups[h] = g
+	head := c.groups.ref(h)
+	*g = group{hash: h, vals: vals, next: *head}
+	*head = g
 	c.nGroup++
 	return g
 }
 
 // remove takes g out of the groups and recycles it.
 func (c *Coalesce) remove(g *group) {
-	if head := c.groups[g.hash]; head == g {
+	if head := c.groups.get(g.hash); head == g {
 		if g.next == nil {
-			delete(c.groups, g.hash)
+			c.groups.del(g.hash)
 		} else {
-			c.groups[g.hash] = g.next
+			c.groups.put(g.hash, g.next)
 		}
 	} else {
 		for p := head; p != nil; p = p.next {

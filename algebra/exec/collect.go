@@ -14,7 +14,7 @@ type Collector struct {
 	// slice of its exact size.
 	rows  [][]algebra.Tuple
 	n     int
-	open  map[*stream.Rec]*algebra.Tuple
+	open  recMap[*algebra.Tuple]
 	Done  bool
 	Count int // elements received
 	// OnElem, when set, is called for each element as it arrives (streaming
@@ -34,7 +34,7 @@ type Collector struct {
 
 // NewCollector makes a collector for a relation's tuples.
 func NewCollector(rel *algebra.Relation) *Collector {
-	return &Collector{Rel: rel, open: map[*stream.Rec]*algebra.Tuple{}}
+	return &Collector{Rel: rel}
 }
 
 func (c *Collector) Push(e stream.Elem) {
@@ -50,11 +50,10 @@ func (c *Collector) Push(e stream.Elem) {
 	}
 	switch e.Kind {
 	case stream.Begin:
-		c.open[e.Rec] = c.add(algebra.Tuple{Vals: e.Rec.Vals, From: e.T, To: algebra.Forever})
+		c.open.put(e.Rec, c.add(algebra.Tuple{Vals: e.Rec.Vals, From: e.T, To: algebra.Forever}))
 	case stream.End:
-		if row := c.open[e.Rec]; row != nil {
+		if row, _ := c.open.take(e.Rec); row != nil {
 			row.To = e.T
-			delete(c.open, e.Rec)
 		}
 	case stream.Event:
 		c.add(algebra.Tuple{Vals: e.Rec.Vals, From: e.T, To: algebra.Next(e.T)})

@@ -13,7 +13,7 @@ func DebugHeld(n *Network) string {
 		switch x := h.h.(type) {
 		case *Join:
 			for i, in := range x.in {
-				s += fmt.Sprintf("join input %d: live %d dead %d open %d entries %d closedQ %d buf %d\n", i, in.nLive, in.nDead, len(in.open), len(in.entries)-in.entHead, len(in.closedQ)-in.closedH, len(in.buf)-in.head)
+				s += fmt.Sprintf("join input %d: live %d dead %d open %d entries %d closedQ %d buf %d\n", i, in.nLive, in.nDead, in.open.len(), len(in.entries)-in.entHead, len(in.closedQ)-in.closedH, len(in.buf)-in.head)
 			}
 			s += fmt.Sprintf("join: live cands %d outBuf %d lb %d wake %d\n", x.live, x.outBuf.len(), x.lb.len(), x.wake.len())
 		default:

@@ -46,10 +46,15 @@
 // at its instant; RunHistory, which would not, plays every tuple of a run
 // with gaps: a Cut must see time pass.)
 //
-// Representation: Coalesce groups and join indexes are keyed by
-// algebra.HashTuple and compare keys on a match (a collision is told
-// apart); operators take candidates, entries, result values and records
-// from blocks (slab), so steady state allocates per block, not per tuple.
+// Representation: Coalesce groups, join indexes and aggregate groups are
+// keyed by algebra.HashTuple (the run's hash) and compare keys on a match
+// (a collision is told apart); their tables, and every operator's table of
+// open tuples (recMap, keyed by record address), are one open-addressing
+// hash table (hashMap, recmap.go), not Go maps. Operators take candidates,
+// entries, result values and records from blocks (slab), so steady state
+// allocates per block, not per tuple. RunHistory sorts ends by a radix sort
+// and packs the values of the rows a selective screen keeps in play order
+// (play.go), so that operators read them in sequence.
 //
 // A run may have a memory budget (budget.go): the network checks the
 // operators' held tuples, priced by estimated sizes, and the heap size a

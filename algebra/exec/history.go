@@ -66,6 +66,7 @@ func (n *Network) RunHistory(h *algebra.History) error {
 		names = append(names, name)
 	}
 	sort.Strings(names)
+	var scratch []stream.Elem // sortByTime's
 	for _, name := range names {
 		tee := n.Sources[name]
 		t := h.Table(name)
@@ -80,14 +81,10 @@ func (n *Network) RunHistory(h *algebra.History) error {
 		// (RunSource, which reads every tuple, still advances at a
 		// skipped one's time).
 		var keep []int
+		var packed [][]algebra.Value
 		kept := len(t.Rows)
 		if skip := screen(tee); skip != nil && n.opts.Gaps == nil {
-			keep = make([]int, 0, 64)
-			for i := range t.Rows {
-				if !skip(t.Rows[i].Vals) {
-					keep = append(keep, i)
-				}
-			}
+			keep, packed = screenRows(t, skip)
 			kept = len(keep)
 			n.Skipped += len(t.Rows) - kept
 		}
@@ -104,6 +101,9 @@ func (n *Network) RunHistory(h *algebra.History) error {
 			}
 			rec := &recs[k]
 			*rec = stream.Rec{Vals: row.Vals, From: row.From}
+			if packed != nil {
+				rec.Vals = packedRow(packed, k)
+			}
 			if event {
 				begins[k] = stream.Elem{Kind: stream.Event, T: row.From, Rec: rec}
 				continue
@@ -115,10 +115,10 @@ func (n *Network) RunHistory(h *algebra.History) error {
 		}
 		// Recorded histories are usually in time order already.
 		if !slices.IsSortedFunc(begins, byTime) {
-			slices.SortFunc(begins, byTime)
+			scratch = sortByTime(begins, scratch)
 		}
 		if !slices.IsSortedFunc(ends, byTime) {
-			slices.SortFunc(ends, byTime)
+			scratch = sortByTime(ends, scratch)
 		}
 		streams = append(streams, &sourceSeq{tee: tee, elems: begins})
 		if !event {

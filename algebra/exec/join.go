@@ -131,7 +131,7 @@ func NewJoin(spec JoinSpec, out stream.Receiver, st *runState, sweepMin int) *Jo
 	j.vals = make(expr.Binding, k)
 	for i := 0; i < k; i++ {
 		in := &joinInput{j: j, i: i, event: spec.Events[i], stored: k > 1,
-			open: map[*stream.Rec]*entry{}, threshold: sweepMin, sweepMin: sweepMin}
+			threshold: sweepMin, sweepMin: sweepMin}
 		if i < len(spec.MaxLate) {
 			in.maxLate = spec.MaxLate[i]
 		}
@@ -141,7 +141,7 @@ func NewJoin(spec JoinSpec, out stream.Receiver, st *runState, sweepMin int) *Jo
 	if k == 0 {
 		// No variables: one empty binding. A pseudo input, fed only with
 		// Advance, tells the operator how time passes.
-		j.in = append(j.in, &joinInput{j: j, open: map[*stream.Rec]*entry{}})
+		j.in = append(j.in, &joinInput{j: j})
 	}
 	for _, in := range j.in {
 		j.merge.in = append(j.merge.in, &in.inbuf)
@@ -175,7 +175,7 @@ func (j *Join) heldCounts() (pending, stored, buffered int) {
 	for _, in := range j.in {
 		stored += in.nLive
 		if !in.stored {
-			stored += len(in.open)
+			stored += in.open.len()
 		}
 	}
 	return j.live, stored, j.outBuf.len()

@@ -323,12 +323,29 @@ func (j *Join) result(c *cand, from algebra.Time) *stream.Rec {
 }
 
 // addDep registers c as waiting for open entry e's end; an entry's first
-// dependant takes a list from the pool recycleDeps fills.
+// dependant takes a list from the pool recycleDeps fills. A full list
+// first drops its dead candidates: an entry open for long (a mailbox,
+// open forever) outlives the partners it meets, and their candidates,
+// finished when those partners end, would otherwise pile up in its list
+// — and keep their blocks alive — until it ends (queue length over 5M
+// tuples held about 250 MB so). A list is compacted only when full, so
+// each candidate is looked at a constant number of times on average;
+// close skips dead candidates as before.
 func (j *Join) addDep(e *entry, c *cand) {
 	if e.deps == nil {
 		if n := len(j.depPool); n > 0 {
 			e.deps, j.depPool = j.depPool[n-1], j.depPool[:n-1]
 		}
+	}
+	if n := len(e.deps); n == cap(e.deps) && n >= 16 {
+		live := e.deps[:0]
+		for _, d := range e.deps {
+			if d.state != dead {
+				live = append(live, d)
+			}
+		}
+		clear(e.deps[len(live):])
+		e.deps = live
 	}
 	e.deps = append(e.deps, c)
 }

@@ -52,7 +52,7 @@ func (j *Join) enumerate(i int, ent *entry, h algebra.Time) {
 				key = append(key, v)
 			}
 			st.probe = key
-			list = ix.m[j.st.hash(key)]
+			list = ix.m.get(j.st.hash(key))
 		} else {
 			list = in.entries[in.entHead:]
 		}

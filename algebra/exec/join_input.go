@@ -32,7 +32,7 @@ type joinInput struct {
 	nDead     int
 	threshold int
 	sweepMin  int
-	open      map[*stream.Rec]*entry
+	open      recMap[*entry]
 	idx       []*index
 	sum       *summary     // witness summary of an existential variable, or nil
 	scr       expr.Binding // rejects' binding
@@ -105,11 +105,10 @@ func (j *Join) advance() {
 	if w == algebra.Forever {
 		// The stream is over: what is still open is valid until Forever.
 		for _, in := range j.in {
-			for len(in.open) > 0 {
-				for rec, ent := range in.open {
-					delete(in.open, rec)
-					j.close(in, ent, algebra.Forever)
-				}
+			for in.open.len() > 0 {
+				rec, ent, _ := in.open.any()
+				in.open.del(rec)
+				j.close(in, ent, algebra.Forever)
 			}
 		}
 	}
@@ -125,11 +124,10 @@ func (j *Join) advance() {
 func (j *Join) process(in *joinInput, e stream.Elem) {
 	switch e.Kind {
 	case stream.End:
-		ent := in.open[e.Rec]
+		ent, _ := in.open.take(e.Rec)
 		if ent == nil {
 			return
 		}
-		delete(in.open, e.Rec)
 		j.close(in, ent, e.T)
 	default:
 		vals := e.Rec.Vals
@@ -164,7 +162,7 @@ func (j *Join) process(in *joinInput, e stream.Elem) {
 		default:
 			ent.open = true
 			ent.e = algebra.Forever
-			in.open[e.Rec] = ent
+			in.open.put(e.Rec, ent)
 		}
 		if in.stored {
 			in.entries = append(in.entries, ent)
@@ -191,7 +189,7 @@ func (j *Join) process(in *joinInput, e stream.Elem) {
 		}
 		j.enumerate(in.i, ent, h)
 		if !in.stored && ent.open && len(ent.deps) == 0 {
-			delete(in.open, e.Rec)
+			in.open.del(e.Rec)
 		}
 		if in.stored && !ent.open && j.purgeable(in.i, ent, e.T) {
 			j.kill(in, ent)

@@ -11,24 +11,24 @@ import (
 // lists are kept for reuse (free), so steady state allocates none.
 type index struct {
 	cols []int
-	m    map[uint64][]*entry
+	m    hashMap[[]*entry]
 	free [][]*entry
 }
 
 // add stores e under hash h.
 func (ix *index) add(h uint64, e *entry) {
-	list, ok := ix.m[h]
-	if !ok {
+	list := ix.m.ref(h)
+	if *list == nil {
 		if n := len(ix.free); n > 0 {
-			list, ix.free = ix.free[n-1], ix.free[:n-1]
+			*list, ix.free = ix.free[n-1], ix.free[:n-1]
 		}
 	}
-	ix.m[h] = append(list, e)
+	*list = append(*list, e)
 }
 
 // remove takes e out of the list of hash h.
 func (ix *index) remove(h uint64, e *entry) {
-	list := ix.m[h]
+	list := ix.m.get(h)
 	for i, x := range list {
 		if x == e {
 			last := len(list) - 1
@@ -39,10 +39,10 @@ func (ix *index) remove(h uint64, e *entry) {
 		}
 	}
 	if len(list) > 0 {
-		ix.m[h] = list
+		ix.m.put(h, list)
 		return
 	}
-	delete(ix.m, h)
+	ix.m.del(h)
 	if cap(list) <= maxFreeList && len(ix.free) < maxFreeLists {
 		ix.free = append(ix.free, list)
 	}
@@ -205,7 +205,7 @@ func (in *joinInput) indexFor(cols []int) int {
 			return i
 		}
 	}
-	in.idx = append(in.idx, &index{cols: cols, m: map[uint64][]*entry{}})
+	in.idx = append(in.idx, &index{cols: cols})
 	return len(in.idx) - 1
 }
 

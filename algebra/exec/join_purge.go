@@ -20,7 +20,7 @@ func (j *Join) kill(in *joinInput, e *entry) {
 	if e.open {
 		in.nOpen--
 		if len(e.deps) == 0 {
-			delete(in.open, e.rec)
+			in.open.del(e.rec)
 		}
 	}
 }

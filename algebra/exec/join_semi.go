@@ -312,7 +312,7 @@ func (j *Join) summarize(in *joinInput, e stream.Elem, vals []algebra.Value) (ke
 		if old.open {
 			// The span is open at e.T, so it ends at e.T or later; the
 			// tuple began at or before e.T: the union is one interval.
-			in.open[e.Rec] = old
+			in.open.put(e.Rec, old)
 			s.members[old] = max(s.members[old], 1) + 1
 			return key, true
 		}

@@ -11,7 +11,7 @@ import (
 // reuse stay within their bounds (maxFreeLists lists, none longer than
 // maxFreeList) however many keys come and go, and a kept list is reused.
 func TestFreeListsBounded(t *testing.T) {
-	ix := &index{cols: []int{0}, m: map[uint64][]*entry{}}
+	ix := &index{cols: []int{0}}
 	var ents []*entry
 	for k := 0; k < 3*maxFreeLists; k++ {
 		e := &entry{rec: &stream.Rec{Vals: []algebra.Value{algebra.Int(int64(k))}}}
@@ -32,8 +32,8 @@ func TestFreeListsBounded(t *testing.T) {
 		}
 		ix.remove(h, e)
 	}
-	if len(ix.m) != 0 {
-		t.Fatalf("%d keys left", len(ix.m))
+	if ix.m.len() != 0 {
+		t.Fatalf("%d keys left", ix.m.len())
 	}
 	if len(ix.free) > maxFreeLists {
 		t.Errorf("%d free lists kept, bound %d", len(ix.free), maxFreeLists)

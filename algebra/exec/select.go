@@ -39,7 +39,7 @@ type Select struct {
 
 	// open maps each accepted interval still open to its result: a record,
 	// or fed to co, the group that counts it.
-	open map[*stream.Rec]selOpen
+	open recMap[selOpen]
 	// cols, when the targets are the variable's attributes lo..hi-1 in
 	// order, is [lo, hi): results share the tuple's values.
 	cols    [2]int
@@ -110,7 +110,7 @@ func ownBegin(e expr.TExpr, end bool) bool {
 // to out (a *Coalesce is called directly).
 func NewSelect(spec JoinSpec, out stream.Receiver, st *runState) *Select {
 	s := &Select{event: spec.Events[0], at: spec.Valid.At != nil, times: spec.Times,
-		out: out, st: st, open: map[*stream.Rec]selOpen{}, lastAdv: algebra.Beginning}
+		out: out, st: st, lastAdv: algebra.Beginning}
 	s.co, _ = out.(*Coalesce)
 	if _, ok := spec.When.(*expr.PTrue); !ok {
 		s.when = spec.When
@@ -155,11 +155,10 @@ func (s *Select) Push(e stream.Elem) {
 		s.st.fail(fmt.Errorf("internal error: a %s tuple reached the selection of an input never late", e.Kind))
 		return
 	case stream.End:
-		o, ok := s.open[e.Rec]
+		o, ok := s.open.take(e.Rec)
 		if !ok {
 			return // rejected, or never begun
 		}
-		delete(s.open, e.Rec)
 		if t := algebra.Clamp(e.T); t != algebra.Forever {
 			if o.g != nil {
 				s.co.end(t, o.g)
@@ -201,7 +200,7 @@ func (s *Select) Push(e stream.Elem) {
 		if point {
 			s.co.event(e.T, vals, scratch)
 		} else {
-			s.open[e.Rec] = selOpen{g: s.co.begin(e.T, vals, scratch)}
+			s.open.put(e.Rec, selOpen{g: s.co.begin(e.T, vals, scratch)})
 		}
 		return
 	}
@@ -213,7 +212,7 @@ func (s *Select) Push(e stream.Elem) {
 		s.out.Push(stream.Elem{Kind: stream.Event, T: e.T, Rec: rec})
 		return
 	}
-	s.open[e.Rec] = selOpen{rec: rec}
+	s.open.put(e.Rec, selOpen{rec: rec})
 	s.out.Push(stream.Elem{Kind: stream.Begin, T: e.T, Rec: rec})
 }
 
@@ -257,7 +256,7 @@ func (s *Select) Advance(t algebra.Time) {
 	}
 	final := t == algebra.Forever
 	if final {
-		clear(s.open)
+		s.open.reset()
 		s.finished = true
 	} else if t <= s.lastAdv {
 		return
@@ -271,7 +270,7 @@ func (s *Select) Advance(t algebra.Time) {
 }
 
 // Held counts the accepted intervals still open.
-func (s *Select) Held() int { return len(s.open) }
+func (s *Select) Held() int { return s.open.len() }
 
 // rejects reports whether the operator would ignore a tuple with values
 // vals, whatever its time: a where conjunct over the variable alone is

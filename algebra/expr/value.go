@@ -339,6 +339,73 @@ func CompareOp(op Op, a, b algebra.Value) bool {
 	return false
 }
 
+// compileColIntCmp compiles a comparison of an integer column with an
+// integer constant to one closure that reads the column and compares the
+// integers (CompareOp's result for two ints), or returns nil for any other
+// comparison. A value of another kind in the column is compared by
+// CompareOp.
+func compileColIntCmp(e *Binary) Fn {
+	col, ok := e.X.(*Col)
+	c, ok2 := e.Y.(*Const)
+	if !ok || !ok2 || c.V.K != algebra.KindInt {
+		return nil
+	}
+	vr, at, n, cv, op := col.Var, col.Attr, c.V.N, c.V, e.Op
+	// other compares a value of another kind.
+	other := func(v *algebra.Value) (algebra.Value, error) { return algebra.Bool(CompareOp(op, *v, cv)), nil }
+	switch op {
+	case OpEq:
+		return func(b Binding) (algebra.Value, error) {
+			if v := &b[vr][at]; v.K == algebra.KindInt {
+				return algebra.Bool(v.N == n), nil
+			} else {
+				return other(v)
+			}
+		}
+	case OpNe:
+		return func(b Binding) (algebra.Value, error) {
+			if v := &b[vr][at]; v.K == algebra.KindInt {
+				return algebra.Bool(v.N != n), nil
+			} else {
+				return other(v)
+			}
+		}
+	case OpLt:
+		return func(b Binding) (algebra.Value, error) {
+			if v := &b[vr][at]; v.K == algebra.KindInt {
+				return algebra.Bool(v.N < n), nil
+			} else {
+				return other(v)
+			}
+		}
+	case OpLe:
+		return func(b Binding) (algebra.Value, error) {
+			if v := &b[vr][at]; v.K == algebra.KindInt {
+				return algebra.Bool(v.N <= n), nil
+			} else {
+				return other(v)
+			}
+		}
+	case OpGt:
+		return func(b Binding) (algebra.Value, error) {
+			if v := &b[vr][at]; v.K == algebra.KindInt {
+				return algebra.Bool(v.N > n), nil
+			} else {
+				return other(v)
+			}
+		}
+	case OpGe:
+		return func(b Binding) (algebra.Value, error) {
+			if v := &b[vr][at]; v.K == algebra.KindInt {
+				return algebra.Bool(v.N >= n), nil
+			} else {
+				return other(v)
+			}
+		}
+	}
+	return nil
+}
+
 // Binding gives the values of a binding's variables: Binding[v] is the tuple
 // bound to variable v.
 type Binding = [][]algebra.Value
@@ -453,13 +520,28 @@ func Compile(e Expr) Fn {
 		case op == OpEq:
 			if c, ok := e.Y.(*Const); ok && c.V.K != algebra.KindFloat && algebra.Identical(e.X.Type(), c.T) {
 				cv := c.V
+				if col, ok := e.X.(*Col); ok {
+					// A column against a constant, the commonest
+					// conjunct: read the column here, not by a call.
+					vr, at := col.Var, col.Attr
+					return func(b Binding) (algebra.Value, error) {
+						v := &b[vr][at]
+						return algebra.Bool(v.N == cv.N && v.S == cv.S), nil
+					}
+				}
 				return func(b Binding) (algebra.Value, error) {
 					v, err := x(b)
 					return algebra.Bool(v.N == cv.N && v.S == cv.S), err
 				}
 			}
+			if f := compileColIntCmp(e); f != nil {
+				return f
+			}
 			fallthrough
 		case op.IsComparison():
+			if f := compileColIntCmp(e); f != nil {
+				return f
+			}
 			return func(b Binding) (algebra.Value, error) {
 				v, err := x(b)
 				if err != nil {

@@ -67,3 +67,37 @@ func TestArithExact(t *testing.T) {
 		t.Errorf("-(-MaxInt64): %v, %v", v, err)
 	}
 }
+
+// TestCompiledColumnComparisons: the closures Compile makes for a column
+// against a constant agree with Eval for every comparison, over ints on
+// both sides of the constant and the extremes, and enums and strings.
+func TestCompiledColumnComparisons(t *testing.T) {
+	ops := []Op{OpEq, OpNe, OpLt, OpLe, OpGt, OpGe}
+	consts := []algebra.Value{algebra.Int(2), algebra.Int(math.MinInt64), algebra.Enum("Running", 1), algebra.Str("b")}
+	vals := []algebra.Value{algebra.Int(1), algebra.Int(2), algebra.Int(3), algebra.Int(math.MaxInt64),
+		algebra.Enum("Running", 1), algebra.Enum("Ready", 0), algebra.Str("a"), algebra.Str("b")}
+	for _, c := range consts {
+		typ := algebra.TypeInt
+		switch c.K {
+		case algebra.KindEnum:
+			typ = algebra.Type{Kind: algebra.KindEnum}
+		case algebra.KindString:
+			typ = algebra.Type{Kind: algebra.KindString}
+		}
+		for _, op := range ops {
+			e := &Binary{Op: op, X: &Col{Var: 1, Attr: 0, T: typ}, Y: &Const{V: c, T: typ}, T: algebra.TypeBool}
+			f := Compile(e)
+			for _, v := range vals {
+				if v.K != c.K {
+					continue // a column holds values of its type
+				}
+				b := Binding{nil, {v}}
+				got, err := f(b)
+				want, werr := Eval(e, b)
+				if err != nil || werr != nil || got != want {
+					t.Errorf("%v %v %v: compiled %v (%v), Eval %v (%v)", v, op, c, got, err, want, werr)
+				}
+			}
+		}
+	}
+}

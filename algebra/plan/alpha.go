@@ -35,6 +35,12 @@ type Alpha struct {
 	Restricted []string
 	// Exists marks the variable existential in its block, as for Scan.
 	Exists bool
+	// Hosts, in a fleet (algebra.Catalog.Fleet), are the hosts the α is
+	// placed on, sorted (nil: every host that has the relation): the
+	// rewriter's host placement (rewrite: alpha hosts) from a selection
+	// Host = "web-3" over it. The others are not asked to enable its
+	// sensor; the selection stays and keeps the result exact.
+	Hosts []string
 }
 
 // Variant is the α variant, e.g. "T:I".
@@ -113,6 +119,13 @@ func (n *Alpha) Label() string {
 			names[i] = n.Rel.Attrs[a].Name
 		}
 		l += "{" + strings.Join(names, ", ") + "}"
+	}
+	switch {
+	case n.Hosts == nil:
+	case len(n.Hosts) == 0:
+		l += " @none"
+	default:
+		l += " @" + strings.Join(n.Hosts, ",")
 	}
 	return l
 }

@@ -52,7 +52,7 @@ func Equal(a, b Node) bool {
 		b, ok := b.(*Alpha)
 		return ok && a.Var == b.Var && a.VarName == b.VarName && a.Rel == b.Rel && a.Exists == b.Exists &&
 			slices.Equal(a.Keep, b.Keep) && (a.Keep == nil) == (b.Keep == nil) &&
-			slices.Equal(a.Restricted, b.Restricted) &&
+			slices.Equal(a.Restricted, b.Restricted) && slices.Equal(a.Hosts, b.Hosts) &&
 			Equal(a.Enable, b.Enable) && equalOpt(a.When, b.When) && equalOpt(a.Who, b.Who)
 	case *EntitySource:
 		b, ok := b.(*EntitySource)

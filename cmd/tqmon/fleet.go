@@ -7,23 +7,28 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/tqmon/tqmon/resident/fleet"
 	"github.com/tqmon/tqmon/resident/fleet/embedded"
 	"github.com/tqmon/tqmon/resident/transport"
 )
 
 // natsFlags reach a fleet's hosts on a NATS server (query, shell, record).
 type natsFlags struct {
-	url   string
-	hosts string
+	url           string
+	hosts         string
+	skew, silence time.Duration
 }
 
 func addNATSFlags(fl *pflag.FlagSet, f *natsFlags) {
 	fl.StringVar(&f.url, "nats", "", "URL of a NATS server whose hosts' residents to monitor (see tqmon serve; --token is presented there)")
 	fl.StringVar(&f.hosts, "hosts", "", "with --nats: only the hosts this glob matches (web-*, h[12]; default: all)")
+	fl.DurationVar(&f.skew, "skew", 0, "with --nats: the clock-skew bound of every host (default: measured from round trips to each host); each host's watermark is held back by its bound")
+	fl.DurationVar(&f.silence, "silence", fleet.Silence, "with --nats: a host that sends nothing, not even a heartbeat, for this long is lost: its relations are unobserved from its last watermark (exit 3), the others go on")
 }
 
 type serveFlags struct {

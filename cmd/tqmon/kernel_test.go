@@ -281,6 +281,12 @@ func TestKernelSyscallRate(t *testing.T) {
 // of a second on a loaded machine; the workload floods the ring, so
 // losses are allowed — reported, not the point.)
 func getppidRows(t *testing.T, bin string, reach ...string) {
+	getppidRowsOf(t, bin, "", reach...)
+}
+
+// getppidRowsOf is getppidRows over a fleet's host (its entity
+// identifiers host-qualified, HOST/PID) when host is set.
+func getppidRowsOf(t *testing.T, bin, host string, reach ...string) {
 	t.Helper()
 	work := kerneltest.BuildC(t, "../../resident/kernel/testdata/workload.c", true)
 	busy := exec.Command(work, "100000000", "0", filepath.Join(t.TempDir(), "cpu"))
@@ -289,14 +295,14 @@ func getppidRows(t *testing.T, bin string, reach ...string) {
 	}
 	defer func() { busy.Process.Kill(); busy.Wait() }()
 	args := append(append([]string{"query"}, reach...), "--duration", "2s", "--format", "csv", "--allow-loss",
-		"--param", fmt.Sprintf("p=%d", busy.Process.Pid),
+		"--param", "p="+qualified(host, busy.Process.Pid),
 		"-e", `range of s is Syscall retrieve (s.Process, s.Name) where s.Process = $p`)
 	out, err := exec.Command(bin, args...).Output()
 	if err != nil {
 		t.Fatalf("%v\n%s", err, errText(err))
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	want := fmt.Sprintf("%d,getppid,", busy.Process.Pid)
+	want := qualified(host, busy.Process.Pid) + ",getppid,"
 	if len(lines) < 100 {
 		t.Errorf("only %d lines", len(lines))
 	}
@@ -325,6 +331,14 @@ func startResident(t *testing.T, bin, want string, args ...string) {
 	if !strings.Contains(line, want) {
 		t.Fatalf("resident: %q", line)
 	}
+}
+
+// qualified is pid as a fleet's host names it (HOST/PID), or bare.
+func qualified(host string, pid int) string {
+	if host == "" {
+		return fmt.Sprint(pid)
+	}
+	return fmt.Sprintf("%s/%d", host, pid)
 }
 
 // --explain says which part of a selection the kernel's programs

@@ -111,7 +111,7 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error
 		// enables, which the rewritten plan makes of it.
 		return usageErr(errors.New("--follow goes with the rewritten plan (--plan optimized): it follows descendants through the sensors' enables, which a naive plan does not use"))
 	}
-	so := subject.Options{Notes: stderr, History: f.historyDir, DB: f.dbDir, Parquet: f.parquetDir, Connect: f.connect, NATS: f.nats.url, Hosts: f.nats.hosts, Token: f.token, ResultsInto: f.record,
+	so := subject.Options{Notes: stderr, History: f.historyDir, DB: f.dbDir, Parquet: f.parquetDir, Connect: f.connect, NATS: f.nats.url, Hosts: f.nats.hosts, Skew: f.nats.skew, Silence: f.nats.silence, Token: f.token, ResultsInto: f.record,
 		MaxMemory: int64(f.maxMemory)}
 	var closeKernel func()
 	so.Kernel, closeKernel, err = f.kernel.options(f.display != "", stderr)
@@ -163,6 +163,9 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error
 		if rec, err = subject.Results(sub, f.record, prog.Stmts); err != nil {
 			return usageErr(err)
 		}
+	}
+	if !sub.Live() {
+		defer tuneGC(os.Getenv, int64(f.maxMemory))()
 	}
 	ro := subject.RunOptions{Acquire: f.acquire, Naive: naive, Duration: f.duration, Lease: f.lease}
 	return runProgram(ctx, sub, prog, ro, out, rec, &f.export, f.stats, f.allowLoss, stdout, stderr)

@@ -98,7 +98,7 @@ func runShell(f *shellFlags, stdin io.Reader, stdout, stderr io.Writer) error {
 	if f.export.Hold {
 		return usageErr(errors.New("--prometheus-hold does not go with the shell: each statement's metrics are served while it runs"))
 	}
-	so := subject.Options{Notes: stderr, History: f.historyDir, DB: f.dbDir, Parquet: f.parquetDir, Connect: f.connect, NATS: f.nats.url, Hosts: f.nats.hosts, Token: f.token,
+	so := subject.Options{Notes: stderr, History: f.historyDir, DB: f.dbDir, Parquet: f.parquetDir, Connect: f.connect, NATS: f.nats.url, Hosts: f.nats.hosts, Skew: f.nats.skew, Silence: f.nats.silence, Token: f.token,
 		Demo: f.demo, Config: demo.DefaultConfig(f.seed), Background: true, MaxMemory: int64(f.maxMemory)}
 	if f.kernel {
 		so.Kernel = &subject.KernelOptions{Target: f.target}

@@ -104,29 +104,30 @@ func RelName(rel *algebra.Relation, i int) string {
 // WriteResult is Write for the result of the i'th retrieve (from 0), whose
 // JSONL rows carry RelName(t.Rel, i) as "relation".
 func WriteResult(w io.Writer, t *algebra.Table, i int, o Options) error {
-	switch o.Kind {
-	case CSV:
-		cw := csv.NewWriter(w)
-		if err := cw.Write(Header(t.Rel)); err != nil {
-			return err
-		}
-		for i := range t.Rows {
-			if err := cw.Write(Row(t.Rel, &t.Rows[i], o.Time, "")); err != nil {
-				return err
-			}
-		}
-		cw.Flush()
-		return cw.Error()
-	case JSONL:
-		name := RelName(t.Rel, i)
-		for j := range t.Rows {
-			if err := writeJSON(w, name, t.Rel, &t.Rows[j], o.Time); err != nil {
-				return err
-			}
-		}
-		return nil
+	if o.Kind == Table {
+		return writeTable(w, t, o)
 	}
-	return writeTable(w, t, o)
+	rw := &rowWriter{rel: t.Rel, tf: o.Time}
+	var b []byte
+	if o.Kind == CSV {
+		b = rw.csvRecord(b, Header(t.Rel))
+	}
+	name := RelName(t.Rel, i)
+	for j := range t.Rows {
+		if o.Kind == CSV {
+			b = rw.csvRow(b, "", &t.Rows[j])
+		} else {
+			b = rw.jsonRow(b, name, &t.Rows[j])
+		}
+		if len(b) >= 32<<10 {
+			if _, err := w.Write(b); err != nil {
+				return err
+			}
+			b = b[:0]
+		}
+	}
+	_, err := w.Write(b)
+	return err
 }
 
 func writeTable(w io.Writer, t *algebra.Table, o Options) error {
@@ -269,67 +270,13 @@ func writeGrid(w io.Writer, title string, head []string, rows [][]string, unit s
 // repeats.
 const RelationKey = "relation"
 
-// writeJSON writes a tuple of rel as a JSON object: "relation" (unless
-// name is ""), the attributes, then at or from and to.
-func writeJSON(w io.Writer, name string, rel *algebra.Relation, t *algebra.Tuple, tf algebra.TimeFormat) error {
-	var b strings.Builder
-	b.WriteByte('{')
-	field := func(name string, val any) {
-		if b.Len() > 1 {
-			b.WriteByte(',')
-		}
-		k, _ := json.Marshal(name)
-		v, _ := json.Marshal(val)
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(v)
+// relationKey is the JSONL key of rel's rows' relation name: RelationKey,
+// or "_"+RelationKey when rel has an attribute of that name.
+func relationKey(rel *algebra.Relation) string {
+	if slices.ContainsFunc(rel.Attrs, func(a algebra.Attr) bool { return a.Name == RelationKey }) {
+		return "_" + RelationKey
 	}
-	timeVal := func(t algebra.Time) any {
-		if tf == algebra.TimeNS && t != algebra.Beginning && t != algebra.Forever {
-			return t
-		}
-		return algebra.FormatTime(t, tf)
-	}
-	if name != "" {
-		key := RelationKey
-		if slices.ContainsFunc(rel.Attrs, func(a algebra.Attr) bool { return a.Name == key }) {
-			key = "_" + key
-		}
-		field(key, name)
-	}
-	for i, a := range rel.Attrs {
-		v := t.Vals[i]
-		switch v.K {
-		case algebra.KindInt:
-			field(a.Name, v.N)
-		case algebra.KindFloat:
-			f := v.F()
-			if f != f || f > 1e308 || f < -1e308 { // NaN and infinities are not JSON numbers
-				field(a.Name, v.Format(tf))
-			} else {
-				field(a.Name, f)
-			}
-		case algebra.KindBool:
-			field(a.Name, v.B())
-		case algebra.KindTime:
-			field(a.Name, timeVal(v.N))
-		default:
-			field(a.Name, v.Format(tf))
-		}
-	}
-	if rel.IsEvent() {
-		field("at", timeVal(t.From))
-	} else {
-		field("from", timeVal(t.From))
-		if t.To == algebra.Forever {
-			field("to", nil) // open
-		} else {
-			field("to", timeVal(t.To))
-		}
-	}
-	b.WriteString("}\n")
-	_, err := io.WriteString(w, b.String())
-	return err
+	return RelationKey
 }
 
 // ParseOptions reads a format (table, csv or jsonl), a time format (auto,

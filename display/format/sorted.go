@@ -1,11 +1,10 @@
 package format
 
 import (
-	"bytes"
-	"container/heap"
-	"encoding/csv"
+	"cmp"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/tqmon/tqmon/algebra"
 )
@@ -44,19 +43,19 @@ type Sorted struct {
 	o   Options
 	res []*sortedResult
 	err error
+	buf []byte // a row's bytes
 }
 
 // sortedResult is one result's rows not yet written.
 type sortedResult struct {
 	rel     *algebra.Relation
 	name    string // RelName: JSONL rows carry it
-	pending rowHeap
+	pending rowGroups
 	open    map[any]*sortedRow
 	lo      algebra.Time // the latest element's time: no later row begins before it
 	started bool         // its first line (a CSV header) is written
 	last    *algebra.Tuple
-	cw      *csv.Writer
-	buf     bytes.Buffer
+	rw      rowWriter
 }
 
 // sortedRow is a row not yet written; open while its end is unknown (To
@@ -65,14 +64,13 @@ type sortedResult struct {
 type sortedRow struct {
 	algebra.Tuple
 	open bool
-	idx  int
 }
 
 // NewSorted prepares the sorted output of results of the given relations.
 func NewSorted(w io.Writer, o Options, rels []*algebra.Relation) *Sorted {
 	s := &Sorted{w: w, o: o}
 	for i, rel := range rels {
-		s.res = append(s.res, &sortedResult{rel: rel, name: RelName(rel, i), open: map[any]*sortedRow{}, lo: algebra.Beginning})
+		s.res = append(s.res, newSortedResult(rel, RelName(rel, i), o))
 	}
 	return s
 }
@@ -95,7 +93,7 @@ func (s *Sorted) End(i int, id any, at algebra.Time) error {
 	}
 	delete(r.open, id)
 	row.To, row.open = at, false
-	heap.Fix(&r.pending, row.idx)
+	r.pending.closed(row.From)
 	r.lo = max(r.lo, at)
 	return s.settle(i)
 }
@@ -113,7 +111,7 @@ func (s *Sorted) add(i int, row *sortedRow) {
 		// result's elements were not in time order.
 		s.err = fmt.Errorf("result %s: a row beginning at %s came after rows that sort after it were written", r.rel.Name, algebra.FormatTime(row.From, s.o.Time))
 	}
-	heap.Push(&r.pending, row)
+	r.pending.add(row)
 	r.lo = max(r.lo, row.From)
 }
 
@@ -123,46 +121,42 @@ func (s *Sorted) settle(i int) error {
 		return s.err
 	}
 	r := s.res[0]
-	for len(r.pending) > 0 {
-		head := r.pending[0]
-		if head.open || head.From >= r.lo {
-			break
+	for {
+		rows := r.pending.first(r.lo, false)
+		if rows == nil {
+			return s.err
 		}
-		heap.Pop(&r.pending)
-		if err := s.write(r, &head.Tuple); err != nil {
-			return err
+		for _, row := range rows {
+			if err := s.write(r, &row.Tuple); err != nil {
+				return err
+			}
 		}
+		r.pending.drop()
 	}
-	return s.err
+}
+
+func newSortedResult(rel *algebra.Relation, name string, o Options) *sortedResult {
+	return &sortedResult{rel: rel, name: name, open: map[any]*sortedRow{}, lo: algebra.Beginning, rw: rowWriter{rel: rel, tf: o.Time}}
 }
 
 // write writes one row of result r, its header first.
 func (s *Sorted) write(r *sortedResult, t *algebra.Tuple) error {
 	r.last = t
+	b := s.buf[:0]
 	switch s.o.Kind {
 	case JSONL:
 		r.started = true
-		if err := writeJSON(s.w, r.name, r.rel, t, s.o.Time); err != nil && s.err == nil {
-			s.err = err
-		}
+		b = r.rw.jsonRow(b, r.name, t)
 	case CSV:
-		// csv.Writer flushes a *bufio.Writer it is given (it wraps it in
-		// itself), so it writes into a row buffer of its own, copied out.
 		if !r.started {
 			r.started = true
-			r.cw = csv.NewWriter(&r.buf)
-			r.cw.Write(Header(r.rel))
+			b = r.rw.csvRecord(b, Header(r.rel))
 		}
-		r.cw.Write(Row(r.rel, t, s.o.Time, ""))
-		r.cw.Flush()
-		_, err := s.w.Write(r.buf.Bytes())
-		r.buf.Reset()
-		if err == nil {
-			err = r.cw.Error()
-		}
-		if err != nil && s.err == nil {
-			s.err = err
-		}
+		b = r.rw.csvRow(b, "", t)
+	}
+	s.buf = b
+	if _, err := s.w.Write(b); err != nil && s.err == nil {
+		s.err = err
 	}
 	return s.err
 }
@@ -182,18 +176,24 @@ func (s *Sorted) Close() error {
 		clear(r.open)
 		if s.o.Kind == Table {
 			t := &algebra.Table{Rel: r.rel}
-			for len(r.pending) > 0 {
-				t.Rows = append(t.Rows, heap.Pop(&r.pending).(*sortedRow).Tuple)
+			for rows := r.pending.first(0, true); rows != nil; rows = r.pending.first(0, true) {
+				for _, row := range rows {
+					t.Rows = append(t.Rows, row.Tuple)
+				}
+				r.pending.drop()
 			}
 			if err := writeTable(s.w, t, s.o); err != nil {
 				return err
 			}
 			continue
 		}
-		for len(r.pending) > 0 {
-			if err := s.write(r, &heap.Pop(&r.pending).(*sortedRow).Tuple); err != nil {
-				return err
+		for rows := r.pending.first(0, true); rows != nil; rows = r.pending.first(0, true) {
+			for _, row := range rows {
+				if err := s.write(r, &row.Tuple); err != nil {
+					return err
+				}
 			}
+			r.pending.drop()
 		}
 		if s.o.Kind == CSV && !r.started {
 			// An empty result is its header.
@@ -211,29 +211,133 @@ func (s *Sorted) Close() error {
 // history begins again), and the output with them.
 func (s *Sorted) Restart() {
 	for i, r := range s.res {
-		s.res[i] = &sortedResult{rel: r.rel, name: r.name, open: map[any]*sortedRow{}, lo: algebra.Beginning}
+		s.res[i] = newSortedResult(r.rel, r.name, s.o)
 	}
 	s.err = nil
 }
 
-// rowHeap orders rows as algebra.Table.SortRows does.
-type rowHeap []*sortedRow
+// rowGroups holds a result's rows not yet written, in groups of equal
+// begin, least first — the order algebra.Table.SortRows gives between
+// groups. A result's rows come in time order, so a row begins in the last
+// group or a new one after it (one that does not, out of order, is put in
+// its place all the same). A group goes out whole once none of its rows
+// is open and no row still to come can begin in it (its begin is before
+// the latest element's time): its rows are then sorted among themselves
+// — by values, then end — and only then, so a row is compared only with
+// rows of its own begin (a heap over every pending row compared each
+// with rows of other begins too, and its comparisons were a tenth of a
+// whole command's time). An open row holds back the rest of its group
+// with it, and the groups after.
+type rowGroups struct {
+	rows   []*sortedRow // from rowAt: the groups' rows, group after group
+	rowAt  int
+	groups []rowGroup // from grpAt
+	grpAt  int
+}
 
-func (h rowHeap) Len() int           { return len(h) }
-func (h rowHeap) Less(i, j int) bool { return algebra.LessTuple(&h[i].Tuple, &h[j].Tuple) }
-func (h rowHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].idx, h[j].idx = i, j
+// rowGroup is the rows beginning at from: n of them, open of them open.
+type rowGroup struct {
+	from    algebra.Time
+	n, open int
 }
-func (h *rowHeap) Push(x any) {
-	r := x.(*sortedRow)
-	r.idx = len(*h)
-	*h = append(*h, r)
+
+// add adds a row, open or not.
+func (g *rowGroups) add(row *sortedRow) {
+	open := 0
+	if row.open {
+		open = 1
+	}
+	if n := len(g.groups); n > g.grpAt && g.groups[n-1].from == row.From {
+		g.groups[n-1].n++
+		g.groups[n-1].open += open
+		g.rows = append(g.rows, row)
+		return
+	}
+	if n := len(g.groups); n == g.grpAt || g.groups[n-1].from < row.From {
+		g.groups = append(g.groups, rowGroup{from: row.From, n: 1, open: open})
+		g.rows = append(g.rows, row)
+		return
+	}
+	// Out of time order: into its group, made where it belongs.
+	k, at := g.find(row.From)
+	if k == len(g.groups) || g.groups[k].from != row.From {
+		g.groups = append(g.groups[:k], append([]rowGroup{{from: row.From}}, g.groups[k:]...)...)
+	}
+	g.groups[k].n++
+	g.groups[k].open += open
+	at += g.groups[k].n - 1
+	g.rows = append(g.rows[:at], append([]*sortedRow{row}, g.rows[at:]...)...)
 }
-func (h *rowHeap) Pop() any {
-	old := *h
-	r := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
-	return r
+
+// find is the index of the first group beginning at or after from, and
+// the index in rows of its first row.
+func (g *rowGroups) find(from algebra.Time) (int, int) {
+	at := g.rowAt
+	for k := g.grpAt; k < len(g.groups); k++ {
+		if g.groups[k].from >= from {
+			return k, at
+		}
+		at += g.groups[k].n
+	}
+	return len(g.groups), at
+}
+
+// closed notes that an open row beginning at from has ended.
+func (g *rowGroups) closed(from algebra.Time) {
+	n := len(g.groups)
+	if n > g.grpAt && g.groups[n-1].from == from { // mostly the last group, or the first
+		g.groups[n-1].open--
+		return
+	}
+	if g.groups[g.grpAt].from == from {
+		g.groups[g.grpAt].open--
+		return
+	}
+	k, _ := g.find(from)
+	g.groups[k].open--
+}
+
+// first is the first group's rows, sorted, if it can go out: none of its
+// rows open and its begin before lo (or, at the end, whatever it holds:
+// its open rows valid until forever); nil otherwise, or when there are
+// none. drop removes them.
+func (g *rowGroups) first(lo algebra.Time, end bool) []*sortedRow {
+	if g.grpAt == len(g.groups) {
+		return nil
+	}
+	grp := g.groups[g.grpAt]
+	if !end && (grp.open > 0 || grp.from >= lo) {
+		return nil
+	}
+	rows := g.rows[g.rowAt : g.rowAt+grp.n]
+	if len(rows) > 1 {
+		slices.SortFunc(rows, func(a, b *sortedRow) int { // LessTuple's order, at one begin
+			if c := algebra.CompareTuples(a.Vals, b.Vals); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.To, b.To)
+		})
+	}
+	return rows
+}
+
+// drop removes the first group (first returned its rows), compacting
+// what is held once most of it is gone.
+func (g *rowGroups) drop() {
+	n := g.groups[g.grpAt].n
+	clear(g.rows[g.rowAt : g.rowAt+n])
+	g.rowAt += n
+	g.grpAt++
+	if g.grpAt == len(g.groups) {
+		g.rows, g.rowAt = g.rows[:0], 0
+		g.groups, g.grpAt = g.groups[:0], 0
+		return
+	}
+	if g.grpAt >= 1024 && 2*g.grpAt >= len(g.groups) {
+		g.groups = append(g.groups[:0], g.groups[g.grpAt:]...)
+		g.grpAt = 0
+		m := copy(g.rows, g.rows[g.rowAt:])
+		clear(g.rows[m:])
+		g.rows, g.rowAt = g.rows[:m], 0
+	}
 }

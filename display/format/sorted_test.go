@@ -2,6 +2,8 @@ package format
 
 import (
 	"bytes"
+	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -50,6 +52,96 @@ func TestSortedSettles(t *testing.T) {
 		whole := write(t, r, Options{Kind: kind}) + "\n" + write(t, e, Options{Kind: kind})
 		if b.String() != whole {
 			t.Errorf("%d: sorted output\n%s\nwant Write's\n%s", kind, b.String(), whole)
+		}
+	}
+}
+
+// TestSortedMatchesWrite: over random results — many rows beginning
+// together, rows open for long, events — a Sorted writes, row by row as
+// they settle, what Write writes of the whole sorted tables; rows coming
+// out of time order before anything is written (the table form writes
+// only at Close) are put in their place.
+func TestSortedMatchesWrite(t *testing.T) {
+	rel := &algebra.Relation{Name: "R", Class: algebra.ClassInterval, Attrs: []algebra.Attr{{Name: "P", Type: algebra.EntityType("Process")}, {Name: "N", Type: algebra.TypeInt}}}
+	ev := &algebra.Relation{Name: "E", Class: algebra.ClassEvent, Attrs: []algebra.Attr{{Name: "N", Type: algebra.TypeInt}}}
+	for seed := range uint64(200) {
+		rnd := rand.New(rand.NewPCG(seed, 1))
+		for _, kind := range []Kind{CSV, JSONL, Table} {
+			var b bytes.Buffer
+			// Each result first in turn: only the first goes out as it
+			// settles.
+			ri, ei, rels := 0, 1, []*algebra.Relation{rel, ev}
+			if seed%4 >= 2 {
+				ri, ei, rels = 1, 0, []*algebra.Relation{ev, rel}
+			}
+			s := NewSorted(&b, Options{Kind: kind, Time: algebra.TimeNS}, rels)
+			r, e := &algebra.Table{Rel: rel}, &algebra.Table{Rel: ev}
+			type open struct {
+				id   *int
+				vals []algebra.Value
+				from algebra.Time
+			}
+			var opens []open
+			seq := 0
+			now := algebra.Time(0)
+			for range 60 {
+				now += algebra.Time(rnd.IntN(3)) // often no time passes: rows begin together
+				switch k := rnd.IntN(4); {
+				case k < 2:
+					seq++
+					vals := []algebra.Value{algebra.Entity(fmt.Sprintf("P%d", rnd.IntN(12))), algebra.Int(int64(seq))}
+					from := now
+					if kind == Table && rnd.IntN(8) == 0 {
+						from -= algebra.Time(rnd.IntN(5)) // out of time order
+					}
+					o := open{new(int), vals, from}
+					s.Begin(ri, o.id, vals, from)
+					opens = append(opens, o)
+				case k == 2 && len(opens) > 0:
+					i := rnd.IntN(len(opens))
+					o := opens[i]
+					to := max(now, o.from+1)
+					now = to // elements in time order
+					if err := s.End(ri, o.id, to); err != nil {
+						t.Fatal(err)
+					}
+					r.Add(o.vals, o.from, to)
+					opens = append(opens[:i], opens[i+1:]...)
+				default:
+					seq++
+					vals := []algebra.Value{algebra.Int(int64(seq%7*1000 - seq))} // (a result is a set: no two alike)
+					if err := s.Event(ei, vals, now); err != nil {
+						t.Fatal(err)
+					}
+					e.AddEvent(vals, now)
+				}
+			}
+			if seed%2 == 0 {
+				// Events at forever (ResumedbyP1's, of waits still open)
+				// come last; rows still open stay pending until Close.
+				for k := range 2 {
+					vals := []algebra.Value{algebra.Int(int64(-k - 1))}
+					if err := s.Event(ei, vals, algebra.Forever); err != nil {
+						t.Fatal(err)
+					}
+					e.AddEvent(vals, algebra.Forever)
+				}
+			}
+			for _, o := range opens {
+				r.Add(o.vals, o.from, algebra.Forever)
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			r.SortRows()
+			e.SortRows()
+			whole := write(t, r, Options{Kind: kind, Time: algebra.TimeNS}) + "\n" + write(t, e, Options{Kind: kind, Time: algebra.TimeNS})
+			if ri == 1 {
+				whole = write(t, e, Options{Kind: kind, Time: algebra.TimeNS}) + "\n" + write(t, r, Options{Kind: kind, Time: algebra.TimeNS})
+			}
+			if b.String() != whole {
+				t.Fatalf("seed %d, %d: sorted output\n%s\nwant Write's\n%s", seed, kind, b.String(), whole)
+			}
 		}
 	}
 }

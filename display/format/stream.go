@@ -27,11 +27,12 @@ type Stream struct {
 	open   []map[any]*openTuple
 	seq    uint64
 	buf    []byte
-	text   texts
 	// The table form's line prefixes: per result, its name and each
 	// column's "name=".
 	name  []string
 	heads [][]string
+	rw    []rowWriter // per result: its CSV and JSONL rows
+	texts texts       // the table form's last RFC 3339 second
 }
 
 // openTuple is a tuple begun and not yet ended, and when it began among
@@ -48,6 +49,7 @@ func NewStream(w io.Writer, o Options, rels []*algebra.Relation) *Stream {
 	for i, rel := range rels {
 		s.open[i] = map[any]*openTuple{}
 		s.name[i] = RelName(rel, i)
+		s.rw = append(s.rw, rowWriter{rel: rel, tf: o.Time})
 		for _, h := range Header(rel) {
 			s.heads[i] = append(s.heads[i], h+"=")
 		}
@@ -104,46 +106,25 @@ func (s *Stream) row(i int, t *algebra.Tuple) error {
 	rel := s.rels[i]
 	switch s.o.Kind {
 	case JSONL:
-		return writeJSON(s.w, s.name[i], rel, t, s.o.Time)
+		s.buf = s.rw[i].jsonRow(s.buf[:0], s.name[i], t)
+		_, err := s.w.Write(s.buf)
+		return err
 	case CSV:
-		// Written as Row and encoding/csv would, into the reused buffer.
 		b := s.buf[:0]
-		several := len(s.rels) > 1
+		prefix := ""
+		if len(s.rels) > 1 {
+			prefix = s.name[i]
+		}
 		if !s.header[i] {
 			s.header[i] = true
-			if several {
-				b = append(b, "relation,"...)
+			h := Header(rel)
+			if prefix != "" {
+				h = append([]string{"relation"}, h...)
 			}
-			for j, h := range Header(rel) {
-				if j > 0 {
-					b = append(b, ',')
-				}
-				b = appendCSV(b, h)
-			}
-			b = append(b, '\n')
+			b = s.rw[i].csvRecord(b, h)
 		}
-		if several {
-			b = appendCSV(b, s.name[i])
-			b = append(b, ',')
-		}
-		for _, v := range t.Vals {
-			if v.K == algebra.KindInt || v.K == algebra.KindTime {
-				b = s.text.appendValue(b, v, s.o.Time) // no quotes
-			} else {
-				b = appendCSV(b, v.Format(s.o.Time))
-			}
-			b = append(b, ',')
-		}
-		b = s.text.appendTime(b, t.From, s.o.Time)
-		if !rel.IsEvent() {
-			b = append(b, ',')
-			if t.To != algebra.Forever {
-				b = s.text.appendTime(b, t.To, s.o.Time)
-			}
-		}
-		b = append(b, '\n')
-		s.buf = b
-		_, err := s.w.Write(b)
+		s.buf = s.rw[i].csvRow(b, prefix, t)
+		_, err := s.w.Write(s.buf)
 		return err
 	}
 	b := append(s.buf[:0], s.name[i]...)
@@ -154,21 +135,21 @@ func (s *Stream) row(i int, t *algebra.Tuple) error {
 			b = append(b, ' ')
 		}
 		b = append(b, head[j]...)
-		b = s.text.appendValue(b, v, s.o.Time)
+		b = appendValue(b, v, s.o.Time, &s.texts)
 	}
 	n := len(t.Vals)
 	if n > 0 {
 		b = append(b, ' ')
 	}
 	b = append(b, head[n]...)
-	b = s.text.appendTime(b, t.From, s.o.Time)
+	b = s.texts.appendTime(b, t.From, s.o.Time)
 	if !rel.IsEvent() {
 		b = append(b, ' ')
 		b = append(b, head[n+1]...)
 		if t.To == algebra.Forever {
 			b = append(b, Open...)
 		} else {
-			b = s.text.appendTime(b, t.To, s.o.Time)
+			b = s.texts.appendTime(b, t.To, s.o.Time)
 		}
 	}
 	b = append(b, '\n')

@@ -11,10 +11,16 @@
 // each process sending to the two mailboxes after its own, as tqmon demo
 // runs it — and writes it as a history directory (integer-nanosecond
 // times) under -dir, where later runs find it again. Then, for each query,
-// in rounds (-rounds), it runs one after the other:
+// in rounds (-rounds), it runs one after the other, for each SQL
+// formulation of the query:
 //
 //	tqmon query --history DIR -f QUERY.tq --format csv --time-format ns > out
-//	node duck.mjs SCRIPT.sql     (one per SQL formulation of the query)
+//	node duck.mjs SCRIPT.sql
+//
+// Each formulation is compared with the tqmon run just before it, so that
+// a long formulation (DuckDB's naive join of ResumedbyP1: minutes at 5M
+// tuples) does not put minutes of a shared machine's changing load
+// between two runs compared.
 //
 // SCRIPT.sql declares a view per relation over its CSV file (read_csv with
 // the catalog's types; an open "to" reads as forever, 2⁶³−1) and COPYs the
@@ -32,7 +38,9 @@
 //     query means — S is in no target and no valid clause; and the
 //     semi-join on a witness, P1's first send to each mailbox (DuckDB does
 //     not find it from EXISTS, whose inequality makes it materialise the
-//     join: 33 s and 10 GB at 1M tuples against 1 s).
+//     join: 33 s and 10 GB at 1M tuples against 1 s). EXISTS is not run
+//     above 2M tuples, where it would take the machine's memory; its line
+//     says so.
 //   - An overlap join with no key: who ran while each process waited,
 //     intersections coalesced per pair.
 //   - The paper's queue length (testdata/paper/queue_length.tq): a count by

@@ -35,6 +35,42 @@ type DialOptions struct {
 	// Silence: with neither a frame nor a heartbeat for this long the
 	// session is lost (0: Silence).
 	Silence time.Duration
+	// Skew, when positive, is the clock-skew bound to state for the host
+	// instead of measuring one (Conn.Skew).
+	Skew time.Duration
+}
+
+// clockProbes is how many round trips Dial measures a host's clock over
+// (the one with the shortest round trip is kept).
+const clockProbes = 5
+
+// measureSkew bounds how far host's clock (the one its tuples are
+// stamped with) is from this process's wall clock: over clockProbes
+// requests to tqmon.H.clock, the host's answer T was read between t0 and
+// t1 here, so its offset is T − (t0+t1)/2 give or take (t1−t0)/2; the
+// bound is |offset| + (t1−t0)/2 of the shortest round trip. A host that
+// does not answer (an older resident) has no bound: ok is false.
+func measureSkew(nc *nats.Conn, host string, wait time.Duration) (bound time.Duration, ok bool) {
+	best := time.Duration(-1)
+	for range clockProbes {
+		t0 := time.Now()
+		m, err := nc.Request(subj(host, "clock"), nil, wait)
+		t1 := time.Now()
+		if err != nil {
+			break
+		}
+		T, err := strconv.ParseInt(string(m.Data), 10, 64)
+		if err != nil {
+			break
+		}
+		half := t1.Sub(t0) / 2
+		off := time.Duration(T - (t0.UnixNano() + half.Nanoseconds()))
+		b := max(off, -off) + half
+		if best < 0 || half < best {
+			best, bound = half, b
+		}
+	}
+	return bound, best >= 0
 }
 
 // LostError is a session lost on the way: a missing frame or silence.
@@ -56,6 +92,7 @@ func Dial(ctx context.Context, nc *nats.Conn, host string, o DialOptions) (wire.
 	if o.Silence <= 0 {
 		o.Silence = Silence
 	}
+
 	where := "fleet: host " + host
 	c := &conn{nc: nc, host: host, id: nuid.Next(), ahead: wire.NewAhead(recvAhead), silence: o.Silence}
 	c.out = transport.NewSender(c.send)
@@ -94,7 +131,12 @@ func Dial(ctx context.Context, nc *nats.Conn, host string, o DialOptions) (wire.
 	// announce "demo".
 	hello.Name = host
 	c.hello = hello
-	c.heard.Store(time.Now().UnixNano())
+	c.skew = o.Skew
+	if c.skew <= 0 {
+		c.skew, _ = measureSkew(nc, host, wait)
+	}
+	c.opened = time.Now()
+	c.heard.Store(c.opened.UnixNano())
 	go c.watch()
 	return c, nil
 }
@@ -111,16 +153,26 @@ type conn struct {
 	ahead   *wire.Ahead
 	out     *transport.Sender
 	silence time.Duration
+	opened  time.Time     // when Dial had the Hello
+	skew    time.Duration // the clock-skew bound stated for the host (Skew)
 
 	seq   uint64       // the last frame number taken (the callback's)
 	heard atomic.Int64 // when the resident was last heard (unix ns)
-	busy  atomic.Bool  // the callback waits for Recv: not silence
+	// gap is when frames were first found missing (unix ns; 0: none),
+	// asked when they were last asked for again (the callback's).
+	gap   atomic.Int64
+	asked time.Time
+	busy  atomic.Bool // the callback waits for Recv: not silence
 
 	closeOnce sync.Once
 	release   func() // after Close (DialHosts: the last closes the NATS connection)
 }
 
 func (c *conn) Hello() *wire.Hello { return c.hello }
+
+// Skew is the clock-skew bound stated for the host (DialOptions.Skew, or
+// measured by Dial; 0 when the host does not answer tqmon.H.clock).
+func (c *conn) Skew() time.Duration { return c.skew }
 
 func (c *conn) lost(format string, args ...any) {
 	c.ahead.Finish(&LostError{Host: c.host, Why: fmt.Sprintf(format, args...)})
@@ -134,6 +186,11 @@ func (c *conn) frame(m *nats.Msg) {
 	default:
 	}
 	if m.Header.Get(hBeat) != "" {
+		// A beat says the last frame published: frames after c.seq that
+		// never came (the last ones lost) are asked for again.
+		if last, err := strconv.ParseUint(m.Header.Get(hLast), 10, 64); err == nil && last > c.seq {
+			c.missing()
+		}
 		return
 	}
 	n, err := strconv.ParseUint(m.Header.Get(hSeq), 10, 64)
@@ -141,12 +198,21 @@ func (c *conn) frame(m *nats.Msg) {
 		c.lost("a frame without a sequence number")
 		return
 	}
+	if n <= c.seq {
+		return // sent again, and already taken
+	}
 	if n != c.seq+1 {
-		c.lost("session lost: frame %d missing (got %d)", c.seq+1, n)
+		// A frame is missing: NATS lost it (a server that died with it
+		// in flight, a slow consumer's drop). The resident keeps what
+		// is not acknowledged and sends it again when asked; this one
+		// and any after it come again then, in order.
+		c.missing()
 		return
 	}
 	c.seq = n
+	c.gap.Store(0)
 	if why, end := m.Header[hEnd]; end {
+		c.nc.Publish(subj(c.host, "s", c.id, "a"), strconv.AppendUint(nil, n, 10))
 		if len(why) == 0 || why[0] == "" {
 			c.ahead.Finish(io.EOF)
 		} else {
@@ -168,6 +234,20 @@ func (c *conn) frame(m *nats.Msg) {
 	}
 }
 
+// missing asks the resident to send again what followed frame c.seq, at
+// most every GapWait/6, and notes since when frames are missing (watch
+// reports the session lost after GapWait).
+func (c *conn) missing() {
+
+	now := time.Now()
+	c.gap.CompareAndSwap(0, now.UnixNano())
+	if now.Sub(c.asked) < GapWait/6 {
+		return
+	}
+	c.asked = now
+	c.nc.Publish(subj(c.host, "s", c.id, "r"), strconv.AppendUint(nil, c.seq, 10))
+}
+
 // watch reports the session lost after Silence without a word from the
 // resident (time spent waiting for Recv does not count).
 func (c *conn) watch() {
@@ -184,6 +264,10 @@ func (c *conn) watch() {
 				c.heard.Store(time.Now().UnixNano())
 				continue
 			}
+			if g := c.gap.Load(); g != 0 && time.Since(time.Unix(0, g)) >= GapWait {
+				c.lost("session lost: frames missing for %v, not sent again (the resident no longer kept them)", GapWait)
+				return
+			}
 			if quiet := time.Since(time.Unix(0, c.heard.Load())); quiet >= c.silence {
 				c.lost("session lost: nothing heard from the resident for %v", quiet.Round(time.Millisecond))
 				return
@@ -198,10 +282,24 @@ func (c *conn) Send(cmd *wire.Command) error { return c.out.Send(cmd) }
 
 // send sends one encoded command by request/reply (the Sender's lock held).
 func (c *conn) send(enc []byte) error {
-	if err := c.ahead.Err(); err != nil && err != io.EOF {
+	if err := c.ahead.Err(); err == io.EOF {
+		// The resident ended the session (its end frame came): there is
+		// nobody to tell, and asking would wait for a reply that may
+		// never come.
+		return nil
+	} else if err != nil {
 		return err
 	}
 	reply, err := c.nc.Request(subj(c.host, "s", c.id, "c"), enc, requestWait)
+	for deadline := c.opened.Add(requestWait); errors.Is(err, nats.ErrNoResponders) && time.Now().Before(deadline) && !c.closing(); {
+		// In a cluster the session's subjects, subscribed by the
+		// resident on its node as it opened the session, reach this
+		// client's node a moment later: ask again until they have —
+		// only while the session is young; later, no responder means
+		// the resident is gone.
+		time.Sleep(10 * time.Millisecond)
+		reply, err = c.nc.Request(subj(c.host, "s", c.id, "c"), enc, requestWait)
+	}
 	if err != nil {
 		return fmt.Errorf("fleet: host %s: command: %w", c.host, err)
 	}
@@ -209,6 +307,17 @@ func (c *conn) send(enc []byte) error {
 		return fmt.Errorf("fleet: host %s: %s", c.host, why)
 	}
 	return nil
+}
+
+// closing reports whether Close was called (a CBye is not asked again:
+// a resident that does not answer it is gone).
+func (c *conn) closing() bool {
+	select {
+	case <-c.ahead.Closing():
+		return true
+	default:
+		return false
+	}
 }
 
 // Close sends CBye and leaves.
@@ -324,7 +433,13 @@ func Hosts(ctx context.Context, nc *nats.Conn, glob string) ([]string, error) {
 
 // Connect connects to the NATS server at url, with token when set.
 func Connect(url, token, name string) (*nats.Conn, error) {
-	opts := []nats.Option{nats.Name(name), nats.Timeout(5 * time.Second)}
+	// A client whose server goes away reconnects to another node of the
+	// cluster (url may list several, comma-separated; the others are
+	// learned from the first) for as long as it takes: a host's frames
+	// lost meanwhile are sent again (KeepBytes), and a host not heard
+	// from is lost after its silence bound.
+	opts := []nats.Option{nats.Name(name), nats.Timeout(5 * time.Second),
+		nats.MaxReconnects(-1), nats.ReconnectWait(100 * time.Millisecond), nats.ReconnectJitter(50*time.Millisecond, 0)}
 	if token != "" {
 		opts = append(opts, nats.Token(token))
 	}

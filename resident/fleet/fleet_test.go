@@ -306,8 +306,50 @@ func TestMissingFrameIsLost(t *testing.T) {
 	}
 	_, err = c.Recv()
 	var lost *LostError
-	if !errors.As(err, &lost) || !strings.Contains(err.Error(), "frame 2 missing") {
+	if !errors.As(err, &lost) || !strings.Contains(err.Error(), "frames missing") {
 		t.Fatalf("after a gap: %v", err)
+	}
+}
+
+// A frame NATS lost is asked for again and sent again: the monitor takes
+// frames in order, once each, duplicates dropped.
+func TestMissingFrameSentAgain(t *testing.T) {
+	connect := natsServer(t)
+	res := connect()
+	ids := fakeOpen(t, res, "resends")
+	c, err := Dial(context.Background(), connect(), "resends", DialOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	frames := <-ids
+	pub := func(n int) {
+		m := nats.NewMsg(frames)
+		m.Data, _ = (&wire.Batch{Watermark: int64(n)}).MarshalBinary()
+		m.Header.Set(hSeq, strconv.Itoa(n))
+		if err := res.PublishMsg(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	asked := make(chan string, 4)
+	if _, err := res.Subscribe(strings.TrimSuffix(frames, ".b")+".r", func(m *nats.Msg) { asked <- string(m.Data) }); err != nil {
+		t.Fatal(err)
+	}
+	res.Flush()
+	pub(1)
+	pub(3) // 2 lost on the way
+	if after := <-asked; after != "1" {
+		t.Fatalf("asked to send again after %s, want 1", after)
+	}
+	pub(2)
+	pub(3)
+	pub(3) // a duplicate
+	pub(4)
+	for want := int64(1); want <= 4; want++ {
+		b, err := c.Recv()
+		if err != nil || b.Watermark != want {
+			t.Fatalf("frame %d: %v %v", want, b, err)
+		}
 	}
 }
 
@@ -372,4 +414,36 @@ func TestHostTaken(t *testing.T) {
 	srv.Stop()
 	srvs[0].Stop()
 	srvs[2].Stop()
+}
+
+// TestClockSkew: a host whose clock runs 300 ms ahead of the monitor's is
+// given a skew bound that covers it (measured from round trips to
+// tqmon.H.clock: the bound is never below the true offset), and a stated
+// bound replaces the measurement.
+func TestClockSkew(t *testing.T) {
+	conn := natsServer(t)
+	const ahead = 300 * time.Millisecond
+	srv, err := Join(conn(), "skewed", newFake(), Options{Clock: func() int64 { return time.Now().Add(ahead).UnixNano() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	c, err := Dial(context.Background(), conn(), "skewed", DialOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// The bound covers the offset; it exceeds it by half the shortest
+	// round trip (under a second even on a loaded machine).
+	if sk := c.(wire.Skewed).Skew(); sk < ahead || sk > ahead+time.Second {
+		t.Errorf("skew bound %s for a clock %s ahead", sk, ahead)
+	}
+	d, err := Dial(context.Background(), conn(), "skewed", DialOptions{Skew: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if sk := d.(wire.Skewed).Skew(); sk != 2*time.Second {
+		t.Errorf("stated bound 2s, Skew %s", sk)
+	}
 }

@@ -28,10 +28,21 @@ const (
 	// pingWait is how long Join waits for another resident serving the
 	// same host to answer.
 	pingWait = 500 * time.Millisecond
+	// KeepBytes bounds the frames a session keeps, unacknowledged, to
+	// send again (at most Window frames, at most this many bytes): what
+	// a NATS server that died took with it in flight, or a slow
+	// consumer's drop, is sent again when the monitor asks for it
+	// (tqmon.H.s.ID.r). A frame past the bound is not kept: if it is
+	// lost, the session is.
+	KeepBytes = 16 << 20
+	// GapWait is how long a monitor waits for a missing frame to be
+	// sent again before the session is lost.
+	GapWait = 3 * time.Second
 )
 
 // Headers.
 const (
+	hLast  = "Tqmon-Last" // on a heartbeat: the last frame number published
 	hSeq   = "Tqmon-Seq"
 	hEnd   = "Tqmon-End"
 	hBeat  = "Tqmon-Beat"
@@ -71,6 +82,12 @@ type Options struct {
 	AckTimeout time.Duration
 	// Logf reports refused commands (default: nothing).
 	Logf func(format string, args ...any)
+	// Clock reads the global clock the resident stamps its tuples with
+	// (ns since the epoch), which tqmon.H.clock answers: the monitor's
+	// skew bound for the host is measured against it. Nil: the wall
+	// clock, which a resident's global clock follows (WallBase was read
+	// from it) up to the adjustments made to it since.
+	Clock func() int64
 }
 
 // Server serves a resident's sessions as one host on a NATS connection.
@@ -88,6 +105,15 @@ type Server struct {
 	wg     sync.WaitGroup
 	active atomic.Int64
 	sent   transport.Counters
+}
+
+// clock answers the resident's clock now, in ns (decimal).
+func (srv *Server) clock(m *nats.Msg) {
+	now := time.Now().UnixNano()
+	if srv.opts.Clock != nil {
+		now = srv.opts.Clock()
+	}
+	m.Respond(strconv.AppendInt(nil, now, 10))
 }
 
 // Join serves s as host on nc: it refuses a host name another resident
@@ -125,6 +151,7 @@ func Join(nc *nats.Conn, host string, s transport.Sessions, o Options) (*Server,
 		{subj(host, "ping"), func(m *nats.Msg) { m.Respond([]byte(host)) }},
 		{discoverSubject, func(m *nats.Msg) { m.Respond([]byte(host)) }},
 		{subj(host, "open"), srv.open},
+		{subj(host, "clock"), srv.clock},
 	} {
 		sub, err := nc.Subscribe(h.subject, h.cb)
 		if err != nil {
@@ -190,6 +217,10 @@ type session struct {
 	acked  atomic.Uint64 // the last frame the monitor took
 	ackCh  chan struct{} // signalled on each acknowledgement
 	sendMu sync.Mutex    // frames and heartbeats are published one at a time
+	// kept are the frames published and not yet acknowledged, in order,
+	// copied (sendMu): sent again on request; keptBytes their size.
+	kept      []*nats.Msg
+	keptBytes int
 }
 
 // errMonitorDone is the cause when the monitor ends the session (CBye).
@@ -232,7 +263,7 @@ func (srv *Server) open(m *nats.Msg) {
 	for _, h := range []struct {
 		subject string
 		cb      nats.MsgHandler
-	}{{subj(srv.host, "s", id, "c"), s.command}, {subj(srv.host, "s", id, "a"), s.ack}} {
+	}{{subj(srv.host, "s", id, "c"), s.command}, {subj(srv.host, "s", id, "a"), s.ack}, {subj(srv.host, "s", id, "r"), s.resend}} {
 		sub, err := srv.nc.Subscribe(h.subject, h.cb)
 		if err != nil {
 			cancel(err)
@@ -292,6 +323,59 @@ func (s *session) ack(m *nats.Msg) {
 	case s.ackCh <- struct{}{}:
 	default:
 	}
+	s.sendMu.Lock()
+	s.trim()
+	s.sendMu.Unlock()
+}
+
+// trim drops the kept frames the monitor has acknowledged (sendMu held).
+func (s *session) trim() {
+	acked := s.acked.Load()
+	i := 0
+	for i < len(s.kept) && seqOf(s.kept[i]) <= acked {
+		s.keptBytes -= len(s.kept[i].Data)
+		s.kept[i] = nil
+		i++
+	}
+	s.kept = s.kept[i:]
+}
+
+// keep keeps a frame just published to send again (sendMu held), within
+// KeepBytes: past it, the oldest kept frames go (if one of them is lost
+// too, the session is).
+func (s *session) keep(m *nats.Msg) {
+	c := nats.NewMsg(m.Subject)
+	c.Header = m.Header
+	c.Data = append([]byte(nil), m.Data...)
+	s.kept = append(s.kept, c)
+	s.keptBytes += len(c.Data)
+	for s.keptBytes > KeepBytes && len(s.kept) > 1 {
+		s.keptBytes -= len(s.kept[0].Data)
+		s.kept[0] = nil
+		s.kept = s.kept[1:]
+	}
+}
+
+// resend publishes again, in order, the kept frames after the one the
+// monitor names (the last it took): it saw a gap.
+func (s *session) resend(m *nats.Msg) {
+	after, err := strconv.ParseUint(string(m.Data), 10, 64)
+	if err != nil {
+		return
+	}
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	for _, f := range s.kept {
+		if seqOf(f) > after {
+			s.srv.nc.PublishMsg(f)
+		}
+	}
+}
+
+// seqOf is a frame's number.
+func seqOf(m *nats.Msg) uint64 {
+	n, _ := strconv.ParseUint(m.Header.Get(hSeq), 10, 64)
+	return n
 }
 
 // publish sends one frame with the next sequence number, after waiting
@@ -317,6 +401,7 @@ func (s *session) publish(ctx context.Context, data []byte) error {
 	defer s.sendMu.Unlock()
 	s.seq++
 	m.Header.Set(hSeq, strconv.FormatUint(s.seq, 10))
+	s.keep(m)
 	return s.srv.nc.PublishMsg(m)
 }
 
@@ -334,6 +419,7 @@ func (s *session) beat(ctx context.Context) {
 			m := nats.NewMsg(subj(s.srv.host, "s", s.id, "b"))
 			m.Header.Set(hBeat, "1")
 			s.sendMu.Lock()
+			m.Header.Set(hLast, strconv.FormatUint(s.seq, 10))
 			s.srv.nc.PublishMsg(m)
 			s.sendMu.Unlock()
 		}
@@ -362,8 +448,22 @@ func (s *session) run(ctx context.Context) {
 		s.seq++
 		m.Header.Set(hSeq, strconv.FormatUint(s.seq, 10))
 		m.Header.Set(hEnd, why)
+		s.keep(m)
 		s.srv.nc.PublishMsg(m)
+		last := s.seq
 		s.sendMu.Unlock()
+		// The end frame, too, is sent again if it is lost: the session
+		// stays for the monitor to take it, up to GapWait.
+		wait := time.NewTimer(GapWait)
+	linger:
+		for s.acked.Load() < last {
+			select {
+			case <-s.ackCh:
+			case <-wait.C:
+				break linger
+			}
+		}
+		wait.Stop()
 	}
 	for _, sub := range s.subs {
 		sub.Unsubscribe()

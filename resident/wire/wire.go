@@ -14,6 +14,8 @@
 // everything the session set.
 package wire
 
+import "time"
+
 // Version is the protocol version; Hello carries it and a remote refuses
 // other versions.
 const Version = 2
@@ -305,4 +307,11 @@ type Conn interface {
 // memory once its receiver is done with the batch and everything in it.
 type Releaser interface {
 	Release(*Batch)
+}
+
+// Skewed is a Conn whose resident's clock is known to be within Skew of
+// the monitor's (a fleet host's, measured from round trips or stated):
+// the monitor holds its merged watermark back by it.
+type Skewed interface {
+	Skew() time.Duration // the bound, in ns
 }

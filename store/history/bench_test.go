@@ -6,9 +6,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
-
-	"github.com/tqmon/tqmon/algebra/histgen"
-	"github.com/tqmon/tqmon/internal/testkit"
 )
 
 // benchHistory is a history of the paper's system with about n tuples,
@@ -17,23 +14,12 @@ import (
 // directory, its tuples and the bytes of its CSV files.
 func benchHistory(b *testing.B, n int) (string, int, int64) {
 	b.Helper()
-	spec, err := os.ReadFile("../../testdata/paper/os.sdl")
-	if err != nil {
-		b.Fatal(err)
-	}
 	dir := filepath.Join(os.TempDir(), fmt.Sprintf("tqmon-bench-history-%d", n))
 	if _, err := os.Stat(filepath.Join(dir, "os.sdl")); err != nil {
-		cat := testkit.CompileSpec(b, "os.sdl", string(spec))
 		// 64 processes sending n/310 messages each make about n tuples.
-		h, err := histgen.Paper(cat, histgen.PaperConfig{Seed: 1, Processors: 8, Processes: 64, Mailboxes: 32, Sends: n / 310, Fanout: 2})
-		if err != nil {
-			b.Fatal(err)
-		}
 		tmp := dir + ".tmp"
 		os.RemoveAll(tmp)
-		if err := Write(tmp, h, string(spec), "os.sdl"); err != nil {
-			b.Fatal(err)
-		}
+		writePaper(b, tmp, n/310)
 		if err := os.Rename(tmp, dir); err != nil {
 			b.Fatal(err)
 		}
@@ -46,16 +32,7 @@ func benchHistory(b *testing.B, n int) (string, int, int64) {
 	for _, t := range h.Tables {
 		tuples += len(t.Rows)
 	}
-	var size int64
-	matches, _ := filepath.Glob(filepath.Join(dir, "*.csv"))
-	for _, m := range matches {
-		fi, err := os.Stat(m)
-		if err != nil {
-			b.Fatal(err)
-		}
-		size += fi.Size()
-	}
-	return dir, tuples, size
+	return dir, tuples, csvBytes(b, dir)
 }
 
 // BenchmarkLoad loads a history of about a million tuples, reporting

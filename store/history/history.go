@@ -371,6 +371,7 @@ type relReader struct {
 	slabRows int // tuples the next slab holds: 8, doubling to 256 (a small file costs little)
 
 	slab []algebra.Value // values of tuples to come, allocated together
+	vecs vectors         // the value vectors of rows read, shared by rows alike
 	src  *source.File    // the current record's text, once a diagnostic needs it
 
 	// states, when set, checks an entity relation's rows as they are read
@@ -586,6 +587,22 @@ func (r *relReader) row(t *tuple) bool {
 	if r.timesOnly {
 		return r.times(t, nil, ok)
 	}
+	key := r.vecs.key(rec, r.attrCol)
+	if vals, hit := r.vecs.lookup(key); hit {
+		// The same attribute fields as a good row before: the same
+		// values, already checked (their bytes too). The times are the
+		// row's own.
+		for _, i := range [2]int{r.fromCol, r.toCol} {
+			if i < 0 {
+				continue // an event's: at only
+			}
+			if msg := badBytes(rec[i]); msg != "" {
+				errs.Add(file, r.fpos(i), "value %s", msg)
+				ok = false
+			}
+		}
+		return ok && r.times(t, vals, ok)
+	}
 	for i, f := range rec {
 		if msg := badBytes(f); msg != "" {
 			errs.Add(file, r.fpos(i), "value %s", msg)
@@ -611,7 +628,12 @@ func (r *relReader) row(t *tuple) bool {
 		}
 		vals[ai] = v
 	}
-	return r.times(t, vals, ok)
+	if !r.times(t, vals, ok) {
+		return false
+	}
+	r.slab = r.slab[n:]
+	r.vecs.add(key, vals)
+	return true
 }
 
 // times reads the current record's times into t with vals; ok says
@@ -619,7 +641,6 @@ func (r *relReader) row(t *tuple) bool {
 func (r *relReader) times(t *tuple, vals []algebra.Value, ok bool) bool {
 	file, rel, rec := r.file, r.rel, r.csv.fields
 	errs := &r.errs
-	n := len(vals)
 	parseT := func(i int, name string) (algebra.Time, bool, bool) {
 		f := rec[i]
 		if len(bytes.TrimSpace(f)) == 0 {
@@ -675,7 +696,6 @@ func (r *relReader) times(t *tuple, vals []algebra.Value, ok bool) bool {
 		}
 	}
 	if good {
-		r.slab = r.slab[n:]
 		r.nrows++
 		r.lastFrom = t.from
 	}

@@ -2,6 +2,7 @@ package history
 
 import (
 	"bytes"
+	"encoding/binary"
 	"strings"
 
 	"github.com/tqmon/tqmon/algebra"
@@ -234,4 +235,76 @@ func (p *valueParser) parse(b []byte, in *interner) (algebra.Value, error) {
 		}
 	}
 	return ParseValue(string(b), p.t)
+}
+
+// vectors keeps one copy of each attribute-value vector a relation's rows
+// hold, keyed by the text of their attribute fields, so that rows alike
+// share it: a history's rows mostly repeat a few vectors (a process and
+// its state, a process and the mailbox it sends to), and a row is then
+// its times and a slice of a shared vector — a loaded tuple holds about
+// the bytes of its CSV row (TestLoadMemoryBound), not a copy of its values
+// — and its values are not parsed again. A hit is a row whose attribute
+// fields are byte for byte those of a good row before, so its values are
+// those (values are never written once read). It is bounded: at most
+// maxVectors vectors, of at most maxVectorKey bytes of fields each, and
+// a relation whose first vectorProbe rows repeat less than half the time
+// stops being interned (its map dropped), paying nothing more than the
+// parse it always paid.
+type vectors struct {
+	m          map[string][]algebra.Value
+	buf        []byte
+	tries, hit int
+	off        bool
+}
+
+const (
+	maxVectors   = 1 << 16
+	maxVectorKey = 256
+	vectorProbe  = 4 << 10
+)
+
+// key is the text of a record's attribute fields (at cols), each after its
+// length, so that no two records' keys are alike unless their fields are;
+// nil when the vectors are off or the key would be too long.
+func (v *vectors) key(rec [][]byte, cols []int) []byte {
+	if v.off {
+		return nil
+	}
+	b := v.buf[:0]
+	for _, i := range cols {
+		b = binary.AppendUvarint(b, uint64(len(rec[i])))
+		b = append(b, rec[i]...)
+		if len(b) > maxVectorKey {
+			return nil
+		}
+	}
+	v.buf = b
+	return b
+}
+
+// lookup is the vector of a key made by key; false without one.
+func (v *vectors) lookup(key []byte) ([]algebra.Value, bool) {
+	if key == nil {
+		return nil, false
+	}
+	v.tries++
+	vals, ok := v.m[string(key)]
+	if ok {
+		v.hit++
+	} else if v.tries >= vectorProbe && 2*v.hit < v.tries {
+		v.off, v.m = true, nil // rows that seldom repeat
+	}
+	return vals, ok
+}
+
+// add keeps vals, read from the fields of key, unless the vectors are
+// full (or off, or key nil).
+func (v *vectors) add(key []byte, vals []algebra.Value) {
+	if key == nil || v.off || len(v.m) >= maxVectors {
+		return
+	}
+	if v.m == nil {
+		v.m = map[string][]algebra.Value{}
+	}
+	v.m[string(key)] = vals
 }

@@ -2,11 +2,13 @@ package history
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tqmon/tqmon/internal/testkit"
 )
@@ -176,4 +178,73 @@ func TestOverlappingStates(t *testing.T) {
 			t.Errorf("%s: stream:\n%s\nwant:\n%s", c.name, got, want)
 		}
 	}
+}
+
+// TestSourceCloseStopsReading: each relation is read ahead on a goroutine
+// of its own; Close stops them mid-file and closes the files, and a
+// stream read to its end leaves none running.
+func TestSourceCloseStopsReading(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("p,n,at\n")
+	for i := range 20 * batchRows * readAhead {
+		fmt.Fprintf(&b, "P1,%d,%d\n", i, i)
+	}
+	dir := testkit.WriteFiles(t, map[string]string{
+		"s.sdl": "entity type P\nevent relation E(p: P, n: int)\nevent relation F(p: P, n: int)\n",
+		"E.csv": b.String(), "F.csv": b.String(),
+	})
+	d, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := runtime.NumGoroutine()
+	src, err := d.Source([]string{"E", "F"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 10 {
+		if _, _, ok, err := src.Next(); !ok || err != nil {
+			t.Fatal(ok, err)
+		}
+	}
+	if n := runtime.NumGoroutine(); n != base+2 {
+		t.Errorf("%d goroutines reading, want 2", n-base)
+	}
+	src.Close()
+	if n := goroutinesBack(base); n != base {
+		t.Errorf("%d goroutines left after Close", n-base)
+	}
+
+	src, err = d.Source([]string{"E", "F"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for {
+		_, _, ok, err := src.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			break
+		}
+		n++
+	}
+	if want := 2 * 20 * batchRows * readAhead; n != want {
+		t.Errorf("%d elements, want %d", n, want)
+	}
+	if n := goroutinesBack(base); n != base {
+		t.Errorf("%d goroutines left at the end", n-base)
+	}
+}
+
+// goroutinesBack is the number of goroutines once it is back to base, or
+// after a second: a reader's goroutine has closed its file when Close
+// returns, but may not yet have returned itself.
+func goroutinesBack(base int) int {
+	n := runtime.NumGoroutine()
+	for deadline := time.Now().Add(time.Second); n != base && time.Now().Before(deadline); n = runtime.NumGoroutine() {
+		time.Sleep(time.Millisecond)
+	}
+	return n
 }

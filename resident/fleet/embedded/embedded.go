@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"strconv"
 	"time"
@@ -39,8 +40,23 @@ type Options struct {
 	Token string
 	// MaxStore and MaxMemory bound JetStream (0: the defaults).
 	MaxStore, MaxMemory int64
-	// Name is the server's name (default "tqmon").
+	// Name is the server's name (default "tqmon"); a cluster's nodes
+	// need names of their own.
 	Name string
+	// Cluster, when set, makes the server a node of a NATS cluster.
+	Cluster *Cluster
+}
+
+// Cluster makes a server one node of a NATS cluster: it listens for
+// routes from the other nodes at Addr (HOST:PORT; port 0: any, see
+// Server.RouteURL) and connects to Routes (nats-route://HOST:PORT of
+// nodes already running; the others are found from them). Clients of
+// any node reach the hosts of every node; a client that loses its node
+// reconnects to another (fleet.Connect).
+type Cluster struct {
+	Name   string // the cluster's name, the same on every node (default "tqmon")
+	Addr   string
+	Routes []string
 }
 
 // Server is a running embedded server.
@@ -94,6 +110,12 @@ func Start(o Options) (*Server, error) {
 		NoLog:              true,
 		MaxPayload:         8 << 20, // a wire frame (wire.MaxFrame, 4 MiB) and its headers fit
 	}
+	if c := o.Cluster; c != nil {
+		if err := cluster(opts, c); err != nil {
+			s.cleanup()
+			return nil, err
+		}
+	}
 	ns, err := server.NewServer(opts)
 	if err != nil {
 		s.cleanup()
@@ -107,6 +129,44 @@ func Start(o Options) (*Server, error) {
 		return nil, errors.New("embedded: the NATS server did not become ready (is the address in use?)")
 	}
 	return s, nil
+}
+
+// cluster sets a node's cluster options.
+func cluster(opts *server.Options, c *Cluster) error {
+	host, port, err := net.SplitHostPort(c.Addr)
+	if err != nil {
+		return fmt.Errorf("embedded: cluster address %q: want HOST:PORT: %v", c.Addr, err)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil || p < 0 || p > 65535 {
+		return fmt.Errorf("embedded: cluster address %q: bad port", c.Addr)
+	}
+	if p == 0 {
+		p = server.RANDOM_PORT
+	}
+	name := c.Name
+	if name == "" {
+		name = "tqmon"
+	}
+	opts.Cluster = server.ClusterOpts{Name: name, Host: host, Port: p}
+	for _, r := range c.Routes {
+		u, err := url.Parse(r)
+		if err != nil || u.Host == "" {
+			return fmt.Errorf("embedded: route %q: want nats-route://HOST:PORT", r)
+		}
+		opts.Routes = append(opts.Routes, u)
+	}
+	return nil
+}
+
+// RouteURL is where the other nodes of a cluster connect
+// (nats-route://host:port); "" when the server is not a node of one.
+func (s *Server) RouteURL() string {
+	a := s.ns.ClusterAddr()
+	if a == nil {
+		return ""
+	}
+	return "nats-route://" + a.String()
 }
 
 // URL is the address clients connect to (nats://host:port).

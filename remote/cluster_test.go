@@ -1,0 +1,282 @@
+package remote_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/query"
+	"github.com/tqmon/tqmon/remote"
+	"github.com/tqmon/tqmon/resident"
+	"github.com/tqmon/tqmon/resident/demo"
+	"github.com/tqmon/tqmon/resident/demo/ossensors"
+	"github.com/tqmon/tqmon/resident/fleet"
+	"github.com/tqmon/tqmon/resident/fleet/embedded"
+	"github.com/tqmon/tqmon/resident/transport"
+	"github.com/tqmon/tqmon/resident/wire"
+	"github.com/tqmon/tqmon/store/truth"
+)
+
+// startCluster starts a NATS cluster of n nodes in this process: routes
+// on loopback, each node's JetStream store in a temporary directory. It
+// returns once a client of the last node reaches a subscriber of the
+// first (the routes are up).
+func startCluster(t *testing.T, n int) []*embedded.Server {
+	t.Helper()
+	return startClusterTry(t, n, 1)
+}
+
+func startClusterTry(t *testing.T, n, attempt int) []*embedded.Server {
+	t.Helper()
+	// JetStream in a cluster wants every node to know its routes from the
+	// start: the route ports are picked first (free ones on loopback).
+	var routes []string
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		routes = append(routes, "nats-route://"+l.Addr().String())
+		l.Close()
+	}
+	var nodes []*embedded.Server
+	for i := range n {
+		c := &embedded.Cluster{Name: "fleet", Addr: strings.TrimPrefix(routes[i], "nats-route://"), Routes: routes}
+		s, err := embedded.Start(embedded.Options{Addr: "127.0.0.1:0", Data: t.TempDir(), Name: fmt.Sprintf("n%d", i+1), Cluster: c})
+		if err != nil {
+			// A port picked free was taken meanwhile (another test):
+			// pick again, a few times.
+			for _, s := range nodes {
+				s.Shutdown()
+			}
+			if attempt < 3 {
+				return startClusterTry(t, n, attempt+1)
+			}
+			t.Fatal(err)
+		}
+		nodes = append(nodes, s)
+	}
+	t.Cleanup(func() {
+		for _, s := range nodes {
+			s.Shutdown()
+		}
+	})
+	first, last := connectTo(t, nodes[0].URL()), connectTo(t, nodes[n-1].URL())
+	sub, err := first.Subscribe("routes.up", func(m *nats.Msg) { m.Respond(nil) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	first.Flush()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := last.Request("routes.up", nil, 200*time.Millisecond); err == nil {
+			return nodes
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the cluster's routes did not come up in 10 s")
+		}
+	}
+}
+
+func connectTo(t *testing.T, url string) *nats.Conn {
+	t.Helper()
+	nc, err := fleet.Connect(url, "", "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// withExtra is a demo resident that declares Disk besides (its sensor
+// never fires; commands for it are carried out as lease renewals, so the
+// resident still counts them applied).
+func withExtra(res *resident.Resident) transport.Sessions {
+	return transport.Adapt(func() *wire.Hello {
+		h := res.Hello()
+		h.SDL += "\nevent relation " + extraRel + "(Process: Process initiator, Bytes: int) traced on initiator\n"
+		h.Sensors = append(h.Sensors, extraRel)
+		return h
+	}, func() extraSession { return extraSession{res.Open(), uint16(len(res.Hello().Sensors))} })
+}
+
+type extraSession struct {
+	*resident.Session
+	disk uint16
+}
+
+func (s extraSession) Apply(c *wire.Command) error {
+	if c.Kind != wire.CLease && c.Sensor == s.disk {
+		return s.Session.Apply(&wire.Command{Kind: wire.CLease, Period: int64(3 * time.Second)})
+	}
+	return s.Session.Apply(c)
+}
+
+// clusterQueries are the paper's queries over a fleet, a by-Host
+// aggregate and a query of the relation only h3 declares.
+var clusterQueries = []query.Source{
+	{Name: "ResumedbyP1", Text: `range of S is SendMessage
+range of W is Waiting
+retrieve ResumedbyP1 (Process = W.Process, W.Host)
+valid at end of W
+where S.Mailbox = W.Mailbox and S.Process = "h1/P1"
+when S precede end of W`},
+	{Name: "QueueLength", Text: `range of m is Mailbox
+range of w is Waiting
+retrieve QueueLength (m.Mailbox, Length = count(w.Process by m.Mailbox where w.Mailbox = m.Mailbox))`},
+	{Name: "SendToUnblock", Text: `range of s is SendMessage
+range of w is Waiting
+retrieve SendToUnblock (Sender = s.Process, Recipient = w.Process, s.Mailbox, Interval = end of w - begin of s)
+    valid at end of w
+    where s.Mailbox = w.Mailbox
+    when s overlap w`},
+	{Name: "Sent", Text: `range of s is SendMessage retrieve Sent (s.Host, N = count(s.Process by s.Host))`},
+	{Name: "Disk", Text: `range of d is Disk retrieve DiskWrites (d.Process, d.Bytes, d.Host)`},
+}
+
+// TestFleetCluster is issue 18's acceptance over a three-node NATS
+// cluster in process: three demo subjects as hosts h1, h2 and h3
+// (seeds 20, 21, 22; h3 also declares Disk), each on its own node, and a
+// monitor on the first running the paper's queries, a by-Host aggregate
+// and a query of Disk: the results equal the hosts' truths, host-
+// qualified. In "node killed", the node h2 is connected to is shut down
+// mid-run: h2 reconnects to another node and the frames lost in flight
+// are sent again — the results still equal the truths.
+func TestFleetCluster(t *testing.T) {
+	for _, kill := range []bool{false, true} {
+		name := "all up"
+		if kill {
+			name = "node killed"
+		}
+		t.Run(name, func(t *testing.T) { clusterRun(t, kill) })
+	}
+}
+
+func clusterRun(t *testing.T, kill bool) {
+	nodes := startCluster(t, 3)
+	hosts := []string{"h1", "h2", "h3"}
+	type host struct {
+		clock *demo.SubjectClock
+		rec   *truth.Recorder
+		res   *resident.Resident
+		srv   *fleet.Server
+		nc    *nats.Conn
+	}
+	var hs []host
+	for i, h := range hosts {
+		clock := demo.NewClock(1000)
+		rec := truth.New(demoCatalog(t), 0, 0)
+		res := resident.New(ossensors.Spec(), demo.Options(clock, rec))
+		hello := res.Hello()
+		rec.SetClock(hello.MonoBase, hello.WallBase)
+		var ss transport.Sessions = transport.Adapt(res.Hello, res.Open)
+		if h == "h3" {
+			ss = withExtra(res)
+		}
+		// Each host on its own node; the others it learns from it (the
+		// cluster's gossip) and falls back to.
+		nc := connectTo(t, nodes[i].URL())
+		srv, err := fleet.Join(nc, h, ss, fleet.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer srv.Stop()
+		hs = append(hs, host{clock, rec, res, srv, nc})
+	}
+	ctx := context.Background()
+	// Each host by name (discovery by glob keeps the answers of a moment:
+	// on a loaded machine a host may answer late).
+	mon := connectTo(t, nodes[0].URL())
+	var conns []wire.Conn
+	for _, h := range hosts {
+		// (A host's subscriptions reach the other nodes over the routes a
+		// moment after it joined its own.)
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			if _, err := mon.Request("tqmon."+h+".ping", nil, 200*time.Millisecond); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("host %s not reachable from the monitor's node in 10 s", h)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		c, err := fleet.Dial(ctx, mon, h, fleet.DialOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		conns = append(conns, c)
+	}
+	var hellos []*wire.Hello
+	for _, c := range conns {
+		hellos = append(hellos, c.Hello())
+	}
+	cat, prog := fleetProgram(t, hellos, clusterQueries)
+	ready := make(chan struct{})
+	type out struct {
+		rs  []query.Result
+		st  remote.LiveStats
+		err error
+	}
+	done := make(chan out, 1)
+	go func() {
+		rs, st, err := remote.RunLive(ctx, prog, conns, remote.LiveOptions{Ready: func() { close(ready) }})
+		done <- out{rs, st, err}
+	}()
+	<-ready
+	const run = 600 * time.Millisecond
+	rctx, cancel := context.WithTimeout(ctx, run)
+	defer cancel()
+	finished := make(chan int64, len(hs))
+	for i, h := range hs {
+		go func() {
+			demo.New(ossensors.New(h.res), demo.DefaultConfig(uint64(20+i))).Run(rctx)
+			finished <- h.clock.Stop()
+			h.res.Close()
+		}()
+	}
+	if kill {
+		time.Sleep(run / 3)
+		nodes[1].Shutdown() // h2's node: h2 reconnects to another
+	}
+	var stop int64
+	for range hs {
+		stop = max(stop, <-finished)
+	}
+	o := <-done
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	if n := hs[1].nc.Stats().Reconnects; kill && n == 0 {
+		t.Error("h2 did not reconnect: its node was not the one shut down")
+	}
+	var truths []*algebra.History
+	for _, h := range hs {
+		truths = append(truths, h.rec.History(stop))
+	}
+	want, _, err := prog.RunHistory(fleetTruth(cat, hosts, truths))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, w := renderTables(o.rs), renderTables(want); g != w {
+		t.Fatalf("fleet results differ from the hosts' truths (%v; dropped %v):\n%s", o.st.Err(), o.st.Dropped, diffLines(g, w))
+	}
+	for i, r := range o.rs {
+		if len(r.Table.Rows) == 0 && clusterQueries[i].Name != "Disk" {
+			t.Errorf("%s: no rows (the run was too short)", clusterQueries[i].Name)
+		}
+	}
+	i := slices.IndexFunc(o.st.Observed, func(o remote.Observation) bool { return o.Rel == extraRel })
+	if i < 0 || !slices.Equal(o.st.Observed[i].Undeclared, []string{"h1", "h2"}) {
+		t.Errorf("Disk's observation: %+v, want it undeclared on h1 and h2", o.st.Observed)
+	}
+}
