@@ -2,6 +2,7 @@ package remote_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"slices"
@@ -156,11 +157,23 @@ func TestFleetCluster(t *testing.T) {
 		if kill {
 			name = "node killed"
 		}
-		t.Run(name, func(t *testing.T) { clusterRun(t, kill) })
+		t.Run(name, func(t *testing.T) { clusterRun(t, kill, false) })
 	}
 }
 
-func clusterRun(t *testing.T, kill bool) {
+// TestFleetClusterDiscovered is TestFleetCluster's "all up" with the
+// hosts found by glob (fleet.DialHosts, as `query --nats URL --hosts
+// 'h*'` finds them) as soon as they joined, the monitor not waiting for
+// each to be reachable from its node. Under load a host's subscriptions
+// may not have reached the monitor's node yet (about 1 run in 10 with
+// three test processes on 2 cores, 2026-11): it is not found, and was
+// then left out in silence — its tuples missing, no gap, no drop, exit 0.
+// Now it is found later and reported late (remote.LateHostsError,
+// ErrIncomplete): the answer equals the truth of the hosts watched, and
+// every host is either watched or reported.
+func TestFleetClusterDiscovered(t *testing.T) { clusterRun(t, false, true) }
+
+func clusterRun(t *testing.T, kill, discover bool) {
 	nodes := startCluster(t, 3)
 	hosts := []string{"h1", "h2", "h3"}
 	type host struct {
@@ -195,8 +208,23 @@ func clusterRun(t *testing.T, kill bool) {
 	// Each host by name (discovery by glob keeps the answers of a moment:
 	// on a loaded machine a host may answer late).
 	mon := connectTo(t, nodes[0].URL())
+	queries := clusterQueries
 	var conns []wire.Conn
+	if discover {
+		// (h3, the one host declaring Disk, may be the one not found.)
+		queries = clusterQueries[:len(clusterQueries)-1]
+		var err error
+		if conns, err = fleet.DialHosts(ctx, nodes[0].URL(), "", "h*", fleet.DialOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range conns {
+			defer c.Close()
+		}
+	}
 	for _, h := range hosts {
+		if discover {
+			break
+		}
 		// (A host's subscriptions reach the other nodes over the routes a
 		// moment after it joined its own.)
 		deadline := time.Now().Add(10 * time.Second)
@@ -220,7 +248,7 @@ func clusterRun(t *testing.T, kill bool) {
 	for _, c := range conns {
 		hellos = append(hellos, c.Hello())
 	}
-	cat, prog := fleetProgram(t, hellos, clusterQueries)
+	cat, prog := fleetProgram(t, hellos, queries)
 	ready := make(chan struct{})
 	type out struct {
 		rs  []query.Result
@@ -253,27 +281,48 @@ func clusterRun(t *testing.T, kill bool) {
 		stop = max(stop, <-finished)
 	}
 	o := <-done
+	var late *remote.LateHostsError
+	if discover && errors.As(o.err, &late) {
+		o.err = nil
+	}
 	if o.err != nil {
 		t.Fatal(o.err)
 	}
+	// The hosts watched, and their truths: all of them, unless some
+	// were reported late.
+	var watched []string
+	var truths []*algebra.History
 	if n := hs[1].nc.Stats().Reconnects; kill && n == 0 {
 		t.Error("h2 did not reconnect: its node was not the one shut down")
 	}
-	var truths []*algebra.History
-	for _, h := range hs {
-		truths = append(truths, h.rec.History(stop))
+	for _, hello := range hellos {
+		i := slices.Index(hosts, hello.Name)
+		watched = append(watched, hosts[i])
+		truths = append(truths, hs[i].rec.History(stop))
 	}
-	want, _, err := prog.RunHistory(fleetTruth(cat, hosts, truths))
+	if all := slices.Sorted(slices.Values(append(slices.Clone(watched), o.st.Late...))); !slices.Equal(all, hosts) {
+		t.Fatalf("hosts watched %v, reported late %v: want every one of %v either", watched, o.st.Late, hosts)
+	}
+	if late != nil {
+		t.Logf("found late (reported, not observed): %v", late.Hosts)
+	}
+	want, _, err := prog.RunHistory(fleetTruth(cat, watched, truths))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if g, w := renderTables(o.rs), renderTables(want); g != w {
 		t.Fatalf("fleet results differ from the hosts' truths (%v; dropped %v):\n%s", o.st.Err(), o.st.Dropped, diffLines(g, w))
 	}
+	if len(watched) < len(hosts) {
+		return
+	}
 	for i, r := range o.rs {
-		if len(r.Table.Rows) == 0 && clusterQueries[i].Name != "Disk" {
-			t.Errorf("%s: no rows (the run was too short)", clusterQueries[i].Name)
+		if len(r.Table.Rows) == 0 && queries[i].Name != "Disk" {
+			t.Errorf("%s: no rows (the run was too short)", queries[i].Name)
 		}
+	}
+	if discover {
+		return
 	}
 	i := slices.IndexFunc(o.st.Observed, func(o remote.Observation) bool { return o.Rel == extraRel })
 	if i < 0 || !slices.Equal(o.st.Observed[i].Undeclared, []string{"h1", "h2"}) {

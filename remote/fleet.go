@@ -172,3 +172,41 @@ func onHosts(obs []Observation, states []*connState, end algebra.Time) {
 		}
 	}
 }
+
+// LateHosts is a connection that knows of hosts found after it was
+// opened (fleet.DialHosts's, with a host glob): hosts the monitor was
+// asked to watch but did not, because they were not found when the run
+// began — joined later, or (in a NATS cluster) their answer had not yet
+// reached the monitor's node.
+type LateHosts interface {
+	LateHosts() []string
+}
+
+// LateHostsError is a fleet run that did not watch hosts it was asked to
+// (LiveStats.Late): the answer holds none of their tuples. It is
+// ErrIncomplete.
+type LateHostsError struct {
+	Hosts []string
+}
+
+func (e *LateHostsError) Error() string {
+	return fmt.Sprintf("host %s matched the hosts asked for but was found only after the run began: not observed (%v)", strings.Join(e.Hosts, ", "), ErrIncomplete)
+}
+
+func (e *LateHostsError) Unwrap() error { return ErrIncomplete }
+
+// lateHosts are the hosts the states' connections found late, less the
+// hosts the run watches, sorted.
+func lateHosts(states []*connState) []string {
+	var late []string
+	for _, st := range states {
+		if l, ok := st.conn.(LateHosts); ok {
+			late = append(late, l.LateHosts()...)
+		}
+	}
+	slices.Sort(late)
+	late = slices.Compact(late)
+	return slices.DeleteFunc(late, func(h string) bool {
+		return slices.ContainsFunc(states, func(st *connState) bool { return st.hello.Name == h })
+	})
+}

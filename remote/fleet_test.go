@@ -498,3 +498,46 @@ func TestLiveFleetSkew(t *testing.T) {
 		t.Fatalf("results differ from the truths:\n%s", diffLines(g, w))
 	}
 }
+
+// lateAlso is a host whose connection knows of hosts found late (as
+// fleet.DialHosts's does).
+type lateAlso struct {
+	host
+	late []string
+}
+
+func (l lateAlso) LateHosts() []string { return l.late }
+
+// TestLiveFleetLateHost: a host the monitor was asked for but found
+// only after the run began (fleet.DialHosts: it joined later, or its
+// answer had not reached the monitor's node in a NATS cluster) is not
+// observed, and the run says so — a LateHostsError, ErrIncomplete (exit
+// 3), LiveStats.Late — rather than answering without it in silence. The
+// hosts it watched answer as their truth.
+func TestLiveFleetLateHost(t *testing.T) {
+	hosts := []string{"h1", "h2"}
+	hellos := []*wire.Hello{{Name: "h1", SDL: ossensors.SDL}, {Name: "h2", SDL: ossensors.SDL}}
+	srcs := []query.Source{{Name: "waits", Text: `range of w is Waiting retrieve (w.Process, w.Mailbox, w.Host)`}}
+	cat, prog := fleetProgram(t, hellos, srcs)
+	var mu sync.Mutex
+	sent := make([][]wire.Command, 2)
+	rs, st, truths, err := runTwoDemos(t, prog, 300*time.Millisecond, remote.LiveOptions{}, func(i int, c wire.Conn) wire.Conn {
+		// Both connections share one discovery, as DialHosts's do; h2,
+		// found late and then dialed, is no longer late.
+		return lateAlso{host{Conn: c, name: hosts[i], mu: &mu, sent: &sent[i]}, []string{"h3", "h2"}}
+	})
+	var late *remote.LateHostsError
+	if !errors.As(err, &late) || !errors.Is(err, remote.ErrIncomplete) || !slices.Equal(late.Hosts, []string{"h3"}) {
+		t.Fatalf("err = %v, want h3 reported late (incomplete)", err)
+	}
+	if !slices.Equal(st.Late, []string{"h3"}) || !errors.As(st.Err(), &late) {
+		t.Errorf("stats: Late %v, Err %v; want h3", st.Late, st.Err())
+	}
+	want, _, err := prog.RunHistory(fleetTruth(cat, hosts, truths))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, w := renderTables(rs), renderTables(want); g != w {
+		t.Errorf("the hosts watched differ from their truths:\n%s", diffLines(g, w))
+	}
+}

@@ -108,6 +108,10 @@ type LiveStats struct {
 	// SessionLost is the first session lost before the run ended (RunLive
 	// also returns it as its error).
 	SessionLost *SessionLostError
+	// Late, in a fleet, are the hosts the monitor's host glob matches
+	// that it found only after the run had started (LateHosts): none of
+	// their tuples were observed, and the run says so (LateHostsError).
+	Late []string
 	// Skew is, per resident that states one (wire.Skewed: a fleet host),
 	// the bound on how far its clock is from the monitor's. Tuples of two
 	// hosts closer in time than their bounds may have happened in the
@@ -521,8 +525,12 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 	for i, s := range net.Stmts {
 		out[i] = query.Result{Stmt: s.Retrieve, Table: s.Result.Table()}
 	}
+	stats.Late = lateHosts(states)
 	if stats.SessionLost != nil {
 		return out, stats, stats.SessionLost
+	}
+	if len(stats.Late) > 0 {
+		return out, stats, &LateHostsError{Hosts: stats.Late}
 	}
 	return out, stats, nil
 }

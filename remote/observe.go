@@ -358,10 +358,14 @@ func (e *IncompleteError) Error() string {
 func (e *IncompleteError) Unwrap() error { return ErrIncomplete }
 
 // Err says why the run's answers may be incomplete (an error that is
-// ErrIncomplete), or nil: the session lost, or else the packets lost.
+// ErrIncomplete), or nil: the session lost, or else hosts found late, or
+// else the packets lost.
 func (st *LiveStats) Err() error {
 	if st.SessionLost != nil {
 		return st.SessionLost
+	}
+	if len(st.Late) > 0 {
+		return &LateHostsError{Hosts: st.Late}
 	}
 	lost := map[string]uint64{}
 	for _, o := range st.Observed {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -165,7 +166,19 @@ type conn struct {
 	busy  atomic.Bool // the callback waits for Recv: not silence
 
 	closeOnce sync.Once
-	release   func() // after Close (DialHosts: the last closes the NATS connection)
+	release   func()     // after Close (DialHosts: the last closes the NATS connection)
+	late      *discovery // DialHosts's: the hosts its glob matched found late
+}
+
+// LateHosts are the hosts the glob DialHosts was given matches that were
+// not found when it dialed — found later, while the sessions were open:
+// not watched, so nothing of them was observed (remote.LateHosts). Nil
+// for a Conn from Dial (a host named, no glob).
+func (c *conn) LateHosts() []string {
+	if c.late == nil {
+		return nil
+	}
+	return c.late.lateHosts()
 }
 
 func (c *conn) Hello() *wire.Hello { return c.hello }
@@ -338,16 +351,25 @@ func (c *conn) Close() error {
 // finds the hosts glob matches (Hosts) and opens a session with each.
 // The NATS connection closes with the last session. On error nothing
 // stays open.
+//
+// A host glob matches that was not found then — one that joined later,
+// or whose answer had not reached this client's node yet (in a cluster a
+// host's subscriptions reach the other nodes a moment after it joins) —
+// is not watched; while the sessions are open the monitor keeps asking
+// (every Rediscover), and each such host is a late one (LateHosts), so
+// that the run says it was not observed rather than answering without
+// it in silence.
 func DialHosts(ctx context.Context, url, token, glob string, o DialOptions) ([]wire.Conn, error) {
 	nc, err := Connect(url, token, "tqmon monitor")
 	if err != nil {
 		return nil, err
 	}
-	hosts, err := Hosts(ctx, nc, glob)
+	d, err := discover(ctx, nc, glob)
 	if err != nil {
 		nc.Close()
 		return nil, err
 	}
+	hosts := d.hosts
 	var (
 		mu   sync.Mutex
 		open = len(hosts)
@@ -356,6 +378,7 @@ func DialHosts(ctx context.Context, url, token, glob string, o DialOptions) ([]w
 		mu.Lock()
 		defer mu.Unlock()
 		if open--; open == 0 {
+			d.stop()
 			nc.Close()
 		}
 	}
@@ -366,35 +389,69 @@ func DialHosts(ctx context.Context, url, token, glob string, o DialOptions) ([]w
 			for _, c := range conns {
 				c.Close()
 			}
+			d.stop()
 			nc.Close()
 			return nil, err
 		}
 		c.(*conn).release = release
+		c.(*conn).late = d
 		conns = append(conns, c)
 	}
+	go d.watch(hosts)
 	return conns, nil
 }
 
 // DiscoverWait is how long Hosts collects answers.
 const DiscoverWait = 300 * time.Millisecond
 
+// Rediscover is how often a monitor's DialHosts asks again which hosts
+// are served while its sessions are open (LateHosts).
+const Rediscover = 250 * time.Millisecond
+
 // Hosts returns, sorted, the hosts served on nc whose names match glob
 // (path.Match syntax: web-*, h[12]); an empty glob matches all.
 func Hosts(ctx context.Context, nc *nats.Conn, glob string) ([]string, error) {
+	d, err := discover(ctx, nc, glob)
+	if err != nil {
+		return nil, err
+	}
+	d.stop()
+	return d.hosts, nil
+}
+
+// discovery asks which hosts are served (tqmon.discover) and collects
+// the answers: those within DiscoverWait are the hosts found (hosts);
+// the others matching the glob, answering later or to a later request
+// (watch), are late (LateHosts).
+type discovery struct {
+	nc    *nats.Conn
+	glob  string
+	inbox string
+	sub   *nats.Subscription
+	ch    chan *nats.Msg
+	done  chan struct{}
+	once  sync.Once
+	hosts []string // found within DiscoverWait, sorted
+
+	mu   sync.Mutex
+	late map[string]bool
+}
+
+func discover(ctx context.Context, nc *nats.Conn, glob string) (*discovery, error) {
 	if glob == "" {
 		glob = "*"
 	}
 	if _, err := path.Match(glob, ""); err != nil {
 		return nil, fmt.Errorf("fleet: --hosts %q: %w", glob, err)
 	}
-	inbox := nc.NewRespInbox()
-	ch := make(chan *nats.Msg, 1024)
-	sub, err := nc.ChanSubscribe(inbox, ch)
+	d := &discovery{nc: nc, glob: glob, inbox: nc.NewRespInbox(), ch: make(chan *nats.Msg, 1024), done: make(chan struct{})}
+	var err error
+	d.sub, err = nc.ChanSubscribe(d.inbox, d.ch)
 	if err != nil {
 		return nil, fmt.Errorf("fleet: discovering hosts: %w", err)
 	}
-	defer sub.Unsubscribe()
-	if err := nc.PublishRequest(discoverSubject, inbox, nil); err != nil {
+	if err := nc.PublishRequest(discoverSubject, d.inbox, nil); err != nil {
+		d.stop()
 		return nil, fmt.Errorf("fleet: discovering hosts: %w", err)
 	}
 	t := time.NewTimer(DiscoverWait)
@@ -402,33 +459,80 @@ func Hosts(ctx context.Context, nc *nats.Conn, glob string) ([]string, error) {
 	seen := map[string]bool{}
 	for {
 		select {
-		case m := <-ch:
+		case m := <-d.ch:
 			if h := string(m.Data); CheckHost(h) == nil {
 				seen[h] = true
 			}
 			continue
 		case <-t.C:
 		case <-ctx.Done():
+			d.stop()
 			return nil, ctx.Err()
 		}
 		break
 	}
-	var all, hosts []string
+	var all []string
 	for h := range seen {
 		all = append(all, h)
 		if ok, _ := path.Match(glob, h); ok {
-			hosts = append(hosts, h)
+			d.hosts = append(d.hosts, h)
 		}
 	}
 	sort.Strings(all)
-	sort.Strings(hosts)
-	if len(hosts) == 0 {
+	sort.Strings(d.hosts)
+	if len(d.hosts) == 0 {
+		d.stop()
 		if len(all) == 0 {
 			return nil, fmt.Errorf("fleet: no host is served on %s", nc.ConnectedUrlRedacted())
 		}
 		return nil, fmt.Errorf("fleet: no host on %s matches %q (hosts: %v)", nc.ConnectedUrlRedacted(), glob, all)
 	}
-	return hosts, nil
+	return d, nil
+}
+
+// watch asks again every Rediscover until stop, and notes each host
+// answering that matches the glob and is not one of found.
+func (d *discovery) watch(found []string) {
+	t := time.NewTicker(Rediscover)
+	defer t.Stop()
+	for {
+		select {
+		case <-d.done:
+			return
+		case m := <-d.ch:
+			h := string(m.Data)
+			if ok, _ := path.Match(d.glob, h); !ok || CheckHost(h) != nil || slices.Contains(found, h) {
+				continue
+			}
+			d.mu.Lock()
+			if d.late == nil {
+				d.late = map[string]bool{}
+			}
+			d.late[h] = true
+			d.mu.Unlock()
+		case <-t.C:
+			d.nc.PublishRequest(discoverSubject, d.inbox, nil)
+		}
+	}
+}
+
+func (d *discovery) stop() {
+	d.once.Do(func() {
+		close(d.done)
+		d.sub.Unsubscribe()
+	})
+}
+
+// lateHosts are the hosts found late, sorted.
+func (d *discovery) lateHosts() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var hs []string
+	for h := range d.late {
+		hs = append(hs, h)
+	}
+	sort.Strings(hs)
+	return hs
 }
 
 // Connect connects to the NATS server at url, with token when set.

@@ -447,3 +447,47 @@ func TestClockSkew(t *testing.T) {
 		t.Errorf("stated bound 2s, Skew %s", sk)
 	}
 }
+
+// TestDialHostsLate: a host the glob matches that was not found when
+// DialHosts dialed (it joined after; in a cluster, its subscriptions had
+// not reached the monitor's node yet) is not watched, and is reported
+// late while the sessions are open rather than left out in silence; a
+// host the glob does not match is not.
+func TestDialHostsLate(t *testing.T) {
+	connect := natsServer(t)
+	srv, err := Join(connect(), "web-1", newFake(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	u := connect().ConnectedUrl()
+	conns, err := DialHosts(context.Background(), u, "", "web-*", DialOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(conns) != 1 || conns[0].Hello().Name != "web-1" {
+		t.Fatalf("dialed %d hosts, want web-1 only", len(conns))
+	}
+	late := conns[0].(interface{ LateHosts() []string })
+	if l := late.LateHosts(); l != nil {
+		t.Fatalf("late hosts before any joined: %v", l)
+	}
+	for _, h := range []string{"web-2", "db-1"} {
+		s, err := Join(connect(), h, newFake(), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Stop()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !slices.Equal(late.LateHosts(), []string{"web-2"}) {
+		if time.Now().After(deadline) {
+			t.Fatalf("late hosts %v 10 s after web-2 joined, want [web-2]", late.LateHosts())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	conns[0].Close()
+	if l := late.LateHosts(); !slices.Equal(l, []string{"web-2"}) {
+		t.Errorf("late hosts after Close: %v, want [web-2]", l)
+	}
+}
