@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -72,5 +73,78 @@ func TestDocsInRepo(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// citedTest is a test, benchmark or fuzz target's name as the user
+// documentation cites it.
+var citedTest = regexp.MustCompile(`\b(?:Test|Benchmark|Fuzz)[A-Z][A-Za-z0-9_]*`)
+
+// definedTest is the name of a test function (or a method named like one).
+var definedTest = regexp.MustCompile(`(?m)^func (?:\([^)]*\) )?((?:Test|Benchmark|Fuzz)[A-Za-z0-9_]*)\(`)
+
+// TestDocsCiteTestsThatExist: every test, benchmark or fuzz target that
+// the README, docs/, the commands' help texts or a package's doc.go names
+// is defined in some _test.go file of the repository — a renamed or
+// removed test cannot stay cited as the proof of a bound. A name cited in
+// a -bench pattern may be the prefix of the benchmarks it selects
+// (BenchmarkSensor selects BenchmarkSensorDisabled, …), so a prefix of a
+// defined name counts.
+func TestDocsCiteTestsThatExist(t *testing.T) {
+	defined := map[string]bool{}
+	var docs []string
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if n := d.Name(); n == ".git" || n == "node_modules" || n == "fuzz" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch name := d.Name(); {
+		case strings.HasSuffix(name, "_test.go"):
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			for _, m := range definedTest.FindAllStringSubmatch(string(data), -1) {
+				defined[m[1]] = true
+			}
+		case name == "doc.go", name == "README.md" && filepath.Dir(path) == ".",
+			strings.HasPrefix(path, "docs"+string(filepath.Separator)) && filepath.Ext(name) == ".md",
+			strings.HasPrefix(path, filepath.Join("cmd", "tqmon", "help")+string(filepath.Separator)):
+			docs = append(docs, path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(docs) < 5 || len(defined) < 100 {
+		t.Fatalf("found %d documents and %d tests: the walk is wrong", len(docs), len(defined))
+	}
+	names := make([]string, 0, len(defined))
+	for n := range defined {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, path := range docs {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(data)
+		for _, loc := range citedTest.FindAllStringIndex(text, -1) {
+			name := text[loc[0]:loc[1]]
+			if defined[name] {
+				continue
+			}
+			if i := sort.SearchStrings(names, name); i < len(names) && strings.HasPrefix(names[i], name) {
+				continue
+			}
+			t.Errorf("%s:%d cites %s, which no _test.go defines", path, strings.Count(text[:loc[0]], "\n")+1, name)
+		}
 	}
 }
