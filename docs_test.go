@@ -148,3 +148,81 @@ func TestDocsCiteTestsThatExist(t *testing.T) {
 		}
 	}
 }
+
+// sectionRef is a reference to a section of a markdown page, in the forms
+// the documentation uses: `"Heading" in docs/page.md`, `docs/page.md,
+// "Heading"` and `the README's "Heading"`.
+var sectionRef = regexp.MustCompile("\"([^\"]{3,60})\" in `?((?:docs/)?[a-z]+\\.md)|`?((?:docs/)?[a-z]+\\.md)`?\\)?, \"([^\"]{3,60})\"|the README's \"([^\"]{3,60})\"")
+
+// TestDocsSectionsReferredToExist: a section that the README, docs/, the
+// help texts or a doc.go sends the reader to is a heading of that page
+// (its beginning), so moving or renaming a section cannot leave a
+// reference to nothing.
+func TestDocsSectionsReferredToExist(t *testing.T) {
+	headings := func(page string) []string {
+		data, err := os.ReadFile(page)
+		if err != nil {
+			t.Errorf("%s: %v", page, err)
+			return nil
+		}
+		var hs []string
+		for _, l := range strings.Split(string(data), "\n") {
+			if strings.HasPrefix(l, "#") {
+				hs = append(hs, strings.TrimSpace(strings.TrimLeft(l, "#")))
+			}
+		}
+		return hs
+	}
+	files, _ := filepath.Glob("docs/*.md")
+	help, _ := filepath.Glob("cmd/tqmon/help/*.txt")
+	files = append(append([]string{"README.md"}, files...), help...)
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && d.Name() == "doc.go" {
+			files = append(files, path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs := 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Line breaks and comment markers inside a reference are spaces.
+		text := strings.Join(strings.Fields(strings.ReplaceAll(string(data), "\n//", "\n")), " ")
+		for _, m := range sectionRef.FindAllStringSubmatch(text, -1) {
+			page, heading := m[2], m[1]
+			switch {
+			case m[5] != "":
+				page, heading = "README.md", m[5]
+			case m[3] != "":
+				page, heading = m[3], m[4]
+			}
+			if page != "README.md" && !strings.HasPrefix(page, "docs/") {
+				page = "docs/" + page
+			}
+			refs++
+			found := false
+			for _, h := range headings(page) {
+				if strings.HasPrefix(h, heading) {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("%s refers to %q in %s: no such heading", f, heading, page)
+			}
+		}
+	}
+	if refs < 5 {
+		t.Fatalf("found %d section references: the pattern is wrong", refs)
+	}
+}
