@@ -17,7 +17,7 @@ FUZZ_TARGETS := \
 	./store/db:FuzzDecodeRecord \
 	./store/db:FuzzOpenCorrupt
 
-.PHONY: all build test size-check test-long bench grammar grammar-check fuzz vet fmt-check demo bench-display bench-store bench-kernel bench-engine bench-safety bench-wire test-heavy bench-fleet
+.PHONY: all build tqmon test size-check test-long bench grammar grammar-check fuzz vet fmt-check demo bench-display bench-store bench-kernel bench-engine bench-safety bench-wire test-heavy bench-fleet
 
 all: build
 
@@ -26,9 +26,21 @@ all: build
 demo:
 	$(GO) run ./cmd/tqmon demo --headless --duration 3s -f testdata/paper/resumed_by_p1.tq --stats
 
+# --version names the commit even in builds without VCS information
+# (-buildvcs=false, as .ci/run builds): the linker stamps it.
+VCS_COMMIT   := $(shell git rev-parse HEAD 2>/dev/null)
+VCS_TIME     := $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
+VCS_MODIFIED := $(shell git rev-parse HEAD >/dev/null 2>&1 && { test -z "$$(git status --porcelain 2>/dev/null)" && echo false || echo true; })
+LDFLAGS      := -X main.stampCommit=$(VCS_COMMIT) -X main.stampTime=$(VCS_TIME) -X main.stampModified=$(VCS_MODIFIED)
+BIN          ?= bin/tqmon
+
 build:
 	$(GO) build ./...
-	$(GO) build -o bin/tqmon ./cmd/tqmon
+	$(MAKE) --no-print-directory tqmon
+
+# The tqmon binary alone, stamped, at $(BIN).
+tqmon:
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/tqmon
 
 # The full check CI runs: generated parsers current, formatting, vet, unit and
 # differential tests, and a short bounded run of every fuzz target.

@@ -28,6 +28,11 @@ type LiveOptions struct {
 	// Duration stops the run after this long (0: until the residents end
 	// or the context is done).
 	Duration time.Duration
+	// Follow, when set, says how the residents follow descendants (the
+	// kernel's --follow): the run's αs then accept the packets of the
+	// enabled entities' descendants (exec.Follow; each run keeps its own
+	// copy).
+	Follow *exec.Follow
 	// Naive runs the initial plans instead of the rewritten ones.
 	Naive bool
 	// WireBytes counts the bytes the residents' batches take on the wire
@@ -355,7 +360,7 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 			}
 			st.deferred = nil
 		}
-		live = net.Live(start)
+		live = startLive(net, start, opts.Follow)
 		if opts.Started != nil {
 			opts.Started(start)
 		}
@@ -488,7 +493,7 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 		for _, st := range states {
 			st.queue = nil
 		}
-		live = net.Live(start)
+		live = startLive(net, start, opts.Follow)
 		if opts.Started != nil {
 			opts.Started(start)
 		}
@@ -1375,4 +1380,15 @@ func wireValue(v algebra.Value) wire.Value {
 		return wire.Value{Kind: wire.VDuration, N: uint64(v.N)}
 	}
 	return wire.Value{Kind: wire.VInt, N: uint64(v.N)}
+}
+
+// startLive starts the network's live run, following descendants as f
+// says (nil: not).
+func startLive(net *exec.Network, start algebra.Time, f *exec.Follow) *exec.Live {
+	live := net.Live(start)
+	if f != nil {
+		run := *f
+		live.SetFollow(&run)
+	}
+	return live
 }

@@ -127,9 +127,9 @@
 //     (TestHostileEntityFlood).
 //   - shedding (shed.go): a session that is full (it holds MaxHeld, or
 //     the budget grants it nothing more) costs the subject no packet
-//     writes — its events are counted as dropped, not written — and the
-//     drain drops its packets undecoded; delivered + dropped = wanted
-//     still holds. With a monitor that keeps its lease and never reads, the
+//     writes of its own — an event only full sessions want is counted as
+//     dropped, not written — and the drain drops its packets undecoded;
+//     delivered + dropped = wanted still holds. With a monitor that keeps its lease and never reads, the
 //     subject keeps ≥ 0.9 of its throughput with no monitor
 //     (BenchmarkHostileMonitorNeverReads, make bench-safety: 0.98–0.99
 //     on the reference machine).

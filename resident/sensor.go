@@ -257,17 +257,16 @@ func (s *Sensor) Event(vals []Value) {
 	}
 	var ts int64
 	var ok bool
-	f := s.r.full.Load() & to // full sessions: the packet is not written for them
-	switch w := to &^ f; {
-	case w == 0:
-		s.shed(f, ep, true)
+	// Not written when every session it is for is full (shed.go); else
+	// written for all of them, the full ones too: the drain drops it for
+	// those (after its own filter, which may reject it for every session).
+	switch {
+	case to&^s.r.full.Load() == 0:
+		s.shed(to, ep)
 	case s.nattr <= 2 && len(vals) >= int(s.nattr):
-		ts, ok = s.putEvent1(w, ep, vals)
+		ts, ok = s.putEvent1(to, ep, vals)
 	default:
-		ts, ok = s.put(wire.PEvent, w, ep, 0, 0, 0, 0, vals)
-	}
-	if f != 0 && ok {
-		s.shed(f, ep, false)
+		ts, ok = s.put(wire.PEvent, to, ep, 0, 0, 0, 0, vals)
 	}
 	if s.trigs.Load() != nil {
 		var at int64

@@ -100,8 +100,7 @@ func (r *Resident) Open() *Session {
 				e.seen.Or(s.bit)
 				defs = append(defs, e.def())
 				if ts.rel != nil {
-					pkts = append(pkts, entitySnapshot(ts.rel, e))
-					ts.rel.wanted.Add(1)
+					pkts = append(pkts, entitySnapshot(ts.rel, e)) // wanted by this session alone (Prime)
 				}
 			}
 		}

@@ -15,21 +15,26 @@ import (
 // never reads cost its subject a packet per sensor call, for nothing. So
 // each drain round notes which sessions are full (r.full), and
 //
-//   - an event (Sensor.Event) whose wanting sessions include full ones
-//     is written only for the others — not at all when every one is
-//     full — and counted, per full session, as dropped (and, when not
-//     written at all, as wanted: the drain counts only the packets it
-//     reads);
+//   - an event (Sensor.Event) every one of whose wanting sessions is
+//     full is not written, and counted, per full session, as wanted and
+//     dropped (the drain counts only the packets it reads);
 //   - the drain drops the packets of full sessions undecoded (no values
 //     copied, no entity definitions queued), counting them as dropped.
+//     An event written for other sessions too is written for the full
+//     ones as well, and dropped for them here.
 //
 // Counts stay exact: per sensor and session, delivered + dropped =
-// wanted. A packet written for others is wanted by the drain's count
-// (every packet read is) and dropped for the full session (shed.dropped;
-// if the ring had no room for it, it is the sensor's drop, already
-// counted for every session, and not counted again);
-// a packet written for no one is wanted and dropped for each full session
-// that wanted it (shed.unsent, which the session adds to both) — the
+// wanted. A packet written is wanted by the drain's count when a session
+// it was written for passes the drain's filter (fragment.go), and then
+// delivered or dropped for each of them that passes it — the full ones
+// by the drain, after that filter. (The producer used to write such an
+// event only for the others and count it dropped for the full ones at
+// once: when the drain's filter then rejected it for every other, it
+// was not wanted, and the full session's delivered + dropped exceeded
+// its wanted: TestShedBesideDrainFragments.) If the ring had no room
+// for it, it is the sensor's drop, counted for every session. A packet
+// written for no one is wanted and dropped for each full session that
+// wanted it (shed.unsent, which the session adds to both) — the
 // sessions that did not want it see neither. A session marked full that
 // has room again by the time the packet reaches its mailbox only loses a
 // packet it would have got: the loss is counted, never silent; the mark
@@ -40,29 +45,23 @@ import (
 // rule), so a count never goes to a newer session that took the index.
 // Opening a session clears its index's mark.
 
-// shedCount counts one sensor's packets shed for one session (producers
-// add, the drain takes them each round).
+// shedCount counts one sensor's events not written because every session
+// wanting them was full (producers add, the drain takes them each
+// round): wanted and dropped for the session.
 type shedCount struct {
-	dropped atomic.Uint64 // written for other sessions, not this one
-	unsent  atomic.Uint64 // written for no session: wanted and dropped
+	unsent atomic.Uint64
 }
 
-// shed counts an event as shed for each session of f (full sessions
-// that wanted it, as of epoch ep): unsent, when it was written for no
-// session; dropped, when it was written for others (not when the ring
-// was full: that drop is the sensor's, counted for every session).
-func (s *Sensor) shed(f uint64, ep uint32, unsent bool) {
+// shed counts an event not written as shed for each session of f (full
+// sessions that wanted it, as of epoch ep).
+func (s *Sensor) shed(f uint64, ep uint32) {
 	r := s.r
 	for ; f != 0; f &= f - 1 {
 		x := r.table[bits.TrailingZeros64(f)].Load()
 		if x == nil || int32(ep-x.openEpoch) < 0 {
 			continue
 		}
-		if unsent {
-			x.shed[s.id].unsent.Add(1)
-		} else {
-			x.shed[s.id].dropped.Add(1)
-		}
+		x.shed[s.id].unsent.Add(1)
 	}
 }
 
@@ -89,15 +88,11 @@ func (r *Resident) foldShed(s *Session) {
 	for sid := range s.shed {
 		c := &s.shed[sid]
 		var dropped, unsent uint64
-		if c.dropped.Load() != 0 {
-			dropped = c.dropped.Swap(0)
-		}
 		if c.unsent.Load() != 0 {
 			unsent = c.unsent.Swap(0)
 		}
 		if sid < len(own) {
-			dropped += own[sid]
-			own[sid] = 0
+			dropped, own[sid] = own[sid], 0
 		}
 		if dropped+unsent != 0 {
 			s.core.Shed(uint16(sid), dropped, unsent)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/resident/kernel"
 	"github.com/tqmon/tqmon/resident/kernel/launch"
 	"github.com/tqmon/tqmon/resident/wire"
@@ -33,14 +34,18 @@ const settle = 20 * time.Millisecond
 // are drained.
 type kernelSubject struct {
 	live
-	res   *kernel.Resident
-	cmd   *launch.Cmd
-	watch sync.Once
-	close sync.Once
-	code  int
+	res *kernel.Resident
+	cmd *launch.Cmd
+	// follow: how the monitor follows the processes enabled ones fork
+	// (--follow; nil without).
+	follow *exec.Follow
+	watch  sync.Once
+	close  sync.Once
+	code   int
 }
 
-// openKernel makes the resident and starts the command paused.
+// openKernel makes the resident and starts the command stopped at its
+// exec.
 func openKernel(k *KernelOptions) (*kernelSubject, error) {
 	params := map[string]string{}
 	if len(k.Command) > 0 && k.Target != "" {
@@ -56,7 +61,7 @@ func openKernel(k *KernelOptions) (*kernelSubject, error) {
 		}
 		params["target"] = k.Target
 	}
-	res, err := kernel.New(kernel.Options{Specs: k.Specs, RingBytes: k.RingBytes})
+	res, err := kernel.New(kernel.Options{Specs: k.Specs, RingBytes: k.RingBytes, Follow: k.Follow})
 	if errors.Is(err, kernel.ErrUnavailable) {
 		return nil, err
 	}
@@ -64,8 +69,11 @@ func openKernel(k *KernelOptions) (*kernelSubject, error) {
 		return nil, badInput(err)
 	}
 	s := &kernelSubject{res: res}
+	if k.Follow {
+		s.follow = kernelFollow(res.Catalog())
+	}
 	if len(k.Command) > 0 {
-		cmd, err := launch.Start(k.Command, launch.Options{})
+		cmd, err := launch.Start(k.Command, launch.Options{Stdin: k.Stdin, Stdout: k.Stdout, Stderr: k.Stderr})
 		if err != nil {
 			res.Close()
 			return nil, fmt.Errorf("-c: %w", err)
@@ -76,6 +84,9 @@ func openKernel(k *KernelOptions) (*kernelSubject, error) {
 	desc := "this machine's Linux kernel (eBPF sensors attach only while a query needs them)"
 	if k.Target != "" {
 		desc += "; $target = " + k.Target
+	}
+	if k.Follow {
+		desc += "; following the processes enabled ones fork (--follow)"
 	}
 	s.live = live{desc: desc, cat: res.Catalog(), hello: res.Hello(), params: params, open: s.begin, selects: res.Selects}
 	return s, nil
@@ -91,7 +102,7 @@ func (s *kernelSubject) begin(ctx context.Context, d time.Duration, mon func(Ses
 			}()
 		})
 	}
-	return nil, mon(Session{Conns: []wire.Conn{s.res.Local()}, Ready: s.release, Ctx: ctx, Duration: d})
+	return nil, mon(Session{Conns: []wire.Conn{s.res.Local()}, Ready: s.release, Ctx: ctx, Duration: d, Follow: s.follow})
 }
 
 // release lets the command run.
@@ -168,4 +179,17 @@ func ServeKernel(ctx context.Context, o KernelServeOptions) error {
 	srv.stop()
 	res.Close()
 	return nil
+}
+
+// kernelFollow is how a monitor follows the kernel resident's --follow:
+// Process tuples name their parent (linux.sdl's Process.Parent).
+func kernelFollow(cat *algebra.Catalog) *exec.Follow {
+	rel := cat.Lookup("Process")
+	f := &exec.Follow{Rel: "Process", Type: "Process", Parent: -1}
+	for i, a := range rel.Attrs {
+		if a.Name == "Parent" {
+			f.Parent = i
+		}
+	}
+	return f
 }

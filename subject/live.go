@@ -289,7 +289,7 @@ func (s *live) Run(ctx context.Context, prog *query.Program, o RunOptions) ([]qu
 	var st remote.LiveStats
 	_, err := s.open(ctx, o.Duration, func(ss Session) error {
 		var err error
-		rs, st, err = remote.RunLive(ss.Ctx, prog, ss.Conns, remote.LiveOptions{Duration: ss.Duration, Naive: o.Naive, WireBytes: o.WireBytes,
+		rs, st, err = remote.RunLive(ss.Ctx, prog, ss.Conns, remote.LiveOptions{Duration: ss.Duration, Naive: o.Naive, WireBytes: o.WireBytes, Follow: ss.Follow,
 			Lease: o.Lease, OnElem: o.OnElem, Ready: chain(ss.Ready, o.Ready), Progress: o.Progress, Discard: o.Discard,
 			OnLoss: o.OnLoss, TimeFormat: o.TimeFormat})
 		if err == nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -94,6 +95,11 @@ type KernelOptions struct {
 	Specs []kernel.Source
 	// RingBytes is the size of the packet ring buffer.
 	RingBytes int
+	// Stdin, Stdout and Stderr are the command's (nil: this process's).
+	Stdin, Stdout, Stderr *os.File
+	// Follow: an enable of a process covers the processes it forks from
+	// then on (kernel.Options.Follow).
+	Follow bool
 }
 
 func (o *Options) residents() Residents {
@@ -168,6 +174,9 @@ type Session struct {
 	// under; Duration bounds it (0: the subject's run bounds it).
 	Ctx      context.Context
 	Duration time.Duration
+	// Follow is how the residents follow descendants (nil: they do not;
+	// remote.LiveOptions.Follow).
+	Follow *exec.Follow
 }
 
 // RunOptions shape a run.

@@ -247,7 +247,7 @@ func present(ctx context.Context, s Subject, setup *show.Setup, po play.Options,
 		return pb.Run(ctx)
 	}
 	_, err := s.session(ctx, 0, func(ss Session) error {
-		lo.Ready = chain(ss.Ready, lo.Ready)
+		lo.Ready, lo.Follow = chain(ss.Ready, lo.Ready), ss.Follow
 		return show.Live(ctx, setup, ss.Conns, lo, ss.Clock, so)
 	})
 	return err
@@ -308,6 +308,19 @@ type DisplayOptions struct {
 	Play  play.Options
 	Live  remote.LiveOptions
 	Title string
+	// TZ is the time zone of the clock and the timeline's axis (--tz).
+	TZ string
+	// Export, when set, starts exporters for the queries' results (rels:
+	// their relations, in order), fed as the display computes them and
+	// closed when it ends (tqmon view's --prometheus, --otlp, --exec).
+	Export func(rels []*algebra.Relation) (DisplayExporter, error)
+}
+
+// DisplayExporter is what DisplayOptions.Export starts (display/export's
+// Set is one).
+type DisplayExporter interface {
+	Exporter
+	Close(ctx context.Context) error
 }
 
 // ReadDisplaySpec reads the display spec file at path into DisplayOptions:
@@ -339,5 +352,37 @@ func Display(ctx context.Context, s Subject, o DisplayOptions) error {
 	if err != nil {
 		return badInput(err)
 	}
-	return present(ctx, s, setup, o.Play, o.Live, show.Options{Title: o.Title, ReadSpec: o.ReadSpec})
+	so := show.Options{Title: o.Title, ReadSpec: o.ReadSpec, TZ: o.TZ}
+	if o.Export != nil {
+		rels := make([]*algebra.Relation, setup.Users)
+		for i, st := range setup.Prog.Stmts[:setup.Users] {
+			rels[i] = st.Result
+		}
+		x, err := o.Export(rels)
+		if err != nil {
+			return badInput(err)
+		}
+		defer x.Close(ctx)
+		users := setup.Users
+		elem := func(i int, e stream.Elem) {
+			if i < users {
+				x.Elem(i, e)
+			}
+		}
+		so.OnElem = elem
+		onElem, progress := o.Live.OnElem, o.Live.Progress
+		o.Live.OnElem = func(i int, e stream.Elem) {
+			elem(i, e)
+			if onElem != nil {
+				onElem(i, e)
+			}
+		}
+		o.Live.Progress = func(t algebra.Time) {
+			x.Watermark(t)
+			if progress != nil {
+				progress(t)
+			}
+		}
+	}
+	return present(ctx, s, setup, o.Play, o.Live, so)
 }

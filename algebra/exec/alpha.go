@@ -48,6 +48,8 @@ type Alpha struct {
 	when *argState
 
 	res Resident
+	// follow, when set, counts a flag set for an ancestor (follow.go).
+	follow *Follow
 
 	// acquisition state, kept by the driver
 	begun   map[uint64]*stream.Rec // interval rows whose begin (or first sample) was delivered
@@ -182,7 +184,10 @@ func (a *Alpha) enabled(id string) bool {
 	if a.enable == nil {
 		return true
 	}
-	return a.enable.count[id] > 0
+	if a.enable.count[id] > 0 {
+		return true
+	}
+	return a.follow != nil && a.follow.ancestorEnabled(id, a.enable.count)
 }
 
 // Enabled lists the entities whose flag α has set now.

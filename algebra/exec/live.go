@@ -48,6 +48,7 @@ type Live struct {
 	end     algebra.Time // observation end (ticks stop there)
 	stats   AcquireStats
 	done    bool
+	follow  *Follow // nil: not following (follow.go)
 }
 
 type liveClock struct {
@@ -155,6 +156,9 @@ func (l *Live) Entity(rel string, begin bool, key uint64, vals []algebra.Value, 
 		return err
 	}
 	if begin {
+		if l.follow != nil && rel == l.follow.Rel {
+			l.follow.note(vals)
+		}
 		rec := &stream.Rec{Vals: vals, From: t}
 		l.open[key] = rec
 		if tee != nil {

@@ -31,6 +31,38 @@ func TestVersion(t *testing.T) {
 	}
 }
 
+// TestVersionStamped: a build without VCS information (-buildvcs=false,
+// as .ci/run builds) still names its commit: the Makefile's build stamps
+// it with the linker.
+func TestVersionStamped(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds tqmon")
+	}
+	head, err := exec.Command("git", "-C", root, "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Skipf("skipping: not a git checkout (%v)", err)
+	}
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("skipping: no make")
+	}
+	bin := filepath.Join(t.TempDir(), "tqmon")
+	mk := exec.Command("make", "-s", "-C", root, "tqmon", "BIN="+bin)
+	mk.Env = append(os.Environ(), "GOFLAGS=-buildvcs=false")
+	if out, err := mk.CombinedOutput(); err != nil {
+		t.Fatalf("make tqmon: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "--version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "\ncommit:   " + strings.TrimSpace(string(head)) + "\n"; !strings.Contains(string(out), want) {
+		t.Errorf("--version of a -buildvcs=false build lacks %q:\n%s", want, out)
+	}
+	if strings.Contains(string(out), "unknown\ntime") || !strings.Contains(string(out), "\nmodified: ") {
+		t.Errorf("--version:\n%s", out)
+	}
+}
+
 func TestDidYouMean(t *testing.T) {
 	code, _, errs := tqmon(t, "query", "--hist", paper, "-e", "x")
 	if code != exitUsage || !strings.Contains(errs, "unknown flag: --hist (did you mean --history?)") {

@@ -210,7 +210,7 @@ func runDemoDisplay(cmd *cobra.Command, f *demoFlags) error {
 	// The subject starts once the monitor has told the resident what to
 	// enable, so nothing it does is missed; it stops when the display ends.
 	title := "tqmon demo: the paper's system, " + cmp.Or(f.display, defaults.PaperSpecName)
-	err = display(ctx, sub, f.display, subject.DisplayOptions{Queries: srcs, Params: params, Title: title,
+	err = display(ctx, sub, f.display, subject.DisplayOptions{Queries: srcs, Params: params, Title: title, TZ: f.tz,
 		Spec: query.Source{Name: defaults.PaperSpecName, Text: defaults.PaperSpec()}, Live: remote.LiveOptions{Naive: naive}})
 	if errors.Is(err, term.ErrNoTerminal) {
 		return runtimeErr(fmt.Errorf("%w (--headless prints the results instead)", errors.Unwrap(err)))

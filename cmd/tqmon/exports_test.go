@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	collogspb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	"google.golang.org/grpc"
@@ -156,82 +157,37 @@ func TestPrometheusExport(t *testing.T) {
 	}
 }
 
-// collector is an in-process OTLP trace collector.
+// collector is an in-process OTLP trace and logs collector.
 type collector struct {
 	coltracepb.UnimplementedTraceServiceServer
-	mu  sync.Mutex
-	req []*coltracepb.ExportTraceServiceRequest
+	mu   sync.Mutex
+	req  []*coltracepb.ExportTraceServiceRequest
+	logs []*collogspb.ExportLogsServiceRequest
 }
 
-func (c *collector) Export(_ context.Context, r *coltracepb.ExportTraceServiceRequest) (*coltracepb.ExportTraceServiceResponse, error) {
+// logsCollector is the collector's logs service.
+type logsCollector struct {
+	collogspb.UnimplementedLogsServiceServer
+	c *collector
+}
+
+func (l logsCollector) Export(_ context.Context, r *collogspb.ExportLogsServiceRequest) (*collogspb.ExportLogsServiceResponse, error) {
+	l.c.mu.Lock()
+	defer l.c.mu.Unlock()
+	l.c.logs = append(l.c.logs, r)
+	return &collogspb.ExportLogsServiceResponse{}, nil
+}
+
+// received lists what the collector received: a line per span ("REL
+// attrs FROM-TO" or FROM-open) and per log record ("REL attrs AT log"),
+// attributes sorted, without tqmon.relation (checked against the span's
+// name and the record's event name).
+func (c *collector) received(t *testing.T) []string {
+	t.Helper()
+	var got []string
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.req = append(c.req, r)
-	return &coltracepb.ExportTraceServiceResponse{}, nil
-}
-
-func startCollector(t *testing.T) (string, *collector) {
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := grpc.NewServer()
-	c := &collector{}
-	coltracepb.RegisterTraceServiceServer(srv, c)
-	go srv.Serve(lis)
-	t.Cleanup(srv.Stop)
-	return lis.Addr().String(), c
-}
-
-func attrString(v *commonpb.AnyValue) string {
-	switch x := v.Value.(type) {
-	case *commonpb.AnyValue_IntValue:
-		return strconv.FormatInt(x.IntValue, 10)
-	case *commonpb.AnyValue_BoolValue:
-		return strconv.FormatBool(x.BoolValue)
-	case *commonpb.AnyValue_DoubleValue:
-		return strconv.FormatFloat(x.DoubleValue, 'g', -1, 64)
-	}
-	return v.GetStringValue()
-}
-
-// TestOTLPExport runs the demo with --otlp to an in-process collector: the
-// spans it receives are the run's JSONL rows — an interval per span over
-// its valid time, an event a span of no length with one span event, the
-// relation in tqmon.relation, tuples open at the end marked tqmon.open.
-func TestOTLPExport(t *testing.T) {
-	addr, col := startCollector(t)
-	code, out, errs := tqmon(t, "demo", "--headless", "--duration", "1s", "--seed", "4",
-		"-e", sendsQuery, "-e", p2States, "--format", "jsonl", "--time-format", "ns", "--otlp", addr)
-	if code != 0 {
-		t.Fatalf("exit %d:\n%s", code, errs)
-	}
-	if strings.Contains(errs, "--otlp") {
-		t.Errorf("stderr: %s", errs)
-	}
-	var want []string
-	for _, r := range readJSONL(t, out) {
-		var attrs []string
-		for k, v := range r {
-			if k != "relation" && k != "from" && k != "to" && k != "at" {
-				attrs = append(attrs, k+"="+fmt.Sprint(v))
-			}
-		}
-		slices.Sort(attrs)
-		key := r.str("relation") + " " + strings.Join(attrs, ",")
-		switch _, interval := r["to"]; {
-		case !interval:
-			key += fmt.Sprintf(" %s-%s events=1", r.str("at"), r.str("at"))
-		case r["to"] == nil:
-			key += fmt.Sprintf(" %s-open events=0", r.str("from"))
-		default:
-			key += fmt.Sprintf(" %s-%s events=0", r.str("from"), r.str("to"))
-		}
-		want = append(want, key)
-	}
-	var got []string
-	col.mu.Lock()
-	for _, req := range col.req {
+	for _, req := range c.req {
 		for _, rs := range req.ResourceSpans {
 			for _, ss := range rs.ScopeSpans {
 				for _, sp := range ss.Spans {
@@ -255,12 +211,105 @@ func TestOTLPExport(t *testing.T) {
 					if open {
 						end = "open"
 					}
-					got = append(got, fmt.Sprintf("%s %s %d-%s events=%d", rel, strings.Join(attrs, ","), sp.StartTimeUnixNano, end, len(sp.Events)))
+					got = append(got, fmt.Sprintf("%s %s %d-%s", rel, strings.Join(attrs, ","), sp.StartTimeUnixNano, end))
 				}
 			}
 		}
 	}
-	col.mu.Unlock()
+	for _, req := range c.logs {
+		for _, rl := range req.ResourceLogs {
+			for _, sl := range rl.ScopeLogs {
+				for _, lr := range sl.LogRecords {
+					var attrs []string
+					rel := ""
+					for _, kv := range lr.Attributes {
+						if kv.Key == "tqmon.relation" {
+							rel = kv.Value.GetStringValue()
+							continue
+						}
+						attrs = append(attrs, kv.Key+"="+attrString(kv.Value))
+					}
+					slices.Sort(attrs)
+					if rel != lr.EventName || rel != lr.Body.GetStringValue() {
+						t.Errorf("log record %q (body %v) has tqmon.relation %q", lr.EventName, lr.Body, rel)
+					}
+					got = append(got, fmt.Sprintf("%s %s %d log", rel, strings.Join(attrs, ","), lr.TimeUnixNano))
+				}
+			}
+		}
+	}
+	return got
+}
+
+func (c *collector) Export(_ context.Context, r *coltracepb.ExportTraceServiceRequest) (*coltracepb.ExportTraceServiceResponse, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.req = append(c.req, r)
+	return &coltracepb.ExportTraceServiceResponse{}, nil
+}
+
+func startCollector(t *testing.T) (string, *collector) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	c := &collector{}
+	coltracepb.RegisterTraceServiceServer(srv, c)
+	collogspb.RegisterLogsServiceServer(srv, logsCollector{c: c})
+	go srv.Serve(lis)
+	t.Cleanup(srv.Stop)
+	return lis.Addr().String(), c
+}
+
+func attrString(v *commonpb.AnyValue) string {
+	switch x := v.Value.(type) {
+	case *commonpb.AnyValue_IntValue:
+		return strconv.FormatInt(x.IntValue, 10)
+	case *commonpb.AnyValue_BoolValue:
+		return strconv.FormatBool(x.BoolValue)
+	case *commonpb.AnyValue_DoubleValue:
+		return strconv.FormatFloat(x.DoubleValue, 'g', -1, 64)
+	}
+	return v.GetStringValue()
+}
+
+// TestOTLPExport runs the demo with --otlp to an in-process collector:
+// what it receives is the run's JSONL rows — an interval a span over its
+// valid time, an event a log record at its time (named after its
+// relation), the relation in tqmon.relation, tuples open at the end
+// marked tqmon.open.
+func TestOTLPExport(t *testing.T) {
+	addr, col := startCollector(t)
+	code, out, errs := tqmon(t, "demo", "--headless", "--duration", "1s", "--seed", "4",
+		"-e", sendsQuery, "-e", p2States, "--format", "jsonl", "--time-format", "ns", "--otlp", addr)
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, errs)
+	}
+	if strings.Contains(errs, "--otlp") {
+		t.Errorf("stderr: %s", errs)
+	}
+	var want []string
+	for _, r := range readJSONL(t, out) {
+		var attrs []string
+		for k, v := range r {
+			if k != "relation" && k != "from" && k != "to" && k != "at" {
+				attrs = append(attrs, k+"="+fmt.Sprint(v))
+			}
+		}
+		slices.Sort(attrs)
+		key := r.str("relation") + " " + strings.Join(attrs, ",")
+		switch _, interval := r["to"]; {
+		case !interval:
+			key += fmt.Sprintf(" %s log", r.str("at"))
+		case r["to"] == nil:
+			key += fmt.Sprintf(" %s-open", r.str("from"))
+		default:
+			key += fmt.Sprintf(" %s-%s", r.str("from"), r.str("to"))
+		}
+		want = append(want, key)
+	}
+	got := col.received(t)
 	slices.Sort(got)
 	slices.Sort(want)
 	if len(want) == 0 {

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -112,14 +113,18 @@ type kernelFlags struct {
 	target    string   // --target PID
 	specs     []string // --spec FILE: extensions of linux.sdl (uprobes)
 	ringBytes int
+	output    string // --command-output FILE
+	follow    bool   // --follow
 }
 
 // addKernelFlags adds the kernel flags to a command whose positional
 // arguments are the -c command, and help and examples to its --help.
 func addKernelFlags(cmd *cobra.Command, fl *pflag.FlagSet, k *kernelFlags, help, examples string) {
 	fl.BoolVar(&k.on, "kernel", false, "monitor this machine's Linux kernel in process (needs root)")
-	fl.BoolVarP(&k.command, "command", "c", false, "with --kernel: run the arguments after -- as a command, paused until the sensors are ready; $target is its pid")
+	fl.BoolVarP(&k.command, "command", "c", false, "with --kernel: run the arguments after -- as a command, stopped at its exec until the sensors are ready (traced from its first instruction: no launcher's calls, not its execve); $target is its pid")
+	fl.StringVar(&k.output, "command-output", "", "with -c: FILE the command's stdout and stderr go to (default: the terminal; with --display a new temporary file, named when tqmon ends, so the command never draws over the display)")
 	fl.StringVarP(&k.target, "target", "p", "", "with --kernel: $target is this running process's pid (-p PID, as bpftrace)")
+	fl.BoolVar(&k.follow, "follow", false, "with --kernel: a sensor enabled for a process is enabled for the processes it forks from then on, transitively (its children from their first instruction): `s.Process = $target` selects the target and its descendants; tuples still name their own process (Process.Parent relates them)")
 	fl.StringArrayVar(&k.specs, "spec", nil, "with --kernel: FILE extending the kernel's description (uprobe sensors; repeatable)")
 	fl.IntVar(&k.ringBytes, "ring-bytes", 8<<20, "with --kernel: size of the packet ring buffer (a power of two, at least a page)")
 	cmd.Long += help
@@ -130,8 +135,10 @@ func addKernelFlags(cmd *cobra.Command, fl *pflag.FlagSet, k *kernelFlags, help,
 func kernelArgs(k *kernelFlags) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		switch {
-		case !k.on && (k.command || k.target != "" || len(k.specs) > 0):
-			return usageErr(errors.New("-c, --target and --spec go with --kernel"))
+		case !k.on && (k.command || k.target != "" || len(k.specs) > 0 || k.follow):
+			return usageErr(errors.New("-c, --target, --follow and --spec go with --kernel"))
+		case k.output != "" && !k.command:
+			return usageErr(errors.New("--command-output goes with -c"))
 		case !k.on:
 			return cobra.NoArgs(cmd, args)
 		case k.command && len(args) == 0:
@@ -144,14 +151,51 @@ func kernelArgs(k *kernelFlags) cobra.PositionalArgs {
 	}
 }
 
-// options are the kernel subject's options (nil without --kernel).
-func (k *kernelFlags) options() (*subject.KernelOptions, error) {
+// options are the kernel subject's options (nil without --kernel). With
+// a display (tui), the -c command's output goes to a file, never to the
+// terminal the display draws on, and its input is /dev/null (the
+// display reads the keys); close closes those files, naming the output
+// file on stderr if tqmon chose it.
+func (k *kernelFlags) options(tui bool, stderr io.Writer) (o *subject.KernelOptions, close func(), err error) {
+	close = func() {}
 	if !k.on {
-		return nil, nil
+		return nil, close, nil
 	}
 	specs, err := kernel.ReadSources(k.specs)
 	if err != nil {
-		return nil, usageErr(err)
+		return nil, close, usageErr(err)
 	}
-	return &subject.KernelOptions{Command: k.argv, Target: k.target, Specs: specs, RingBytes: k.ringBytes}, nil
+	o = &subject.KernelOptions{Command: k.argv, Target: k.target, Specs: specs, RingBytes: k.ringBytes, Follow: k.follow}
+	if !k.command || k.output == "" && !tui {
+		return o, close, nil
+	}
+	var out *os.File
+	if k.output != "" {
+		out, err = os.Create(k.output)
+	} else {
+		out, err = os.CreateTemp("", "tqmon-command-*.log")
+	}
+	if err != nil {
+		return nil, close, usageErr(fmt.Errorf("--command-output: %w", err))
+	}
+	o.Stdout, o.Stderr = out, out
+	files := []*os.File{out}
+	if tui {
+		in, err := os.Open(os.DevNull)
+		if err != nil {
+			out.Close()
+			return nil, close, runtimeErr(err)
+		}
+		o.Stdin = in
+		files = append(files, in)
+	}
+	close = func() {
+		for _, f := range files {
+			f.Close()
+		}
+		if k.output == "" {
+			fmt.Fprintf(stderr, "tqmon: the command's output is in %s\n", out.Name())
+		}
+	}
+	return o, close, nil
 }

@@ -95,7 +95,7 @@ func TestKernelUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"query", "-e", "x", "-c", "--", "ls"}, "-c, --target and --spec go with --kernel"},
+		{[]string{"query", "-e", "x", "-c", "--", "ls"}, "-c, --target, --follow and --spec go with --kernel"},
 		{[]string{"query", "--kernel", "-e", "x", "-c"}, "-c needs a command after --"},
 		{[]string{"query", "--kernel", "-e", "x", "ls"}, `unexpected argument "ls" (a command to run goes after -c --)`},
 		{[]string{"resident", "--listen", "/tmp/x"}, "resident serves the kernel: give --kernel"},

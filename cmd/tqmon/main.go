@@ -57,6 +57,12 @@ func incomplete(err error, allowLoss bool, stderr io.Writer) error {
 	return &exitError{code: exitIncomplete, err: err}
 }
 
+// The commit this binary was built from, its time and whether the work
+// tree had changes, as the Makefile's build stamps them with -ldflags -X
+// (LDFLAGS there), for --version when the build carries no VCS
+// information (-buildvcs=false). Set only by the linker, never written.
+var stampCommit, stampTime, stampModified string
+
 func main() {
 	// The examples of --help and the README name testdata/ paths; an
 	// installed binary run away from the source tree uses its embedded copy.
@@ -95,14 +101,15 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.CompletionOptions.DisableDefaultCmd = true // ours has examples
-	root.Version = cli.Version(debug.ReadBuildInfo())
+	info, ok := debug.ReadBuildInfo()
+	root.Version = cli.Version(info, ok, cli.Stamp{Commit: stampCommit, Time: stampTime, Modified: stampModified})
 	root.SetVersionTemplate("tqmon {{.Version}}")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newQueryCmd(stdout, stderr), newSensorsCmd(stdout, stderr), newDemoCmd(stdout, stderr),
 		newShellCmd(stdout, stderr), newViewCmd(stdout, stderr), newRecordCmd(stdout, stderr),
 		newReplayCmd(stdout, stderr), newExportCmd(stdout, stderr), newImportCmd(stdout, stderr),
-		newDBCmd(stdout, stderr), newCompletionCmd(stdout), newResidentCmd(stdout, stderr), newServeCmd(stdout, stderr), newShimCmd(stderr),
+		newDBCmd(stdout, stderr), newCompletionCmd(stdout), newResidentCmd(stdout, stderr), newServeCmd(stdout, stderr),
 		newManCmd(stdout))
 	completeFileFlags(root)
 	cli.CompleteValues(root, flagValues())

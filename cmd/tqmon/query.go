@@ -105,11 +105,20 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	if naive && f.kernel.follow {
+		// The naive plan keeps `s.Process = $target` as a selection,
+		// which compares IDs; --follow works through the sensors'
+		// enables, which the rewritten plan makes of it.
+		return usageErr(errors.New("--follow goes with the rewritten plan (--plan optimized): it follows descendants through the sensors' enables, which a naive plan does not use"))
+	}
 	so := subject.Options{Notes: stderr, History: f.historyDir, DB: f.dbDir, Parquet: f.parquetDir, Connect: f.connect, NATS: f.nats.url, Hosts: f.nats.hosts, Skew: f.nats.skew, Silence: f.nats.silence, Token: f.token, ResultsInto: f.record,
 		MaxMemory: int64(f.maxMemory)}
-	if so.Kernel, err = f.kernel.options(); err != nil {
+	var closeKernel func()
+	so.Kernel, closeKernel, err = f.kernel.options(f.display != "", stderr)
+	if err != nil {
 		return err
 	}
+	defer closeKernel()
 	switch n := so.Given(); {
 	case n > 1 && f.kernel.on:
 		return usageErr(errors.New("give one of --history DIR, --connect ADDR or --kernel"))
@@ -143,7 +152,7 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error
 			defer cancel()
 		}
 		return display(ctx, sub, f.display, subject.DisplayOptions{Queries: f.srcs, Params: params,
-			Live: remote.LiveOptions{Naive: naive, Lease: f.lease}, Title: title})
+			Live: remote.LiveOptions{Naive: naive, Lease: f.lease}, Title: title, TZ: f.tz})
 	}
 	prog, err := query.Compile(sub.Catalog(), f.srcs, check.Options{Params: params, NowFunc: sub.Now})
 	if err != nil {

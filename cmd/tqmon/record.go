@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/display/export"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident/demo"
 	"github.com/tqmon/tqmon/resident/fleet"
@@ -45,6 +46,7 @@ type recordFlags struct {
 	verbose   bool
 	allowLoss bool
 	cfg       demo.Config
+	export    exportFlags
 }
 
 func newRecordCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -81,6 +83,7 @@ func newRecordCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.Uint64Var(&f.cfg.Seed, "seed", 1, "with --demo: seed of the workload")
 	fl.Float64Var(&f.cfg.Scale, "scale", f.cfg.Scale, "with --demo: subject seconds per real second")
 	addKernelFlags(cmd, fl, &f.kernel, doc("record.kernel"), doc("record.kernel.example"))
+	addExportFlags(fl, &f.export)
 	return cmd
 }
 
@@ -96,9 +99,12 @@ func runRecord(f *recordFlags, stderr io.Writer) error {
 	}
 	so := subject.Options{Demo: f.demo, Config: f.cfg, Truth: f.truthDir, Connect: f.connect, NATS: f.nats.url, Hosts: f.nats.hosts, Token: f.token}
 	var err error
-	if so.Kernel, err = f.kernel.options(); err != nil {
+	var closeKernel func()
+	so.Kernel, closeKernel, err = f.kernel.options(false, stderr)
+	if err != nil {
 		return err
 	}
+	defer closeKernel()
 	switch {
 	case so.Given() != 1:
 		return usageErr(errors.New("record needs exactly one of --demo, --connect ADDR (or --nats URL) or --kernel"))
@@ -112,6 +118,9 @@ func runRecord(f *recordFlags, stderr io.Writer) error {
 		return usageErr(errors.New("--sync must be positive"))
 	case f.retain < 0:
 		return usageErr(errors.New("--retain must not be negative"))
+	}
+	if err := f.export.check(false); err != nil {
+		return err
 	}
 	for i, r := range f.relations {
 		f.relations[i] = strings.TrimSpace(r)
@@ -136,6 +145,13 @@ func runRecord(f *recordFlags, stderr io.Writer) error {
 		return openErr(err)
 	}
 	defer sub.Close()
+	set, err := startRecordExport(ctx, &f.export, sub.Catalog(), opts.Relations, stderr)
+	if err != nil {
+		return err
+	}
+	if set != nil {
+		opts.OnElem, opts.Progress = set.Elem, set.Watermark
+	}
 	to := subject.Stores{DB: f.dbDir, Writer: wopts, Parquet: f.parquet, ParquetOptions: parquet.Options{Host: host, Every: f.every}}
 	if f.journal != "" {
 		nc, err := fleet.Connect(f.journal, f.token, "tqmon record --journal")
@@ -149,6 +165,11 @@ func runRecord(f *recordFlags, stderr io.Writer) error {
 		to.JournalHost = host
 	}
 	d, pw, win, err := subject.Record(ctx, sub, to, opts)
+	if set != nil {
+		if cerr := set.Close(ctx); cerr != nil && err == nil {
+			err = cerr
+		}
+	}
 	if err != nil && !errors.Is(err, remote.ErrIncomplete) {
 		return openErr(err)
 	}
@@ -163,6 +184,29 @@ func runRecord(f *recordFlags, stderr io.Writer) error {
 		}
 	}
 	return incomplete(err, f.allowLoss, stderr)
+}
+
+// startRecordExport starts the exporters of a recording (nil when none
+// is asked for): each recorded relation's tuples, as they are recorded,
+// under the relation's own name.
+func startRecordExport(ctx context.Context, x *exportFlags, cat *algebra.Catalog, relations []string, stderr io.Writer) (*export.Set, error) {
+	if !x.Given() {
+		return nil, nil
+	}
+	if len(relations) == 0 {
+		relations = record.Recordable(cat)
+	}
+	prog, err := record.Program(cat, relations)
+	if err != nil {
+		return nil, usageErr(err)
+	}
+	rels := make([]*algebra.Relation, len(prog.Stmts))
+	for i, s := range prog.Stmts {
+		r := *s.Result
+		r.Name = relations[i]
+		rels[i] = &r
+	}
+	return x.startRels(ctx, rels, algebra.TimeAuto, stderr)
 }
 
 // consumeJournal writes a host's journal as Parquet files (record

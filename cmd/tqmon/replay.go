@@ -159,5 +159,5 @@ func replayDisplay(f *replayFlags, sub subject.Subject, params map[string]string
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	return display(ctx, sub, f.display, subject.DisplayOptions{Queries: f.srcs, Params: params, Play: po,
-		Title: "tqmon replay " + f.dbDir})
+		Title: "tqmon replay " + f.dbDir, TZ: f.tz})
 }

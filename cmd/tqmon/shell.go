@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/display/format"
 	"github.com/tqmon/tqmon/display/shell"
 	"github.com/tqmon/tqmon/query"
@@ -35,6 +36,7 @@ type shellFlags struct {
 	historyFile string
 	maxMemory   query.Bytes
 	script      string // -f FILE
+	export      exportFlags
 }
 
 func newShellCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -75,6 +77,7 @@ func newShellCmd(stdout, stderr io.Writer) *cobra.Command {
 	addMaxMemoryFlag(fl, &f.maxMemory)
 	fl.StringVarP(&f.script, "file", "f", "", "run the statements and commands in FILE, as from a pipe, and exit (1 if one failed), as psql -f")
 	fl.StringVar(&f.historyFile, "history-file", shell.DefaultHistoryFile(), "where the shell keeps the lines typed (empty: nowhere)")
+	addExportFlags(fl, &f.export)
 	return cmd
 }
 
@@ -86,6 +89,14 @@ func runShell(f *shellFlags, stdin io.Reader, stdout, stderr io.Writer) error {
 	params, err := query.ParseParams(f.params)
 	if err != nil {
 		return usageErr(err)
+	}
+	if f.export.Given() {
+		if err := f.export.check(false); err != nil {
+			return err
+		}
+	}
+	if f.export.Hold {
+		return usageErr(errors.New("--prometheus-hold does not go with the shell: each statement's metrics are served while it runs"))
 	}
 	so := subject.Options{Notes: stderr, History: f.historyDir, DB: f.dbDir, Parquet: f.parquetDir, Connect: f.connect, NATS: f.nats.url, Hosts: f.nats.hosts, Skew: f.nats.skew, Silence: f.nats.silence, Token: f.token,
 		Demo: f.demo, Config: demo.DefaultConfig(f.seed), Background: true, MaxMemory: int64(f.maxMemory)}
@@ -103,8 +114,13 @@ func runShell(f *shellFlags, stdin io.Reader, stdout, stderr io.Writer) error {
 	}
 	defer sub.Close()
 	maps.Copy(params, sub.Params())
-	err = shell.Run(shell.Config{Subject: sub, Output: opts, Params: params, HistoryFile: f.historyFile,
-		Render: renderError}, stdin, stdout, stderr)
+	cfg := shell.Config{Subject: sub, Output: opts, Params: params, HistoryFile: f.historyFile, Render: renderError}
+	if f.export.Given() {
+		cfg.Export = func(ctx context.Context, rels []*algebra.Relation) (shell.Exporter, error) {
+			return f.export.startRels(ctx, rels, opts.Time, stderr)
+		}
+	}
+	err = shell.Run(cfg, stdin, stdout, stderr)
 	if err != nil {
 		return runtimeErr(err)
 	}

@@ -27,6 +27,8 @@ type viewFlags struct {
 	from       string
 	paused     bool
 	maxMemory  query.Bytes
+	tz         string
+	export     exportFlags
 }
 
 func newViewCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -50,6 +52,8 @@ func newViewCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.StringVar(&f.from, "from", "", "start playing at TIME (e.g. 2:45:00; default: the history's beginning)")
 	fl.BoolVar(&f.paused, "paused", false, "start paused (space resumes, → steps)")
 	addMaxMemoryFlag(fl, &f.maxMemory)
+	addTZFlag(fl, &f.tz)
+	addExportFlags(fl, &f.export)
 	return cmd
 }
 
@@ -61,6 +65,12 @@ func runView(f *viewFlags, stderr io.Writer) error {
 		return usageErr(errors.New("view needs --display SPEC (a display spec file)"))
 	case !(f.speed > 0):
 		return usageErr(fmt.Errorf("--speed %g: want a positive number of subject seconds per real second", f.speed))
+	}
+	if _, err := algebra.WithTZ(algebra.TimeAuto, f.tz); err != nil {
+		return usageErr(fmt.Errorf("--tz: %w", err))
+	}
+	if err := f.export.check(false); err != nil {
+		return err
 	}
 	po := play.Options{Speed: f.speed, Paused: f.paused}
 	if f.from != "" {
@@ -84,6 +94,16 @@ func runView(f *viewFlags, stderr io.Writer) error {
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	return display(ctx, sub, f.display, subject.DisplayOptions{Queries: f.srcs, Params: params, Play: po,
-		Title: "tqmon view " + f.historyDir})
+	o := subject.DisplayOptions{Queries: f.srcs, Params: params, Play: po, Title: "tqmon view " + f.historyDir, TZ: f.tz}
+	if f.export.Given() {
+		// What the exporters say (where metrics are served, --exec's
+		// output) waits until the display has given the terminal back.
+		notes := &heldNotes{max: 64 << 10}
+		defer notes.flush(stderr)
+		tf, _ := algebra.WithTZ(algebra.TimeAuto, f.tz)
+		o.Export = func(rels []*algebra.Relation) (subject.DisplayExporter, error) {
+			return f.export.startRels(ctx, rels, tf, notes)
+		}
+	}
+	return display(ctx, sub, f.display, o)
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	collogspb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/grpc"
 
@@ -343,6 +344,27 @@ func TestElems(t *testing.T) {
 	}
 }
 
+// stuckLogs is an OTLP logs collector whose Export waits for release.
+type stuckLogs struct {
+	collogspb.UnimplementedLogsServiceServer
+	release chan struct{}
+	recs    atomic.Int64
+}
+
+func (c *stuckLogs) Export(ctx context.Context, r *collogspb.ExportLogsServiceRequest) (*collogspb.ExportLogsServiceResponse, error) {
+	select {
+	case <-c.release:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	for _, rl := range r.ResourceLogs {
+		for _, sl := range rl.ScopeLogs {
+			c.recs.Add(int64(len(sl.LogRecords)))
+		}
+	}
+	return &collogspb.ExportLogsServiceResponse{}, nil
+}
+
 // stuckCollector is an OTLP collector whose Export waits for release.
 type stuckCollector struct {
 	coltracepb.UnimplementedTraceServiceServer
@@ -365,8 +387,9 @@ func (c *stuckCollector) Export(ctx context.Context, r *coltracepb.ExportTraceSe
 }
 
 // TestOTLPSlowCollector: a collector that takes nothing does not hold the
-// query — far more events than OTLPQueue are fed while it is stuck — and
-// what it did not take is counted and reported.
+// query — far more tuples than OTLPQueue are fed while it is stuck, as
+// spans (intervals) and log records (events) — and what it did not take
+// is counted and reported.
 func TestOTLPSlowCollector(t *testing.T) {
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -375,6 +398,8 @@ func TestOTLPSlowCollector(t *testing.T) {
 	srv := grpc.NewServer()
 	col := &stuckCollector{release: make(chan struct{})}
 	coltracepb.RegisterTraceServiceServer(srv, col)
+	logs := &stuckLogs{release: col.release}
+	collogspb.RegisterLogsServiceServer(srv, logs)
 	go srv.Serve(lis)
 	defer srv.Stop()
 	notes := newNotes()
@@ -387,6 +412,9 @@ func TestOTLPSlowCollector(t *testing.T) {
 	go func() {
 		for i := range n {
 			set.Elem(1, stream.Elem{Kind: stream.Event, T: algebra.Time(i), Rec: &stream.Rec{Vals: []algebra.Value{algebra.Str("a"), algebra.Int(1), algebra.DurationVal(0)}}})
+			rec := load("h", 1, 1, algebra.Time(i))
+			set.Elem(0, stream.Elem{Kind: stream.Begin, T: algebra.Time(i), Rec: rec})
+			set.Elem(0, stream.Elem{Kind: stream.End, T: algebra.Time(i + 1), Rec: rec})
 		}
 		close(fed)
 	}()
@@ -402,7 +430,12 @@ func TestOTLPSlowCollector(t *testing.T) {
 	got := col.spans.Load()
 	want := fmt.Sprintf("tqmon: --otlp: %d of %d spans not delivered", n-got, n)
 	if got >= n || !strings.Contains(notes.String(), want) {
-		t.Errorf("collector took %d of %d; notes %q, want %q", got, n, notes.String(), want)
+		t.Errorf("collector took %d of %d spans; notes %q, want %q", got, n, notes.String(), want)
+	}
+	got = logs.recs.Load()
+	want = fmt.Sprintf("tqmon: --otlp: %d of %d event log records not delivered", n-got, n)
+	if got >= n || !strings.Contains(notes.String(), want) {
+		t.Errorf("collector took %d of %d log records; notes %q, want %q", got, n, notes.String(), want)
 	}
 }
 

@@ -32,9 +32,9 @@ const OTLPQueue = 2048
 // otlpShutdown bounds how long the end of a run waits for the collector.
 const otlpShutdown = 10 * time.Second
 
-// otlpSink sends result tuples as spans over OTLP/gRPC: an interval tuple
-// is a span over its valid time [from, to), sent once it ends; an event is
-// a span of no length at its time with one span event. Each span is named
+// otlpSink sends result tuples over OTLP/gRPC: an interval tuple is a
+// span over its valid time [from, to), sent once it ends; an event is a
+// log record at its time (otlplog.go). Each span is named
 // after its relation and carries the tuple's attributes (ints, floats,
 // bools as such; durations in nanoseconds; the others as text), plus
 // tqmon.relation. Tuples still open when the run ends are sent ending at
@@ -56,24 +56,51 @@ type otlpSink struct {
 	ended   uint64 // spans handed to the SDK
 	sent    *countingExporter
 	notes   io.Writer
+	logs    *otlpLogs // event tuples (otlplog.go)
 }
 
-// countingExporter counts the spans the collector accepted and keeps the
-// last error, which it does not pass on: the SDK would print it through
-// OpenTelemetry's global handler, and close reports what was lost once.
-type countingExporter struct {
-	sdktrace.SpanExporter
+// delivery counts what the collector accepted (spans, log records) and
+// keeps the last error, which the exporters do not pass on: the SDK would
+// print it through OpenTelemetry's global handler, and close reports
+// what was lost once.
+type delivery struct {
 	sent    atomic.Uint64
 	lastErr atomic.Pointer[error]
 }
 
-func (c *countingExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
-	err := c.SpanExporter.ExportSpans(ctx, spans)
+// note counts an export of n items that ended with err.
+func (d *delivery) note(n int, err error) {
 	if err == nil {
-		c.sent.Add(uint64(len(spans)))
+		d.sent.Add(uint64(n))
 	} else {
-		c.lastErr.Store(&err)
+		d.lastErr.Store(&err)
 	}
+}
+
+// report says on notes how many of the handed items (what they are) the
+// collector did not take, and why (its last error, else shutdown's).
+func (d *delivery) report(notes io.Writer, handed uint64, what string, shutdown error) {
+	lost := handed - min(handed, d.sent.Load())
+	if lost == 0 {
+		return
+	}
+	why := "the queue was full or the collector did not take them"
+	if e := d.lastErr.Load(); e != nil {
+		why = (*e).Error()
+	} else if shutdown != nil {
+		why = shutdown.Error()
+	}
+	fmt.Fprintf(notes, "tqmon: --otlp: %d of %d %s not delivered: %s\n", lost, handed, what, why)
+}
+
+// countingExporter is a span exporter that notes its deliveries.
+type countingExporter struct {
+	sdktrace.SpanExporter
+	delivery
+}
+
+func (c *countingExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+	c.note(len(spans), c.SpanExporter.ExportSpans(ctx, spans))
 	return nil
 }
 
@@ -96,6 +123,10 @@ func newOTLP(ctx context.Context, o Options, rs []result) (*otlpSink, error) {
 	x.tp = sdktrace.NewTracerProvider(sdktrace.WithResource(res),
 		sdktrace.WithBatcher(x.sent, sdktrace.WithMaxQueueSize(OTLPQueue), sdktrace.WithBatchTimeout(time.Second)))
 	x.tracer = x.tp.Tracer("github.com/tqmon/tqmon")
+	if x.logs, err = newOTLPLogs(ctx, endpoint, secure, res); err != nil {
+		x.tp.Shutdown(ctx)
+		return nil, err
+	}
 	for range rs {
 		x.open = append(x.open, map[*stream.Rec]struct{}{})
 	}
@@ -158,7 +189,7 @@ func (x *otlpSink) elem(i int, e stream.Elem) {
 		delete(x.open[i], e.Rec)
 		x.span(i, e.Rec, e.Rec.From, e.T, false)
 	case stream.Event:
-		x.span(i, e.Rec, e.T, e.T, false)
+		x.event(i, e.Rec.Vals, e.T)
 	}
 }
 
@@ -184,15 +215,8 @@ func (x *otlpSink) close(ctx context.Context) error {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), otlpShutdown)
 	defer cancel()
 	err := x.tp.Shutdown(sctx)
+	x.logs.close(sctx, x.notes)
 	noteDrops(x.notes, "--otlp", dropped, fmt.Sprintf("tuples not exported (past %d open tuples of a relation)", MaxOpen))
-	if lost := ended - min(ended, x.sent.sent.Load()); lost > 0 {
-		why := "the queue was full or the collector did not take them"
-		if e := x.sent.lastErr.Load(); e != nil {
-			why = (*e).Error()
-		} else if err != nil {
-			why = err.Error()
-		}
-		fmt.Fprintf(x.notes, "tqmon: --otlp: %d of %d spans not delivered: %s\n", lost, ended, why)
-	}
+	x.sent.report(x.notes, ended, "spans", err)
 	return nil
 }

@@ -29,6 +29,7 @@ import (
 
 // shell is one interactive session.
 type shell struct {
+	export  func(ctx context.Context, rels []*algebra.Relation) (Exporter, error)
 	src     subject.Subject
 	sess    *check.Session
 	out     *bufio.Writer
@@ -77,6 +78,10 @@ type Config struct {
 	Render func(error) string
 	// Getenv reads the environment (NO_COLOR, TERM, PAGER); nil: os.Getenv.
 	Getenv func(string) string
+	// Export, when set, starts exporters for each statement's results
+	// (rels, in order): the command's --prometheus, --otlp and --exec,
+	// serving while the statement runs (export.go).
+	Export func(ctx context.Context, rels []*algebra.Relation) (Exporter, error)
 }
 
 // Run runs a session over stdin: interactively, with prompts, line
@@ -104,7 +109,7 @@ func Run(cfg Config, stdin io.Reader, stdout, stderr io.Writer) error {
 		cfg.Getenv = os.Getenv
 	}
 	sh := &shell{src: src, out: bufio.NewWriter(stdout), stdout: stdout, errw: stderr, opts: opts, params: params,
-		render: cfg.Render, pager: true}
+		render: cfg.Render, pager: true, export: cfg.Export}
 	sh.sess = check.NewSession(src.Catalog(), check.Options{Params: params, Now: src.Now()})
 	defer sh.closeOutput()
 
@@ -368,6 +373,16 @@ func (sh *shell) runChecked(stmts []*check.Retrieve) {
 		}
 		sh.notef("(running live: results print as they come; Ctrl-C stops the query)\n")
 	}
+	ex := sh.startExport(ctx, stmts)
+	if ex != nil && show != nil {
+		inner := show
+		show = func(i int, e stream.Elem) {
+			inner(i, e)
+			if i >= first {
+				ex.elem(i-first, e)
+			}
+		}
+	}
 	rec := sh.startRecord(stmts)
 	if rec != nil && show != nil {
 		inner := show
@@ -380,7 +395,7 @@ func (sh *shell) runChecked(stmts []*check.Retrieve) {
 	}
 	ro := subject.RunOptions{OnElem: show}
 	if pr != nil {
-		ro.Progress = func(algebra.Time) { pr.Settle() }
+		ro.Progress = func(t algebra.Time) { pr.Settle(); ex.watermark(t) }
 		ro.Discard = true
 	}
 	results, _, err := sh.src.Run(ctx, prog, ro)
@@ -389,6 +404,7 @@ func (sh *shell) runChecked(stmts []*check.Retrieve) {
 			pr.Close()
 		}
 		rec.finish(sh)
+		ex.finish(ctx, sh)
 		sh.errorf("%s", sh.render(err))
 		return
 	}
@@ -397,7 +413,13 @@ func (sh *shell) runChecked(stmts []*check.Retrieve) {
 			rec.table(i, r.Table)
 		}
 	}
+	if ex != nil && pr == nil {
+		for i, r := range results[first:] {
+			ex.table(i, r.Table)
+		}
+	}
 	rec.finish(sh)
+	ex.finish(ctx, sh)
 	if pr != nil {
 		if err := pr.Close(); err != nil {
 			sh.errorf("%s", sh.render(err))

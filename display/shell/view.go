@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tqmon/tqmon/algebra"
 	"os"
 	"os/signal"
 	"strconv"
@@ -61,6 +62,9 @@ func (sh *shell) view(arg string) {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
 	o := subject.DisplayOptions{Queries: sh.log, Spec: dsrc, Params: sh.params, Title: "tqmon shell — " + sh.src.Describe()}
+	if sh.opts.Time&algebra.TimeLocal != 0 {
+		o.TZ = "local" // --tz local
+	}
 	if sh.display != "" {
 		o.ReadSpec = func() (string, error) {
 			src, err := sh.readDisplay(sh.display)

@@ -36,6 +36,9 @@ type Setup struct {
 	// delivers to the display, or nil.
 	feeds []*algebra.Relation
 	name  string
+	// Users is how many of Prog's statements are the user's queries
+	// (first); the rest feed the display.
+	Users int
 }
 
 // FeedSourceName names the generated statements in diagnostics.
@@ -89,6 +92,7 @@ func Compile(cfg Config) (*Setup, error) {
 	// Named results are always fed: they are computed anyway, and a spec
 	// changed while running may draw them.
 	user := len(prog.Stmts) - len(prims)
+	s.Users = user
 	for i, st := range prog.Stmts {
 		var rel *algebra.Relation
 		switch {

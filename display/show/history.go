@@ -45,6 +45,12 @@ type Options struct {
 	// cuts them), the spans of Losses. Nil: nothing is cut. A live display
 	// does not use it: its run cuts at the gaps it learns (remote.RunLive).
 	Gaps exec.Gaps
+	// TZ is the time zone of wall-clock times on the clock and the
+	// timeline's axis: "" or "utc", or "local" (--tz; algebra.WithTZ).
+	TZ string
+	// OnElem, when set, sees each result element of a playback's
+	// statements as the network produces it, in play order (exports).
+	OnElem func(stmt int, e stream.Elem)
 }
 
 // observe puts what o says of the observation into the feed's scene.
@@ -60,6 +66,7 @@ func (o Options) observe(f *Feed) {
 // model makes the screen's model over a feed.
 func (s *Setup) model(f *Feed, o Options, clock func() algebra.Time) *ui.Model {
 	m := ui.New(f.Scene, o.Title, clock)
+	m.SetLocal(o.TZ == "local") // the commands check --tz before they draw
 	if o.ReadSpec != nil {
 		m.Reload = func() (*spec.Spec, error) {
 			text, err := o.ReadSpec()
@@ -119,6 +126,17 @@ func NewPlayback(ctx context.Context, s *Setup, src stream.Source, window *algeb
 	pb := &Playback{Feed: s.NewFeed(), errs: make(chan error, 1), done: make(chan struct{}), cancel: cancel, o: o}
 	o.observe(pb.Feed)
 	pb.Feed.Hook(net)
+	if o.OnElem != nil {
+		for i, st := range net.Stmts {
+			fed, on := st.Result.OnElem, o.OnElem
+			st.Result.OnElem = func(e stream.Elem) {
+				if fed != nil {
+					fed(e)
+				}
+				on(i, e)
+			}
+		}
+	}
 	pb.Player = play.NewPlayer(ctx, src, po)
 	pb.Model = s.model(pb.Feed, o, pb.Player.Now)
 	pb.Model.Controls = pb.Player

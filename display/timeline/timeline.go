@@ -49,6 +49,18 @@ type View struct {
 	Top int
 	// shown and total are the rows the last Draw showed and had.
 	shown, total int
+	// Local prints the axis's wall-clock labels and the position in the
+	// local time zone (--tz local), not UTC.
+	Local bool
+}
+
+// timeFormat is how the view prints times: algebra.TimeAuto, local with
+// Local.
+func (v *View) timeFormat() algebra.TimeFormat {
+	if v.Local {
+		return algebra.TimeAuto | algebra.TimeLocal
+	}
+	return algebra.TimeAuto
 }
 
 // New makes a timeline over a scene's stores, following the present, at a
@@ -111,7 +123,7 @@ func (v *View) Describe() string {
 	}
 	f := "following"
 	if !v.Follow {
-		f = "at " + algebra.FormatTime(v.End, algebra.TimeAuto)
+		f = "at " + algebra.FormatTime(v.End, v.timeFormat())
 	}
 	return fmt.Sprintf("timeline: %s, %s/column, %s", rows, algebra.FormatDuration(v.Scale()), f)
 }
@@ -301,7 +313,7 @@ func (v *View) axis(c draw.Canvas, area draw.Rect, x0, cols int, start, scale in
 		if x >= cols {
 			break
 		}
-		if label := algebra.FormatTime(t, algebra.TimeAuto); x >= free && x+draw.Width(label) <= cols {
+		if label := algebra.FormatTime(t, v.timeFormat()); x >= free && x+draw.Width(label) <= cols {
 			draw.Text(c, x0+x, area.Y, label, dim)
 			free = x + draw.Width(label) + 1
 		}

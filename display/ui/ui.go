@@ -65,6 +65,8 @@ type Model struct {
 	// Ended says the data has ended (the residents stopped, or the
 	// recording was played to its end).
 	Ended func() bool
+	// Local: the clock in local time (SetLocal).
+	Local bool
 
 	timelineOn bool
 	help       bool
@@ -177,13 +179,20 @@ func firstLine(s string) string {
 // TimelineOn reports whether the timeline view is showing.
 func (m *Model) TimelineOn() bool { return m.timelineOn }
 
-// FormatClock is the digital clock's text: H:MM:SS, with tenths when the
-// time is not a whole second.
-func FormatClock(t algebra.Time) string {
+// FormatClock is the digital clock's text in format tf: H:MM:SS, with
+// tenths when the time is not a whole second, or for wall-clock times
+// (TimeAuto) RFC 3339 to the tenth, in UTC or with TimeLocal local time.
+func FormatClock(t algebra.Time, tf algebra.TimeFormat) string {
 	if t == algebra.Beginning || t == algebra.Forever {
 		return "-:--:--"
 	}
-	return algebra.FormatTime(t-t%1e8, algebra.TimeAuto)
+	return algebra.FormatTime(t-t%1e8, tf)
+}
+
+// SetLocal makes the clock and the timeline's axis print wall-clock
+// times in the local time zone (--tz local), not UTC.
+func (m *Model) SetLocal(local bool) {
+	m.Local, m.Timeline.Local = local, local
 }
 
 // Draw draws the whole screen.
@@ -200,7 +209,11 @@ func (m *Model) Draw(c draw.Canvas) {
 	head := draw.Style{Bold: true}
 	draw.Text(c, 1, 0, draw.Clip(m.Title, w-14), head)
 	if m.Scene.Spec().Clock {
-		clk := FormatClock(now)
+		tf := algebra.TimeAuto
+		if m.Local {
+			tf |= algebra.TimeLocal
+		}
+		clk := FormatClock(now, tf)
 		draw.Text(c, w-1-draw.Width(clk), 0, clk, draw.Style{Bold: true, Reverse: true})
 	}
 	if m.timelineOn {

@@ -15,15 +15,20 @@ func TestVersion(t *testing.T) {
 		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "c95dd67"}, {Key: "vcs.time", Value: "2026-11-28T10:00:00Z"},
 			{Key: "vcs.modified", Value: "true"}}}
 	want := "v0.3.0\ncommit:   c95dd67\ntime:     2026-11-28T10:00:00Z\nmodified: true\ngo:       go1.26.8\n"
-	if got := Version(info, true); got != want {
+	if got := Version(info, true, Stamp{Commit: "older"}); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 	// A build without VCS stamps (go run, -buildvcs=false) keeps the shape.
-	got := Version(&debug.BuildInfo{GoVersion: "go1.26.8"}, true)
+	got := Version(&debug.BuildInfo{GoVersion: "go1.26.8"}, true, Stamp{})
 	if !strings.Contains(got, "commit:   unknown\n") || !strings.HasPrefix(got, "unknown\n") {
 		t.Errorf("unstamped build: %q", got)
 	}
-	if got := Version(nil, false); strings.Count(got, "unknown") != 5 {
+	// Without VCS information, the linker's stamp.
+	got = Version(&debug.BuildInfo{GoVersion: "go1.26.8"}, true, Stamp{Commit: "c95dd67", Time: "2026-11-28T10:00:00Z", Modified: "false"})
+	if want := "unknown\ncommit:   c95dd67\ntime:     2026-11-28T10:00:00Z\nmodified: false\ngo:       go1.26.8\n"; got != want {
+		t.Errorf("stamped build: got\n%s\nwant\n%s", got, want)
+	}
+	if got := Version(nil, false, Stamp{}); strings.Count(got, "unknown") != 5 {
 		t.Errorf("no build info: %q", got)
 	}
 }

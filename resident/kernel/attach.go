@@ -83,6 +83,9 @@ func (r *Resident) setFlag(ss *sensorState, id uint32, delta int) error {
 // writeFlag sets entity id's counter in the kernel's enable map.
 func writeFlag(ss *sensorState, id uint32) error {
 	if n := ss.ids[id]; n > 0 {
+		if err := ss.att.tr.follow(ss, id); err != nil {
+			return err
+		}
 		if err := ss.att.enable.Put(id, uint64(n)); err != nil {
 			return fmt.Errorf("%s: enabling %s %d: %w", ss.s.Rel.Name, ss.s.FlagType, id, err)
 		}
@@ -90,6 +93,28 @@ func writeFlag(ss *sensorState, id uint32) error {
 	}
 	if err := ss.att.enable.Delete(id); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
 		return fmt.Errorf("%s: disabling %s %d: %w", ss.s.Rel.Name, ss.s.FlagType, id, err)
+	}
+	return nil
+}
+
+// follow makes an enabled process a root of the follow map (with
+// Options.Follow), unless it has a root already (it descends from one):
+// the processes it forks from then on are enabled as their root is
+// (bpfgen's follow.go). A root stays in the map until it exits; its
+// descendants' enables follow its own, so a root no longer enabled
+// enables nothing.
+func (t *tracker) follow(ss *sensorState, id uint32) error {
+	m := t.maps[bpfgen.MapFollow]
+	if m == nil || ss.s.FlagType != "Process" {
+		return nil
+	}
+	t.ents.followRoot(id)
+	var root uint32
+	if err := m.Lookup(id, &root); err == nil {
+		return nil // already followed: a root, or a descendant of one
+	}
+	if err := m.Put(id, id); err != nil {
+		return fmt.Errorf("%s: following process %d: %w (at most %d processes are followed at once)", ss.s.Rel.Name, id, err, bpfgen.FollowEntries)
 	}
 	return nil
 }

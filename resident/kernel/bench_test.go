@@ -152,7 +152,7 @@ func benchTqmon(b *testing.B, argv []string, mode string) {
 		b.Fatal(err)
 	}
 	defer res.Close()
-	cmd, err := launch.Start(argv, launch.Options{Self: []string{os.Args[0], launch.ShimCommand}})
+	cmd, err := launch.Start(argv, launch.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -195,7 +195,7 @@ func benchTqmon(b *testing.B, argv []string, mode string) {
 }
 
 func benchBpftrace(b *testing.B, bt string, argv []string, mode string) {
-	cmd, err := launch.Start(argv, launch.Options{Self: []string{os.Args[0], launch.ShimCommand}})
+	cmd, err := launch.Start(argv, launch.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -382,7 +382,9 @@ func (t *tracker) packet(b []byte, ts int64, out *roundOut) {
 	}
 	mask := t.route(sid, flag)
 	if mask == 0 {
-		return
+		if mask = t.routeRoot(ss, flag); mask == 0 {
+			return
+		}
 	}
 	p := wire.Packet{TS: ts, Sensor: uint16(sid), Vals: vals}
 	switch kind {

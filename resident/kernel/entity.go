@@ -25,6 +25,14 @@ type entity struct {
 	begin int64
 	comm  string  // a process's command
 	proc  *entity // a thread's process
+	// parent is a process's parent's pid at its start (0: none known):
+	// the process that forked it, or for one running when the tracking
+	// began, its parent then. Reparenting (to init or a subreaper when
+	// the parent exits) does not change it.
+	parent uint32
+	// root is the followed process it descends from (0: none; see
+	// follow.go).
+	root  uint32
 	dead  bool
 	ended int64 // when it ended
 }
@@ -54,10 +62,10 @@ func (t *tracker) tupleID() uint64 {
 }
 
 // create begins an entity at ts (sending its entity tuple when out is
-// set).
-func (e *entities) create(typ int, num uint32, ts int64, comm string, proc *entity, out *roundOut) *entity {
+// set); parent is a process's parent's pid.
+func (e *entities) create(typ int, num uint32, ts int64, comm string, proc *entity, parent uint32, out *roundOut) *entity {
 	e.keys++
-	x := &entity{typ: typ, num: num, id: strconv.FormatUint(uint64(num), 10), key: e.keys, begin: ts, comm: comm, proc: proc, tuple: e.t.tupleID()}
+	x := &entity{typ: typ, num: num, id: strconv.FormatUint(uint64(num), 10), key: e.keys, begin: ts, comm: comm, proc: proc, parent: parent, tuple: e.t.tupleID()}
 	e.live[typ][num] = x
 	if out != nil {
 		e.t.sendAll(out, e.packet(x, wire.PEntityBegin, ts), x.refs())
@@ -102,7 +110,7 @@ func (e *entities) packet(x *entity, kind wire.PacketKind, ts int64) wire.Packet
 	vals := []wire.Value{{Kind: wire.VEntity, N: x.key}}
 	switch x.typ {
 	case typeProcess:
-		vals = append(vals, wire.Value{Kind: wire.VString, S: x.comm})
+		vals = append(vals, wire.Value{Kind: wire.VString, S: x.comm}, wire.Value{Kind: wire.VInt, N: uint64(x.parent)})
 	case typeThread:
 		vals = append(vals, wire.Value{Kind: wire.VEntity, N: x.proc.key})
 	}
@@ -154,16 +162,16 @@ func (e *entities) lookup(typ int, num uint32, ts int64, out *roundOut) *entity 
 	}
 	switch typ {
 	case typeProcess:
-		return e.create(typ, num, ts, procComm(num), nil, out)
+		return e.create(typ, num, ts, procComm(num), nil, procPPid(num), out)
 	case typeThread:
 		tgid := procTgid(num)
 		p := e.live[typeProcess][tgid]
 		if p == nil {
 			p = e.lookup(typeProcess, tgid, ts, out)
 		}
-		return e.create(typ, num, ts, "", p, out)
+		return e.create(typ, num, ts, "", p, 0, out)
 	}
-	return e.create(typ, num, ts, "", nil, out)
+	return e.create(typ, num, ts, "", nil, 0, out)
 }
 
 // record applies an entity record (fork, exec, exit) at ts.
@@ -178,17 +186,20 @@ func (e *entities) record(b []byte, ts int64, out *roundOut) {
 	comm := cstring(b[bpfgen.OffComm : bpfgen.OffComm+bpfgen.CommSize])
 	switch bpfgen.Kind(b[bpfgen.OffKind]) {
 	case bpfgen.KindFork:
+		// arg is the forking task's thread group: the new process's
+		// parent (or, for a new thread, its own process).
 		p := e.live[typeProcess][tgid]
 		if p == nil {
-			p = e.create(typeProcess, tgid, ts, comm, nil, out)
+			p = e.create(typeProcess, tgid, ts, comm, nil, uint32(arg), out)
+			e.inherit(p, uint32(arg))
 		}
 		if e.live[typeThread][pid] == nil {
-			e.create(typeThread, pid, ts, "", p, out)
+			e.create(typeThread, pid, ts, "", p, 0, out)
 		}
 	case bpfgen.KindExec:
 		p := e.live[typeProcess][tgid]
 		if p == nil {
-			p = e.create(typeProcess, tgid, ts, comm, nil, out)
+			p = e.create(typeProcess, tgid, ts, comm, nil, procPPid(tgid), out)
 		}
 		e.setComm(p, comm, ts, out)
 		if old := uint32(arg); old != pid {
@@ -228,49 +239,57 @@ func (e *entities) scan() error {
 		if err != nil {
 			continue
 		}
-		comm, start, ok := readStat(fmt.Sprintf("/proc/%d/stat", pid))
+		comm, ppid, start, ok := readStat(fmt.Sprintf("/proc/%d/stat", pid))
 		if !ok {
 			continue // it exited meanwhile
 		}
-		p := e.create(typeProcess, uint32(pid), start-offset, comm, nil, nil)
+		p := e.create(typeProcess, uint32(pid), start-offset, comm, nil, ppid, nil)
 		tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
 		for _, tk := range tasks {
 			tid, err := strconv.ParseUint(tk.Name(), 10, 32)
 			if err != nil {
 				continue
 			}
-			if _, start, ok := readStat(fmt.Sprintf("/proc/%d/task/%d/stat", pid, tid)); ok {
-				e.create(typeThread, uint32(tid), start-offset, "", p, nil)
+			if _, _, start, ok := readStat(fmt.Sprintf("/proc/%d/task/%d/stat", pid, tid)); ok {
+				e.create(typeThread, uint32(tid), start-offset, "", p, 0, nil)
 			}
 		}
 	}
 	for _, cpu := range onlineCPUs() {
-		e.create(typeProcessor, cpu, 0, "", nil, nil)
+		e.create(typeProcessor, cpu, 0, "", nil, 0, nil)
 	}
 	return nil
 }
 
-// readStat reads a task's command and start time (ns since boot) from
-// its stat file.
-func readStat(path string) (comm string, start int64, ok bool) {
+// readStat reads a task's command, parent's pid and start time (ns
+// since boot) from its stat file.
+func readStat(path string) (comm string, ppid uint32, start int64, ok bool) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return "", 0, false
+		return "", 0, 0, false
 	}
 	open, close := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
 	if open < 0 || close < open {
-		return "", 0, false
+		return "", 0, 0, false
 	}
 	fields := strings.Fields(string(b[close+1:]))
-	// fields[0] is the state (field 3); starttime is field 22.
+	// fields[0] is the state (field 3), fields[1] the ppid (field 4);
+	// starttime is field 22.
 	if len(fields) < 20 {
-		return "", 0, false
+		return "", 0, 0, false
 	}
 	ticks, err := strconv.ParseInt(fields[19], 10, 64)
 	if err != nil {
-		return "", 0, false
+		return "", 0, 0, false
 	}
-	return string(b[open+1 : close]), ticks * (1e9 / clockTicks), true
+	pp, _ := strconv.ParseUint(fields[1], 10, 32)
+	return string(b[open+1 : close]), uint32(pp), ticks * (1e9 / clockTicks), true
+}
+
+// procPPid is a process's parent's pid (0 if it is gone).
+func procPPid(pid uint32) uint32 {
+	_, ppid, _, _ := readStat(fmt.Sprintf("/proc/%d/stat", pid))
+	return ppid
 }
 
 // clockTicks is USER_HZ, the unit of /proc's times (100 on Linux).

@@ -50,8 +50,8 @@ func NewSynthetic(ringBytes int) (*Synthetic, error) {
 	t.lastW = monoNow() - 1
 	t.evQ, t.entQ = newRingQ(t.events), newRingQ(t.entRing)
 	t.ents = newEntities(r, t)
-	p := t.ents.create(typeProcess, SynthPid, 0, "work", nil, nil)
-	t.ents.create(typeThread, SynthPid, 0, "", p, nil)
+	p := t.ents.create(typeProcess, SynthPid, 0, "work", nil, 0, nil)
+	t.ents.create(typeThread, SynthPid, 0, "", p, 0, nil)
 	r.tr = t
 	s := &Synthetic{R: r, t: t}
 	rel := r.cat.Lookup("Syscall")

@@ -122,7 +122,7 @@ type monitored struct {
 func runWorkload(t *testing.T, res *kernel.Resident, bin string, n, silent int, honest bool) monitored {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "out")
-	cmd, err := launch.Start([]string{bin, strconv.Itoa(n), "0", out}, launch.Options{Self: []string{os.Args[0], launch.ShimCommand}})
+	cmd, err := launch.Start([]string{bin, strconv.Itoa(n), "0", out}, launch.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

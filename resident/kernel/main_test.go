@@ -18,16 +18,6 @@ import (
 	"github.com/tqmon/tqmon/resident/wire"
 )
 
-// TestMain makes the test binary the shim of paused commands.
-func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == launch.ShimCommand {
-		err := launch.Shim(os.Args[2:])
-		os.Stderr.WriteString(err.Error() + "\n")
-		os.Exit(launch.ExitCode(err))
-	}
-	os.Exit(m.Run())
-}
-
 // run is one live run of queries against a kernel resident, with a
 // command started paused and released once the sensors are ready.
 type run struct {
@@ -63,7 +53,7 @@ func runCommandWith(t *testing.T, opts kernel.Options, lo remote.LiveOptions, ar
 		t.Fatal(err)
 	}
 	defer outFile.Close()
-	cmd, err := launch.Start(argv, launch.Options{Self: []string{os.Args[0], launch.ShimCommand}, Stdout: outFile})
+	cmd, err := launch.Start(argv, launch.Options{Stdout: outFile})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,6 +67,10 @@ type Options struct {
 	EntityRingBytes int
 	// Logf reports what goes wrong outside any command (default: nothing).
 	Logf func(format string, args ...any)
+	// Follow: enabling a sensor for a process enables it for every
+	// process that one forks from then on, transitively, in the kernel
+	// before the child runs (bpfgen.Options.Follow; tqmon's --follow).
+	Follow bool
 	// NoSelections: the resident does not advertise wire.CapFragments
 	// and compiles no selection into its programs (every enabled packet
 	// is sent; the monitor selects) — for comparing the two.
@@ -138,7 +142,7 @@ func New(opts Options) (*Resident, error) {
 	if err := Available(); err != nil {
 		return nil, err
 	}
-	d, err := Describe(opts.Specs)
+	d, err := describeWith(opts.Specs, &system{}, bpfgen.Options{Follow: opts.Follow})
 	if err != nil {
 		return nil, err
 	}
@@ -203,6 +207,10 @@ type Description struct {
 func Describe(specs []Source) (*Description, error) { return describe(specs, &system{}) }
 
 func describe(specs []Source, k bpfgen.Kernel) (*Description, error) {
+	return describeWith(specs, k, bpfgen.Options{})
+}
+
+func describeWith(specs []Source, k bpfgen.Kernel, o bpfgen.Options) (*Description, error) {
 	files, text, err := parseDescription(specs)
 	if err != nil {
 		return nil, err
@@ -218,7 +226,7 @@ func describe(specs []Source, k bpfgen.Kernel) (*Description, error) {
 	if err != nil {
 		return nil, err
 	}
-	spec, err := bpfgen.Compile(cat, files, k)
+	spec, err := bpfgen.CompileWith(cat, files, k, o)
 	if err != nil {
 		return nil, err
 	}

@@ -241,7 +241,7 @@ func TestKernelConcurrentSelections(t *testing.T) {
 	defer res.Close()
 	const n = 5000
 	cmd, err := launch.Start([]string{bin, strconv.Itoa(n), "20", filepath.Join(t.TempDir(), "cpu"), "/etc/hostname"},
-		launch.Options{Self: []string{os.Args[0], launch.ShimCommand}})
+		launch.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

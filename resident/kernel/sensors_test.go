@@ -12,8 +12,8 @@ import (
 )
 
 // The other sensors of linux.sdl on the workload: each system call as an
-// interval with its result (getppid returns the test's pid: the
-// launcher's shim is this process's child), the workload's nap off the
+// interval with its result (getppid returns the test's pid: the command
+// is this process's child), the workload's nap off the
 // processor, and its wake-up.
 func TestOtherSensors(t *testing.T) {
 	kerneltest.Need(t)
@@ -48,9 +48,10 @@ func TestOtherSensors(t *testing.T) {
 	if len(r.results[2].Table.Rows) == 0 {
 		t.Error("no wake-up of the workload")
 	}
-	// The process: the shim's command, then the workload's after exec.
+	// The process: the workload's command only — started stopped at its
+	// exec, it was never a launcher.
 	cmds := column(r.results[3].Table, 0)
-	if len(cmds) != 2 || cmds[1] != "workload" {
+	if len(cmds) != 1 || cmds[0] != "workload" {
 		t.Errorf("the target's commands: %v", cmds)
 	}
 }

@@ -47,8 +47,8 @@ func TestWorkload(t *testing.T) {
 
 // workloadRun runs the workload once under the queries, checks what must
 // be exact, and returns the target's RunningOn time and its CPU time from
-// /proc (from its main to its end: before main, the launcher's shim
-// waited for the release).
+// /proc (from its first instruction to its end: it waited for the
+// release stopped at its exec).
 func workloadRun(t *testing.T, bin string) (running, cpu int64) {
 	dir := t.TempDir()
 	files := []string{filepath.Join(dir, "a"), filepath.Join(dir, "b c"), "/etc/hostname", filepath.Join(dir, "missing")}
@@ -86,8 +86,8 @@ sensor Getppid at tracepoint raw_syscalls:sys_enter (Process = tgid, Thread = pi
 
 	// All its calls: the getppid calls, its CPU clock reads while it
 	// burns (clock_gettime of a CPU clock is a real system call), and a
-	// few more: its start, opens and exit, and the launcher's shim's
-	// runtime threads between the release and the exec (nanosleep, futex).
+	// few more: its start, opens and exit (none of a launcher's: it
+	// started stopped at its exec).
 	all := len(r.results[1].Table.Rows)
 	byName := map[string]int{}
 	for _, name := range column(r.results[1].Table, 0) {

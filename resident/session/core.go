@@ -43,7 +43,7 @@ func (c *Core) Init(sensors int, clock func() int64, budget *Budget) {
 	c.expiry.Store(clock() + int64(DefaultLease))
 	c.lastW = math.MinInt64
 	c.over = make([]uint64, sensors)
-	c.unsent = make([]uint64, sensors)
+	c.own = make([]uint64, sensors)
 	c.ready = make(chan struct{}, 1)
 	c.done = make(chan struct{})
 }

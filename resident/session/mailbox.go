@@ -78,7 +78,7 @@ type mailbox struct {
 	lastW    int64            // the last watermark sent
 	lastEmit int64            // when the last batch was made (real ns)
 	over     []uint64         // per sensor: packets lost to a full session
-	unsent   []uint64         // per sensor: of those, packets never written (Shed)
+	own      []uint64         // per sensor: packets wanted by this session alone (Prime; Shed's unsent)
 	base     []wire.Count     // the resident's counts when the session opened (Base)
 	n        int              // packets held: len(q) + len(box.Packets)
 	budget   *Budget          // the resident's, shared by its sessions
@@ -105,9 +105,19 @@ func (m *mailbox) Base(counts []wire.Count) {
 // Prime gives a new session its first packets and definitions (the live
 // entities), before the drain can see the session: they go out with the
 // next round whose watermark passes them.
+//
+// They are wanted by this session alone: counted in its counts (own), not
+// the resident's — which every session's counts start from, so a
+// session's snapshot counted there would be wanted and never delivered
+// for the sessions already open (TestSnapshotCountsOwn).
 func (m *mailbox) Prime(pkts []wire.Packet, defs []wire.EntityDef) {
 	m.budget.force(m.n, len(pkts))
 	m.n += len(pkts)
+	for _, p := range pkts {
+		if int(p.Sensor) < len(m.own) {
+			m.own[p.Sensor]++
+		}
+	}
 	m.q = append(m.q, pkts...)
 	m.defs = append(m.defs, defs...)
 }
@@ -258,7 +268,7 @@ func (m *mailbox) Shed(sensor uint16, dropped, unsent uint64) {
 	defer m.qmu.Unlock()
 	if int(sensor) < len(m.over) {
 		m.over[sensor] += dropped + unsent
-		m.unsent[sensor] += unsent
+		m.own[sensor] += unsent
 	}
 }
 
@@ -397,8 +407,9 @@ func (m *mailbox) newBatch() *wire.Batch {
 }
 
 // countsFor appends to out the counts as this session sees them: its own
-// overflows are drops too, and the packets shed unsent for it are wanted
-// too (a sensor none of whose packets was written gets its entry).
+// overflows are drops too, and the packets it alone wanted (own: its
+// first packets, those shed unsent for it) are wanted too (a sensor none
+// of whose packets was written gets its entry).
 func (m *mailbox) countsFor(out, counts []wire.Count) []wire.Count {
 	k := len(out)
 	out = append(out, counts...)
@@ -411,9 +422,9 @@ func (m *mailbox) countsFor(out, counts []wire.Count) []wire.Count {
 			c.Drops -= min(c.Drops, m.base[j].Drops)
 		}
 		c.Drops += m.over[c.Sensor]
-		c.Wanted += m.unsent[c.Sensor]
+		c.Wanted += m.own[c.Sensor]
 	}
-	for sid, n := range m.unsent {
+	for sid, n := range m.own {
 		if n != 0 && !slices.ContainsFunc(counts, func(c wire.Count) bool { return int(c.Sensor) == sid }) {
 			out = append(out, wire.Count{Sensor: uint16(sid), Wanted: n, Drops: m.over[sid]})
 		}

@@ -29,7 +29,12 @@ func TaskStates() []string { return []string{"Preempted", "Sleeping", "Blocked",
 // problem found is reported (a source.ErrorList, file:line:col), not only
 // the first.
 func Compile(cat *algebra.Catalog, files []*sdl.File, k Kernel) (*Spec, error) {
-	spec := &Spec{Catalog: cat, Relations: len(cat.Relations)}
+	return CompileWith(cat, files, k, Options{})
+}
+
+// CompileWith is Compile with options.
+func CompileWith(cat *algebra.Catalog, files []*sdl.File, k Kernel, o Options) (*Spec, error) {
+	spec := &Spec{Catalog: cat, Relations: len(cat.Relations), Follow: o.Follow}
 	var errs source.ErrorList
 	var catSrc *source.File // the text of the file the catalog is named for
 	for _, f := range files {
@@ -86,6 +91,7 @@ func Compile(cat *algebra.Catalog, files []*sdl.File, k Kernel) (*Spec, error) {
 	}
 	// Programs last: they need the sensors' IDs.
 	for _, s := range spec.Sensors {
+		s.follow = o.Follow && s.FlagType == "Process"
 		for _, b := range s.Bindings {
 			b.Programs = generateBinding(s, b, nil, false)
 		}

@@ -31,7 +31,7 @@ type entityProbe struct {
 
 func entityPrograms(spec *Spec, k Kernel) ([]*Program, error) {
 	probes := []entityProbe{
-		{event: "sched_process_fork", kind: KindFork, pid: "arg1.pid", tgid: "arg1.tgid", comm: "arg1.comm"},
+		{event: "sched_process_fork", kind: KindFork, pid: "arg1.pid", tgid: "arg1.tgid", arg: "arg0.tgid", comm: "arg1.comm"},
 		{event: "sched_process_exec", kind: KindExec, pid: "arg0.pid", tgid: "arg0.tgid", arg: "arg1", comm: "comm"},
 		{event: "sched_process_exit", kind: KindExit, pid: "arg0.pid", tgid: "arg0.tgid", arg: "arg1"},
 	}
@@ -63,6 +63,14 @@ func entityPrograms(spec *Spec, k Kernel) ([]*Program, error) {
 		const drop, out_ = "drop", "out"
 		g.at("built-in", source.Pos{Line: 1, Col: 1}, "entity records from tracepoint sched:"+ep.event)
 		g.prologue(false)
+		if spec.Follow && ep.kind == KindFork {
+			g.at("built-in", source.Pos{Line: 1, Col: 1}, "follow: the forked process gets its parent's root")
+			g.followFork(arg, tgid)
+		}
+		if spec.Follow && ep.kind == KindExit {
+			g.at("built-in", source.Pos{Line: 1, Col: 1}, "follow: a dead process leaves the follow map")
+			g.followExit(arg, tgid, liveCount)
+		}
 		g.counters(spec.EntityCounter(), out_)
 		g.entitySelect(ep.kind, pid, tgid, arg, comm, liveCount)
 		g.reserve(MapEntities, EntitySize, spec.EntityCounter(), ep.kind, 0, drop)

@@ -41,6 +41,7 @@ type gen struct {
 	pending string // label for the next instruction
 	srcNext *SourceAt
 	labels  int
+	follow  bool   // a Process flag holder's enable is its root's (follow.go)
 	sel     *kexpr // the selection begin and event programs evaluate (nil: none)
 	entsel  bool   // begin and event programs: enabled by entity selections too
 }
@@ -264,9 +265,23 @@ func (g *gen) jumpImm(op asm.JumpOp, reg asm.Register, v uint64, label string) {
 // loads — the one entity enabled when there is only one, and only then
 // the enable map (whose counters traced-then-disabled sensors decrement:
 // they fire only while it is positive, and always look it up).
+// With follow, a holder not enabled is tried again as its root.
 func (g *gen) enableTest(s *Sensor, v *value, on, out string) {
 	g.num(v, asm.R1)
 	g.emit(asm.StoreMem(asm.R10, stFlag, asm.R1, asm.Word))
+	if g.follow {
+		root := g.newLabel("root")
+		g.enableTestID(s, on, root)
+		g.label(root)
+		g.followHolder(out)
+		g.enableTestID(s, on, out)
+		return
+	}
+	g.enableTestID(s, on, out)
+}
+
+// enableTestID is enableTest for the ID in R1 and at stFlag.
+func (g *gen) enableTestID(s *Sensor, on, out string) {
 	g.emit(asm.LoadMapValue(asm.R2, 0, uint32(FlagsSize*s.ID)).WithReference(MapAll),
 		asm.LoadMem(asm.R3, asm.R2, 0, asm.DWord),
 		asm.JNE.Imm(asm.R3, 0, on))
@@ -393,7 +408,7 @@ func generateBinding(s *Sensor, b *Binding, sel *kexpr, entsel bool) []*Program 
 }
 
 func program(s *Sensor, b *Binding, cl *clause, end bool, body func(*gen)) *Program {
-	g := &gen{}
+	g := &gen{follow: s.follow}
 	body(g)
 	suffix := fmt.Sprintf("%d", b.Index)
 	if end {

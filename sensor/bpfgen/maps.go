@@ -73,7 +73,7 @@ const (
 // ringBytes (sensor packets) and entityBytes (entity records), each a
 // power of two multiple of the page size.
 func (s *Spec) SharedMaps(ringBytes, entityBytes int) map[string]*ebpf.MapSpec {
-	return map[string]*ebpf.MapSpec{
+	m := map[string]*ebpf.MapSpec{
 		MapEvents:   {Name: "tqm_events", Type: ebpf.RingBuf, MaxEntries: uint32(ringBytes)},
 		MapEntities: {Name: "tqm_entities", Type: ebpf.RingBuf, MaxEntries: uint32(entityBytes)},
 		MapCounts:   {Name: "tqm_counts", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 16, MaxEntries: uint32(s.Relations + 1)},
@@ -82,6 +82,10 @@ func (s *Spec) SharedMaps(ringBytes, entityBytes int) map[string]*ebpf.MapSpec {
 		MapCommSel:  {Name: "tqm_commsel", Type: ebpf.Hash, KeySize: CommSize, ValueSize: 8, MaxEntries: CommSelEntries},
 		MapEntSel:   {Name: "tqm_entsel", Type: ebpf.Hash, KeySize: 4, ValueSize: 8, MaxEntries: EntSelEntries},
 	}
+	if s.Follow {
+		m[MapFollow] = followMapSpec()
+	}
+	return m
 }
 
 func enableMapSpec(rel string) *ebpf.MapSpec {

@@ -50,7 +50,7 @@ func (k Kind) String() string {
 const (
 	OffPid     = 16 // u64
 	OffTgid    = 24 // u64
-	OffArg     = 32 // u64: exec's old pid, exit's group-dead flag
+	OffArg     = 32 // u64: fork's parent thread group, exec's old pid, exit's group-dead flag
 	OffComm    = 40 // [16]byte: fork's and exec's command name
 	CommSize   = 16
 	EntitySize = OffComm + CommSize
@@ -178,6 +178,9 @@ type Sensor struct {
 	// counter when it fires (the resident re-arms it).
 	Decrement bool
 	Bindings  []*Binding
+	// follow: its programs test a holder's root too (Options.Follow,
+	// follow.go; Process flag holders only).
+	follow bool
 	// Maps are the sensor's own maps: "enable" and one "state<i>" per
 	// interval binding. Programs also reference the shared maps (see
 	// SharedMaps).
@@ -206,6 +209,8 @@ type Spec struct {
 	Relations int
 	// MaxRecord is the largest record a sensor writes.
 	MaxRecord int
+	// Follow: the programs follow descendants (Options.Follow).
+	Follow bool
 }
 
 // Sensor returns the sensor of relation id, or nil.

@@ -83,6 +83,13 @@ func sinkOf(w *Writer) record.Sink { return record.SinkOf[*RelWriter](w) }
 // at, when set, is told each call's journal position (i+1).
 func feed(t *testing.T, s record.Sink, at func(uint64), calls []call, from, to int) {
 	t.Helper()
+	feedAdvancing(t, s, at, calls, from, to, true)
+}
+
+// feedAdvancing is feed; advance false makes the calls without advancing
+// or syncing (a recorder's inputs after its last sync).
+func feedAdvancing(t *testing.T, s record.Sink, at func(uint64), calls []call, from, to int, advance bool) {
+	t.Helper()
 	for i := from; i < to; i++ {
 		c := calls[i]
 		if at != nil {
@@ -99,7 +106,7 @@ func feed(t *testing.T, s record.Sink, at func(uint64), calls []call, from, to i
 				err = r.Event(c.t, c.vals)
 			}
 		}
-		if err == nil {
+		if err == nil && advance {
 			s.Advance(c.t)
 			err = s.Sync()
 		}
@@ -333,6 +340,60 @@ func TestResumeHoldsEachTupleOnce(t *testing.T) {
 		if g, w := asDatabase(t, got, calls); g != w {
 			t.Fatalf("cut %d, resumed at %d: got\n%s\nwant\n%s", cut, from, g, w)
 		}
+	}
+}
+
+// TestResumeAfterClose: a recording closed with tuples ending after the
+// last Advance (a recorder's last inputs come after its last sync), and
+// an observation whose window reaches past it, then resumed from its
+// Resume position and replayed to its end again (a journal's consumer run
+// again on the finished recording) holds each tuple once: Close's
+// Through passes every end it wrote. Without that, the tuples ending
+// after the last Advance, and the observation, were written twice.
+func TestResumeAfterClose(t *testing.T) {
+	dir := t.TempDir()
+	w, err := Create(dir, spec, Options{Every: 10 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := workload(w.Catalog())
+	last := len(calls) - 40
+	obs := db.Observation{Observed: []algebra.Tuple{{Vals: []algebra.Value{algebra.Str("Process"), algebra.DurationVal(0)},
+		From: calls[0].t, To: algebra.Forever}}}
+	win := algebra.Window{From: calls[0].t, To: calls[len(calls)-1].t + int64(time.Minute)}
+	run := func(w *Writer, from int) {
+		feedAdvancing(t, sinkOf(w), w.At, calls, from, last, true)
+		feedAdvancing(t, sinkOf(w), w.At, calls, max(from, last), len(calls), false)
+		w.SetObservation(obs)
+		w.SetWindow(win)
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run(w, 0)
+	s, first := readBack(t, dir)
+	firstObs, err := s.Observation()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w2, err := Append(dir, Options{Every: 10 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(w2, int(w2.Resume())-1)
+	s, got := readBack(t, dir)
+	if g, w := asDatabase(t, got, calls); g != w {
+		t.Fatalf("replayed after Close: got\n%s\nwant\n%s", g, w)
+	}
+	if g, w := asDatabase(t, first, calls); g != w {
+		t.Fatalf("closed: got\n%s\nwant\n%s", g, w)
+	}
+	gotObs, err := s.Observation()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, w := testkit.History(gotObs, algebra.ObservedName), testkit.History(firstObs, algebra.ObservedName); g != w || len(gotObs.Table(algebra.ObservedName).Rows) != 1 {
+		t.Fatalf("observation replayed after Close:\n%s\nclosed:\n%s", g, w)
 	}
 }
 

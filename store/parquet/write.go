@@ -397,10 +397,15 @@ func (w *Writer) write(cut algebra.Time, final bool) error {
 	}
 	n := w.man.Writes + 1
 	parts := map[string]*part{}
+	// top is the latest end of a row written into a file that stays
+	// (not open-…): Through must pass it (see below).
+	top := algebra.Beginning
 	add := func(s *schema, x row, open bool) {
 		hour := hourName(x.to)
 		if open || x.to == algebra.Forever {
 			open, hour = true, hourName(w.latest)
+		} else {
+			top = max(top, x.to)
 		}
 		k := s.rel.Name + "\x00" + x.host + "\x00" + hour + "\x00" + strconv.FormatBool(open)
 		p := parts[k]
@@ -411,6 +416,22 @@ func (w *Writer) write(cut algebra.Time, final bool) error {
 		p.minFrom = min(p.minFrom, x.from)
 		p.rows = append(p.rows, x)
 	}
+	// Resuming from a journal (Append, then the journal replayed from the
+	// manifest's Resume into At and the calls). What is durable: the
+	// files a manifest counts (Writes), each renamed into place before the
+	// manifest that counts it; nothing else survives a kill. Resume is
+	// the least position of a row held or open at this write (else the
+	// position after the last call made): every message before it is a
+	// state message (Advance, SetWindow and SetObservation, each sent
+	// again at every recorder sync) or belongs to a row this or an
+	// earlier write put in files, so reading from Resume loses nothing.
+	// A replayed row is recognised as written by its end alone: it ends
+	// before Through (see below), and hold drops it; a row ending at or
+	// after Through was not written, and is held again (a tuple still
+	// open is held from its replayed Begin, its open-… file removed by
+	// Append). This rests on the journal's time order: after an Advance
+	// to t, no row ending before t comes, so no row ending before a cut
+	// comes after the write that made it.
 	resume := uint64(0)
 	if w.pos > 0 {
 		resume = w.pos + 1
@@ -458,11 +479,20 @@ func (w *Writer) write(cut algebra.Time, final bool) error {
 	if len(parts) > 0 || final {
 		w.man.Writes = n
 	}
+	// Through is how a replayed row is recognised as written: after this
+	// write, every row ending before Through is in files that stay, and
+	// no row ending at or after it is (open-… files aside: Append removes
+	// them). Before Close, rows ending before cut are written and those
+	// ending at or after it are held, so Through is cut. Close writes
+	// every row, and a row may end after the last Advance (a recorder's
+	// last inputs come after its last sync): Through passes the latest
+	// end written, else a journal replayed after Close (a consumer run
+	// again) would hold those rows, and the observation's tuples cut to
+	// a window reaching past latest, a second time.
 	if !final {
 		w.man.Through = max(w.man.Through, cut)
 	} else {
-		// Every row is in the files, those ending at latest too.
-		w.man.Through = max(w.man.Through, algebra.Next(w.latest))
+		w.man.Through = max(w.man.Through, algebra.Next(w.latest), algebra.Next(top))
 	}
 	if w.pos > 0 {
 		w.man.Resume = resume

@@ -73,6 +73,12 @@ type Options struct {
 	// TimeFormat prints a lost session's times.
 	OnLoss     func(remote.Loss)
 	TimeFormat algebra.TimeFormat
+	// OnElem, when set, sees each relation's tuples as they are recorded
+	// (stmt: the relation's index in Relations, or in Recordable's order),
+	// and Progress the time up to which all have been (tqmon record's
+	// exports; remote.LiveOptions).
+	OnElem   func(stmt int, e stream.Elem)
+	Progress func(t algebra.Time)
 }
 
 // Stats describe a live recording.
@@ -133,7 +139,8 @@ func Live(ctx context.Context, conns []wire.Conn, w Sink, cat *algebra.Catalog, 
 		}
 	}()
 	_, live, err := remote.RunLive(ctx, prog, conns, remote.LiveOptions{Duration: opts.Duration, Lease: opts.Lease,
-		Ready: opts.Ready, Tap: tp.Input, Started: tp.Start, OnLoss: opts.OnLoss, TimeFormat: opts.TimeFormat})
+		Ready: opts.Ready, Tap: tp.Input, Started: tp.Start, OnLoss: opts.OnLoss, TimeFormat: opts.TimeFormat,
+		OnElem: opts.OnElem, Progress: opts.Progress, Discard: opts.OnElem != nil})
 	if err == nil {
 		err = live.Err()
 	}

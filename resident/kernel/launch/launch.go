@@ -1,15 +1,40 @@
-// Package launch starts a command paused: its process exists (its pid is
-// known) but it has not run a single instruction of its program until
-// Release — so that sensors enabled for that pid miss nothing it does.
+// Package launch starts a command stopped at its exec: its process exists
+// (its pid is known) and its program is loaded, but it has not run a
+// single instruction of it until Release — so that sensors enabled for
+// that pid see exactly the command's own system calls, none of a
+// launcher's.
 //
-// The command is started through a shim: this program re-executed with a
-// hidden argument (ShimCommand, handled by calling Shim), which says it is
-// ready (its own start-up done) on one pipe, waits for one byte on
-// another and then executes the command in place (same pid). Start
-// returns once the shim is ready, so that what sensors see of the process
-// from then on is the release and the command.
-// If the monitor goes away before releasing it, the pipe closes and the
-// shim exits without running the command.
+// # Why ptrace, not a shim
+//
+// The command is started with PTRACE_TRACEME (Go's SysProcAttr.Ptrace):
+// between the fork and the execve the child runs only the raw system
+// calls of Go's forkAndExecInChild (no Go runtime, no threads), then the
+// kernel stops it with SIGTRAP once the execve has completed, before the
+// new program's first instruction. Start returns at that stop. Release
+// detaches (PTRACE_DETACH, the SIGTRAP suppressed), and the program starts.
+// Sensors enabled for the pid before the release therefore see the
+// command from its first instruction on and nothing before: not its
+// execve (whose entry happened before the stop), and none of a launcher's
+// calls.
+//
+// An earlier version re-executed this program as a shim that waited on a
+// pipe and then called syscall.Exec: the shim's Go runtime (its futex,
+// epoll_pwait, tgkill and nanosleep calls between the release and the
+// exec) showed in the command's counts, 0–5 extra calls per /bin/true.
+// Enabling the filter "only from the exec" would have needed a second,
+// in-kernel enable state; the exec stop gives the same guarantee with the
+// enables the resident already has.
+//
+// Until its release the command is killed if this process goes away
+// (PTRACE_O_EXITKILL): a monitor that dies before its sensors are ready
+// never lets the command run unwatched. After the release the command is
+// an ordinary child, no longer traced (it can be debugged or traced by
+// others; a set-user-ID program started this way runs without its
+// privileges, as under any tracer).
+//
+// ptrace requests must come from the thread that is the tracer, so each
+// Cmd keeps one goroutine locked to its OS thread from the start to the
+// release.
 package launch
 
 import (
@@ -17,22 +42,15 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"sync"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
-
-// ShimCommand is the hidden first argument that makes this program the
-// shim: the program's main must hand the arguments after it to Shim.
-const ShimCommand = "__exec-paused"
-
-// exitNotReleased is the shim's exit status when it is never released.
-const exitNotReleased = 125
 
 // Options shape how a command is started.
 type Options struct {
-	// Self runs this program as the shim: the executable and arguments
-	// before the command (default: os.Executable() and ShimCommand).
-	Self []string
 	// Env is the command's environment (nil: this process's).
 	Env []string
 	// Dir is its working directory ("": this process's).
@@ -41,25 +59,30 @@ type Options struct {
 	Stdin, Stdout, Stderr *os.File
 }
 
-// Cmd is a command started paused.
+// Cmd is a command started stopped at its exec.
 type Cmd struct {
-	// Pid is the command's process ID (the shim's, then the command's:
-	// the shim executes it in place).
+	// Pid is the command's process ID.
 	Pid int
 	// Path is the executable the command runs.
 	Path string
 
-	cmd      *exec.Cmd
-	release  *os.File
-	once     sync.Once
-	done     chan struct{}
-	state    *os.ProcessState
-	err      error
-	released bool
+	cmd   *exec.Cmd
+	ops   chan op // to the tracer thread, until the release
+	once  sync.Once
+	done  chan struct{}
+	state *os.ProcessState
+	err   error
 }
 
-// Start starts argv paused. The executable is looked up (PATH) now, so a
-// missing command is reported before anything else happens.
+// op is a request to the tracer thread: release (detach) or kill.
+type op struct {
+	kill  bool
+	reply chan error
+}
+
+// Start starts argv stopped at its exec. The executable is looked up
+// (PATH) now, so a missing command is reported before anything else
+// happens.
 func Start(argv []string, opts Options) (*Cmd, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("launch: no command")
@@ -68,27 +91,8 @@ func Start(argv []string, opts Options) (*Cmd, error) {
 	if err != nil {
 		return nil, err
 	}
-	self := opts.Self
-	if len(self) == 0 {
-		exe, err := os.Executable()
-		if err != nil {
-			return nil, fmt.Errorf("launch: finding this program to run as the shim: %w", err)
-		}
-		self = []string{exe, ShimCommand}
-	}
-	rd, wr, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	readyR, readyW, err := os.Pipe()
-	if err != nil {
-		rd.Close()
-		wr.Close()
-		return nil, err
-	}
-	defer readyR.Close()
-	args := append(append(append([]string{}, self[1:]...), path), argv...)
-	cmd := exec.Command(self[0], args...)
+	cmd := exec.Command(path, argv[1:]...)
+	cmd.Args = argv
 	cmd.Env, cmd.Dir = opts.Env, opts.Dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	if opts.Stdin != nil {
@@ -100,42 +104,111 @@ func Start(argv []string, opts Options) (*Cmd, error) {
 	if opts.Stderr != nil {
 		cmd.Stderr = opts.Stderr
 	}
-	cmd.ExtraFiles = []*os.File{rd, readyW} // fds 3 and 4 in the shim
-	err = cmd.Start()
-	rd.Close()
-	readyW.Close()
-	if err != nil {
-		wr.Close()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Ptrace: true}
+	c := &Cmd{Path: path, cmd: cmd, ops: make(chan op), done: make(chan struct{})}
+	started := make(chan error, 1)
+	go c.tracer(started)
+	if err := <-started; err != nil {
 		return nil, err
-	}
-	c := &Cmd{Pid: cmd.Process.Pid, Path: path, cmd: cmd, release: wr, done: make(chan struct{})}
-	go func() {
-		c.err = cmd.Wait()
-		c.state = cmd.ProcessState
-		close(c.done)
-	}()
-	var b [1]byte
-	if n, _ := readyR.Read(b[:]); n != 1 {
-		c.Kill()
-		c.Wait()
-		return nil, fmt.Errorf("launch: the shim (%s) did not start: does this program call launch.Shim for %s?", self[0], ShimCommand)
 	}
 	return c, nil
 }
 
-// Release lets the command run.
-func (c *Cmd) Release() error {
+// tracer is the goroutine, locked to its thread, that starts the command,
+// waits for its exec stop, and detaches it (or kills it) on request. Its
+// thread must live until then: a tracer thread's exit detaches its
+// tracees (and, with PTRACE_O_EXITKILL, kills them).
+func (c *Cmd) tracer(started chan<- error) {
+	runtime.LockOSThread()
+	// The thread stays locked (and so ends with this goroutine) if it
+	// ever had a tracee: never hand it back to other goroutines.
+	if err := c.cmd.Start(); err != nil {
+		started <- err
+		return
+	}
+	c.Pid = c.cmd.Process.Pid
+	var ws unix.WaitStatus
+	for {
+		_, err := unix.Wait4(c.Pid, &ws, unix.WALL, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			started <- fmt.Errorf("launch: waiting for %s to stop at its exec: %w", c.Path, err)
+			return
+		}
+		break
+	}
+	if !ws.Stopped() || ws.StopSignal() != syscall.SIGTRAP {
+		// It died before its exec stop (cannot happen unless it was
+		// killed from outside): report what it did.
+		started <- fmt.Errorf("launch: %s did not stop at its exec (%s)", c.Path, describe(ws))
+		return
+	}
+	if err := unix.PtraceSetOptions(c.Pid, unix.PTRACE_O_EXITKILL); err != nil {
+		unix.Kill(c.Pid, unix.SIGKILL)
+		c.reap()
+		started <- fmt.Errorf("launch: PTRACE_O_EXITKILL on %s: %w", c.Path, err)
+		return
+	}
+	started <- nil
+	o := <-c.ops
 	var err error
+	if o.kill {
+		unix.Kill(c.Pid, unix.SIGKILL)
+	} else if err = unix.PtraceDetach(c.Pid); err != nil {
+		err = fmt.Errorf("launch: releasing %s: %w", c.Path, err)
+		unix.Kill(c.Pid, unix.SIGKILL)
+	}
+	// Detached (or killed): an ordinary child now, waited for by any
+	// thread.
+	go c.reap()
+	o.reply <- err
+}
+
+// reap waits for the command's exit.
+func (c *Cmd) reap() {
+	c.err = c.cmd.Wait()
+	c.state = c.cmd.ProcessState
+	close(c.done)
+}
+
+func describe(ws unix.WaitStatus) string {
+	switch {
+	case ws.Exited():
+		return fmt.Sprintf("exited with status %d", ws.ExitStatus())
+	case ws.Signaled():
+		return "killed by " + ws.Signal().String()
+	case ws.Stopped():
+		return "stopped by " + ws.StopSignal().String()
+	}
+	return fmt.Sprintf("wait status %#x", uint32(ws))
+}
+
+// send hands the tracer thread its one request; later requests do
+// nothing.
+func (c *Cmd) send(kill bool) error {
+	err := errAlready
 	c.once.Do(func() {
-		c.released = true
-		_, err = c.release.Write([]byte{1})
-		c.release.Close()
+		reply := make(chan error)
+		c.ops <- op{kill: kill, reply: reply}
+		err = <-reply
 	})
 	return err
 }
 
-// Wait waits for the command to exit and returns its state. A command
-// never released exits with status 125 without running.
+var errAlready = errors.New("launch: the command was already released or killed")
+
+// Release lets the command run.
+func (c *Cmd) Release() error {
+	if err := c.send(false); err != nil && err != errAlready {
+		return err
+	}
+	return nil
+}
+
+// Wait waits for the command to exit and returns its state. Call it only
+// after Release or Kill.
 func (c *Cmd) Wait() (*os.ProcessState, error) {
 	<-c.done
 	var ee *exec.ExitError
@@ -145,45 +218,12 @@ func (c *Cmd) Wait() (*os.ProcessState, error) {
 	return c.state, c.err
 }
 
-// Done is closed when the command has exited.
+// Done is closed when the command has exited (after Release or Kill).
 func (c *Cmd) Done() <-chan struct{} { return c.done }
 
-// Kill kills the command (or the shim, if not released yet).
+// Kill kills the command, released or not.
 func (c *Cmd) Kill() {
-	c.once.Do(func() { c.release.Close() })
-	c.cmd.Process.Signal(syscall.SIGKILL)
-}
-
-// Shim is the shim's side, given the arguments after ShimCommand (the
-// executable's path, then the command's argv): it waits for the release
-// and executes the command in place. It returns only on failure; the
-// caller should then exit with ExitCode.
-func Shim(args []string) error {
-	if len(args) < 2 {
-		return errors.New("launch: the shim needs an executable and a command")
+	if c.send(true) == errAlready {
+		c.cmd.Process.Signal(syscall.SIGKILL)
 	}
-	f, ready := os.NewFile(3, "release"), os.NewFile(4, "ready")
-	if f == nil || ready == nil {
-		return errors.New("launch: the shim has no release and ready pipes (fds 3 and 4)")
-	}
-	var b [1]byte
-	ready.Write(b[:])
-	ready.Close()
-	n, _ := f.Read(b[:])
-	f.Close()
-	if n != 1 {
-		return ErrNotReleased
-	}
-	return fmt.Errorf("launch: executing %s: %w", args[0], syscall.Exec(args[0], args[1:], os.Environ()))
-}
-
-// ErrNotReleased: the monitor went away before releasing the command.
-var ErrNotReleased = errors.New("launch: the monitor went away before the command was released; not running it")
-
-// ExitCode is the status a shim should exit with after Shim returned err.
-func ExitCode(err error) int {
-	if errors.Is(err, ErrNotReleased) {
-		return exitNotReleased
-	}
-	return 127
 }

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// readLines reads a file of lines ("" when it does not exist), sorted.
+func readLines(path string) []string {
+	data, _ := os.ReadFile(path)
+	text := strings.TrimSuffix(string(data), "\n")
+	if text == "" {
+		return nil
+	}
+	lines := strings.Split(text, "\n")
+	slices.Sort(lines)
+	return lines
+}
+
+// execLine is what the tests' --exec writes per Sends tuple.
+const execLine = `echo "$TQMON_REL $TQMON_KIND $TQMON_AT $TQMON_Process $TQMON_Mailbox" >> `
+
+// sendsP1 is the reference: the lines execLine writes for the Sends of
+// P1 in the paper's history, from query --exec.
+func sendsP1(t *testing.T) []string {
+	t.Helper()
+	log := filepath.Join(t.TempDir(), "ref")
+	code, _, errs := tqmon(t, "query", "--history", paper, "-e", sendsQuery+` where s.Process = P1`,
+		"--exec-rate", "1000", "--exec", execLine+log)
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, errs)
+	}
+	want := readLines(log)
+	if len(want) == 0 {
+		t.Fatal("no Sends of P1")
+	}
+	return want
+}
+
+// TestShellExport: the shell exports each statement's results as query
+// does (here --exec, the tuple in the command's environment).
+func TestShellExport(t *testing.T) {
+	want := sendsP1(t)
+	dir := t.TempDir()
+	log := filepath.Join(dir, "log")
+	script := filepath.Join(dir, "script.tq")
+	os.WriteFile(script, []byte(sendsQuery+" where s.Process = P1;\n"), 0o644)
+	code, _, errs := tqmon(t, "shell", "--history", paper, "--history-file", "", "-f", script,
+		"--exec-rate", "1000", "--exec", execLine+log)
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, errs)
+	}
+	if got := readLines(log); !slices.Equal(got, want) {
+		t.Errorf("shell --exec ran for\n%s\nquery --exec for\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if code, _, errs := tqmon(t, "shell", "--history", paper, "--prometheus", ":0", "--prometheus-hold", "-f", script); code != exitUsage || !strings.Contains(errs, "--prometheus-hold does not go with the shell") {
+		t.Errorf("shell --prometheus-hold: exit %d, %q", code, errs)
+	}
+}
+
+// TestViewExport: view exports the results of its queries as the display
+// computes them — played to the end, the same tuples as query's — and
+// what the exporters say waits until the display has ended.
+func TestViewExport(t *testing.T) {
+	want := sendsP1(t)
+	bin := binary(t)
+	log := filepath.Join(t.TempDir(), "log")
+	tm := startTerm(t, bin, "view", "--history", "testdata/paper", "--display", "testdata/paper/os.display",
+		"-f", "testdata/paper/resumed_by_p1.tq", "-e", sendsQuery+` where s.Process = P1`,
+		"--speed", "100000", "--exec-rate", "1000", "--exec", execLine+log)
+	sends := func() []string {
+		var out []string
+		for _, l := range readLines(log) {
+			if strings.HasPrefix(l, "Sends ") {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for len(sends()) < len(want) && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond) // nothing more comes
+	tm.typeText("q")
+	if code := tm.exit(20 * time.Second); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, tm.all())
+	}
+	if got := sends(); !slices.Equal(got, want) {
+		t.Errorf("view --exec ran for\n%s\nquery --exec for\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestRecordExport: record exports each recorded relation's tuples under
+// the relation's name as it records them — to an OTLP collector here:
+// a span per Waiting tuple, a log record per SendMessage — the same
+// tuples the database then holds.
+func TestRecordExport(t *testing.T) {
+	addr, col := startCollector(t)
+	dbDir := filepath.Join(t.TempDir(), "run.db")
+	code, _, errs := tqmon(t, "record", "--demo", "--duration", "1s", "--seed", "3", "--db", dbDir,
+		"--relations", "SendMessage,Waiting", "--otlp", addr)
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, errs)
+	}
+	if strings.Contains(errs, "--otlp") {
+		t.Errorf("stderr: %s", errs)
+	}
+	var spans, logs int
+	for _, l := range col.received(t) {
+		switch {
+		case strings.HasPrefix(l, "Waiting ") && !strings.HasSuffix(l, " log"):
+			spans++
+		case strings.HasPrefix(l, "SendMessage ") && strings.HasSuffix(l, " log"):
+			logs++
+		default:
+			t.Errorf("unexpected: %s", l)
+		}
+	}
+	count := func(q string) int {
+		code, out, errs := tqmon(t, "query", "--db", dbDir, "--format", "csv", "-e", q)
+		if code != 0 {
+			t.Fatalf("exit %d:\n%s", code, errs)
+		}
+		return strings.Count(strings.TrimSpace(out), "\n")
+	}
+	wantLogs := count(`range of s is SendMessage retrieve (s.Process, s.Mailbox)`)
+	wantSpans := count(`range of w is Waiting retrieve (w.Process, w.Mailbox)`)
+	if logs != wantLogs || spans != wantSpans || logs == 0 || spans == 0 {
+		t.Errorf("exported %d SendMessage log records and %d Waiting spans; the database holds %d and %d", logs, spans, wantLogs, wantSpans)
+	}
+}
