@@ -17,4 +17,14 @@
 // RestrictObserved on a history), and the observation is queryable as the
 // built-in relations Observed and Lost, fed to the network (and the Tap)
 // as the run learns them.
+//
+// A fleet — hosts reached over NATS, or several residents — is one
+// subject of many hosts (fleet.go): FleetCatalog makes its catalog the
+// union of the hosts' descriptions, with a Host attribute on every
+// relation and host-qualified identifiers; each host's watermark is held
+// back by its clock-skew bound, and a silent host is lost alone. What a
+// resident runs for a plan beyond enables — σ/π fragments (fragment.go)
+// and two-phase counting triggers (twophase.go) — is sent only to
+// residents announcing the capability; the monitor applies every
+// selection again, so results never depend on them.
 package remote

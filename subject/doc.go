@@ -1,7 +1,8 @@
 // Package subject opens what tqmon monitors, one way for every command:
 // Open takes Options naming one subject — a recorded history directory,
-// a database, live resident monitors (several), the paper's demo system
-// run in this process, or this machine's Linux kernel — and returns a
+// a database, a Parquet recording, live resident monitors (several, by
+// address or as the hosts of a NATS fleet), the paper's demo system run
+// in this process, or this machine's Linux kernel — and returns a
 // Subject. A Subject has a catalog and a sensor description, says what
 // "now" is and whether it is live, runs compiled programs (package query)
 // over itself — whole tables from a recording, result elements streamed

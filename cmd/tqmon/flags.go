@@ -124,7 +124,7 @@ func addKernelFlags(cmd *cobra.Command, fl *pflag.FlagSet, k *kernelFlags, help,
 	fl.BoolVarP(&k.command, "command", "c", false, "with --kernel: run the arguments after -- as a command, stopped at its exec until the sensors are ready (traced from its first instruction: no launcher's calls, not its execve); $target is its pid")
 	fl.StringVar(&k.output, "command-output", "", "with -c: FILE the command's stdout and stderr go to (default: the terminal; with --display a new temporary file, named when tqmon ends, so the command never draws over the display)")
 	fl.StringVarP(&k.target, "target", "p", "", "with --kernel: $target is this running process's pid (-p PID, as bpftrace)")
-	fl.BoolVar(&k.follow, "follow", false, "with --kernel: a sensor enabled for a process is enabled for the processes it forks from then on, transitively (its children from their first instruction): `s.Process = $target` selects the target and its descendants; tuples still name their own process (Process.Parent relates them)")
+	fl.BoolVar(&k.follow, "follow", false, "with --kernel: a sensor enabled for a process is enabled for the processes it forks from then on, transitively (its children from their first instruction): s.Process = $target selects the target and its descendants; tuples still name their own process (Process.Parent relates them)")
 	fl.StringArrayVar(&k.specs, "spec", nil, "with --kernel: FILE extending the kernel's description (uprobe sensors; repeatable)")
 	fl.IntVar(&k.ringBytes, "ring-bytes", 8<<20, "with --kernel: size of the packet ring buffer (a power of two, at least a page)")
 	cmd.Long += help

@@ -51,7 +51,7 @@ type queryFlags struct {
 func newQueryCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f queryFlags
 	cmd := &cobra.Command{
-		Use:     "query (--history DIR | --db DB | --connect ADDR) (-f FILE | -e TEXT)...",
+		Use:     "query (--history DIR | --db DB | --parquet DIR | --connect ADDR... | --nats URL | --kernel) (-f FILE | -e TEXT)...",
 		Short:   "Evaluate TQuel statements over a history, a database, a live system or the kernel",
 		Long:    doc("query"),
 		Example: doc("query.example"),
@@ -76,8 +76,8 @@ func newQueryCmd(stdout, stderr io.Writer) *cobra.Command {
 	addNATSFlags(fl, &f.nats)
 	fl.StringVar(&f.token, "token", "", "shared token for residents reached over TCP or NATS")
 	fl.DurationVar(&f.duration, "duration", 0, "with --connect or --kernel: stop after this long (default: until interrupted, the residents end or the -c command exits)")
-	fl.DurationVar(&f.lease, "lease", 3*time.Second, "with --connect: the lease residents grant; if the monitor vanishes, they clear its flags once it lapses")
-	fl.StringVar(&f.display, "display", "", "with --connect: show the results animated in the terminal as the display spec SPEC says (see tqmon view --help)")
+	fl.DurationVar(&f.lease, "lease", 3*time.Second, "with --connect or --nats: the lease residents grant; if the monitor vanishes, they clear its flags once it lapses")
+	fl.StringVar(&f.display, "display", "", "with --connect, --nats or --kernel: show the results animated in the terminal as the display spec SPEC says (see tqmon view --help)")
 	fl.StringVar(&f.dbDir, "db", "", "database to query (see tqmon record, tqmon import); --stats reports the blocks read")
 	fl.StringVar(&f.parquetDir, "parquet", "", "DIR: a Parquet recording to query (tqmon record --parquet; docs/parquet.md), read through the same time windows as --db; --stats reports the files read")
 	addMaxMemoryFlag(fl, &f.maxMemory)

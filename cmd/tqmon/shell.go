@@ -42,7 +42,7 @@ type shellFlags struct {
 func newShellCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f shellFlags
 	cmd := &cobra.Command{
-		Use:     "shell [--history DIR | --db DB | --connect ADDR... | --demo | --kernel]",
+		Use:     "shell [--history DIR | --db DB | --parquet DIR | --connect ADDR... | --nats URL | --demo | --kernel]",
 		Short:   "Ask TQuel questions interactively",
 		Long:    doc("shell"),
 		Example: doc("shell.example"),
@@ -65,7 +65,7 @@ func newShellCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.StringVar(&f.parquetDir, "parquet", "", "query a Parquet recording (see tqmon record --parquet)")
 	fl.StringArrayVar(&f.connect, "connect", nil, "query resident monitors live at ADDR (repeatable)")
 	addNATSFlags(fl, &f.nats)
-	fl.StringVar(&f.token, "token", "", "shared token for residents reached over TCP")
+	fl.StringVar(&f.token, "token", "", "shared token for residents reached over TCP or NATS")
 	fl.BoolVar(&f.demo, "demo", false, "run the paper's example system inside the shell and query it live")
 	fl.BoolVar(&f.kernel, "kernel", false, "query this machine's Linux kernel live (eBPF sensors; needs root)")
 	fl.StringVarP(&f.target, "target", "p", "", "with --kernel: $target is this running process's pid (-p PID, as bpftrace)")
