@@ -314,6 +314,34 @@ func getppidRowsOf(t *testing.T, bin, host string, reach ...string) {
 	}
 }
 
+// -p PID is --target PID, as bpftrace's -p: $target names that running
+// process, and only its calls come back.
+func TestKernelPidShorthand(t *testing.T) {
+	kerneltest.Need(t)
+	bin := binary(t)
+	work := kerneltest.BuildC(t, "../../resident/kernel/testdata/workload.c", true)
+	busy := exec.Command(work, "100000000", "0", filepath.Join(t.TempDir(), "cpu"))
+	if err := busy.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { busy.Process.Kill(); busy.Wait() }()
+	pid := strconv.Itoa(busy.Process.Pid)
+	out, err := exec.Command(bin, "query", "--kernel", "-p", pid, "--duration", "2s", "--format", "csv", "--allow-loss",
+		"-e", `range of s is Syscall retrieve (s.Process, s.Name) where s.Process = $target`).Output()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errText(err))
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) < 100 {
+		t.Fatalf("only %d lines", len(lines))
+	}
+	for _, l := range lines[1:] {
+		if !strings.HasPrefix(l, pid+",getppid,") {
+			t.Fatalf("a row of another process or call: %q", l)
+		}
+	}
+}
+
 // startResident runs tqmon resident --kernel with args until the test
 // ends, once its first line on stderr says want.
 func startResident(t *testing.T, bin, want string, args ...string) {
