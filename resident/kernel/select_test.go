@@ -227,10 +227,16 @@ func sameBut(a, b []string, blank string) bool {
 }
 
 // Concurrent sessions with different selections on one sensor share its
-// programs, which select what either selects (the or): each session's
-// results are still exactly its own — N getppid calls for one, the
-// workload's opens for the other — since each monitor applies its own
-// query's selection again; the packets either is sent are the or's.
+// programs, which select what either selects (the or), and the drain
+// sends each session only what its own selection passes (the sieve): one
+// is sent exactly the workload's N getppid calls, the other exactly its 5
+// opens (openat: /proc/self/schedstat at its start, the one file it is
+// given, /proc/self/stat and /proc/self/schedstat at its end, and OUT; it
+// is built statically: no loader opens libraries) — no packet of the
+// other's. Each session's counts are its own: what the other's selection
+// passed and its own filtered out is not wanted by it, so delivered +
+// dropped = wanted for each. Before, both were sent the or's packets and
+// each counted the or's as wanted.
 func TestKernelConcurrentSelections(t *testing.T) {
 	kerneltest.Need(t)
 	bin := kerneltest.BuildC(t, "testdata/workload.c", true)
@@ -285,9 +291,10 @@ func TestKernelConcurrentSelections(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	const wantOpens = 5
 	getppid, opens := len(results[0][0].Table.Rows), len(results[1][0].Table.Rows)
-	if getppid != n || opens < 2 {
-		t.Errorf("getppid calls %d, want %d; opens %d, want the workload's (at least 2)", getppid, n, opens)
+	if getppid != n || opens != wantOpens {
+		t.Errorf("getppid calls %d, want %d; opens %d, want the workload's %d", getppid, n, opens, wantOpens)
 	}
 	for i, c := range [][]string{column(results[0][0].Table, 0), column(results[1][0].Table, 0)} {
 		for _, name := range c {
@@ -302,8 +309,14 @@ func TestKernelConcurrentSelections(t *testing.T) {
 		t.Errorf("Syscall selects %q, want (up to the order of the or) %q", placed, want)
 	}
 	for i, st := range stats {
-		if p := st.Packets["Syscall"]; p != getppid+opens {
-			t.Errorf("session %d: %d Syscall packets, want the or's %d", i+1, p, getppid+opens)
+		want := []int{n, wantOpens}[i]
+		p, w, d := st.Packets["Syscall"], st.Wanted["Syscall"], st.Dropped["Syscall"]
+		if p != want {
+			t.Errorf("session %d: %d Syscall packets, want its own %d (the or's: %d)", i+1, p, want, n+wantOpens)
 		}
+		if uint64(p)+d != w || d != 0 {
+			t.Errorf("session %d: %d Syscall packets delivered + %d dropped, %d wanted; want delivered + dropped = wanted, no drops", i+1, p, d, w)
+		}
+		t.Logf("session %d: %d Syscall packets delivered, %d dropped, %d wanted", i+1, p, d, w)
 	}
 }

@@ -35,6 +35,7 @@ type tracker struct {
 	pending   []record // records walked and not applied (pending[head:])
 	lastW     int64
 	begun     map[beginKey]*begunTuple
+	countBuf  []wire.Count // (ownCounts)
 	tuples    uint64
 	rearm     map[flagKey]bool
 	delivered []atomic.Uint64 // per relation: records read from the ring
@@ -76,13 +77,16 @@ type beginKey struct {
 	k0, k1  uint64
 }
 
-// begunTuple is an interval whose begin went to some sessions.
+// begunTuple is an interval whose begin went to some sessions (mask), or
+// that some sessions' fragments filtered out (unwanted: its end is not
+// wanted by them either; see sieve).
 type begunTuple struct {
-	tuple uint64
-	begin int64
-	vals  []wire.Value
-	ents  []*entity
-	mask  uint64
+	tuple    uint64
+	begin    int64
+	vals     []wire.Value
+	ents     []*entity
+	mask     uint64
+	unwanted uint64
 }
 
 // roundOut collects a round's packets per session.
