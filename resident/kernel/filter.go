@@ -24,12 +24,31 @@ import (
 // otherwise they evaluate the or of the sessions' distinct predicates
 // (equal predicates are compiled once: the queries that agree share it),
 // each weakened to what a program evaluates exactly (bpfgen: what it
-// cannot is true). A session may so be sent packets that only another's
-// selection passes, and packets its own passes only in the weakened
-// form: the remote monitor runs every query's σ again (remote's
-// fragments), so results never depend on the selection — it decides
-// packets and bytes only. The attributes a fragment keeps (Keep) are not
-// used: kernel records have a fixed layout.
+// cannot is true). The programs may so pass packets that only another
+// session's selection passes, and packets a selection passes only in the
+// weakened form; the drain sends each session only what its own
+// fragments pass, evaluated exactly on the packet's values (the sieve:
+// wire.Pred.Eval, the Go resident's evaluator), so over --connect a
+// monitor is not sent what it would discard. The remote monitor runs
+// every query's σ again (remote's fragments): results never depend on
+// the selection, which decides packets and bytes only. The attributes a
+// fragment keeps (Keep) are not used: kernel records have a fixed layout.
+//
+// Counts. A packet the kernel counted wanted (it passed the programs'
+// or) that a session's fragments filter out in the drain is not wanted
+// by that session (Session.unwanted; an interval's end with its begin):
+// its counts subtract it, so that for each session delivered + dropped =
+// wanted, wanted being what its own selection passed, as in the Go
+// resident. Drops in the kernel (a full ring) happen before any
+// selection of the drain: they are counted for every session the sensor
+// sends to — conservative (a drop may be of a packet a session would
+// have filtered out), never missing.
+//
+// Cost. A session without a predicate on a sensor is not tested: the
+// drain's only extra work per packet is a nil check (the sensor has no
+// sieve) or a mask test; a filtered packet costs each distinct predicate
+// once (the sessions sharing it share its evaluation), and a session's
+// fragments are bounded (maxFragments, wire.MaxPredNodes).
 //
 // Changes. The selection is recomputed when a fragment comes or goes and
 // when a session starts or stops enabling the sensor (its first enable,
