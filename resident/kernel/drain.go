@@ -263,7 +263,7 @@ func (t *tracker) round(final bool) {
 	if t.rounds++; t.rounds%1000 == 0 {
 		t.ents.prune(w)
 	}
-	counts := t.counts()
+	counts := t.decidedCounts()
 	now := monoNow()
 	var expired []*Session
 	deliver := func(i int) {
@@ -362,6 +362,9 @@ func (t *tracker) packet(b []byte, ts int64, out *roundOut) {
 	}
 	ss := r.sensors[sid]
 	bd := ss.s.Bindings[bi]
+	if sid < len(t.decided) {
+		t.decided[sid]++
+	}
 	if kind == bpfgen.KindEnd {
 		if len(b) < bpfgen.IntervalHeader {
 			t.bad++

@@ -73,7 +73,7 @@ func (r *Resident) Open() *Session {
 	// The session's counts start now (before the drain can see it), not
 	// at the resident's start: an earlier session's packets are not its
 	// "produced while enabled" (session.Core.Base).
-	s.core.Base(r.tr.counts())
+	s.core.Base(r.tr.decidedCounts())
 	idx, err := r.sessions.Add(s)
 	if err != nil {
 		s.core.Refuse(err)
