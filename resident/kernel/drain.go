@@ -30,8 +30,10 @@ import (
 //     not applied; keep the others noted for a later round;
 //  3. free, in each ring, the room of the records applied that no record
 //     not applied precedes (the consumer position only moves forward);
-//  4. hand each session its packets with watermark W and the kernel's
-//     cumulative counts of packets wanted and dropped
+//  4. hand each session its packets with watermark W and the cumulative
+//     counts of packets dropped (the kernel's) and wanted (those drops and
+//     the records applied: decidedCounts), less what its fragments
+//     filtered out (ownCounts)
 //     (session.Core.Deliver, the roomiest session first: its batches are
 //     in order because every packet of a later round is stamped after W,
 //     as steps 1 and 2 argue).
