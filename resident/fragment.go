@@ -1,11 +1,8 @@
 package resident
 
 import (
-	"cmp"
 	"fmt"
-	"math"
 	"math/bits"
-	"strings"
 
 	"github.com/tqmon/tqmon/resident/wire"
 )
@@ -104,72 +101,23 @@ func (t *fragTable) pass(kinds *[MaxAttrs]wire.ValueKind, vals []Value) uint64 {
 	return m
 }
 
-// evalPred reports whether vals satisfy p (kinds: the attributes' kinds;
-// the fragment's install checked that p's values have them).
+// evalPred reports whether vals satisfy p (wire.Pred.Eval; kinds: the
+// attributes' kinds; the fragment's install checked that p's values have
+// them).
 func evalPred(p *wire.Pred, kinds *[MaxAttrs]wire.ValueKind, vals []Value) bool {
-	switch p.Op {
-	case wire.PAnd:
-		for i := range p.Kids {
-			if !evalPred(&p.Kids[i], kinds, vals) {
-				return false
+	return p.Eval(func(a int) (uint64, string, bool) {
+		if a >= len(vals) {
+			return 0, "", false
+		}
+		v := &vals[a]
+		if kinds[a] == wire.VEntity {
+			if v.E == nil {
+				return 0, "", true // the empty ID
 			}
+			return 0, v.E.id, true
 		}
-		return true
-	case wire.POr:
-		for i := range p.Kids {
-			if evalPred(&p.Kids[i], kinds, vals) {
-				return true
-			}
-		}
-		return false
-	case wire.PNot:
-		return !evalPred(&p.Kids[0], kinds, vals)
-	}
-	if int(p.Attr) >= len(vals) {
-		return false
-	}
-	v := &vals[p.Attr]
-	var c int
-	switch p.Value.Kind {
-	case wire.VEntity, wire.VString:
-		s := v.S
-		if p.Value.Kind == wire.VEntity {
-			s = ""
-			if v.E != nil {
-				s = v.E.id
-			}
-		}
-		if p.Op == wire.PPrefix {
-			return strings.HasPrefix(s, p.Value.S)
-		}
-		c = strings.Compare(s, p.Value.S)
-	case wire.VInt, wire.VTime, wire.VDuration:
-		a, b := int64(v.N), int64(p.Value.N)
-		c = cmp.Compare(a, b)
-	case wire.VFloat:
-		a, b := math.Float64frombits(v.N), math.Float64frombits(p.Value.N)
-		if a != a || b != b { // NaN: unordered, unequal to everything
-			return p.Op == wire.PNe
-		}
-		c = cmp.Compare(a, b)
-	default:
-		c = cmp.Compare(v.N, p.Value.N)
-	}
-	switch p.Op {
-	case wire.PEq:
-		return c == 0
-	case wire.PNe:
-		return c != 0
-	case wire.PLt:
-		return c < 0
-	case wire.PLe:
-		return c <= 0
-	case wire.PGt:
-		return c > 0
-	case wire.PGe:
-		return c >= 0
-	}
-	return false
+		return v.N, v.S, true
+	})
 }
 
 func (s *Session) addFragment(cmd *wire.Command) error {

@@ -24,6 +24,9 @@ type sensorState struct {
 	// for the sensor by their command (entsel.go).
 	selTrigs int
 	att      *attachment
+	// sieve: what the drain evaluates per session (nil: no session's
+	// fragments filter the sensor; see filter.go).
+	sieve *sieve
 }
 
 // attachment is a sensor's loaded programs, their links and its maps.

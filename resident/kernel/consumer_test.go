@@ -45,6 +45,9 @@ func consume(tb testing.TB, s *kernel.Synthetic, lease time.Duration, each func(
 const (
 	selectCalls  = `range of s is Syscall retrieve (s.Name, s.Thread) where s.Process = $target`
 	countGetppid = `range of s is Syscall retrieve (N = count(s.Name for ever)) where s.Process = $target and s.Name = "getppid"`
+	// (a fragment: the drain evaluates the session's selection on every
+	// packet, which passes it)
+	selectGetppid = `range of s is Syscall retrieve (s.Name, s.Thread) where s.Process = $target and s.Name = "getppid"`
 )
 
 // consumeQuery is consume for the query text.
@@ -131,9 +134,10 @@ func (c *consumer) stop() {
 //
 // Sub-benchmarks: select, the σ/π (a result per event); count, a count of
 // the calls (a result per event: each count as it ends, the last as it
-// begins).
+// begins); selected, the σ/π with a selection on the name, which the
+// drain evaluates for the session (its sieve; every record passes it).
 func BenchmarkConsumer(b *testing.B) {
-	for _, q := range []struct{ name, text string }{{"select", selectCalls}, {"count", countGetppid}} {
+	for _, q := range []struct{ name, text string }{{"select", selectCalls}, {"count", countGetppid}, {"selected", selectGetppid}} {
 		b.Run(q.name, func(b *testing.B) { benchConsumer(b, q.text) })
 	}
 }

@@ -94,8 +94,10 @@
 // of those of the sessions that enable the sensor into its programs,
 // before a packet is counted or reserved, and replaces the programs
 // atomically when it changes: each program is attached as a stub that
-// tail-calls it (filter.go, bpfgen/filter.go). Results never depend on
-// them: the remote monitor selects again. Options.NoSelections turns
+// tail-calls it (filter.go, bpfgen/filter.go). The drain then sends each
+// session only what its own fragments pass (the sieve, filter.go), and
+// counts what they filter out as not wanted by it. Results never depend
+// on them: the remote monitor selects again. Options.NoSelections turns
 // both off (for comparing).
 //
 // # Packets and time

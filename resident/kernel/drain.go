@@ -30,8 +30,10 @@ import (
 //     not applied; keep the others noted for a later round;
 //  3. free, in each ring, the room of the records applied that no record
 //     not applied precedes (the consumer position only moves forward);
-//  4. hand each session its packets with watermark W and the kernel's
-//     cumulative counts of packets wanted and dropped
+//  4. hand each session its packets with watermark W and the cumulative
+//     counts of packets dropped (the kernel's) and wanted (those drops and
+//     the records applied: decidedCounts), less what its fragments
+//     filtered out (ownCounts)
 //     (session.Core.Deliver, the roomiest session first: its batches are
 //     in order because every packet of a later round is stamped after W,
 //     as steps 1 and 2 argue).
@@ -263,12 +265,16 @@ func (t *tracker) round(final bool) {
 	if t.rounds++; t.rounds%1000 == 0 {
 		t.ents.prune(w)
 	}
-	counts := t.counts()
+	counts := t.decidedCounts()
 	now := monoNow()
 	var expired []*Session
 	deliver := func(i int) {
 		s := r.sessions.At(i)
-		s.core.Deliver(t.out.pk[i], t.out.defs[i], w, counts, now, final)
+		c := counts
+		if s.filteredOut {
+			c = t.ownCounts(s, counts)
+		}
+		s.core.Deliver(t.out.pk[i], t.out.defs[i], w, c, now, final)
 		t.out.pk[i], t.out.defs[i] = t.out.pk[i][:0], t.out.defs[i][:0]
 		if !final && s.core.Expired(d0) {
 			expired = append(expired, s)
@@ -358,6 +364,9 @@ func (t *tracker) packet(b []byte, ts int64, out *roundOut) {
 	}
 	ss := r.sensors[sid]
 	bd := ss.s.Bindings[bi]
+	if sid < len(t.decided) {
+		t.decided[sid]++
+	}
 	if kind == bpfgen.KindEnd {
 		if len(b) < bpfgen.IntervalHeader {
 			t.bad++
@@ -369,7 +378,12 @@ func (t *tracker) packet(b []byte, ts int64, out *roundOut) {
 			return
 		}
 		delete(t.begun, k)
-		t.send(out, bt.mask, wire.Packet{TS: ts, Sensor: uint16(sid), Kind: wire.PEnd, Tuple: bt.tuple, Begin: bt.begin, Vals: bt.vals}, bt.ents)
+		if bt.unwanted != 0 {
+			t.unwant(bt.unwanted, sid)
+		}
+		if bt.mask != 0 {
+			t.send(out, bt.mask, wire.Packet{TS: ts, Sensor: uint16(sid), Kind: wire.PEnd, Tuple: bt.tuple, Begin: bt.begin, Vals: bt.vals}, bt.ents)
+		}
 		return
 	}
 	if len(b) < bd.Layout.Size {
@@ -386,6 +400,20 @@ func (t *tracker) packet(b []byte, ts int64, out *roundOut) {
 			return
 		}
 	}
+	// Each session only what its own fragments pass (sieve; a session
+	// without a predicate on the sensor is not tested: the nil check is
+	// all it costs).
+	var unwanted uint64
+	if sv := ss.sieve; sv != nil && mask&sv.filtered != 0 {
+		unwanted = mask & sv.filtered &^ sv.pass(vals, ents)
+		if unwanted != 0 {
+			t.unwant(unwanted, sid)
+			mask &^= unwanted
+			if mask == 0 && kind != bpfgen.KindBegin {
+				return
+			}
+		}
+	}
 	p := wire.Packet{TS: ts, Sensor: uint16(sid), Vals: vals}
 	switch kind {
 	case bpfgen.KindEvent:
@@ -393,7 +421,10 @@ func (t *tracker) packet(b []byte, ts int64, out *roundOut) {
 	case bpfgen.KindBegin:
 		p.Kind, p.Tuple, p.Begin = wire.PBegin, t.tupleID(), ts
 		k := beginKey{uint16(sid), uint8(bi), le.Uint64(b[bpfgen.OffKey:]), le.Uint64(b[bpfgen.OffKey+8:])}
-		t.begun[k] = &begunTuple{tuple: p.Tuple, begin: ts, vals: slices.Clone(vals), ents: slices.Clone(ents), mask: mask}
+		t.begun[k] = &begunTuple{tuple: p.Tuple, begin: ts, vals: slices.Clone(vals), ents: slices.Clone(ents), mask: mask, unwanted: unwanted}
+		if mask == 0 {
+			return // (kept for its end's count)
+		}
 	case bpfgen.KindWhole:
 		p.Kind, p.Tuple, p.Begin = wire.PWhole, t.tupleID(), int64(le.Uint64(b[bpfgen.OffBegin:]))
 		if p.Begin >= ts {
@@ -404,6 +435,34 @@ func (t *tracker) packet(b []byte, ts int64, out *roundOut) {
 		return
 	}
 	t.send(out, mask, p, ents)
+}
+
+// unwant counts a packet of sensor sid that the kernel counted wanted and
+// the fragments of the sessions in mask filtered out: it is not wanted by
+// them (r.mu). Their counts subtract it (ownCounts), so that for each
+// session delivered + dropped = wanted still holds — with wanted what its
+// own selection passed — as in the Go resident, where a packet its
+// fragments reject is not wanted.
+func (t *tracker) unwant(mask uint64, sid int) {
+	for i := range session.Indices(mask & t.r.sessions.Mask()) {
+		s := t.r.sessions.At(i)
+		s.unwanted[sid]++
+		s.filteredOut = true
+	}
+}
+
+// ownCounts returns counts, the resident's, as session s wants them: less
+// what its fragments filtered out (unwant). The result is valid until the
+// next call (Deliver copies it).
+func (t *tracker) ownCounts(s *Session, counts []wire.Count) []wire.Count {
+	t.countBuf = append(t.countBuf[:0], counts...)
+	for i := range t.countBuf {
+		c := &t.countBuf[i]
+		if int(c.Sensor) < len(s.unwanted) {
+			c.Wanted -= min(c.Wanted, s.unwanted[c.Sensor])
+		}
+	}
+	return t.countBuf
 }
 
 // decode reads a record's values; it returns the entities they name and

@@ -39,7 +39,7 @@ func NewSynthetic(ringBytes int) (*Synthetic, error) {
 		return nil, err
 	}
 	t := &tracker{r: r, maps: map[string]*ebpf.Map{}, stop: make(chan struct{}), done: make(chan struct{}),
-		begun: map[beginKey]*begunTuple{}, rearm: map[flagKey]bool{}, delivered: make([]atomic.Uint64, len(r.cat.Relations)),
+		begun: map[beginKey]*begunTuple{}, rearm: map[flagKey]bool{}, delivered: make([]atomic.Uint64, len(r.cat.Relations)), decided: make([]uint64, len(r.cat.Relations)),
 		flags: make([]bpfgen.Flags, max(r.spec.Relations, 1))}
 	if t.events, err = memRing(ringBytes); err != nil {
 		return nil, err

@@ -24,12 +24,31 @@ import (
 // otherwise they evaluate the or of the sessions' distinct predicates
 // (equal predicates are compiled once: the queries that agree share it),
 // each weakened to what a program evaluates exactly (bpfgen: what it
-// cannot is true). A session may so be sent packets that only another's
-// selection passes, and packets its own passes only in the weakened
-// form: the remote monitor runs every query's σ again (remote's
-// fragments), so results never depend on the selection — it decides
-// packets and bytes only. The attributes a fragment keeps (Keep) are not
-// used: kernel records have a fixed layout.
+// cannot is true). The programs may so pass packets that only another
+// session's selection passes, and packets a selection passes only in the
+// weakened form; the drain sends each session only what its own
+// fragments pass, evaluated exactly on the packet's values (the sieve:
+// wire.Pred.Eval, the Go resident's evaluator), so over --connect a
+// monitor is not sent what it would discard. The remote monitor runs
+// every query's σ again (remote's fragments): results never depend on
+// the selection, which decides packets and bytes only. The attributes a
+// fragment keeps (Keep) are not used: kernel records have a fixed layout.
+//
+// Counts. A packet the kernel counted wanted (it passed the programs'
+// or) that a session's fragments filter out in the drain is not wanted
+// by that session (Session.unwanted; an interval's end with its begin):
+// its counts subtract it, so that for each session delivered + dropped =
+// wanted, wanted being what its own selection passed, as in the Go
+// resident. Drops in the kernel (a full ring) happen before any
+// selection of the drain: they are counted for every session the sensor
+// sends to — conservative (a drop may be of a packet a session would
+// have filtered out), never missing.
+//
+// Cost. A session without a predicate on a sensor is not tested: the
+// drain's only extra work per packet is a nil check (the sensor has no
+// sieve) or a mask test; a filtered packet costs each distinct predicate
+// once (the sessions sharing it share its evaluation), and a session's
+// fragments are bounded (maxFragments, wire.MaxPredNodes).
 //
 // Changes. The selection is recomputed when a fragment comes or goes and
 // when a session starts or stops enabling the sensor (its first enable,
@@ -166,6 +185,7 @@ func (s *Session) fragment(cmd *wire.Command) error {
 			return fail(cmd, "id", "no fragment %d in this session", cmd.ID)
 		}
 		delete(s.frags, cmd.ID)
+		r.resieve(r.sensors[f.sensor])
 		return r.refilter(r.sensors[f.sensor])
 	}
 	if s.frags[cmd.ID] != nil {
@@ -193,11 +213,99 @@ func (s *Session) fragment(cmd *wire.Command) error {
 		f.key = string(f.pred.Key(nil))
 	}
 	s.frags[cmd.ID] = f
+	r.resieve(ss)
 	if err := r.refilter(ss); err != nil {
 		delete(s.frags, cmd.ID)
+		r.resieve(ss)
 		return fail(cmd, "pred", "%v", err)
 	}
 	return nil
+}
+
+// sieve is what the drain evaluates of a sensor's fragments, per
+// session: the programs pass what some session's selection (weakened)
+// passes; the drain sends each session only what its own passes.
+type sieve struct {
+	// filtered: the sessions whose fragments on the sensor all have a
+	// predicate (a session without fragments on it, or with one without
+	// a predicate, gets every packet it enables, untested).
+	filtered uint64
+	// groups: the distinct predicates of those fragments, each with the
+	// sessions that have it (a session passes a packet when one of its
+	// fragments does: the or, as in the programs).
+	groups []sieveGroup
+}
+
+type sieveGroup struct {
+	pred *wire.Pred
+	mask uint64
+}
+
+// pass returns the sessions of sv.filtered whose fragments pass the packet
+// with values vals, naming entities ents (r.mu).
+func (sv *sieve) pass(vals []wire.Value, ents []*entity) uint64 {
+	val := func(a int) (uint64, string, bool) {
+		if a >= len(vals) {
+			return 0, "", false
+		}
+		v := &vals[a]
+		if v.Kind != wire.VEntity {
+			return v.N, v.S, true
+		}
+		for _, e := range ents { // compared by ID (decode: N is its key)
+			if e.key == v.N {
+				return v.N, e.id, true
+			}
+		}
+		return v.N, "", true
+	}
+	var m uint64
+	for i := range sv.groups {
+		g := &sv.groups[i]
+		if m&g.mask != g.mask && g.pred.Eval(val) {
+			m |= g.mask
+		}
+	}
+	return m
+}
+
+// resieve rebuilds sensor ss's sieve from the sessions' fragments (r.mu):
+// when a fragment comes or goes and when a session ends.
+func (r *Resident) resieve(ss *sensorState) {
+	sv := &sieve{}
+	index := map[string]int{}
+	for i := range session.Indices(r.sessions.Mask()) {
+		s := r.sessions.At(i)
+		var groups []int
+		all := false
+		for _, f := range s.frags {
+			if f.sensor != ss.s.ID {
+				continue
+			}
+			if f.pred == nil {
+				all = true
+				break
+			}
+			g, ok := index[f.key]
+			if !ok {
+				g = len(sv.groups)
+				index[f.key] = g
+				sv.groups = append(sv.groups, sieveGroup{pred: f.pred})
+			}
+			groups = append(groups, g)
+		}
+		if all || len(groups) == 0 {
+			continue
+		}
+		sv.filtered |= 1 << i
+		for _, g := range groups {
+			sv.groups[g].mask |= 1 << i
+		}
+	}
+	if sv.filtered == 0 {
+		sv = nil
+	}
+	ss.sieve = sv
 }
 
 // attrKind is the wire kind of a sensor's attribute as the drain sends it.

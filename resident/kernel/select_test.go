@@ -227,67 +227,30 @@ func sameBut(a, b []string, blank string) bool {
 }
 
 // Concurrent sessions with different selections on one sensor share its
-// programs, which select what either selects (the or): each session's
-// results are still exactly its own — N getppid calls for one, the
-// workload's opens for the other — since each monitor applies its own
-// query's selection again; the packets either is sent are the or's.
+// programs, which select what either selects (the or), and the drain
+// sends each session only what its own selection passes (the sieve): one
+// is sent exactly the workload's N getppid calls, the other exactly its 5
+// opens (openat: /proc/self/schedstat at its start, the one file it is
+// given, /proc/self/stat and /proc/self/schedstat at its end, and OUT; it
+// is built statically: no loader opens libraries) — no packet of the
+// other's. Each session's counts are its own: what the other's selection
+// passed and its own filtered out is not wanted by it, so delivered +
+// dropped = wanted for each. Before, both were sent the or's packets and
+// each counted the or's as wanted.
 func TestKernelConcurrentSelections(t *testing.T) {
 	kerneltest.Need(t)
 	bin := kerneltest.BuildC(t, "testdata/workload.c", true)
-	res, err := kernel.New(kernel.Options{Logf: t.Logf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Close()
 	const n = 5000
-	cmd, err := launch.Start([]string{bin, strconv.Itoa(n), "20", filepath.Join(t.TempDir(), "cpu"), "/etc/hostname"},
-		launch.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Kill()
-	queries := []string{
+	var placed []string
+	results, stats := concurrently(t, []string{bin, strconv.Itoa(n), "20", filepath.Join(t.TempDir(), "cpu"), "/etc/hostname"}, nil,
+		func(res *kernel.Resident) { placed = res.Placed()["Syscall"] },
 		`range of s is Syscall retrieve (s.Name) where s.Process = $target and s.Name = "getppid"`,
 		`range of s is Syscall retrieve (s.Name) where s.Process = $target and s.Name = "openat"`,
-	}
-	var wg sync.WaitGroup
-	ready := make(chan struct{}, len(queries))
-	results := make([][]query.Result, len(queries))
-	stats := make([]remote.LiveStats, len(queries))
-	errs := make([]error, len(queries))
-	for i, q := range queries {
-		prog, err := query.Compile(res.Catalog(), []query.Source{{Name: "q", Text: q}}, check.Options{Params: map[string]string{"target": strconv.Itoa(cmd.Pid)}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			results[i], stats[i], errs[i] = remote.RunLive(context.Background(), prog, []wire.Conn{res.Local()},
-				remote.LiveOptions{Ready: func() { ready <- struct{}{} }})
-		}()
-	}
-	for range queries {
-		<-ready
-	}
-	placed := res.Placed()["Syscall"]
-	cmd.Release()
-	select {
-	case <-cmd.Done():
-	case <-time.After(60 * time.Second):
-		t.Fatal("the command did not finish")
-	}
-	time.Sleep(20 * time.Millisecond)
-	res.Close()
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	)
+	const wantOpens = 5
 	getppid, opens := len(results[0][0].Table.Rows), len(results[1][0].Table.Rows)
-	if getppid != n || opens < 2 {
-		t.Errorf("getppid calls %d, want %d; opens %d, want the workload's (at least 2)", getppid, n, opens)
+	if getppid != n || opens != wantOpens {
+		t.Errorf("getppid calls %d, want %d; opens %d, want the workload's %d", getppid, n, opens, wantOpens)
 	}
 	for i, c := range [][]string{column(results[0][0].Table, 0), column(results[1][0].Table, 0)} {
 		for _, name := range c {
@@ -302,8 +265,119 @@ func TestKernelConcurrentSelections(t *testing.T) {
 		t.Errorf("Syscall selects %q, want (up to the order of the or) %q", placed, want)
 	}
 	for i, st := range stats {
-		if p := st.Packets["Syscall"]; p != getppid+opens {
-			t.Errorf("session %d: %d Syscall packets, want the or's %d", i+1, p, getppid+opens)
+		want := []int{n, wantOpens}[i]
+		p, w, d := st.Packets["Syscall"], st.Wanted["Syscall"], st.Dropped["Syscall"]
+		if p != want {
+			t.Errorf("session %d: %d Syscall packets, want its own %d (the or's: %d)", i+1, p, want, n+wantOpens)
 		}
+		if uint64(p)+d != w || d != 0 {
+			t.Errorf("session %d: %d Syscall packets delivered + %d dropped, %d wanted; want delivered + dropped = wanted, no drops", i+1, p, d, w)
+		}
+		t.Logf("session %d: %d Syscall packets delivered, %d dropped, %d wanted", i+1, p, d, w)
+	}
+}
+
+// concurrently runs queries as concurrent sessions of one kernel
+// resident over the command argv ($target its pid, params besides),
+// calls ready once every session is ready, before the command runs, and
+// returns each query's results and stats.
+func concurrently(t *testing.T, argv []string, params map[string]string, ready func(*kernel.Resident), queries ...string) ([][]query.Result, []remote.LiveStats) {
+	t.Helper()
+	res, err := kernel.New(kernel.Options{Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Close()
+	cmd, err := launch.Start(argv, launch.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Kill()
+	ps := map[string]string{"target": strconv.Itoa(cmd.Pid)}
+	for k, v := range params {
+		ps[k] = v
+	}
+	var wg sync.WaitGroup
+	started := make(chan struct{}, len(queries))
+	results := make([][]query.Result, len(queries))
+	stats := make([]remote.LiveStats, len(queries))
+	errs := make([]error, len(queries))
+	for i, q := range queries {
+		prog, err := query.Compile(res.Catalog(), []query.Source{{Name: "q", Text: q}}, check.Options{Params: ps})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], stats[i], errs[i] = remote.RunLive(context.Background(), prog, []wire.Conn{res.Local()},
+				remote.LiveOptions{Ready: func() { started <- struct{}{} }})
+		}()
+	}
+	for range queries {
+		<-started
+	}
+	if ready != nil {
+		ready(res)
+	}
+	cmd.Release()
+	select {
+	case <-cmd.Done():
+	case <-time.After(60 * time.Second):
+		t.Fatal("the command did not finish")
+	}
+	time.Sleep(20 * time.Millisecond)
+	res.Close()
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return results, stats
+}
+
+// Intervals reported as a begin and an end (RunningOn: switched in,
+// switched out) are sent to a session whole or not at all: the drain
+// evaluates its selection at the begin, and the end goes where the begin
+// went. Three sessions on the workload's process: one selecting its runs
+// on processor 0, one those elsewhere, one every run (no selection: the
+// programs select nothing, the drain filters for the other two). The two
+// are sent exactly their own runs — together, exactly the third's — and
+// each one's counts are its own (a begin and an end filtered out are two
+// packets it does not want): delivered + dropped = wanted for each.
+func TestKernelConcurrentIntervalSelections(t *testing.T) {
+	kerneltest.Need(t)
+	bin := kerneltest.BuildC(t, "testdata/workload.c", true)
+	results, stats := concurrently(t, []string{bin, "1000", "50", filepath.Join(t.TempDir(), "cpu")}, map[string]string{"cpu": "0"}, nil,
+		`range of r is RunningOn retrieve (r.Processor) where r.Process = $target and r.Processor = $cpu`,
+		`range of r is RunningOn retrieve (r.Processor) where r.Process = $target and r.Processor != $cpu`,
+		`range of r is RunningOn retrieve (r.Processor) where r.Process = $target`,
+	)
+	on, off, all := column(results[0][0].Table, 0), column(results[1][0].Table, 0), column(results[2][0].Table, 0)
+	for _, c := range on {
+		if c != "0" {
+			t.Errorf("session 1 (processor 0): a run on processor %s", c)
+		}
+	}
+	for _, c := range off {
+		if c == "0" {
+			t.Errorf("session 2 (not processor 0): a run on processor 0")
+		}
+	}
+	if len(on)+len(off) != len(all) || len(all) == 0 {
+		t.Errorf("runs: %d on processor 0, %d elsewhere, %d in all (want the sum, at least one)", len(on), len(off), len(all))
+	}
+	p := make([]int, len(stats))
+	for i, st := range stats {
+		w, d := st.Wanted["RunningOn"], st.Dropped["RunningOn"]
+		p[i] = st.Packets["RunningOn"]
+		if uint64(p[i])+d != w {
+			t.Errorf("session %d: %d RunningOn packets delivered + %d dropped, %d wanted; want delivered + dropped = wanted", i+1, p[i], d, w)
+		}
+		t.Logf("session %d: %d RunningOn packets delivered, %d dropped, %d wanted", i+1, p[i], d, w)
+	}
+	if p[0]+p[1] != p[2] {
+		t.Errorf("RunningOn packets: %d + %d sent to the selecting sessions, %d to the one that selects nothing: want the sum", p[0], p[1], p[2])
 	}
 }

@@ -35,6 +35,10 @@ type Session struct {
 	// sensor (r.mu; see filter.go).
 	frags     map[uint64]*kfrag
 	perSensor map[int]int
+	// unwanted: per sensor, the packets the kernel counted wanted that
+	// its fragments filtered out in the drain (drain, r.mu; see sieve).
+	unwanted    []uint64
+	filteredOut bool // some unwanted count is not 0
 	// trigs: its entity triggers by ID (r.mu; see entsel.go).
 	trigs map[uint64]*ktrig
 	// recent are two entities defined (drain, r.mu): a round's packets
@@ -50,7 +54,7 @@ type Session struct {
 // or when tracking cannot start, the session is born ended (Recv and
 // Apply return the error).
 func (r *Resident) Open() *Session {
-	s := &Session{r: r, idx: -1, defined: map[uint64]bool{}, frags: map[uint64]*kfrag{}, perSensor: map[int]int{}, trigs: map[uint64]*ktrig{}}
+	s := &Session{r: r, idx: -1, defined: map[uint64]bool{}, frags: map[uint64]*kfrag{}, perSensor: map[int]int{}, trigs: map[uint64]*ktrig{}, unwanted: make([]uint64, len(r.sensors))}
 	s.core.Init(len(r.sensors), monoNow, r.budget)
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -69,7 +73,7 @@ func (r *Resident) Open() *Session {
 	// The session's counts start now (before the drain can see it), not
 	// at the resident's start: an earlier session's packets are not its
 	// "produced while enabled" (session.Core.Base).
-	s.core.Base(r.tr.counts())
+	s.core.Base(r.tr.decidedCounts())
 	idx, err := r.sessions.Add(s)
 	if err != nil {
 		s.core.Refuse(err)
@@ -128,6 +132,7 @@ func (r *Resident) dropSessionLocked(s *Session, err error, keep bool) bool {
 	s.core.End(err, keep)
 	for _, ss := range r.sensors {
 		if ss != nil {
+			r.resieve(ss)
 			if err := r.refilter(ss); err != nil {
 				r.opts.Logf("%s: %v", ss.s.Rel.Name, err)
 			}

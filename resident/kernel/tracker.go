@@ -35,9 +35,11 @@ type tracker struct {
 	pending   []record // records walked and not applied (pending[head:])
 	lastW     int64
 	begun     map[beginKey]*begunTuple
+	countBuf  []wire.Count // (ownCounts)
 	tuples    uint64
 	rearm     map[flagKey]bool
 	delivered []atomic.Uint64 // per relation: records read from the ring
+	decided   []uint64        // per relation: records applied (r.mu; decidedCounts)
 	readN     []uint64        // of those, the walk's (readEvents)
 	rounds    uint64
 	late      uint64 // records stamped at or before a watermark already sent
@@ -76,13 +78,16 @@ type beginKey struct {
 	k0, k1  uint64
 }
 
-// begunTuple is an interval whose begin went to some sessions.
+// begunTuple is an interval whose begin went to some sessions (mask), or
+// that some sessions' fragments filtered out (unwanted: its end is not
+// wanted by them either; see sieve).
 type begunTuple struct {
-	tuple uint64
-	begin int64
-	vals  []wire.Value
-	ents  []*entity
-	mask  uint64
+	tuple    uint64
+	begin    int64
+	vals     []wire.Value
+	ents     []*entity
+	mask     uint64
+	unwanted uint64
 }
 
 // roundOut collects a round's packets per session.
@@ -97,7 +102,7 @@ type roundOut struct {
 func (r *Resident) startTracking() (*tracker, error) {
 	t := &tracker{r: r, specs: r.spec.SharedMaps(r.opts.RingBytes, r.opts.EntityRingBytes), maps: map[string]*ebpf.Map{},
 		stop: make(chan struct{}), done: make(chan struct{}), begun: map[beginKey]*begunTuple{},
-		rearm: map[flagKey]bool{}, delivered: make([]atomic.Uint64, len(r.cat.Relations)),
+		rearm: map[flagKey]bool{}, delivered: make([]atomic.Uint64, len(r.cat.Relations)), decided: make([]uint64, len(r.cat.Relations)),
 		flags: make([]bpfgen.Flags, max(r.spec.Relations, 1))}
 	fail := func(err error) (*tracker, error) {
 		t.teardown()
@@ -221,6 +226,25 @@ func (t *tracker) writeAll(ss *sensorState) error {
 
 // counts reads the kernel's per-CPU counters: per sensor, packets wanted
 // and dropped.
+// decidedCounts returns the counts as sessions are given them (r.mu):
+// the kernel's drops, and as wanted those drops and the records the drain
+// applied — not the records the kernel counted that the drain has not yet
+// applied (in the ring, or walked and held), whose fate for each session
+// (sent, or filtered out by its fragments: unwant) is not decided yet. So
+// a session's wanted, less what its fragments filtered out (ownCounts),
+// only grows — the remote sums what grew — and once the rings are drained
+// it is the kernel's.
+func (t *tracker) decidedCounts() []wire.Count {
+	out := t.counts()
+	for i := range out {
+		c := &out[i]
+		if int(c.Sensor) < len(t.decided) {
+			c.Wanted = min(c.Wanted, c.Drops+t.decided[c.Sensor])
+		}
+	}
+	return out
+}
+
 func (t *tracker) counts() []wire.Count {
 	var out []wire.Count
 	var per []bpfgen.Counter

@@ -1,9 +1,85 @@
 package wire
 
-import "fmt"
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"strings"
+)
 
 // What the residents (the Go resident's fragments, the kernel resident's
 // selections compiled into eBPF) share about predicates.
+
+// Eval reports whether a tuple satisfies p, which Check accepted for the
+// tuple's attributes: val(a) returns attribute a's value — its number (a
+// float's bits) for every kind but strings and entities, its string for a
+// string, its ID for an entity — or false when the tuple lacks it (a
+// comparison of an attribute absent is false, whatever its operator).
+// Numbers compare as the wire says (PEq):
+// VInt, VTime and VDuration signed, VFloat as floats (NaN unordered and
+// unequal to everything), VBool and VEnum unsigned; strings and IDs
+// bytewise. The one evaluator of predicates at the residents: the Go
+// resident's producers and drain (resident's fragments) and the kernel
+// resident's drain (resident/kernel's sieve) — each sends a session only
+// what its own predicate passes, and the remote monitor evaluates the same
+// selection again, so they must agree with it on every value.
+func (p *Pred) Eval(val func(a int) (uint64, string, bool)) bool {
+	switch p.Op {
+	case PAnd:
+		for i := range p.Kids {
+			if !p.Kids[i].Eval(val) {
+				return false
+			}
+		}
+		return true
+	case POr:
+		for i := range p.Kids {
+			if p.Kids[i].Eval(val) {
+				return true
+			}
+		}
+		return false
+	case PNot:
+		return !p.Kids[0].Eval(val)
+	}
+	n, s, ok := val(int(p.Attr))
+	if !ok {
+		return false
+	}
+	var c int
+	switch p.Value.Kind {
+	case VEntity, VString:
+		if p.Op == PPrefix {
+			return strings.HasPrefix(s, p.Value.S)
+		}
+		c = strings.Compare(s, p.Value.S)
+	case VInt, VTime, VDuration:
+		c = cmp.Compare(int64(n), int64(p.Value.N))
+	case VFloat:
+		a, b := math.Float64frombits(n), math.Float64frombits(p.Value.N)
+		if a != a || b != b { // NaN: unordered, unequal to everything
+			return p.Op == PNe
+		}
+		c = cmp.Compare(a, b)
+	default:
+		c = cmp.Compare(n, p.Value.N)
+	}
+	switch p.Op {
+	case PEq:
+		return c == 0
+	case PNe:
+		return c != 0
+	case PLt:
+		return c < 0
+	case PLe:
+		return c <= 0
+	case PGt:
+		return c > 0
+	case PGe:
+		return c >= 0
+	}
+	return false
+}
 
 // Check checks p against a sensor's attributes (their names and kinds;
 // rel names the sensor in errors): operators and their operands, the
