@@ -56,6 +56,11 @@ type Alpha struct {
 	pending []stream.Elem          // outputs of the instant being decided
 	cursor  sensorCursor
 	src     packetSource
+
+	// Allocation in blocks: output records and their kept values (one
+	// allocation per slabBlock tuples, not two per tuple).
+	recBlk slab[stream.Rec]
+	valBlk slab[algebra.Value]
 }
 
 // pkind is the kind of a packet a resident reports for an α.
@@ -207,7 +212,7 @@ func (a *Alpha) packetVals(vals []algebra.Value) []algebra.Value {
 	if a.Keep == nil {
 		return vals
 	}
-	out := make([]algebra.Value, len(vals))
+	out := a.valBlk.take(len(vals))
 	for _, i := range a.Keep {
 		out[i] = vals[i]
 	}
@@ -291,12 +296,12 @@ func (a *Alpha) step(t algebra.Time, stats *AcquireStats) {
 				out = append(out, stream.Elem{Kind: stream.End, T: t, Rec: rec})
 				a.src.count(*p)
 			} else if !empty[p.key] && a.enabled(flag(p)) {
-				out = append(out, stream.Elem{Kind: stream.Whole, T: t, Rec: &stream.Rec{Vals: a.packetVals(p.vals), From: p.from}})
+				out = append(out, stream.Elem{Kind: stream.Whole, T: t, Rec: newRec(&a.recBlk, a.packetVals(p.vals), p.from)})
 				a.src.count(*p)
 			}
 		case pWhole:
 			if p.from < t && a.enabled(flag(p)) {
-				out = append(out, stream.Elem{Kind: stream.Whole, T: t, Rec: &stream.Rec{Vals: a.packetVals(p.vals), From: p.from}})
+				out = append(out, stream.Elem{Kind: stream.Whole, T: t, Rec: newRec(&a.recBlk, a.packetVals(p.vals), p.from)})
 				a.src.count(*p)
 				stats.Rearms++
 			}
@@ -316,7 +321,7 @@ func (a *Alpha) step(t algebra.Time, stats *AcquireStats) {
 		switch p.kind {
 		case pEvent:
 			if a.enabled(flag(p)) {
-				out = append(out, stream.Elem{Kind: stream.Event, T: t, Rec: &stream.Rec{Vals: a.packetVals(p.vals), From: t}})
+				out = append(out, stream.Elem{Kind: stream.Event, T: t, Rec: newRec(&a.recBlk, a.packetVals(p.vals), t)})
 				a.src.count(*p)
 				if a.Kind == algebra.TracedThenDisabled {
 					stats.Rearms++
@@ -333,7 +338,7 @@ func (a *Alpha) step(t algebra.Time, stats *AcquireStats) {
 				continue
 			}
 			if !empty[p.key] && a.enabled(flag(p)) {
-				rec := &stream.Rec{Vals: a.packetVals(p.vals), From: t}
+				rec := newRec(&a.recBlk, a.packetVals(p.vals), t)
 				a.begun[p.key] = rec
 				out = append(out, stream.Elem{Kind: stream.Begin, T: t, Rec: rec})
 				a.src.count(*p)
@@ -346,7 +351,7 @@ func (a *Alpha) step(t algebra.Time, stats *AcquireStats) {
 			if a.begun[p.key] != nil {
 				continue
 			}
-			rec := &stream.Rec{Vals: a.packetVals(p.vals), From: p.from}
+			rec := newRec(&a.recBlk, a.packetVals(p.vals), p.from)
 			a.begun[p.key] = rec
 			kind := stream.Late
 			if p.from == t {

@@ -78,6 +78,9 @@ type Apply struct {
 	entBlk  slab[outerEnt]
 	grpBlk  slab[*aggGroup]
 	changed []*outerEnt
+	// evEnt and evGroups are step's scratch for an outer event.
+	evEnt    outerEnt
+	evGroups []*aggGroup
 }
 
 type applyInput struct {
@@ -363,13 +366,18 @@ func (a *Apply) step(t algebra.Time) {
 			}
 			a.eval(ent, t)
 		case stream.Event:
-			ent := &outerEnt{rec: e.Rec, groups: a.groupsOf(e.Rec.Vals)}
+			// An event is evaluated once and not kept: its entry and
+			// group list are scratch.
+			ent := &a.evEnt
+			*ent = outerEnt{rec: e.Rec, groups: a.groupsInto(a.evGroups[:0], e.Rec.Vals)}
+			a.evGroups = ent.groups
 			if row, ok := a.row(ent); ok {
 				a.out.Push(stream.Elem{Kind: stream.Event, T: t, Rec: a.keep(row, t)})
 			}
 			for _, g := range ent.groups {
 				a.drop(g)
 			}
+			ent.rec = nil
 		}
 	}
 }
@@ -399,13 +407,17 @@ func (a *Apply) group(s *aggState, key []algebra.Value) *aggGroup {
 
 // groupsOf returns the groups an outer tuple picks, one per aggregate.
 func (a *Apply) groupsOf(vals []algebra.Value) []*aggGroup {
-	gs := a.grpBlk.take(len(a.aggs))
-	for j, s := range a.aggs {
+	return a.groupsInto(a.grpBlk.take(len(a.aggs))[:0], vals)
+}
+
+// groupsInto appends the groups an outer tuple picks to gs.
+func (a *Apply) groupsInto(gs []*aggGroup, vals []algebra.Value) []*aggGroup {
+	for _, s := range a.aggs {
 		a.keyVals = a.keyVals[:0]
 		for _, c := range s.spec.Group {
 			a.keyVals = append(a.keyVals, vals[c])
 		}
-		gs[j] = a.group(s, a.keyVals)
+		gs = append(gs, a.group(s, a.keyVals))
 	}
 	return gs
 }
