@@ -120,6 +120,10 @@ type argState struct {
 	seen    bool
 	// ticks are the sampling instants applied so far and not yet used.
 	ticks []algebra.Time
+	// last is the entity whose flag enabled found set, with count
+	// unchanged since ("" for none): consecutive packets of one entity
+	// are decided without hashing its identifier.
+	last string
 }
 
 func newArgState(a *Alpha, sampler bool) *argState {
@@ -153,6 +157,7 @@ func (s *argState) applyThrough(c algebra.Time) {
 		}
 		v := e.Rec.Vals[0]
 		key := v.S
+		s.last = "" // count changes: enabled asks the map again
 		switch e.Kind {
 		case stream.Begin, stream.Late:
 			s.count[key]++
@@ -189,7 +194,11 @@ func (a *Alpha) enabled(id string) bool {
 	if a.enable == nil {
 		return true
 	}
+	if id != "" && id == a.enable.last {
+		return true
+	}
 	if a.enable.count[id] > 0 {
+		a.enable.last = id
 		return true
 	}
 	return a.follow != nil && a.follow.ancestorEnabled(id, a.enable.count)

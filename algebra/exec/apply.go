@@ -101,6 +101,9 @@ type aggState struct {
 	nGroups  int
 	removals removalHeap
 	keys     slab[algebra.Value] // the groups' keys
+	// whole is the group of the empty key (an aggregate without a by
+	// list has no other) while it is in groups: found without hashing.
+	whole *aggGroup
 }
 
 type aggGroup struct {
@@ -390,6 +393,9 @@ func (a *Apply) inner(s *aggState, vals []algebra.Value) (*aggGroup, algebra.Val
 // group returns the group of key, making it (empty) if need be; key is
 // copied when kept.
 func (a *Apply) group(s *aggState, key []algebra.Value) *aggGroup {
+	if len(key) == 0 && s.whole != nil {
+		return s.whole
+	}
 	h := a.st.hash(key)
 	for g := s.groups.get(h); g != nil; g = g.next {
 		if algebra.KeysEqual(g.key, key) {
@@ -402,6 +408,9 @@ func (a *Apply) group(s *aggState, key []algebra.Value) *aggGroup {
 	g.val, g.ok, _ = g.acc.Value() // an empty group's value: 0, false or none
 	s.groups.put(h, g)
 	s.nGroups++
+	if len(key) == 0 {
+		s.whole = g
+	}
 	return g
 }
 
@@ -457,6 +466,9 @@ func (s *aggState) unlink(g *aggGroup) {
 	}
 	g.next = nil
 	s.nGroups--
+	if s.whole == g {
+		s.whole = nil
+	}
 }
 
 func (a *Apply) schedule(s *aggState, g *aggGroup, v algebra.Value, at algebra.Time) {

@@ -76,7 +76,7 @@ func NewCoalesce(out stream.Receiver) *Coalesce {
 func (c *Coalesce) Push(e stream.Elem) {
 	switch e.Kind {
 	case stream.Event:
-		c.event(e.T, e.Rec.Vals, false)
+		c.event(e.T, e.Rec, e.Rec.Vals, false)
 	case stream.Begin:
 		c.byRec.put(e.Rec, c.begin(e.T, e.Rec.Vals, false))
 	case stream.End:
@@ -99,8 +99,9 @@ func (c *Coalesce) at(t algebra.Time) {
 	}
 }
 
-// event is an Event of vals at t.
-func (c *Coalesce) event(t algebra.Time, vals []algebra.Value, scratch bool) {
+// event is an Event of vals at t; rec, if not nil, is a record of vals
+// from t the output may be (an event's record is only read downstream).
+func (c *Coalesce) event(t algebra.Time, rec *stream.Rec, vals []algebra.Value, scratch bool) {
 	c.at(t)
 	if len(c.evs) < evScan {
 		// Few events at t: compared one by one, without hashing (most
@@ -134,7 +135,10 @@ func (c *Coalesce) event(t algebra.Time, vals []algebra.Value, scratch bool) {
 		c.evs[len(c.evs)-1].next = c.evSeen[h]
 		c.evSeen[h] = len(c.evs)
 	}
-	c.begins = append(c.begins, stream.Elem{Kind: stream.Event, T: t, Rec: newRec(&c.rblk, vals, t)})
+	if rec == nil || scratch || rec.From != t {
+		rec = newRec(&c.rblk, vals, t)
+	}
+	c.begins = append(c.begins, stream.Elem{Kind: stream.Event, T: t, Rec: rec})
 }
 
 // begin is a Begin of vals at t.

@@ -128,9 +128,24 @@ func (n *Network) Live(start algebra.Time) *Live {
 	return l
 }
 
-var kinds = map[stream.PacketKind]pkind{
-	stream.PacketEvent: pEvent, stream.PacketBegin: pBegin, stream.PacketEnd: pEnd, stream.PacketWhole: pWhole,
-	stream.PacketSample: pSample, stream.PacketSampleEnd: pSampleEnd,
+// kindOf is the α's kind of a packet of kind k (0 for none): a switch,
+// not a map looked up per packet.
+func kindOf(k stream.PacketKind) pkind {
+	switch k {
+	case stream.PacketEvent:
+		return pEvent
+	case stream.PacketBegin:
+		return pBegin
+	case stream.PacketEnd:
+		return pEnd
+	case stream.PacketWhole:
+		return pWhole
+	case stream.PacketSample:
+		return pSample
+	case stream.PacketSampleEnd:
+		return pSampleEnd
+	}
+	return 0
 }
 
 // time notes an input at instant t (stepped at the next Advance past it).
@@ -210,7 +225,7 @@ func (l *Live) Packet(rel string, kind stream.PacketKind, key uint64, from algeb
 			clear(in.q[k:])
 			in.q, in.head = in.q[:k], 0
 		}
-		in.q = append(in.q, packet{kind: kinds[kind], t: t, key: key, from: from, vals: vals, row: -1})
+		in.q = append(in.q, packet{kind: kindOf(kind), t: t, key: key, from: from, vals: vals, row: -1})
 	}
 	return nil
 }
