@@ -83,6 +83,9 @@ type packet struct {
 	key  uint64
 	from algebra.Time
 	vals []algebra.Value
+	// kept is vals with only the α's Keep, made once for every α of the
+	// relation when they keep the same (Live.Packet); nil: the α makes it.
+	kept []algebra.Value
 	row  int // simulation: the history row
 }
 
@@ -217,6 +220,14 @@ func (a *Alpha) Enabled() []algebra.Value {
 }
 
 // packetVals is what a packet carries: the kept attributes (others zero).
+// keptVals are a packet's values as α's records carry them.
+func (a *Alpha) keptVals(p *packet) []algebra.Value {
+	if p.kept != nil {
+		return p.kept
+	}
+	return a.packetVals(p.vals)
+}
+
 func (a *Alpha) packetVals(vals []algebra.Value) []algebra.Value {
 	if a.Keep == nil {
 		return vals
@@ -305,12 +316,12 @@ func (a *Alpha) step(t algebra.Time, stats *AcquireStats) {
 				out = append(out, stream.Elem{Kind: stream.End, T: t, Rec: rec})
 				a.src.count(*p)
 			} else if !empty[p.key] && a.enabled(flag(p)) {
-				out = append(out, stream.Elem{Kind: stream.Whole, T: t, Rec: newRec(&a.recBlk, a.packetVals(p.vals), p.from)})
+				out = append(out, stream.Elem{Kind: stream.Whole, T: t, Rec: newRec(&a.recBlk, a.keptVals(p), p.from)})
 				a.src.count(*p)
 			}
 		case pWhole:
 			if p.from < t && a.enabled(flag(p)) {
-				out = append(out, stream.Elem{Kind: stream.Whole, T: t, Rec: newRec(&a.recBlk, a.packetVals(p.vals), p.from)})
+				out = append(out, stream.Elem{Kind: stream.Whole, T: t, Rec: newRec(&a.recBlk, a.keptVals(p), p.from)})
 				a.src.count(*p)
 				stats.Rearms++
 			}
@@ -330,7 +341,7 @@ func (a *Alpha) step(t algebra.Time, stats *AcquireStats) {
 		switch p.kind {
 		case pEvent:
 			if a.enabled(flag(p)) {
-				out = append(out, stream.Elem{Kind: stream.Event, T: t, Rec: newRec(&a.recBlk, a.packetVals(p.vals), t)})
+				out = append(out, stream.Elem{Kind: stream.Event, T: t, Rec: newRec(&a.recBlk, a.keptVals(p), t)})
 				a.src.count(*p)
 				if a.Kind == algebra.TracedThenDisabled {
 					stats.Rearms++
@@ -347,7 +358,7 @@ func (a *Alpha) step(t algebra.Time, stats *AcquireStats) {
 				continue
 			}
 			if !empty[p.key] && a.enabled(flag(p)) {
-				rec := newRec(&a.recBlk, a.packetVals(p.vals), t)
+				rec := newRec(&a.recBlk, a.keptVals(p), t)
 				a.begun[p.key] = rec
 				out = append(out, stream.Elem{Kind: stream.Begin, T: t, Rec: rec})
 				a.src.count(*p)
@@ -360,7 +371,7 @@ func (a *Alpha) step(t algebra.Time, stats *AcquireStats) {
 			if a.begun[p.key] != nil {
 				continue
 			}
-			rec := newRec(&a.recBlk, a.packetVals(p.vals), p.from)
+			rec := newRec(&a.recBlk, a.keptVals(p), p.from)
 			a.begun[p.key] = rec
 			kind := stream.Late
 			if p.from == t {
