@@ -335,6 +335,9 @@ func (a *Apply) step(t algebra.Time) {
 		}
 		if ok != g.ok || ok && !sameValue(v, g.val) {
 			g.val, g.ok = v, ok
+			if len(g.outers) == 0 {
+				continue // nobody open reads it (an event's outer tuples)
+			}
 			for ent := range g.outers {
 				if !ent.dirty {
 					ent.dirty = true
@@ -347,15 +350,17 @@ func (a *Apply) step(t algebra.Time) {
 		a.drop(g)
 	}
 	a.touched = a.touched[:0]
-	slices.SortFunc(changed, func(x, y *outerEnt) int { return cmp.Compare(x.seq, y.seq) })
-	for _, ent := range changed {
-		ent.dirty = false
-		if t != algebra.Forever { // an interval's last piece runs to Forever
-			a.eval(ent, t)
+	if len(changed) > 0 {
+		slices.SortFunc(changed, func(x, y *outerEnt) int { return cmp.Compare(x.seq, y.seq) })
+		for _, ent := range changed {
+			ent.dirty = false
+			if t != algebra.Forever { // an interval's last piece runs to Forever
+				a.eval(ent, t)
+			}
 		}
+		clear(changed)
+		a.changed = changed[:0]
 	}
-	clear(changed)
-	a.changed = changed[:0]
 	// Outer tuples beginning at t.
 	for _, e := range outer {
 		switch e.Kind {
