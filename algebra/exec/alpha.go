@@ -93,7 +93,7 @@ type packet struct {
 // order they happened; count is told of each one delivered.
 type packetSource interface {
 	packetsAt(a *Alpha, t algebra.Time) []packet
-	count(p packet)
+	count(p *packet)
 }
 
 // samplesAt reports whether t is one of α's sampling instants (after its
@@ -314,15 +314,15 @@ func (a *Alpha) step(t algebra.Time, stats *AcquireStats) {
 			if rec := a.begun[p.key]; rec != nil {
 				delete(a.begun, p.key)
 				out = append(out, stream.Elem{Kind: stream.End, T: t, Rec: rec})
-				a.src.count(*p)
+				a.src.count(p)
 			} else if !empty[p.key] && a.enabled(flag(p)) {
 				out = append(out, stream.Elem{Kind: stream.Whole, T: t, Rec: newRec(&a.recBlk, a.keptVals(p), p.from)})
-				a.src.count(*p)
+				a.src.count(p)
 			}
 		case pWhole:
 			if p.from < t && a.enabled(flag(p)) {
 				out = append(out, stream.Elem{Kind: stream.Whole, T: t, Rec: newRec(&a.recBlk, a.keptVals(p), p.from)})
-				a.src.count(*p)
+				a.src.count(p)
 				stats.Rearms++
 			}
 		case pSampleEnd:
@@ -342,7 +342,7 @@ func (a *Alpha) step(t algebra.Time, stats *AcquireStats) {
 		case pEvent:
 			if a.enabled(flag(p)) {
 				out = append(out, stream.Elem{Kind: stream.Event, T: t, Rec: newRec(&a.recBlk, a.keptVals(p), t)})
-				a.src.count(*p)
+				a.src.count(p)
 				if a.Kind == algebra.TracedThenDisabled {
 					stats.Rearms++
 				}
@@ -361,13 +361,13 @@ func (a *Alpha) step(t algebra.Time, stats *AcquireStats) {
 				rec := newRec(&a.recBlk, a.keptVals(p), t)
 				a.begun[p.key] = rec
 				out = append(out, stream.Elem{Kind: stream.Begin, T: t, Rec: rec})
-				a.src.count(*p)
+				a.src.count(p)
 			}
 		case pSample:
 			if !a.samplesAt(t) || !a.enabled(flag(p)) {
 				continue
 			}
-			a.src.count(*p)
+			a.src.count(p)
 			if a.begun[p.key] != nil {
 				continue
 			}

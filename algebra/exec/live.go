@@ -108,7 +108,7 @@ func (s liveSource) packetsAt(a *Alpha, t algebra.Time) []packet {
 	return out
 }
 
-func (s liveSource) count(packet) {}
+func (s liveSource) count(*packet) {}
 
 // Live prepares the network for live input observed from start (global
 // time: Clock ticks begin there).
