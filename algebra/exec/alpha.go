@@ -383,7 +383,9 @@ func (a *Alpha) step(t algebra.Time, stats *AcquireStats) {
 	if a.when != nil {
 		a.when.ticks = a.when.ticks[:0]
 	}
-	slices.SortStableFunc(out, func(x, y stream.Elem) int { return cmp.Compare(x.Phase(), y.Phase()) })
+	if len(out) > 1 { // most instants hold one packet
+		slices.SortStableFunc(out, func(x, y stream.Elem) int { return cmp.Compare(x.Phase(), y.Phase()) })
+	}
 	for i, e := range out {
 		a.out.Push(e)
 		out[i] = stream.Elem{}
