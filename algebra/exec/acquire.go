@@ -191,7 +191,7 @@ func (s simSource) packetsAt(a *Alpha, t algebra.Time) []packet {
 }
 
 // count records that an α delivered a packet derived from the history.
-func (s simSource) count(p packet) {
+func (s simSource) count(p *packet) {
 	sd := s.cur.sd
 	switch p.kind {
 	case pSample:

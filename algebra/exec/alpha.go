@@ -56,6 +56,11 @@ type Alpha struct {
 	pending []stream.Elem          // outputs of the instant being decided
 	cursor  sensorCursor
 	src     packetSource
+
+	// Allocation in blocks: output records and their kept values (one
+	// allocation per slabBlock tuples, not two per tuple).
+	recBlk slab[stream.Rec]
+	valBlk slab[algebra.Value]
 }
 
 // pkind is the kind of a packet a resident reports for an α.
@@ -78,6 +83,9 @@ type packet struct {
 	key  uint64
 	from algebra.Time
 	vals []algebra.Value
+	// kept is vals with only the α's Keep, made once for every α of the
+	// relation when they keep the same (Live.Packet); nil: the α makes it.
+	kept []algebra.Value
 	row  int // simulation: the history row
 }
 
@@ -85,7 +93,7 @@ type packet struct {
 // order they happened; count is told of each one delivered.
 type packetSource interface {
 	packetsAt(a *Alpha, t algebra.Time) []packet
-	count(p packet)
+	count(p *packet)
 }
 
 // samplesAt reports whether t is one of α's sampling instants (after its
@@ -115,6 +123,10 @@ type argState struct {
 	seen    bool
 	// ticks are the sampling instants applied so far and not yet used.
 	ticks []algebra.Time
+	// last is the entity whose flag enabled found set, with count
+	// unchanged since ("" for none): consecutive packets of one entity
+	// are decided without hashing its identifier.
+	last string
 }
 
 func newArgState(a *Alpha, sampler bool) *argState {
@@ -148,6 +160,7 @@ func (s *argState) applyThrough(c algebra.Time) {
 		}
 		v := e.Rec.Vals[0]
 		key := v.S
+		s.last = "" // count changes: enabled asks the map again
 		switch e.Kind {
 		case stream.Begin, stream.Late:
 			s.count[key]++
@@ -184,7 +197,11 @@ func (a *Alpha) enabled(id string) bool {
 	if a.enable == nil {
 		return true
 	}
+	if id != "" && id == a.enable.last {
+		return true
+	}
 	if a.enable.count[id] > 0 {
+		a.enable.last = id
 		return true
 	}
 	return a.follow != nil && a.follow.ancestorEnabled(id, a.enable.count)
@@ -203,11 +220,19 @@ func (a *Alpha) Enabled() []algebra.Value {
 }
 
 // packetVals is what a packet carries: the kept attributes (others zero).
+// keptVals are a packet's values as α's records carry them.
+func (a *Alpha) keptVals(p *packet) []algebra.Value {
+	if p.kept != nil {
+		return p.kept
+	}
+	return a.packetVals(p.vals)
+}
+
 func (a *Alpha) packetVals(vals []algebra.Value) []algebra.Value {
 	if a.Keep == nil {
 		return vals
 	}
-	out := make([]algebra.Value, len(vals))
+	out := a.valBlk.take(len(vals))
 	for _, i := range a.Keep {
 		out[i] = vals[i]
 	}
@@ -289,15 +314,15 @@ func (a *Alpha) step(t algebra.Time, stats *AcquireStats) {
 			if rec := a.begun[p.key]; rec != nil {
 				delete(a.begun, p.key)
 				out = append(out, stream.Elem{Kind: stream.End, T: t, Rec: rec})
-				a.src.count(*p)
+				a.src.count(p)
 			} else if !empty[p.key] && a.enabled(flag(p)) {
-				out = append(out, stream.Elem{Kind: stream.Whole, T: t, Rec: &stream.Rec{Vals: a.packetVals(p.vals), From: p.from}})
-				a.src.count(*p)
+				out = append(out, stream.Elem{Kind: stream.Whole, T: t, Rec: newRec(&a.recBlk, a.keptVals(p), p.from)})
+				a.src.count(p)
 			}
 		case pWhole:
 			if p.from < t && a.enabled(flag(p)) {
-				out = append(out, stream.Elem{Kind: stream.Whole, T: t, Rec: &stream.Rec{Vals: a.packetVals(p.vals), From: p.from}})
-				a.src.count(*p)
+				out = append(out, stream.Elem{Kind: stream.Whole, T: t, Rec: newRec(&a.recBlk, a.keptVals(p), p.from)})
+				a.src.count(p)
 				stats.Rearms++
 			}
 		case pSampleEnd:
@@ -316,8 +341,8 @@ func (a *Alpha) step(t algebra.Time, stats *AcquireStats) {
 		switch p.kind {
 		case pEvent:
 			if a.enabled(flag(p)) {
-				out = append(out, stream.Elem{Kind: stream.Event, T: t, Rec: &stream.Rec{Vals: a.packetVals(p.vals), From: t}})
-				a.src.count(*p)
+				out = append(out, stream.Elem{Kind: stream.Event, T: t, Rec: newRec(&a.recBlk, a.keptVals(p), t)})
+				a.src.count(p)
 				if a.Kind == algebra.TracedThenDisabled {
 					stats.Rearms++
 				}
@@ -333,20 +358,20 @@ func (a *Alpha) step(t algebra.Time, stats *AcquireStats) {
 				continue
 			}
 			if !empty[p.key] && a.enabled(flag(p)) {
-				rec := &stream.Rec{Vals: a.packetVals(p.vals), From: t}
+				rec := newRec(&a.recBlk, a.keptVals(p), t)
 				a.begun[p.key] = rec
 				out = append(out, stream.Elem{Kind: stream.Begin, T: t, Rec: rec})
-				a.src.count(*p)
+				a.src.count(p)
 			}
 		case pSample:
 			if !a.samplesAt(t) || !a.enabled(flag(p)) {
 				continue
 			}
-			a.src.count(*p)
+			a.src.count(p)
 			if a.begun[p.key] != nil {
 				continue
 			}
-			rec := &stream.Rec{Vals: a.packetVals(p.vals), From: p.from}
+			rec := newRec(&a.recBlk, a.keptVals(p), p.from)
 			a.begun[p.key] = rec
 			kind := stream.Late
 			if p.from == t {
@@ -358,7 +383,9 @@ func (a *Alpha) step(t algebra.Time, stats *AcquireStats) {
 	if a.when != nil {
 		a.when.ticks = a.when.ticks[:0]
 	}
-	slices.SortStableFunc(out, func(x, y stream.Elem) int { return cmp.Compare(x.Phase(), y.Phase()) })
+	if len(out) > 1 { // most instants hold one packet
+		slices.SortStableFunc(out, func(x, y stream.Elem) int { return cmp.Compare(x.Phase(), y.Phase()) })
+	}
 	for i, e := range out {
 		a.out.Push(e)
 		out[i] = stream.Elem{}

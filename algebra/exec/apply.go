@@ -78,6 +78,9 @@ type Apply struct {
 	entBlk  slab[outerEnt]
 	grpBlk  slab[*aggGroup]
 	changed []*outerEnt
+	// evEnt and evGroups are step's scratch for an outer event.
+	evEnt    outerEnt
+	evGroups []*aggGroup
 }
 
 type applyInput struct {
@@ -98,6 +101,9 @@ type aggState struct {
 	nGroups  int
 	removals removalHeap
 	keys     slab[algebra.Value] // the groups' keys
+	// whole is the group of the empty key (an aggregate without a by
+	// list has no other) while it is in groups: found without hashing.
+	whole *aggGroup
 }
 
 type aggGroup struct {
@@ -329,6 +335,9 @@ func (a *Apply) step(t algebra.Time) {
 		}
 		if ok != g.ok || ok && !sameValue(v, g.val) {
 			g.val, g.ok = v, ok
+			if len(g.outers) == 0 {
+				continue // nobody open reads it (an event's outer tuples)
+			}
 			for ent := range g.outers {
 				if !ent.dirty {
 					ent.dirty = true
@@ -341,15 +350,17 @@ func (a *Apply) step(t algebra.Time) {
 		a.drop(g)
 	}
 	a.touched = a.touched[:0]
-	slices.SortFunc(changed, func(x, y *outerEnt) int { return cmp.Compare(x.seq, y.seq) })
-	for _, ent := range changed {
-		ent.dirty = false
-		if t != algebra.Forever { // an interval's last piece runs to Forever
-			a.eval(ent, t)
+	if len(changed) > 0 {
+		slices.SortFunc(changed, func(x, y *outerEnt) int { return cmp.Compare(x.seq, y.seq) })
+		for _, ent := range changed {
+			ent.dirty = false
+			if t != algebra.Forever { // an interval's last piece runs to Forever
+				a.eval(ent, t)
+			}
 		}
+		clear(changed)
+		a.changed = changed[:0]
 	}
-	clear(changed)
-	a.changed = changed[:0]
 	// Outer tuples beginning at t.
 	for _, e := range outer {
 		switch e.Kind {
@@ -363,13 +374,18 @@ func (a *Apply) step(t algebra.Time) {
 			}
 			a.eval(ent, t)
 		case stream.Event:
-			ent := &outerEnt{rec: e.Rec, groups: a.groupsOf(e.Rec.Vals)}
+			// An event is evaluated once and not kept: its entry and
+			// group list are scratch.
+			ent := &a.evEnt
+			*ent = outerEnt{rec: e.Rec, groups: a.groupsInto(a.evGroups[:0], e.Rec.Vals)}
+			a.evGroups = ent.groups
 			if row, ok := a.row(ent); ok {
 				a.out.Push(stream.Elem{Kind: stream.Event, T: t, Rec: a.keep(row, t)})
 			}
 			for _, g := range ent.groups {
 				a.drop(g)
 			}
+			ent.rec = nil
 		}
 	}
 }
@@ -382,6 +398,9 @@ func (a *Apply) inner(s *aggState, vals []algebra.Value) (*aggGroup, algebra.Val
 // group returns the group of key, making it (empty) if need be; key is
 // copied when kept.
 func (a *Apply) group(s *aggState, key []algebra.Value) *aggGroup {
+	if len(key) == 0 && s.whole != nil {
+		return s.whole
+	}
 	h := a.st.hash(key)
 	for g := s.groups.get(h); g != nil; g = g.next {
 		if algebra.KeysEqual(g.key, key) {
@@ -394,18 +413,25 @@ func (a *Apply) group(s *aggState, key []algebra.Value) *aggGroup {
 	g.val, g.ok, _ = g.acc.Value() // an empty group's value: 0, false or none
 	s.groups.put(h, g)
 	s.nGroups++
+	if len(key) == 0 {
+		s.whole = g
+	}
 	return g
 }
 
 // groupsOf returns the groups an outer tuple picks, one per aggregate.
 func (a *Apply) groupsOf(vals []algebra.Value) []*aggGroup {
-	gs := a.grpBlk.take(len(a.aggs))
-	for j, s := range a.aggs {
+	return a.groupsInto(a.grpBlk.take(len(a.aggs))[:0], vals)
+}
+
+// groupsInto appends the groups an outer tuple picks to gs.
+func (a *Apply) groupsInto(gs []*aggGroup, vals []algebra.Value) []*aggGroup {
+	for _, s := range a.aggs {
 		a.keyVals = a.keyVals[:0]
 		for _, c := range s.spec.Group {
 			a.keyVals = append(a.keyVals, vals[c])
 		}
-		gs[j] = a.group(s, a.keyVals)
+		gs = append(gs, a.group(s, a.keyVals))
 	}
 	return gs
 }
@@ -445,6 +471,9 @@ func (s *aggState) unlink(g *aggGroup) {
 	}
 	g.next = nil
 	s.nGroups--
+	if s.whole == g {
+		s.whole = nil
+	}
 }
 
 func (a *Apply) schedule(s *aggState, g *aggGroup, v algebra.Value, at algebra.Time) {

@@ -35,8 +35,10 @@ type Coalesce struct {
 	lastAdv  algebra.Time
 	advanced bool
 
-	// evSeen holds the events at cur: by hash, the index (+1) in evs of
-	// the last one with that hash; evs chains those sharing a hash.
+	// evs are the events at cur. Up to evScan of them are told apart by
+	// comparing each; past that, evSeen indexes them all: by hash, the
+	// index (+1) in evs of the last one with that hash, evs chaining
+	// those sharing a hash.
 	evSeen map[uint64]int
 	evs    []seenEvent
 
@@ -57,6 +59,10 @@ type group struct {
 	pending bool // count is zero at cur; End not yet sent
 }
 
+// evScan is how many events at one time Coalesce compares one by one
+// before it indexes them by hash.
+const evScan = 8
+
 type seenEvent struct {
 	vals []algebra.Value
 	next int // index (+1) of an earlier event with the same hash; 0: none
@@ -70,7 +76,7 @@ func NewCoalesce(out stream.Receiver) *Coalesce {
 func (c *Coalesce) Push(e stream.Elem) {
 	switch e.Kind {
 	case stream.Event:
-		c.event(e.T, e.Rec.Vals, false)
+		c.event(e.T, e.Rec, e.Rec.Vals, false)
 	case stream.Begin:
 		c.byRec.put(e.Rec, c.begin(e.T, e.Rec.Vals, false))
 	case stream.End:
@@ -93,21 +99,46 @@ func (c *Coalesce) at(t algebra.Time) {
 	}
 }
 
-// event is an Event of vals at t.
-func (c *Coalesce) event(t algebra.Time, vals []algebra.Value, scratch bool) {
+// event is an Event of vals at t; rec, if not nil, is a record of vals
+// from t the output may be (an event's record is only read downstream).
+func (c *Coalesce) event(t algebra.Time, rec *stream.Rec, vals []algebra.Value, scratch bool) {
 	c.at(t)
-	h := c.hash(vals)
-	for i := c.evSeen[h]; i != 0; i = c.evs[i-1].next {
-		if algebra.KeysEqual(c.evs[i-1].vals, vals) {
-			return
+	if len(c.evs) < evScan {
+		// Few events at t: compared one by one, without hashing (most
+		// instants hold one event; a map cleared per instant cost more
+		// than the rest of the operator).
+		for i := range c.evs {
+			if algebra.KeysEqual(c.evs[i].vals, vals) {
+				return
+			}
+		}
+	} else {
+		if len(c.evs) == evScan && len(c.evSeen) == 0 {
+			for i := range c.evs { // index those scanned so far
+				h := c.hash(c.evs[i].vals)
+				c.evs[i].next = c.evSeen[h]
+				c.evSeen[h] = i + 1
+			}
+		}
+		for i := c.evSeen[c.hash(vals)]; i != 0; i = c.evs[i-1].next {
+			if algebra.KeysEqual(c.evs[i-1].vals, vals) {
+				return
+			}
 		}
 	}
 	if scratch {
 		vals = c.copyVals(vals)
 	}
-	c.evs = append(c.evs, seenEvent{vals: vals, next: c.evSeen[h]})
-	c.evSeen[h] = len(c.evs)
-	c.begins = append(c.begins, stream.Elem{Kind: stream.Event, T: t, Rec: newRec(&c.rblk, vals, t)})
+	c.evs = append(c.evs, seenEvent{vals: vals})
+	if len(c.evs) > evScan {
+		h := c.hash(vals)
+		c.evs[len(c.evs)-1].next = c.evSeen[h]
+		c.evSeen[h] = len(c.evs)
+	}
+	if rec == nil || scratch || rec.From != t {
+		rec = newRec(&c.rblk, vals, t)
+	}
+	c.begins = append(c.begins, stream.Elem{Kind: stream.Event, T: t, Rec: rec})
 }
 
 // begin is a Begin of vals at t.
@@ -212,7 +243,9 @@ func (c *Coalesce) flush() {
 	}
 	c.begins = c.begins[:0]
 	if len(c.evs) > 0 {
-		clear(c.evSeen)
+		if len(c.evSeen) > 0 {
+			clear(c.evSeen)
+		}
 		clear(c.evs)
 		c.evs = c.evs[:0]
 	}

@@ -54,8 +54,11 @@ func NewCut(rels []string, gaps Gaps, out stream.Receiver) *Cut {
 }
 
 func (c *Cut) Push(e stream.Elem) {
-	if len(c.buf) == 0 && len(c.spans()) == 0 {
-		c.take(e) // no gap: nothing to wait for
+	if len(c.buf) == 0 && !c.in && len(c.spans()) == 0 {
+		// No gap: nothing to wait for, no boundary to handle (what
+		// c.to(e.T) does when there is none), asked once.
+		c.pos = max(c.pos, e.T)
+		c.pass(e)
 		return
 	}
 	c.buf = append(c.buf, e)
@@ -65,7 +68,7 @@ func (c *Cut) Advance(t algebra.Time) {
 	slices.SortStableFunc(c.buf, stream.Compare)
 	for _, e := range c.buf {
 		c.to(e.T, true)
-		c.take(e)
+		c.pass(e)
 	}
 	clear(c.buf)
 	c.buf = c.buf[:0]
@@ -84,11 +87,8 @@ func (c *Cut) Advance(t algebra.Time) {
 	c.out.Advance(t)
 }
 
-// take passes one element at a time handled (c.to(e.T)).
-func (c *Cut) take(e stream.Elem) {
-	if len(c.buf) == 0 && !c.in {
-		c.to(e.T, true) // passed at once: no gap known, none to handle
-	}
+// pass passes one element at a time handled.
+func (c *Cut) pass(e stream.Elem) {
 	switch e.Kind {
 	case stream.Event:
 		if !c.in {

@@ -31,6 +31,7 @@ type Live struct {
 	bySens map[string][]*Alpha
 	inbox  map[*Alpha]*inbox
 	sens   sensCache
+	valBlk slab[algebra.Value] // packets' kept values (sensCache.keep)
 	// entity elements of the instants due, in time order
 	ents   []stream.Elem
 	entTee []*stream.Tee
@@ -67,6 +68,10 @@ type sensCache struct {
 	ok  bool
 	in  []*inbox
 	n   int
+	// keep, when the relation's αs (more than one) all keep the same
+	// attributes, is what they keep: Packet makes the kept values once
+	// for all of them (packet.kept).
+	keep []int
 }
 
 // countSens adds the packets the cache counted to stats.Packets.
@@ -103,7 +108,7 @@ func (s liveSource) packetsAt(a *Alpha, t algebra.Time) []packet {
 	return out
 }
 
-func (s liveSource) count(packet) {}
+func (s liveSource) count(*packet) {}
 
 // Live prepares the network for live input observed from start (global
 // time: Clock ticks begin there).
@@ -128,9 +133,24 @@ func (n *Network) Live(start algebra.Time) *Live {
 	return l
 }
 
-var kinds = map[stream.PacketKind]pkind{
-	stream.PacketEvent: pEvent, stream.PacketBegin: pBegin, stream.PacketEnd: pEnd, stream.PacketWhole: pWhole,
-	stream.PacketSample: pSample, stream.PacketSampleEnd: pSampleEnd,
+// kindOf is the α's kind of a packet of kind k (0 for none): a switch,
+// not a map looked up per packet.
+func kindOf(k stream.PacketKind) pkind {
+	switch k {
+	case stream.PacketEvent:
+		return pEvent
+	case stream.PacketBegin:
+		return pBegin
+	case stream.PacketEnd:
+		return pEnd
+	case stream.PacketWhole:
+		return pWhole
+	case stream.PacketSample:
+		return pSample
+	case stream.PacketSampleEnd:
+		return pSampleEnd
+	}
+	return 0
 }
 
 // time notes an input at instant t (stepped at the next Advance past it).
@@ -193,7 +213,11 @@ func (l *Live) Packet(rel string, kind stream.PacketKind, key uint64, from algeb
 	if !c.ok || c.rel != rel {
 		l.countSens()
 		*c = sensCache{rel: rel, ok: true, in: c.in[:0]}
-		for _, a := range l.bySens[rel] {
+		as := l.bySens[rel]
+		if len(as) > 1 && as[0].Keep != nil && !slices.ContainsFunc(as, func(a *Alpha) bool { return !slices.Equal(a.Keep, as[0].Keep) }) {
+			c.keep = as[0].Keep
+		}
+		for _, a := range as {
 			in := l.inbox[a]
 			if in == nil {
 				in = &inbox{}
@@ -204,13 +228,20 @@ func (l *Live) Packet(rel string, kind stream.PacketKind, key uint64, from algeb
 	}
 	c.n++
 	l.stats.Total++
+	var kept []algebra.Value
+	if c.keep != nil {
+		kept = l.valBlk.take(len(vals))
+		for _, i := range c.keep {
+			kept[i] = vals[i]
+		}
+	}
 	for _, in := range c.in {
 		if in.head > 0 && in.head >= len(in.q)/2 { // half decided: move the rest down
 			k := copy(in.q, in.q[in.head:])
 			clear(in.q[k:])
 			in.q, in.head = in.q[:k], 0
 		}
-		in.q = append(in.q, packet{kind: kinds[kind], t: t, key: key, from: from, vals: vals, row: -1})
+		in.q = append(in.q, packet{kind: kindOf(kind), t: t, key: key, from: from, vals: vals, kept: kept, row: -1})
 	}
 	return nil
 }

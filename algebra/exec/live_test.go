@@ -83,3 +83,52 @@ func TestLiveAdvancesOncePerWatermark(t *testing.T) {
 		t.Errorf("a watermark per instant advanced α's output %d times, fewer than the %d watermarks", kEach, n)
 	}
 }
+
+// The αs of one relation that keep the same attributes share one copy of
+// each packet's kept values (made once by Live.Packet, not once per α):
+// a count of every send (the aggregate's own variable) at each of P1's
+// sends (the where clause's), SendMessage read through two αs each
+// keeping Process only, is exact at every one of P1's sends.
+func TestLiveSharesKeptValues(t *testing.T) {
+	cat := paperCatalog(t)
+	prog, err := query.Compile(cat, []query.Source{{Name: "q", Text: `range of s is SendMessage retrieve (N = count(s.Process for ever)) where s.Process = "P1"`}}, check.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rw, err := prog.Rewritten(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	net, err := exec.Build(cat, prog.Stmts, []plan.Node{rw[0].Final}, prog.ExecOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(net.Alphas) != 2 || net.Alphas[0].Keep == nil || fmt.Sprint(net.Alphas[0].Keep) != fmt.Sprint(net.Alphas[1].Keep) {
+		t.Fatalf("want two αs keeping the same attributes, not all: %d αs", len(net.Alphas))
+	}
+	const n = 1000
+	live := net.Live(0)
+	for k, p := range []string{"P1", "P2"} { // traced on initiator: the processes exist
+		if err := live.Entity("Process", true, uint64(k), proc(cat, p, "Running"), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range n {
+		p := fmt.Sprintf("P%d", 1+i%2)
+		if err := live.Packet("SendMessage", stream.PacketEvent, 0, 0, []algebra.Value{algebra.Entity(p), algebra.Entity("M1")}, algebra.Time(10+i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := live.Finish(10 + n); err != nil {
+		t.Fatal(err)
+	}
+	rows := net.Stmts[0].Result.Table().Rows
+	if len(rows) != n/2 {
+		t.Fatalf("%d rows, want one per P1 event: %d", len(rows), n/2)
+	}
+	for i, r := range rows {
+		if r.Vals[0].N != int64(2*i+1) || r.From != algebra.Time(10+2*i) {
+			t.Fatalf("row %d is %v from %d, want %d from %d", i, r.Vals, r.From, 2*i+1, 10+2*i)
+		}
+	}
+}

@@ -198,7 +198,7 @@ func (s *Select) Push(e stream.Elem) {
 			return
 		}
 		if point {
-			s.co.event(e.T, vals, scratch)
+			s.co.event(e.T, nil, vals, scratch)
 		} else {
 			s.open.put(e.Rec, selOpen{g: s.co.begin(e.T, vals, scratch)})
 		}
