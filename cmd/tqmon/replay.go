@@ -124,7 +124,7 @@ func runReplay(cmd *cobra.Command, f *replayFlags, stdout, stderr io.Writer) err
 	}
 	term := subject.StartReplayTerminal(os.Stdin, stderr)
 	po := subject.PrintOptions{Output: out, Stream: true, Run: subject.RunOptions{From: from, To: to,
-		Pace: &play.Options{Speed: speed, Paused: f.paused}, Player: term.Controls.Set}}
+		Pace: &play.Options{Speed: speed, Paused: f.paused, Local: f.tz == "local"}, Player: term.Controls.Set}}
 	if set != nil {
 		po.Export = set
 	}
