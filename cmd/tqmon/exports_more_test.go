@@ -25,6 +25,18 @@ func readLines(path string) []string {
 	return lines
 }
 
+// sendLines are the lines of the --exec log at path for Sends tuples,
+// sorted.
+func sendLines(path string) []string {
+	var out []string
+	for _, l := range readLines(path) {
+		if strings.HasPrefix(l, "Sends ") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
 // execLine is what the tests' --exec writes per Sends tuple.
 const execLine = `echo "$TQMON_REL $TQMON_KIND $TQMON_AT $TQMON_Process $TQMON_Mailbox" >> `
 
@@ -76,15 +88,7 @@ func TestViewExport(t *testing.T) {
 	tm := startTerm(t, bin, "view", "--history", "testdata/paper", "--display", "testdata/paper/os.display",
 		"-f", "testdata/paper/resumed_by_p1.tq", "-e", sendsQuery+` where s.Process = P1`,
 		"--speed", "100000", "--exec-rate", "1000", "--exec", execLine+log)
-	sends := func() []string {
-		var out []string
-		for _, l := range readLines(log) {
-			if strings.HasPrefix(l, "Sends ") {
-				out = append(out, l)
-			}
-		}
-		return out
-	}
+	sends := func() []string { return sendLines(log) }
 	deadline := time.Now().Add(60 * time.Second)
 	for len(sends()) < len(want) && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
@@ -221,15 +225,7 @@ func TestDemoDisplayExport(t *testing.T) {
 	bin := binary(t)
 	log := filepath.Join(t.TempDir(), "log")
 	tm := startTerm(t, bin, "demo", "--seed", "3", "-f", paperQuery, "-e", sendsQuery, "--exec-rate", "1000", "--exec", execLine+log)
-	sends := func() []string {
-		var out []string
-		for _, l := range readLines(log) {
-			if strings.HasPrefix(l, "Sends ") {
-				out = append(out, l)
-			}
-		}
-		return out
-	}
+	sends := func() []string { return sendLines(log) }
 	deadline := time.Now().Add(30 * time.Second)
 	for len(sends()) < 3 && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
