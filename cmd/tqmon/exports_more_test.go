@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -243,4 +244,47 @@ func TestDemoDisplayExport(t *testing.T) {
 			t.Errorf("--exec saw %q", l)
 		}
 	}
+}
+
+// TestConnectDisplayExport: query --connect --display serves the live
+// results as Prometheus metrics while it draws them: sends counted and
+// the watermark moving; the exporter's note waits for the terminal.
+func TestConnectDisplayExport(t *testing.T) {
+	bin := binary(t)
+	sock := filepath.Join(t.TempDir(), "subject.sock")
+	subj := exec.Command(bin, "demo", "--subject", "--listen", sock, "--duration", "60s", "--scale", "5")
+	if err := subj.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { subj.Process.Kill(); subj.Wait() })
+	waitFor(t, "the subject's socket", 10*time.Second, func() bool { _, err := os.Stat(sock); return err == nil })
+	addr := freeAddr(t)
+	url := "http://" + addr + "/metrics"
+	tm := startTerm(t, bin, "query", "--connect", sock, "--display", paperSpec, "-f", paperQuery, "-e", sendsQuery, "--prometheus", addr)
+	deadline := time.Now().Add(30 * time.Second)
+	sends, wm := 0.0, 0.0
+	for (sends < 3 || wm <= 0) && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+		resp, err := http.Get(url)
+		if err != nil {
+			continue // not listening yet
+		}
+		resp.Body.Close()
+		sends = 0
+		got := testkit.Scrape(t, url)
+		for k, v := range got {
+			if strings.HasPrefix(k, "tqmon_Sends_events_total{") {
+				sends += v
+			}
+		}
+		wm = got["tqmon_watermark_seconds{}"]
+	}
+	if sends < 3 || wm <= 0 {
+		t.Errorf("after 30 s: %v sends counted, watermark %v", sends, wm)
+	}
+	tm.typeText("q")
+	if code := tm.exit(20 * time.Second); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, tm.all())
+	}
+	tm.expect(5*time.Second, "tqmon: serving metrics at "+url)
 }
