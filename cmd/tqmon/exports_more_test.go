@@ -158,12 +158,18 @@ func freeAddr(t *testing.T) string {
 }
 
 // scrapeUntil scrapes url until every metric of want is served with its
-// value (or d has passed) and returns the last scrape.
-func scrapeUntil(t *testing.T, url string, want map[string]float64, d time.Duration) map[string]float64 {
+// value (or d has passed, or tm's command has ended) and returns the last
+// scrape.
+func scrapeUntil(t *testing.T, tm *pterm, url string, want map[string]float64, d time.Duration) map[string]float64 {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	var got map[string]float64
 	for time.Now().Before(deadline) {
+		select {
+		case <-tm.done:
+			t.Fatalf("ended before serving the metrics:\n%s", tm.all())
+		default:
+		}
 		if resp, err := http.Get(url); err == nil {
 			resp.Body.Close()
 			got = testkit.Scrape(t, url)
@@ -204,7 +210,7 @@ func TestReplayDisplayExport(t *testing.T) {
 	addr := freeAddr(t)
 	url := "http://" + addr + "/metrics"
 	tm := startTerm(t, bin, "replay", "--db", db, "--display", paperSpec, "-f", paperQuery, "-e", sendsQuery, "--max", "--prometheus", addr)
-	got := scrapeUntil(t, url, want, 60*time.Second)
+	got := scrapeUntil(t, tm, url, want, 60*time.Second)
 	for k, w := range want {
 		if got[k] != w {
 			t.Errorf("scraped %s %v, query's output counts %v", k, got[k], w)
