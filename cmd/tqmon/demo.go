@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/display/defaults"
 	"github.com/tqmon/tqmon/display/format"
@@ -60,7 +61,7 @@ func newDemoCmd(stdout, stderr io.Writer) *cobra.Command {
 		Example: doc("demo.example"),
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := f.export.check(!f.headless || f.subject); err != nil {
+			if err := f.export.check(f.subject); err != nil {
 				return err
 			}
 			if f.subject {
@@ -76,7 +77,7 @@ func newDemoCmd(stdout, stderr io.Writer) *cobra.Command {
 				return runSubject(&f, stderr)
 			}
 			if !f.headless {
-				return runDemoDisplay(cmd, &f)
+				return runDemoDisplay(cmd, &f, stderr)
 			}
 			return runDemo(&f, stdout, stderr)
 		},
@@ -182,7 +183,10 @@ const displayScale = 2
 // display spec (--display, or the paper's) and the queries (-f/-e, or the
 // paper's ResumedbyP1) compiled together, only the sensors they need
 // enabled, until the user quits (or --duration, when given).
-func runDemoDisplay(cmd *cobra.Command, f *demoFlags) error {
+func runDemoDisplay(cmd *cobra.Command, f *demoFlags, stderr io.Writer) error {
+	if _, err := algebra.WithTZ(algebra.TimeAuto, f.tz); err != nil {
+		return usageErr(fmt.Errorf("--tz: %w", err))
+	}
 	naive, params, err := parsePlanParams(f.planKind, f.params)
 	if err != nil {
 		return err
@@ -210,8 +214,11 @@ func runDemoDisplay(cmd *cobra.Command, f *demoFlags) error {
 	// The subject starts once the monitor has told the resident what to
 	// enable, so nothing it does is missed; it stops when the display ends.
 	title := "tqmon demo: the paper's system, " + cmp.Or(f.display, defaults.PaperSpecName)
-	err = display(ctx, sub, f.display, subject.DisplayOptions{Queries: srcs, Params: params, Title: title, TZ: f.tz,
-		Spec: query.Source{Name: defaults.PaperSpecName, Text: defaults.PaperSpec()}, Live: remote.LiveOptions{Naive: naive}})
+	o := subject.DisplayOptions{Queries: srcs, Params: params, Title: title, TZ: f.tz,
+		Spec: query.Source{Name: defaults.PaperSpecName, Text: defaults.PaperSpec()}, Live: remote.LiveOptions{Naive: naive}}
+	flush := f.export.display(ctx, &o, f.tz, stderr)
+	err = display(ctx, sub, f.display, o)
+	flush()
 	if errors.Is(err, term.ErrNoTerminal) {
 		return runtimeErr(fmt.Errorf("%w (--headless prints the results instead)", errors.Unwrap(err)))
 	}

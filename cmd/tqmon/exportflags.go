@@ -13,6 +13,7 @@ import (
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/display/export"
 	"github.com/tqmon/tqmon/query"
+	"github.com/tqmon/tqmon/subject"
 )
 
 // exportFlags are --prometheus, --prometheus-hold, --otlp, --exec and
@@ -27,17 +28,35 @@ func addExportFlags(fl *pflag.FlagSet, x *exportFlags) {
 	fl.Float64Var(&x.ExecRate, "exec-rate", export.DefaultExecRate, "with --exec: start at most `N` commands a second (4 at most at once, 64 waiting; the rest are dropped and counted), e.g. --exec-rate 0.5")
 }
 
-// check refuses exports with an animated display (usage error).
-func (x *exportFlags) check(display bool) error {
+// check checks the export flags (usage errors); refuse is set where
+// there are no results to export (demo --subject runs no queries).
+func (x *exportFlags) check(refuse bool) error {
 	switch {
-	case display && x.Given():
-		return usageErr(errors.New("--prometheus, --otlp and --exec export printed results: they do not go with the animated display or demo --subject (use --headless, or drop --display)"))
+	case refuse && x.Given():
+		return usageErr(errors.New("--prometheus, --otlp and --exec export query results: demo --subject runs none (give them to the monitor)"))
 	case x.Hold && x.Prometheus == "":
 		return usageErr(errors.New("--prometheus-hold goes with --prometheus ADDR"))
 	case x.ExecRate <= 0:
 		return usageErr(errors.New("--exec-rate must be positive"))
 	}
 	return nil
+}
+
+// display makes the animated display o export its queries' results as
+// they are computed (view, replay --display, query --display, demo),
+// times printed in zone tz; what the exporters say (where metrics are
+// served, --exec's output) is held until flush, to be called once the
+// display has given the terminal back.
+func (x *exportFlags) display(ctx context.Context, o *subject.DisplayOptions, tz string, stderr io.Writer) (flush func()) {
+	if x == nil || !x.Given() {
+		return func() {}
+	}
+	notes := &heldNotes{max: 64 << 10}
+	tf, _ := algebra.WithTZ(algebra.TimeAuto, tz) // the commands check --tz first
+	o.Export = func(rels []*algebra.Relation) (subject.DisplayExporter, error) {
+		return x.startRels(ctx, rels, tf, notes)
+	}
+	return func() { notes.flush(stderr) }
 }
 
 // start starts the exporters for prog's results (nil when none is asked

@@ -1,12 +1,17 @@
 package main
 
 import (
+	"net"
+	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tqmon/tqmon/internal/testkit"
 )
 
 // readLines reads a file of lines ("" when it does not exist), sorted.
@@ -19,6 +24,18 @@ func readLines(path string) []string {
 	lines := strings.Split(text, "\n")
 	slices.Sort(lines)
 	return lines
+}
+
+// sendLines are the lines of the --exec log at path for Sends tuples,
+// sorted.
+func sendLines(path string) []string {
+	var out []string
+	for _, l := range readLines(path) {
+		if strings.HasPrefix(l, "Sends ") {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // execLine is what the tests' --exec writes per Sends tuple.
@@ -72,15 +89,7 @@ func TestViewExport(t *testing.T) {
 	tm := startTerm(t, bin, "view", "--history", "testdata/paper", "--display", "testdata/paper/os.display",
 		"-f", "testdata/paper/resumed_by_p1.tq", "-e", sendsQuery+` where s.Process = P1`,
 		"--speed", "100000", "--exec-rate", "1000", "--exec", execLine+log)
-	sends := func() []string {
-		var out []string
-		for _, l := range readLines(log) {
-			if strings.HasPrefix(l, "Sends ") {
-				out = append(out, l)
-			}
-		}
-		return out
-	}
+	sends := func() []string { return sendLines(log) }
 	deadline := time.Now().Add(60 * time.Second)
 	for len(sends()) < len(want) && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
@@ -133,4 +142,155 @@ func TestRecordExport(t *testing.T) {
 	if logs != wantLogs || spans != wantSpans || logs == 0 || spans == 0 {
 		t.Errorf("exported %d SendMessage log records and %d Waiting spans; the database holds %d and %d", logs, spans, wantLogs, wantSpans)
 	}
+}
+
+// freeAddr is a local TCP address nothing listens on now (for a
+// --prometheus whose note is held while a display runs).
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+// scrapeUntil scrapes url until every metric of want is served with its
+// value (or d has passed, or tm's command has ended) and returns the last
+// scrape.
+func scrapeUntil(t *testing.T, tm *pterm, url string, want map[string]float64, d time.Duration) map[string]float64 {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	var got map[string]float64
+	for time.Now().Before(deadline) {
+		select {
+		case <-tm.done:
+			t.Fatalf("ended before serving the metrics:\n%s", tm.all())
+		default:
+		}
+		if resp, err := http.Get(url); err == nil {
+			resp.Body.Close()
+			got = testkit.Scrape(t, url)
+			ok := true
+			for k, w := range want {
+				ok = ok && got[k] == w
+			}
+			if ok {
+				return got
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return got
+}
+
+// TestReplayDisplayExport: replay --display serves its queries' results
+// as Prometheus metrics while the display plays — played to the end, the
+// sends counted per sender and mailbox as query's output has them — and
+// its exporters' notes wait until the display has ended.
+func TestReplayDisplayExport(t *testing.T) {
+	bin := binary(t)
+	db := filepath.Join(t.TempDir(), "paper.db")
+	if code, _, errs := tqmon(t, "import", "--history", paper, "--db", db); code != 0 {
+		t.Fatalf("import: exit %d\n%s", code, errs)
+	}
+	code, out, errs := tqmon(t, "query", "--history", paper, "-e", sendsQuery, "--format", "jsonl")
+	if code != 0 {
+		t.Fatalf("query: exit %d\n%s", code, errs)
+	}
+	want := map[string]float64{}
+	for _, r := range readJSONL(t, out) {
+		want["tqmon_Sends_events_total"+r.labelKey()]++
+	}
+	if len(want) < 2 {
+		t.Fatalf("too few sends: %v", want)
+	}
+	addr := freeAddr(t)
+	url := "http://" + addr + "/metrics"
+	tm := startTerm(t, bin, "replay", "--db", db, "--display", paperSpec, "-f", paperQuery, "-e", sendsQuery, "--max", "--prometheus", addr)
+	got := scrapeUntil(t, tm, url, want, 60*time.Second)
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("scraped %s %v, query's output counts %v", k, got[k], w)
+		}
+	}
+	if strings.Contains(tm.all(), "serving metrics") {
+		t.Errorf("the exporter's note was written over the display:\n%s", tm.all())
+	}
+	tm.typeText("q")
+	if code := tm.exit(20 * time.Second); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, tm.all())
+	}
+	tm.expect(5*time.Second, "tqmon: serving metrics at "+url)
+}
+
+// TestDemoDisplayExport: the live demo's display runs --exec per result
+// tuple as the display computes them (the live path of the same wiring).
+func TestDemoDisplayExport(t *testing.T) {
+	bin := binary(t)
+	log := filepath.Join(t.TempDir(), "log")
+	tm := startTerm(t, bin, "demo", "--seed", "3", "-f", paperQuery, "-e", sendsQuery, "--exec-rate", "1000", "--exec", execLine+log)
+	sends := func() []string { return sendLines(log) }
+	deadline := time.Now().Add(30 * time.Second)
+	for len(sends()) < 3 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	tm.typeText("q")
+	if code := tm.exit(20 * time.Second); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, tm.all())
+	}
+	lines := sends()
+	if len(lines) < 3 {
+		t.Fatalf("--exec ran %d times in 30 s of the demo", len(lines))
+	}
+	for _, l := range lines {
+		if f := strings.Fields(l); len(f) != 5 || f[0] != "Sends" || f[1] != "event" || !strings.HasPrefix(f[3], "P") || !strings.HasPrefix(f[4], "M") {
+			t.Errorf("--exec saw %q", l)
+		}
+	}
+}
+
+// TestConnectDisplayExport: query --connect --display serves the live
+// results as Prometheus metrics while it draws them: sends counted and
+// the watermark moving; the exporter's note waits for the terminal.
+func TestConnectDisplayExport(t *testing.T) {
+	bin := binary(t)
+	sock := filepath.Join(t.TempDir(), "subject.sock")
+	subj := exec.Command(bin, "demo", "--subject", "--listen", sock, "--duration", "60s", "--scale", "5")
+	if err := subj.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { subj.Process.Kill(); subj.Wait() })
+	waitFor(t, "the subject's socket", 10*time.Second, func() bool { _, err := os.Stat(sock); return err == nil })
+	addr := freeAddr(t)
+	url := "http://" + addr + "/metrics"
+	tm := startTerm(t, bin, "query", "--connect", sock, "--display", paperSpec, "-f", paperQuery, "-e", sendsQuery, "--prometheus", addr)
+	deadline := time.Now().Add(30 * time.Second)
+	sends, wm := 0.0, 0.0
+	for (sends < 3 || wm <= 0) && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+		resp, err := http.Get(url)
+		if err != nil {
+			continue // not listening yet
+		}
+		resp.Body.Close()
+		sends = 0
+		got := testkit.Scrape(t, url)
+		for k, v := range got {
+			if strings.HasPrefix(k, "tqmon_Sends_events_total{") {
+				sends += v
+			}
+		}
+		wm = got["tqmon_watermark_seconds{}"]
+	}
+	if sends < 3 || wm <= 0 {
+		t.Errorf("after 30 s: %v sends counted, watermark %v", sends, wm)
+	}
+	tm.typeText("q")
+	if code := tm.exit(20 * time.Second); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, tm.all())
+	}
+	tm.expect(5*time.Second, "tqmon: serving metrics at "+url)
 }

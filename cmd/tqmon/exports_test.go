@@ -322,7 +322,7 @@ func TestOTLPExport(t *testing.T) {
 
 // TestExec: --exec runs the command once per event and at the begin and
 // the end of each interval, the tuple in its environment as the output
-// writes it; a usage error with --display.
+// writes it; a usage error with demo --subject, which runs no queries.
 func TestExec(t *testing.T) {
 	dir := t.TempDir()
 	log := filepath.Join(dir, "log")
@@ -353,10 +353,9 @@ func TestExec(t *testing.T) {
 	}
 
 	for _, args := range [][]string{
-		{"demo", "--exec", "true"},
+		{"demo", "--subject", "--listen", filepath.Join(dir, "sock"), "--exec", "true"},
 		{"demo", "--headless", "--prometheus-hold", "-e", sendsQuery},
 		{"query", "--history", paper, "-e", sendsQuery, "--exec", "true", "--exec-rate", "0"},
-		{"replay", "--db", dir, "--display", "x.display", "--otlp", "localhost:4317"},
 	} {
 		if code, _, errs := tqmon(t, args...); code != 2 || errs == "" {
 			t.Errorf("%v: exit %d, stderr %q; want a usage error", args, code, errs)

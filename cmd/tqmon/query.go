@@ -94,7 +94,7 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error
 	if len(f.srcs) == 0 && f.display == "" {
 		return usageErr(errors.New("query needs at least one -f FILE or -e TEXT"))
 	}
-	if err := f.export.check(f.display != ""); err != nil {
+	if err := f.export.check(false); err != nil {
 		return err
 	}
 	out, err := format.ParseOptions(f.format, f.timeFormat, f.tz)
@@ -151,8 +151,10 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error
 			ctx, cancel = context.WithTimeout(ctx, f.duration)
 			defer cancel()
 		}
-		return display(ctx, sub, f.display, subject.DisplayOptions{Queries: f.srcs, Params: params,
-			Live: remote.LiveOptions{Naive: naive, Lease: f.lease}, Title: title, TZ: f.tz})
+		o := subject.DisplayOptions{Queries: f.srcs, Params: params,
+			Live: remote.LiveOptions{Naive: naive, Lease: f.lease}, Title: title, TZ: f.tz}
+		defer f.export.display(ctx, &o, f.tz, stderr)()
+		return display(ctx, sub, f.display, o)
 	}
 	prog, err := query.Compile(sub.Catalog(), f.srcs, check.Options{Params: params, NowFunc: sub.Now})
 	if err != nil {

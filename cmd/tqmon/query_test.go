@@ -580,3 +580,33 @@ func TestWallClockTimes(t *testing.T) {
 
 // local is t as RFC 3339 in the local zone.
 func local(t int64) string { return time.Unix(0, t).Local().Format(time.RFC3339Nano) }
+
+// TestReplayNoteTZ: replay's progress note on a terminal prints a
+// recording's wall-clock times in UTC, and in the local time zone with
+// --tz local (TZ=Asia/Kolkata, +05:30).
+func TestReplayNoteTZ(t *testing.T) {
+	if _, err := time.LoadLocation("Asia/Kolkata"); err != nil {
+		t.Skipf("no time zone data: %v", err)
+	}
+	bin := binary(t)
+	h := testkit.WriteFiles(t, map[string]string{
+		"wall.sdl": "entity type Task\nentity relation Task(Task: Task, Prio: int)\n",
+		"Task.csv": "Task,Prio,from,to\nT1,3,2026-11-28T10:00:00Z,2026-11-28T10:00:01.5Z\nT2,0,2026-11-28T10:00:02Z,2026-11-28T10:00:04Z\n",
+	})
+	db := filepath.Join(t.TempDir(), "wall.db")
+	if code, _, errs := tqmon(t, "import", "--history", h, "--db", db); code != 0 {
+		t.Fatalf("import: exit %d\n%s", code, errs)
+	}
+	for _, tt := range []struct{ tz, want string }{
+		{"utc", "2026-11-28T10:00:00Z / 2026-11-28T10:00:04Z"},
+		{"local", "2026-11-28T15:30:00+05:30 / 2026-11-28T15:30:04+05:30"},
+	} {
+		tm := startTermEnv(t, []string{"TZ=Asia/Kolkata"}, 50, bin, "replay", "--db", db, "--paused", "--tz", tt.tz,
+			"-e", `range of k is Task retrieve (k.Task)`)
+		tm.expect(10*time.Second, tt.want, "paused")
+		tm.typeText("q")
+		if code := tm.exit(10 * time.Second); code != 0 {
+			t.Fatalf("--tz %s: exit %d:\n%s", tt.tz, code, tm.all())
+		}
+	}
+}

@@ -78,7 +78,7 @@ func runReplay(cmd *cobra.Command, f *replayFlags, stdout, stderr io.Writer) err
 	case !f.max && f.speed <= 0:
 		return usageErr(errors.New("--speed must be positive (or use --max)"))
 	}
-	if err := f.export.check(f.display != ""); err != nil {
+	if err := f.export.check(false); err != nil {
 		return err
 	}
 	out, err := format.ParseOptions(f.format, f.timeFormat, f.tz)
@@ -106,7 +106,7 @@ func runReplay(cmd *cobra.Command, f *replayFlags, stdout, stderr io.Writer) err
 	}
 	defer sub.Close()
 	if f.display != "" {
-		return replayDisplay(f, sub, params, from, to)
+		return replayDisplay(f, sub, params, from, to, stderr)
 	}
 	prog, err := query.Compile(sub.Catalog(), f.srcs, check.Options{Params: params, NowFunc: sub.Now})
 	if err != nil {
@@ -124,7 +124,7 @@ func runReplay(cmd *cobra.Command, f *replayFlags, stdout, stderr io.Writer) err
 	}
 	term := subject.StartReplayTerminal(os.Stdin, stderr)
 	po := subject.PrintOptions{Output: out, Stream: true, Run: subject.RunOptions{From: from, To: to,
-		Pace: &play.Options{Speed: speed, Paused: f.paused}, Player: term.Controls.Set}}
+		Pace: &play.Options{Speed: speed, Paused: f.paused, Local: f.tz == "local"}, Player: term.Controls.Set}}
 	if set != nil {
 		po.Export = set
 	}
@@ -148,7 +148,7 @@ func runReplay(cmd *cobra.Command, f *replayFlags, stdout, stderr io.Writer) err
 // relation, in time order, paced by the display's player (space, +/-, →
 // and the timeline work as in tqmon view), with the queries' results
 // drawn as the spec says.
-func replayDisplay(f *replayFlags, sub subject.Subject, params map[string]string, from, to *algebra.Time) error {
+func replayDisplay(f *replayFlags, sub subject.Subject, params map[string]string, from, to *algebra.Time, stderr io.Writer) error {
 	po := play.Options{Speed: f.speed, Paused: f.paused, Start: from, End: sub.Now()}
 	if f.max {
 		po.Speed = play.MaxSpeed
@@ -158,6 +158,7 @@ func replayDisplay(f *replayFlags, sub subject.Subject, params map[string]string
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	return display(ctx, sub, f.display, subject.DisplayOptions{Queries: f.srcs, Params: params, Play: po,
-		Title: "tqmon replay " + f.dbDir, TZ: f.tz})
+	o := subject.DisplayOptions{Queries: f.srcs, Params: params, Play: po, Title: "tqmon replay " + f.dbDir, TZ: f.tz}
+	defer f.export.display(ctx, &o, f.tz, stderr)()
+	return display(ctx, sub, f.display, o)
 }

@@ -95,15 +95,6 @@ func runView(f *viewFlags, stderr io.Writer) error {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	o := subject.DisplayOptions{Queries: f.srcs, Params: params, Play: po, Title: "tqmon view " + f.historyDir, TZ: f.tz}
-	if f.export.Given() {
-		// What the exporters say (where metrics are served, --exec's
-		// output) waits until the display has given the terminal back.
-		notes := &heldNotes{max: 64 << 10}
-		defer notes.flush(stderr)
-		tf, _ := algebra.WithTZ(algebra.TimeAuto, f.tz)
-		o.Export = func(rels []*algebra.Relation) (subject.DisplayExporter, error) {
-			return f.export.startRels(ctx, rels, tf, notes)
-		}
-	}
+	defer f.export.display(ctx, &o, f.tz, stderr)()
 	return display(ctx, sub, f.display, o)
 }

@@ -56,7 +56,8 @@ func NoteUnit(span algebra.Window) int64 {
 }
 
 // Note describes the player's position in span, its speed and whether it
-// is paused, for a progress bar.
+// is paused, for a progress bar; wall-clock times print in UTC, or local
+// time with Options.Local.
 func (p *Player) Note(span algebra.Window) string {
 	st := p.State()
 	u := NoteUnit(span)
@@ -64,7 +65,7 @@ func (p *Player) Note(span algebra.Window) string {
 		if t != algebra.Beginning && t != algebra.Forever {
 			t -= t % u
 		}
-		return algebra.FormatTime(t, algebra.TimeAuto)
+		return algebra.FormatTime(t, p.tf)
 	}
 	note := at(max(st.Now, span.From)) + " / " + at(span.To)
 	if st.Speed > 0 {

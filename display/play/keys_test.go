@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/stream"
@@ -75,5 +76,32 @@ func TestNotePrecision(t *testing.T) {
 	note = p.Note(algebra.Window{From: wall, To: wall + 10e9})
 	if !strings.HasPrefix(note, "2023-11-14T22:13:20.12Z / 2023-11-14T22:13:30.12Z") {
 		t.Errorf("wall-clock note %q, want hundredths (a thousandth of 10 s)", note)
+	}
+}
+
+// TestNoteTZ: the progress note prints wall-clock times in UTC, or in the
+// local time zone with Options.Local (--tz local; here a fixed +05:30);
+// a subject's own clock prints as H:MM:SS either way.
+func TestNoteTZ(t *testing.T) {
+	saved := time.Local
+	time.Local = time.FixedZone("IST", 5*3600+30*60)
+	t.Cleanup(func() { time.Local = saved })
+	wall := algebra.Time(1_700_000_000_000_000_000)
+	own := algebra.Time(3600e9)
+	for _, c := range []struct {
+		local bool
+		start algebra.Time
+		want  string
+	}{
+		{false, wall, "2023-11-14T22:13:20Z / 2023-11-14T22:13:30Z"},
+		{true, wall, "2023-11-15T03:43:20+05:30 / 2023-11-15T03:43:30+05:30"},
+		{true, own, "1:00:00 / 1:00:10"},
+	} {
+		p := NewPlayer(context.Background(), emptySource{}, Options{Speed: 1, Start: &c.start, End: algebra.Forever, Drain: true, Paused: true, Local: c.local})
+		note := p.Note(algebra.Window{From: c.start, To: c.start + 10e9})
+		p.Stop()
+		if !strings.HasPrefix(note, c.want) {
+			t.Errorf("Local %v: note %q, want %s", c.local, note, c.want)
+		}
 	}
 }

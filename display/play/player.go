@@ -37,6 +37,9 @@ type Options struct {
 	// Beat is the real time between heartbeats (default 1/30 s; NoBeats:
 	// none).
 	Beat time.Duration
+	// Local makes Note print wall-clock times in the local time zone
+	// (--tz local), not UTC.
+	Local bool
 }
 
 // NoBeats, as Options.Beat, turns heartbeats off.
@@ -63,6 +66,7 @@ type Player struct {
 	beat  time.Duration // < 0: no heartbeats
 	drain bool
 	ctx   context.Context
+	tf    algebra.TimeFormat // Note's times: TimeAuto, local with Options.Local
 
 	mu      sync.Mutex
 	start   algebra.Time // where play began
@@ -99,7 +103,11 @@ func NewPlayer(ctx context.Context, src stream.Source, o Options) *Player {
 	if o.End == 0 {
 		o.End = algebra.Forever
 	}
-	p := &Player{src: src, clock: o.Clock, beat: o.Beat, drain: o.Drain, ctx: ctx, speed: clampSpeed(o.Speed), start: algebra.Beginning,
+	tf := algebra.TimeAuto
+	if o.Local {
+		tf |= algebra.TimeLocal
+	}
+	p := &Player{src: src, clock: o.Clock, beat: o.Beat, drain: o.Drain, ctx: ctx, tf: tf, speed: clampSpeed(o.Speed), start: algebra.Beginning,
 		paused: o.Paused, end: o.End, last: algebra.Forever, out: algebra.Beginning, beatAt: algebra.Beginning,
 		wake: make(chan struct{}, 1), waiting: make(chan struct{}, 1)}
 	p.anchor = p.clock.Now()

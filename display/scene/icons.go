@@ -112,7 +112,7 @@ func (set *iconSet) aspects(in *Instance, t *Tuple) {
 	prev := in.last
 	in.last = t
 	ic := set.ic
-	in.label = t.Vals[ic.Label].Format(algebra.TimeAuto)
+	in.label = t.Vals[ic.Label].Format(set.sc.tf)
 	if w := draw.Width(in.label); w > set.labelW {
 		set.labelW = w
 		set.sc.stale = true

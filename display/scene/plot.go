@@ -70,7 +70,7 @@ func (s *Scene) plotData(p *spec.Plot, win PlotWindow) (out []*series, more int)
 				sr.cols[i] = math.NaN()
 			}
 			if p.Series >= 0 {
-				sr.label = k.Format(algebra.TimeAuto)
+				sr.label = k.Format(s.tf)
 			} else {
 				sr.label = p.Rel.Attrs[p.Attr].Name
 			}

@@ -33,6 +33,10 @@ type Scene struct {
 
 	// placed is what the last Draw put where (tests check overlaps).
 	placed []Placed
+
+	// tf is how labels print time-typed values: algebra.TimeAuto, local
+	// with SetLocal (--tz local).
+	tf algebra.TimeFormat
 	// crowded are the arrow statements the last Draw found no free lane
 	// for some arrow of (drawn in their CrowdedColour).
 	crowded []int
@@ -46,10 +50,23 @@ type Scene struct {
 
 // New makes an empty scene for a spec.
 func New(sp *spec.Spec) *Scene {
-	s := &Scene{rels: map[string]*Relation{}, Observed: newObservation()}
+	s := &Scene{rels: map[string]*Relation{}, Observed: newObservation(), tf: algebra.TimeAuto}
 	s.SetSpec(sp, algebra.Beginning)
 	return s
 }
+
+// SetLocal makes labels print time-typed values that are wall-clock
+// times in the local time zone (--tz local), not UTC; call it before the
+// first delta (labels are made as tuples arrive).
+func (s *Scene) SetLocal(local bool) {
+	s.tf = algebra.TimeAuto
+	if local {
+		s.tf |= algebra.TimeLocal
+	}
+}
+
+// TimeFormat is how the scene's labels print times (SetLocal).
+func (s *Scene) TimeFormat() algebra.TimeFormat { return s.tf }
 
 // Layouts is the number of times the layout has been computed: only when
 // icons must move (tests check that other changes do not).

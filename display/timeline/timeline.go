@@ -345,7 +345,7 @@ func (v *View) entityRows() []*row {
 		get := func(k algebra.Value) *row {
 			r := byKey[k]
 			if r == nil {
-				r = &row{label: k.Format(algebra.TimeAuto), key: []algebra.Value{k}, rels: []string{ic.Rel.Name}}
+				r = &row{label: k.Format(v.timeFormat()), key: []algebra.Value{k}, rels: []string{ic.Rel.Name}}
 				byKey[k] = r
 				order = append(order, r)
 			}
@@ -410,7 +410,7 @@ func (v *View) tupleRows(rel *algebra.Relation) []*row {
 	for _, t := range v.tuples(rel.Name) {
 		parts := make([]string, len(t.Vals))
 		for i, x := range t.Vals {
-			parts[i] = x.Format(algebra.TimeAuto)
+			parts[i] = x.Format(v.timeFormat())
 		}
 		label := strings.Join(parts, " ")
 		r := byKey[label]

@@ -49,7 +49,7 @@ func (m *Model) Legend() []legendLine {
 			out = append(out, m.shadeLines(ic.Rel, ic.Shape, ic.Shade)...)
 		}
 		if ic.Colour != nil {
-			out = append(out, colourLines(ic.Rel, ic.Colour, "██")...)
+			out = append(out, m.colourLines(ic.Rel, ic.Colour, "██")...)
 		}
 	}
 	if m.timelineOn {
@@ -69,7 +69,7 @@ func (m *Model) Legend() []legendLine {
 			out = append(out, m.shadeLines(l.Rel, spec.Box, l.Shade)...)
 		}
 		if l.Colour != nil {
-			out = append(out, colourLines(l.Rel, l.Colour, "──>")...)
+			out = append(out, m.colourLines(l.Rel, l.Colour, "──>")...)
 		}
 	}
 	for _, c := range sc.Crowded() {
@@ -146,14 +146,14 @@ func (m *Model) shadeLines(rel *algebra.Relation, shape spec.Shape, sh *spec.Sha
 		if shape == spec.Box {
 			st = frame
 		}
-		line = append(line, span{" " + e.v.Format(algebra.TimeAuto) + " ", st}, plain(" "))
+		line = append(line, span{" " + e.v.Format(m.timeFormat()) + " ", st}, plain(" "))
 	}
 	return []legendLine{head, line}
 }
 
 // colourLines explain a colour aspect: each mapped value's colour on a
 // sample, or that each value has its own.
-func colourLines(rel *algebra.Relation, c *spec.Colour, sample string) []legendLine {
+func (m *Model) colourLines(rel *algebra.Relation, c *spec.Colour, sample string) []legendLine {
 	attr := rel.Attrs[c.Attr].Name
 	if c.Map == nil {
 		return []legendLine{{plain(fmt.Sprintf("%s coloured by %s: a colour per value", rel.Name, attr))}}
@@ -169,7 +169,7 @@ func colourLines(rel *algebra.Relation, c *spec.Colour, sample string) []legendL
 			line = append(line, plain(fmt.Sprintf(" (+%d)", len(vs)-i)))
 			break
 		}
-		line = append(line, span{sample, draw.Style{Fg: c.Map[v]}}, plain(" "+v.Format(algebra.TimeAuto)+"  "))
+		line = append(line, span{sample, draw.Style{Fg: c.Map[v]}}, plain(" "+v.Format(m.timeFormat())+"  "))
 	}
 	return []legendLine{line}
 }

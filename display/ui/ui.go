@@ -189,10 +189,21 @@ func FormatClock(t algebra.Time, tf algebra.TimeFormat) string {
 	return algebra.FormatTime(t-t%1e8, tf)
 }
 
-// SetLocal makes the clock and the timeline's axis print wall-clock
-// times in the local time zone (--tz local), not UTC.
+// SetLocal makes the clock, the timeline's axis and rows, the scene's
+// labels and the legend print wall-clock times in the local time zone
+// (--tz local), not UTC.
 func (m *Model) SetLocal(local bool) {
 	m.Local, m.Timeline.Local = local, local
+	m.Scene.SetLocal(local)
+}
+
+// timeFormat is how the model prints times: algebra.TimeAuto, local with
+// Local.
+func (m *Model) timeFormat() algebra.TimeFormat {
+	if m.Local {
+		return algebra.TimeAuto | algebra.TimeLocal
+	}
+	return algebra.TimeAuto
 }
 
 // Draw draws the whole screen.
@@ -209,11 +220,7 @@ func (m *Model) Draw(c draw.Canvas) {
 	head := draw.Style{Bold: true}
 	draw.Text(c, 1, 0, draw.Clip(m.Title, w-14), head)
 	if m.Scene.Spec().Clock {
-		tf := algebra.TimeAuto
-		if m.Local {
-			tf |= algebra.TimeLocal
-		}
-		clk := FormatClock(now, tf)
+		clk := FormatClock(now, m.timeFormat())
 		draw.Text(c, w-1-draw.Width(clk), 0, clk, draw.Style{Bold: true, Reverse: true})
 	}
 	if m.timelineOn {
