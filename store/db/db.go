@@ -179,7 +179,12 @@ func compileSpec(spec Spec) (*algebra.Catalog, error) {
 	if err != nil {
 		return nil, err
 	}
-	return sensor.Compile(f)
+	cat, err := sensor.Compile(f)
+	if err == nil && algebra.IsFleetSpec(spec.Text) {
+		// A fleet's recording: its catalog is a fleet's, as the run's was.
+		cat.MarkFleet()
+	}
+	return cat, err
 }
 
 func isStore(dir string) bool {
