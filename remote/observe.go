@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/resident/wire"
 )
@@ -211,6 +212,10 @@ func (o *observer) lost(l Loss, idx int) {
 		Input{T: l.From, Rel: algebra.LostName, Entity: true, Begin: true, Key: k, Vals: vals, phase: 1},
 		Input{T: l.To, Rel: algebra.LostName, Entity: true, Key: k, From: l.From, Vals: vals})
 	o.gaps[l.Rel] = append(o.gaps[l.Rel], algebra.Span{From: l.From, To: l.To})
+	if o.fleet {
+		k := exec.HostPart(l.Rel, l.Host)
+		o.gaps[k] = append(o.gaps[k], algebra.Span{From: l.From, To: l.To})
+	}
 	rk := gapKey{l.Rel, -1}
 	if o.fleet {
 		rk.idx = idx
@@ -352,7 +357,8 @@ func (o *observer) cutHost(idx int, t algebra.Time) []Input {
 	return out
 }
 
-// Gaps are the gaps of rel reported so far (exec.Options.Gaps).
+// Gaps are the gaps of rel reported so far (exec.Options.Gaps), and in a
+// fleet of each host's part of it (exec.HostPart).
 func (o *observer) Gaps(rel string) []algebra.Span { return o.gaps[rel] }
 
 // take removes the queued inputs at or before w and appends them to out.
