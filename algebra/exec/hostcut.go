@@ -48,6 +48,9 @@ type HostCut struct {
 	cuts  map[string]*hostPart
 	hosts []string // cuts' keys, in the order met
 	buf   []stream.Elem
+	// direct: no gap of any host is known, nothing is buffered — what
+	// the Cuts pass goes out at once (as Cut's does before any gap).
+	direct bool
 }
 
 // hostPart is one host's Cut and what it has passed on.
@@ -57,7 +60,13 @@ type hostPart struct {
 	adv algebra.Time // the last time it advanced its output to
 }
 
-func (p *hostPart) Push(e stream.Elem)     { p.h.buf = append(p.h.buf, e) }
+func (p *hostPart) Push(e stream.Elem) {
+	if p.h.direct {
+		p.h.out.Push(e)
+		return
+	}
+	p.h.buf = append(p.h.buf, e)
+}
 func (p *hostPart) Advance(t algebra.Time) { p.adv = t }
 
 // NewHostCut cuts each host's result tuples (column col) out of that
@@ -67,8 +76,10 @@ func NewHostCut(rels []string, gaps Gaps, col int, out stream.Receiver) *HostCut
 }
 
 func (c *HostCut) Push(e stream.Elem) {
+	c.direct = len(c.buf) == 0 && !c.anyGap()
+	defer func() { c.direct = false }()
 	if e.Rec == nil || c.col >= len(e.Rec.Vals) {
-		c.buf = append(c.buf, e)
+		(&hostPart{h: c}).Push(e) // no host: passed on as the Cuts' are
 		return
 	}
 	host := e.Rec.Vals[c.col].S
@@ -80,6 +91,16 @@ func (c *HostCut) Push(e stream.Elem) {
 		c.hosts = append(c.hosts, host)
 	}
 	p.cut.Push(e)
+}
+
+// anyGap reports whether a gap of rels is known, on any host.
+func (c *HostCut) anyGap() bool {
+	for _, r := range c.rels {
+		if len(c.gaps(r)) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *HostCut) Advance(t algebra.Time) {
