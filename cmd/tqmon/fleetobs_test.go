@@ -21,18 +21,8 @@ func TestFleetRecordReadsBackObserved(t *testing.T) {
 	bin := binary(t)
 	dir := t.TempDir()
 	url := startServe(t, bin)
-	var hosts []*exec.Cmd
-	for _, h := range []string{"web-1", "web-2"} {
-		cmd := exec.Command(bin, "demo", "--subject", "--nats", url, "--host", h, "--duration", "60s", "--seed", "5")
-		var serr strings.Builder
-		cmd.Stderr = &serr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		defer cmd.Process.Kill()
-		waitFor(t, h+" joining", 10*time.Second, func() bool { return strings.Contains(serr.String(), "serving on") })
-		hosts = append(hosts, cmd)
-	}
+	startDemoHost(t, bin, url, "web-1", "--duration", "60s", "--seed", "5")
+	web2 := startDemoHost(t, bin, url, "web-2", "--duration", "60s", "--seed", "5")
 	db, pq := filepath.Join(dir, "run.db"), filepath.Join(dir, "run.pq")
 	rec := exec.Command(bin, "record", "--nats", url, "--silence", "2s", "--relations", "Process,SendMessage",
 		"--db", db, "--parquet", pq, "--duration", "8s")
@@ -42,7 +32,7 @@ func TestFleetRecordReadsBackObserved(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(1500 * time.Millisecond)
-	hosts[1].Process.Kill()
+	web2.Process.Kill()
 	if code := exitCode(rec.Wait()); code != 3 || !strings.Contains(recErr.String(), "web-2") {
 		t.Fatalf("record: exit %d, want 3 (web-2 lost); stderr:\n%s", code, recErr.String())
 	}
@@ -95,4 +85,20 @@ func TestFleetRecordReadsBackObserved(t *testing.T) {
 	if t.Failed() {
 		t.Logf("record stderr:\n%s", recErr.String())
 	}
+}
+
+// startDemoHost starts a demo host joining the fleet at url (tqmon demo
+// --subject --nats URL --host NAME, then args) and waits until it serves;
+// it is killed when the test ends.
+func startDemoHost(t *testing.T, bin, url, host string, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"demo", "--subject", "--nats", url, "--host", host}, args...)...)
+	var serr strings.Builder
+	cmd.Stderr = &serr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	waitFor(t, host+" joining", 10*time.Second, func() bool { return strings.Contains(serr.String(), "serving on") })
+	return cmd
 }
