@@ -11,12 +11,12 @@ import (
 )
 
 // TestFleetRecordReadsBackObserved: a fleet recording (two demo hosts,
-// web-2 killed mid-run) reads back, from its database and its Parquet
-// files alike, with the run's Observed and Lost: the recorded description
-// says it is a fleet's (algebra.FleetMarker), so the catalog rebuilt from
-// it gives them their Host. Observed holds one tuple per relation and
-// host, web-2's ending before web-1's (where it was lost); the two
-// stores answer alike.
+// web-2 killed mid-run) reads back — from its database, its Parquet
+// files and its export (a history directory) alike — with the run's
+// Observed and Lost: the recorded description says it is a fleet's
+// (algebra.FleetMarker), so the catalog rebuilt from it gives them their
+// Host. Observed holds one tuple per relation and host, web-2's ending
+// before web-1's (where it was lost); the three answer alike.
 func TestFleetRecordReadsBackObserved(t *testing.T) {
 	bin := binary(t)
 	dir := t.TempDir()
@@ -38,8 +38,12 @@ func TestFleetRecordReadsBackObserved(t *testing.T) {
 	}
 	observed := "range of o is Observed retrieve (o.Relation, o.Host)"
 	lost := "range of l is Lost retrieve (l.Relation, l.Count, l.Host)"
+	hist := filepath.Join(dir, "exported")
+	if code, _, stderr := tqmon(t, "export", "--db", db, "--out", hist); code != 0 {
+		t.Fatalf("export: exit %d: %s", code, stderr)
+	}
 	var outs []string
-	for _, src := range [][]string{{"--db", db}, {"--parquet", pq}} {
+	for _, src := range [][]string{{"--db", db}, {"--parquet", pq}, {"--history", hist}} {
 		code, out, stderr := tqmon(t, append([]string{"query"}, append(src, "-e", observed, "--format", "csv", "--time-format", "ns")...)...)
 		if code != 0 {
 			t.Fatalf("%v: exit %d: %s", src, code, stderr)
@@ -49,8 +53,8 @@ func TestFleetRecordReadsBackObserved(t *testing.T) {
 			t.Fatalf("%v: Lost: exit %d: %s", src, code, stderr)
 		}
 	}
-	if outs[0] != outs[1] {
-		t.Errorf("Observed from the database:\n%s\nfrom the Parquet files:\n%s", outs[0], outs[1])
+	if outs[0] != outs[1] || outs[0] != outs[2] {
+		t.Errorf("Observed from the database:\n%s\nfrom the Parquet files:\n%s\nfrom its export:\n%s", outs[0], outs[1], outs[2])
 	}
 	// Relation,Host,from,to: one per relation and host; web-2's end first.
 	ends := map[string]map[string]int64{}

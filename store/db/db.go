@@ -10,7 +10,6 @@ import (
 
 	badger "github.com/dgraph-io/badger/v4"
 	"github.com/tqmon/tqmon/algebra"
-	"github.com/tqmon/tqmon/grammar/sdl"
 	"github.com/tqmon/tqmon/sensor"
 )
 
@@ -175,16 +174,8 @@ func (d *DB) addMeta(r *algebra.Relation) *relMeta {
 func (s Spec) Catalog() (*algebra.Catalog, error) { return compileSpec(s) }
 
 func compileSpec(spec Spec) (*algebra.Catalog, error) {
-	f, err := sdl.Parse(spec.Name, spec.Text)
-	if err != nil {
-		return nil, err
-	}
-	cat, err := sensor.Compile(f)
-	if err == nil && algebra.IsFleetSpec(spec.Text) {
-		// A fleet's recording: its catalog is a fleet's, as the run's was.
-		cat.MarkFleet()
-	}
-	return cat, err
+	// A fleet's recording has a fleet's catalog, as the run had.
+	return sensor.CompileText(spec.Name, spec.Text)
 }
 
 func isStore(dir string) bool {
