@@ -251,7 +251,7 @@ func NewCatalog(file string) *Catalog {
 		byName:      map[string]*Relation{},
 		types:       map[string]bool{},
 		entityR:     map[string]*Relation{},
-		builtins:    observationRelations(),
+		builtins:    observationRelations(false),
 	}
 	for _, r := range c.builtins {
 		c.byName[r.Name] = r

@@ -92,7 +92,9 @@ func FleetCatalog(hellos []*wire.Hello, fleet bool) (*algebra.Catalog, string, e
 		}
 	}
 	var b strings.Builder
-	b.WriteString("-- a fleet's description: the union of its hosts', each relation with the host it came from\n")
+	// The marker says it is a fleet's (algebra.FleetMarker): a recording
+	// storing this text reads back as a fleet's catalog.
+	b.WriteString(algebra.FleetMarker + " a fleet's description: the union of its hosts', each relation with the host it came from\n")
 	if clock != "" {
 		fmt.Fprintf(&b, "clock %s\n", clock)
 	}
@@ -110,7 +112,7 @@ func FleetCatalog(hellos []*wire.Hello, fleet bool) (*algebra.Catalog, string, e
 	if err != nil {
 		return nil, "", err
 	}
-	cat.Fleet = true
+	cat.MarkFleet()
 	return cat, text, nil
 }
 

@@ -258,7 +258,7 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 	for i, r := range rw {
 		plans[i] = r.Final
 	}
-	obs := newObserver()
+	obs := newObserver(p.Catalog.Fleet)
 	packets := map[string]int{} // received and delivered, gaps or not
 	eo := p.ExecOptions()
 	eo.Gaps, eo.Observed = obs.Gaps, true
@@ -356,7 +356,18 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 		}
 		start = from
 		for _, name := range readRels(net) {
-			obs.watch(name, cmd.periods[name], start)
+			if !p.Catalog.Fleet {
+				obs.watch(name, cmd.periods[name], start, "", -1)
+				continue
+			}
+			// A fleet's Observed tuples are each host's, from its own
+			// start (as Observation.Hosts: onHosts); a host lacking the
+			// relation has none.
+			for _, st := range states {
+				if st.hostHas(name) {
+					obs.watch(name, cmd.periods[name], st.from, st.hello.Name, st.idx)
+				}
+			}
 		}
 		for _, st := range states {
 			for _, l := range st.deferred {
@@ -949,13 +960,16 @@ func (st *connState) report(sensor uint16, g Gap, stats *LiveStats, onLoss func(
 		g.From = max(g.From, st.from)
 		g.To = max(g.To, algebra.Next(g.From)) // counted after from: it is the run's
 	}
+	if st.fleet {
+		g.Host = st.hello.Name // the host's gap (Gap.Host)
+	}
 	i := slices.IndexFunc(stats.Observed, func(o Observation) bool { return o.Rel == name })
 	if i < 0 {
 		stats.Observed = append(stats.Observed, Observation{Rel: name})
 		i = len(stats.Observed) - 1
 	}
 	stats.Observed[i].Gaps = append(stats.Observed[i].Gaps, g)
-	st.obs.lost(Loss{Rel: name, Gap: g})
+	st.obs.lost(Loss{Rel: name, Gap: g}, st.idx)
 	if onLoss != nil {
 		onLoss(Loss{Rel: name, Gap: g})
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/resident/wire"
 )
@@ -88,6 +89,10 @@ func (o *Observation) Lost() uint64 {
 type Gap struct {
 	From, To algebra.Time
 	Lost     uint64
+	// Host, in a fleet, is the host whose packets were lost: the gap is
+	// that host's part of the relation only (the rule at gaps cuts its
+	// tuples, not the other hosts').
+	Host string
 }
 
 // gapAfter is the gap of packets stamped after watermark prev up to
@@ -108,24 +113,49 @@ func gapAfter(prev, w algebra.Time) Gap {
 type observer struct {
 	queue []Input
 	next  uint64
-	// open are the Observed tuples begun, by relation.
-	open map[string]Input
+	// fleet: Observed and Lost tuples carry their host (a last value), and
+	// the input rule at gaps is each host's (algebra.Catalog.MarkFleet).
+	fleet bool
+	// open are the Observed tuples begun, by relation and host (resident
+	// index; -1 for all, outside a fleet).
+	open map[gapKey]Input
+	// gaps are each relation's gaps, every host's (what answers reading
+	// it are cut out of: exec.Options.Gaps).
 	gaps map[string][]algebra.Span
-	// The input rule at gaps (admit): tuples delivered and not ended, by
-	// key; tuples cut or dropped, whose later packets are dropped; by
-	// relation, the gaps whose start has been handled (cut).
+	// The input rule at gaps (admit): the gaps it applies, by relation
+	// and host (one resident's tuples meet its own host's gaps only; -1:
+	// every resident's, outside a fleet); tuples delivered and not ended,
+	// by key; tuples cut or dropped, whose later packets are dropped; the
+	// gaps whose start has been handled (cut).
+	rule   map[gapKey][]algebra.Span
 	tuples map[uint64]Input
 	void   map[uint64]bool
-	cut    map[string]int
+	cut    map[gapKey]int
+}
+
+// gapKey names a relation's part the rule at gaps applies to: one
+// resident's (idx), or every resident's (idx -1, outside a fleet).
+type gapKey struct {
+	rel string
+	idx int
+}
+
+// ruleKey is the part of rel an input of the resident whose key is key
+// belongs to.
+func (o *observer) ruleKey(rel string, key uint64) gapKey {
+	if !o.fleet {
+		return gapKey{rel, -1}
+	}
+	return gapKey{rel, int(key >> 56)}
 }
 
 // obsKeys are the observer's tuple keys: above every resident's
 // (resident index << 56).
 const obsKeys = uint64(0xff) << 56
 
-func newObserver() *observer {
-	return &observer{open: map[string]Input{}, gaps: map[string][]algebra.Span{},
-		tuples: map[uint64]Input{}, void: map[uint64]bool{}, cut: map[string]int{}}
+func newObserver(fleet bool) *observer {
+	return &observer{fleet: fleet, open: map[gapKey]Input{}, gaps: map[string][]algebra.Span{}, rule: map[gapKey][]algebra.Span{},
+		tuples: map[uint64]Input{}, void: map[uint64]bool{}, cut: map[gapKey]int{}}
 }
 
 func (o *observer) key() uint64 {
@@ -133,45 +163,69 @@ func (o *observer) key() uint64 {
 	return obsKeys | o.next
 }
 
-// watch begins an Observed tuple of rel at from.
-func (o *observer) watch(rel string, period time.Duration, from algebra.Time) {
-	if _, ok := o.open[rel]; ok {
+// watch begins an Observed tuple of rel at from: outside a fleet, one
+// for every resident (host "", idx -1); in a fleet, host's part (the
+// resident idx), from that host's own start.
+func (o *observer) watch(rel string, period time.Duration, from algebra.Time, host string, idx int) {
+	k := gapKey{rel, idx}
+	if _, ok := o.open[k]; ok {
 		return
 	}
-	in := Input{T: from, Rel: algebra.ObservedName, Entity: true, Begin: true, Key: o.key(), phase: 1,
-		Vals: []algebra.Value{algebra.Str(rel), algebra.DurationVal(int64(period))}}
-	o.open[rel] = in
+	vals := []algebra.Value{algebra.Str(rel), algebra.DurationVal(int64(period))}
+	if o.fleet {
+		vals = append(vals, algebra.Str(host))
+	}
+	in := Input{T: from, Rel: algebra.ObservedName, Entity: true, Begin: true, Key: o.key(), phase: 1, Vals: vals}
+	o.open[k] = in
 	o.queue = append(o.queue, in)
 }
 
 // stop ends every Observed tuple at end (none is left open: what follows
 // the end was not watched).
 func (o *observer) stop(end algebra.Time) {
-	for rel, in := range o.open {
-		if end > in.T {
-			in.Begin, in.T, in.From, in.phase = false, end, in.T, 0
-			o.queue = append(o.queue, in)
-		}
-		delete(o.open, rel)
+	for k := range o.open {
+		o.queue = append(o.queue, o.unwatch(k, end))
 	}
 }
 
-// lost queues the Lost tuple of a reported loss and notes its gap.
-func (o *observer) lost(l Loss) {
+// unwatch returns the end, at end, of the Observed tuple of k (one past
+// its begin, at least: its begin may have been delivered).
+func (o *observer) unwatch(k gapKey, end algebra.Time) Input {
+	in := o.open[k]
+	in.Begin, in.T, in.From, in.phase = false, max(end, algebra.Next(in.T)), in.T, 0
+	delete(o.open, k)
+	return in
+}
+
+// lost queues the Lost tuple of a reported loss of resident idx and notes
+// its gap.
+func (o *observer) lost(l Loss, idx int) {
 	if l.To <= l.From {
 		return
 	}
 	vals := []algebra.Value{algebra.Str(l.Rel), algebra.Int(int64(l.Lost))}
+	if o.fleet {
+		vals = append(vals, algebra.Str(l.Host))
+	}
 	k := o.key()
 	o.queue = append(o.queue,
 		Input{T: l.From, Rel: algebra.LostName, Entity: true, Begin: true, Key: k, Vals: vals, phase: 1},
 		Input{T: l.To, Rel: algebra.LostName, Entity: true, Key: k, From: l.From, Vals: vals})
 	o.gaps[l.Rel] = append(o.gaps[l.Rel], algebra.Span{From: l.From, To: l.To})
+	if o.fleet {
+		k := exec.HostPart(l.Rel, l.Host)
+		o.gaps[k] = append(o.gaps[k], algebra.Span{From: l.From, To: l.To})
+	}
+	rk := gapKey{l.Rel, -1}
+	if o.fleet {
+		rk.idx = idx
+	}
+	o.rule[rk] = append(o.rule[rk], algebra.Span{From: l.From, To: l.To})
 }
 
-// inGap reports whether t is inside a gap of rel.
-func (o *observer) inGap(rel string, t algebra.Time) bool {
-	for _, g := range o.gaps[rel] {
+// inGap reports whether t is inside a gap of rel's part k (ruleKey).
+func (o *observer) inGap(k gapKey, t algebra.Time) bool {
+	for _, g := range o.rule[k] {
 		if g.From <= t && t < g.To {
 			return true
 		}
@@ -179,9 +233,9 @@ func (o *observer) inGap(rel string, t algebra.Time) bool {
 	return false
 }
 
-// meets reports whether a gap of rel begins inside (from, to).
-func (o *observer) meets(rel string, from, to algebra.Time) bool {
-	for _, g := range o.gaps[rel] {
+// meets reports whether a gap of rel's part k begins inside (from, to).
+func (o *observer) meets(k gapKey, from, to algebra.Time) bool {
+	for _, g := range o.rule[k] {
 		if from < g.From && g.From < to {
 			return true
 		}
@@ -194,15 +248,15 @@ func (o *observer) meets(rel string, from, to algebra.Time) bool {
 // kept up to the first gap it meets (and whatever it reports later is
 // dropped). In time order.
 func (o *observer) ends(t algebra.Time) []Input {
-	if len(o.gaps) == 0 {
+	if len(o.rule) == 0 {
 		return nil // (before every input: no map to range over)
 	}
 	var out []Input
-	for rel, gs := range o.gaps {
-		for i := o.cut[rel]; i < len(gs) && gs[i].From <= t; i++ {
-			o.cut[rel] = i + 1
+	for rk, gs := range o.rule {
+		for i := o.cut[rk]; i < len(gs) && gs[i].From <= t; i++ {
+			o.cut[rk] = i + 1
 			for k, in := range o.tuples {
-				if in.Rel != rel || in.T >= gs[i].From {
+				if in.Rel != rk.rel || in.T >= gs[i].From || o.ruleKey(in.Rel, k) != rk {
 					continue
 				}
 				end := in
@@ -238,9 +292,10 @@ func (o *observer) admit(in *Input) bool {
 		}
 		return false
 	}
+	rk := o.ruleKey(in.Rel, in.Key)
 	switch {
 	case in.Entity && in.Begin, !in.Entity && in.Kind == stream.PacketBegin:
-		if o.inGap(in.Rel, in.T) {
+		if o.inGap(rk, in.T) {
 			o.void[in.Key] = true
 			return false
 		}
@@ -253,11 +308,11 @@ func (o *observer) admit(in *Input) bool {
 			return true
 		}
 		// Its begin was not delivered (enabled in its middle): whole.
-		return !o.inGap(in.Rel, in.From) && !o.meets(in.Rel, in.From, in.T)
+		return !o.inGap(rk, in.From) && !o.meets(rk, in.From, in.T)
 	case in.Kind == stream.PacketWhole:
-		return !o.inGap(in.Rel, in.From) && !o.meets(in.Rel, in.From, in.T)
+		return !o.inGap(rk, in.From) && !o.meets(rk, in.From, in.T)
 	case in.Kind == stream.PacketEvent:
-		return !o.inGap(in.Rel, in.T)
+		return !o.inGap(rk, in.T)
 	}
 	return true
 }
@@ -275,6 +330,19 @@ func (o *observer) cutHost(idx int, t algebra.Time) []Input {
 	}
 	slices.Sort(keys)
 	out := make([]Input, 0, len(keys))
+	// Its Observed tuples end there too, in a fleet (its part of every
+	// relation is unobserved from t): delivered now, in time order with
+	// the tuples cut (taking them through the queue would be late).
+	var ended []gapKey
+	for k := range o.open {
+		if o.fleet && k.idx == idx {
+			ended = append(ended, k)
+		}
+	}
+	slices.SortFunc(ended, func(a, b gapKey) int { return cmp.Compare(a.rel, b.rel) })
+	for _, k := range ended {
+		out = append(out, o.unwatch(k, t))
+	}
 	for _, k := range keys {
 		in := o.tuples[k]
 		end := in
@@ -289,7 +357,8 @@ func (o *observer) cutHost(idx int, t algebra.Time) []Input {
 	return out
 }
 
-// Gaps are the gaps of rel reported so far (exec.Options.Gaps).
+// Gaps are the gaps of rel reported so far (exec.Options.Gaps), and in a
+// fleet of each host's part of it (exec.HostPart).
 func (o *observer) Gaps(rel string) []algebra.Span { return o.gaps[rel] }
 
 // take removes the queued inputs at or before w and appends them to out.
@@ -322,7 +391,11 @@ func PrintLosses(w io.Writer, f algebra.TimeFormat) func(Loss) {
 // Format says it bpftrace's way: "lost N SendMessage packets between T1
 // and T2", times in format f.
 func (l Loss) Format(f algebra.TimeFormat) string {
-	return fmt.Sprintf("lost %d %s packets between %s and %s", l.Lost, l.Rel, algebra.FormatTime(l.From, f), algebra.FormatTime(l.To, f))
+	on := ""
+	if l.Host != "" {
+		on = " on " + l.Host
+	}
+	return fmt.Sprintf("lost %d %s packets%s between %s and %s", l.Lost, l.Rel, on, algebra.FormatTime(l.From, f), algebra.FormatTime(l.To, f))
 }
 
 // Incomplete reports whether any answer of the run may be incomplete:
@@ -544,23 +617,48 @@ func RestrictObserved(h *algebra.History, st LiveStats) *algebra.History {
 	out := Restrict(h, st.Start)
 	observed, lost := out.Table(algebra.ObservedName), out.Table(algebra.LostName)
 	observed.Rows, lost.Rows = nil, nil
+	fleet := h.Catalog.Fleet
 	for _, o := range st.Observed {
-		if to := algebra.Next(o.To); to > o.From {
-			observed.Add([]algebra.Value{algebra.Str(o.Rel), algebra.DurationVal(int64(o.Period))}, o.From, to)
+		period := algebra.DurationVal(int64(o.Period))
+		switch {
+		case !fleet:
+			if to := algebra.Next(o.To); to > o.From {
+				observed.Add([]algebra.Value{algebra.Str(o.Rel), period}, o.From, to)
+			}
+		case !algebra.IsObservation(o.Rel):
+			// A fleet's: each host's span (a lost host's ends where it
+			// was cut; a host lacking the relation has none).
+			for _, hs := range o.Hosts {
+				to := algebra.Next(hs.To)
+				if hs.Lost {
+					to = hs.To
+				}
+				if to > hs.From {
+					observed.Add([]algebra.Value{algebra.Str(o.Rel), period, algebra.Str(hs.Host)}, hs.From, to)
+				}
+			}
 		}
 		t := out.Table(o.Rel)
 		for _, g := range o.Gaps {
 			if g.To > g.From {
-				lost.Add([]algebra.Value{algebra.Str(o.Rel), algebra.Int(int64(g.Lost))}, g.From, g.To)
+				vals := []algebra.Value{algebra.Str(o.Rel), algebra.Int(int64(g.Lost))}
+				if fleet {
+					vals = append(vals, algebra.Str(g.Host))
+				}
+				lost.Add(vals, g.From, g.To)
 			}
 		}
 		if t == nil || len(o.Gaps) == 0 || t.Rel.Strategy.Kind == algebra.Sampled {
 			continue
 		}
 		rows := t.Rows[:0]
+		host := t.Rel.AttrIndex(algebra.HostAttr)
 		for _, row := range t.Rows {
 			keep, to := true, row.To
 			for _, g := range o.Gaps {
+				if fleet && host >= 0 && row.Vals[host].S != g.Host {
+					continue // another host's gap: its tuples only
+				}
 				switch {
 				case g.From <= row.From && row.From < g.To:
 					keep = false

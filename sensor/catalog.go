@@ -11,6 +11,22 @@ import (
 // reserved attribute names: the CSV history format uses them for valid time.
 var reserved = map[string]bool{"from": true, "to": true, "at": true}
 
+// CompileText parses and compiles a stored description (a recording's,
+// a history directory's): one that begins with algebra.FleetMarker is a
+// fleet's, and so is its catalog (algebra.Catalog.MarkFleet) — Observed
+// and Lost with their Host, as the run that recorded it had them.
+func CompileText(name, text string) (*algebra.Catalog, error) {
+	f, err := sdl.Parse(name, text)
+	if err != nil {
+		return nil, err
+	}
+	cat, err := Compile(f)
+	if err == nil && algebra.IsFleetSpec(text) {
+		cat.MarkFleet()
+	}
+	return cat, err
+}
+
 // Compile checks a parsed sensor description and builds its catalog. Every
 // problem found is reported (a source.ErrorList), not only the first.
 func Compile(f *sdl.File) (*algebra.Catalog, error) {

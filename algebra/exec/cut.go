@@ -228,14 +228,21 @@ func primitiveReads(p plan.Node, reads map[*check.Retrieve][]string) []string {
 }
 
 // TableGaps are the gaps a Lost table holds (nil if it holds none): each
-// tuple's valid time is a gap of the relation its Relation names.
+// tuple's valid time is a gap of the relation its Relation names — and,
+// a fleet's (a Host attribute), of that host's part (HostPart).
 func TableGaps(lost *algebra.Table) Gaps {
 	if lost == nil || len(lost.Rows) == 0 {
 		return nil
 	}
+	host := lost.Rel.AttrIndex(algebra.HostAttr)
 	gaps := map[string][]algebra.Span{}
 	for _, row := range lost.Rows {
-		gaps[row.Vals[0].S] = append(gaps[row.Vals[0].S], algebra.Span{From: row.From, To: row.To})
+		g := algebra.Span{From: row.From, To: row.To}
+		gaps[row.Vals[0].S] = append(gaps[row.Vals[0].S], g)
+		if host >= 0 {
+			k := HostPart(row.Vals[0].S, row.Vals[host].S)
+			gaps[k] = append(gaps[k], g)
+		}
 	}
 	return func(rel string) []algebra.Span { return gaps[rel] }
 }

@@ -76,6 +76,9 @@ type Options struct {
 	// Gaps, if set, says where primitive relations were not observed:
 	// each statement's result is cut out of the gaps of the relations it
 	// reads (Cut).
+	// In a fleet's catalog, a statement whose every result tuple names
+	// its host (hostColumn) is cut out of that host's gaps only
+	// (HostCut, Gaps of HostPart), not every host's.
 	Gaps Gaps
 	// collide (tests only) makes every key's hash one of two values, so
 	// that Coalesce and join indexes must tell colliding keys apart.
@@ -129,7 +132,11 @@ func Build(cat *algebra.Catalog, stmts []*check.Retrieve, plans []plan.Node, opt
 			reads[r] = primitiveReads(plans[i], reads)
 			if len(reads[r]) > 0 {
 				cut := &stream.Tee{}
-				out.Add(NewCut(reads[r], opts.Gaps, cut))
+				if col := hostColumn(r); cat != nil && cat.Fleet && col >= 0 {
+					out.Add(NewHostCut(reads[r], opts.Gaps, col, cut))
+				} else {
+					out.Add(NewCut(reads[r], opts.Gaps, cut))
+				}
 				out = cut
 			}
 		}

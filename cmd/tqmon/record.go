@@ -97,7 +97,7 @@ func runRecord(f *recordFlags, stderr io.Writer) error {
 	if f.fromJ != "" {
 		return consumeJournal(f, host, stderr)
 	}
-	so := subject.Options{Demo: f.demo, Config: f.cfg, Truth: f.truthDir, Connect: f.connect, NATS: f.nats.url, Hosts: f.nats.hosts, Token: f.token}
+	so := subject.Options{Demo: f.demo, Config: f.cfg, Truth: f.truthDir, Connect: f.connect, NATS: f.nats.url, Hosts: f.nats.hosts, Skew: f.nats.skew, Silence: f.nats.silence, Token: f.token}
 	var err error
 	var closeKernel func()
 	so.Kernel, closeKernel, err = f.kernel.options(false, stderr)

@@ -10,7 +10,6 @@ import (
 
 	badger "github.com/dgraph-io/badger/v4"
 	"github.com/tqmon/tqmon/algebra"
-	"github.com/tqmon/tqmon/grammar/sdl"
 	"github.com/tqmon/tqmon/sensor"
 )
 
@@ -175,11 +174,8 @@ func (d *DB) addMeta(r *algebra.Relation) *relMeta {
 func (s Spec) Catalog() (*algebra.Catalog, error) { return compileSpec(s) }
 
 func compileSpec(spec Spec) (*algebra.Catalog, error) {
-	f, err := sdl.Parse(spec.Name, spec.Text)
-	if err != nil {
-		return nil, err
-	}
-	return sensor.Compile(f)
+	// A fleet's recording has a fleet's catalog, as the run had.
+	return sensor.CompileText(spec.Name, spec.Text)
 }
 
 func isStore(dir string) bool {

@@ -65,13 +65,29 @@ func (o Observation) within(win algebra.Window) Observation {
 
 // The record: 'O', then Observed and Lost, each a count of tuples of
 // (relation name, the second value as a varint, from, to as varints),
-// then a CRC.
+// then a CRC. A fleet's (its tuples have a third value, the Host:
+// algebra.Catalog.MarkFleet) is tagged 'H' instead, and each tuple's
+// host follows its relation name.
 func encodeObservation(o Observation) []byte {
+	fleet := false
+	for _, r := range append(o.Observed[:len(o.Observed):len(o.Observed)], o.Lost...) {
+		fleet = fleet || len(r.Vals) > 2
+	}
 	out := []byte{'O'}
+	if fleet {
+		out[0] = 'H'
+	}
 	for _, rows := range [][]algebra.Tuple{o.Observed, o.Lost} {
 		out = binary.AppendUvarint(out, uint64(len(rows)))
 		for _, r := range rows {
 			out = appendStr(out, r.Vals[0].S)
+			if fleet {
+				host := ""
+				if len(r.Vals) > 2 {
+					host = r.Vals[2].S
+				}
+				out = appendStr(out, host)
+			}
 			out = binary.AppendVarint(out, r.Vals[1].N)
 			out = binary.AppendVarint(out, r.From)
 			out = binary.AppendVarint(out, r.To)
@@ -81,13 +97,21 @@ func encodeObservation(o Observation) []byte {
 }
 
 func decodeObservation(data []byte) (Observation, error) {
-	r := openRecord(data, 'O', "observation")
+	tag := byte('O')
+	if len(data) > 0 && data[0] == 'H' {
+		tag = 'H' // a fleet's: each tuple has its host
+	}
+	r := openRecord(data, tag, "observation")
 	var o Observation
 	for i, second := range []func(int64) algebra.Value{algebra.DurationVal, algebra.Int} {
 		n := r.count(4)
 		rows := make([]algebra.Tuple, 0, n)
 		for range n {
 			rel := r.str()
+			var host string
+			if tag == 'H' {
+				host = r.str()
+			}
 			v := r.varint()
 			from, to := r.varint(), r.varint()
 			if r.err != nil {
@@ -97,7 +121,11 @@ func decodeObservation(data []byte) (Observation, error) {
 				r.fail("an empty span [%d, %d)", from, to)
 				break
 			}
-			rows = append(rows, algebra.Tuple{Vals: []algebra.Value{algebra.Str(rel), second(v)}, From: from, To: to})
+			vals := []algebra.Value{algebra.Str(rel), second(v)}
+			if tag == 'H' {
+				vals = append(vals, algebra.Str(host))
+			}
+			rows = append(rows, algebra.Tuple{Vals: vals, From: from, To: to})
 		}
 		if i == 0 {
 			o.Observed = rows

@@ -78,3 +78,39 @@ func TestObservationStored(t *testing.T) {
 		}
 	}
 }
+
+// TestFleetObservationRecord: a fleet's observation (each tuple with its
+// host, a third value) is stored tagged 'H' and decodes with its hosts;
+// damaged, it does not decode.
+func TestFleetObservationRecord(t *testing.T) {
+	want := Observation{
+		Observed: []algebra.Tuple{
+			{Vals: []algebra.Value{algebra.Str("SendMessage"), algebra.DurationVal(0), algebra.Str("web-1")}, From: 10, To: 90},
+			{Vals: []algebra.Value{algebra.Str("SendMessage"), algebra.DurationVal(0), algebra.Str("web-2")}, From: 12, To: 40},
+		},
+		Lost: []algebra.Tuple{{Vals: []algebra.Value{algebra.Str("SendMessage"), algebra.Int(7), algebra.Str("web-1")}, From: 20, To: 30}},
+	}
+	rec := encodeObservation(want)
+	if rec[0] != 'H' {
+		t.Fatalf("tag %q, want 'H'", rec[0])
+	}
+	got, err := decodeObservation(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, rows := range [][2][]algebra.Tuple{{got.Observed, want.Observed}, {got.Lost, want.Lost}} {
+		if len(rows[0]) != len(rows[1]) {
+			t.Fatalf("%d: %v, want %v", i, rows[0], rows[1])
+		}
+		for j := range rows[0] {
+			g, w := rows[0][j], rows[1][j]
+			if len(g.Vals) != 3 || g.Vals[0] != w.Vals[0] || g.Vals[1] != w.Vals[1] || g.Vals[2] != w.Vals[2] || g.From != w.From || g.To != w.To {
+				t.Errorf("%d.%d: %v [%d, %d), want %v [%d, %d)", i, j, g.Vals, g.From, g.To, w.Vals, w.From, w.To)
+			}
+		}
+	}
+	rec[len(rec)-6] ^= 0xff
+	if _, err := decodeObservation(rec); err == nil {
+		t.Error("a damaged fleet observation decodes")
+	}
+}

@@ -16,7 +16,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/tqmon/tqmon/algebra"
-	"github.com/tqmon/tqmon/grammar/sdl"
 	"github.com/tqmon/tqmon/grammar/source"
 	"github.com/tqmon/tqmon/sensor"
 )
@@ -311,11 +310,7 @@ func LoadSpec(path string) (*algebra.Catalog, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := sdl.Parse(path, string(text))
-	if err != nil {
-		return nil, err
-	}
-	return sensor.Compile(f)
+	return sensor.CompileText(path, string(text))
 }
 
 // ReadCSV reads one relation's CSV into t, appending tuples. file names the

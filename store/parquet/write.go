@@ -119,9 +119,9 @@ type WriteStats struct {
 }
 
 type obsKey struct {
-	lost     bool
-	rel      string
-	from, to algebra.Time
+	lost      bool
+	rel, host string
+	from, to  algebra.Time
 }
 
 // RelWriter writes one relation.
@@ -525,12 +525,18 @@ func (w *Writer) observation(add func(*schema, row, bool), through algebra.Time,
 			if to <= from || to == algebra.Forever || !final && to >= through || to < w.man.Through {
 				continue
 			}
-			k := obsKey{lost: i == 1, rel: t.Vals[0].S, from: t.From, to: to}
+			// A fleet's (Observed and Lost with Host: Catalog.MarkFleet)
+			// are each host's: two hosts' spans of a relation may agree.
+			host := w.opts.Host
+			if s.hostAt >= 0 && s.hostAt < len(t.Vals) {
+				host = t.Vals[s.hostAt].S
+			}
+			k := obsKey{lost: i == 1, rel: t.Vals[0].S, host: host, from: t.From, to: to}
 			if w.obsDone[k] {
 				continue
 			}
 			w.obsDone[k] = true
-			add(s, row{host: w.opts.Host, vals: t.Vals, from: from, to: to}, false)
+			add(s, row{host: host, vals: t.Vals, from: from, to: to}, false)
 		}
 	}
 	return nil
