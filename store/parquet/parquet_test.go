@@ -81,14 +81,14 @@ func sinkOf(w *Writer) record.Sink { return record.SinkOf[*RelWriter](w) }
 
 // feed gives calls[from:to] to a sink, advancing and syncing after each;
 // at, when set, is told each call's journal position (i+1).
-func feed(t *testing.T, s record.Sink, at func(uint64), calls []call, from, to int) {
+func feed(t testing.TB, s record.Sink, at func(uint64), calls []call, from, to int) {
 	t.Helper()
 	feedAdvancing(t, s, at, calls, from, to, true)
 }
 
 // feedAdvancing is feed; advance false makes the calls without advancing
 // or syncing (a recorder's inputs after its last sync).
-func feedAdvancing(t *testing.T, s record.Sink, at func(uint64), calls []call, from, to int, advance bool) {
+func feedAdvancing(t testing.TB, s record.Sink, at func(uint64), calls []call, from, to int, advance bool) {
 	t.Helper()
 	for i := from; i < to; i++ {
 		c := calls[i]

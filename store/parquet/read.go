@@ -1,10 +1,13 @@
 package parquet
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 
 	pq "github.com/parquet-go/parquet-go"
@@ -140,7 +143,12 @@ func (s *Store) load(h *algebra.History, rd db.Read, st *db.ReadStats) error {
 		if f.rel != rd.Rel || !f.needs(rd.Window) {
 			continue
 		}
-		n, err := readFile(f.path, rel, func(x row) {
+		rp, _ := filepath.Rel(s.dir, f.path)
+		want, known := s.man.Sums[filepath.ToSlash(rp)]
+		if !known {
+			return fmt.Errorf("%s: not among the files the recording's manifest has checksums of", f.path)
+		}
+		n, err := readFile(f.path, want, rel, func(x row) {
 			if w := rd.Window; w != nil {
 				if rel.IsEvent() && (x.from < w.From || x.from > w.To) || !rel.IsEvent() && (x.from > w.To || x.to <= w.From) {
 					return
@@ -163,18 +171,24 @@ func (s *Store) load(h *algebra.History, rd db.Read, st *db.ReadStats) error {
 	return nil
 }
 
-// readFile reads every row of a file of relation rel.
-func readFile(path string, rel *algebra.Relation, fn func(row)) (int, error) {
-	f, err := os.Open(path)
+// readFile reads every row of a file of relation rel whose bytes have
+// the CRC-32C sum. A file that does not match is refused before any
+// decoding; a decoder's panic (on a file damaged the same way as its sum,
+// or a bug) becomes an error naming the file.
+func readFile(path string, sum uint32, rel *algebra.Relation, fn func(row)) (n int, err error) {
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return 0, err
 	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return 0, err
+	if got := crc32.Checksum(data, castagnoli); got != sum {
+		return 0, fmt.Errorf("%s: damaged: its checksum is %08x, the manifest's %08x", path, got, sum)
 	}
-	pf, err := pq.OpenFile(f, info.Size())
+	defer func() {
+		if x := recover(); x != nil {
+			err = fmt.Errorf("%s: damaged: %v", path, x)
+		}
+	}()
+	pf, err := pq.OpenFile(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", path, err)
 	}
@@ -185,7 +199,6 @@ func readFile(path string, rel *algebra.Relation, fn func(row)) (int, error) {
 	r := pq.NewReader(pf)
 	defer r.Close()
 	buf := make([]pq.Row, 256)
-	n := 0
 	for {
 		k, err := r.ReadRows(buf)
 		for _, pr := range buf[:k] {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -71,7 +73,16 @@ type manifest struct {
 	// Open: the last write was Close's, which wrote the tuples then open
 	// (files named open-…).
 	Open bool `json:"open,omitempty"`
+	// Sums is the CRC-32C (Castagnoli) of each file's bytes, by its path
+	// under the recording's directory (slashes). A reader reads a file
+	// only when its bytes match, so a damaged file is refused with an
+	// error naming it, before any Parquet decoding (which can panic or
+	// loop on damaged input).
+	Sums map[string]uint32 `json:"sums,omitempty"`
 }
+
+// castagnoli is the CRC-32C table of the files' checksums.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // Writer records relations as Parquet files under a directory,
 // partitioned relation=R/host=H/hour=YYYY-MM-DDTHH (UTC): a tuple goes
@@ -564,7 +575,8 @@ func (w *Writer) writePart(p *part, n uint64) error {
 		return err
 	}
 	defer os.Remove(f.Name()) // after the rename, nothing
-	pw := pq.NewWriter(f, p.s.pq, pq.Compression(&pq.Zstd), pq.KeyValueMetadata("tqmon.relation", p.rel))
+	sum := crc32.New(castagnoli)
+	pw := pq.NewWriter(io.MultiWriter(f, sum), p.s.pq, pq.Compression(&pq.Zstd), pq.KeyValueMetadata("tqmon.relation", p.rel))
 	// Rows are encoded in batches into buffers reused from batch to batch:
 	// WriteRows copies the values into its column buffers.
 	buf := make([]pq.Row, 1024)
@@ -593,6 +605,11 @@ func (w *Writer) writePart(p *part, n uint64) error {
 	if err := os.Rename(f.Name(), filepath.Join(dir, name)); err != nil {
 		return err
 	}
+	if w.man.Sums == nil {
+		w.man.Sums = map[string]uint32{}
+	}
+	rel, _ := filepath.Rel(w.dir, filepath.Join(dir, name))
+	w.man.Sums[filepath.ToSlash(rel)] = sum.Sum32()
 	w.stats.Files++
 	w.stats.Rows += int64(len(p.rows))
 	if st != nil {
