@@ -71,6 +71,9 @@ type Options struct {
 	// process that one forks from then on, transitively, in the kernel
 	// before the child runs (bpfgen.Options.Follow; tqmon's --follow).
 	Follow bool
+	// FollowEntries bounds how many processes are followed at once (0:
+	// bpfgen.FollowEntries); a fork past it is reported lost (Process).
+	FollowEntries int
 	// NoSelections: the resident does not advertise wire.CapFragments
 	// and compiles no selection into its programs (every enabled packet
 	// is sent; the monitor selects) — for comparing the two.
@@ -142,7 +145,7 @@ func New(opts Options) (*Resident, error) {
 	if err := Available(); err != nil {
 		return nil, err
 	}
-	d, err := describeWith(opts.Specs, &system{}, bpfgen.Options{Follow: opts.Follow})
+	d, err := describeWith(opts.Specs, &system{}, bpfgen.Options{Follow: opts.Follow, FollowEntries: opts.FollowEntries})
 	if err != nil {
 		return nil, err
 	}

@@ -3,11 +3,13 @@ package kernel
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 
 	"github.com/cilium/ebpf"
 
+	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/resident/session"
 	"github.com/tqmon/tqmon/resident/wire"
 	"github.com/tqmon/tqmon/sensor/bpfgen"
@@ -267,6 +269,23 @@ func (t *tracker) counts() []wire.Count {
 		if c.Wanted > 0 {
 			c.Sensor = uint16(ss.s.ID)
 			out = append(out, c)
+		}
+	}
+	// The entity programs' counters (fork, exec, exit records; follows
+	// refused by a full follow map): their drops are the Process
+	// relation's losses, reported as any sensor's, so a run that missed
+	// them is incomplete, not silent.
+	if id := slices.IndexFunc(t.r.cat.Relations, func(r *algebra.Relation) bool { return r.Name == "Process" }); id >= 0 {
+		if err := m.Lookup(uint32(t.r.spec.EntityCounter()), &per); err == nil {
+			var c wire.Count
+			for _, x := range per {
+				c.Wanted += x.Wanted
+				c.Drops += x.Dropped
+			}
+			if c.Drops > 0 {
+				c.Sensor = uint16(id)
+				out = append(out, c)
+			}
 		}
 	}
 	return out

@@ -65,7 +65,7 @@ func entityPrograms(spec *Spec, k Kernel) ([]*Program, error) {
 		g.prologue(false)
 		if spec.Follow && ep.kind == KindFork {
 			g.at("built-in", source.Pos{Line: 1, Col: 1}, "follow: the forked process gets its parent's root")
-			g.followFork(arg, tgid)
+			g.followFork(arg, tgid, spec.EntityCounter())
 		}
 		if spec.Follow && ep.kind == KindExit {
 			g.at("built-in", source.Pos{Line: 1, Col: 1}, "follow: a dead process leaves the follow map")

@@ -25,9 +25,12 @@ import (
 // Tuples still name the process that made them (Process.Parent relates
 // them).
 //
-// Bound: the map holds FollowEntries processes alive at once; a fork
-// that finds it full is not followed (the child and its descendants are
-// then outside the tree, as if not descended).
+// Bound: the map holds FollowEntries processes alive at once (or
+// Options.FollowEntries); a fork that finds it full is not followed (the
+// child and its descendants are then outside the tree, as if not
+// descended), and is counted as a dropped entity record (wanted and
+// dropped in the entity programs' counters), which the resident reports
+// as a loss of the Process relation: the run is incomplete, not silent.
 //
 // Without Follow no program changes and the map does not exist.
 
@@ -42,6 +45,8 @@ type Options struct {
 	// Follow makes the enables of Process flag holders cover the
 	// processes they fork (see MapFollow).
 	Follow bool
+	// FollowEntries bounds the follow map (0: FollowEntries).
+	FollowEntries int
 }
 
 // Stack slots of the fork program's follow code (clear of stFlag and
@@ -51,8 +56,11 @@ const (
 	stRoot  = -20 // u32: its root
 )
 
-func followMapSpec() *ebpf.MapSpec {
-	return &ebpf.MapSpec{Name: "tqm_follow", Type: ebpf.Hash, KeySize: 4, ValueSize: 4, MaxEntries: FollowEntries}
+func followMapSpec(entries int) *ebpf.MapSpec {
+	if entries <= 0 {
+		entries = FollowEntries
+	}
+	return &ebpf.MapSpec{Name: "tqm_follow", Type: ebpf.Hash, KeySize: 4, ValueSize: 4, MaxEntries: uint32(entries)}
 }
 
 // followHolder replaces the flag holder's ID at stFlag (and in R1) by
@@ -70,8 +78,9 @@ func (g *gen) followHolder(out string) {
 }
 
 // followFork gives the forked process (child, a value) its parent's
-// (parent) root, if the parent has one.
-func (g *gen) followFork(parent, child *value) {
+// (parent) root, if the parent has one; a full map's refusal is counted
+// in the counters of slot (wanted and dropped).
+func (g *gen) followFork(parent, child *value, slot int) {
 	skip := g.newLabel("unfollowed")
 	g.num(parent, asm.R1)
 	g.emit(asm.StoreMem(asm.R10, stFlag, asm.R1, asm.Word))
@@ -88,6 +97,14 @@ func (g *gen) followFork(parent, child *value) {
 		asm.Mov.Reg(asm.R3, asm.R10), asm.Add.Imm(asm.R3, stRoot),
 		asm.Mov.Imm(asm.R4, 0)) // BPF_ANY; a full map refuses, and the child is not followed
 	g.call(asm.FnMapUpdateElem)
+	g.emit(asm.JEq.Imm(asm.R0, 0, skip))
+	g.emit(asm.StoreImm(asm.R10, stCounter, int64(slot), asm.Word))
+	g.mapPtr(asm.R1, MapCounts)
+	g.emit(asm.Mov.Reg(asm.R2, asm.R10), asm.Add.Imm(asm.R2, stCounter))
+	g.call(asm.FnMapLookupElem)
+	g.emit(asm.JEq.Imm(asm.R0, 0, skip),
+		asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord), asm.Add.Imm(asm.R1, 1), asm.StoreMem(asm.R0, 0, asm.R1, asm.DWord),
+		asm.LoadMem(asm.R1, asm.R0, 8, asm.DWord), asm.Add.Imm(asm.R1, 1), asm.StoreMem(asm.R0, 8, asm.R1, asm.DWord))
 	g.label(skip)
 	g.emit(asm.Mov.Imm(asm.R0, 0))
 }

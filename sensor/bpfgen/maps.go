@@ -83,7 +83,7 @@ func (s *Spec) SharedMaps(ringBytes, entityBytes int) map[string]*ebpf.MapSpec {
 		MapEntSel:   {Name: "tqm_entsel", Type: ebpf.Hash, KeySize: 4, ValueSize: 8, MaxEntries: EntSelEntries},
 	}
 	if s.Follow {
-		m[MapFollow] = followMapSpec()
+		m[MapFollow] = followMapSpec(s.FollowEntries)
 	}
 	return m
 }

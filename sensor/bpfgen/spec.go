@@ -209,8 +209,10 @@ type Spec struct {
 	Relations int
 	// MaxRecord is the largest record a sensor writes.
 	MaxRecord int
-	// Follow: the programs follow descendants (Options.Follow).
-	Follow bool
+	// Follow: the programs follow descendants (Options.Follow), in a map
+	// of FollowEntries (0: the default).
+	Follow        bool
+	FollowEntries int
 }
 
 // Sensor returns the sensor of relation id, or nil.
