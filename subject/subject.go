@@ -21,6 +21,7 @@ import (
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident/demo"
 	"github.com/tqmon/tqmon/resident/kernel"
+	"github.com/tqmon/tqmon/resident/transport"
 	"github.com/tqmon/tqmon/resident/wire"
 	"github.com/tqmon/tqmon/store/db"
 	"github.com/tqmon/tqmon/store/replay"
@@ -63,6 +64,9 @@ type Options struct {
 	// Skew and Silence shape the fleet's hosts (Residents).
 	Skew, Silence time.Duration
 	Token         string
+	// Security secures the connections to residents and the NATS server
+	// (TLS, and whether a token may go in clear: Residents).
+	Security transport.Security
 	// Demo runs the paper's example system in this process, as Config
 	// says. Without Background it starts once the first session's
 	// residents know what to enable and runs for that session's duration
@@ -103,7 +107,7 @@ type KernelOptions struct {
 }
 
 func (o *Options) residents() Residents {
-	return Residents{Connect: o.Connect, NATS: o.NATS, Hosts: o.Hosts, Token: o.Token, Skew: o.Skew, Silence: o.Silence}
+	return Residents{Connect: o.Connect, NATS: o.NATS, Hosts: o.Hosts, Token: o.Token, Skew: o.Skew, Silence: o.Silence, Security: o.Security}
 }
 
 // Given counts the subjects the options name.
