@@ -2,9 +2,9 @@ package transport
 
 import (
 	"context"
-	"crypto/tls"
 	"crypto/sha256"
 	"crypto/subtle"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
