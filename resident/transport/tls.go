@@ -181,8 +181,8 @@ func TLSHint(err error) error {
 		return fmt.Errorf("%w (the server does not speak TLS: drop --tls-* or start the server with --tls-cert and --tls-key)", err)
 	case strings.Contains(msg, "error reading server preface: EOF"):
 		return fmt.Errorf("%w (the server closed the connection at once: if it serves TLS, give --tls-ca FILE)", err)
-	case strings.Contains(msg, "secure connection required"):
-		return fmt.Errorf("%w (the server serves TLS: connect to tls://HOST:PORT, with --tls-ca FILE for a private CA)", err)
+	case strings.Contains(msg, "secure connection not available"):
+		return fmt.Errorf("%w (the NATS server does not serve TLS: connect to nats://HOST:PORT without --tls-*, or start it with --tls-cert and --tls-key)", err)
 	}
 	return err
 }
