@@ -145,8 +145,10 @@ func (s Security) CheckClear(what, host, token string) error {
 		"or give --insecure to send it anyway (anyone on the path can read it)", what, ErrInClear, host)
 }
 
-// Loopback reports whether host (a name or an IP address) is this
-// machine's loopback: "localhost" or a loopback IP. Other names are not
+// Loopback reports whether a connection to host (a name or an IP
+// address) stays on this machine: "localhost", a loopback IP, or the
+// unspecified address (0.0.0.0, ::), which a dial takes to this machine
+// (a listener's address printed as [::]:PORT). Other names are not
 // resolved: a name that resolves to loopback is still treated as remote.
 func Loopback(host string) bool {
 	host = strings.TrimSuffix(strings.Trim(host, "[]"), ".")
@@ -154,7 +156,7 @@ func Loopback(host string) bool {
 		return true
 	}
 	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return ip != nil && (ip.IsLoopback() || ip.IsUnspecified())
 }
 
 // TLSHint adds to a connection's error what to do when the error is a

@@ -124,12 +124,12 @@ func TestTokenNotInClear(t *testing.T) {
 	if _, err := dialSec(remote, "", Security{}); errors.Is(err, ErrInClear) {
 		t.Errorf("no token: %v", err)
 	}
-	for _, h := range []string{"localhost", "127.0.0.1", "127.3.2.1", "::1", "[::1]", "LOCALHOST."} {
+	for _, h := range []string{"localhost", "127.0.0.1", "127.3.2.1", "::1", "[::1]", "LOCALHOST.", "0.0.0.0", "::"} {
 		if !Loopback(h) {
 			t.Errorf("Loopback(%q) = false", h)
 		}
 	}
-	for _, h := range []string{"192.0.2.1", "example.com", "localhost.example.com", "0.0.0.0", ""} {
+	for _, h := range []string{"192.0.2.1", "example.com", "localhost.example.com", "10.0.0.1", "fe80::1", ""} {
 		if Loopback(h) {
 			t.Errorf("Loopback(%q) = true", h)
 		}
