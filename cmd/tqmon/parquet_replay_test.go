@@ -60,17 +60,7 @@ func TestReplayParquet(t *testing.T) {
 // what replay --db prints over the same recording.
 func TestViewParquet(t *testing.T) {
 	db, pq := recordBoth(t)
-	code, out, errs := tqmon(t, "replay", "--db", db, "--max", "-e", sendsQuery, "--format", "jsonl")
-	if code != 0 {
-		t.Fatalf("replay --db: exit %d\n%s", code, errs)
-	}
-	want := map[string]float64{}
-	for _, r := range readJSONL(t, out) {
-		want["tqmon_Sends_events_total"+r.labelKey()]++
-	}
-	if len(want) < 2 {
-		t.Fatalf("too few sends recorded: %v", want)
-	}
+	want := sendsCounted(t, "replay", "--db", db, "--max")
 	bin := binary(t)
 	addr := freeAddr(t)
 	url := "http://" + addr + "/metrics"
