@@ -2,7 +2,9 @@ package transport
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -164,5 +166,54 @@ func TestTLSFilesErrors(t *testing.T) {
 	}
 	if cfg, err := (TLSFiles{}).ServerConfig(); cfg != nil || err != nil {
 		t.Errorf("no files: %v, %v; want plain", cfg, err)
+	}
+}
+
+// TestTLSHandshakeTimeout: under TLS the doors hold as before — a
+// connection that never starts its TLS handshake, or finishes it and
+// opens no authenticated stream, is closed after HandshakeTimeout.
+func TestTLSHandshakeTimeout(t *testing.T) {
+	certs := testkit.NewCerts(t)
+	cfg, err := TLSFiles{Cert: certs.ServerCert, Key: certs.ServerKey}.ServerConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis, err := Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const timeout = 200 * time.Millisecond
+	serve(t, lis, newFake(), ServerOptions{Token: "s3cret", TLS: cfg, HandshakeTimeout: timeout})
+	addr := lis.Addr().String()
+	ccfg, err := TLSFiles{CA: certs.CA}.ClientConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ccfg.NextProtos = []string{"h2"} // as gRPC's: without it the server ends the connection at once
+	for _, handshake := range []bool{false, true} {
+		start := time.Now()
+		var c net.Conn
+		if handshake {
+			c, err = tls.Dial("tcp", addr, ccfg)
+		} else {
+			c, err = net.Dial("tcp", addr)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		var buf [256]byte
+		for {
+			if _, err := c.Read(buf[:]); err != nil {
+				if isTimeout(err) {
+					t.Fatalf("handshake %v: a silent connection was not closed in 10 s", handshake)
+				}
+				break
+			}
+		}
+		c.Close()
+		if d := time.Since(start); d < timeout {
+			t.Errorf("handshake %v: closed after %v, before the timeout %v", handshake, d, timeout)
+		}
 	}
 }
