@@ -26,6 +26,11 @@ import (
 // address over gRPC (Connect), and as the hosts on a NATS server (NATS,
 // the hosts the glob Hosts matches; "" all). Token is presented to both.
 type Residents struct {
+	// Security secures every connection (transport.Dial, fleet.Connect):
+	// TLS when set, and a token is sent in clear only to loopback
+	// addresses unless Insecure.
+	Security transport.Security
+
 	Connect []string
 	NATS    string
 	Hosts   string
@@ -36,10 +41,6 @@ type Residents struct {
 	// neither a frame nor a heartbeat — before its session is lost and
 	// its relations are unobserved from then (default fleet.Silence).
 	Skew, Silence time.Duration
-	// Security secures every connection (transport.Dial, fleet.Connect):
-	// TLS when set, and a token is sent in clear only to loopback
-	// addresses unless Insecure.
-	Security transport.Security
 }
 
 // Given reports whether r names any resident.

@@ -55,6 +55,9 @@ type Options struct {
 	ResultsInto string
 	// Parquet is a Parquet recording's directory (store/parquet).
 	Parquet string
+	// Security secures the connections to residents and the NATS server
+	// (TLS, and whether a token may go in clear: Residents).
+	Security transport.Security
 	// Connect are the addresses of resident monitors, reached with Token;
 	// NATS is a NATS server whose hosts matching the glob Hosts are
 	// reached too (Residents).
@@ -64,9 +67,6 @@ type Options struct {
 	// Skew and Silence shape the fleet's hosts (Residents).
 	Skew, Silence time.Duration
 	Token         string
-	// Security secures the connections to residents and the NATS server
-	// (TLS, and whether a token may go in clear: Residents).
-	Security transport.Security
 	// Demo runs the paper's example system in this process, as Config
 	// says. Without Background it starts once the first session's
 	// residents know what to enable and runs for that session's duration

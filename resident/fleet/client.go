@@ -33,14 +33,14 @@ const closeGrace = 2 * time.Second
 
 // DialOptions shape a monitor's connection.
 type DialOptions struct {
+	// Security secures DialHosts' connection to the NATS server (Connect).
+	Security transport.Security
 	// Silence: with neither a frame nor a heartbeat for this long the
 	// session is lost (0: Silence).
 	Silence time.Duration
 	// Skew, when positive, is the clock-skew bound to state for the host
 	// instead of measuring one (Conn.Skew).
 	Skew time.Duration
-	// Security secures DialHosts' connection to the NATS server (Connect).
-	Security transport.Security
 }
 
 // clockProbes is how many round trips Dial measures a host's clock over

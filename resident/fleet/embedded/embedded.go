@@ -29,8 +29,10 @@ const (
 	DefaultMaxStore  = 1 << 30 // 1 GiB of JetStream storage on disk
 	DefaultMaxMemory = 64 << 20
 	readyTimeout     = 10 * time.Second
-	tlsTimeout       = 2.0 // seconds a client has for its TLS handshake
 )
+
+// tlsTimeout is how many seconds a client has for its TLS handshake.
+const tlsTimeout = 2.0
 
 // Options shape the server.
 type Options struct {
