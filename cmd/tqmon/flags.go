@@ -13,6 +13,7 @@ import (
 	"github.com/tqmon/tqmon/grammar/source"
 	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/resident/kernel"
+	"github.com/tqmon/tqmon/resident/transport"
 	"github.com/tqmon/tqmon/subject"
 )
 
@@ -98,7 +99,7 @@ func parseTimeFlag(name, s string) (*algebra.Time, error) {
 // usage errors for what the subject was given (a history file that does
 // not read), runtime errors otherwise.
 func openErr(err error) error {
-	if errors.Is(err, subject.ErrInput) {
+	if errors.Is(err, subject.ErrInput) || errors.Is(err, transport.ErrInClear) {
 		return usageErr(err)
 	}
 	return runtimeErr(err)
