@@ -265,6 +265,7 @@ func (t *tracker) round(final bool) {
 	if t.rounds++; t.rounds%1000 == 0 {
 		t.ents.prune(w)
 	}
+	t.reportOver()
 	counts := t.decidedCounts()
 	now := monoNow()
 	var expired []*Session

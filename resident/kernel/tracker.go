@@ -60,6 +60,11 @@ type tracker struct {
 	routed    bool
 	routeKey  flagKey
 	routeMask uint64
+	// over is the entselover map's word, mapped (entsel.go), and
+	// overSeen its bits already reported (r.mu).
+	overMem  []byte
+	over     *uint64
+	overSeen uint64
 }
 
 // record is a ring record awaiting its turn (time order): its bytes are
@@ -124,6 +129,9 @@ func (r *Resident) startTracking() (*tracker, error) {
 	if t.entRing, err = openRing(t.maps[bpfgen.MapEntities]); err != nil {
 		return fail(err)
 	}
+	if err := t.mapOver(); err != nil {
+		return fail(err)
+	}
 	t.lastW = monoNow() - 1
 	t.evQ, t.entQ = newRingQ(t.events), newRingQ(t.entRing)
 	if t.entAtt, err = t.load(r.spec.Entities, nil); err != nil {
@@ -158,6 +166,7 @@ func (t *tracker) teardown() {
 	if t.entRing != nil {
 		t.entRing.close()
 	}
+	t.unmapOver()
 	for _, m := range t.maps {
 		m.Close()
 	}
