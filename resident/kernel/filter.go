@@ -56,9 +56,9 @@ import (
 // its programs are replaced through their stubs' program arrays
 // (bpfgen.Stubs: every firing runs the old programs or the new ones) —
 // before the command that changed it is reported applied. A selection
-// the verifier rejects is not compiled: the programs without a selection
-// replace the old ones (more packets, the same results), and Logf says
-// why.
+// the verifier rejects is not compiled, whether the sensor is attached
+// with it or it changes later (place): the programs without a selection
+// are installed (more packets, the same results), and Logf says why.
 //
 // Bounds: at most maxFragments fragments per session, each at most
 // wire.MaxPredNodes nodes (Pred.Check), and bpfgen.MaxFilterCmps
@@ -149,11 +149,29 @@ func (r *Resident) refilter(ss *sensorState) error {
 	if key == ss.att.filter && entsel == ss.att.entsel {
 		return nil
 	}
-	err := ss.att.install(ss.s, sel, key, entsel)
+	return ss.att.place(ss.s, sel, key, entsel)
+}
+
+// place installs sensor s's programs with selection sel (key: its key)
+// compiled in. A selection the kernel refuses (its verifier: a program
+// too large or too complex, a comparison it cannot follow) is not
+// compiled: Logf says why, and the programs without a selection are
+// installed instead — more packets, the same results, since the drain's
+// sieve still sends each session only what its own fragments pass and
+// the monitor selects again (TestRejectedSelectionFallsBack). It is not
+// tried again while the sensor stays attached (rejected).
+func (a *attachment) place(s *bpfgen.Sensor, sel *wire.Pred, key string, entsel bool) error {
+	err := a.install(s, sel, key, entsel)
 	if err != nil && key != "" {
-		r.opts.Logf("%s: the selection %s is not compiled: %v", ss.s.Rel.Name, key, err)
-		err = ss.att.install(ss.s, nil, "", entsel)
-		ss.att.rejected = key
+		var text []string // as the relation reads (the key is binary)
+		for _, p := range s.Filter(sel, syscallNumbers, false).Placed {
+			if p != "" && !slices.Contains(text, p) {
+				text = append(text, p)
+			}
+		}
+		a.tr.r.opts.Logf("%s: the selection %s is not compiled: %v", s.Rel.Name, strings.Join(text, "; "), err)
+		err = a.install(s, nil, "", entsel)
+		a.rejected = key
 	}
 	return err
 }

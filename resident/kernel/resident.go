@@ -83,6 +83,9 @@ type Options struct {
 	// and compiles no selection into its programs (every enabled packet
 	// is sent; the monitor selects) — for comparing the two.
 	NoSelections bool
+	// rejectSelections: every program with a selection compiled in is
+	// made one the verifier rejects (tests: RejectSelections).
+	rejectSelections bool
 }
 
 // ErrUnavailable: the kernel sensors cannot run here (not root, no BPF,
