@@ -186,3 +186,6 @@ func RejectSelections(o Options) Options {
 	o.rejectSelections = true
 	return o
 }
+
+// Index returns the session's index in the resident's table (-1: none).
+func (s *Session) Index() int { return s.idx }

@@ -35,14 +35,17 @@ import (
 // fragment keeps (Keep) are not used: kernel records have a fixed layout.
 //
 // Counts. A packet the kernel counted wanted (it passed the programs'
-// or) that a session's fragments filter out in the drain is not wanted
-// by that session (Session.unwanted; an interval's end with its begin):
-// its counts subtract it, so that for each session delivered + dropped =
-// wanted, wanted being what its own selection passed, as in the Go
-// resident. Drops in the kernel (a full ring) happen before any
-// selection of the drain: they are counted for every session the sensor
-// sends to — conservative (a drop may be of a packet a session would
-// have filtered out), never missing.
+// or) that the drain does not send a session — its fragments filter it
+// out, it enables the sensor for other entities only, or not at all; an
+// interval's end whose begin did not go to it — is not wanted by that
+// session (unwant, Session.unwanted): its counts subtract it, so that for
+// each session delivered + dropped = wanted, wanted being exactly what
+// its own enables and selection passed, as in the Go resident
+// (TestKernelConcurrentSelections, TestKernelSessionsOwnEntities). Drops
+// in the kernel (a full ring) happen before the drain can tell whose
+// packet it was: they are counted for every session — conservative (a
+// drop may be of a packet a session would not have been sent), never
+// missing.
 //
 // Cost. A session without a predicate on a sensor is not tested: the
 // drain's only extra work per packet is a nil check (the sensor has no

@@ -283,19 +283,26 @@ func TestKernelConcurrentSelections(t *testing.T) {
 // returns each query's results and stats.
 func concurrently(t *testing.T, argv []string, params map[string]string, ready func(*kernel.Resident), queries ...string) ([][]query.Result, []remote.LiveStats) {
 	t.Helper()
+	return concurrentlyOn(t, [][]string{argv}, func(int) int { return 0 }, params, ready, queries...)
+}
+
+// concurrentlyOn is concurrently over several commands, run at once:
+// query i's $target is the pid of command on(i).
+func concurrentlyOn(t *testing.T, argvs [][]string, on func(int) int, params map[string]string, ready func(*kernel.Resident), queries ...string) ([][]query.Result, []remote.LiveStats) {
+	t.Helper()
 	res, err := kernel.New(kernel.Options{Logf: t.Logf})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer res.Close()
-	cmd, err := launch.Start(argv, launch.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Kill()
-	ps := map[string]string{"target": strconv.Itoa(cmd.Pid)}
-	for k, v := range params {
-		ps[k] = v
+	var cmds []*launch.Cmd
+	for _, argv := range argvs {
+		cmd, err := launch.Start(argv, launch.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cmd.Kill()
+		cmds = append(cmds, cmd)
 	}
 	var wg sync.WaitGroup
 	started := make(chan struct{}, len(queries))
@@ -303,6 +310,10 @@ func concurrently(t *testing.T, argv []string, params map[string]string, ready f
 	stats := make([]remote.LiveStats, len(queries))
 	errs := make([]error, len(queries))
 	for i, q := range queries {
+		ps := map[string]string{"target": strconv.Itoa(cmds[on(i)].Pid)}
+		for k, v := range params {
+			ps[k] = v
+		}
 		prog, err := query.Compile(res.Catalog(), []query.Source{{Name: "q", Text: q}}, check.Options{Params: ps})
 		if err != nil {
 			t.Fatal(err)
@@ -320,11 +331,15 @@ func concurrently(t *testing.T, argv []string, params map[string]string, ready f
 	if ready != nil {
 		ready(res)
 	}
-	cmd.Release()
-	select {
-	case <-cmd.Done():
-	case <-time.After(60 * time.Second):
-		t.Fatal("the command did not finish")
+	for _, cmd := range cmds {
+		cmd.Release()
+	}
+	for _, cmd := range cmds {
+		select {
+		case <-cmd.Done():
+		case <-time.After(60 * time.Second):
+			t.Fatal("the command did not finish")
+		}
 	}
 	time.Sleep(20 * time.Millisecond)
 	res.Close()

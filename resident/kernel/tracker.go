@@ -85,16 +85,29 @@ type beginKey struct {
 	k0, k1  uint64
 }
 
-// begunTuple is an interval whose begin went to some sessions (mask), or
-// that some sessions' fragments filtered out (unwanted: its end is not
-// wanted by them either; see sieve).
+// begunTuple is an interval whose begin went to some sessions (mask: the
+// sessions sent it that are still open, leave clearing a session's bit as
+// it ends, so that a newer session at its index is not sent the end).
 type begunTuple struct {
-	tuple    uint64
-	begin    int64
-	vals     []wire.Value
-	ents     []*entity
-	mask     uint64
-	unwanted uint64
+	tuple uint64
+	begin int64
+	vals  []wire.Value
+	ents  []*entity
+	mask  uint64
+}
+
+// leave forgets session index i in the intervals in progress, as its
+// session ends (r.mu): their ends are not its any more, nor the next
+// session's at that index (TestKernelSlotReuseInterval). An interval no
+// session is left to be sent goes: its end is wanted by none.
+func (t *tracker) leave(i int) {
+	for k, bt := range t.begun {
+		if bt.mask&(1<<i) != 0 {
+			if bt.mask &^= 1 << i; bt.mask == 0 {
+				delete(t.begun, k)
+			}
+		}
+	}
 }
 
 // roundOut collects a round's packets per session.
