@@ -2,9 +2,12 @@ package kernel_test
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -95,7 +98,18 @@ func TestKernelSlotReuseInterval(t *testing.T) {
 	a := res.Open()
 	enable(a, cmd.Pid)
 	cmd.Release()
-	time.Sleep(300 * time.Millisecond) // asleep, the begin drained
+	// Asleep (its interval off the processors in progress), and drained.
+	stat := fmt.Sprintf("/proc/%d/stat", cmd.Pid)
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		text, err := os.ReadFile(stat)
+		if i := strings.LastIndexByte(string(text), ')'); err == nil && i > 0 && strings.HasPrefix(string(text[i:]), ") S") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sleep is not asleep: %q %v", text, err)
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
 	slot := a.Index()
 	a.Close()
 	// Indices are handed out round-robin: open and close sessions until
