@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/tqmon/tqmon/resident/kernel"
@@ -33,10 +32,7 @@ func TestEntSelBoundFallsBack(t *testing.T) {
 	bin := kerneltest.BuildC(t, "testdata/spawn.c", true)
 	dir := t.TempDir()
 	name := fmt.Sprintf("tqsp%d", os.Getpid()%1000000)
-	prog := filepath.Join(dir, name)
-	if text, err := os.ReadFile(bin); err != nil || os.WriteFile(prog, text, 0o755) != nil {
-		t.Fatal("copying spawn", err)
-	}
+	prog := copyProgram(t, bin, dir, name)
 	const k = 12
 	want := []string{filepath.Join(dir, "p")}
 	for i := range k {
@@ -55,13 +51,8 @@ func TestEntSelBoundFallsBack(t *testing.T) {
 		{what: "the default bound", overflow: false},
 		{what: "no selections in the kernel", opts: kernel.Options{NoSelections: true}},
 	} {
-		var mu sync.Mutex
-		var logged []string
-		c.opts.Logf = func(format string, args ...any) {
-			mu.Lock()
-			defer mu.Unlock()
-			logged = append(logged, fmt.Sprintf(format, args...))
-		}
+		var logged func() []string
+		c.opts.Logf, logged = logCapture()
 		var waiting []func()
 		for range c.running {
 			w := exec.Command(prog, "-w")
@@ -89,13 +80,11 @@ func TestEntSelBoundFallsBack(t *testing.T) {
 		if err := r.stats.Err(); err != nil {
 			t.Errorf("%s: the run is incomplete: %v", c.what, err)
 		}
-		mu.Lock()
-		fellBack := slices.ContainsFunc(logged, func(l string) bool {
+		fellBack := slices.ContainsFunc(logged(), func(l string) bool {
 			return strings.HasPrefix(l, "FileOpen: more than 4 processes are selected by their command")
 		})
-		mu.Unlock()
 		if over := r.kstats["FileOpen"].Overflowed; over != c.overflow || fellBack != c.overflow {
-			t.Errorf("%s: FileOpen fell back to every process: %v, logged %v; want %v (log: %q)", c.what, over, fellBack, c.overflow, logged)
+			t.Errorf("%s: FileOpen fell back to every process: %v, logged %v; want %v (log: %q)", c.what, over, fellBack, c.overflow, logged())
 		}
 		t.Logf("%s: %d opens, %d FileOpen packets; fell back %v", c.what, len(got), r.stats.Packets["FileOpen"], r.kstats["FileOpen"].Overflowed)
 	}

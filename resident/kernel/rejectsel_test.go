@@ -1,13 +1,11 @@
 package kernel_test
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/tqmon/tqmon/resident/kernel"
@@ -28,13 +26,8 @@ func TestRejectedSelectionFallsBack(t *testing.T) {
 	kerneltest.Need(t)
 	bin := kerneltest.BuildC(t, "testdata/workload.c", true)
 	const n = 3000
-	var mu sync.Mutex
-	var logged []string
-	opts := kernel.RejectSelections(kernel.Options{Logf: func(format string, args ...any) {
-		mu.Lock()
-		defer mu.Unlock()
-		logged = append(logged, fmt.Sprintf(format, args...))
-	}})
+	logf, logged := logCapture()
+	opts := kernel.RejectSelections(kernel.Options{Logf: logf})
 	q := `range of s is Syscall retrieve (s.Name) where s.Process = $target and s.Name = "getppid"`
 	r := runCommand(t, opts, []string{bin, strconv.Itoa(n), "20", filepath.Join(t.TempDir(), "cpu")}, q)
 	if !r.state.Success() {
@@ -55,14 +48,12 @@ func TestRejectedSelectionFallsBack(t *testing.T) {
 	if p := r.placed["Syscall"]; len(p) != 1 || p[0] != "" {
 		t.Errorf("Syscall's selection in the kernel: %q, want none", p)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if !slices.ContainsFunc(logged, func(l string) bool {
+	if !slices.ContainsFunc(logged(), func(l string) bool {
 		return strings.HasPrefix(l, `Syscall: the selection Name = "getppid" (system call 110) is not compiled: `) && strings.Contains(l, "verifier rejected tqm_Syscall_0")
 	}) {
-		t.Errorf("the rejection is not logged: %q", logged)
+		t.Errorf("the rejection is not logged: %q", logged())
 	}
-	t.Logf("kernel passed %d Syscall packets, the session was sent %d; log: %q", r.kstats["Syscall"].Wanted, r.stats.Packets["Syscall"], logged)
+	t.Logf("kernel passed %d Syscall packets, the session was sent %d; log: %q", r.kstats["Syscall"].Wanted, r.stats.Packets["Syscall"], logged())
 }
 
 // A sensor first attached with a selection already asked for (the
@@ -71,13 +62,8 @@ func TestRejectedSelectionFallsBack(t *testing.T) {
 // verifier's rejection failed the enable.
 func TestRejectedSelectionAtAttach(t *testing.T) {
 	kerneltest.Need(t)
-	var mu sync.Mutex
-	var logged []string
-	res, err := kernel.New(kernel.RejectSelections(kernel.Options{Logf: func(format string, args ...any) {
-		mu.Lock()
-		defer mu.Unlock()
-		logged = append(logged, fmt.Sprintf(format, args...))
-	}}))
+	logf, logged := logCapture()
+	res, err := kernel.New(kernel.RejectSelections(kernel.Options{Logf: logf}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,9 +83,7 @@ func TestRejectedSelectionAtAttach(t *testing.T) {
 	if p := res.Placed()["Syscall"]; len(p) != 1 || p[0] != "" {
 		t.Errorf("Syscall's selection in the kernel: %q, want none", p)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(logged) != 1 || !strings.Contains(logged[0], `Syscall: the selection Name = "getppid" (system call 110) is not compiled`) {
-		t.Errorf("log: %q", logged)
+	if l := logged(); len(l) != 1 || !strings.Contains(l[0], `Syscall: the selection Name = "getppid" (system call 110) is not compiled`) {
+		t.Errorf("log: %q", l)
 	}
 }

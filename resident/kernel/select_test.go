@@ -138,11 +138,7 @@ func TestKernelEntitySelection(t *testing.T) {
 		if err != nil {
 			t.Skipf("no %s", prog)
 		}
-		to := filepath.Join(dir, name)
-		if text, err := os.ReadFile(path); err != nil || os.WriteFile(to, text, 0o755) != nil {
-			t.Fatal("copying", prog, err)
-		}
-		return to
+		return copyProgram(t, path, dir, name)
 	}
 	id := os.Getpid() % 1000000
 	cat, sh := copyAs("cat", fmt.Sprintf("tqcat%d", id)), copyAs("sh", fmt.Sprintf("tqsh%d", id))
@@ -197,6 +193,35 @@ func TestKernelEntitySelection(t *testing.T) {
 		t.Logf("%s: FileOpen packets: %d with the entity selection in the kernel (%d results), %d without",
 			name, sel.stats.Packets["FileOpen"], len(got), all.stats.Packets["FileOpen"])
 	}
+}
+
+// copyProgram copies the program at path into dir as name (a command
+// name of its own) and returns the copy's path.
+func copyProgram(t *testing.T, path, dir, name string) string {
+	t.Helper()
+	to := filepath.Join(dir, name)
+	if text, err := os.ReadFile(path); err != nil || os.WriteFile(to, text, 0o755) != nil {
+		t.Fatal("copying", path, err)
+	}
+	return to
+}
+
+// logCapture returns a Logf that keeps what it is given, and a function
+// returning what it kept.
+func logCapture() (logf func(string, ...any), lines func() []string) {
+	var mu sync.Mutex
+	var kept []string
+	logf = func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		kept = append(kept, fmt.Sprintf(format, args...))
+	}
+	lines = func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(kept)
+	}
+	return logf, lines
 }
 
 // sameBut reports whether a and b are the same multiset but where one has
