@@ -238,14 +238,11 @@ func (t *tracker) writeCommSel(r *Resident, comm string, sensor int, on bool) er
 		}
 		if match {
 			if err := set(pid, on); err != nil {
-				if !on {
+				if !on || t.over == nil {
 					return fmt.Errorf("selecting process %d by its command %q: %w", pid, comm, err)
 				}
 				// No room: the sensor falls back to every process, as a
 				// program does for a process it cannot record.
-				if t.over == nil {
-					return fmt.Errorf("selecting process %d by its command %q: %w", pid, comm, err)
-				}
 				atomic.OrUint64(t.over, bit)
 				t.reportOver()
 			}
