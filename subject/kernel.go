@@ -62,7 +62,7 @@ func openKernel(k *KernelOptions) (*kernelSubject, error) {
 		}
 		params["target"] = k.Target
 	}
-	res, err := kernel.New(kernel.Options{Specs: k.Specs, RingBytes: k.RingBytes, Follow: k.Follow})
+	res, err := kernel.New(kernel.Options{Specs: k.Specs, RingBytes: k.RingBytes, Follow: k.Follow, Logf: k.Logf})
 	if errors.Is(err, kernel.ErrUnavailable) {
 		return nil, err
 	}

@@ -104,6 +104,10 @@ type KernelOptions struct {
 	// Follow: an enable of a process covers the processes it forks from
 	// then on (kernel.Options.Follow).
 	Follow bool
+	// Logf reports what the resident does otherwise than asked, the
+	// answer unchanged (a selection the verifier rejected, a bound that
+	// widened a sensor; kernel.Options.Logf). Nil: nothing.
+	Logf func(format string, args ...any)
 }
 
 func (o *Options) residents() Residents {
