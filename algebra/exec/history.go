@@ -61,6 +61,7 @@ func (n *Network) RunHistory(h *algebra.History) error {
 		return fmt.Errorf("the plan has α operators: run it acquisitionally")
 	}
 	var streams []*sourceSeq
+	quiet := n.columnar(h)
 	names := make([]string, 0, len(n.Sources))
 	for name := range n.Sources {
 		names = append(names, name)
@@ -72,6 +73,10 @@ func (n *Network) RunHistory(h *algebra.History) error {
 		t := h.Table(name)
 		if t == nil {
 			return fmt.Errorf("history has no relation %s", name)
+		}
+		if skipped, ok := quiet[tee]; ok {
+			n.Skipped += skipped // every reader ran columnar
+			continue
 		}
 		event := t.Rel.IsEvent()
 		// Tuples every reader rejects for their values are not played:

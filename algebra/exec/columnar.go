@@ -1,0 +1,430 @@
+package exec
+
+import (
+	"math"
+	"math/bits"
+	"slices"
+
+	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/expr"
+	"github.com/tqmon/tqmon/algebra/stream"
+)
+
+// The columnar path: RunHistory evaluates a statement that is σ, π and
+// coalescing over one recorded relation — a Select feeding the block's
+// Coalesce and nothing but the result — over the relation's columns
+// (algebra.History.Columns: dictionary-encoded, built once per table and
+// kept with the history) instead of playing its tuples through the
+// operators one by one.
+//
+// The where conjuncts and targets are compiled (columnar_expr.go) to
+// closures over columns: a conjunct narrows a selection vector (the
+// indexes of a batch's tuples still selected), a target fills an output
+// column of codes for the selected tuples. A result group is the tuple of
+// its targets' codes, numbered by a dense array when the targets' ranges
+// are known and small (mixed radix), otherwise by the interpreter's
+// open-addressing table (hashMap) over a hash of the codes, keys compared
+// in a flat array. Coalescing is over group numbers: the tuples come in
+// order of their start, so a group's intervals do too, and each extends
+// its group's open result or starts the next one (an event is one per
+// group and chronon). A result's values are decoded once per group, into
+// one block, and the results are handed to the collector in order of
+// start.
+//
+// Exactness: the result is the one the row operators compute — the same
+// tuples (the Select's where conjuncts and targets, a tuple that ends at
+// Forever never ending), coalesced as Coalesce does (value-equivalent
+// intervals that overlap or meet merge; equal events at a chronon are
+// one; codes are equal exactly when values are, the dictionaries being
+// per entity type and Equal on enums being equal ordinals for member
+// values). Anything it does not support is left to the row operators,
+// decided before it runs: a when clause or begin/end of in the where
+// clause or targets, a statement read by a later one, a cut for gaps,
+// streaming output (OnElem), comparisons in an order codes do not keep
+// (entities and strings other than = and !=), float or computed entity and
+// string targets, a table that cannot be encoded. An arithmetic error
+// (overflow, division by zero) abandons it when met: conjuncts are
+// evaluated for every tuple a batch still selects, not one conjunct at a
+// time per tuple, so the row operators run the statement again and report
+// the error they meet first, exactly as without this path.
+//
+// It is for recorded histories only (RunHistory): live runs and RunSource
+// play tuples as they come, with watermarks and the Begin/End/Event
+// deltas, through the row operators.
+
+// colBatch is how many tuples a selection vector holds.
+const colBatch = 1024
+
+// denseMax bounds the groups numbered by a dense array (and the array's
+// size, reset per run): at most this many, and at most twice the tuples.
+const denseMax = 1 << 22
+
+// colSpan is a result being built: its group and valid time.
+type colSpan struct {
+	g        int32
+	from, to algebra.Time
+}
+
+// colStmt is a statement compiled for the columnar path.
+type colStmt struct {
+	s       *Stmt
+	tee     *stream.Tee // the relation's, which feeds s.Select
+	cols    *algebra.Columns
+	conds   []colFilter
+	targets []*colVec
+	point   bool // results are events at their tuples' starts
+
+	// dense numbering: group = Σ (code_t − lo_t)·stride_t
+	dense  bool
+	lo     []int64
+	stride []int64
+	nDense int
+}
+
+// columnar runs every statement the columnar path takes, and detaches its
+// Select from its relation's tee: it returns the tees no row operator
+// reads any more (the driver need not play them) and, for each, the
+// tuples no columnar statement selected (Skipped counts them).
+func (n *Network) columnar(h *algebra.History) map[*stream.Tee]int {
+	if n.opts.Gaps != nil || n.opts.collide || n.opts.NoColumnar {
+		return nil
+	}
+	// kept marks, per relation, the tuples some columnar statement
+	// selected.
+	kept := map[*stream.Tee][]uint64{}
+	rows := map[*stream.Tee]int{}
+	for _, s := range n.Stmts {
+		cs := n.colCompile(h, s)
+		if cs == nil {
+			continue
+		}
+		mark := kept[cs.tee]
+		if mark == nil {
+			mark = make([]uint64, (cs.cols.Len+63)/64)
+		}
+		if cs.run(mark) {
+			s.Columnar = true
+			kept[cs.tee], rows[cs.tee] = mark, cs.cols.Len
+			cs.tee.Outs = slices.DeleteFunc(slices.Clone(cs.tee.Outs), func(r stream.Receiver) bool { return r == s.Select })
+		}
+	}
+	quiet := map[*stream.Tee]int{}
+	for tee, mark := range kept {
+		if len(tee.Outs) > 0 {
+			continue
+		}
+		// Not played: a tuple no selection kept is one every reader
+		// rejects for its values (the screen RunHistory applies).
+		skipped := rows[tee]
+		for _, w := range mark {
+			skipped -= bits.OnesCount64(w)
+		}
+		quiet[tee] = skipped
+	}
+	return quiet
+}
+
+// colCompile compiles s for the columnar path, or returns nil when the
+// path does not take it.
+func (n *Network) colCompile(h *algebra.History, s *Stmt) *colStmt {
+	sel := s.Select
+	if sel == nil || s.Coalesce == nil || s.Result.OnElem != nil || len(s.out.Outs) != 1 || s.out.Outs[0] != s.Result {
+		return nil
+	}
+	spec := &sel.spec
+	if _, ok := spec.When.(*expr.PTrue); !ok || len(spec.Times) > 0 || len(spec.TimeConds) > 0 {
+		return nil
+	}
+	var tee *stream.Tee
+	var name string
+	for nm, t := range n.Sources {
+		if slices.Contains(t.Outs, stream.Receiver(sel)) {
+			tee, name = t, nm
+		}
+	}
+	if tee == nil || h.Table(name) == nil {
+		return nil
+	}
+	cols := h.Columns(name)
+	if cols == nil {
+		return nil
+	}
+	cs := &colStmt{s: s, tee: tee, cols: cols, point: sel.at || sel.event}
+	c := &colCompiler{cols: cols, attrs: h.Table(name).Rel.Attrs}
+	// The Select's order: conjuncts over the variable, then constant ones.
+	var consts []expr.Expr
+	for _, e := range spec.Conds {
+		if expr.Vars(e) == 0 {
+			consts = append(consts, e)
+			continue
+		}
+		f := c.filter(e)
+		if f == nil {
+			return nil
+		}
+		cs.conds = append(cs.conds, f)
+	}
+	for _, e := range consts {
+		f := c.filter(e)
+		if f == nil {
+			return nil
+		}
+		cs.conds = append(cs.conds, f)
+	}
+	for _, e := range spec.Targets {
+		v := c.vec(e)
+		if v == nil || !decodable(v) {
+			return nil
+		}
+		cs.targets = append(cs.targets, v)
+	}
+	cs.number()
+	return cs
+}
+
+// decodable reports whether a target's codes decode to its values.
+func decodable(v *colVec) bool {
+	switch v.kind {
+	case algebra.KindEntity, algebra.KindString:
+		return v.names != nil // a column's: its dictionary decodes it
+	case algebra.KindEnum:
+		return v.typ.Enum != nil
+	case algebra.KindInt, algebra.KindBool, algebra.KindTime, algebra.KindDuration:
+		return true
+	}
+	return false // floats: -0 and +0 are one value in two codes
+}
+
+// number chooses how groups are numbered: densely when every target's
+// range is known and their product is small.
+func (cs *colStmt) number() {
+	size := int64(1)
+	limit := min(int64(denseMax), max(4096, 2*int64(cs.cols.Len)))
+	cs.lo = make([]int64, len(cs.targets))
+	cs.stride = make([]int64, len(cs.targets))
+	for i := len(cs.targets) - 1; i >= 0; i-- {
+		v := cs.targets[i]
+		if !v.ranged {
+			return
+		}
+		w, ok := checkedWidth(v.lo, v.hi)
+		if !ok || w > limit || size*w > limit {
+			return
+		}
+		cs.lo[i], cs.stride[i] = v.lo, size
+		size *= w
+	}
+	cs.dense, cs.nDense = true, int(size)
+}
+
+// checkedWidth is hi − lo + 1, or false when it overflows or is not
+// positive.
+func checkedWidth(lo, hi int64) (int64, bool) {
+	if hi < lo {
+		return 1, true // no value: any width holds none
+	}
+	w := uint64(hi) - uint64(lo) + 1
+	if w == 0 || w > math.MaxInt64 {
+		return 0, false
+	}
+	return int64(w), true
+}
+
+// run evaluates the statement into its collector and marks the tuples it
+// selected in mark (a bit per tuple). It returns false when an expression
+// failed: nothing was collected (some tuples may be marked).
+func (cs *colStmt) run(mark []uint64) bool {
+	cols := cs.cols
+	k := len(cs.targets)
+	outs := make([][]int64, k)
+	for i := range outs {
+		outs[i] = make([]int64, colBatch)
+	}
+	sel := make([]int32, colBatch)
+	gids := make([]int32, colBatch)
+	var g colGroups
+	if cs.dense {
+		g.open = make([]int32, cs.nDense)
+	}
+	var spans []colSpan
+	for lo := 0; lo < cols.Len; lo += colBatch {
+		hi := min(lo+colBatch, cols.Len)
+		sel = sel[:hi-lo]
+		for i := range sel {
+			sel[i] = int32(lo + i)
+		}
+		for _, f := range cs.conds {
+			var err error
+			if sel, err = f(sel); err != nil {
+				return false
+			}
+			if len(sel) == 0 {
+				break
+			}
+		}
+		if len(sel) == 0 {
+			continue
+		}
+		for _, r := range sel {
+			mark[r>>6] |= 1 << (r & 63)
+		}
+		for t, v := range cs.targets {
+			if err := v.eval(sel, outs[t][:len(sel)]); err != nil {
+				return false
+			}
+		}
+		gs := gids[:len(sel)]
+		if cs.dense {
+			cs.denseGroups(outs, gs)
+		} else {
+			g.hashGroups(outs, gs)
+		}
+		spans = coalesceCodes(&g, spans, gs, sel, cols.From, cols.To, cs.point)
+	}
+	cs.collect(&g, spans)
+	return true
+}
+
+// denseGroups numbers the groups of the selected tuples' codes densely.
+func (cs *colStmt) denseGroups(outs [][]int64, gs []int32) {
+	clear(gs)
+	for t, o := range outs {
+		lo, stride := cs.lo[t], cs.stride[t]
+		for i, c := range o[:len(gs)] {
+			gs[i] += int32((c - lo) * stride)
+		}
+	}
+}
+
+// colGroups are the result groups of a run: the open result of each
+// (open[g]: the index+1 in the spans of its last result, 0 when none) and,
+// numbered by hash, their codes.
+type colGroups struct {
+	open  []int32
+	index hashMap[int32] // hash of codes → the last group with it, +1
+	next  []int32        // per group: an earlier group with its hash, +1
+	keys  []int64        // per group, its codes
+}
+
+// hashGroups numbers the groups of the selected tuples' codes by hash.
+func (g *colGroups) hashGroups(outs [][]int64, gs []int32) {
+	k := len(outs)
+	for i := range gs {
+		h := uint64(0x9e3779b97f4a7c15)
+		for _, o := range outs {
+			h = (h ^ uint64(o[i])) * 0xbf58476d1ce4e5b9
+			h ^= h >> 31
+		}
+		head := g.index.ref(h)
+		id := int32(-1)
+	chain:
+		for j := *head; j != 0; j = g.next[j-1] {
+			key := g.keys[int(j-1)*k:]
+			for t, o := range outs {
+				if key[t] != o[i] {
+					continue chain
+				}
+			}
+			id = j - 1
+			break
+		}
+		if id < 0 {
+			id = int32(len(g.next))
+			g.next = append(g.next, *head)
+			*head = id + 1
+			for _, o := range outs {
+				g.keys = append(g.keys, o[i])
+			}
+			g.open = append(g.open, 0)
+		}
+		gs[i] = id
+	}
+}
+
+// coalesceCodes adds the selected tuples (sel, their groups gs) to the
+// results: an interval extends its group's open result when it overlaps
+// or meets it (the tuples come in order of start, so the result is the
+// union of a run of them) and otherwise starts the next; an event is
+// dropped when its group has one at its chronon. Results are appended in
+// order of start.
+func coalesceCodes(g *colGroups, spans []colSpan, gs, sel []int32, from, to []algebra.Time, point bool) []colSpan {
+	open := g.open
+	if point {
+		for i, r := range sel {
+			f := from[r]
+			if o := open[gs[i]]; o != 0 && spans[o-1].from == f {
+				continue
+			}
+			spans = append(spans, colSpan{gs[i], f, algebra.Next(f)})
+			open[gs[i]] = int32(len(spans))
+		}
+		return spans
+	}
+	for i, r := range sel {
+		f, t := from[r], to[r]
+		if o := open[gs[i]]; o != 0 && f <= spans[o-1].to {
+			if sp := &spans[o-1]; t > sp.to {
+				sp.to = t
+			}
+			continue
+		}
+		spans = append(spans, colSpan{gs[i], f, t})
+		open[gs[i]] = int32(len(spans))
+	}
+	return spans
+}
+
+// collect decodes the results into the statement's collector, as the row
+// operators would have pushed them: each group's values decoded once,
+// into one block.
+func (cs *colStmt) collect(g *colGroups, spans []colSpan) {
+	c := cs.s.Result
+	k := len(cs.targets)
+	// at[g]: where group g's values begin in vals, +1.
+	at := g.open
+	clear(at)
+	used := 0
+	for _, sp := range spans {
+		if at[sp.g] == 0 {
+			used++
+			at[sp.g] = int32(used)
+		}
+	}
+	vals := make([]algebra.Value, used*k)
+	codes := make([]int64, k)
+	decoded := make([]bool, used)
+	for _, sp := range spans {
+		i := int(at[sp.g] - 1)
+		v := vals[i*k : (i+1)*k : (i+1)*k]
+		if !decoded[i] {
+			decoded[i] = true
+			cs.codesOf(g, sp.g, codes)
+			for t, tv := range cs.targets {
+				v[t] = tv.decode(codes[t])
+			}
+		}
+		if c.Observed && sp.from >= algebra.Forever {
+			continue // a Begin or Event at forever (Collector.Push)
+		}
+		c.Count++
+		if !cs.point && sp.to != algebra.Forever {
+			c.Count++ // its End
+		}
+		c.add(algebra.Tuple{Vals: v, From: sp.from, To: sp.to})
+	}
+	c.Done = true
+}
+
+// codesOf fills codes with group id's.
+func (cs *colStmt) codesOf(g *colGroups, id int32, codes []int64) {
+	if !cs.dense {
+		copy(codes, g.keys[int(id)*len(codes):])
+		return
+	}
+	rest := int64(id)
+	for t := range codes {
+		q := rest / cs.stride[t]
+		rest -= q * cs.stride[t]
+		codes[t] = cs.lo[t] + q
+	}
+}
