@@ -3,6 +3,7 @@ package algebra
 import (
 	"cmp"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -37,12 +38,40 @@ type Columns struct {
 // code once given keeps its meaning, so columns built at different times
 // against one Dict compare. Its methods are safe for concurrent use.
 type Dict struct {
-	mu    sync.Mutex
-	names []string
-	codes map[string]int64
+	mu      sync.Mutex
+	names   []string
+	codes   map[string]int64
+	natural bool    // entity identifiers: ordered by NaturalCompare
+	ranks   []int32 // Ranks', for the first len(ranks) codes
 }
 
-func newDict() *Dict { return &Dict{codes: map[string]int64{}} }
+func newDict(natural bool) *Dict { return &Dict{codes: map[string]int64{}, natural: natural} }
+
+// Ranks returns, per code, the rank of its identifier among the
+// dictionary's in the order Compare puts their values in (natural order
+// for entities, lexicographic for strings): codes ordered by rank are
+// ordered as their values. Like Names, a snapshot; it is computed once per
+// size of the dictionary.
+func (d *Dict) Ranks() []int32 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.ranks) != len(d.names) {
+		order := make([]int32, len(d.names))
+		for i := range order {
+			order[i] = int32(i)
+		}
+		cmpNames := strings.Compare
+		if d.natural {
+			cmpNames = NaturalCompare
+		}
+		slices.SortFunc(order, func(a, b int32) int { return cmpNames(d.names[a], d.names[b]) })
+		d.ranks = make([]int32, len(order))
+		for r, c := range order {
+			d.ranks[c] = int32(r)
+		}
+	}
+	return d.ranks
+}
 
 // encode returns s's code, numbering it if it is new; the caller holds mu.
 func (d *Dict) encode(s string) int64 {
@@ -179,7 +208,7 @@ func buildColumns(t *Table, dicts map[string]*Dict) *Columns {
 				key = attr.Type.Entity
 			}
 			if d = dicts[key]; d == nil {
-				d = newDict()
+				d = newDict(kind == KindEntity)
 				dicts[key] = d
 			}
 			c.Dicts[a] = d

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"cmp"
 	"math"
 	"math/bits"
 	"slices"
@@ -159,14 +160,14 @@ func (n *Network) colCompile(h *algebra.History, s *Stmt) *colStmt {
 			continue
 		}
 		f := c.filter(e)
-		if f == nil {
+		if f.keep == nil {
 			return nil
 		}
 		cs.conds = append(cs.conds, f)
 	}
 	for _, e := range consts {
 		f := c.filter(e)
-		if f == nil {
+		if f.keep == nil {
 			return nil
 		}
 		cs.conds = append(cs.conds, f)
@@ -247,15 +248,22 @@ func (cs *colStmt) run(mark []uint64) bool {
 		g.open = make([]int32, cs.nDense)
 	}
 	var spans []colSpan
+	sized := false
 	for lo := 0; lo < cols.Len; lo += colBatch {
 		hi := min(lo+colBatch, cols.Len)
-		sel = sel[:hi-lo]
-		for i := range sel {
-			sel[i] = int32(lo + i)
+		conds := cs.conds
+		if len(conds) > 0 && conds[0].span != nil {
+			sel = conds[0].span(lo, hi, sel[:colBatch])
+			conds = conds[1:]
+		} else {
+			sel = sel[:hi-lo]
+			for i := range sel {
+				sel[i] = int32(lo + i)
+			}
 		}
-		for _, f := range cs.conds {
+		for _, f := range conds {
 			var err error
-			if sel, err = f(sel); err != nil {
+			if sel, err = f.keep(sel); err != nil {
 				return false
 			}
 			if len(sel) == 0 {
@@ -280,6 +288,11 @@ func (cs *colStmt) run(mark []uint64) bool {
 			g.hashGroups(outs, gs)
 		}
 		spans = coalesceCodes(&g, spans, gs, sel, cols.From, cols.To, cs.point)
+		if !sized {
+			// Room for the results at the first batch's rate, and some.
+			sized = true
+			spans = slices.Grow(spans, len(spans)*((cols.Len-lo)/(hi-lo)+1)*9/8)
+		}
 	}
 	cs.collect(&g, spans)
 	return true
@@ -375,12 +388,23 @@ func coalesceCodes(g *colGroups, spans []colSpan, gs, sel []int32, from, to []al
 }
 
 // collect decodes the results into the statement's collector, as the row
-// operators would have pushed them: each group's values decoded once,
-// into one block.
+// operators would have pushed them, and in the order Collector.Table
+// sorts them in (start, then values, then end), so that it need not sort:
+// each group's values are decoded once, into one block, with a key per
+// target that orders codes as their values (an entity's or string's rank
+// in its dictionary, any other code itself), by which the results starting
+// at one time are sorted.
 func (cs *colStmt) collect(g *colGroups, spans []colSpan) {
 	c := cs.s.Result
 	k := len(cs.targets)
-	// at[g]: where group g's values begin in vals, +1.
+	ranks := make([][]int32, k)
+	for t, tv := range cs.targets {
+		if tv.dict != nil {
+			ranks[t] = tv.dict.Ranks()
+		}
+	}
+	// at[g]: group g's index among the groups used, +1, negated once its
+	// values are decoded (when it is first met).
 	at := g.open
 	clear(at)
 	used := 0
@@ -391,18 +415,45 @@ func (cs *colStmt) collect(g *colGroups, spans []colSpan) {
 		}
 	}
 	vals := make([]algebra.Value, used*k)
+	keys := make([]int64, used*k)
 	codes := make([]int64, k)
-	decoded := make([]bool, used)
 	for _, sp := range spans {
-		i := int(at[sp.g] - 1)
-		v := vals[i*k : (i+1)*k : (i+1)*k]
-		if !decoded[i] {
-			decoded[i] = true
-			cs.codesOf(g, sp.g, codes)
-			for t, tv := range cs.targets {
-				v[t] = tv.decode(codes[t])
+		u := at[sp.g]
+		if u < 0 {
+			continue
+		}
+		at[sp.g] = -u
+		i := int(u-1) * k
+		cs.codesOf(g, sp.g, codes)
+		for t, tv := range cs.targets {
+			vals[i+t] = tv.decode(codes[t])
+			keys[i+t] = codes[t]
+			if ranks[t] != nil {
+				keys[i+t] = int64(ranks[t][codes[t]])
 			}
 		}
+	}
+	// Spans are in order of start; sort each run at one start.
+	for lo := 0; lo < len(spans); {
+		hi := lo + 1
+		for hi < len(spans) && spans[hi].from == spans[lo].from {
+			hi++
+		}
+		if hi-lo > 1 {
+			slices.SortFunc(spans[lo:hi], func(a, b colSpan) int {
+				ka, kb := keys[int(-at[a.g]-1)*k:][:k], keys[int(-at[b.g]-1)*k:][:k]
+				for t := range ka {
+					if ka[t] != kb[t] {
+						return cmp.Compare(ka[t], kb[t])
+					}
+				}
+				return cmp.Compare(a.to, b.to)
+			})
+		}
+		lo = hi
+	}
+	rows := make([]algebra.Tuple, 0, len(spans))
+	for _, sp := range spans {
 		if c.Observed && sp.from >= algebra.Forever {
 			continue // a Begin or Event at forever (Collector.Push)
 		}
@@ -410,9 +461,10 @@ func (cs *colStmt) collect(g *colGroups, spans []colSpan) {
 		if !cs.point && sp.to != algebra.Forever {
 			c.Count++ // its End
 		}
-		c.add(algebra.Tuple{Vals: v, From: sp.from, To: sp.to})
+		i := int(-at[sp.g]-1) * k
+		rows = append(rows, algebra.Tuple{Vals: vals[i : i+k : i+k], From: sp.from, To: sp.to})
 	}
-	c.Done = true
+	c.addSorted(rows)
 }
 
 // codesOf fills codes with group id's.

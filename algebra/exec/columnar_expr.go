@@ -18,8 +18,13 @@ import (
 // enum ordinals are their own codes), so their semantics are the
 // interpreter's, not a second copy.
 
-// colFilter narrows sel, in place, to the tuples the conjunct holds for.
-type colFilter func(sel []int32) ([]int32, error)
+// colFilter is a compiled where conjunct: keep narrows sel, in place, to
+// the tuples it holds for; span, when set, selects them from the tuples
+// lo..hi−1 into sel (a batch's first conjunct: no vector to read).
+type colFilter struct {
+	keep func(sel []int32) ([]int32, error)
+	span func(lo, hi int, sel []int32) []int32
+}
 
 // colVec is a compiled value expression.
 type colVec struct {
@@ -419,6 +424,15 @@ func intCmp(op expr.Op, a, b int64) bool {
 	return a >= b
 }
 
+// b2n is 1 for true: a selection vector is narrowed without a branch per
+// tuple (the compiler makes it a flag set).
+func b2n(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 func b2i(b bool) int64 {
 	if b {
 		return 1
@@ -433,7 +447,7 @@ func b2i(b bool) int64 {
 func (c *colCompiler) filter(e expr.Expr) colFilter {
 	v := c.vec(e)
 	if v == nil || v.eval == nil || v.kind != algebra.KindBool {
-		return nil
+		return colFilter{}
 	}
 	if v.x != nil {
 		x, y, op := v.x, v.y, v.op
@@ -445,20 +459,18 @@ func (c *colCompiler) filter(e expr.Expr) colFilter {
 		}
 	}
 	buf := make([]int64, colBatch)
-	return func(sel []int32) ([]int32, error) {
+	return colFilter{keep: func(sel []int32) ([]int32, error) {
 		b := buf[:len(sel)]
 		if err := v.eval(sel, b); err != nil {
 			return nil, err
 		}
 		n := 0
 		for i, r := range sel {
-			if b[i] != 0 {
-				sel[n] = r
-				n++
-			}
+			sel[n] = r
+			n += int(b[i] & 1)
 		}
 		return sel[:n], nil
-	}
+	}}
 }
 
 // flip is the operator that compares y with x as op compares x with y.
@@ -479,54 +491,61 @@ func flip(op expr.Op) expr.Op {
 // colConstFilter keeps the tuples whose code in col compares with k as op
 // says: one loop per operator, without a call per tuple.
 func colConstFilter(col []int64, op expr.Op, k int64) colFilter {
-	keep := func(sel []int32, test func(int64) bool) []int32 {
-		n := 0
-		for _, r := range sel {
-			if test(col[r]) {
-				sel[n] = r
-				n++
-			}
-		}
-		return sel[:n]
-	}
 	switch op {
 	case expr.OpEq:
-		return func(sel []int32) ([]int32, error) {
-			n := 0
-			for _, r := range sel {
-				if col[r] == k {
+		return colFilter{
+			keep: func(sel []int32) ([]int32, error) {
+				n := 0
+				for _, r := range sel {
 					sel[n] = r
-					n++
+					n += b2n(col[r] == k)
 				}
-			}
-			return sel[:n], nil
-		}
-	case expr.OpNe:
-		return func(sel []int32) ([]int32, error) {
-			n := 0
-			for _, r := range sel {
-				if col[r] != k {
-					sel[n] = r
-					n++
+				return sel[:n], nil
+			},
+			span: func(lo, hi int, sel []int32) []int32 {
+				n := 0
+				for r, c := range col[lo:hi] {
+					sel[n] = int32(lo + r)
+					n += b2n(c == k)
 				}
-			}
-			return sel[:n], nil
-		}
+				return sel[:n]
+			}}
 	case expr.OpGt:
-		return func(sel []int32) ([]int32, error) {
+		return colFilter{
+			keep: func(sel []int32) ([]int32, error) {
+				n := 0
+				for _, r := range sel {
+					sel[n] = r
+					n += b2n(col[r] > k)
+				}
+				return sel[:n], nil
+			},
+			span: func(lo, hi int, sel []int32) []int32 {
+				n := 0
+				for r, c := range col[lo:hi] {
+					sel[n] = int32(lo + r)
+					n += b2n(c > k)
+				}
+				return sel[:n]
+			}}
+	}
+	return colFilter{
+		keep: func(sel []int32) ([]int32, error) {
 			n := 0
 			for _, r := range sel {
-				if col[r] > k {
-					sel[n] = r
-					n++
-				}
+				sel[n] = r
+				n += b2n(intCmp(op, col[r], k))
 			}
 			return sel[:n], nil
-		}
-	}
-	return func(sel []int32) ([]int32, error) {
-		return keep(sel, func(c int64) bool { return intCmp(op, c, k) }), nil
-	}
+		},
+		span: func(lo, hi int, sel []int32) []int32 {
+			n := 0
+			for r, c := range col[lo:hi] {
+				sel[n] = int32(lo + r)
+				n += b2n(intCmp(op, c, k))
+			}
+			return sel[:n]
+		}}
 }
 
 // decode is the value a code of v stands for (decodable(v)).
