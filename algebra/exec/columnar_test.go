@@ -293,3 +293,39 @@ func TestColumnsKeptAndRebuilt(t *testing.T) {
 		t.Error("a table with a string for an entity was encoded")
 	}
 }
+
+// TestColumnsConcurrent: runs over one history at once build and read its
+// columns and shared dictionaries safely (run under -race) and agree.
+func TestColumnsConcurrent(t *testing.T) {
+	h := benchHistory(t, 40, 8)
+	queries := []string{benchSelectProject, `range of r is RunningOn retrieve (r.Process, r.Cpu) where r.Cpu != "C2"`}
+	var want []string
+	var stmts [][]*check.Retrieve
+	for _, q := range queries {
+		s := testkit.Compile(t, h.Catalog, "q", q, 0)
+		w, err := ref.Eval(h, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stmts, want = append(stmts, s), append(want, render(w[0]))
+	}
+	errs := make(chan string, 8)
+	for g := range 8 {
+		go func() {
+			got, took, err := columnarRun(t, h, stmts[g%2], exec.Options{})
+			switch {
+			case err != nil:
+				errs <- err.Error()
+			case !took[0] || render(got[0]) != want[g%2]:
+				errs <- fmt.Sprintf("%s: columnar %v, differs from the reference", queries[g%2], took[0])
+			default:
+				errs <- ""
+			}
+		}()
+	}
+	for range 8 {
+		if e := <-errs; e != "" {
+			t.Error(e)
+		}
+	}
+}

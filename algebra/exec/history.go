@@ -55,7 +55,10 @@ func byTime(a, b stream.Elem) int { return cmp.Compare(a.T, b.T) }
 // RunHistory plays a recorded history into the network in time order — the
 // order live packets arrive in — then ends every stream. Tuples still open
 // at the end of the history end at Forever. Clock ticks exist inside the
-// history's extent (algebra.History.Extent).
+// history's extent (algebra.History.Extent). Statements the columnar path
+// takes (columnar.go) are evaluated first, over the history's columns; a
+// relation only they read is not played (its tuples no columnar statement
+// selected count as Skipped).
 func (n *Network) RunHistory(h *algebra.History) error {
 	if len(n.Alphas) > 0 {
 		return fmt.Errorf("the plan has α operators: run it acquisitionally")
