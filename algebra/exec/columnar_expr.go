@@ -161,6 +161,23 @@ func (c *colCompiler) vec(e expr.Expr) *colVec {
 	return nil
 }
 
+// binary is the eval of an operation on x and y: both are evaluated for
+// the tuples of sel, x's codes into out and y's into a buffer of its own,
+// and combine makes out the result's.
+func binary(x, y *colVec, combine func(out, yv []int64) error) func(sel []int32, out []int64) error {
+	ys := make([]int64, colBatch)
+	return func(sel []int32, out []int64) error {
+		if err := x.eval(sel, out); err != nil {
+			return err
+		}
+		yv := ys[:len(out)]
+		if err := y.eval(sel, yv); err != nil {
+			return err
+		}
+		return combine(out, yv)
+	}
+}
+
 // logic compiles and and or over bools: both sides are evaluated (an
 // error the interpreter would have short-circuited abandons the path).
 func (c *colCompiler) logic(e *expr.Binary) *colVec {
@@ -168,17 +185,9 @@ func (c *colCompiler) logic(e *expr.Binary) *colVec {
 	if x == nil || y == nil || x.eval == nil || y.eval == nil || x.kind != algebra.KindBool || y.kind != algebra.KindBool {
 		return nil
 	}
-	ys := make([]int64, colBatch)
 	and := e.Op == expr.OpAnd
 	return &colVec{kind: algebra.KindBool, typ: e.T, ranged: true, lo: 0, hi: 1,
-		eval: func(sel []int32, out []int64) error {
-			if err := x.eval(sel, out); err != nil {
-				return err
-			}
-			yv := ys[:len(out)]
-			if err := y.eval(sel, yv); err != nil {
-				return err
-			}
+		eval: binary(x, y, func(out, yv []int64) error {
 			if and {
 				for i := range out {
 					out[i] &= yv[i]
@@ -189,7 +198,7 @@ func (c *colCompiler) logic(e *expr.Binary) *colVec {
 				}
 			}
 			return nil
-		}}
+		})}
 }
 
 // arith compiles an arithmetic operation on numbers, times and durations
@@ -205,7 +214,6 @@ func (c *colCompiler) arith(e *expr.Binary) *colVec {
 	if xk != algebra.KindFloat && yk != algebra.KindFloat && t.Kind != algebra.KindFloat && x.ranged && y.ranged {
 		v.ranged, v.lo, v.hi = arithRange(op, x, y, t)
 	}
-	ys := make([]int64, colBatch)
 	if y.isConst && xk == algebra.KindInt && yk == algebra.KindInt && t.Kind == algebra.KindInt && (op == expr.OpMul || op == expr.OpAdd || op == expr.OpSub) {
 		// An int and a constant, the commonest: checked inline.
 		n := y.c
@@ -214,7 +222,7 @@ func (c *colCompiler) arith(e *expr.Binary) *colVec {
 				return err
 			}
 			for i, a := range out {
-				r, ok := checkedInt(op, a, n)
+				r, ok := expr.Checked(op, a, n)
 				if !ok {
 					_, err := expr.Arith(op, algebra.Int(a), algebra.Int(n), t)
 					return err
@@ -225,14 +233,7 @@ func (c *colCompiler) arith(e *expr.Binary) *colVec {
 		}
 		return v
 	}
-	v.eval = func(sel []int32, out []int64) error {
-		if err := x.eval(sel, out); err != nil {
-			return err
-		}
-		yv := ys[:len(out)]
-		if err := y.eval(sel, yv); err != nil {
-			return err
-		}
+	v.eval = binary(x, y, func(out, yv []int64) error {
 		for i := range out {
 			r, err := expr.Arith(op, algebra.Value{K: xk, N: out[i]}, algebra.Value{K: yk, N: yv[i]}, t)
 			if err != nil {
@@ -241,26 +242,8 @@ func (c *colCompiler) arith(e *expr.Binary) *colVec {
 			out[i] = r.N
 		}
 		return nil
-	}
+	})
 	return v
-}
-
-// checkedInt is a+b, a−b or a·b, or false when it does not fit in 64
-// bits (expr.Arith then says so).
-func checkedInt(op expr.Op, a, b int64) (int64, bool) {
-	switch op {
-	case expr.OpAdd:
-		r := a + b
-		return r, (r > a) == (b > 0)
-	case expr.OpSub:
-		r := a - b
-		return r, (r < a) == (b > 0)
-	}
-	if a == 0 || b == 0 {
-		return 0, true
-	}
-	r := a * b
-	return r, r/b == a && !(a == -1 && b == math.MinInt64) && !(b == -1 && a == math.MinInt64)
 }
 
 // arithRange bounds x op y over the operands' ranges: for +, − and · the
@@ -319,21 +302,16 @@ func (c *colCompiler) compare(e *expr.Binary) *colVec {
 	case x.kind == y.kind && x.kind != algebra.KindFloat && nBased(x.kind):
 		return intCompare(v, op, x, y)
 	case nBased(x.kind) && nBased(y.kind):
+		if x.eval == nil || y.eval == nil {
+			return nil
+		}
 		xk, yk := x.kind, y.kind
-		ys := make([]int64, colBatch)
-		v.eval = func(sel []int32, out []int64) error {
-			if err := x.eval(sel, out); err != nil {
-				return err
-			}
-			yv := ys[:len(out)]
-			if err := y.eval(sel, yv); err != nil {
-				return err
-			}
+		v.eval = binary(x, y, func(out, yv []int64) error {
 			for i := range out {
 				out[i] = b2i(expr.CompareOp(op, algebra.Value{K: xk, N: out[i]}, algebra.Value{K: yk, N: yv[i]}))
 			}
 			return nil
-		}
+		})
 		return v
 	}
 	return nil
@@ -390,20 +368,12 @@ func intCompare(v *colVec, op expr.Op, x, y *colVec) *colVec {
 	if x.eval == nil || y.eval == nil {
 		return nil
 	}
-	ys := make([]int64, colBatch)
-	v.eval = func(sel []int32, out []int64) error {
-		if err := x.eval(sel, out); err != nil {
-			return err
-		}
-		yv := ys[:len(out)]
-		if err := y.eval(sel, yv); err != nil {
-			return err
-		}
+	v.eval = binary(x, y, func(out, yv []int64) error {
 		for i := range out {
 			out[i] = b2i(intCmp(op, out[i], yv[i]))
 		}
 		return nil
-	}
+	})
 	v.x, v.y, v.op = x, y, op
 	return v
 }
