@@ -246,6 +246,7 @@ func (cs *colStmt) run(mark []uint64) bool {
 	var g colGroups
 	if cs.dense {
 		g.open = make([]int32, cs.nDense)
+		g.openTo = make([]algebra.Time, cs.nDense)
 	}
 	var spans []colSpan
 	sized := false
@@ -294,6 +295,7 @@ func (cs *colStmt) run(mark []uint64) bool {
 			spans = slices.Grow(spans, len(spans)*((cols.Len-lo)/(hi-lo)+1)*9/8)
 		}
 	}
+	closeSpans(&g, spans, cs.point)
 	cs.collect(&g, spans)
 	return true
 }
@@ -313,10 +315,14 @@ func (cs *colStmt) denseGroups(outs [][]int64, gs []int32) {
 // (open[g]: the index+1 in the spans of its last result, 0 when none) and,
 // numbered by hash, their codes.
 type colGroups struct {
-	open  []int32
-	index hashMap[int32] // hash of codes → the last group with it, +1
-	next  []int32        // per group: an earlier group with its hash, +1
-	keys  []int64        // per group, its codes
+	open []int32
+	// openTo is the end of each group's open result so far (its span's
+	// to is written when the next starts, or at the end: extending a
+	// result touches this array only, not the spans).
+	openTo []algebra.Time
+	index  hashMap[int32] // hash of codes → the last group with it, +1
+	next   []int32        // per group: an earlier group with its hash, +1
+	keys   []int64        // per group, its codes
 }
 
 // hashGroups numbers the groups of the selected tuples' codes by hash.
@@ -349,6 +355,7 @@ func (g *colGroups) hashGroups(outs [][]int64, gs []int32) {
 				g.keys = append(g.keys, o[i])
 			}
 			g.open = append(g.open, 0)
+			g.openTo = append(g.openTo, 0)
 		}
 		gs[i] = id
 	}
@@ -373,18 +380,34 @@ func coalesceCodes(g *colGroups, spans []colSpan, gs, sel []int32, from, to []al
 		}
 		return spans
 	}
+	openTo := g.openTo
 	for i, r := range sel {
+		id := gs[i]
 		f, t := from[r], to[r]
-		if o := open[gs[i]]; o != 0 && f <= spans[o-1].to {
-			if sp := &spans[o-1]; t > sp.to {
-				sp.to = t
-			}
+		o := open[id]
+		if o != 0 && f <= openTo[id] {
+			openTo[id] = max(openTo[id], t)
 			continue
 		}
-		spans = append(spans, colSpan{gs[i], f, t})
-		open[gs[i]] = int32(len(spans))
+		if o != 0 {
+			spans[o-1].to = openTo[id]
+		}
+		spans = append(spans, colSpan{id, f, t})
+		open[id], openTo[id] = int32(len(spans)), t
 	}
 	return spans
+}
+
+// closeSpans writes the end of every group's open result into its span.
+func closeSpans(g *colGroups, spans []colSpan, point bool) {
+	if point {
+		return
+	}
+	for id, o := range g.open {
+		if o != 0 {
+			spans[o-1].to = g.openTo[id]
+		}
+	}
 }
 
 // collect decodes the results into the statement's collector, as the row
@@ -433,22 +456,23 @@ func (cs *colStmt) collect(g *colGroups, spans []colSpan) {
 			}
 		}
 	}
+	byKeys := func(a, b colSpan) int {
+		ka, kb := keys[int(-at[a.g]-1)*k:][:k], keys[int(-at[b.g]-1)*k:][:k]
+		for t := range ka {
+			if ka[t] != kb[t] {
+				return cmp.Compare(ka[t], kb[t])
+			}
+		}
+		return cmp.Compare(a.to, b.to)
+	}
 	// Spans are in order of start; sort each run at one start.
 	for lo := 0; lo < len(spans); {
 		hi := lo + 1
 		for hi < len(spans) && spans[hi].from == spans[lo].from {
 			hi++
 		}
-		if hi-lo > 1 {
-			slices.SortFunc(spans[lo:hi], func(a, b colSpan) int {
-				ka, kb := keys[int(-at[a.g]-1)*k:][:k], keys[int(-at[b.g]-1)*k:][:k]
-				for t := range ka {
-					if ka[t] != kb[t] {
-						return cmp.Compare(ka[t], kb[t])
-					}
-				}
-				return cmp.Compare(a.to, b.to)
-			})
+		if run := spans[lo:hi]; len(run) > 1 && !slices.IsSortedFunc(run, byKeys) {
+			slices.SortFunc(run, byKeys)
 		}
 		lo = hi
 	}
