@@ -130,7 +130,9 @@ type cachedColumns struct {
 // SortRows, or its Rows slice is replaced or grows; a tuple written in place
 // (t.Rows[i].Vals = …) after the columns were built is not seen. A history
 // made by NewHistory keeps its columns; one made otherwise builds them at
-// every call.
+// every call. What is kept is 8 bytes per attribute and 16 per tuple of
+// every table a columnar run read, for as long as the history lives, and
+// the dictionaries' identifiers (shared with the tuples' strings).
 func (h *History) Columns(name string) *Columns {
 	t := h.Tables[name]
 	if t == nil {

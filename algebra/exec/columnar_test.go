@@ -188,6 +188,8 @@ func TestColumnarFallback(t *testing.T) {
 		{q: `range of s is SendMessage retrieve (s.Mailbox) where s.Process != "P1" or s.Size >= 3`, took: []bool{true}},
 		{q: `range of p is Process retrieve (p.Process) valid at begin of p where not (p.Prio = 2)`, took: []bool{true}},
 		{q: `range of n is Note retrieve (n.Text, n.Urgent) where n.Weight > 0.5`, took: []bool{true}},
+		// Groups past the dense bound (denseMax): numbered by hash.
+		{q: `range of p is Process retrieve (p.Process, X = p.Prio * 1000000007, Y = p.Prio - 4611686018427387904)`, took: []bool{true}},
 		// No support: a join, a when clause, begin of in a target,
 		// strings in order, a float target, a bag, a string constant
 		// target.
