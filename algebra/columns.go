@@ -43,6 +43,7 @@ type Dict struct {
 	codes   map[string]int64
 	natural bool    // entity identifiers: ordered by NaturalCompare
 	ranks   []int32 // Ranks', for the first len(ranks) codes
+	byRank  []int32
 }
 
 func newDict(natural bool) *Dict { return &Dict{codes: map[string]int64{}, natural: natural} }
@@ -50,9 +51,9 @@ func newDict(natural bool) *Dict { return &Dict{codes: map[string]int64{}, natur
 // Ranks returns, per code, the rank of its identifier among the
 // dictionary's in the order Compare puts their values in (natural order
 // for entities, lexicographic for strings): codes ordered by rank are
-// ordered as their values. Like Names, a snapshot; it is computed once per
-// size of the dictionary.
-func (d *Dict) Ranks() []int32 {
+// ordered as their values; and byRank, the code of each rank. Like Names,
+// a snapshot; they are computed once per size of the dictionary.
+func (d *Dict) Ranks() (ranks, byRank []int32) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if len(d.ranks) != len(d.names) {
@@ -69,8 +70,9 @@ func (d *Dict) Ranks() []int32 {
 		for r, c := range order {
 			d.ranks[c] = int32(r)
 		}
+		d.byRank = order
 	}
-	return d.ranks
+	return d.ranks, d.byRank
 }
 
 // encode returns s's code, numbering it if it is new; the caller holds mu.

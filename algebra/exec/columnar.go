@@ -75,7 +75,10 @@ type colStmt struct {
 	targets []*colVec
 	point   bool // results are events at their tuples' starts
 
-	// dense numbering: group = Σ (code_t − lo_t)·stride_t
+	// dense numbering: group = Σ (key_t − lo_t)·stride_t, where a
+	// target's key is its code or, for an entity or string, the code's
+	// rank (colVec.ranks): groups are then numbered in the order of their
+	// values, the first target most significant.
 	dense  bool
 	lo     []int64
 	stride []int64
@@ -205,14 +208,18 @@ func (cs *colStmt) number() {
 	cs.stride = make([]int64, len(cs.targets))
 	for i := len(cs.targets) - 1; i >= 0; i-- {
 		v := cs.targets[i]
+		lo, hi := v.lo, v.hi
+		if v.ranks != nil {
+			lo, hi = 0, int64(len(v.ranks))-1
+		}
 		if !v.ranged {
 			return
 		}
-		w, ok := checkedWidth(v.lo, v.hi)
+		w, ok := checkedWidth(lo, hi)
 		if !ok || w > limit || size*w > limit {
 			return
 		}
-		cs.lo[i], cs.stride[i] = v.lo, size
+		cs.lo[i], cs.stride[i] = lo, size
 		size *= w
 	}
 	cs.dense, cs.nDense = true, int(size)
@@ -305,6 +312,12 @@ func (cs *colStmt) denseGroups(outs [][]int64, gs []int32) {
 	clear(gs)
 	for t, o := range outs {
 		lo, stride := cs.lo[t], cs.stride[t]
+		if r := cs.targets[t].ranks; r != nil {
+			for i, c := range o[:len(gs)] {
+				gs[i] += r[c] * int32(stride)
+			}
+			continue
+		}
 		for i, c := range o[:len(gs)] {
 			gs[i] += int32((c - lo) * stride)
 		}
@@ -418,14 +431,12 @@ func closeSpans(g *colGroups, spans []colSpan, point bool) {
 // in its dictionary, any other code itself), by which the results starting
 // at one time are sorted.
 func (cs *colStmt) collect(g *colGroups, spans []colSpan) {
+	if cs.dense {
+		cs.collectDense(g, spans)
+		return
+	}
 	c := cs.s.Result
 	k := len(cs.targets)
-	ranks := make([][]int32, k)
-	for t, tv := range cs.targets {
-		if tv.dict != nil {
-			ranks[t] = tv.dict.Ranks()
-		}
-	}
 	// at[g]: group g's index among the groups used, +1, negated once its
 	// values are decoded (when it is first met).
 	at := g.open
@@ -451,8 +462,8 @@ func (cs *colStmt) collect(g *colGroups, spans []colSpan) {
 		for t, tv := range cs.targets {
 			vals[i+t] = tv.decode(codes[t])
 			keys[i+t] = codes[t]
-			if ranks[t] != nil {
-				keys[i+t] = int64(ranks[t][codes[t]])
+			if r := tv.ranks; r != nil {
+				keys[i+t] = int64(r[codes[t]])
 			}
 		}
 	}
@@ -478,17 +489,75 @@ func (cs *colStmt) collect(g *colGroups, spans []colSpan) {
 	}
 	rows := make([]algebra.Tuple, 0, len(spans))
 	for _, sp := range spans {
-		if c.Observed && sp.from >= algebra.Forever {
-			continue // a Begin or Event at forever (Collector.Push)
+		if cs.count(sp) {
+			i := int(-at[sp.g]-1) * k
+			rows = append(rows, algebra.Tuple{Vals: vals[i : i+k : i+k], From: sp.from, To: sp.to})
 		}
-		c.Count++
-		if !cs.point && sp.to != algebra.Forever {
-			c.Count++ // its End
-		}
-		i := int(-at[sp.g]-1) * k
-		rows = append(rows, algebra.Tuple{Vals: vals[i : i+k : i+k], From: sp.from, To: sp.to})
 	}
 	c.addSorted(rows)
+}
+
+// count counts a result's elements in the collector, as Collector.Push
+// would, and reports whether it is kept: an observation's collector drops
+// a Begin or Event at forever.
+func (cs *colStmt) count(sp colSpan) bool {
+	c := cs.s.Result
+	if c.Observed && sp.from >= algebra.Forever {
+		return false
+	}
+	c.Count++
+	if !cs.point && sp.to != algebra.Forever {
+		c.Count++ // its End
+	}
+	return true
+}
+
+// collectDense is collect for groups numbered densely, in the order of
+// their values: results at one start are sorted by group, then end; a
+// group's values are decoded when it is first met, into blocks.
+func (cs *colStmt) collectDense(g *colGroups, spans []colSpan) {
+	byGroup := func(a, b colSpan) int {
+		if a.g != b.g {
+			return cmp.Compare(a.g, b.g)
+		}
+		return cmp.Compare(a.to, b.to)
+	}
+	for lo := 0; lo < len(spans); {
+		hi := lo + 1
+		for hi < len(spans) && spans[hi].from == spans[lo].from {
+			hi++
+		}
+		if run := spans[lo:hi]; len(run) > 1 && !slices.IsSortedFunc(run, byGroup) {
+			slices.SortFunc(run, byGroup)
+		}
+		lo = hi
+	}
+	k := len(cs.targets)
+	// at[g]: the index+1 in decoded of group g's values.
+	at := g.open
+	clear(at)
+	var decoded [][]algebra.Value
+	var block slab[algebra.Value]
+	codes := make([]int64, k)
+	rows := make([]algebra.Tuple, 0, len(spans))
+	for _, sp := range spans {
+		if !cs.count(sp) {
+			continue
+		}
+		u := at[sp.g]
+		if u == 0 {
+			v := block.take(k)
+			cs.codesOf(g, sp.g, codes)
+			for t, tv := range cs.targets {
+				v[t] = tv.decode(codes[t])
+			}
+			decoded = append(decoded, v)
+			u = int32(len(decoded))
+			at[sp.g] = u
+		}
+		rows = append(rows, algebra.Tuple{Vals: decoded[u-1], From: sp.from, To: sp.to})
+	}
+	cs.s.Result.addSorted(rows)
 }
 
 // codesOf fills codes with group id's.
@@ -502,5 +571,8 @@ func (cs *colStmt) codesOf(g *colGroups, id int32, codes []int64) {
 		q := rest / cs.stride[t]
 		rest -= q * cs.stride[t]
 		codes[t] = cs.lo[t] + q
+		if r := cs.targets[t].byRank; r != nil {
+			codes[t] = int64(r[q])
+		}
 	}
 }

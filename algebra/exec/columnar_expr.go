@@ -37,10 +37,12 @@ type colVec struct {
 	// ranged: every value's code lies in [lo, hi].
 	ranged bool
 	lo, hi int64
-	// An entity or string column's dictionary and its names.
-	dict  *algebra.Dict
-	names []string
-	col   []int64 // a column's codes, when the expression is one
+	// An entity or string column's dictionary, its names, and the ranks
+	// of its codes in their values' order (algebra.Dict.Ranks).
+	dict          *algebra.Dict
+	names         []string
+	ranks, byRank []int32
+	col           []int64 // a column's codes, when the expression is one
 	// A constant: its code (or, for an entity or string, text).
 	isConst bool
 	c       int64
@@ -96,6 +98,7 @@ func (c *colCompiler) vec(e expr.Expr) *colVec {
 		v := &colVec{kind: a.Type.Kind, typ: a.Type, col: codes, dict: c.cols.Dicts[e.Attr]}
 		if v.dict != nil {
 			v.names = v.dict.Names()
+			v.ranks, v.byRank = v.dict.Ranks()
 		}
 		if v.kind != algebra.KindFloat {
 			v.ranged, v.lo, v.hi = true, c.cols.Min[e.Attr], c.cols.Max[e.Attr]
