@@ -252,8 +252,7 @@ func (cs *colStmt) run(mark []uint64) bool {
 	gids := make([]int32, colBatch)
 	var g colGroups
 	if cs.dense {
-		g.open = make([]int32, cs.nDense)
-		g.openTo = make([]algebra.Time, cs.nDense)
+		g.open = make([]colOpen, cs.nDense)
 	}
 	var spans []colSpan
 	sized := false
@@ -324,18 +323,22 @@ func (cs *colStmt) denseGroups(outs [][]int64, gs []int32) {
 	}
 }
 
-// colGroups are the result groups of a run: the open result of each
-// (open[g]: the index+1 in the spans of its last result, 0 when none) and,
+// colGroups are the result groups of a run: the open result of each and,
 // numbered by hash, their codes.
 type colGroups struct {
-	open []int32
-	// openTo is the end of each group's open result so far (its span's
-	// to is written when the next starts, or at the end: extending a
-	// result touches this array only, not the spans).
-	openTo []algebra.Time
-	index  hashMap[int32] // hash of codes → the last group with it, +1
-	next   []int32        // per group: an earlier group with its hash, +1
-	keys   []int64        // per group, its codes
+	open  []colOpen
+	index hashMap[int32] // hash of codes → the last group with it, +1
+	next  []int32        // per group: an earlier group with its hash, +1
+	keys  []int64        // per group, its codes
+}
+
+// colOpen is a group's open result: slot is its index+1 in the spans (0
+// when none), to its end so far — the span's to is written when the next
+// starts, or at the end, so that extending a result touches this entry
+// only.
+type colOpen struct {
+	slot int32
+	to   algebra.Time
 }
 
 // hashGroups numbers the groups of the selected tuples' codes by hash.
@@ -367,8 +370,7 @@ func (g *colGroups) hashGroups(outs [][]int64, gs []int32) {
 			for _, o := range outs {
 				g.keys = append(g.keys, o[i])
 			}
-			g.open = append(g.open, 0)
-			g.openTo = append(g.openTo, 0)
+			g.open = append(g.open, colOpen{})
 		}
 		gs[i] = id
 	}
@@ -385,28 +387,26 @@ func coalesceCodes(g *colGroups, spans []colSpan, gs, sel []int32, from, to []al
 	if point {
 		for i, r := range sel {
 			f := from[r]
-			if o := open[gs[i]]; o != 0 && spans[o-1].from == f {
+			if o := open[gs[i]].slot; o != 0 && spans[o-1].from == f {
 				continue
 			}
 			spans = append(spans, colSpan{gs[i], f, algebra.Next(f)})
-			open[gs[i]] = int32(len(spans))
+			open[gs[i]].slot = int32(len(spans))
 		}
 		return spans
 	}
-	openTo := g.openTo
 	for i, r := range sel {
-		id := gs[i]
+		o := &open[gs[i]]
 		f, t := from[r], to[r]
-		o := open[id]
-		if o != 0 && f <= openTo[id] {
-			openTo[id] = max(openTo[id], t)
+		if o.slot != 0 && f <= o.to {
+			o.to = max(o.to, t)
 			continue
 		}
-		if o != 0 {
-			spans[o-1].to = openTo[id]
+		if o.slot != 0 {
+			spans[o.slot-1].to = o.to
 		}
-		spans = append(spans, colSpan{id, f, t})
-		open[id], openTo[id] = int32(len(spans)), t
+		spans = append(spans, colSpan{gs[i], f, t})
+		*o = colOpen{int32(len(spans)), t}
 	}
 	return spans
 }
@@ -416,9 +416,9 @@ func closeSpans(g *colGroups, spans []colSpan, point bool) {
 	if point {
 		return
 	}
-	for id, o := range g.open {
-		if o != 0 {
-			spans[o-1].to = g.openTo[id]
+	for _, o := range g.open {
+		if o.slot != 0 {
+			spans[o.slot-1].to = o.to
 		}
 	}
 }
@@ -443,20 +443,20 @@ func (cs *colStmt) collect(g *colGroups, spans []colSpan) {
 	clear(at)
 	used := 0
 	for _, sp := range spans {
-		if at[sp.g] == 0 {
+		if at[sp.g].slot == 0 {
 			used++
-			at[sp.g] = int32(used)
+			at[sp.g].slot = int32(used)
 		}
 	}
 	vals := make([]algebra.Value, used*k)
 	keys := make([]int64, used*k)
 	codes := make([]int64, k)
 	for _, sp := range spans {
-		u := at[sp.g]
+		u := at[sp.g].slot
 		if u < 0 {
 			continue
 		}
-		at[sp.g] = -u
+		at[sp.g].slot = -u
 		i := int(u-1) * k
 		cs.codesOf(g, sp.g, codes)
 		for t, tv := range cs.targets {
@@ -468,7 +468,7 @@ func (cs *colStmt) collect(g *colGroups, spans []colSpan) {
 		}
 	}
 	byKeys := func(a, b colSpan) int {
-		ka, kb := keys[int(-at[a.g]-1)*k:][:k], keys[int(-at[b.g]-1)*k:][:k]
+		ka, kb := keys[int(-at[a.g].slot-1)*k:][:k], keys[int(-at[b.g].slot-1)*k:][:k]
 		for t := range ka {
 			if ka[t] != kb[t] {
 				return cmp.Compare(ka[t], kb[t])
@@ -490,7 +490,7 @@ func (cs *colStmt) collect(g *colGroups, spans []colSpan) {
 	rows := make([]algebra.Tuple, 0, len(spans))
 	for _, sp := range spans {
 		if cs.count(sp) {
-			i := int(-at[sp.g]-1) * k
+			i := int(-at[sp.g].slot-1) * k
 			rows = append(rows, algebra.Tuple{Vals: vals[i : i+k : i+k], From: sp.from, To: sp.to})
 		}
 	}
@@ -514,7 +514,7 @@ func (cs *colStmt) count(sp colSpan) bool {
 
 // collectDense is collect for groups numbered densely, in the order of
 // their values: results at one start are sorted by group, then end; a
-// group's values are decoded when it is first met, into blocks.
+// group's values are decoded when it is first met, into one block.
 func (cs *colStmt) collectDense(g *colGroups, spans []colSpan) {
 	byGroup := func(a, b colSpan) int {
 		if a.g != b.g {
@@ -533,29 +533,34 @@ func (cs *colStmt) collectDense(g *colGroups, spans []colSpan) {
 		lo = hi
 	}
 	k := len(cs.targets)
-	// at[g]: the index+1 in decoded of group g's values.
-	at := g.open
-	clear(at)
-	var decoded [][]algebra.Value
-	var block slab[algebra.Value]
+	// at[g]: group g's index among the groups used, +1, negated once its
+	// values are decoded (when it is first met).
+	at := make([]int32, len(g.open))
+	used := 0
+	for _, sp := range spans {
+		if at[sp.g] == 0 {
+			used++
+			at[sp.g] = int32(used)
+		}
+	}
+	vals := make([]algebra.Value, used*k)
 	codes := make([]int64, k)
 	rows := make([]algebra.Tuple, 0, len(spans))
 	for _, sp := range spans {
-		if !cs.count(sp) {
-			continue
-		}
 		u := at[sp.g]
-		if u == 0 {
-			v := block.take(k)
+		if u > 0 {
+			at[sp.g] = -u
 			cs.codesOf(g, sp.g, codes)
 			for t, tv := range cs.targets {
-				v[t] = tv.decode(codes[t])
+				vals[int(u-1)*k+t] = tv.decode(codes[t])
 			}
-			decoded = append(decoded, v)
-			u = int32(len(decoded))
-			at[sp.g] = u
+		} else {
+			u = -u
 		}
-		rows = append(rows, algebra.Tuple{Vals: decoded[u-1], From: sp.from, To: sp.to})
+		if cs.count(sp) {
+			i := int(u-1) * k
+			rows = append(rows, algebra.Tuple{Vals: vals[i : i+k : i+k], From: sp.from, To: sp.to})
+		}
 	}
 	cs.s.Result.addSorted(rows)
 }
