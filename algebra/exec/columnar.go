@@ -49,6 +49,12 @@ import (
 // time per tuple, so the row operators run the statement again and report
 // the error they meet first, exactly as without this path.
 //
+// Bounds: a run holds its result, one entry per group met (a dense array
+// of at most denseMax entries, and at most twice the relation's tuples,
+// else the hash table's), a batch's vectors and the results' spans; a
+// memory budget (Options.Budget) is not polled during it, as no operator
+// holds tuples.
+//
 // It is for recorded histories only (RunHistory): live runs and RunSource
 // play tuples as they come, with watermarks and the Begin/End/Event
 // deltas, through the row operators.
