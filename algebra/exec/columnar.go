@@ -49,9 +49,9 @@ import (
 // time per tuple, so the row operators run the statement again and report
 // the error they meet first, exactly as without this path.
 //
-// Bounds: a run holds its result, one entry per group met (a dense array
-// of at most denseMax entries, and at most twice the relation's tuples,
-// else the hash table's), a batch's vectors and the results' spans; a
+// Bounds: a run holds its result, one entry per group (a dense array of
+// at most denseMax entries and at most the larger of 4,096 and twice the
+// relation's tuples, else the hash table's, one per group met), a batch's vectors and the results' spans; a
 // memory budget (Options.Budget) is not polled during it, as no operator
 // holds tuples.
 //
