@@ -482,17 +482,7 @@ func (cs *colStmt) collect(g *colGroups, spans []colSpan) {
 		}
 		return cmp.Compare(a.to, b.to)
 	}
-	// Spans are in order of start; sort each run at one start.
-	for lo := 0; lo < len(spans); {
-		hi := lo + 1
-		for hi < len(spans) && spans[hi].from == spans[lo].from {
-			hi++
-		}
-		if run := spans[lo:hi]; len(run) > 1 && !slices.IsSortedFunc(run, byKeys) {
-			slices.SortFunc(run, byKeys)
-		}
-		lo = hi
-	}
+	sortRuns(spans, byKeys)
 	rows := make([]algebra.Tuple, 0, len(spans))
 	for _, sp := range spans {
 		if cs.count(sp) {
@@ -501,6 +491,21 @@ func (cs *colStmt) collect(g *colGroups, spans []colSpan) {
 		}
 	}
 	c.addSorted(rows)
+}
+
+// sortRuns sorts each run of spans at one start by less (spans are in
+// order of start), leaving a run already in order as it is.
+func sortRuns(spans []colSpan, less func(a, b colSpan) int) {
+	for lo := 0; lo < len(spans); {
+		hi := lo + 1
+		for hi < len(spans) && spans[hi].from == spans[lo].from {
+			hi++
+		}
+		if run := spans[lo:hi]; len(run) > 1 && !slices.IsSortedFunc(run, less) {
+			slices.SortFunc(run, less)
+		}
+		lo = hi
+	}
 }
 
 // count counts a result's elements in the collector, as Collector.Push
@@ -528,16 +533,7 @@ func (cs *colStmt) collectDense(g *colGroups, spans []colSpan) {
 		}
 		return cmp.Compare(a.to, b.to)
 	}
-	for lo := 0; lo < len(spans); {
-		hi := lo + 1
-		for hi < len(spans) && spans[hi].from == spans[lo].from {
-			hi++
-		}
-		if run := spans[lo:hi]; len(run) > 1 && !slices.IsSortedFunc(run, byGroup) {
-			slices.SortFunc(run, byGroup)
-		}
-		lo = hi
-	}
+	sortRuns(spans, byGroup)
 	k := len(cs.targets)
 	// at[g]: group g's index among the groups used, +1, negated once its
 	// values are decoded (when it is first met).
