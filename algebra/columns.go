@@ -103,6 +103,16 @@ func (d *Dict) Names() []string {
 	return d.names[:len(d.names):len(d.names)]
 }
 
+// Where the columns live: with the History, not in each Table nor in a
+// loader. The dictionaries must be the history's, one per entity type
+// across its tables, for codes of one type to compare between relations
+// (a join's keys); a history is what RunHistory is given, and what a run
+// reads again (a benchmark, a shell, tests) so keeping them there pays
+// their encoding once. A loader producing them instead would pay it once
+// per load, but every command reading a directory or database streams its
+// tuples through RunSource, tuple by tuple, to print answers as they
+// settle; the columns serve whole histories.
+//
 // columnCache holds a history's columns, built once per table and kept
 // while the table is unchanged (Table.gen and its rows' slice), and the
 // dictionaries its columns share: one per entity type, one for strings.
