@@ -107,7 +107,7 @@ func (d *Dict) Names() []string {
 // loader. The dictionaries must be the history's, one per entity type
 // across its tables, for codes of one type to compare between relations
 // (a join's keys); a history is what RunHistory is given, and what a run
-// reads again (a benchmark, a shell, tests) so keeping them there pays
+// reads again (a benchmark, tests, query.Program.RunHistory) so keeping them pays
 // their encoding once. A loader producing them instead would pay it once
 // per load, but every command reading a directory or database streams its
 // tuples through RunSource, tuple by tuple, to print answers as they
