@@ -123,35 +123,17 @@ type pageHeader struct {
 
 // field records an integer field of a page header by its path of ids.
 func (h *pageHeader) field(path []int16, v int64) {
-	if len(path) == 1 {
-		switch path[0] {
-		case 1:
-			h.typ = v
-		case 2:
-			h.uncompressed = v
-		case 3:
-			h.compressed = v
-		}
+	var at []*int64 // by field id
+	switch {
+	case len(path) == 1:
+		at = []*int64{nil, &h.typ, &h.uncompressed, &h.compressed}
+	case len(path) == 2 && path[0] == 8:
+		at = []*int64{nil, &h.values, &h.nulls, &h.rows, &h.encoding, &h.defBytes, &h.repBytes, &h.isCompressed}
+	default:
 		return
 	}
-	if len(path) != 2 || path[0] != 8 {
-		return
-	}
-	switch path[1] {
-	case 1:
-		h.values = v
-	case 2:
-		h.nulls = v
-	case 3:
-		h.rows = v
-	case 4:
-		h.encoding = v
-	case 5:
-		h.defBytes = v
-	case 6:
-		h.repBytes = v
-	case 7:
-		h.isCompressed = v
+	if id := path[len(path)-1]; id > 0 && int(id) < len(at) {
+		*at[id] = v
 	}
 }
 

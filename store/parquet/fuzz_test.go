@@ -15,14 +15,17 @@ import (
 	"github.com/tqmon/tqmon/store/db"
 )
 
-// tinyRecording writes a recording of twelve calls (a Process file and a
-// SendMessage file, about 1 KB each) into dir and opens it.
-func tinyRecording(t testing.TB, dir string) *Store {
-	w, err := Create(dir, spec, Options{Host: "h", Every: 10 * time.Minute})
+// recorded writes the workload's first n calls (all: n < 0) into dir
+// with opts, and opens the recording.
+func recorded(t testing.TB, dir string, opts Options, n int) *Store {
+	w, err := Create(dir, spec, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	calls := workload(w.Catalog())[:12]
+	calls := workload(w.Catalog())
+	if n >= 0 {
+		calls = calls[:n]
+	}
 	feed(t, sinkOf(w), w.At, calls, 0, len(calls))
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
@@ -35,6 +38,12 @@ func tinyRecording(t testing.TB, dir string) *Store {
 		t.Fatal("no files")
 	}
 	return s
+}
+
+// tinyRecording is a recording of twelve calls: a Process file and a
+// SendMessage file, about 1 KB each.
+func tinyRecording(t testing.TB, dir string) *Store {
+	return recorded(t, dir, Options{Host: "h", Every: 10 * time.Minute}, 12)
 }
 
 // damage writes data as the recording's file f, with the manifest's sum
