@@ -22,7 +22,8 @@ import (
 func TestOpenCountsExact(t *testing.T) {
 	r := New(testSpec(), Options{})
 	keep := r.Open() // the drain never idles
-	go newStream(t, keep).toEnd()
+	kept := make(chan error, 1)
+	go func() { kept <- newStream(t, keep).toEnd() }()
 	var stop atomic.Bool
 	var wg sync.WaitGroup
 	for w := range 2 {
@@ -34,11 +35,11 @@ func TestOpenCountsExact(t *testing.T) {
 			}
 		}()
 	}
-	const sessions = 40
+	const sessions = 16
 	streams := make([]*stream, sessions)
 	ends := make(chan error, sessions)
 	for i := range streams {
-		time.Sleep(300 * time.Microsecond)
+		time.Sleep(time.Millisecond)
 		streams[i] = newStream(t, r.Open())
 		go func(st *stream) { ends <- st.toEnd() }(streams[i])
 	}
@@ -46,6 +47,9 @@ func TestOpenCountsExact(t *testing.T) {
 	stop.Store(true)
 	wg.Wait()
 	r.Close()
+	if err := <-kept; !errors.Is(err, ErrClosed) {
+		t.Fatalf("the first stream ended with %v", err)
+	}
 	for range sessions {
 		if err := <-ends; !errors.Is(err, ErrClosed) {
 			t.Fatalf("a stream ended with %v", err)
