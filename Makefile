@@ -15,7 +15,8 @@ FUZZ_TARGETS := \
 	./resident/wire:FuzzDecodeHello \
 	./store/db:FuzzDecodeBlock \
 	./store/db:FuzzDecodeRecord \
-	./store/db:FuzzOpenCorrupt
+	./store/db:FuzzOpenCorrupt \
+	./store/parquet:FuzzOpenDamaged
 
 .PHONY: all build tqmon test size-check test-long bench grammar grammar-check fuzz vet fmt-check demo bench-display bench-store bench-kernel bench-engine bench-safety bench-wire test-heavy bench-fleet
 

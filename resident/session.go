@@ -89,8 +89,14 @@ func (r *Resident) Open() *Session {
 	// tuples. (Their seen bit may be left over from the index's previous
 	// session: it is set either way.)
 	// Counts from here: the live entities' snapshot below is this
-	// session's (wanted and delivered), what came before is not.
-	s.core.Base(r.counts())
+	// session's (wanted and delivered), what came before is not. The
+	// drops are counted from here; the wanted count from the first round
+	// that serves the session (drain.go, Counts of a new session).
+	base := r.counts()
+	for i := range base {
+		base[i].Wanted = base[i].Drops
+	}
+	s.core.Base(base)
 	var pkts []wire.Packet
 	var defs []wire.EntityDef
 	for t := range r.types {
