@@ -14,7 +14,8 @@ import (
 
 // TestEnablingTwoPhase: --explain's account of live enabling (Enabling)
 // names the counting trigger for two-phase queries it can place at the
-// resident — moving windows, for ever, ≥ — and says "widened" for those
+// resident — moving windows (held while the count is, or for the session
+// by a resident without wire.CapCountWhile), for ever, ≥ — and says "widened" for those
 // it cannot (two residents, a resident without counting, a threshold a
 // count cannot reach first, a sum).
 func TestEnablingTwoPhase(t *testing.T) {
@@ -24,6 +25,8 @@ func TestEnablingTwoPhase(t *testing.T) {
 	h := res.Hello()
 	noCount := *h
 	noCount.Caps = []string{wire.CapTriggers, wire.CapWhile}
+	holdCount := *h // a resident that counts but holds the enable for the session
+	holdCount.Caps = []string{wire.CapTriggers, wire.CapWhile, wire.CapCount}
 	busy := func(agg, cond string) string {
 		return `range of m is Mailbox
 range of s is SendMessage
@@ -38,9 +41,10 @@ retrieve (w.Process, w.Mailbox) where b.Mailbox = w.Mailbox and ` + cond
 		hellos     []*wire.Hello
 		want       string
 	}{
-		{"moving", busy(moving, "b.N > 3"), []*wire.Hello{h}, "count of SendMessage packets within the last 10s to 4 on"},
-		{"ge", busy(moving, "b.N >= 3"), []*wire.Hello{h}, "within the last 10s to 3 on"},
-		{"reversed", busy(moving, "5 < b.N"), []*wire.Hello{h}, "within the last 10s to 6 on"},
+		{"moving", busy(moving, "b.N > 3"), []*wire.Hello{h}, "count of SendMessage packets within the last 10s to 4, while it stays at least 4 (disabled by the resident's first drain round"},
+		{"ge", busy(moving, "b.N >= 3"), []*wire.Hello{h}, "within the last 10s to 3, while it stays at least 3"},
+		{"reversed", busy(moving, "5 < b.N"), []*wire.Hello{h}, "within the last 10s to 6, while it stays at least 6"},
+		{"hold", busy(moving, "b.N > 3"), []*wire.Hello{&holdCount}, "within the last 10s to 4 on"},
 		{"ever", busy("count(s.Process by m.Mailbox where s.Mailbox = m.Mailbox for ever)", "b.N > 1"), []*wire.Hello{h}, "within ever to 2 on"},
 		{"by-sensed", `range of s is SendMessage
 retrieve into Busy (s.Mailbox, N = count(s.Process by s.Mailbox for each 10s))

@@ -59,7 +59,7 @@ func TestCountTrigger(t *testing.T) {
 		{countCmd(3, wire.MaxCount+1, 100), "count"},
 		{countCmd(3, 2, -1), "period"},
 		{wire.Command{Kind: wire.CTrigger, ID: 3, On: uint16(sWaiting), Attr: 1, Sensor: uint16(sWaiting), Count: 2}, "on"},
-		{wire.Command{Kind: wire.CTrigger, ID: 3, On: uint16(sProcess), Attr: 0, Sensor: uint16(sSendMessage), Count: 2, While: true}, "while"},
+		{wire.Command{Kind: wire.CTrigger, ID: 3, On: uint16(sProcess), Attr: 0, Sensor: uint16(sSendMessage), Count: 2, While: true}, "on"},
 	} {
 		if err := s.Apply(&bad.cmd); !isCmdErr(err, bad.field) {
 			t.Errorf("%+v: %v, want an error on %s", bad.cmd, err, bad.field)
