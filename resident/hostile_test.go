@@ -710,3 +710,41 @@ func TestHostileCountTriggers(t *testing.T) {
 	x.end(t)
 	checkSubject(t, h, w)
 }
+
+// A monitor whose while counting triggers churn the most: as many as a
+// session may have, each enabling Waiting on a mailbox at its first send
+// (Count 1) for 1 ns (Period 1), so that the subject's mailbox is enabled
+// again in the first send after each drain round, and the drain takes
+// back every mailbox each round (between slices the subject sends to
+// 3,000 others). The subject keeps its rate against its twin, each
+// trigger counts at most maxCountKeys mailboxes, and the honest monitor
+// beside it is served.
+func TestHostileCountWhileTriggers(t *testing.T) {
+	heap := heapInUse()
+	x := newTrio(t)
+	bad := x.everySend(t)
+	for i := range maxCountTriggers {
+		mustApply(t, bad, wire.Command{Kind: wire.CTrigger, ID: uint64(i), On: uint16(sSendMessage), Attr: 1, Sensor: uint16(sWaiting),
+			Count: 1, Period: 1, While: true})
+	}
+	send := x.r.Sensor(sSendMessage)
+	p := x.r.Create(tProcess, "flooder", nil)
+	h, w := x.run(func(i int) {
+		for j := range 3000 / hostilePairs {
+			m := x.r.Create(tMailbox, fmt.Sprint("flood-", i, "-", j), nil)
+			ev(send, Value{E: p}, Value{E: m})
+		}
+	})
+	x.r.mu.Lock()
+	for _, tr := range bad.triggers {
+		tr.count.mu.Lock()
+		if k := len(tr.count.keys); k > maxCountKeys {
+			t.Errorf("trigger %d counts %d mailboxes (at most %d)", tr.id, k, maxCountKeys)
+		}
+		tr.count.mu.Unlock()
+	}
+	x.r.mu.Unlock()
+	checkHeap(t, heap)
+	x.end(t)
+	checkSubject(t, h, w)
+}
