@@ -171,7 +171,10 @@
 //     the samplers' lock, which a sampling round holds: removing a
 //     sampler (CUnsample, a session's end) marks it, and the next round
 //     drops it; an entity operation holds r.mu while it writes its
-//     packets, and never waits for ring room.
+//     packets, and never waits for ring room. The drain takes r.mu only
+//     to take back while counting triggers' enables (at most
+//     maxCountKeys entities per trigger, after the trigger's own lock is
+//     released: the order is r.mu, then a counter's lock).
 //
 // The hostile-monitor tests (hostile_test.go) check these against an
 // unmonitored (or honestly monitored) twin run in alternating slices, on
