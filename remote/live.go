@@ -184,6 +184,13 @@ type connState struct {
 	// packets delivered per sensor (deliver; count sums them).
 	rels []*algebra.Relation
 	npk  []int
+	// kept, when set, are the attributes values converts per relation
+	// (exec.Network.Kept, with the flag holder): the others are zero, as
+	// α leaves them, and α takes the values without copying them. nil
+	// (a tap records every tuple whole): every attribute. keptOf is it
+	// per sensor (rel).
+	kept   map[string][]int
+	keptOf [][]int
 	// recent are the entity keys values saw last (entity), and their IDs
 	// ("": none).
 	recent   [2]uint64
@@ -311,6 +318,16 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 	if opts.Tap == nil {
 		// (A tap records what the sensors report: it must see every tuple,
 		// whole.)
+		kept := net.Kept()
+		for _, a := range net.Alphas {
+			if k, ok := kept[a.Rel.Name]; ok && !slices.Contains(k, a.Flag) {
+				kept[a.Rel.Name] = append(k, a.Flag) // α reads its flag holder
+				slices.Sort(kept[a.Rel.Name])
+			}
+		}
+		for _, st := range states {
+			st.kept = kept
+		}
 		cmd.fragments(net.Alphas, rewrite.Place(plans...))
 		cmd.entityFragments(rewrite.PlaceEntities(plans...))
 	}
@@ -886,6 +903,12 @@ func (st *connState) rel(cat *algebra.Catalog, id uint16) *algebra.Relation {
 	}
 	if st.rels[id] == nil {
 		st.rels[id] = cat.Lookup(st.hello.Sensors[id])
+		if r := st.rels[id]; r != nil && st.kept != nil {
+			if st.keptOf == nil {
+				st.keptOf = make([][]int, len(st.hello.Sensors))
+			}
+			st.keptOf[id] = st.kept[r.Name]
+		}
 	}
 	return st.rels[id]
 }
@@ -914,7 +937,11 @@ func (st *connState) take(pkts []wire.Packet, cat *algebra.Catalog) error {
 		if rel == nil {
 			return fmt.Errorf("resident %s: packet of %s, which the catalog lacks", st.hello.Name, st.hello.Sensors[p.Sensor])
 		}
-		vals, err := st.values(rel, p.Vals, cat.Fleet)
+		var keep []int
+		if st.keptOf != nil {
+			keep = st.keptOf[p.Sensor]
+		}
+		vals, err := st.values(rel, p.Vals, keep, cat.Fleet)
 		if err != nil {
 			return err
 		}
@@ -980,8 +1007,9 @@ const valueBlock = 1024
 
 // values converts a packet's values to the catalog's; a fleet's
 // (algebra.Catalog.Fleet) add the host, last, and qualify entity
-// identifiers by it.
-func (st *connState) values(rel *algebra.Relation, vs []wire.Value, fleet bool) ([]algebra.Value, error) {
+// identifiers by it. keep, if not nil, are the attributes to convert
+// (increasing): the others are left zero.
+func (st *connState) values(rel *algebra.Relation, vs []wire.Value, keep []int, fleet bool) ([]algebra.Value, error) {
 	n := len(rel.Attrs)
 	if fleet {
 		n-- // Host: the monitor's, not the resident's
@@ -1000,6 +1028,12 @@ func (st *connState) values(rel *algebra.Relation, vs []wire.Value, fleet bool) 
 		out[n] = algebra.Str(st.hello.Name)
 	}
 	for i, v := range vs {
+		if keep != nil {
+			if len(keep) == 0 || keep[0] != i {
+				continue
+			}
+			keep = keep[1:]
+		}
 		a := rel.Attrs[i]
 		switch a.Type.Kind {
 		case algebra.KindEntity:

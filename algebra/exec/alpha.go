@@ -39,6 +39,7 @@ type Alpha struct {
 	Kind    algebra.StrategyKind
 	Flag    int   // index of the flag holder attribute
 	Keep    []int // attributes packets carry (nil: all)
+	drop    []int // the attributes Keep leaves out (keep.go)
 	MaxLate algebra.Time
 
 	out *stream.Tee
@@ -229,7 +230,7 @@ func (a *Alpha) keptVals(p *packet) []algebra.Value {
 }
 
 func (a *Alpha) packetVals(vals []algebra.Value) []algebra.Value {
-	if a.Keep == nil {
+	if a.Keep == nil || zeroOutside(vals, a.drop) {
 		return vals
 	}
 	out := a.valBlk.take(len(vals))

@@ -72,6 +72,9 @@ type sensCache struct {
 	// attributes, is what they keep: Packet makes the kept values once
 	// for all of them (packet.kept).
 	keep []int
+	// drop are the attributes keep leaves out: values already zero there
+	// are kept as they are (zeroOutside).
+	drop []int
 }
 
 // countSens adds the packets the cache counted to stats.Packets.
@@ -216,6 +219,7 @@ func (l *Live) Packet(rel string, kind stream.PacketKind, key uint64, from algeb
 		as := l.bySens[rel]
 		if len(as) > 1 && as[0].Keep != nil && !slices.ContainsFunc(as, func(a *Alpha) bool { return !slices.Equal(a.Keep, as[0].Keep) }) {
 			c.keep = as[0].Keep
+			c.drop = dropped(c.keep, len(as[0].Rel.Attrs))
 		}
 		for _, a := range as {
 			in := l.inbox[a]
@@ -229,7 +233,9 @@ func (l *Live) Packet(rel string, kind stream.PacketKind, key uint64, from algeb
 	c.n++
 	l.stats.Total++
 	var kept []algebra.Value
-	if c.keep != nil {
+	if c.keep != nil && zeroOutside(vals, c.drop) {
+		kept = vals // already as kept
+	} else if c.keep != nil {
 		kept = l.valBlk.take(len(vals))
 		for _, i := range c.keep {
 			kept[i] = vals[i]

@@ -308,7 +308,7 @@ func (n *Network) rel(node plan.Node) (*stream.Tee, algebra.Time, error) {
 // alpha compiles an α operator and its arguments.
 func (n *Network) alpha(x *plan.Alpha) (*stream.Tee, algebra.Time, error) {
 	a := &Alpha{Plan: x, Rel: x.Rel, VarName: x.VarName, Kind: x.Rel.Strategy.Kind, Flag: x.Rel.FlagHolder,
-		Keep: x.Keep, out: &stream.Tee{}, res: n.opts.Resident, begun: map[uint64]*stream.Rec{}}
+		Keep: x.Keep, drop: dropped(x.Keep, len(x.Rel.Attrs)), out: &stream.Tee{}, res: n.opts.Resident, begun: map[uint64]*stream.Rec{}}
 	if _, all := x.Enable.(*plan.AllOf); !all {
 		t, _, err := n.rel(x.Enable)
 		if err != nil {

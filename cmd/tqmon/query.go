@@ -166,9 +166,7 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error
 			return usageErr(err)
 		}
 	}
-	if !sub.Live() {
-		defer tuneGC(os.Getenv, int64(f.maxMemory))()
-	}
+	defer tuneGC(os.Getenv, int64(f.maxMemory))()
 	ro := subject.RunOptions{Acquire: f.acquire, Naive: naive, Duration: f.duration, Lease: f.lease}
 	return runProgram(ctx, sub, prog, ro, out, rec, &f.export, f.stats, f.allowLoss, stdout, stderr)
 }
