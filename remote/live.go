@@ -269,6 +269,7 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 	packets := map[string]int{} // received and delivered, gaps or not
 	eo := p.ExecOptions()
 	eo.Gaps, eo.Observed = obs.Gaps, true
+	eo.ShareAlphas = true // (fragments: one per plan α)
 	net, err := exec.Build(p.Catalog, p.Stmts, plans, eo)
 	if err != nil {
 		return nil, stats, err
@@ -688,6 +689,25 @@ func mergeWatermark(states []*connState) (algebra.Time, bool) {
 // and counts the residents' packets (those the rule drops included).
 func deliver(live *exec.Live, states []*connState, obs *observer, w algebra.Time, tap func(Input), scratch *[]Input) error {
 	items := obs.take((*scratch)[:0], w)
+	if len(items) == 0 && len(states) == 1 && len(states[0].void) == 0 {
+		// One resident, nothing of the observer's, no tuple void: its
+		// queue's inputs are fed where they lie, not copied first (a
+		// kernel consumer's every packet).
+		st := states[0]
+		i := st.qhead
+		for i < len(st.queue) && st.queue[i].T <= w {
+			i++
+		}
+		in := st.queue[st.qhead:i]
+		for k := range in {
+			in[k].resident = true
+		}
+		err := feedAll(live, obs, w, tap, in)
+		clear(in) // their values are the network's now
+		st.qhead = i
+		st.compact()
+		return err
+	}
 	defer func() {
 		clear(items)
 		*scratch = items[:0]
@@ -707,17 +727,28 @@ func deliver(live *exec.Live, states []*connState, obs *observer, w algebra.Time
 		}
 		clear(st.queue[st.qhead:i]) // their values are the network's now
 		st.qhead = i
-		if st.qhead >= len(st.queue)-st.qhead {
-			// Compacted, not resliced (the queue keeps its room), once
-			// moving costs no more than delivering did: before, every
-			// batch moved the whole queue, quadratic while a loss held
-			// the watermark back.
-			rest := copy(st.queue, st.queue[st.qhead:])
-			clear(st.queue[rest:])
-			st.queue = st.queue[:rest]
-			st.qhead = 0
-		}
+		st.compact()
 	}
+	return feedAll(live, obs, w, tap, items)
+}
+
+// compact moves the queue's undelivered inputs down once half of it is
+// delivered: compacted, not resliced (the queue keeps its room), once
+// moving costs no more than delivering did — before, every batch moved
+// the whole queue, quadratic while a loss held the watermark back.
+func (st *connState) compact() {
+	if st.qhead >= len(st.queue)-st.qhead {
+		rest := copy(st.queue, st.queue[st.qhead:])
+		clear(st.queue[rest:])
+		st.queue = st.queue[:rest]
+		st.qhead = 0
+	}
+}
+
+// feedAll feeds items (sorted here, in place, when they are not in
+// order) to the network, the rule at gaps applied, and counts the
+// residents' packets.
+func feedAll(live *exec.Live, obs *observer, w algebra.Time, tap func(Input), items []Input) error {
 	order := func(a, b Input) int {
 		if c := cmp.Compare(a.T, b.T); c != 0 {
 			return c

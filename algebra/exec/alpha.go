@@ -32,8 +32,11 @@ type Resident interface {
 // packets. Tuples may come late (Whole, Late elements): MaxLate bounds how
 // late.
 type Alpha struct {
-	// Plan is the α of the plan this operator was built from.
+	// Plan is the α of the plan this operator was built from; Plans, all
+	// the plan αs it stands for (Plan first; more with
+	// Options.ShareAlphas).
 	Plan    *plan.Alpha
+	Plans   []*plan.Alpha
 	Rel     *algebra.Relation
 	VarName string
 	Kind    algebra.StrategyKind
