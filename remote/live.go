@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
+
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -145,7 +145,9 @@ type connState struct {
 	conn  wire.Conn
 	hello *wire.Hello
 	idx   int
-	defs  map[uint64]string
+	// converter turns the resident's packets into inputs: this one, the
+	// run's (take, probes); the receiving goroutine has its own (receive).
+	converter
 	queue []Input // queue[qhead:] wait for the merged watermark
 	qhead int
 	wm    algebra.Time
@@ -178,23 +180,11 @@ type connState struct {
 	skew algebra.Time
 	// fleet: the run's catalog is a fleet's (algebra.Catalog.Fleet).
 	fleet bool
-	obs   *observer       // the run's, shared
-	block []algebra.Value // what is left of the packets' value block (values)
+	obs   *observer // the run's, shared
 	// rels are the sensors' relations in the catalog (rel), npk the
 	// packets delivered per sensor (deliver; count sums them).
 	rels []*algebra.Relation
 	npk  []int
-	// kept, when set, are the attributes values converts per relation
-	// (exec.Network.Kept, with the flag holder): the others are zero, as
-	// α leaves them, and α takes the values without copying them. nil
-	// (a tap records every tuple whole): every attribute. keptOf is it
-	// per sensor (rel).
-	kept   map[string][]int
-	keptOf [][]int
-	// recent are the entity keys values saw last (entity), and their IDs
-	// ("": none).
-	recent   [2]uint64
-	recentID [2]string
 	// deferred are losses made before the observation's start was known:
 	// reported from there, inside it.
 	deferred []sensorGap
@@ -231,13 +221,6 @@ type Input struct {
 	// lost, when set, marks no tuple but where resident lost−1's session
 	// was lost: its tuples still valid end at T (observer.cutHost).
 	lost int
-}
-
-func (c *connState) global(mono int64) algebra.Time {
-	if mono == math.MaxInt64 {
-		return algebra.Forever
-	}
-	return c.hello.WallBase + (mono - c.hello.MonoBase)
 }
 
 // RunLive runs the program p against live residents until the duration
@@ -285,7 +268,7 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 	start := algebra.Forever
 	for i, c := range conns {
 		h := c.Hello()
-		st := &connState{conn: c, hello: h, idx: i, fleet: p.Catalog.Fleet, defs: map[uint64]string{}, wm: algebra.Beginning,
+		st := &connState{conn: c, hello: h, idx: i, fleet: p.Catalog.Fleet, converter: newConverter(h, i, p.Catalog), wm: algebra.Beginning,
 			ids: map[string]uint16{}, types: map[string]uint16{}, early: map[uint64]bool{}, void: map[uint64]bool{},
 			loss: newLosses(), lastWM: algebra.Beginning, obs: obs}
 		for id, name := range h.Sensors {
@@ -402,7 +385,7 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 	// leaves the rest in the sessions, whose bounds (and the kernel
 	// drain's, which hands a session no more than it has room for) then
 	// hold them back at the resident, rather than here without bound.
-	batches := receive(ctx, conns, len(conns))
+	batches, recycle := receive(ctx, conns, states, len(conns))
 	var deadline <-chan time.Time
 	if opts.Duration > 0 {
 		deadline = time.After(opts.Duration)
@@ -469,11 +452,16 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 				return nil, stats, err
 			}
 			wm := st.meta(r.b, &stats, opts.OnLoss)
+			if r.convErr != nil {
+				return nil, stats, r.convErr
+			}
 			// The packets in chunks, each delivered as far as it settles.
 			pk := r.b.Packets
 			for lo := 0; ; {
 				hi := chunkEnd(pk, lo)
-				if err := st.take(pk[lo:hi], p.Catalog); err != nil {
+				if r.ins != nil {
+					st.queueInputs(r.ins[lo:hi])
+				} else if err := st.take(pk[lo:hi]); err != nil {
 					return nil, stats, err
 				}
 				stats.PeakQueued = max(stats.PeakQueued, len(st.queue)-st.qhead)
@@ -494,6 +482,9 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 			}
 			if rel, ok := st.conn.(wire.Releaser); ok {
 				rel.Release(r.b) // taken: its values are copied out
+			}
+			if r.ins != nil {
+				recycle(r.ins)
 			}
 		}
 	}
@@ -562,35 +553,6 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 		return out, stats, &LateHostsError{Hosts: stats.Late}
 	}
 	return out, stats, nil
-}
-
-// received is one Recv of resident i's connection.
-type received struct {
-	i   int
-	b   *wire.Batch
-	err error
-}
-
-// receive reads every connection's batches into one channel (of buffer
-// n), each until its Recv fails (that error sent too) or ctx is done.
-func receive(ctx context.Context, conns []wire.Conn, n int) <-chan received {
-	out := make(chan received, n)
-	for i, c := range conns {
-		go func() {
-			for {
-				b, err := c.Recv()
-				select {
-				case out <- received{i, b, err}:
-				case <-ctx.Done():
-					return
-				}
-				if err != nil {
-					return
-				}
-			}
-		}()
-	}
-	return out
 }
 
 // countWire adds a batch to the wire counts, its bytes only if asked (buf:
@@ -810,14 +772,7 @@ func feedAll(live *exec.Live, obs *observer, w algebra.Time, tap func(Input), it
 // once its packets are queued (raise). Losses come first, before any
 // packet is delivered: a loss holds the watermark before it is known.
 func (st *connState) meta(b *wire.Batch, stats *LiveStats, onLoss func(Loss)) algebra.Time {
-	for _, d := range b.Defs {
-		st.defs[d.Key] = d.ID
-		if st.fleet {
-			// Qualified once, where it is named: two hosts' P1 are two.
-			st.defs[d.Key] = algebra.QualifyEntity(st.hello.Name, d.ID)
-		}
-		st.recentID = [2]string{} // (keys are named once; but if anew, looked up again)
-	}
+	st.define(b.Defs)
 	wm := max(st.global(b.Watermark), st.wm)
 	before := !st.hasApplied
 	if before && b.Applied >= st.need {
@@ -907,24 +862,6 @@ func (st *connState) held(stats *LiveStats, onLoss func(Loss)) {
 	}
 }
 
-// entity returns the ID the resident named entity key k by. Consecutive
-// packets mostly name the same one or two entities (a thread, its
-// process): those are found without a map lookup.
-func (st *connState) entity(k uint64) (string, error) {
-	for j, r := range st.recent {
-		if r == k && st.recentID[j] != "" {
-			return st.recentID[j], nil
-		}
-	}
-	id, ok := st.defs[k]
-	if !ok {
-		return "", fmt.Errorf("resident %s: entity key %d used before it was named", st.hello.Name, k)
-	}
-	st.recent[1], st.recentID[1] = st.recent[0], st.recentID[0]
-	st.recent[0], st.recentID[0] = k, id
-	return id, nil
-}
-
 // rel returns the catalog's relation of sensor id (nil: none), looked up
 // once.
 func (st *connState) rel(cat *algebra.Catalog, id uint16) *algebra.Relation {
@@ -934,12 +871,6 @@ func (st *connState) rel(cat *algebra.Catalog, id uint16) *algebra.Relation {
 	}
 	if st.rels[id] == nil {
 		st.rels[id] = cat.Lookup(st.hello.Sensors[id])
-		if r := st.rels[id]; r != nil && st.kept != nil {
-			if st.keptOf == nil {
-				st.keptOf = make([][]int, len(st.hello.Sensors))
-			}
-			st.keptOf[id] = st.kept[r.Name]
-		}
 	}
 	return st.rels[id]
 }
@@ -959,53 +890,27 @@ func count(states []*connState, packets map[string]int) {
 
 // take queues packets of a batch as inputs (restricted to the
 // observation once its start is known).
-func (st *connState) take(pkts []wire.Packet, cat *algebra.Catalog) error {
-	for _, p := range pkts {
-		if int(p.Sensor) >= len(st.hello.Sensors) {
-			return fmt.Errorf("resident %s: packet of unknown sensor %d", st.hello.Name, p.Sensor)
-		}
-		rel := st.rel(cat, p.Sensor)
-		if rel == nil {
-			return fmt.Errorf("resident %s: packet of %s, which the catalog lacks", st.hello.Name, st.hello.Sensors[p.Sensor])
-		}
-		var keep []int
-		if st.keptOf != nil {
-			keep = st.keptOf[p.Sensor]
-		}
-		vals, err := st.values(rel, p.Vals, keep, cat.Fleet)
-		if err != nil {
-			return err
-		}
-		it := Input{T: st.global(p.TS), Rel: rel.Name, Key: uint64(st.idx)<<56 | p.Tuple, From: st.global(p.Begin), Vals: vals, phase: 1, state: st, sensor: p.Sensor}
-		switch p.Kind {
-		case wire.PEntityBegin:
-			it.Entity, it.Begin = true, true
-		case wire.PEntityEnd:
-			it.Entity, it.phase = true, 0
-		case wire.PEvent:
-			it.Kind = stream.PacketEvent
-		case wire.PBegin:
-			it.Kind = stream.PacketBegin
-			if p.Begin == 0 {
-				it.From = it.T // reported as it happened
-			}
-		case wire.PEnd:
-			it.Kind, it.phase = stream.PacketEnd, 0
-			if rel.Strategy.Kind == algebra.Sampled {
-				it.Kind = stream.PacketSampleEnd
-			}
-		case wire.PWhole:
-			it.Kind, it.phase = stream.PacketWhole, 0
-		case wire.PSample:
-			it.Kind = stream.PacketSample
-		default:
-			return fmt.Errorf("resident %s: packet of unknown kind %d", st.hello.Name, p.Kind)
-		}
-		if !st.known || st.clip(&it) {
-			st.queue = append(st.queue, it)
+func (st *connState) take(pkts []wire.Packet) error {
+	ins, err := st.inputs(st.scratch[:0], pkts, st)
+	st.scratch = ins[:0]
+	defer clear(ins)
+	if err != nil {
+		return err
+	}
+	st.queueInputs(ins)
+	return nil
+}
+
+// queueInputs queues inputs converted from a batch's packets (restricted
+// to the observation once its start is known).
+func (st *connState) queueInputs(ins []Input) {
+	for i := range ins {
+		it := &ins[i]
+		st.rel(st.cat, it.sensor) // (npk)
+		if !st.known || st.clip(it) {
+			st.queue = append(st.queue, *it)
 		}
 	}
-	return nil
 }
 
 // report records a loss in the relation's observation and reports it.
@@ -1031,73 +936,6 @@ func (st *connState) report(sensor uint16, g Gap, stats *LiveStats, onLoss func(
 	if onLoss != nil {
 		onLoss(Loss{Rel: name, Gap: g})
 	}
-}
-
-// valueBlock is how many values a block of packet values holds.
-const valueBlock = 1024
-
-// values converts a packet's values to the catalog's; a fleet's
-// (algebra.Catalog.Fleet) add the host, last, and qualify entity
-// identifiers by it. keep, if not nil, are the attributes to convert
-// (increasing): the others are left zero.
-func (st *connState) values(rel *algebra.Relation, vs []wire.Value, keep []int, fleet bool) ([]algebra.Value, error) {
-	n := len(rel.Attrs)
-	if fleet {
-		n-- // Host: the monitor's, not the resident's
-	}
-	if len(vs) != n {
-		return nil, fmt.Errorf("resident %s: %s packet with %d values, want %d", st.hello.Name, rel.Name, len(vs), n)
-	}
-	if len(st.block) < len(rel.Attrs) {
-		// Values are cut from blocks: one allocation for many packets (a
-		// block lives while any tuple holds values of it).
-		st.block = make([]algebra.Value, max(valueBlock, len(rel.Attrs)))
-	}
-	out := st.block[:len(rel.Attrs):len(rel.Attrs)]
-	st.block = st.block[len(rel.Attrs):]
-	if fleet {
-		out[n] = algebra.Str(st.hello.Name)
-	}
-	for i, v := range vs {
-		if keep != nil {
-			if len(keep) == 0 || keep[0] != i {
-				continue
-			}
-			keep = keep[1:]
-		}
-		a := rel.Attrs[i]
-		switch a.Type.Kind {
-		case algebra.KindEntity:
-			if v.N == 0 {
-				out[i] = algebra.Entity("") // not kept by a fragment (or absent)
-				continue
-			}
-			id, err := st.entity(v.N)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = algebra.Entity(id) // a fleet's qualified when defined (take)
-		case algebra.KindEnum:
-			n := int(v.N)
-			if n >= len(a.Type.Enum.Members) {
-				return nil, fmt.Errorf("resident %s: %s.%s ordinal %d out of range", st.hello.Name, rel.Name, a.Name, n)
-			}
-			out[i] = algebra.Enum(a.Type.Enum.Members[n], n)
-		case algebra.KindInt:
-			out[i] = algebra.Int(int64(v.N))
-		case algebra.KindFloat:
-			out[i] = algebra.Float(math.Float64frombits(v.N))
-		case algebra.KindString:
-			out[i] = algebra.Str(v.S)
-		case algebra.KindBool:
-			out[i] = algebra.Bool(v.N != 0)
-		case algebra.KindTime:
-			out[i] = algebra.TimeVal(int64(v.N))
-		case algebra.KindDuration:
-			out[i] = algebra.DurationVal(int64(v.N))
-		}
-	}
-	return out, nil
 }
 
 // renewLeases renews the residents' leases every lease/3 on a goroutine
