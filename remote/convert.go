@@ -35,9 +35,8 @@ type converter struct {
 	// α leaves them, and α takes the values without copying them. nil
 	// (a tap records every tuple whole): every attribute. keptOf is it
 	// per sensor (relOf).
-	kept    map[string][]int
-	keptOf  [][]int
-	scratch []Input // take's
+	kept   map[string][]int
+	keptOf [][]int
 }
 
 func newConverter(h *wire.Hello, idx int, cat *algebra.Catalog) converter {
@@ -210,23 +209,27 @@ func (cv *converter) values(rel *algebra.Relation, vs []wire.Value, keep []int) 
 	return out, nil
 }
 
-// received is one Recv of resident i's connection, its packets converted
-// (ins, one per packet) unless conversion failed (convErr).
+// received is one Recv of resident i's connection, or (receive, given
+// states) a chunk of the batch it returned: the packets b.Packets[lo:hi]
+// converted (ins), unless conversion failed (convErr). A batch's chunks
+// come in order, the first at lo 0, the last at hi len(b.Packets).
 type received struct {
 	i       int
 	b       *wire.Batch
 	err     error
+	lo, hi  int
 	ins     []Input
 	convErr error
 }
 
 // receive reads every connection's batches into one channel (of buffer
-// n), each until its Recv fails (that error sent too) or ctx is done;
-// given states, each goroutine converts its batches' packets (a
-// converter of its own for states[i]), as the run's goroutine works on
-// the network. The
-// inputs' slices come back through recycle (at most n+2 are in use per
-// connection: one being converted, n waiting, one being taken).
+// n), each until its Recv fails (that error sent too) or ctx is done.
+// Given states, each goroutine also converts its batches' packets, a
+// chunk at a time (chunkEnd), with a converter of its own for states[i],
+// as the run's goroutine works on the network: what the run holds of a
+// batch converted and not yet queued is at most n+2 chunks (one being
+// converted, n waiting, one being taken), whose slices come back
+// through recycle.
 func receive(ctx context.Context, conns []wire.Conn, states []*connState, n int) (<-chan received, func([]Input)) {
 	out := make(chan received, n)
 	free := make(chan []Input, len(conns)*(n+2))
@@ -236,26 +239,44 @@ func receive(ctx context.Context, conns []wire.Conn, states []*connState, n int)
 			cv = newConverter(states[i].hello, i, states[i].cat)
 			cv.kept = states[i].kept
 		}
+		send := func(r received) bool {
+			select {
+			case out <- r:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		}
 		go func() {
 			for {
 				b, err := c.Recv()
-				r := received{i: i, b: b, err: err}
-				if b != nil && err == nil && states != nil {
+				if err != nil || states == nil {
+					if !send(received{i: i, b: b, err: err}) || err != nil {
+						return
+					}
+					continue
+				}
+				cv.define(b.Defs)
+				pk := b.Packets
+				for lo := 0; ; {
+					hi := chunkEnd(pk, lo)
 					var ins []Input
 					select {
 					case ins = <-free:
 					default:
+						ins = make([]Input, 0, hi-lo)
 					}
-					cv.define(b.Defs)
-					r.ins, r.convErr = cv.inputs(ins[:0], b.Packets, states[i])
-				}
-				select {
-				case out <- r:
-				case <-ctx.Done():
-					return
-				}
-				if err != nil {
-					return
+					r := received{i: i, b: b, lo: lo, hi: hi}
+					r.ins, r.convErr = cv.inputs(ins, pk[lo:hi], states[i])
+					if !send(r) {
+						return
+					}
+					if r.convErr != nil {
+						return // the run ends with it
+					}
+					if lo = hi; lo == len(pk) {
+						break
+					}
 				}
 			}
 		}()

@@ -171,7 +171,12 @@ type connState struct {
 	void       map[uint64]bool // of those, tuples that also ended before from
 	loss       losses
 	lastWM     algebra.Time
-	lost       error
+	batchWM    algebra.Time // the watermark of the batch being taken
+	// part is that batch while some of its chunks are still to come,
+	// partHi where the next begins.
+	part   *wire.Batch
+	partHi int
+	lost   error
 	// lostAt, when lostSet, is where this resident's session was lost:
 	// nothing it saw after it was observed (its watermark then).
 	lostAt  algebra.Time
@@ -448,44 +453,53 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 				}
 				continue
 			}
-			if err = countWire(r.b, &stats, opts.WireBytes, &wireBuf); err != nil {
-				return nil, stats, err
+			// A batch comes in chunks (receive: its packets converted a
+			// chunk at a time), each delivered as far as it settles.
+			if r.lo == 0 {
+				if err = countWire(r.b, &stats, opts.WireBytes, &wireBuf); err != nil {
+					return nil, stats, err
+				}
+				st.batchWM = st.meta(r.b, &stats, opts.OnLoss)
 			}
-			wm := st.meta(r.b, &stats, opts.OnLoss)
 			if r.convErr != nil {
 				return nil, stats, r.convErr
 			}
-			// The packets in chunks, each delivered as far as it settles.
 			pk := r.b.Packets
-			for lo := 0; ; {
-				hi := chunkEnd(pk, lo)
-				if r.ins != nil {
-					st.queueInputs(r.ins[lo:hi])
-				} else if err := st.take(pk[lo:hi]); err != nil {
+			st.queueInputs(r.ins)
+			recycle(r.ins)
+			stats.PeakQueued = max(stats.PeakQueued, len(st.queue)-st.qhead)
+			st.held(&stats, opts.OnLoss)
+			if r.hi < len(pk) {
+				st.raise(min(st.global(pk[r.hi].TS)-1, st.batchWM))
+			} else {
+				st.raise(st.batchWM)
+			}
+			if !stopped {
+				if stopped, err = step(); err != nil {
 					return nil, stats, err
 				}
-				stats.PeakQueued = max(stats.PeakQueued, len(st.queue)-st.qhead)
-				st.held(&stats, opts.OnLoss)
-				if hi < len(pk) {
-					st.raise(min(st.global(pk[hi].TS)-1, wm))
-				} else {
-					st.raise(wm)
-				}
-				if !stopped {
-					if stopped, err = step(); err != nil {
-						return nil, stats, err
-					}
-				}
-				if lo = hi; lo == len(pk) {
-					break
+			}
+			st.part, st.partHi = r.b, r.hi
+			if r.hi == len(pk) {
+				st.part = nil
+				if rel, ok := st.conn.(wire.Releaser); ok {
+					rel.Release(r.b) // taken: its values are copied out
 				}
 			}
-			if rel, ok := st.conn.(wire.Releaser); ok {
-				rel.Release(r.b) // taken: its values are copied out
+		}
+	}
+	for _, st := range states {
+		// A batch stopped in is taken whole, as when it was taken at
+		// once, by the run's own converter (it has its definitions; the
+		// receiving goroutine may still be reading it: not released).
+		if b := st.part; b != nil {
+			ins, err := st.inputs(nil, b.Packets[st.partHi:], st)
+			if err != nil {
+				return nil, stats, err
 			}
-			if r.ins != nil {
-				recycle(r.ins)
-			}
+			st.queueInputs(ins)
+			st.raise(st.batchWM)
+			st.part = nil
 		}
 	}
 	stopRenew()
@@ -886,19 +900,6 @@ func count(states []*connState, packets map[string]int) {
 			}
 		}
 	}
-}
-
-// take queues packets of a batch as inputs (restricted to the
-// observation once its start is known).
-func (st *connState) take(pkts []wire.Packet) error {
-	ins, err := st.inputs(st.scratch[:0], pkts, st)
-	st.scratch = ins[:0]
-	defer clear(ins)
-	if err != nil {
-		return err
-	}
-	st.queueInputs(ins)
-	return nil
 }
 
 // queueInputs queues inputs converted from a batch's packets (restricted

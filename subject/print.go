@@ -50,27 +50,42 @@ type Exporter interface {
 // has and returns that error.
 func Print(ctx context.Context, s Subject, prog *query.Program, o PrintOptions, w io.Writer) (Stats, error) {
 	var p *Printer
+	var printing func() // waits for the printing goroutine (live)
 	ro := o.Run
 	switch {
 	case o.Stream || s.Live():
 		p = NewPrinter(w, o.Output, prog.Stmts)
 		defer p.Close()
 		ro.Discard = true
-		ro.OnElem = func(i int, e stream.Elem) {
-			p.Elem(i, e)
-			if o.Results != nil {
-				o.Results.Elem(i, e)
+		// (printstage.go: printed on a goroutine of its own)
+		ps := startPrinting(func(items []printItem) {
+			p.elems(items)
+			for _, it := range items {
+				switch {
+				case it.settle && o.Export != nil:
+					o.Export.Watermark(it.t)
+				case it.settle:
+				default:
+					if o.Results != nil {
+						o.Results.Elem(it.i, it.e)
+					}
+					if o.Export != nil {
+						o.Export.Elem(it.i, it.e)
+					}
+				}
 			}
-			if o.Export != nil {
-				o.Export.Elem(i, e)
+		})
+		stopped := false
+		stop := func() {
+			if !stopped {
+				stopped = true
+				ps.stop()
 			}
 		}
-		ro.Progress = func(t algebra.Time) {
-			p.Settle()
-			if o.Export != nil {
-				o.Export.Watermark(t)
-			}
-		}
+		defer stop()
+		ro.OnElem = ps.elem
+		ro.Progress = ps.settle
+		printing = stop
 	case !o.Run.Acquire:
 		// A recording's results are whole tables, printed as they
 		// settle; the results database and the exporters, when there
@@ -82,6 +97,9 @@ func Print(ctx context.Context, s Subject, prog *query.Program, o PrintOptions, 
 		ro.Rerun = p.Rerun
 	}
 	results, st, err := s.Run(ctx, prog, ro)
+	if printing != nil {
+		printing() // everything the run made is printed (or exported) before what follows
+	}
 	st.TimeFormat = o.Output.Time
 	if rec := o.Results; rec != nil {
 		if st := st.Live; st != nil {
@@ -194,6 +212,34 @@ func (p *Printer) Elem(i int, e stream.Elem) {
 	}
 	if err := Stream(p.fs, i, e); err != nil && p.err == nil {
 		p.err = err
+	}
+	if !p.armed && p.w.Buffered() > 0 {
+		p.armed = true
+		d := max(flushEvery, time.Until(p.quiet))
+		if p.timer == nil {
+			p.timer = time.AfterFunc(d, p.Settle)
+		} else {
+			p.timer.Reset(d)
+		}
+	}
+}
+
+// elems prints items (printstage.go), settling at each watermark, under
+// one lock.
+func (p *Printer) elems(items []printItem) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.fs == nil {
+		return // closed
+	}
+	for _, it := range items {
+		if it.settle {
+			p.flush()
+			continue
+		}
+		if err := Stream(p.fs, it.i, it.e); err != nil && p.err == nil {
+			p.err = err
+		}
 	}
 	if !p.armed && p.w.Buffered() > 0 {
 		p.armed = true

@@ -58,7 +58,8 @@ type liveClock struct {
 	next algebra.Time
 }
 
-type liveSource struct{ l *Live }
+// liveSource is an α's: its inbox.
+type liveSource struct{ in *inbox }
 
 // sensCache is what Packet looked up for the relation it was last given
 // (a kernel consumer's packets are mostly of one): the inboxes of its α,
@@ -98,10 +99,7 @@ type inbox struct {
 // packetsAt returns the packets at or before t; the slice is valid
 // until the next Packet.
 func (s liveSource) packetsAt(a *Alpha, t algebra.Time) []packet {
-	in := s.l.inbox[a]
-	if in == nil {
-		return nil
-	}
+	in := s.in
 	i := in.head
 	for i < len(in.q) && in.q[i].t <= t {
 		i++
@@ -121,7 +119,9 @@ func (n *Network) Live(start algebra.Time) *Live {
 	l.stats = AcquireStats{Packets: map[string]int{}, PeakEnabled: map[string]int{}}
 	for _, a := range n.Alphas {
 		l.bySens[a.Rel.Name] = append(l.bySens[a.Rel.Name], a)
-		a.src = liveSource{l}
+		in := &inbox{}
+		l.inbox[a] = in
+		a.src = liveSource{in}
 	}
 	for c, tee := range n.Clocks {
 		step := c * n.ClockPeriod
@@ -222,12 +222,7 @@ func (l *Live) Packet(rel string, kind stream.PacketKind, key uint64, from algeb
 			c.drop = dropped(c.keep, len(as[0].Rel.Attrs))
 		}
 		for _, a := range as {
-			in := l.inbox[a]
-			if in == nil {
-				in = &inbox{}
-				l.inbox[a] = in
-			}
-			c.in = append(c.in, in)
+			c.in = append(c.in, l.inbox[a])
 		}
 	}
 	c.n++
