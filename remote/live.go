@@ -210,6 +210,10 @@ type Input struct {
 	Begin  bool
 	// Kind is a sensor packet's kind (zero for entity inputs).
 	Kind stream.PacketKind
+	// (Small fields together: an input is copied twice per packet.)
+	phase    int8
+	resident bool   // from a resident (not the observer)
+	sensor   uint16 // its sensor there (sensor packets)
 	// Key identifies an interval tuple (and an entity tuple) across its
 	// begin and end; keys of different residents differ.
 	Key uint64
@@ -219,10 +223,7 @@ type Input struct {
 	// Vals are the tuple's values, in the relation's attribute order.
 	Vals []algebra.Value
 
-	phase    int
-	resident bool       // from a resident (not the observer)
-	state    *connState // the resident's (resident inputs)
-	sensor   uint16     // its sensor there (sensor packets)
+	state *connState // the resident's (resident inputs)
 	// lost, when set, marks no tuple but where resident lost−1's session
 	// was lost: its tuples still valid end at T (observer.cutHost).
 	lost int

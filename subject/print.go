@@ -57,35 +57,11 @@ func Print(ctx context.Context, s Subject, prog *query.Program, o PrintOptions, 
 		p = NewPrinter(w, o.Output, prog.Stmts)
 		defer p.Close()
 		ro.Discard = true
-		// (printstage.go: printed on a goroutine of its own)
-		ps := startPrinting(func(items []printItem) {
-			p.elems(items)
-			for _, it := range items {
-				switch {
-				case it.settle && o.Export != nil:
-					o.Export.Watermark(it.t)
-				case it.settle:
-				default:
-					if o.Results != nil {
-						o.Results.Elem(it.i, it.e)
-					}
-					if o.Export != nil {
-						o.Export.Elem(it.i, it.e)
-					}
-				}
-			}
-		})
-		stopped := false
-		stop := func() {
-			if !stopped {
-				stopped = true
-				ps.stop()
-			}
-		}
-		defer stop()
-		ro.OnElem = ps.elem
-		ro.Progress = ps.settle
-		printing = stop
+		out := NewLiveOutput(p, o.Results, o.Export) // (printed on a goroutine of its own)
+		defer out.Wait()
+		ro.OnElem = out.Elem
+		ro.Progress = out.Settle
+		printing = out.Wait
 	case !o.Run.Acquire:
 		// A recording's results are whole tables, printed as they
 		// settle; the results database and the exporters, when there

@@ -3,6 +3,7 @@ package subject
 import (
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/stream"
+	"github.com/tqmon/tqmon/store/record"
 )
 
 // A live run prints on a goroutine of its own: the run's goroutine (the
@@ -92,4 +93,50 @@ func (ps *printStage) stop() {
 	ps.send()
 	close(ps.full)
 	<-ps.done
+}
+
+// LiveOutput takes a live run's results to a Printer — and to the results
+// database and an exporter, when set — on a goroutine of its own (see
+// printStage): Elem and Settle are the run's OnElem and Progress; Wait,
+// once the run returned, waits until all is printed (more calls do
+// nothing).
+type LiveOutput struct {
+	ps      *printStage
+	stopped bool
+}
+
+// NewLiveOutput starts printing on p (and feeding results and export,
+// either nil).
+func NewLiveOutput(p *Printer, results *record.ResultDB, export Exporter) *LiveOutput {
+	return &LiveOutput{ps: startPrinting(func(items []printItem) {
+		p.elems(items)
+		for _, it := range items {
+			switch {
+			case it.settle && export != nil:
+				export.Watermark(it.t)
+			case it.settle:
+			default:
+				if results != nil {
+					results.Elem(it.i, it.e)
+				}
+				if export != nil {
+					export.Elem(it.i, it.e)
+				}
+			}
+		}
+	})}
+}
+
+// Elem queues a result element of statement i.
+func (o *LiveOutput) Elem(i int, e stream.Elem) { o.ps.elem(i, e) }
+
+// Settle queues a watermark: what is printed before it goes out.
+func (o *LiveOutput) Settle(t algebra.Time) { o.ps.settle(t) }
+
+// Wait hands over what is queued and waits until it is printed.
+func (o *LiveOutput) Wait() {
+	if !o.stopped {
+		o.stopped = true
+		o.ps.stop()
+	}
 }

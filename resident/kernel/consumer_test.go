@@ -12,7 +12,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/display/format"
@@ -24,7 +23,8 @@ import (
 )
 
 // consumer is a live run of a σ/π query over a synthetic resident's
-// getppid records, printed (to io.Discard, as subject.Print does).
+// getppid records, printed (to io.Discard) as subject.Print prints: on a
+// goroutine of its own (subject.LiveOutput).
 type consumer struct {
 	seen   atomic.Int64
 	losses atomic.Int64 // packets the run was told it lost
@@ -72,21 +72,23 @@ func consumeVia(tb testing.TB, s *kernel.Synthetic, text string, lease time.Dura
 	c := &consumer{}
 	ready := make(chan struct{})
 	pr := subject.NewPrinter(io.Discard, out, prog.Stmts)
+	lo := subject.NewLiveOutput(pr, nil, nil) // as subject.Print prints a live run's
 	ctx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
 		defer pr.Close()
+		defer lo.Wait()
 		_, c.stats, c.err = remote.RunLive(ctx, prog, []wire.Conn{conn}, remote.LiveOptions{
 			Lease:    lease,
 			Ready:    func() { close(ready) },
 			Discard:  true,
-			Progress: func(algebra.Time) { pr.Settle() },
+			Progress: lo.Settle,
 			OnLoss:   func(l remote.Loss) { c.losses.Add(int64(l.Lost)) },
 			OnElem: func(i int, e stream.Elem) {
 				if print {
-					pr.Elem(i, e)
+					lo.Elem(i, e)
 				}
 				n := c.seen.Add(1)
 				if each != nil {
