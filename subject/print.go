@@ -189,15 +189,7 @@ func (p *Printer) Elem(i int, e stream.Elem) {
 	if err := Stream(p.fs, i, e); err != nil && p.err == nil {
 		p.err = err
 	}
-	if !p.armed && p.w.Buffered() > 0 {
-		p.armed = true
-		d := max(flushEvery, time.Until(p.quiet))
-		if p.timer == nil {
-			p.timer = time.AfterFunc(d, p.Settle)
-		} else {
-			p.timer.Reset(d)
-		}
-	}
+	p.arm()
 }
 
 // elems prints items (printstage.go), settling at each watermark, under
@@ -217,6 +209,12 @@ func (p *Printer) elems(items []printItem) {
 			p.err = err
 		}
 	}
+	p.arm()
+}
+
+// arm starts the timer that writes out what is buffered, unless it is
+// running or nothing is buffered.
+func (p *Printer) arm() {
 	if !p.armed && p.w.Buffered() > 0 {
 		p.armed = true
 		d := max(flushEvery, time.Until(p.quiet))

@@ -141,18 +141,7 @@ func TestLiveSharesKeptValues(t *testing.T) {
 // The records are the same either way.
 func TestKeptValuesShared(t *testing.T) {
 	cat := paperCatalog(t)
-	prog, err := query.Compile(cat, []query.Source{{Name: "q", Text: `range of s is SendMessage retrieve (s.Process) where s.Process = "P1"`}}, check.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rw, err := prog.Rewritten(false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	net, err := exec.Build(cat, prog.Stmts, []plan.Node{rw[0].Final}, prog.ExecOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
+	net := buildNet(t, cat, `range of s is SendMessage retrieve (s.Process) where s.Process = "P1"`, false)
 	if len(net.Alphas) != 1 || fmt.Sprint(net.Alphas[0].Keep) != "[0]" {
 		t.Fatalf("want one α keeping Process only")
 	}
@@ -202,14 +191,6 @@ func (r recorder) Advance(algebra.Time) {}
 // those of the network with an α each.
 func TestShareAlphas(t *testing.T) {
 	cat := paperCatalog(t)
-	prog, err := query.Compile(cat, []query.Source{{Name: "q", Text: `range of s is SendMessage retrieve (s.Mailbox, N = count(s.Mailbox for ever where s.Process = "P1")) where s.Process = "P1"`}}, check.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rw, err := prog.Rewritten(false)
-	if err != nil {
-		t.Fatal(err)
-	}
 	rng := rand.New(rand.NewPCG(16, 5))
 	type send struct {
 		p, m string
@@ -221,12 +202,7 @@ func TestShareAlphas(t *testing.T) {
 		sends = append(sends, send{fmt.Sprintf("P%d", 1+rng.IntN(2)), fmt.Sprintf("M%d", 1+rng.IntN(3)), at})
 	}
 	run := func(share bool) (string, int, int) {
-		eo := prog.ExecOptions()
-		eo.ShareAlphas = share
-		net, err := exec.Build(cat, prog.Stmts, []plan.Node{rw[0].Final}, eo)
-		if err != nil {
-			t.Fatal(err)
-		}
+		net := buildNet(t, cat, `range of s is SendMessage retrieve (s.Mailbox, N = count(s.Mailbox for ever where s.Process = "P1")) where s.Process = "P1"`, share)
 		live := net.Live(0)
 		for k, p := range []string{"P1", "P2"} {
 			if err := live.Entity("Process", true, uint64(k), proc(cat, p, "Running"), 0); err != nil {
@@ -260,4 +236,25 @@ func TestShareAlphas(t *testing.T) {
 	if shared == "[]" {
 		t.Errorf("no results")
 	}
+}
+
+// buildNet builds the network of one query's rewritten plan (its αs
+// shared when share: Options.ShareAlphas).
+func buildNet(t *testing.T, cat *algebra.Catalog, text string, share bool) *exec.Network {
+	t.Helper()
+	prog, err := query.Compile(cat, []query.Source{{Name: "q", Text: text}}, check.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rw, err := prog.Rewritten(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eo := prog.ExecOptions()
+	eo.ShareAlphas = share
+	net, err := exec.Build(cat, prog.Stmts, []plan.Node{rw[0].Final}, eo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return net
 }
