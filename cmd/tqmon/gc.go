@@ -4,7 +4,8 @@ import (
 	"runtime/debug"
 )
 
-// batchGCPercent is the collector's GOGC for a query over a recording.
+// batchGCPercent is the collector's GOGC for a query over a recording
+// (and live).
 // Such a run allocates at a high rate (records, candidates, output rows)
 // while the heap it keeps live is small — what is open, tens of MB — so
 // at Go's default of 100 it collects every few MB allocated, and marking
