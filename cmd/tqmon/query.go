@@ -166,7 +166,11 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error
 			return usageErr(err)
 		}
 	}
-	defer tuneGC(os.Getenv, int64(f.maxMemory))()
+	gcPct := batchGCPercent
+	if sub.Live() {
+		gcPct = liveGCPercent
+	}
+	defer tuneGC(os.Getenv, int64(f.maxMemory), gcPct)()
 	ro := subject.RunOptions{Acquire: f.acquire, Naive: naive, Duration: f.duration, Lease: f.lease}
 	return runProgram(ctx, sub, prog, ro, out, rec, &f.export, f.stats, f.allowLoss, stdout, stderr)
 }

@@ -28,10 +28,10 @@ func TestKernelCountsEveryCall(t *testing.T) {
 	}
 	kerneltest.Need(t)
 	bin := kerneltest.BuildC(t, "testdata/workload.c", true)
-	// The collector as the command sets it for a query (cmd/tqmon's
-	// tuneGC: GOGC 400), unless GOGC says otherwise.
+	// The collector as the command sets it for a live query (cmd/tqmon's
+	// liveGCPercent: GOGC 200), unless GOGC says otherwise.
 	if os.Getenv("GOGC") == "" {
-		defer debug.SetGCPercent(debug.SetGCPercent(400))
+		defer debug.SetGCPercent(debug.SetGCPercent(200))
 	}
 	const n = 4000000
 	var most int64
