@@ -466,8 +466,7 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 				return nil, stats, r.convErr
 			}
 			pk := r.b.Packets
-			st.queueInputs(r.ins)
-			recycle(r.ins)
+			recycle(st.queueInputs(r.ins))
 			stats.PeakQueued = max(stats.PeakQueued, len(st.queue)-st.qhead)
 			st.held(&stats, opts.OnLoss)
 			if r.hi < len(pk) {
@@ -904,8 +903,25 @@ func count(states []*connState, packets map[string]int) {
 }
 
 // queueInputs queues inputs converted from a batch's packets (restricted
-// to the observation once its start is known).
-func (st *connState) queueInputs(ins []Input) {
+// to the observation once its start is known), and returns a slice the
+// caller may reuse: ins, copied into the queue — or, when nothing waits
+// in the queue (a watermark delivered all: a kernel consumer's every
+// chunk), the queue's old array, ins having become the queue where it
+// lies (kept in place: no copy of each input).
+func (st *connState) queueInputs(ins []Input) []Input {
+	if st.known && st.qhead == len(st.queue) {
+		kept := ins[:0]
+		for i := range ins {
+			st.rel(st.cat, ins[i].sensor) // (npk)
+			if st.clip(&ins[i]) {
+				kept = append(kept, ins[i])
+			}
+		}
+		clear(ins[len(kept):])
+		old := st.queue[:0]
+		st.queue, st.qhead = kept, 0
+		return old
+	}
 	for i := range ins {
 		it := &ins[i]
 		st.rel(st.cat, it.sensor) // (npk)
@@ -913,6 +929,7 @@ func (st *connState) queueInputs(ins []Input) {
 			st.queue = append(st.queue, *it)
 		}
 	}
+	return ins
 }
 
 // report records a loss in the relation's observation and reports it.
