@@ -102,7 +102,7 @@ func randHello(r *rand.Rand) *Hello {
 }
 
 func randPacket(r *rand.Rand, ts int64) Packet {
-	p := Packet{TS: ts, Sensor: randU16(r), Kind: PacketKind(1 + r.IntN(int(PEntityEnd)))}
+	p := Packet{TS: ts, Sensor: randU16(r), Kind: PacketKind(1 + r.IntN(int(PResultLost)))}
 	if p.Kind != PEvent || r.IntN(5) == 0 {
 		p.Tuple = randU64(r)
 	}
@@ -138,7 +138,7 @@ func randBatch(r *rand.Rand, maxPackets int) *Batch {
 }
 
 func randCommand(r *rand.Rand) *Command {
-	c := &Command{Kind: CommandKind(1 + r.IntN(int(CUnfragment)))}
+	c := &Command{Kind: CommandKind(1 + r.IntN(int(CPlan)))}
 	if r.IntN(2) == 0 {
 		c.ID = randU64(r)
 	}
@@ -171,6 +171,13 @@ func randCommand(r *rand.Rand) *Command {
 	}
 	if r.IntN(3) == 0 {
 		c.Count = 1 + uint32(r.IntN(1<<20))
+	}
+	if r.IntN(4) == 0 {
+		c.Text = randString(r)
+		for n := r.IntN(3); n > 0; n-- {
+			c.Args = append(c.Args, randString(r))
+		}
+		c.Limit = randI64(r)
 	}
 	return c
 }
@@ -412,7 +419,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"def type range", &Batch{}, batch(0, 1, 1, 0xff, 0xff, 0xff, 0x0f, 0, 0, 0), "def type 33554431 exceeds 65535"},
 		{"command kind", &Command{}, cmd(13, 0), "unknown command kind 13"},
 		{"command kind zero", &Command{}, cmd(0, 0), "unknown command kind 0"},
-		{"command fields", &Command{}, cmd(byte(CBye), 0x80, 0x40), "unknown field bits 0x2000"},
+		{"command fields", &Command{}, cmd(byte(CBye), 0x80, 0x80, 0x04), "unknown field bits 0x10000"},
 		{"command count zero", &Command{}, cmd(byte(CTrigger), 0x80, 0x20, 0), "count 0 out of range"},
 		{"pred op", &Command{}, cmd(byte(CFragment), 0x80, 0x08, 0x0c), "pred node 1: at byte 5: unknown predicate operator 12"},
 		{"pred no operands", &Command{}, cmd(byte(CFragment), 0x80, 0x08, byte(PAnd), 0), "and with no operands"},
