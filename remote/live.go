@@ -258,6 +258,9 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 	for i, r := range rw {
 		plans[i] = r.Final
 	}
+	if ok, _ := placeable(p, conns, plans, opts); ok {
+		return placedRun(ctx, p, conns[0], plans, opts, stats) // fragment_plan.go
+	}
 	obs := newObserver(p.Catalog.Fleet)
 	packets := map[string]int{} // received and delivered, gaps or not
 	eo := p.ExecOptions()

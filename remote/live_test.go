@@ -738,3 +738,68 @@ func TestLiveTwoPhasePackets(t *testing.T) {
 		})
 	}
 }
+
+// TestLivePlacedMatchesTruth: the live queries with joins and aggregates,
+// each run as a plan fragment at the resident (rewrite.PlaceProgram), give
+// the ground truth's answers, and the monitor receives nothing but
+// derived tuples.
+func TestLivePlacedMatchesTruth(t *testing.T) {
+	cat := demoCatalog(t)
+	placed := 0
+	for _, q := range liveQueries {
+		prog, err := query.Compile(cat, []query.Source{{Name: q.name, Text: q.text}}, check.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !remote.Placeable(prog) {
+			continue
+		}
+		placed++
+		t.Run(q.name, func(t *testing.T) {
+			var kinds kindCounter
+			got, st, h := runDemoWith(t, prog, demo.DefaultConfig(uint64(placed)), 300*time.Millisecond, remote.LiveOptions{},
+				func(c wire.Conn) wire.Conn { return &kindConn{Conn: c, n: &kinds} })
+			want, _, err := prog.RunHistory(h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g, w := renderTables(got), renderTables(want); g != w {
+				dir, _ := os.MkdirTemp("", "tqmon-placed-")
+				os.WriteFile(filepath.Join(dir, "live.txt"), []byte(g), 0o644)
+				os.WriteFile(filepath.Join(dir, "truth.txt"), []byte(w), 0o644)
+				t.Logf("%d results, %d other, stats %+v", kinds.results.Load(), kinds.other.Load(), st.SessionLost)
+				t.Fatalf("placed live results differ from the truth's (diff %s/live.txt %s/truth.txt)", dir, dir)
+			}
+			if kinds.other.Load() != 0 || kinds.results.Load() == 0 && allRows(want) > 0 {
+				t.Fatalf("the monitor got %d packets that are not results, %d results", kinds.other.Load(), kinds.results.Load())
+			}
+			t.Logf("%d rows from %d result packets (%d wire tuples)", allRows(want), kinds.results.Load(), st.WireTuples)
+		})
+	}
+	if placed < 5 {
+		t.Fatalf("only %d live queries placed", placed)
+	}
+}
+
+// kindCounter counts the packets a monitor receives: results of a plan
+// fragment, and any other.
+type kindCounter struct{ results, other atomic.Int64 }
+
+type kindConn struct {
+	wire.Conn
+	n *kindCounter
+}
+
+func (c *kindConn) Recv() (*wire.Batch, error) {
+	b, err := c.Conn.Recv()
+	if b != nil {
+		for _, p := range b.Packets {
+			if p.Kind >= wire.PResultBegin {
+				c.n.results.Add(1)
+			} else {
+				c.n.other.Add(1)
+			}
+		}
+	}
+	return b, err
+}

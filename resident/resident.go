@@ -168,7 +168,7 @@ func (r *Resident) Hello() *wire.Hello {
 		MonoBase: r.monoBase,
 		WallBase: r.wallBase,
 		Period:   r.period,
-		Caps:     []string{wire.CapTriggers, wire.CapWhile, wire.CapCount, wire.CapFragments, wire.CapEntityFragments},
+		Caps:     []string{wire.CapTriggers, wire.CapWhile, wire.CapCount, wire.CapFragments, wire.CapEntityFragments, wire.CapPlans},
 	}
 	for _, s := range r.spec.Sensors {
 		h.Sensors = append(h.Sensors, s.Name)
