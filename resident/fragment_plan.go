@@ -38,7 +38,7 @@ const maxPlanQueued = 1 << 16
 type planOut struct {
 	mu     sync.Mutex
 	q      []*wire.Batch
-	queued int  // packets in q
+	queued int           // packets in q
 	ended  bool          // the fragment stopped: q holds its last batches
 	done   chan struct{} // closed when ended is set
 	cancel context.CancelFunc
