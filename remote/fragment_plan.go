@@ -138,7 +138,7 @@ func placedRun(ctx context.Context, p *query.Program, conn wire.Conn, plans []pl
 			finishing = time.After(0)
 		}
 	}
-	open := map[uint64]*stream.Rec{}
+	dec := NewResultDecoder()
 	gaps := map[string][]Gap{}
 	var wireBuf []byte
 	start, end, started := algebra.Beginning, algebra.Beginning, false
@@ -179,24 +179,14 @@ func placedRun(ctx context.Context, p *query.Program, conn wire.Conn, plans []pl
 					opts.Started(t)
 				}
 			case wire.PResultBegin, wire.PResultEvent, wire.PResultEnd:
-				if int(pk.Sensor) >= len(cols) {
-					return nil, stats, fmt.Errorf("resident %s: a result of statement %d of %d", h.Name, pk.Sensor+1, len(cols))
+				stmt, e, err := dec.Elem(pk, t)
+				if err == nil && stmt >= len(cols) {
+					err = fmt.Errorf("a result of statement %d of %d", stmt+1, len(cols))
 				}
-				e := stream.Elem{T: t}
-				switch pk.Kind {
-				case wire.PResultEnd:
-					e.Kind, e.Rec = stream.End, open[pk.Tuple]
-					delete(open, pk.Tuple)
-					if e.Rec == nil {
-						return nil, stats, fmt.Errorf("resident %s: the end of result tuple %d, never begun", h.Name, pk.Tuple)
-					}
-				case wire.PResultBegin:
-					e.Kind, e.Rec = stream.Begin, &stream.Rec{Vals: fromWire(pk.Vals), From: t}
-					open[pk.Tuple] = e.Rec
-				default:
-					e.Kind, e.Rec = stream.Event, &stream.Rec{Vals: fromWire(pk.Vals), From: t}
+				if err != nil {
+					return nil, stats, fmt.Errorf("resident %s: %w", h.Name, err)
 				}
-				cols[pk.Sensor].Push(e)
+				cols[stmt].Push(e)
 			case wire.PResultLoss:
 				if len(pk.Vals) == 2 {
 					l := Loss{Rel: pk.Vals[0].S, Gap: Gap{From: global(pk.Begin), To: t, Lost: pk.Vals[1].N}}
@@ -347,7 +337,7 @@ func RunFragment(ctx context.Context, conn wire.Conn, cmd *wire.Command, sink Fr
 		}
 		return h.MonoBase + (t - h.WallBase)
 	}
-	f := &fragRun{ids: map[*stream.Rec]uint64{}}
+	f := NewResultEncoder(mono)
 	stopped := false
 	stop := func(at algebra.Time, why string) {
 		if !stopped {
@@ -366,31 +356,29 @@ func RunFragment(ctx context.Context, conn wire.Conn, cmd *wire.Command, sink Fr
 				f.pend = append(f.pend, wire.Packet{Kind: wire.PResultStart, TS: mono(from)})
 			},
 			OnElem: func(stmt int, e stream.Elem) {
-				if f.err == "" {
-					f.add(stmt, e, mono)
-				}
+				f.Add(stmt, e)
 			},
 			OnLoss: func(l Loss) {
 				f.pend = append(f.pend, wire.Packet{Kind: wire.PResultLoss, TS: mono(l.To), Begin: mono(l.From),
 					Vals: []wire.Value{{Kind: wire.VString, S: l.Rel}, {Kind: wire.VInt, N: l.Lost}}})
 			},
 			Progress: func(t algebra.Time) {
-				if f.err != "" {
-					stop(last, f.err)
+				if f.Err() != "" {
+					stop(last, f.Err())
 					cancel()
 					return
 				}
-				if !sink.Put(f.pend, mono(t)) {
+				if !sink.Put(f.Take(), mono(t)) {
 					stop(last, "over its output bound (the monitor did not keep up)")
 					cancel()
 					return
 				}
-				f.pend, last = nil, t
+				last = t
 			},
 		})
 		switch {
-		case f.err != "":
-			stop(last, f.err)
+		case f.Err() != "":
+			stop(last, f.Err())
 		case errors.Is(err, exec.ErrMemory):
 			stop(last, fmt.Sprintf("over its state bound (%d bytes)", limit))
 		case err != nil && ctx.Err() == nil:
@@ -399,7 +387,7 @@ func RunFragment(ctx context.Context, conn wire.Conn, cmd *wire.Command, sink Fr
 			// Ended (the resident closed, the monitor said bye): what the
 			// network settled at its end is sent, to where it observed.
 			last = max(last, ist.End)
-			if !sink.Put(f.pend, mono(last)) {
+			if !sink.Put(f.Take(), mono(last)) {
 				stop(last, "over its output bound (the monitor did not keep up)")
 			}
 			stop(last, "")
@@ -408,34 +396,46 @@ func RunFragment(ctx context.Context, conn wire.Conn, cmd *wire.Command, sink Fr
 	return nil
 }
 
-// fragRun is a running fragment's results not yet handed on, and the
-// identities of its result tuples begun and not ended.
-type fragRun struct {
+// ResultEncoder turns a fragment's result elements into result packets
+// (RunFragment; the differential tests), naming each result tuple from
+// its begin to its end.
+type ResultEncoder struct {
 	pend []wire.Packet
-	ids  map[*stream.Rec]uint64
+	open map[*stream.Rec]wire.Packet // begun, not ended: their begin
 	next uint64
-	err  string // why it must stop ("": it need not)
+	err  string // why the fragment must stop ("": it need not)
+	mono func(algebra.Time) int64
 }
 
-func (f *fragRun) add(stmt int, e stream.Elem, mono func(algebra.Time) int64) {
-	pk := wire.Packet{TS: mono(e.T), Sensor: uint16(stmt)}
+// NewResultEncoder makes an encoder stamping packets with mono(t).
+func NewResultEncoder(mono func(algebra.Time) int64) *ResultEncoder {
+	return &ResultEncoder{open: map[*stream.Rec]wire.Packet{}, mono: mono}
+}
+
+// Add encodes a result element of statement stmt. Past MaxFragmentOpen
+// open tuples, or for a value with no wire kind, it encodes nothing more
+// and Err says why.
+func (f *ResultEncoder) Add(stmt int, e stream.Elem) {
+	if f.err != "" {
+		return
+	}
+	pk := wire.Packet{TS: f.mono(e.T), Sensor: uint16(stmt)}
 	switch e.Kind {
 	case stream.End:
-		id, ok := f.ids[e.Rec]
+		b, ok := f.open[e.Rec]
 		if !ok {
 			return // begun at forever, or not at all: nothing to end
 		}
-		delete(f.ids, e.Rec)
-		pk.Kind, pk.Tuple = wire.PResultEnd, id
+		delete(f.open, e.Rec)
+		pk.Kind, pk.Tuple = wire.PResultEnd, b.Tuple
 		f.pend = append(f.pend, pk)
 		return
 	case stream.Begin:
-		if len(f.ids) >= MaxFragmentOpen {
+		if len(f.open) >= MaxFragmentOpen {
 			f.err = fmt.Sprintf("over its bound of %d open result tuples", MaxFragmentOpen)
 			return
 		}
 		f.next++
-		f.ids[e.Rec] = f.next
 		pk.Kind, pk.Tuple = wire.PResultBegin, f.next
 	default:
 		pk.Kind = wire.PResultEvent
@@ -446,7 +446,61 @@ func (f *fragRun) add(stmt int, e stream.Elem, mono func(algebra.Time) int64) {
 		return
 	}
 	pk.Vals = vals
+	if pk.Kind == wire.PResultBegin {
+		f.open[e.Rec] = pk
+	}
 	f.pend = append(f.pend, pk)
+}
+
+// Take returns the packets encoded since the last Take.
+func (f *ResultEncoder) Take() []wire.Packet {
+	p := f.pend
+	f.pend = nil
+	return p
+}
+
+// Err says why the encoder stopped ("": it did not).
+func (f *ResultEncoder) Err() string { return f.err }
+
+// ResultDecoder turns result packets back into elements (placedRun; the
+// differential tests).
+type ResultDecoder struct {
+	open map[uint64]*stream.Rec
+}
+
+// NewResultDecoder makes a decoder.
+func NewResultDecoder() *ResultDecoder { return &ResultDecoder{open: map[uint64]*stream.Rec{}} }
+
+// Elem decodes a result packet (PResultBegin, PResultEnd, PResultEvent)
+// stamped t on the global clock: its statement and element.
+func (d *ResultDecoder) Elem(pk *wire.Packet, t algebra.Time) (int, stream.Elem, error) {
+	e := stream.Elem{T: t}
+	switch pk.Kind {
+	case wire.PResultEnd:
+		e.Kind, e.Rec = stream.End, d.open[pk.Tuple]
+		delete(d.open, pk.Tuple)
+		if e.Rec == nil {
+			return 0, e, fmt.Errorf("the end of result tuple %d, never begun", pk.Tuple)
+		}
+	case wire.PResultBegin:
+		e.Kind, e.Rec = stream.Begin, &stream.Rec{Vals: fromWire(pk.Vals), From: t}
+		d.open[pk.Tuple] = e.Rec
+	case wire.PResultEvent:
+		e.Kind, e.Rec = stream.Event, &stream.Rec{Vals: fromWire(pk.Vals), From: t}
+	default:
+		return 0, e, fmt.Errorf("a %s packet is no result", pk.Kind)
+	}
+	return int(pk.Sensor), e, nil
+}
+
+// inner is the fragment's own session: its run is the fragment, not
+// placed again (its hello says no plans).
+type inner struct{ wire.Conn }
+
+func (c inner) Hello() *wire.Hello {
+	h := *c.Conn.Hello()
+	h.Caps = slices.DeleteFunc(slices.Clone(h.Caps), func(c string) bool { return c == wire.CapPlans })
+	return &h
 }
 
 // Placeable reports whether a program's rewritten plans are placed at a
@@ -469,13 +523,3 @@ func Placeable(p *query.Program) bool {
 type planner struct{ wire.Conn }
 
 func (planner) Hello() *wire.Hello { return &wire.Hello{Caps: []string{wire.CapPlans}} }
-
-// inner is the fragment's own session: its run is the fragment, not
-// placed again (its hello says no plans).
-type inner struct{ wire.Conn }
-
-func (c inner) Hello() *wire.Hello {
-	h := *c.Conn.Hello()
-	h.Caps = slices.DeleteFunc(slices.Clone(h.Caps), func(c string) bool { return c == wire.CapPlans })
-	return &h
-}

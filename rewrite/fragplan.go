@@ -96,3 +96,27 @@ func PlaceProgram(cat *algebra.Catalog, roots ...plan.Node) ProgramPlacement {
 	}
 	return p
 }
+
+// PlacedTree draws a final plan (plan.Tree) with where each operator
+// runs: every one at the resident when the program is placed there (p),
+// otherwise at the monitor, but for the α operators, whose sensors the
+// residents run (with the σ/π fragments Place decides: the monitor
+// applies those again).
+func PlacedTree(p ProgramPlacement, root plan.Node) string {
+	var b strings.Builder
+	lines := strings.Split(strings.TrimSuffix(plan.Tree(root), "\n"), "\n")
+	for _, l := range lines {
+		where := "monitor "
+		switch {
+		case p.Resident:
+			where = "resident"
+		case strings.Contains(l, "α["):
+			where = "resident"
+		}
+		fmt.Fprintf(&b, "%s │ %s\n", where, l)
+	}
+	if p.Resident {
+		b.WriteString("monitor  │ the results, as derived tuples\n")
+	}
+	return b.String()
+}
