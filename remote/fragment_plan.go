@@ -200,8 +200,12 @@ func placedRun(ctx context.Context, p *query.Program, conn wire.Conn, plans []pl
 				if len(pk.Vals) > 0 {
 					why = pk.Vals[0].S
 				}
+				// What it sent is right; what its network had not settled
+				// when it stopped is missing, before t too: the answer is
+				// incomplete from the fragment's start.
 				if stats.SessionLost == nil {
-					stats.SessionLost = &SessionLostError{Resident: h.Name, Since: t, Err: errors.New("plan fragment " + why), Format: opts.TimeFormat}
+					stats.SessionLost = &SessionLostError{Resident: h.Name, Since: start,
+						Err: fmt.Errorf("plan fragment stopped at %s, %s", algebra.FormatTime(t, opts.TimeFormat), why), Format: opts.TimeFormat}
 				}
 				done = true
 			}

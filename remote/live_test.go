@@ -2,6 +2,7 @@ package remote_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
+	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/internal/testkit"
 	"github.com/tqmon/tqmon/query"
@@ -117,6 +119,17 @@ func runDemo(t *testing.T, prog *query.Program, cfg demo.Config, d time.Duration
 // resident's connection.
 func runDemoWith(t testing.TB, prog *query.Program, cfg demo.Config, d time.Duration, opts remote.LiveOptions, wrap func(wire.Conn) wire.Conn) ([]query.Result, remote.LiveStats, *algebra.History) {
 	t.Helper()
+	rs, st, h, err := runDemoErr(t, prog, cfg, d, opts, wrap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs, st, h
+}
+
+// runDemoErr is runDemoWith returning the run's error (its results, stats
+// and truth beside it).
+func runDemoErr(t testing.TB, prog *query.Program, cfg demo.Config, d time.Duration, opts remote.LiveOptions, wrap func(wire.Conn) wire.Conn) ([]query.Result, remote.LiveStats, *algebra.History, error) {
+	t.Helper()
 	cat := demoCatalog(t)
 	clock := demo.NewClock(cfg.Scale)
 	rec := truth.New(cat, 0, 0)
@@ -150,9 +163,6 @@ func runDemoWith(t testing.TB, prog *query.Program, cfg demo.Config, d time.Dura
 	stop := clock.Stop()
 	res.Close()
 	o := <-done
-	if o.err != nil {
-		t.Fatal(o.err)
-	}
 	truthH := rec.History(stop)
 	// A loaded machine's samplers may skip ticks, reported as lost: the
 	// answers are cut out of those gaps, and so are the truth's, given
@@ -163,7 +173,7 @@ func runDemoWith(t testing.TB, prog *query.Program, cfg demo.Config, d time.Dura
 			truthH.Table(algebra.LostName).Add([]algebra.Value{algebra.Str(ob.Rel), algebra.Int(int64(g.Lost))}, g.From, g.To)
 		}
 	}
-	return o.rs, o.st, truthH
+	return o.rs, o.st, truthH, o.err
 }
 
 // TestLiveMatchesTruth: live results from the demo equal the same queries
@@ -802,4 +812,53 @@ func (c *kindConn) Recv() (*wire.Batch, error) {
 		}
 	}
 	return b, err
+}
+
+// TestLivePlacedStateBound: a plan fragment whose operators outgrow its
+// state bound stops: the run ends incomplete (an ErrIncomplete naming the
+// bound), and every result tuple it sent is one of the truth's — the
+// answer is incomplete, not wrong.
+func TestLivePlacedStateBound(t *testing.T) {
+	cat := demoCatalog(t)
+	// The first statement streams its results; the second holds every
+	// send until its process ends (none does before the run's end), so
+	// the operators' state grows until the bound stops the fragment.
+	q := `range of p is Process
+range of s is SendMessage
+retrieve (s.Process, s.Mailbox) where p.Process = s.Process and p.State = "Running"
+retrieve (s.Mailbox) where s.Process = p.Process when s precede end of p`
+	prog, err := query.Compile(cat, []query.Source{{Name: "bound", Text: q}}, check.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !remote.Placeable(prog) {
+		t.Fatal("not placed")
+	}
+	const limit = 24 << 10
+	got, st, h, runErr := runDemoErr(t, prog.WithBudget(&exec.Budget{Limit: limit}), demo.DefaultConfig(3), 300*time.Millisecond, remote.LiveOptions{}, nil)
+	if !errors.Is(runErr, remote.ErrIncomplete) || !strings.Contains(runErr.Error(), "state bound") {
+		t.Fatalf("a fragment over its bound of %d bytes: error %v, want one saying it stopped at its state bound", limit, runErr)
+	}
+	want, _, err := prog.RunHistory(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent, all := 0, 0
+	for i := range want {
+		truth := map[string]bool{}
+		opened := map[string]bool{}
+		for _, r := range want[i].Table.Rows {
+			truth[fmt.Sprint(r.Vals, r.From, r.To)] = true
+			opened[fmt.Sprint(r.Vals, r.From)] = true
+		}
+		for _, r := range got[i].Table.Rows {
+			if r.To == algebra.Forever && opened[fmt.Sprint(r.Vals, r.From)] || truth[fmt.Sprint(r.Vals, r.From, r.To)] {
+				continue
+			}
+			t.Errorf("statement %d: sent %v [%d, %d), which the truth does not hold", i+1, r.Vals, r.From, r.To)
+		}
+		sent += len(got[i].Table.Rows)
+		all += len(want[i].Table.Rows)
+	}
+	t.Logf("%v; %d of the truth's %d rows sent; %d wire tuples", runErr, sent, all, st.WireTuples)
 }

@@ -24,21 +24,31 @@ import (
 //   - operator state: cmd.Limit bytes (remote.DefaultFragmentLimit, at
 //     most remote.MaxFragmentLimit), the network's memory budget;
 //   - result tuples begun and not ended: remote.MaxFragmentOpen;
-//   - results waiting for the monitor: maxPlanQueued packets.
+//   - results waiting for the monitor: Options.PlanQueue packets
+//     (maxPlanQueued at most).
 //
 // Past any of them the fragment stops and the session says where
 // (PResultLost): the answer is then incomplete from there — what was sent
 // is right, nothing after it was observed — never wrong.
 
 // maxPlanQueued bounds the result packets a plan session holds for a
-// monitor that does not read them.
+// monitor that does not read them (Options.PlanQueue may lower it).
 const maxPlanQueued = 1 << 16
+
+// planQueue is Options.PlanQueue, defaulted and bounded.
+func planQueue(n int) int {
+	if n <= 0 || n > maxPlanQueued {
+		return maxPlanQueued
+	}
+	return n
+}
 
 // planOut is a plan session's results waiting for its monitor.
 type planOut struct {
 	mu     sync.Mutex
 	q      []*wire.Batch
 	queued int           // packets in q
+	max    int           // of queued (Resident.planQueue)
 	ended  bool          // the fragment stopped: q holds its last batches
 	done   chan struct{} // closed when ended is set
 	cancel context.CancelFunc
@@ -48,7 +58,7 @@ type planOut struct {
 func (o *planOut) Put(pks []wire.Packet, wm int64) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.queued+len(pks) > maxPlanQueued {
+	if o.queued+len(pks) > o.max {
 		return false
 	}
 	o.q = append(o.q, &wire.Batch{Packets: pks, Watermark: wm})
@@ -98,7 +108,7 @@ func (s *Session) startPlan(cmd *wire.Command) error {
 		return s.fail(cmd, "limit", "%d bytes out of range (at most %d)", cmd.Limit, remote.MaxFragmentLimit)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	o := &planOut{cancel: cancel, done: make(chan struct{})}
+	o := &planOut{cancel: cancel, done: make(chan struct{}), max: s.r.planQueue}
 	s.plan.Store(o)
 	c := *cmd
 	c.Args = append([]string(nil), cmd.Args...)

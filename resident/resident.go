@@ -19,18 +19,19 @@ const MaxSessions = session.MaxSessions
 // samplers, and the sessions of the remote monitors it serves.
 type Resident struct {
 	// Read-only after New (read by every sensor call).
-	spec     *Spec
-	sensors  []*Sensor
-	types    []typeState
-	slots    int  // each ring's capacity
-	plain    bool // claims are plain stores: the drain uses membarrier
-	truth    TruthSink
-	clock    func() int64
-	tsc      *tscClock // the TSC clock, or nil
-	monoBase int64
-	wallBase int64
-	period   int64
-	name     string
+	spec      *Spec
+	sensors   []*Sensor
+	types     []typeState
+	slots     int  // each ring's capacity
+	plain     bool // claims are plain stores: the drain uses membarrier
+	truth     TruthSink
+	clock     func() int64
+	tsc       *tscClock // the TSC clock, or nil
+	monoBase  int64
+	wallBase  int64
+	period    int64
+	name      string
+	planQueue int // Options.PlanQueue (fragment_plan.go)
 
 	_ [cacheLine]byte
 	// epoch counts session opens and closes; a session mask read between
@@ -106,6 +107,7 @@ func newResident(spec *Spec, opts Options) *Resident {
 		spec:      spec,
 		truth:     opts.Truth,
 		name:      opts.Name,
+		planQueue: planQueue(opts.PlanQueue),
 		period:    spec.Period,
 		stop:      make(chan struct{}),
 		drainDone: make(chan struct{}),
