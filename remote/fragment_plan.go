@@ -158,7 +158,7 @@ func placedRun(ctx context.Context, p *query.Program, conn wire.Conn, plans []pl
 		case r = <-batches:
 		}
 		if r.err != nil {
-			if !errors.Is(r.err, io.EOF) && stats.SessionLost == nil {
+			if !errors.Is(r.err, io.EOF) && finishing == nil && stats.SessionLost == nil {
 				stats.SessionLost = &SessionLostError{Resident: h.Name, Since: end, Err: r.err, Format: opts.TimeFormat}
 			}
 			break

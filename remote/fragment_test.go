@@ -251,7 +251,7 @@ func TestLiveEntityFragments(t *testing.T) {
 				if c.hide {
 					conn = without{conn, wire.CapEntityFragments}
 				}
-				bc.Conn = conn
+				bc.Conn = noPlans(conn)
 				return bc
 			}
 			got, st, h := runDemoWith(t, prog, demo.DefaultConfig(8), 300*time.Millisecond, remote.LiveOptions{WireBytes: true}, wrap)

@@ -145,9 +145,12 @@ func runDemoErr(t testing.TB, prog *query.Program, cfg demo.Config, d time.Durat
 	done := make(chan out, 1)
 	go func() {
 		var conn wire.Conn = res.Local()
-		if wrap != nil {
-			conn = wrap(conn)
+		if wrap == nil {
+			// The monitor's own network runs the plans (plan fragments
+			// have tests of their own, TestLivePlaced*: asPlaced).
+			wrap = noPlans
 		}
+		conn = wrap(conn)
 		opts.Ready = func() { close(ready) }
 		rs, st, err := remote.RunLive(context.Background(), prog, []wire.Conn{conn}, opts)
 		done <- out{rs, st, err}
@@ -498,7 +501,8 @@ func TestLiveAggregateEnablesOnlyTheGroup(t *testing.T) {
 	}
 }
 
-// without hides one capability (an older resident).
+// without hides one capability (an older resident), and plans (the
+// newest: the tests that hide a capability test the monitor's network).
 type without struct {
 	wire.Conn
 	cap string
@@ -506,9 +510,14 @@ type without struct {
 
 func (c without) Hello() *wire.Hello {
 	h := *c.Conn.Hello()
-	h.Caps = slices.DeleteFunc(slices.Clone(h.Caps), func(s string) bool { return s == c.cap })
+	h.Caps = slices.DeleteFunc(slices.Clone(h.Caps), func(s string) bool { return s == c.cap || s == wire.CapPlans })
 	return &h
 }
+
+func noPlans(c wire.Conn) wire.Conn { return without{c, wire.CapPlans} }
+
+// asPlaced leaves the resident as it is: it runs plan fragments.
+func asPlaced(c wire.Conn) wire.Conn { return c }
 
 func noWhile(c wire.Conn) wire.Conn     { return without{c, wire.CapWhile} }
 func noFragments(c wire.Conn) wire.Conn { return without{c, wire.CapFragments} }
@@ -835,7 +844,7 @@ retrieve (s.Mailbox) where s.Process = p.Process when s precede end of p`
 		t.Fatal("not placed")
 	}
 	const limit = 24 << 10
-	got, st, h, runErr := runDemoErr(t, prog.WithBudget(&exec.Budget{Limit: limit}), demo.DefaultConfig(3), 300*time.Millisecond, remote.LiveOptions{}, nil)
+	got, st, h, runErr := runDemoErr(t, prog.WithBudget(&exec.Budget{Limit: limit}), demo.DefaultConfig(3), 300*time.Millisecond, remote.LiveOptions{}, asPlaced)
 	if !errors.Is(runErr, remote.ErrIncomplete) || !strings.Contains(runErr.Error(), "state bound") {
 		t.Fatalf("a fragment over its bound of %d bytes: error %v, want one saying it stopped at its state bound", limit, runErr)
 	}

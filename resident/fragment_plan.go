@@ -52,6 +52,9 @@ type planOut struct {
 	ended  bool          // the fragment stopped: q holds its last batches
 	done   chan struct{} // closed when ended is set
 	cancel context.CancelFunc
+	// endErr is how the session itself ended (closeWith's error, or its
+	// Recv's), once it did: said after the fragment's last results.
+	endErr error
 }
 
 // Put queues the packets settled up to wm (remote.FragmentSink).
@@ -79,6 +82,22 @@ func (o *planOut) Stop(at int64, why string) {
 		o.ended = true
 		close(o.done)
 	}
+}
+
+// end notes how the session ended (the first said).
+func (o *planOut) end(err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.endErr == nil {
+		o.endErr = err
+	}
+}
+
+// ending is how the session ended (nil: it has not).
+func (o *planOut) ending() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.endErr
 }
 
 // next pops the next batch (nil: none yet) and whether the fragment has
@@ -133,21 +152,29 @@ func (s *Session) recvPlan(ctx context.Context, o *planOut) (*wire.Batch, error)
 			return b, nil
 		} else if ended {
 			s.Close() // everything said
+			if err := o.ending(); err != nil {
+				return nil, err // the session's own end (io.EOF: normal)
+			}
 			return nil, io.EOF
+		}
+		if o.ending() != nil {
+			// Ended: by its monitor or its lease (closeWith stopped the
+			// fragment) or with the resident (the fragment's own session
+			// ends with it, after its last packets): the fragment ends
+			// either way.
+			select {
+			case <-o.done:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			continue
 		}
 		b, err := s.core.Recv(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, err
 			}
-			// Ended: by its monitor (closeWith stopped the fragment) or
-			// with the resident (the fragment's own session ends with it,
-			// after its last packets): the fragment ends either way.
-			select {
-			case <-o.done:
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
+			o.end(err)
 			continue
 		}
 		s.core.Release(b) // (it blocks a few ms at most: the loop's pace)

@@ -134,6 +134,7 @@ func (s *Session) closeWith(err error) {
 	}
 	r.clearSession(s)
 	if o := s.plan.Load(); o != nil {
+		o.end(err)
 		o.cancel()
 	}
 	r.epoch.Add(1)
