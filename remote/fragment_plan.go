@@ -64,27 +64,44 @@ func PlanCommand(p *query.Program, limit int64) wire.Command {
 }
 
 // placeable reports whether RunLive runs p as a plan fragment at its one
-// resident, and why not (rewrite.PlaceProgram, and what the run asks of
-// the monitor's own network: a tap, following descendants, naive plans).
+// resident, and why not (Placement, and what the run asks of the
+// monitor's own network: a tap, following descendants).
 func placeable(p *query.Program, conns []wire.Conn, plans []plan.Node, opts LiveOptions) (bool, string) {
 	switch {
-	case len(conns) != 1:
-		return false, "more than one resident"
-	case !conns[0].Hello().Has(wire.CapPlans):
-		return false, "the resident does not run plans"
 	case opts.Tap != nil:
 		return false, "recording (the tap sees packets)"
 	case opts.Follow != nil:
 		return false, "following descendants"
-	case opts.Naive:
-		return false, "naive plans"
-	case p.Sources == nil:
-		return false, "a program without its text"
-	case p.UsesNow:
-		return false, "it names now"
 	}
-	pl := rewrite.PlaceProgram(p.Catalog, plans...)
+	hellos := make([]*wire.Hello, len(conns))
+	for i, c := range conns {
+		hellos[i] = c.Hello()
+	}
+	pl := Placement(p, plans, hellos, opts.Naive)
 	return pl.Resident, pl.Why
+}
+
+// Placement is where a live run of p's final plans over residents that
+// said hellos runs them (--explain says it): at the one resident, when it
+// runs plans and rewrite.PlaceProgram places them, or at the monitor, and
+// why.
+func Placement(p *query.Program, plans []plan.Node, hellos []*wire.Hello, naive bool) rewrite.ProgramPlacement {
+	why := ""
+	switch {
+	case len(hellos) != 1:
+		why = "more than one resident"
+	case !hellos[0].Has(wire.CapPlans):
+		why = "the resident does not run plans"
+	case naive:
+		why = "naive plans"
+	case p.Sources == nil:
+		why = "a program without its text"
+	case p.UsesNow:
+		why = "it names now"
+	default:
+		return rewrite.PlaceProgram(p.Catalog, plans...)
+	}
+	return rewrite.ProgramPlacement{Why: why}
 }
 
 // placedRun is RunLive for a program placed at its one resident: it
@@ -99,8 +116,10 @@ func placedRun(ctx context.Context, p *query.Program, conn wire.Conn, plans []pl
 		}
 		return h.WallBase + (mono - h.MonoBase)
 	}
+	// The fragment's bound is the resident's (its default), or the
+	// program's memory budget when that is smaller.
 	var limit int64
-	if b := p.Budget(); b != nil {
+	if b := p.Budget(); b != nil && b.Limit > 0 && b.Limit < MaxFragmentLimit {
 		limit = b.Limit
 	}
 	cmd := PlanCommand(p, limit)
@@ -119,9 +138,9 @@ func placedRun(ctx context.Context, p *query.Program, conn wire.Conn, plans []pl
 	stopRenew := renewLeases([]wire.Conn{conn}, opts.Lease)
 	defer stopRenew()
 	// The results are received until the resident ends the session: at
-	// the run's end the monitor says bye and takes what the fragment's
-	// network settles at its end (as RunLive's own Finish does), within
-	// finishWait.
+	// the run's end the monitor asks the fragment to finish (a CPlan
+	// without text) and takes what its network settles at its end (as
+	// RunLive's own Finish does), within finishWait.
 	rctx, rcancel := context.WithCancel(context.Background())
 	defer rcancel()
 	batches := receive(rctx, []wire.Conn{conn}, 1)
@@ -131,10 +150,14 @@ func placedRun(ctx context.Context, p *query.Program, conn wire.Conn, plans []pl
 	}
 	stopCtx := ctx.Done()
 	var finishing <-chan time.Time
+	// A resident that refuses the fragment (over a network, commands are
+	// not answered) never says it started: past startWait the run ends,
+	// saying so, rather than answer nothing in silence.
+	startWait := time.After(finishWait)
 	bye := func() {
 		stopCtx, deadline = nil, nil
 		finishing = time.After(finishWait)
-		if err := conn.Send(&wire.Command{Kind: wire.CBye}); err != nil {
+		if err := conn.Send(&wire.Command{Kind: wire.CPlan}); err != nil { // finish
 			finishing = time.After(0)
 		}
 	}
@@ -154,6 +177,13 @@ func placedRun(ctx context.Context, p *query.Program, conn wire.Conn, plans []pl
 			continue
 		case <-finishing:
 			done = true
+			continue
+		case <-startWait:
+			if !started {
+				stats.SessionLost = &SessionLostError{Resident: h.Name, Since: start,
+					Err: fmt.Errorf("plan fragment not started within %v (refused? see the resident's log)", finishWait), Format: opts.TimeFormat}
+				done = true
+			}
 			continue
 		case r = <-batches:
 		}
@@ -224,6 +254,10 @@ func placedRun(ctx context.Context, p *query.Program, conn wire.Conn, plans []pl
 	conn.Close()
 	for _, c := range cols {
 		c.Advance(algebra.Forever)
+	}
+	if !started && stats.SessionLost == nil {
+		stats.SessionLost = &SessionLostError{Resident: h.Name, Since: start,
+			Err: errors.New("plan fragment never started (refused? see the resident's log)"), Format: opts.TimeFormat}
 	}
 	stats.Start, stats.End = start, max(start, end)
 	for _, name := range programRels(plans) {

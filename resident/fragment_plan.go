@@ -142,10 +142,11 @@ func (s *Session) startPlan(cmd *wire.Command) error {
 // recvPlan is Recv for a plan session: the fragment's results. The
 // session's own batches (it enables nothing; the entity tuples every
 // session is sent) are taken and dropped, which also keeps its lease and
-// end noticed as any session's. Once the session ends (the monitor's bye,
-// the resident's close) the fragment is stopped and its last results —
-// what its network settles at its end, as a monitor's does when its run
-// ends — are still sent, then io.EOF.
+// end noticed as any session's. Once the fragment is finished (a CPlan
+// without text) or the session ends (the monitor's bye, its lease, the
+// resident's close) the fragment stops and its last results — what its
+// network settles at its end, as a monitor's does when its run ends — are
+// still sent, then the session's end (io.EOF when normal).
 func (s *Session) recvPlan(ctx context.Context, o *planOut) (*wire.Batch, error) {
 	for {
 		if b, ended := o.next(); b != nil {

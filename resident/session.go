@@ -233,7 +233,11 @@ func (s *Session) entityArg(cmd *wire.Command, sen *Sensor) error {
 
 func (s *Session) apply(cmd *wire.Command) error {
 	r := s.r
-	if s.plan.Load() != nil {
+	if o := s.plan.Load(); o != nil {
+		if cmd.Kind == wire.CPlan && cmd.Text == "" {
+			o.cancel() // finish (fragment_plan.go)
+			return nil
+		}
 		return s.fail(cmd, "kind", "a plan session takes no %s command", cmd.Kind)
 	}
 	switch cmd.Kind {

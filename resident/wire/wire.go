@@ -252,7 +252,10 @@ const (
 	// resident's default; more than it is refused). It must be the
 	// session's first command, and its only one besides leases and bye:
 	// the session then carries the program's results (PResult* packets),
-	// not the sensors' packets.
+	// not the sensors' packets. A CPlan without Text, later, finishes the
+	// fragment: it stops, sends what its network settles at its end, and
+	// the session ends (io.EOF) — a monitor's end of run that, unlike a
+	// bye, keeps the stream open for those last results.
 	CPlan
 )
 
