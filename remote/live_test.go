@@ -22,6 +22,7 @@ import (
 	"github.com/tqmon/tqmon/resident"
 	"github.com/tqmon/tqmon/resident/demo"
 	"github.com/tqmon/tqmon/resident/demo/ossensors"
+	"github.com/tqmon/tqmon/resident/transport"
 	"github.com/tqmon/tqmon/resident/wire"
 	"github.com/tqmon/tqmon/store/truth"
 )
@@ -870,4 +871,104 @@ retrieve (s.Mailbox) where s.Process = p.Process when s precede end of p`
 		all += len(want[i].Table.Rows)
 	}
 	t.Logf("%v; %d of the truth's %d rows sent; %d wire tuples", runErr, sent, all, st.WireTuples)
+}
+
+// TestLivePlacedOverTransport: a plan fragment over the gRPC transport
+// (commands unanswered, a bye that would end the stream). The monitor's
+// run ends first, finishing the fragment: its last results still arrive —
+// every tuple of the truth's that ended within the observation is in the
+// answer, and every tuple of the answer is the truth's (or, open at the
+// end, begun as the truth's).
+func TestLivePlacedOverTransport(t *testing.T) {
+	cat := demoCatalog(t)
+	var text string
+	for _, q := range liveQueries {
+		if q.name == "waiting-state-join" {
+			text = q.text
+		}
+	}
+	prog, err := query.Compile(cat, []query.Source{{Name: "join", Text: text}}, check.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := demo.DefaultConfig(9)
+	clock := demo.NewClock(cfg.Scale)
+	rec := truth.New(cat, 0, 0)
+	res := resident.New(ossensors.Spec(), demo.Options(clock, rec))
+	h := res.Hello()
+	rec.SetClock(h.MonoBase, h.WallBase)
+	srv, err := transport.NewServer(transport.Adapt(res.Hello, res.Open), transport.ServerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(t.TempDir(), "r.sock")
+	lis, err := transport.Listen(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(lis)
+	defer srv.Stop()
+	conn, err := transport.Dial(context.Background(), sock, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds kindCounter
+	ready := make(chan struct{})
+	type out struct {
+		rs  []query.Result
+		st  remote.LiveStats
+		err error
+	}
+	done := make(chan out, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		rs, st, err := remote.RunLive(ctx, prog, []wire.Conn{&kindConn{Conn: conn, n: &kinds}}, remote.LiveOptions{Ready: func() { close(ready) }})
+		done <- out{rs, st, err}
+	}()
+	select {
+	case <-ready:
+	case o := <-done:
+		t.Fatalf("monitor ended before starting: %v", o.err)
+	}
+	dctx, dcancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer dcancel()
+	go demo.New(ossensors.New(res), cfg).Run(dctx)
+	time.Sleep(200 * time.Millisecond)
+	cancel() // the monitor's run ends while the subject runs: it finishes the fragment
+	o := <-done
+	<-dctx.Done()
+	stop := clock.Stop()
+	res.Close()
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	want, _, err := prog.RunHistory(rec.History(stop))
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, truthRows, opened := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	for _, r := range o.rs[0].Table.Rows {
+		live[fmt.Sprint(r.Vals, r.From, r.To)] = true
+	}
+	ended := 0
+	for _, r := range want[0].Table.Rows {
+		truthRows[fmt.Sprint(r.Vals, r.From, r.To)] = true
+		opened[fmt.Sprint(r.Vals, r.From)] = true
+		if r.To < o.st.End {
+			ended++
+			if !live[fmt.Sprint(r.Vals, r.From, r.To)] {
+				t.Errorf("the truth's %v [%d, %d), ended within the observation (to %d), is not in the answer", r.Vals, r.From, r.To, o.st.End)
+			}
+		}
+	}
+	for _, r := range o.rs[0].Table.Rows {
+		if !(r.To == algebra.Forever && opened[fmt.Sprint(r.Vals, r.From)]) && !truthRows[fmt.Sprint(r.Vals, r.From, r.To)] {
+			t.Errorf("answered %v [%d, %d), which the truth does not hold", r.Vals, r.From, r.To)
+		}
+	}
+	if ended == 0 || kinds.other.Load() != 0 {
+		t.Fatalf("%d truth rows within the observation, %d packets that are not results crossed", ended, kinds.other.Load())
+	}
+	t.Logf("%d of the truth's %d rows ended within the observation; %d rows answered from %d result packets", ended, len(want[0].Table.Rows), len(o.rs[0].Table.Rows), kinds.results.Load())
 }
