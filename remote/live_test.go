@@ -972,3 +972,88 @@ func TestLivePlacedOverTransport(t *testing.T) {
 	}
 	t.Logf("%d of the truth's %d rows ended within the observation; %d rows answered from %d result packets", ended, len(want[0].Table.Rows), len(o.rs[0].Table.Rows), kinds.results.Load())
 }
+
+// TestLivePlacedShared: monitors that run the same program share one plan
+// fragment at the resident. Two that stay to the end both get the truth's
+// answers; one that leaves while the others run ends incomplete (the
+// fragment's unsettled results are missing for it), never with a wrong
+// tuple.
+func TestLivePlacedShared(t *testing.T) {
+	cat := demoCatalog(t)
+	var text string
+	for _, q := range liveQueries {
+		if q.name == "sends-while-running" {
+			text = q.text
+		}
+	}
+	prog, err := query.Compile(cat, []query.Source{{Name: "shared", Text: text}}, check.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := demo.DefaultConfig(11)
+	clock := demo.NewClock(cfg.Scale)
+	rec := truth.New(cat, 0, 0)
+	res := resident.New(ossensors.Spec(), demo.Options(clock, rec))
+	h := res.Hello()
+	rec.SetClock(h.MonoBase, h.WallBase)
+	type out struct {
+		rs  []query.Result
+		err error
+	}
+	run := func(ctx context.Context) chan out {
+		ready := make(chan struct{})
+		done := make(chan out, 1)
+		go func() {
+			rs, _, err := remote.RunLive(ctx, prog, []wire.Conn{res.Local()}, remote.LiveOptions{Ready: func() { close(ready) }})
+			done <- out{rs, err}
+		}()
+		select {
+		case <-ready:
+		case o := <-done:
+			t.Fatalf("monitor ended before starting: %v", o.err)
+		}
+		return done
+	}
+	a, b := run(context.Background()), run(context.Background())
+	cctx, leave := context.WithCancel(context.Background())
+	c := run(cctx)
+	if n := res.PlanFragments(); n != 1 {
+		t.Fatalf("%d plan fragments run for three monitors of one program, want 1", n)
+	}
+	dctx, dcancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer dcancel()
+	go func() {
+		time.Sleep(150 * time.Millisecond)
+		leave()
+	}()
+	demo.New(ossensors.New(res), cfg).Run(dctx)
+	stop := clock.Stop()
+	res.Close()
+	want, _, err := prog.RunHistory(rec.History(stop))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, ch := range []chan out{a, b} {
+		o := <-ch
+		if o.err != nil {
+			t.Fatalf("monitor %d: %v", i, o.err)
+		}
+		if g, w := renderTables(o.rs), renderTables(want); g != w {
+			t.Fatalf("monitor %d's answer differs from the truth's\n--- live\n%s--- truth\n%s", i, g, w)
+		}
+	}
+	o := <-c
+	if !errors.Is(o.err, remote.ErrIncomplete) || !strings.Contains(o.err.Error(), "share") {
+		t.Fatalf("the monitor that left: %v, want incomplete (it left a shared fragment)", o.err)
+	}
+	truthRows := map[string]bool{}
+	for _, r := range want[0].Table.Rows {
+		truthRows[fmt.Sprint(r.Vals, r.From, r.To)] = true
+	}
+	for _, r := range o.rs[0].Table.Rows {
+		if !truthRows[fmt.Sprint(r.Vals, r.From, r.To)] {
+			t.Errorf("the monitor that left answered %v [%d, %d), not the truth's", r.Vals, r.From, r.To)
+		}
+	}
+	t.Logf("%d rows each; the one that left: %d rows, %v", allRows(want), len(o.rs[0].Table.Rows), o.err)
+}

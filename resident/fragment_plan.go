@@ -2,7 +2,9 @@ package resident
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"slices"
 	"sync"
 
 	"github.com/tqmon/tqmon/remote"
@@ -115,8 +117,10 @@ func (o *planOut) next() (*wire.Batch, bool) {
 	return b, false
 }
 
-// startPlan makes s a plan session running cmd (r.mu held; the fragment
-// starts in its own goroutine: opening its session takes r.mu).
+// startPlan makes s a plan session running cmd (r.mu held): it joins the
+// fragment already running the same program, text, arguments and bound
+// alike (shared), or starts one, in its own goroutine (opening its
+// session takes r.mu).
 func (s *Session) startPlan(cmd *wire.Command) error {
 	switch {
 	case s.plan.Load() != nil:
@@ -126,17 +130,157 @@ func (s *Session) startPlan(cmd *wire.Command) error {
 	case cmd.Limit < 0 || cmd.Limit > remote.MaxFragmentLimit:
 		return s.fail(cmd, "limit", "%d bytes out of range (at most %d)", cmd.Limit, remote.MaxFragmentLimit)
 	}
+	r := s.r
+	key := fmt.Sprintf("%d\x00%q\x00%q", cmd.Limit, cmd.Text, cmd.Args)
+	o := &planOut{done: make(chan struct{}), max: r.planQueue}
+	if sp := r.plans[key]; sp != nil && sp.join(o) {
+		s.plan.Store(o)
+		return nil
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	o := &planOut{cancel: cancel, done: make(chan struct{}), max: s.r.planQueue}
+	sp := &sharedPlan{r: r, key: key, cancel: cancel, open: map[uint64]wire.Packet{}}
+	sp.join(o)
+	if r.plans == nil {
+		r.plans = map[string]*sharedPlan{}
+	}
+	r.plans[key] = sp
 	s.plan.Store(o)
 	c := *cmd
 	c.Args = append([]string(nil), cmd.Args...)
 	go func() {
-		if err := remote.RunFragment(ctx, s.r.Local(), &c, o); err != nil {
-			o.Stop(s.core.Stamp(), "refused: "+err.Error())
+		if err := remote.RunFragment(ctx, r.Local(), &c, sp); err != nil {
+			sp.Stop(s.core.Stamp(), "refused: "+err.Error())
 		}
 	}()
 	return nil
+}
+
+// PlanFragments returns how many plan fragments run (one for all the
+// sessions that share it).
+func (r *Resident) PlanFragments() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.plans)
+}
+
+// sharedPlan is one running plan fragment and the plan sessions it
+// serves (remote.FragmentSink: it hands each of them the results).
+//
+// A session that joins a fragment already running is observed from the
+// fragment's last watermark: it is sent a start there, then the result
+// tuples begun and not yet ended (each valid since its begin, which the
+// fragment observed), then what follows — every tuple it gets is the
+// fragment's, right; those that ended before it joined are not its
+// observation's. A session that leaves (its end, or a finish while others
+// share the fragment) is sent, after what it had, that the results not
+// yet settled are missing: it gets a finished fragment's last results
+// only when it is the last to leave. A session that does not keep up
+// (its output bound) is dropped alone, told so; the fragment stops when
+// none is left.
+type sharedPlan struct {
+	r      *Resident
+	key    string
+	cancel context.CancelFunc
+
+	mu      sync.Mutex
+	subs    []*planOut
+	open    map[uint64]wire.Packet // result tuples begun, not ended: their begin
+	started bool                   // the fragment said its start
+	wm      int64                  // the last watermark put
+	ended   bool
+	closing bool // its last session left: it is stopping
+}
+
+// join adds o unless the fragment has ended (false).
+func (sp *sharedPlan) join(o *planOut) bool {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	if sp.ended || sp.closing {
+		return false
+	}
+	o.cancel = func() { sp.leave(o) }
+	if sp.started {
+		pks := []wire.Packet{{Kind: wire.PResultStart, TS: sp.wm}}
+		for _, pk := range sp.open {
+			pks = append(pks, pk)
+		}
+		if !o.Put(pks, sp.wm) {
+			o.Stop(sp.wm, "over its output bound (the tuples open when it joined)")
+			return true
+		}
+	}
+	sp.subs = append(sp.subs, o)
+	return true
+}
+
+// leave takes o out; the last to leave stops the fragment, and gets its
+// last results. (Called under r.mu, by closeWith or a finish: it takes no
+// more than sp.mu and o.mu.)
+func (sp *sharedPlan) leave(o *planOut) {
+	sp.mu.Lock()
+	i := slices.Index(sp.subs, o)
+	if i < 0 {
+		sp.mu.Unlock()
+		return
+	}
+	if len(sp.subs) == 1 {
+		sp.closing = true // its Stop follows, from its goroutine
+		sp.mu.Unlock()
+		sp.cancel()
+		return
+	}
+	sp.subs = slices.Delete(sp.subs, i, i+1)
+	wm := sp.wm
+	sp.mu.Unlock()
+	o.Stop(wm, "left a plan fragment other monitors share: its results not yet settled are missing")
+}
+
+// Put hands the packets to every session (remote.FragmentSink).
+func (sp *sharedPlan) Put(pks []wire.Packet, wm int64) bool {
+	sp.mu.Lock()
+	for _, pk := range pks {
+		switch pk.Kind {
+		case wire.PResultStart:
+			sp.started = true
+		case wire.PResultBegin:
+			sp.open[pk.Tuple] = pk
+		case wire.PResultEnd:
+			delete(sp.open, pk.Tuple)
+		}
+	}
+	sp.wm = wm
+	var dropped []*planOut
+	sp.subs = slices.DeleteFunc(sp.subs, func(o *planOut) bool {
+		if o.Put(pks, wm) {
+			return false
+		}
+		dropped = append(dropped, o)
+		return true
+	})
+	left := len(sp.subs)
+	sp.closing = sp.closing || left == 0
+	sp.mu.Unlock()
+	for _, o := range dropped {
+		o.Stop(wm, "over its output bound (the monitor did not keep up)")
+	}
+	return left > 0 // (false: RunFragment stops)
+}
+
+// Stop ends every session's results (remote.FragmentSink).
+func (sp *sharedPlan) Stop(at int64, why string) {
+	sp.mu.Lock()
+	sp.ended = true
+	subs := sp.subs
+	sp.subs = nil
+	sp.mu.Unlock()
+	sp.r.mu.Lock()
+	if sp.r.plans[sp.key] == sp {
+		delete(sp.r.plans, sp.key)
+	}
+	sp.r.mu.Unlock()
+	for _, o := range subs {
+		o.Stop(at, why)
+	}
 }
 
 // recvPlan is Recv for a plan session: the fragment's results. The
