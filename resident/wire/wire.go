@@ -10,7 +10,8 @@
 // last when — while Commands flow the other way: enable and disable
 // flags, whole-type enables, triggers, standing sampling requests,
 // fragments (a selection and projection run at the resident), lease
-// renewals. If the remote stops renewing its lease, the resident clears
+// renewals. A plan session (CPlan) carries instead the results of a
+// program the resident runs: derived tuples (PResult* packets). If the remote stops renewing its lease, the resident clears
 // everything the session set.
 package wire
 
