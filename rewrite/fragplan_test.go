@@ -1,15 +1,11 @@
 package rewrite_test
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/exec"
-	"github.com/tqmon/tqmon/algebra/expr"
-	"github.com/tqmon/tqmon/algebra/histgen"
 	"github.com/tqmon/tqmon/algebra/plan"
-	"github.com/tqmon/tqmon/algebra/ref"
 	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/internal/testkit"
 	"github.com/tqmon/tqmon/remote"
@@ -36,16 +32,7 @@ func TestProgramPlacementAcquisitional(t *testing.T) {
 			placed++
 			joins += min(pl.Joins, 1)
 			aggs += min(pl.Aggregates, 1)
-			for seed := 0; seed < testkit.Histories(); seed++ {
-				cfg.Seed = uint64(seed)
-				h := histgen.Random(cat, cfg)
-				want, err := ref.Eval(h, stmts)
-				if errors.Is(err, expr.ErrOverflow) {
-					continue
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
+			eachHistory(t, cat, cfg, stmts, func(seed int, h *algebra.History, want []*algebra.Table) {
 				// At the resident: the network, its elements encoded.
 				net, err := exec.Build(cat, stmts, opt, exec.Options{SweepMin: 1})
 				if err != nil {
@@ -90,7 +77,7 @@ func TestProgramPlacementAcquisitional(t *testing.T) {
 						t.Fatalf("seed %d, statement %d, plan %s:\n--- placed\n%s--- reference\n%s", seed, i+1, plan.String(opt[i]), g, w)
 					}
 				}
-			}
+			})
 		})
 	}
 	t.Logf("%d of %d queries placed whole at the resident (%d with a join, %d with an aggregate); %d result packets", placed, len(corpus), joins, aggs, sent)
