@@ -27,7 +27,8 @@ import (
 //     most remote.MaxFragmentLimit), the network's memory budget;
 //   - result tuples begun and not ended: remote.MaxFragmentOpen;
 //   - results waiting for the monitor: Options.PlanQueue packets
-//     (maxPlanQueued at most).
+//     (maxPlanQueued at most);
+//   - fragments: at most maxPlans (4) at once, equal ones shared.
 //
 // Past any of them the fragment stops and the session says where
 // (PResultLost): the answer is then incomplete from there — what was sent
@@ -36,6 +37,12 @@ import (
 // maxPlanQueued bounds the result packets a plan session holds for a
 // monitor that does not read them (Options.PlanQueue may lower it).
 const maxPlanQueued = 1 << 16
+
+// maxPlans bounds the plan fragments a resident runs at once (equal ones
+// shared count once): each is a network running in the subject's process,
+// beside it, with a session of its own, so this with the fragments' state
+// bound is what monitors can make the resident hold and work for.
+const maxPlans = 4
 
 // planQueue is Options.PlanQueue, defaulted and bounded.
 func planQueue(n int) int {
@@ -136,6 +143,9 @@ func (s *Session) startPlan(cmd *wire.Command) error {
 	if sp := r.plans[key]; sp != nil && sp.join(o) {
 		s.plan.Store(o)
 		return nil
+	}
+	if len(r.plans) >= maxPlans {
+		return s.fail(cmd, "text", "the resident already runs %d plan fragments, the most it may", maxPlans)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	sp := &sharedPlan{r: r, key: key, cancel: cancel, open: map[uint64]wire.Packet{}}

@@ -3,6 +3,7 @@ package resident_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -62,4 +63,44 @@ retrieve (s.Process, s.Mailbox) where p.Process = s.Process`})
 		t.Fatalf("%d results held (bound %d), lost %q: want at most the bound, then the output bound named", results, bound, lost)
 	}
 	t.Logf("%d results, then: %s", results, lost)
+}
+
+// TestPlanFragmentsBound: a resident runs at most four plan fragments at
+// once; a fifth program is refused, an equal one shares, and one that
+// ends makes room.
+func TestPlanFragmentsBound(t *testing.T) {
+	res := resident.New(ossensors.Spec(), demo.Options(demo.NewClock(1000), nil))
+	defer res.Close()
+	plan := func(i int) (*resident.Session, error) {
+		s := res.Open()
+		text := fmt.Sprintf(`range of p is Process range of s is SendMessage retrieve (s.Mailbox, N = %d) where p.Process = s.Process`, i)
+		return s, s.Apply(&wire.Command{Kind: wire.CPlan, Text: text})
+	}
+	var first *resident.Session
+	for i := range 4 {
+		s, err := plan(i)
+		if err != nil {
+			t.Fatalf("plan %d: %v", i, err)
+		}
+		if i == 0 {
+			first = s
+		}
+	}
+	if _, err := plan(4); err == nil || !strings.Contains(err.Error(), "plan fragments") {
+		t.Fatalf("a fifth plan fragment: %v, want refused", err)
+	}
+	if _, err := plan(2); err != nil {
+		t.Fatalf("an equal program (shared): %v", err)
+	}
+	if n := res.PlanFragments(); n != 4 {
+		t.Fatalf("%d plan fragments run, want 4", n)
+	}
+	first.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for res.PlanFragments() > 3 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if _, err := plan(5); err != nil {
+		t.Fatalf("after one ended: %v", err)
+	}
 }
