@@ -168,7 +168,12 @@ func (s *Session) Recv(ctx context.Context) (*wire.Batch, error) {
 // it and its packets (session.Core.Release): the session reuses its
 // memory, so a steady stream allocates nothing per packet. Optional;
 // after it, b and every packet and value in it must not be used.
-func (s *Session) Release(b *wire.Batch) { s.core.Release(b) }
+func (s *Session) Release(b *wire.Batch) {
+	if s.plan.Load() != nil {
+		return // a plan fragment's results: not the core's memory, and shared
+	}
+	s.core.Release(b)
+}
 
 var strategyNames = [...]string{NotSensed: "not sensed", Traced: "traced", Sampled: "sampled", TracedThenDisabled: "traced then disabled"}
 
