@@ -123,6 +123,7 @@ func placedRun(ctx context.Context, p *query.Program, conn wire.Conn, plans []pl
 		limit = b.Limit
 	}
 	cmd := PlanCommand(p, limit)
+	stats.Placed = true
 	if err := conn.Send(&cmd); err != nil {
 		return nil, stats, fmt.Errorf("resident %s: plan fragment: %w", h.Name, err)
 	}
