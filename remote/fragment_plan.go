@@ -388,6 +388,14 @@ func RunFragment(ctx context.Context, conn wire.Conn, cmd *wire.Command, sink Fr
 	go func() {
 		defer cancel()
 		var last algebra.Time
+		// A fault in the fragment must not end the subject's process: it
+		// ends the fragment, said as its stop.
+		defer func() {
+			if p := recover(); p != nil {
+				conn.Close()
+				stop(last, fmt.Sprintf("failed: %v", p))
+			}
+		}()
 		_, ist, err := RunLive(ctx, prog, []wire.Conn{conn}, LiveOptions{
 			Discard: true,
 			Started: func(from algebra.Time) {
