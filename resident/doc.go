@@ -165,7 +165,8 @@
 //     tuples open and Options.PlanQueue result packets waiting for the
 //     monitor; past any, the fragment stops and says where
 //     (TestLivePlacedStateBound, TestPlanOutputBound). At most maxPlans
-//     (4) run at once, equal ones shared (TestPlanFragmentsBound). It runs in
+//     (4) run at once, equal ones shared, each program at most
+//     maxPlanText (64 KiB) (TestPlanFragmentsBound). It runs in
 //     goroutines of its own over a session of the resident's own, whose
 //     bounds are any session's.
 //   - locks: the resident's lock (r.mu) is never held while waiting for

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/tqmon/tqmon/remote"
@@ -28,7 +29,8 @@ import (
 //   - result tuples begun and not ended: remote.MaxFragmentOpen;
 //   - results waiting for the monitor: Options.PlanQueue packets
 //     (maxPlanQueued at most);
-//   - fragments: at most maxPlans (4) at once, equal ones shared.
+//   - fragments: at most maxPlans (4) at once, equal ones shared, each
+//     program (with its arguments) at most maxPlanText (64 KiB).
 //
 // Past any of them the fragment stops and the session says where
 // (PResultLost): the answer is then incomplete from there — what was sent
@@ -43,6 +45,10 @@ const maxPlanQueued = 1 << 16
 // beside it, with a session of its own, so this with the fragments' state
 // bound is what monitors can make the resident hold and work for.
 const maxPlans = 4
+
+// maxPlanText bounds a plan fragment's program text (and its arguments):
+// compiling and rewriting it is work the subject's process does.
+const maxPlanText = 64 << 10
 
 // planQueue is Options.PlanQueue, defaulted and bounded.
 func planQueue(n int) int {
@@ -136,6 +142,8 @@ func (s *Session) startPlan(cmd *wire.Command) error {
 		return s.fail(cmd, "kind", "a plan must be the session's first command")
 	case cmd.Limit < 0 || cmd.Limit > remote.MaxFragmentLimit:
 		return s.fail(cmd, "limit", "%d bytes out of range (at most %d)", cmd.Limit, remote.MaxFragmentLimit)
+	case len(cmd.Text)+len(strings.Join(cmd.Args, "")) > maxPlanText:
+		return s.fail(cmd, "text", "%d bytes of program and arguments, over the %d a plan fragment may have", len(cmd.Text)+len(strings.Join(cmd.Args, "")), maxPlanText)
 	}
 	r := s.r
 	key := fmt.Sprintf("%d\x00%q\x00%q", cmd.Limit, cmd.Text, cmd.Args)

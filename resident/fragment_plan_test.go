@@ -67,7 +67,7 @@ retrieve (s.Process, s.Mailbox) where p.Process = s.Process`})
 
 // TestPlanFragmentsBound: a resident runs at most four plan fragments at
 // once; a fifth program is refused, an equal one shares, and one that
-// ends makes room.
+// ends makes room. A program over 64 KiB is refused.
 func TestPlanFragmentsBound(t *testing.T) {
 	res := resident.New(ossensors.Spec(), demo.Options(demo.NewClock(1000), nil))
 	defer res.Close()
@@ -88,6 +88,10 @@ func TestPlanFragmentsBound(t *testing.T) {
 	}
 	if _, err := plan(4); err == nil || !strings.Contains(err.Error(), "plan fragments") {
 		t.Fatalf("a fifth plan fragment: %v, want refused", err)
+	}
+	long := res.Open()
+	if err := long.Apply(&wire.Command{Kind: wire.CPlan, Text: strings.Repeat(" ", 64<<10+1)}); err == nil || !strings.Contains(err.Error(), "over the") {
+		t.Fatalf("a program over 64 KiB: %v, want refused", err)
 	}
 	if _, err := plan(2); err != nil {
 		t.Fatalf("an equal program (shared): %v", err)
