@@ -992,7 +992,8 @@ func TestLivePlacedOverTransport(t *testing.T) {
 // fragment at the resident. Two that stay to the end both get the truth's
 // answers; one that leaves while the others run ends incomplete (the
 // fragment's unsettled results are missing for it), never with a wrong
-// tuple.
+// tuple; one that comes once the fragment has sent results gets a
+// fragment of its own, and the truth restricted to its observation.
 func TestLivePlacedShared(t *testing.T) {
 	prog := liveQuery(t, "sends-while-running")
 	cfg := demo.DefaultConfig(11)
@@ -1008,17 +1009,35 @@ func TestLivePlacedShared(t *testing.T) {
 	}
 	dctx, dcancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer dcancel()
+	// A monitor that comes once the fragment has sent results it would
+	// miss gets a fragment of its own.
+	late := make(chan (<-chan liveOut), 1)
 	go func() {
 		time.Sleep(150 * time.Millisecond)
 		leave()
+		late <- run(context.Background())
+		if n := res.PlanFragments(); n != 2 {
+			t.Errorf("%d plan fragments run once a late monitor came, want 2", n)
+		}
 	}()
 	demo.New(ossensors.New(res), cfg).Run(dctx)
 	stop := clock.Stop()
+	d := <-late
 	res.Close()
-	want, _, err := prog.RunHistory(rec.History(stop))
+	truthH := rec.History(stop)
+	want, _, err := prog.RunHistory(truthH)
 	if err != nil {
 		t.Fatal(err)
 	}
+	od := <-d
+	if od.err != nil {
+		t.Fatalf("the late monitor: %v", od.err)
+	}
+	lateWant, _, err := prog.RunHistory(remote.RestrictObserved(truthH, od.st))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameTables(t, od.rs, lateWant, "the late monitor's (the truth restricted to its observation)")
 	for i, ch := range []<-chan liveOut{a, b} {
 		o := <-ch
 		if o.err != nil {

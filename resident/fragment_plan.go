@@ -152,7 +152,7 @@ func (s *Session) startPlan(cmd *wire.Command) error {
 		s.plan.Store(o)
 		return nil
 	}
-	if len(r.plans) >= maxPlans {
+	if r.planRuns >= maxPlans {
 		return s.fail(cmd, "text", "the resident already runs %d plan fragments, the most it may", maxPlans)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -161,7 +161,8 @@ func (s *Session) startPlan(cmd *wire.Command) error {
 	if r.plans == nil {
 		r.plans = map[string]*sharedPlan{}
 	}
-	r.plans[key] = sp
+	r.plans[key] = sp // (one no longer joinable runs on for its sessions)
+	r.planRuns++
 	s.plan.Store(o)
 	c := *cmd
 	c.Args = append([]string(nil), cmd.Args...)
@@ -178,18 +179,20 @@ func (s *Session) startPlan(cmd *wire.Command) error {
 func (r *Resident) PlanFragments() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return len(r.plans)
+	return r.planRuns
 }
 
 // sharedPlan is one running plan fragment and the plan sessions it
 // serves (remote.FragmentSink: it hands each of them the results).
 //
-// A session that joins a fragment already running is observed from the
-// fragment's last watermark: it is sent a start there, then the result
-// tuples begun and not yet ended (each valid since its begin, which the
-// fragment observed), then what follows — every tuple it gets is the
-// fragment's, right; those that ended before it joined are not its
-// observation's. A session that leaves (its end, or a finish while others
+// A session may join a fragment already running only while the fragment
+// has said nothing a joiner would not be given again — no result tuple
+// ended, no event, no loss: it is then sent the fragment's start and the
+// result tuples begun so far, and its answer is the fragment's, whole,
+// over the fragment's observation (exact, aggregates included: a value
+// counted since the fragment's start is the value over that
+// observation). Later, a session running the same program gets a fragment
+// of its own. A session that leaves (its end, or a finish while others
 // share the fragment) is sent, after what it had, that the results not
 // yet settled are missing: it gets a finished fragment's last results
 // only when it is the last to leave. A session that does not keep up
@@ -204,21 +207,24 @@ type sharedPlan struct {
 	subs    []*planOut
 	open    map[uint64]wire.Packet // result tuples begun, not ended: their begin
 	started bool                   // the fragment said its start
+	start   int64                  // (then) where its observation starts
+	said    bool                   // it said what a joiner would miss: no joining
 	wm      int64                  // the last watermark put
 	ended   bool
 	closing bool // its last session left: it is stopping
 }
 
-// join adds o unless the fragment has ended (false).
+// join adds o unless the fragment has ended or said what o would miss
+// (false).
 func (sp *sharedPlan) join(o *planOut) bool {
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
-	if sp.ended || sp.closing {
+	if sp.ended || sp.closing || sp.said {
 		return false
 	}
 	o.cancel = func() { sp.leave(o) }
 	if sp.started {
-		pks := []wire.Packet{{Kind: wire.PResultStart, TS: sp.wm}}
+		pks := []wire.Packet{{Kind: wire.PResultStart, TS: sp.start}}
 		for _, pk := range sp.open {
 			pks = append(pks, pk)
 		}
@@ -259,11 +265,14 @@ func (sp *sharedPlan) Put(pks []wire.Packet, wm int64) bool {
 	for _, pk := range pks {
 		switch pk.Kind {
 		case wire.PResultStart:
-			sp.started = true
+			sp.started, sp.start = true, pk.TS
 		case wire.PResultBegin:
 			sp.open[pk.Tuple] = pk
 		case wire.PResultEnd:
 			delete(sp.open, pk.Tuple)
+			sp.said = true
+		case wire.PResultEvent, wire.PResultLoss:
+			sp.said = true
 		}
 	}
 	sp.wm = wm
@@ -295,6 +304,7 @@ func (sp *sharedPlan) Stop(at int64, why string) {
 	if sp.r.plans[sp.key] == sp {
 		delete(sp.r.plans, sp.key)
 	}
+	sp.r.planRuns--
 	sp.r.mu.Unlock()
 	for _, o := range subs {
 		o.Stop(at, why)

@@ -57,9 +57,10 @@ type Resident struct {
 	sessions session.Table[Session] // open sessions by index
 	budget   *session.Budget        // what the sessions hold together
 	closed   bool
-	// plans are the plan fragments running, by what they run (r.mu;
-	// fragment_plan.go): equal ones are shared.
-	plans map[string]*sharedPlan
+	// plans are the plan fragments a session may join, by what they run,
+	// and planRuns how many run (r.mu; fragment_plan.go).
+	plans    map[string]*sharedPlan
+	planRuns int
 
 	// table is the drain's view of the sessions by index (written under
 	// dmu; producers read it without, to count shed packets: shed.go).
