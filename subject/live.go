@@ -151,9 +151,10 @@ func (s *live) recorded() (playable, error) {
 }
 
 func (s *live) Explain(w io.Writer, prog *query.Program, first int, naive bool) error {
-	rates, how, perr := s.probe(prog, naive)
+	rates, how, placed, perr := s.probe(prog, naive)
 	return explain(w, prog, first, naive, func(r rewrite.Result) string {
-		return rewrite.Explain(r, nil) + sampling(r.Final, s.cat) + enabling(r.Final, how) + s.inKernel(r.Final) + probed(r.Final, rates, perr)
+		return rewrite.Explain(r, nil) + sampling(r.Final, s.cat) + enabling(r.Final, how) + s.inKernel(r.Final) + probed(r.Final, rates, perr) +
+			"where it runs: " + placed.String() + "\n" + rewrite.PlacedTree(placed, r.Final)
 	})
 }
 
@@ -211,10 +212,11 @@ const probeFor = 300 * time.Millisecond
 // probe measures, for --explain, each α's sensor's packets per second
 // (remote.Probe) over a session of its own, and says how the residents
 // would enable each α (remote.Enabling).
-func (s *live) probe(prog *query.Program, naive bool) (map[string]remote.ProbeRate, map[string]string, error) {
+func (s *live) probe(prog *query.Program, naive bool) (map[string]remote.ProbeRate, map[string]string, rewrite.ProgramPlacement, error) {
+	var placed rewrite.ProgramPlacement
 	rw, err := prog.Rewritten(naive)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, placed, err
 	}
 	var plans []plan.Node
 	for _, r := range rw {
@@ -228,6 +230,7 @@ func (s *live) probe(prog *query.Program, naive bool) (map[string]remote.ProbeRa
 			hellos = append(hellos, c.Hello())
 		}
 		how = remote.Enabling(prog, plans, hellos)
+		placed = remote.Placement(prog, plans, hellos, naive)
 		var err error
 		rates, err = remote.Probe(ss.Ctx, ss.Conns, s.cat, plans, probeFor, ss.Ready)
 		for _, c := range ss.Conns {
@@ -235,7 +238,7 @@ func (s *live) probe(prog *query.Program, naive bool) (map[string]remote.ProbeRa
 		}
 		return err
 	})
-	return rates, how, err
+	return rates, how, placed, err
 }
 
 // enabling says how the residents enable each α of a plan, live.

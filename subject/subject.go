@@ -263,6 +263,9 @@ func (st Stats) Write(w io.Writer) {
 		for _, n := range slices.Sorted(maps.Keys(st.Live.Packets)) {
 			fmt.Fprintf(w, "produced %s: %d\n", n, st.Live.Wanted[n])
 		}
+		if st.Live.Placed {
+			fmt.Fprintf(w, "placed: every operator ran at the resident (a plan fragment); the wire carried its results\n")
+		}
 		fmt.Fprintf(w, "wire: %d tuples, %d bytes\n", st.Live.WireTuples, st.Live.WireBytes)
 		fmt.Fprintf(w, "lost: %d\n", st.Live.LostPackets())
 		fmt.Fprintf(w, "peak held: %d\n", st.Live.PeakHeld)
