@@ -30,6 +30,35 @@ type PrintOptions struct {
 	Results *record.ResultDB
 	// Export, when set, is fed the results too (display/export).
 	Export Exporter
+	// Checkpoint, when set, makes a live run's printed answer resumable:
+	// it says up to which watermark a run before (killed) printed the
+	// answer, which this run does not print again, and is told how far
+	// the answer has gone out at each watermark.
+	Checkpoint Checkpoint
+}
+
+// A Checkpoint is where a resumable monitor keeps how far its answer
+// went out (fleet.Resume, through tqmon query --resume).
+//
+// A resumed run reads the hosts' frames again from the first, so its
+// operators hold again what they held (tuples open, counts), and
+// produces again every result element. Those at or before the watermark
+// the run before committed went out then, and are not printed again
+// (they still go through the row format, whose state — a statement's
+// header printed, a tuple begun — they are part of); those after it are
+// printed. The split is exact because of when Commit is called: at a
+// watermark t, once every element up to t has been produced and written
+// out, and before any element after t has been (the network produces
+// elements after t only from inputs after t, which it is given only
+// after Progress(t)): what went out by that commit is the elements at or
+// before t, no more, no fewer.
+type Checkpoint interface {
+	// Resumed is the watermark up to which a run before printed the
+	// answer (ok false: none; print it all).
+	Resumed() (t algebra.Time, ok bool)
+	// Commit is told, at watermark t, how many bytes this run has written
+	// out: the answer up to t.
+	Commit(n int64, t algebra.Time)
 }
 
 // An Exporter is fed what Print prints: each result element of statement
@@ -55,6 +84,9 @@ func Print(ctx context.Context, s Subject, prog *query.Program, o PrintOptions, 
 	case o.Stream || s.Live():
 		p = NewPrinter(w, o.Output, prog.Stmts)
 		defer p.Close()
+		if c := o.Checkpoint; c != nil {
+			p.upto, p.muting = c.Resumed()
+		}
 		ro.Discard = true
 		ro.OnElem = func(i int, e stream.Elem) {
 			p.Elem(i, e)
@@ -67,6 +99,9 @@ func Print(ctx context.Context, s Subject, prog *query.Program, o PrintOptions, 
 		}
 		ro.Progress = func(t algebra.Time) {
 			p.Settle()
+			if c := o.Checkpoint; c != nil {
+				c.Commit(p.written(), t)
+			}
 			if o.Export != nil {
 				o.Export.Watermark(t)
 			}
@@ -159,6 +194,12 @@ type Printer struct {
 	armed bool
 	quiet time.Time // no timed flush before then
 	err   error
+	// muting: elements at or before upto went out in a run before this
+	// one (Checkpoint): they are formatted, not written. (Every element
+	// is compared: two statements' elements are not in time order with
+	// each other.)
+	upto   algebra.Time
+	muting bool
 }
 
 // NewPrinter prints the results of stmts on w (a writer with a Flush
@@ -192,6 +233,10 @@ func (p *Printer) Elem(i int, e stream.Elem) {
 	if p.fs == nil {
 		return // closed
 	}
+	if p.muting && e.T <= p.upto {
+		p.mute(i, e)
+		return
+	}
 	if err := Stream(p.fs, i, e); err != nil && p.err == nil {
 		p.err = err
 	}
@@ -204,6 +249,24 @@ func (p *Printer) Elem(i int, e stream.Elem) {
 			p.timer.Reset(d)
 		}
 	}
+}
+
+// mute formats e, which went out before, without writing it (p.mu held).
+func (p *Printer) mute(i int, e stream.Elem) {
+	p.w.Flush()
+	p.out.mute = true
+	if err := Stream(p.fs, i, e); err != nil && p.err == nil {
+		p.err = err
+	}
+	p.w.Flush()
+	p.out.mute = false
+}
+
+// written is how many bytes the printer has written out.
+func (p *Printer) written() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.out.n
 }
 
 // Settle writes out what is buffered (a watermark passed).
@@ -316,6 +379,7 @@ type checked struct {
 	want uint64 // while replaying: the hash of the n bytes that went out
 	left int64  // while replaying: bytes still to check
 	why  error
+	mute bool // bytes that went out in a run before (Printer.mute): dropped, not counted
 }
 
 // replay starts checking the next bytes against those written so far.
@@ -342,6 +406,9 @@ func (c *checked) wrong() error {
 }
 
 func (c *checked) Write(b []byte) (int, error) {
+	if c.mute {
+		return len(b), nil
+	}
 	k := 0
 	if c.left > 0 {
 		k = int(min(int64(len(b)), c.left))

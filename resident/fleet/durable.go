@@ -160,8 +160,8 @@ func (s *session) store(ctx context.Context, m *nats.Msg, seq uint64) error {
 
 // Resume is a resumable monitor's state, kept under its name in the
 // key-value bucket Monitors: the durable session it opened on each host,
-// and how far its answer has gone out (Out) — the bytes printed and
-// their hash, and the merged watermark then.
+// and how far its answer has gone out (Out): the merged watermark up to
+// which it was printed, and in how many bytes.
 //
 // Why a key-value entry and not a durable consumer's acknowledgement
 // floor: what must survive the monitor is not a position in one host's
@@ -202,18 +202,18 @@ type ResumeState struct {
 	Out Output `json:"out"`
 }
 
-// Output is how far a resumable monitor's answer went out: N bytes
-// printed whose FNV-1a hash is Hash, up to the merged watermark WM; when
-// the answer went to a regular file, which one (Dev, Ino) and where in
-// it the answer began (Base).
+// Output is how far a resumable monitor's answer went out: up to the
+// merged watermark WM (Committed: at least once), in N bytes; when the
+// answer goes to a regular file, which one (Dev, Ino) and where in it
+// the answer began (Base).
 type Output struct {
-	N    int64  `json:"n"`
-	Hash uint64 `json:"hash"`
-	WM   int64  `json:"wm"`
-	File bool   `json:"file,omitempty"`
-	Dev  uint64 `json:"dev,omitempty"`
-	Ino  uint64 `json:"ino,omitempty"`
-	Base int64  `json:"base,omitempty"`
+	Committed bool   `json:"committed,omitempty"`
+	WM        int64  `json:"wm"`
+	N         int64  `json:"n"`
+	File      bool   `json:"file,omitempty"`
+	Dev       uint64 `json:"dev,omitempty"`
+	Ino       uint64 `json:"ino,omitempty"`
+	Base      int64  `json:"base,omitempty"`
 }
 
 // OpenResume connects to url, creates (or updates) the stream and the
