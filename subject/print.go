@@ -16,6 +16,7 @@ import (
 	"github.com/tqmon/tqmon/display/format"
 	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/remote"
+	"github.com/tqmon/tqmon/resident/fleet"
 	"github.com/tqmon/tqmon/store/record"
 )
 
@@ -42,23 +43,28 @@ type PrintOptions struct {
 //
 // A resumed run reads the hosts' frames again from the first, so its
 // operators hold again what they held (tuples open, counts), and
-// produces again every result element. Those at or before the watermark
-// the run before committed went out then, and are not printed again
-// (they still go through the row format, whose state — a statement's
-// header printed, a tuple begun — they are part of); those after it are
-// printed. The split is exact because of when Commit is called: at a
-// watermark t, once every element up to t has been produced and written
-// out, and before any element after t has been (the network produces
-// elements after t only from inputs after t, which it is given only
-// after Progress(t)): what went out by that commit is the elements at or
-// before t, no more, no fewer.
+// produce again every result element. Those the run before had printed
+// are not printed again (they still go through the row format, whose
+// state — a statement's header printed, a tuple begun — they are part
+// of); the others are. Which went out is said per statement by a mark
+// (fleet.Mark): the time of the last element printed and the elements
+// printed at that time. A statement's elements come in time order (a
+// result stream is ordered), so every element before its mark's time
+// went out, and at that time those the mark names; an element that
+// comes after the mark's time did not. When an element is produced
+// depends on how the hosts' frames arrived (a statement's results may
+// settle later than the merged watermark), which differs between the run
+// killed and the run resumed; what a statement produces, in what order,
+// does not. Commit is called at a watermark, once every element given to
+// the printer has been written out: the marks then say exactly what the
+// bytes committed hold.
 type Checkpoint interface {
-	// Resumed is the watermark up to which a run before printed the
-	// answer (ok false: none; print it all).
-	Resumed() (t algebra.Time, ok bool)
+	// Resumed are the marks, one per statement, of what a run before
+	// printed (nil: none; print it all).
+	Resumed() []fleet.Mark
 	// Commit is told, at watermark t, how many bytes this run has written
-	// out: the answer up to t.
-	Commit(n int64, t algebra.Time)
+	// out and the marks of what they hold.
+	Commit(n int64, marks []fleet.Mark, t algebra.Time)
 }
 
 // An Exporter is fed what Print prints: each result element of statement
@@ -85,7 +91,8 @@ func Print(ctx context.Context, s Subject, prog *query.Program, o PrintOptions, 
 		p = NewPrinter(w, o.Output, prog.Stmts)
 		defer p.Close()
 		if c := o.Checkpoint; c != nil {
-			p.upto, p.muting = c.Resumed()
+			p.resumed = c.Resumed()
+			p.marks = make([]fleet.Mark, len(prog.Stmts))
 		}
 		ro.Discard = true
 		ro.OnElem = func(i int, e stream.Elem) {
@@ -100,7 +107,8 @@ func Print(ctx context.Context, s Subject, prog *query.Program, o PrintOptions, 
 		ro.Progress = func(t algebra.Time) {
 			p.Settle()
 			if c := o.Checkpoint; c != nil {
-				c.Commit(p.written(), t)
+				n, marks := p.written()
+				c.Commit(n, marks, t)
 			}
 			if o.Export != nil {
 				o.Export.Watermark(t)
@@ -194,12 +202,11 @@ type Printer struct {
 	armed bool
 	quiet time.Time // no timed flush before then
 	err   error
-	// muting: elements at or before upto went out in a run before this
-	// one (Checkpoint): they are formatted, not written. (Every element
-	// is compared: two statements' elements are not in time order with
-	// each other.)
-	upto   algebra.Time
-	muting bool
+	// resumed are the marks of what a run before this one printed
+	// (Checkpoint): elements within them are formatted, not written;
+	// marks, when kept, are what this printer has printed (those
+	// elements included).
+	resumed, marks []fleet.Mark
 }
 
 // NewPrinter prints the results of stmts on w (a writer with a Flush
@@ -233,9 +240,13 @@ func (p *Printer) Elem(i int, e stream.Elem) {
 	if p.fs == nil {
 		return // closed
 	}
-	if p.muting && e.T <= p.upto {
-		p.mute(i, e)
-		return
+	if p.marks != nil {
+		k := elemKey(e)
+		p.marks[i].Add(int64(e.T), k)
+		if i < len(p.resumed) && p.resumed[i].Take(int64(e.T), k) {
+			p.mute(i, e)
+			return
+		}
 	}
 	if err := Stream(p.fs, i, e); err != nil && p.err == nil {
 		p.err = err
@@ -262,11 +273,26 @@ func (p *Printer) mute(i int, e stream.Elem) {
 	p.out.mute = false
 }
 
-// written is how many bytes the printer has written out.
-func (p *Printer) written() int64 {
+// elemKey identifies a result element among a statement's at its time,
+// the same in every process.
+func elemKey(e stream.Elem) uint64 {
+	h := algebra.HashTuple(e.Rec.Vals)
+	for _, v := range [...]algebra.Value{algebra.Int(int64(e.Kind)), algebra.TimeVal(e.T), algebra.TimeVal(e.Rec.From)} {
+		h = algebra.HashValue(h, &v)
+	}
+	return h
+}
+
+// written is how many bytes the printer has written out, and the marks
+// of what they hold (copies).
+func (p *Printer) written() (int64, []fleet.Mark) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.out.n
+	marks := make([]fleet.Mark, len(p.marks))
+	for i, m := range p.marks {
+		marks[i] = m.Clone()
+	}
+	return p.out.n, marks
 }
 
 // Settle writes out what is buffered (a watermark passed).

@@ -20,9 +20,9 @@ import (
 	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident/demo"
+	"github.com/tqmon/tqmon/resident/fleet"
 	"github.com/tqmon/tqmon/resident/kernel"
 	"github.com/tqmon/tqmon/resident/wire"
-	"github.com/tqmon/tqmon/resident/fleet"
 	"github.com/tqmon/tqmon/store/db"
 	"github.com/tqmon/tqmon/store/replay"
 )

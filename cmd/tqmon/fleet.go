@@ -103,7 +103,7 @@ const resumeDefaultLease = time.Minute
 
 // openResume reads the state of the resumable monitor f names and checks
 // it was running the same queries (sig); the answer goes to out.
-func openResume(ctx context.Context, f *resumeFlags, url, token, sig string, out io.Writer, stderr io.Writer) (*fleet.Resume, *resumeOut, error) {
+func openResume(ctx context.Context, f *resumeFlags, url, token, sig string, tf algebra.TimeFormat, out io.Writer, stderr io.Writer) (*fleet.Resume, *resumeOut, error) {
 	if url == "" {
 		return nil, nil, usageErr(errors.New("--resume NAME goes with --nats URL: the hosts keep a resumable monitor's frames in their NATS server's JetStream"))
 	}
@@ -129,7 +129,11 @@ func openResume(ctx context.Context, f *resumeFlags, url, token, sig string, out
 	}
 	was := r.State.Out
 	o.n0 = was.N
-	fmt.Fprintf(stderr, "tqmon: resuming %s: its hosts' frames are read again from the first; the answer goes on after the watermark it had printed up to\n", f.name)
+	if was.Committed {
+		fmt.Fprintf(stderr, "tqmon: resuming %s: its hosts' frames are read again from the first; the answer goes on after %s, the watermark it had printed up to\n", f.name, algebra.FormatTime(algebra.Time(was.WM), tf))
+	} else {
+		fmt.Fprintf(stderr, "tqmon: resuming %s: its hosts' frames are read again from the first; it had printed nothing\n", f.name)
+	}
 	same := was.File && file != nil && file.dev == was.Dev && file.ino == was.Ino && file.size >= was.Base+was.N
 	switch {
 	case same:
@@ -166,17 +170,20 @@ type resumeOut struct {
 	err  error
 }
 
-func (o *resumeOut) Resumed() (algebra.Time, bool) {
-	return algebra.Time(o.r.State.Out.WM), o.r.Found && o.r.State.Out.Committed
+func (o *resumeOut) Resumed() []fleet.Mark {
+	if !o.r.Found || !o.r.State.Out.Committed {
+		return nil
+	}
+	return o.r.State.Out.Marks
 }
 
-func (o *resumeOut) Commit(n int64, t algebra.Time) {
+func (o *resumeOut) Commit(n int64, marks []fleet.Mark, t algebra.Time) {
 	if time.Since(o.last) < commitEvery || o.err != nil {
 		return
 	}
 	o.last = time.Now()
 	out := o.r.State.Out
-	out.Committed, out.N, out.WM = true, o.n0+n, int64(t)
+	out.Committed, out.N, out.WM, out.Marks = true, o.n0+n, int64(t), marks
 	o.err = o.r.Commit(o.ctx, out)
 }
 

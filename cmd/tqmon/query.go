@@ -143,7 +143,7 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error
 		if !cmd.Flags().Changed("lease") {
 			f.lease = resumeDefaultLease
 		}
-		if resume, cp, err = openResume(ctx, &f.resume, f.nats.url, f.token, querySig(f), stdout, stderr); err != nil {
+		if resume, cp, err = openResume(ctx, &f.resume, f.nats.url, f.token, querySig(f), out.Time, stdout, stderr); err != nil {
 			return err
 		}
 		defer resume.Close()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"time"
 
@@ -52,6 +53,9 @@ const (
 	// session ends: long enough for a cluster to elect a new leader for
 	// the stream when a node dies.
 	StoreWait = 30 * time.Second
+	// ensureWait bounds how long OpenResume asks for the stream and the
+	// bucket to be made.
+	ensureWait = 15 * time.Second
 )
 
 // hResume and hDurable are the open request's headers: a durable session
@@ -202,12 +206,13 @@ type ResumeState struct {
 	Out Output `json:"out"`
 }
 
-// Output is how far a resumable monitor's answer went out: up to the
-// merged watermark WM (Committed: at least once), in N bytes; when the
-// answer goes to a regular file, which one (Dev, Ino) and where in it
-// the answer began (Base).
+// Output is how far a resumable monitor's answer went out (Committed: at
+// least once): the marks of what was printed, one per statement, at the
+// merged watermark WM, in N bytes; when the answer goes to a regular
+// file, which one (Dev, Ino) and where in it the answer began (Base).
 type Output struct {
 	Committed bool   `json:"committed,omitempty"`
+	Marks     []Mark `json:"marks,omitempty"`
 	WM        int64  `json:"wm"`
 	N         int64  `json:"n"`
 	File      bool   `json:"file,omitempty"`
@@ -215,6 +220,41 @@ type Output struct {
 	Ino       uint64 `json:"ino,omitempty"`
 	Base      int64  `json:"base,omitempty"`
 }
+
+// A Mark says how far one statement's answer went out: every result
+// element before time T, and at T those whose keys At counts (how many
+// of each). A statement's elements come in time order (see
+// subject.Checkpoint).
+type Mark struct {
+	T  int64          `json:"t"`
+	At map[uint64]int `json:"at,omitempty"`
+}
+
+// Add notes an element printed at t (t at or after m.T).
+func (m *Mark) Add(t int64, key uint64) {
+	if t != m.T || m.At == nil {
+		m.T, m.At = t, map[uint64]int{}
+	}
+	m.At[key]++
+}
+
+// Take reports whether an element at t, of key, is within m (and takes
+// it: an element printed once is within once).
+func (m *Mark) Take(t int64, key uint64) bool {
+	switch {
+	case m.At == nil || t > m.T:
+		return false
+	case t < m.T:
+		return true
+	case m.At[key] > 0:
+		m.At[key]--
+		return true
+	}
+	return false
+}
+
+// Clone is a copy of m.
+func (m Mark) Clone() Mark { return Mark{T: m.T, At: maps.Clone(m.At)} }
 
 // OpenResume connects to url, creates (or updates) the stream and the
 // bucket with o, and reads the state kept under name.
@@ -232,13 +272,24 @@ func OpenResume(ctx context.Context, url, token, name string, o StreamOptions) (
 	if r.js, err = jetstream.New(nc); err != nil {
 		return fail(fmt.Errorf("fleet: %w", err))
 	}
-	if r.st, err = EnsureStream(ctx, r.js, o); err != nil {
-		return fail(err)
-	}
-	r.kv, err = r.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: Monitors, Replicas: o.Replicas,
-		Description: "tqmon: resumable monitors' state (--resume)"})
-	if err != nil {
-		return fail(fmt.Errorf("fleet: the bucket %s: %w", Monitors, err))
+	// A cluster just started may not have elected its JetStream leader
+	// yet, nor have the peers a stream's replicas need: asked again, up
+	// to ensureWait.
+	for deadline := time.Now().Add(ensureWait); ; {
+		if r.st, err = EnsureStream(ctx, r.js, o); err == nil {
+			r.kv, err = r.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: Monitors, Replicas: o.Replicas,
+				Description: "tqmon: resumable monitors' state (--resume)"})
+			if err != nil {
+				err = fmt.Errorf("fleet: the bucket %s: %w", Monitors, err)
+			}
+		}
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil || time.Now().After(deadline) {
+			return fail(err)
+		}
+		time.Sleep(250 * time.Millisecond)
 	}
 	e, err := r.kv.Get(ctx, name)
 	switch {
