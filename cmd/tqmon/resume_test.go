@@ -108,7 +108,7 @@ func TestFleetResume(t *testing.T) {
 			for _, s := range nodes {
 				urls = append(urls, s.URL())
 			}
-			hosts, truths := resumeFleet(t, bin, dir, urls, "4s")
+			hosts, truths := resumeFleet(t, bin, dir, urls, "3s")
 			out := filepath.Join(dir, "answer.csv")
 			var args []string
 			if nodeKilled {

@@ -286,7 +286,7 @@ func OpenResume(ctx context.Context, url, token, name string, o StreamOptions) (
 		if err == nil {
 			break
 		}
-		if ctx.Err() != nil || time.Now().After(deadline) {
+		if ctx.Err() != nil || time.Now().After(deadline) || errors.Is(err, jetstream.ErrJetStreamNotEnabled) {
 			return fail(err)
 		}
 		time.Sleep(250 * time.Millisecond)
