@@ -27,6 +27,22 @@ func natsURL(t *testing.T) string {
 	return s.URL()
 }
 
+// join serves ss as host on the server at url until the test ends.
+func join(t *testing.T, url, host string, ss transport.Sessions) *Server {
+	t.Helper()
+	nc, err := Connect(url, "", "resident")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	srv, err := Join(nc, host, ss, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	return srv
+}
+
 func batch(i int, pad int) *wire.Batch {
 	return &wire.Batch{Watermark: int64(i), Packets: []wire.Packet{{TS: int64(i), Kind: wire.PEvent,
 		Vals: []wire.Value{{Kind: wire.VString, S: strconv.Itoa(i) + strings.Repeat(" ", pad)}}}}}
@@ -61,16 +77,7 @@ func TestDurableResume(t *testing.T) {
 	url := natsURL(t)
 	ctx := context.Background()
 	f := newFake()
-	nc, err := Connect(url, "", "resident")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	srv, err := Join(nc, "h1", f, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Stop()
+	join(t, url, "h1", f)
 	r1, err := OpenResume(ctx, url, "", "mon", StreamOptions{})
 	if err != nil || r1.Found {
 		t.Fatalf("a new name: found %v, %v", r1 != nil && r1.Found, err)
@@ -132,16 +139,7 @@ func TestResumeGone(t *testing.T) {
 	url := natsURL(t)
 	ctx := context.Background()
 	f := newFake()
-	nc, err := Connect(url, "", "resident")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	srv, err := Join(nc, "h1", f, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Stop()
+	join(t, url, "h1", f)
 	so := StreamOptions{MaxBytes: 64 << 10}
 	r1, err := OpenResume(ctx, url, "", "small", so)
 	if err != nil {
@@ -209,16 +207,7 @@ func TestDeadMonitorClearsDurable(t *testing.T) {
 	defer res.Close()
 	sens := ossensors.New(res)
 	sens.NewProcess("P1", ossensors.ProcessState(0))
-	nc, err := Connect(url, "", "resident")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	srv, err := Join(nc, "h", transport.Adapt(res.Hello, res.Open), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Stop()
+	srv := join(t, url, "h", transport.Adapt(res.Hello, res.Open))
 	r1, err := OpenResume(ctx, url, "", "dead", StreamOptions{})
 	if err != nil {
 		t.Fatal(err)
