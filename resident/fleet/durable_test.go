@@ -256,3 +256,37 @@ func TestDeadMonitorClearsDurable(t *testing.T) {
 		break
 	}
 }
+
+// TestStreamReplicas: on a three-node cluster, --replicas 3 (and the
+// journal's) makes the stream and the monitors' bucket kept by three
+// nodes.
+func TestStreamReplicas(t *testing.T) {
+	nodes, err := embedded.StartCluster(3, func(int) string { return t.TempDir() })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, s := range nodes {
+			s.Shutdown()
+		}
+	}()
+	ctx := context.Background()
+	r, err := OpenResume(ctx, nodes[2].URL(), "", "r3", StreamOptions{Replicas: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for _, name := range []string{Stream, "KV_" + Monitors} {
+		st, err := r.js.Stream(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := st.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.Config.Replicas != 3 {
+			t.Errorf("%s: %d replicas, want 3", name, info.Config.Replicas)
+		}
+	}
+}
