@@ -53,6 +53,10 @@ const (
 	// session ends: long enough for a cluster to elect a new leader for
 	// the stream when a node dies.
 	StoreWait = 30 * time.Second
+	// endWait bounds how long a durable session's end frame waits for
+	// the stream (a resident that stops because its server went away
+	// does not hang for StoreWait).
+	endWait = 10 * time.Second
 	// ensureWait bounds how long OpenResume asks for the stream and the
 	// bucket to be made.
 	ensureWait = 15 * time.Second

@@ -443,7 +443,15 @@ func (s *session) publish(ctx context.Context, data []byte) error {
 		seq := s.seq
 		s.sendMu.Unlock()
 		m.Header.Set(hSeq, strconv.FormatUint(seq, 10))
-		return s.store(ctx, m, seq)
+		if err := s.store(ctx, m, seq); err != nil {
+			// Not kept: the end frame takes its number, so that a
+			// monitor reads why rather than a frame missing.
+			s.sendMu.Lock()
+			s.seq--
+			s.sendMu.Unlock()
+			return err
+		}
+		return nil
 	}
 	var idle *time.Timer
 	for s.seq-s.acked.Load() >= Window {
@@ -515,7 +523,7 @@ func (s *session) run(ctx context.Context) {
 		s.sendMu.Unlock()
 		m.Header.Set(hSeq, strconv.FormatUint(seq, 10))
 		m.Header.Set(hEnd, why)
-		sctx, cancel := context.WithTimeout(context.Background(), StoreWait)
+		sctx, cancel := context.WithTimeout(context.Background(), endWait)
 		if err := s.store(sctx, m, seq); err != nil {
 			s.srv.opts.Logf("fleet: host %s session %s: its end frame: %v", s.srv.host, s.id, err)
 		}
