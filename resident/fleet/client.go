@@ -128,6 +128,13 @@ func Dial(ctx context.Context, nc *nats.Conn, host string, o DialOptions) (wire.
 		}
 	}
 	reply, err := nc.RequestMsg(req, wait)
+	for deadline := time.Now().Add(wait); o.Session != "" && errors.Is(err, nats.ErrNoResponders) && time.Now().Before(deadline); {
+		// A resident that just reconnected (its node died) may not be
+		// reachable from here yet: a session is not taken for gone
+		// until it has had the time a request has.
+		time.Sleep(50 * time.Millisecond)
+		reply, err = nc.RequestMsg(req, wait)
+	}
 	var helloData []byte
 	switch {
 	case o.Session != "":
