@@ -39,12 +39,13 @@ type serveFlags struct {
 	data      string
 	token     string
 	tokenFile string
+	tls       tlsFlags
 }
 
 func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f serveFlags
 	cmd := &cobra.Command{
-		Use:     "serve [--addr HOST:PORT] [--data DIR] [--token T]",
+		Use:     "serve [--addr HOST:PORT] [--data DIR] [--token T] [--tls-cert FILE --tls-key FILE [--tls-ca FILE]]",
 		Short:   "Run a NATS server (with JetStream storage) for a fleet of residents and monitors",
 		Long:    doc("serve"),
 		Example: doc("serve.example"),
@@ -58,6 +59,7 @@ func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.StringVar(&f.data, "data", "", "JetStream's store directory (default: a temporary one, removed on exit)")
 	fl.StringVar(&f.token, "token", "", "token every client must present (or --token-file, or $TQMON_TOKEN)")
 	fl.StringVar(&f.tokenFile, "token-file", "", "read the token from this file")
+	addTLSFlags(fl, &f.tls, tlsServer)
 	return cmd
 }
 
@@ -66,7 +68,11 @@ func runServe(f *serveFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	srv, err := embedded.Start(embedded.Options{Addr: f.addr, Data: f.data, Token: token})
+	cfg, err := f.tls.server()
+	if err != nil {
+		return err
+	}
+	srv, err := embedded.Start(embedded.Options{Addr: f.addr, Data: f.data, Token: token, TLS: cfg})
 	if err != nil {
 		return openErr(err)
 	}
@@ -103,14 +109,14 @@ const resumeDefaultLease = time.Minute
 
 // openResume reads the state of the resumable monitor f names and checks
 // it was running the same queries (sig); the answer goes to out.
-func openResume(ctx context.Context, f *resumeFlags, url, token, sig string, tf algebra.TimeFormat, out io.Writer, stderr io.Writer) (*fleet.Resume, *resumeOut, error) {
+func openResume(ctx context.Context, f *resumeFlags, url, token string, sec transport.Security, sig string, tf algebra.TimeFormat, out io.Writer, stderr io.Writer) (*fleet.Resume, *resumeOut, error) {
 	if url == "" {
 		return nil, nil, usageErr(errors.New("--resume NAME goes with --nats URL: the hosts keep a resumable monitor's frames in their NATS server's JetStream"))
 	}
 	if f.replicas < 1 || f.replicas > 5 {
 		return nil, nil, usageErr(fmt.Errorf("--replicas %d: want 1 to 5", f.replicas))
 	}
-	r, err := fleet.OpenResume(ctx, url, token, f.name, fleet.StreamOptions{MaxAge: f.retain, MaxBytes: int64(f.retainBytes), Replicas: f.replicas})
+	r, err := fleet.OpenResume(ctx, url, token, f.name, fleet.StreamOptions{MaxAge: f.retain, MaxBytes: int64(f.retainBytes), Replicas: f.replicas}, sec)
 	if err != nil {
 		return nil, nil, openErr(err)
 	}

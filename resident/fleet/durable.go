@@ -11,6 +11,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/tqmon/tqmon/resident/transport"
 )
 
 // Durable sessions: a resident publishes a durable session's frames to
@@ -260,14 +262,15 @@ func (m *Mark) Take(t int64, key uint64) bool {
 // Clone is a copy of m.
 func (m Mark) Clone() Mark { return Mark{T: m.T, At: maps.Clone(m.At)} }
 
-// OpenResume connects to url, creates (or updates) the stream and the
-// bucket with o, and reads the state kept under name.
-func OpenResume(ctx context.Context, url, token, name string, o StreamOptions) (*Resume, error) {
+// OpenResume connects to url (with token and sec, as Connect), creates
+// (or updates) the stream and the bucket with o, and reads the state kept
+// under name.
+func OpenResume(ctx context.Context, url, token, name string, o StreamOptions, sec ...transport.Security) (*Resume, error) {
 	if err := CheckHost(name); err != nil {
 		return nil, fmt.Errorf("fleet: --resume %q: want 1 to 64 letters, digits, '-' or '_'", name)
 	}
 	o = o.fill()
-	nc, err := Connect(url, token, "tqmon monitor "+name)
+	nc, err := Connect(url, token, "tqmon monitor "+name, sec...)
 	if err != nil {
 		return nil, err
 	}
