@@ -123,6 +123,14 @@ func TestFleetResume(t *testing.T) {
 			}
 			killOnceAnswering(t, mon, out)
 			before, _ := os.ReadFile(out)
+			if !nodeKilled {
+				// Another question under the same name is refused: its
+				// answer would not go on from this one's.
+				code, _, serr := tqmon(t, "query", "--nats", urls[0], "--resume", "m", "-e", "range of s is SendMessage retrieve (s.Host)")
+				if code != exitUsage || !strings.Contains(serr, "other queries") {
+					t.Errorf("resuming m with another query: exit %d, want %d:\n%s", code, exitUsage, serr)
+				}
+			}
 			var err2 strings.Builder
 			again := monitor(t, bin, urls[len(urls)-1], "m", out, &err2, args...)
 			if err := again.Wait(); err != nil {
@@ -167,5 +175,24 @@ func TestFleetResumeGone(t *testing.T) {
 	if code := again.ProcessState.ExitCode(); code != exitIncomplete || !strings.Contains(err2.String(), "no longer holds") ||
 		!strings.Contains(err2.String(), "watermark") {
 		t.Fatalf("resumed past the stream's retention: exit %d (%v), want %d, saying what was lost:\n%s", code, err, exitIncomplete, err2.String())
+	}
+}
+
+// TestResumeUsage: --resume needs --nats, and goes with printing the
+// answer only.
+func TestResumeUsage(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--history", filepath.Join(root, "testdata", "paper")}, "goes with --nats"},
+		{[]string{"--nats", "nats://127.0.0.1:1", "--record", filepath.Join(t.TempDir(), "r.db")}, "not --display, --record"},
+		{[]string{"--nats", "nats://127.0.0.1:1", "--replicas", "7"}, "want 1 to 5"},
+	} {
+		args := append([]string{"query", "--resume", "r", "-e", "range of s is SendMessage retrieve (s.Process)"}, c.args...)
+		code, _, serr := tqmon(t, args...)
+		if code != exitUsage || !strings.Contains(serr, c.want) {
+			t.Errorf("%v: exit %d, want %d saying %q:\n%s", c.args, code, exitUsage, c.want, serr)
+		}
 	}
 }
