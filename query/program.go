@@ -24,6 +24,14 @@ type Program struct {
 	Catalog *algebra.Catalog
 	Stmts   []*check.Retrieve
 	Plans   []plan.Node
+	// Sources and Params are what Compile compiled (its texts, and the
+	// values of their $NAME references), and UsesNow whether a query named
+	// now: a resident compiles the same texts again to run a plan
+	// fragment (remote: plan fragments). A program checked otherwise has
+	// none.
+	Sources []Source
+	Params  map[string]string
+	UsesNow bool
 
 	budget *exec.Budget // WithBudget
 }
@@ -46,8 +54,16 @@ func Compile(cat *algebra.Catalog, srcs []Source, opts check.Options) (*Program,
 	if len(errs) > 0 {
 		return nil, errs
 	}
+	p := &Program{Catalog: cat, Sources: srcs, Params: opts.Params}
+	nowFunc, now := opts.NowFunc, opts.Now
+	opts.NowFunc = func() algebra.Time {
+		p.UsesNow = true
+		if nowFunc != nil {
+			return nowFunc()
+		}
+		return now
+	}
 	sess := check.NewSession(cat, opts)
-	p := &Program{Catalog: cat}
 	for _, f := range files {
 		stmts, err := sess.Check(f)
 		if err != nil {

@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"testing"
 
 	"github.com/tqmon/tqmon/internal/testkit"
-	"github.com/tqmon/tqmon/resident/demo/ossensors"
 	"github.com/tqmon/tqmon/resident/wire"
 )
 
@@ -34,7 +34,7 @@ func (c *oneBatch) Close() error             { return nil }
 // the run's own converter makes of its packets (the same entity IDs from
 // the batch's definitions, the same values, times and keys).
 func TestReceiveConvertsInChunks(t *testing.T) {
-	cat := testkit.CompileSpec(t, "os.sdl", ossensors.SDL)
+	cat := testkit.LoadCatalog(t, filepath.Join(testkit.Root(t), "testdata/tquel/os.sdl"))
 	h := &wire.Hello{Name: "r", Sensors: []string{"SendMessage"}, MonoBase: 100, WallBase: 1000}
 	ent := func(k uint64) wire.Value { return wire.Value{Kind: wire.VEntity, N: k} }
 	b := &wire.Batch{Defs: []wire.EntityDef{{Key: 1, ID: "P1"}, {Key: 2, ID: "M1"}, {Key: 3, ID: "P2"}}}

@@ -158,26 +158,40 @@ func TestProbe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock := demo.NewClock(demo.DefaultConfig(3).Scale)
-	res := resident.New(ossensors.Spec(), demo.Options(clock, nil))
-	defer res.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	started := make(chan struct{})
-	go func() {
-		<-started
-		demo.New(ossensors.New(res), demo.DefaultConfig(3)).Run(ctx)
-	}()
-	conn := res.Local()
-	defer conn.Close()
-	rates, err := remote.Probe(ctx, []wire.Conn{conn}, cat, []plan.Node{rw[0].Final}, 300*time.Millisecond, func() { close(started) })
-	if err != nil {
-		t.Fatal(err)
-	}
 	frags := rewrite.Place(rw[0].Final)
 	a := rewrite.Alphas(rw[0].Final)[0]
-	r, ok := rates[remote.ProbeKey(a, frags[a])]
-	if !ok || r.All == 0 || r.Passed == 0 || r.Passed >= r.All {
+	probe := func(d time.Duration) (remote.ProbeRate, map[string]remote.ProbeRate) {
+		clock := demo.NewClock(demo.DefaultConfig(3).Scale)
+		res := resident.New(ossensors.Spec(), demo.Options(clock, nil))
+		defer res.Close()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		started := make(chan struct{})
+		go func() {
+			<-started
+			demo.New(ossensors.New(res), demo.DefaultConfig(3)).Run(ctx)
+		}()
+		conn := res.Local()
+		defer conn.Close()
+		rates, err := remote.Probe(ctx, []wire.Conn{conn}, cat, []plan.Node{rw[0].Final}, d, func() { close(started) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rates[remote.ProbeKey(a, frags[a])], rates
+	}
+	// The demo runs in real time: a loaded machine may give its 300 ms
+	// few sends, and a sample of a few may have none to M3, or only
+	// those. A probe of fewer than 100 sends is run again, twice as long
+	// (three times at most; the demo makes about 250 in 300 ms).
+	var r remote.ProbeRate
+	var rates map[string]remote.ProbeRate
+	for run, d := 1, 300*time.Millisecond; ; run, d = run+1, 2*d {
+		if r, rates = probe(d); r.All*d.Seconds() >= 100 || run == 3 {
+			break
+		}
+		t.Logf("run %d (%v): rates %v: few sends; again", run, d, rates)
+	}
+	if r.All == 0 || r.Passed == 0 || r.Passed >= r.All {
 		t.Fatalf("rates %v: want SendMessage's, fewer passing the selection", rates)
 	}
 	t.Logf("rates %v", rates)
@@ -251,7 +265,7 @@ func TestLiveEntityFragments(t *testing.T) {
 				if c.hide {
 					conn = without{conn, wire.CapEntityFragments}
 				}
-				bc.Conn = conn
+				bc.Conn = noPlans(conn)
 				return bc
 			}
 			got, st, h := runDemoWith(t, prog, demo.DefaultConfig(8), 300*time.Millisecond, remote.LiveOptions{WireBytes: true}, wrap)
@@ -402,4 +416,52 @@ func finalPlans(t *testing.T, cat *algebra.Catalog, srcs []query.Source) (*query
 		plans = append(plans, r.Final)
 	}
 	return prog, plans
+}
+
+// BenchmarkWirePlaced: bytes and wire tuples per result row of a join
+// (sends of running processes) and an aggregate (queue lengths), run as a
+// plan fragment at the resident (derived tuples cross the wire) and at the
+// monitor (packets and entity tuples cross it), interleaved in one run.
+//
+//	go test -run '^$' -bench BenchmarkWirePlaced -benchtime 5x ./remote
+func BenchmarkWirePlaced(b *testing.B) {
+	cat := demoCatalog(b)
+	var progs []*query.Program
+	var names []string
+	for _, q := range liveQueries {
+		if q.name != "sends-while-running" && q.name != "queue-length" {
+			continue
+		}
+		p, err := query.Compile(cat, []query.Source{{Name: q.name, Text: q.text}}, check.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		progs, names = append(progs, p), append(names, q.name)
+	}
+	type acc struct{ bytes, tuples, rows float64 }
+	res := map[string]*acc{}
+	for i := range b.N {
+		for j, p := range progs {
+			for _, c := range []struct {
+				name string
+				wrap func(wire.Conn) wire.Conn
+			}{{"placed", asPlaced}, {"monitor", noPlans}} {
+				got, st, _ := runDemoWith(b, p, demo.DefaultConfig(uint64(7+i)), 300*time.Millisecond, remote.LiveOptions{WireBytes: true}, c.wrap)
+				k := names[j] + "-" + c.name
+				if res[k] == nil {
+					res[k] = &acc{}
+				}
+				res[k].bytes += float64(st.WireBytes)
+				res[k].tuples += float64(st.WireTuples)
+				res[k].rows += float64(allRows(got))
+			}
+		}
+	}
+	for k, a := range res {
+		if a.rows == 0 {
+			b.Fatalf("%s: no results", k)
+		}
+		b.ReportMetric(a.bytes/a.rows, k+"-B/result")
+		b.ReportMetric(a.tuples/a.rows, k+"-tuples/result")
+	}
 }

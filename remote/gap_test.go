@@ -1,8 +1,6 @@
 package remote_test
 
 import (
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -37,18 +35,28 @@ func lossyRun(t *testing.T, seed uint64, d, from, to time.Duration) ([]query.Res
 	if err != nil {
 		t.Fatal(err)
 	}
-	var conn *testkit.Lossy
-	var mu sync.Mutex
-	var losses []remote.Loss
-	opts := remote.LiveOptions{OnLoss: func(l remote.Loss) { mu.Lock(); losses = append(losses, l); mu.Unlock() }}
-	got, st, truthH := runDemoWith(t, prog, demo.DefaultConfig(seed), d, opts, func(c wire.Conn) wire.Conn {
-		conn = testkit.NewLossy(c, "SendMessage", from, to)
-		return conn
-	})
-	if conn.Removed() == 0 || len(losses) == 0 {
-		t.Fatalf("nothing lost (%d removed, %d losses): the test shows nothing", conn.Removed(), len(losses))
+	// The loss is in real time after the first batch: a loaded machine
+	// may deliver no SendMessage packet in it (the process without a
+	// turn, or its batches before and after; 1 run in 10 with -cpu 1 at a
+	// load of 20). Such a run shows nothing; it is run again (three runs
+	// at most).
+	for run := 1; ; run++ {
+		var conn *testkit.Lossy
+		var mu sync.Mutex
+		var losses []remote.Loss
+		opts := remote.LiveOptions{OnLoss: func(l remote.Loss) { mu.Lock(); losses = append(losses, l); mu.Unlock() }}
+		got, st, truthH := runDemoWith(t, prog, demo.DefaultConfig(seed), d, opts, func(c wire.Conn) wire.Conn {
+			conn = testkit.NewLossy(c, "SendMessage", from, to)
+			return conn
+		})
+		if conn.Removed() != 0 && len(losses) != 0 {
+			return got, st, truthH, conn, losses, prog
+		}
+		if run == 3 {
+			t.Fatalf("nothing lost (%d removed, %d losses): the test shows nothing", conn.Removed(), len(losses))
+		}
+		t.Logf("run %d: nothing lost (%d removed, %d losses); again", run, conn.Removed(), len(losses))
 	}
-	return got, st, truthH, conn, losses, prog
 }
 
 // sameAsTruth checks that the live results are the program's over the
@@ -59,12 +67,7 @@ func sameAsTruth(t *testing.T, prog *query.Program, got []query.Result, truthH *
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g, w := renderTables(got), renderTables(want); g != w {
-		dir, _ := os.MkdirTemp("", "tqmon-gap-")
-		os.WriteFile(filepath.Join(dir, "live.txt"), []byte(g), 0o644)
-		os.WriteFile(filepath.Join(dir, "truth.txt"), []byte(w), 0o644)
-		t.Fatalf("live results differ from the truth restricted to the observation (diff %s/live.txt %s/truth.txt)", dir, dir)
-	}
+	sameTables(t, got, want, "live (the truth restricted to the observation)")
 }
 
 // TestLiveGapMatchesRestrictedTruth: a run that loses SendMessage packets

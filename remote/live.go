@@ -112,6 +112,9 @@ type LiveStats struct {
 	// that it found only after the run had started (LateHosts): none of
 	// their tuples were observed, and the run says so (LateHostsError).
 	Late []string
+	// Placed says the program ran as a plan fragment at its resident
+	// (fragment_plan.go): the wire carried its results, not packets.
+	Placed bool
 	// Skew is, per resident that states one (wire.Skewed: a fleet host),
 	// the bound on how far its clock is from the monitor's. Tuples of two
 	// hosts closer in time than their bounds may have happened in the
@@ -253,6 +256,9 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 	plans := make([]plan.Node, len(rw))
 	for i, r := range rw {
 		plans[i] = r.Final
+	}
+	if ok, _ := placeable(p, conns, plans, opts); ok {
+		return placedRun(ctx, p, conns[0], plans, opts, stats) // fragment_plan.go
 	}
 	obs := newObserver(p.Catalog.Fleet)
 	packets := map[string]int{} // received and delivered, gaps or not

@@ -39,6 +39,26 @@ import (
 // packet's epoch (opened at or before it), so a packet meant for a closed
 // session never reaches a newer session that took its index.
 //
+// Counts of a new session: a session's counts are the resident's
+// (per sensor: wanted, as the drain counts its packets at each round's
+// end, plus the producers' drops) less its base, so that per sensor
+// delivered + dropped = wanted holds for it when every session open wants
+// the same packets (entity relations always). Open takes only the drops
+// for the base (under r.mu, as entity packets read the sessions they go
+// to); the wanted part is the drain's. Each round reads the session table
+// after the claims, so a packet made for a session (claimed after Open
+// stored it) is read by a round that serves it. The first round that
+// serves a session takes as its base the wanted counts at the end of the
+// round before (the packets of that round and earlier were claimed
+// before the table it read, so none was for the session); and from then
+// on, a packet the drain counts that was made before the session opened
+// (of an earlier epoch: waiting in a ring, or its producer between
+// reading the epoch and claiming) is added to its base (stale). Before,
+// Open took the counts whenever it ran: the round in progress added its
+// packets after them, and the rings' waiting packets were counted too,
+// wanted by the new session and never delivered to it
+// (TestOpenCountsExact).
+//
 // Step 4 is the session core's mailbox (session.Core.Deliver), whose
 // ordering argument rests on the one above: every packet delivered or
 // enqueued after a round with watermark W is stamped > W.
@@ -73,6 +93,16 @@ type drainState struct {
 	// in shed (shed.go).
 	full uint64
 	shed [MaxSessions][]uint64
+	// Counts of a new session (above): bound is each sensor's wanted
+	// count at the last round's end; served the session served at each
+	// index last round; open the indices served this round, newest
+	// their latest opening epoch; stale, per session and sensor, the
+	// round's counted packets made before the session opened.
+	bound  []uint64
+	served [MaxSessions]*Session
+	open   uint64
+	newest uint32
+	stale  [MaxSessions][]uint64
 }
 
 // cursor is the drain's place in one ring during a round: positions
@@ -171,10 +201,9 @@ func (r *Resident) round(final bool) {
 	if r.plain && len(rings) > 0 {
 		membarrier()
 	}
-	tab := r.tableNow()
-	r.markFull(&tab)
 	if len(r.dr.wanted) != len(r.sensors) {
 		r.dr.wanted = make([]uint64, len(r.sensors))
+		r.dr.bound = make([]uint64, len(r.sensors))
 	}
 	cur := r.dr.cur[:0]
 	for i, q := range rings {
@@ -185,6 +214,9 @@ func (r *Resident) round(final bool) {
 			cur = append(cur, cursor{q: q, idx: i, pos: pos, end: end, head: q.wait(pos)})
 		}
 	}
+	tab := r.tableNow() // after the claims (Counts of a new session)
+	r.markFull(&tab)
+	r.admit(&tab)
 	// Merge by timestamp: cur is a min-heap on (head timestamp, ring), so
 	// a packet costs O(log rings), however many Ps write.
 	for i := len(cur)/2 - 1; i >= 0; i-- {
@@ -211,6 +243,7 @@ func (r *Resident) round(final bool) {
 			r.sensors[sid].wanted.Add(n)
 			r.dr.wanted[sid] = 0
 		}
+		r.dr.bound[sid] = r.sensors[sid].wanted.Load()
 	}
 
 	var hold [MaxSessions]int64
@@ -227,6 +260,12 @@ func (r *Resident) round(final bool) {
 			w = hold[i] - 1
 		}
 		r.foldShed(s)
+		for sid, n := range r.dr.stale[i] {
+			if n > 0 {
+				s.core.Unwanted(uint16(sid), n)
+				r.dr.stale[i][sid] = 0
+			}
+		}
 		s.core.Deliver(r.dr.out[i], r.dr.defs[i], w, counts, realNow, final)
 		clear(r.dr.out[i])
 		r.dr.out[i] = r.dr.out[i][:0]
@@ -246,10 +285,15 @@ func (r *Resident) dispatch(q *ring, pos uint64, head *slot, tab *[MaxSessions]*
 	var tuple, smask uint64
 	var begin int64
 	ex := extras(kind)
+	late := ep // the later of its epochs
 	if ex {
 		x := q.at(pos + 1)
 		tuple, begin, smask = x.w[0], int64(x.w[1]), x.w[2]
-		to |= current(smask, uint32(x.v[0].n), tab)
+		sep := uint32(x.v[0].n)
+		to |= current(smask, sep, tab)
+		if int32(sep-ep) > 0 {
+			late = sep
+		}
 	}
 	s := r.sensors[sid]
 	ft := s.frags.Load()
@@ -281,6 +325,9 @@ func (r *Resident) dispatch(q *ring, pos uint64, head *slot, tab *[MaxSessions]*
 		}
 	}
 	r.dr.wanted[sid]++
+	if int32(late-r.dr.newest) < 0 {
+		r.staleFor(late, sid, tab)
+	}
 	if to&r.dr.full != 0 {
 		to = r.shedDrain(to, sid)
 	}
@@ -315,6 +362,44 @@ func (r *Resident) dispatch(q *ring, pos uint64, head *slot, tab *[MaxSessions]*
 		r.dr.out[i] = append(r.dr.out[i], q)
 	}
 	return k
+}
+
+// admit notes the sessions the round serves (tab), taking for one the
+// drain did not serve last round (new at its index) the wanted counts
+// at the last round's end as its base (Counts of a new session).
+func (r *Resident) admit(tab *[MaxSessions]*Session) {
+	r.dr.open = 0
+	for i, s := range tab {
+		if s != nil && r.dr.served[i] != s {
+			for sid, w := range r.dr.bound {
+				if w > 0 {
+					s.core.Unwanted(uint16(sid), w)
+				}
+			}
+			if len(r.dr.stale[i]) != len(r.sensors) {
+				r.dr.stale[i] = make([]uint64, len(r.sensors))
+			}
+		}
+		r.dr.served[i] = s
+		if s == nil {
+			continue
+		}
+		if r.dr.open == 0 || int32(s.openEpoch-r.dr.newest) > 0 {
+			r.dr.newest = s.openEpoch
+		}
+		r.dr.open |= 1 << i
+	}
+}
+
+// staleFor counts a packet of sensor sid made at epoch ep as stale for
+// the sessions served that opened after ep.
+func (r *Resident) staleFor(ep uint32, sid SensorID, tab *[MaxSessions]*Session) {
+	for m := r.dr.open; m != 0; m &= m - 1 {
+		i := bits.TrailingZeros64(m)
+		if int32(ep-tab[i].openEpoch) < 0 {
+			r.dr.stale[i][sid]++
+		}
+	}
 }
 
 // define queues e's definition for the sessions in to that were not sent

@@ -96,7 +96,8 @@ func (ps *printStage) stop() {
 }
 
 // LiveOutput takes a live run's results to a Printer — and to the results
-// database and an exporter, when set — on a goroutine of its own (see
+// database, an exporter and a checkpoint, when set — on a goroutine of
+// its own (see
 // printStage): Elem and Settle are the run's OnElem and Progress; Wait,
 // once the run returned, waits until all is printed (more calls do
 // nothing).
@@ -106,16 +107,30 @@ type LiveOutput struct {
 }
 
 // NewLiveOutput starts printing on p (and feeding results and export,
-// either nil).
-func NewLiveOutput(p *Printer, results *record.ResultDB, export Exporter) *LiveOutput {
+// and committing to checkpoint at each watermark, those that are set).
+func NewLiveOutput(p *Printer, results *record.ResultDB, export Exporter, checkpoint Checkpoint) *LiveOutput {
 	return &LiveOutput{ps: startPrinting(func(items []printItem) {
-		p.elems(items)
-		for _, it := range items {
-			switch {
-			case it.settle && export != nil:
-				export.Watermark(it.t)
-			case it.settle:
-			default:
+		for len(items) > 0 {
+			// The elements up to a watermark and the watermark: printed
+			// and written out, so that at the watermark the printer's
+			// bytes and marks are exactly what precedes it.
+			k := 0
+			for k < len(items) && !items[k].settle {
+				k++
+			}
+			seg := items[:min(k+1, len(items))]
+			p.elems(seg)
+			for _, it := range seg {
+				if it.settle {
+					if checkpoint != nil {
+						n, marks := p.written()
+						checkpoint.Commit(n, marks, it.t)
+					}
+					if export != nil {
+						export.Watermark(it.t)
+					}
+					continue
+				}
 				if results != nil {
 					results.Elem(it.i, it.e)
 				}
@@ -123,6 +138,7 @@ func NewLiveOutput(p *Printer, results *record.ResultDB, export Exporter) *LiveO
 					export.Elem(it.i, it.e)
 				}
 			}
+			items = items[len(seg):]
 		}
 	})}
 }

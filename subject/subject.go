@@ -20,7 +20,9 @@ import (
 	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident/demo"
+	"github.com/tqmon/tqmon/resident/fleet"
 	"github.com/tqmon/tqmon/resident/kernel"
+	"github.com/tqmon/tqmon/resident/transport"
 	"github.com/tqmon/tqmon/resident/wire"
 	"github.com/tqmon/tqmon/store/db"
 	"github.com/tqmon/tqmon/store/replay"
@@ -54,6 +56,9 @@ type Options struct {
 	ResultsInto string
 	// Parquet is a Parquet recording's directory (store/parquet).
 	Parquet string
+	// Security secures the connections to residents and the NATS server
+	// (TLS, and whether a token may go in clear: Residents).
+	Security transport.Security
 	// Connect are the addresses of resident monitors, reached with Token;
 	// NATS is a NATS server whose hosts matching the glob Hosts are
 	// reached too (Residents).
@@ -63,6 +68,9 @@ type Options struct {
 	// Skew and Silence shape the fleet's hosts (Residents).
 	Skew, Silence time.Duration
 	Token         string
+	// Resume, when set, makes the fleet's sessions durable and resumable
+	// under its name (Residents.Resume).
+	Resume *fleet.Resume
 	// Demo runs the paper's example system in this process, as Config
 	// says. Without Background it starts once the first session's
 	// residents know what to enable and runs for that session's duration
@@ -100,10 +108,14 @@ type KernelOptions struct {
 	// Follow: an enable of a process covers the processes it forks from
 	// then on (kernel.Options.Follow).
 	Follow bool
+	// Logf reports what the resident does otherwise than asked, the
+	// answer unchanged (a selection the verifier rejected, a bound that
+	// widened a sensor; kernel.Options.Logf). Nil: nothing.
+	Logf func(format string, args ...any)
 }
 
 func (o *Options) residents() Residents {
-	return Residents{Connect: o.Connect, NATS: o.NATS, Hosts: o.Hosts, Token: o.Token, Skew: o.Skew, Silence: o.Silence}
+	return Residents{Connect: o.Connect, NATS: o.NATS, Hosts: o.Hosts, Token: o.Token, Skew: o.Skew, Silence: o.Silence, Security: o.Security, Resume: o.Resume}
 }
 
 // Given counts the subjects the options name.
@@ -254,6 +266,9 @@ func (st Stats) Write(w io.Writer) {
 		writePackets(w, total, st.Live.Packets)
 		for _, n := range slices.Sorted(maps.Keys(st.Live.Packets)) {
 			fmt.Fprintf(w, "produced %s: %d\n", n, st.Live.Wanted[n])
+		}
+		if st.Live.Placed {
+			fmt.Fprintf(w, "placed: every operator ran at the resident (a plan fragment); the wire carried its results\n")
 		}
 		fmt.Fprintf(w, "wire: %d tuples, %d bytes\n", st.Live.WireTuples, st.Live.WireBytes)
 		fmt.Fprintf(w, "lost: %d\n", st.Live.LostPackets())

@@ -102,6 +102,22 @@ func (m *mailbox) Base(counts []wire.Count) {
 	m.base = append(m.base[:0], counts...)
 }
 
+// Unwanted counts n of the resident's wanted packets of sensor (the
+// counts Deliver receives) as not the session's: counted before the
+// drain first served it, or made before it opened and read after (the
+// Go resident's drain: resident/drain.go, "Counts of a new session").
+// They are its base, the resident's past.
+func (m *mailbox) Unwanted(sensor uint16, n uint64) {
+	m.qmu.Lock()
+	defer m.qmu.Unlock()
+	j := slices.IndexFunc(m.base, func(b wire.Count) bool { return b.Sensor == sensor })
+	if j < 0 {
+		j = len(m.base)
+		m.base = append(m.base, wire.Count{Sensor: sensor})
+	}
+	m.base[j].Wanted += n
+}
+
 // Prime gives a new session its first packets and definitions (the live
 // entities), before the drain can see the session: they go out with the
 // next round whose watermark passes them.

@@ -14,18 +14,7 @@ import (
 // of a recording's file found both).
 func TestDamagedFileRefused(t *testing.T) {
 	dir := t.TempDir()
-	w, err := Create(dir, spec, Options{Host: "web-1", Every: 10 * time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	calls := workload(w.Catalog())
-	feed(t, sinkOf(w), w.At, calls, 0, len(calls))
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if s, err := Open(dir); err != nil {
-		t.Fatal(err)
-	} else if _, err := s.History(); err != nil {
+	if _, err := recorded(t, dir, Options{Host: "web-1", Every: 10 * time.Minute}, -1).History(); err != nil {
 		t.Fatalf("the undamaged recording: %v", err)
 	}
 	paths, _ := filepath.Glob(filepath.Join(dir, "relation=Process", "host=*", "hour=*", "*.parquet"))

@@ -198,20 +198,8 @@ func TestEqualsDatabase(t *testing.T) {
 // whose hour and least begin say they may hold a tuple valid in the
 // window, and delivers what a database's windowed read delivers.
 func TestWindowOpensOnlyItsFiles(t *testing.T) {
-	dir := t.TempDir()
-	w, err := Create(dir, spec, Options{Every: 10 * time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	calls := workload(w.Catalog())
-	feed(t, sinkOf(w), w.At, calls, 0, len(calls))
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := recorded(t, t.TempDir(), Options{Every: 10 * time.Minute}, -1)
+	calls := workload(s.Catalog())
 	d := badger(t, calls)
 	base := calls[0].t
 	for _, win := range []algebra.Window{

@@ -1,7 +1,6 @@
 package parquet
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -172,14 +171,21 @@ func (s *Store) load(h *algebra.History, rd db.Read, st *db.ReadStats) error {
 }
 
 // readFile reads every row of a file of relation rel whose bytes have
-// the CRC-32C sum. A file that does not match is refused before any
-// decoding; a decoder's panic (on a file damaged the same way as its sum,
-// or a bug) becomes an error naming the file.
+// the CRC-32C sum (readBytes).
 func readFile(path string, sum uint32, rel *algebra.Relation, fn func(row)) (n int, err error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return 0, err
 	}
+	return readBytes(path, data, sum, rel, fn)
+}
+
+// readBytes reads every row of the file path's bytes data. Bytes that do
+// not match the sum are refused before any decoding; bytes that do are
+// checked against checkFile's bounds before parquet-go decodes them, and
+// a decoder's panic (on a file damaged the same way as its sum, or a
+// bug) becomes an error naming the file.
+func readBytes(path string, data []byte, sum uint32, rel *algebra.Relation, fn func(row)) (n int, err error) {
 	if got := crc32.Checksum(data, castagnoli); got != sum {
 		return 0, fmt.Errorf("%s: damaged: its checksum is %08x, the manifest's %08x", path, got, sum)
 	}
@@ -188,9 +194,9 @@ func readFile(path string, sum uint32, rel *algebra.Relation, fn func(row)) (n i
 			err = fmt.Errorf("%s: damaged: %v", path, x)
 		}
 	}()
-	pf, err := pq.OpenFile(bytes.NewReader(data), int64(len(data)))
+	pf, err := checkFile(data)
 	if err != nil {
-		return 0, fmt.Errorf("%s: %w", path, err)
+		return 0, fmt.Errorf("%s: damaged: %w", path, err)
 	}
 	rd, err := newReader(rel, pf, path)
 	if err != nil {
