@@ -85,6 +85,7 @@ type Exporter interface {
 // has and returns that error.
 func Print(ctx context.Context, s Subject, prog *query.Program, o PrintOptions, w io.Writer) (Stats, error) {
 	var p *Printer
+	var printing func() // waits for the printing goroutine (live)
 	ro := o.Run
 	switch {
 	case o.Stream || s.Live():
@@ -95,25 +96,11 @@ func Print(ctx context.Context, s Subject, prog *query.Program, o PrintOptions, 
 			p.marks = make([]fleet.Mark, len(prog.Stmts))
 		}
 		ro.Discard = true
-		ro.OnElem = func(i int, e stream.Elem) {
-			p.Elem(i, e)
-			if o.Results != nil {
-				o.Results.Elem(i, e)
-			}
-			if o.Export != nil {
-				o.Export.Elem(i, e)
-			}
-		}
-		ro.Progress = func(t algebra.Time) {
-			p.Settle()
-			if c := o.Checkpoint; c != nil {
-				n, marks := p.written()
-				c.Commit(n, marks, t)
-			}
-			if o.Export != nil {
-				o.Export.Watermark(t)
-			}
-		}
+		out := NewLiveOutput(p, o.Results, o.Export, o.Checkpoint) // (printed on a goroutine of its own)
+		defer out.Wait()
+		ro.OnElem = out.Elem
+		ro.Progress = out.Settle
+		printing = out.Wait
 	case !o.Run.Acquire:
 		// A recording's results are whole tables, printed as they
 		// settle; the results database and the exporters, when there
@@ -125,6 +112,9 @@ func Print(ctx context.Context, s Subject, prog *query.Program, o PrintOptions, 
 		ro.Rerun = p.Rerun
 	}
 	results, st, err := s.Run(ctx, prog, ro)
+	if printing != nil {
+		printing() // everything the run made is printed (or exported) before what follows
+	}
 	st.TimeFormat = o.Output.Time
 	if rec := o.Results; rec != nil {
 		if st := st.Live; st != nil {
@@ -240,6 +230,12 @@ func (p *Printer) Elem(i int, e stream.Elem) {
 	if p.fs == nil {
 		return // closed
 	}
+	p.elem(i, e)
+	p.arm()
+}
+
+// elem prints a result element of statement i (p.mu held, not closed).
+func (p *Printer) elem(i int, e stream.Elem) {
 	if p.marks != nil {
 		k := elemKey(e)
 		p.marks[i].Add(int64(e.T), k)
@@ -251,6 +247,29 @@ func (p *Printer) Elem(i int, e stream.Elem) {
 	if err := Stream(p.fs, i, e); err != nil && p.err == nil {
 		p.err = err
 	}
+}
+
+// elems prints items (printstage.go), settling at each watermark, under
+// one lock.
+func (p *Printer) elems(items []printItem) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.fs == nil {
+		return // closed
+	}
+	for _, it := range items {
+		if it.settle {
+			p.flush()
+			continue
+		}
+		p.elem(it.i, it.e)
+	}
+	p.arm()
+}
+
+// arm starts the timer that writes out what is buffered, unless it is
+// running or nothing is buffered.
+func (p *Printer) arm() {
 	if !p.armed && p.w.Buffered() > 0 {
 		p.armed = true
 		d := max(flushEvery, time.Until(p.quiet))

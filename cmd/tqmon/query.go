@@ -197,9 +197,11 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error
 			return usageErr(err)
 		}
 	}
-	if !sub.Live() {
-		defer tuneGC(os.Getenv, int64(f.maxMemory))()
+	gcPct := batchGCPercent
+	if sub.Live() {
+		gcPct = liveGCPercent
 	}
+	defer tuneGC(os.Getenv, int64(f.maxMemory), gcPct)()
 	ro := subject.RunOptions{Acquire: f.acquire, Naive: naive, Duration: f.duration, Lease: f.lease}
 	if resume == nil {
 		return runProgram(ctx, sub, prog, ro, out, rec, &f.export, f.stats, f.allowLoss, nil, stdout, stderr)
