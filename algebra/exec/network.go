@@ -83,6 +83,9 @@ type Options struct {
 	// collide (tests only) makes every key's hash one of two values, so
 	// that Coalesce and join indexes must tell colliding keys apart.
 	collide bool
+	// generalJoin (tests only) keeps joins off their special paths
+	// (JoinSpec.InOrder), so that tests can compare the two.
+	generalJoin bool
 	// Observed says the run is an observation (a live run, or a recording
 	// with a window): its results drop what lies at forever (Collector).
 	Observed bool
@@ -186,12 +189,14 @@ func (n *Network) block(root plan.Node) (*stream.Tee, blockOps, error) {
 	// each tuple once it ends, and a tuple already valid when its sensor
 	// was enabled is delivered whole (remote/observe.go). Only a Join
 	// consumes Whole and Late elements, so such a block is never a Select.
-	whole := false
+	whole, alpha := false, false
 	for _, leaf := range leaves {
-		if a, ok := leaf.(*plan.Alpha); ok && !a.Rel.IsEvent() {
-			whole = true
+		if a, ok := leaf.(*plan.Alpha); ok {
+			alpha = true
+			whole = whole || !a.Rel.IsEvent()
 		}
 	}
+	spec.InOrder = !alpha && !n.opts.generalJoin
 	if !whole && selectable(&spec) {
 		ops.sel = NewSelect(spec, jout, n.st)
 		n.hold(ops.sel, blockLabel(leaves))

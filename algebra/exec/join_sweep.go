@@ -1,0 +1,306 @@
+package exec
+
+import (
+	"fmt"
+
+	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/expr"
+	"github.com/tqmon/tqmon/algebra/stream"
+)
+
+// The overlap equi-join sweep: the special path of the most common join,
+// docs/tquel.md's example 1 — two interval relations joined on equal
+// columns under the default when and valid clauses:
+//
+//	range of p is Process
+//	range of r is RunningOn
+//	retrieve (p.Process, r.Cpu) where p.Process = r.Process
+//
+// (when p overlap r, valid from begin of (p overlap r) to end of
+// (p overlap r)). Its general evaluation (bounds, candidates, purging)
+// reduces here to a sweep over the two inputs in time order:
+//
+//   - A binding is formed when its later tuple x begins at T, with the
+//     tuples y of the other input still open: y began at or before T and
+//     its End, which comes after T (Ends at T are processed before Begins
+//     at T), is not in, and x ends after T. So x and y overlap, the result
+//     begins at max(begins) = T, and it is emitted at once — the verdict
+//     the general path reaches (vBegin) at the same point.
+//   - The result ends at min(ends): at the End of whichever of x, y ends
+//     first, when it is emitted (vEnd); at Forever, never.
+//   - A tuple that has ended overlaps nothing still to begin: it leaves
+//     the store at its End (the general path purges it there too).
+//
+// So every result is emitted as the element that decides it is processed,
+// in processing order, which is the order of time with Ends first — the
+// order the general path's output heap restores — and the output
+// watermark is the input watermark (the general path's futureLow is h).
+//
+// State is structure-of-arrays slabs indexed by int32, no pointer graph:
+// per input, its open tuples (record, key hash, the chain of its index
+// bucket, the list of its results), found by record (recMap) and by key
+// hash (hashMap to the bucket's first tuple); and the results (pairs),
+// each in the lists of both its tuples. A tuple's key is hashed once, on
+// arrival: the same hash files it in its own index and probes the other's.
+//
+// The path is taken only when the spec says exactly this (sweepable); the
+// differential test runs every query with it and without it
+// (TestSweepJoinAgrees).
+type eqSweep struct {
+	cols   [2][]int  // key columns of each input, in the order of the equalities
+	checks []expr.Fn // where conjuncts over both variables other than the keys
+	side   [2]sweepSide
+	// pairs: the results, begun; a pair is in the lists of both its
+	// tuples (next[p][i] is the next pair of input i's tuple), ended when
+	// the first ends and freed when the second does.
+	pairOut  []*stream.Rec
+	pairNext [][2]int32
+	pairEnd  []bool
+	pairFree []int32
+}
+
+// sweepSide is one input's open tuples, slot-indexed.
+type sweepSide struct {
+	open   recMap[int32]   // record → slot
+	bucket hashMap[int32]  // key hash → first slot of its bucket chain, plus one
+	rec    []*stream.Rec   // per slot
+	hash   []uint64        // its key hash
+	key    []algebra.Value // its key values, nk a slot: a probe compares them without reading the record
+	nk     int
+	prev   []int32 // bucket chain, −1 at the ends
+	next   []int32
+	pairs  []int32 // its first pair, −1 when none
+	free   []int32 // free slots
+}
+
+// sweepable reports whether the spec is the join the sweep evaluates: two
+// interval inputs that deliver only Begins and Ends in order (InOrder), at
+// least one key equality between them, no constant conjunct, no Times,
+// no existential variable, when `a overlap b` (or the ordered overlap
+// product with no when clause), and the default valid clause over a
+// overlap b.
+func sweepable(spec *JoinSpec, eqs []eq, others []expr.Expr) bool {
+	if len(spec.Events) != 2 || spec.Events[0] || spec.Events[1] || !spec.InOrder ||
+		len(eqs) == 0 || len(spec.Times) > 0 || len(spec.TimeConds) > 0 || spec.Valid == nil {
+		return false
+	}
+	for _, e := range spec.Exists {
+		if e {
+			return false
+		}
+	}
+	for _, c := range others {
+		if expr.Vars(c) == 0 {
+			return false // checked per arriving tuple by the general path
+		}
+	}
+	switch w := spec.When.(type) {
+	case *expr.PTrue:
+		if !spec.OverlapPurge {
+			return false
+		}
+	case *expr.PCmp:
+		if w.Op != expr.Overlap || !overlapOfBoth(w.X, w.Y) {
+			return false
+		}
+	default:
+		return false
+	}
+	from, ok1 := spec.Valid.From.(*expr.TBeginEnd)
+	to, ok2 := spec.Valid.To.(*expr.TBeginEnd)
+	if spec.Valid.At != nil || !ok1 || !ok2 || from.End || !to.End {
+		return false
+	}
+	fx, ok1 := from.X.(*expr.TBinary)
+	tx, ok2 := to.X.(*expr.TBinary)
+	return ok1 && ok2 && !fx.Extend && !tx.Extend && overlapOfBoth(fx.X, fx.Y) && overlapOfBoth(tx.X, tx.Y)
+}
+
+// overlapOfBoth reports whether x and y are the valid times of variables
+// 0 and 1, in either order, both intervals.
+func overlapOfBoth(x, y expr.TExpr) bool {
+	a, ok1 := x.(*expr.TVar)
+	b, ok2 := y.(*expr.TVar)
+	return ok1 && ok2 && !a.Event && !b.Event && a.Var+b.Var == 1 && a.Var*b.Var == 0
+}
+
+// newSweep sets up the sweep of j (sweepable).
+func newSweep(eqs []eq, others []expr.Expr) *eqSweep {
+	s := &eqSweep{}
+	for _, e := range eqs {
+		a, b := e.a, e.b
+		if a.Var == 1 {
+			a, b = b, a
+		}
+		s.cols[0] = append(s.cols[0], a.Attr)
+		s.cols[1] = append(s.cols[1], b.Attr)
+	}
+	s.side[0].nk, s.side[1].nk = len(eqs), len(eqs)
+	for _, c := range others {
+		s.checks = append(s.checks, expr.Compile(c))
+	}
+	return s
+}
+
+// sweepProcess is process for the sweep.
+func (j *Join) sweepProcess(in *joinInput, e stream.Elem) {
+	s, i := j.sw, in.i
+	side := &s.side[i]
+	switch e.Kind {
+	case stream.End:
+		if slot, ok := side.open.take(e.Rec); ok {
+			j.sweepEnd(i, slot, e.T)
+		}
+		return
+	case stream.Begin:
+	default:
+		j.st.fail(fmt.Errorf("internal error: a %v element at an in-order join input", e.Kind))
+		return
+	}
+	vals := e.Rec.Vals
+	if fs := j.filters[i]; len(fs) > 0 {
+		j.vals[1-i] = nil
+		j.vals[i] = vals
+		if !j.checks(fs) {
+			return
+		}
+	}
+	var h uint64
+	h, j.keyVals = j.hashCols(vals, s.cols[i])
+	slot := side.add(e.Rec, h, j.keyVals)
+	in.nLive++
+	// Probe the other input's open tuples of the same key hash.
+	o := 1 - i
+	other := &s.side[o]
+	bi := other.bucket.find(h)
+	if bi < 0 {
+		return
+	}
+	j.vals[i] = vals
+	for t := other.bucket.slots[bi].v - 1; t >= 0; t = other.next[t] {
+		if !j.st.poll() {
+			return
+		}
+		if !algebra.KeysEqual(other.key[int(t)*other.nk:int(t+1)*other.nk], j.keyVals) {
+			continue // only the hash collides
+		}
+		j.vals[o] = other.rec[t].Vals
+		if len(s.checks) > 0 && !j.checks(s.checks) {
+			if j.st.err != nil {
+				return
+			}
+			continue
+		}
+		rec := j.record(j.vals, e.T)
+		if rec == nil {
+			return
+		}
+		j.out.Push(stream.Elem{Kind: stream.Begin, T: e.T, Rec: rec})
+		p := s.newPair(rec)
+		s.pairNext[p][i], side.pairs[slot] = side.pairs[slot], p
+		s.pairNext[p][o], other.pairs[t] = other.pairs[t], p
+		j.live++
+	}
+}
+
+// sweepEnd ends the tuple in slot of input i at t: its results still
+// begun end at t (at Forever, with the stream: no End), and it leaves the
+// store.
+func (j *Join) sweepEnd(i int, slot int32, t algebra.Time) {
+	s := j.sw
+	side := &s.side[i]
+	for p := side.pairs[slot]; p >= 0; {
+		next := s.pairNext[p][i]
+		if s.pairEnd[p] {
+			s.freePair(p) // ended by its other tuple, out of that list
+		} else {
+			if t != algebra.Forever {
+				j.out.Push(stream.Elem{Kind: stream.End, T: t, Rec: s.pairOut[p]})
+			}
+			s.pairEnd[p] = true
+			j.live--
+		}
+		p = next
+	}
+	side.remove(slot)
+	j.in[i].nLive--
+}
+
+// sweepFinish ends, at the end of the stream, every tuple still open: their
+// results stay valid until Forever.
+func (j *Join) sweepFinish() {
+	for i := range j.sw.side {
+		side := &j.sw.side[i]
+		for side.open.len() > 0 {
+			rec, slot, _ := side.open.any()
+			side.open.del(rec)
+			j.sweepEnd(i, slot, algebra.Forever)
+		}
+	}
+}
+
+// add files a tuple with key hash h and returns its slot.
+func (sd *sweepSide) add(rec *stream.Rec, h uint64, key []algebra.Value) int32 {
+	var slot int32
+	if n := len(sd.free); n > 0 {
+		slot, sd.free = sd.free[n-1], sd.free[:n-1]
+		sd.rec[slot], sd.hash[slot], sd.pairs[slot] = rec, h, -1
+		copy(sd.key[int(slot)*sd.nk:], key)
+	} else {
+		slot = int32(len(sd.rec))
+		sd.rec = append(sd.rec, rec)
+		sd.hash = append(sd.hash, h)
+		sd.key = append(sd.key, key...)
+		sd.prev = append(sd.prev, -1)
+		sd.next = append(sd.next, -1)
+		sd.pairs = append(sd.pairs, -1)
+	}
+	sd.open.put(rec, slot)
+	// At the head of its bucket's chain. A chain's head is stored plus
+	// one, so that the zero a fresh map slot holds means empty.
+	head := sd.bucket.ref(h)
+	first := *head - 1
+	sd.prev[slot], sd.next[slot] = -1, first
+	if first >= 0 {
+		sd.prev[first] = slot
+	}
+	*head = slot + 1
+	return slot
+}
+
+// remove takes the tuple in slot out of its bucket and frees the slot.
+func (sd *sweepSide) remove(slot int32) {
+	p, n := sd.prev[slot], sd.next[slot]
+	if n >= 0 {
+		sd.prev[n] = p
+	}
+	if p >= 0 {
+		sd.next[p] = n
+	} else if n >= 0 {
+		sd.bucket.put(sd.hash[slot], n+1)
+	} else {
+		sd.bucket.del(sd.hash[slot])
+	}
+	sd.rec[slot] = nil
+	clear(sd.key[int(slot)*sd.nk : int(slot+1)*sd.nk])
+	sd.free = append(sd.free, slot)
+}
+
+// newPair takes a pair slot for result rec.
+func (s *eqSweep) newPair(rec *stream.Rec) int32 {
+	if n := len(s.pairFree); n > 0 {
+		p := s.pairFree[n-1]
+		s.pairFree = s.pairFree[:n-1]
+		s.pairOut[p], s.pairEnd[p] = rec, false
+		return p
+	}
+	s.pairOut = append(s.pairOut, rec)
+	s.pairNext = append(s.pairNext, [2]int32{-1, -1})
+	s.pairEnd = append(s.pairEnd, false)
+	return int32(len(s.pairOut) - 1)
+}
+
+func (s *eqSweep) freePair(p int32) {
+	s.pairOut[p] = nil
+	s.pairFree = append(s.pairFree, p)
+}
