@@ -595,6 +595,7 @@ func (n *Network) apply(x *plan.Apply) (*stream.Tee, error) {
 		dst = c
 	}
 	op := NewApply(spec, dst, n.st)
+	op.byHash = n.opts.collide
 	n.hold(op, "aggregate")
 	outer.Add(op.Input(0))
 	for j, in := range inners {
