@@ -50,6 +50,18 @@ type eqSweep struct {
 	cols   [2][]int  // key columns of each input, in the order of the equalities
 	checks []expr.Fn // where conjuncts over both variables other than the keys
 	side   [2]sweepSide
+	// Key nodes, one per distinct key with open tuples: its key values
+	// (nk a node), the first open tuple of each input with that key (a
+	// chain, −1 when none), how many there are, its hash and the next
+	// node of the same hash. keys finds a hash's first node (plus one).
+	keys   hashMap[int32]
+	nk     int
+	knKey  []algebra.Value
+	knHead [][2]int32
+	knLen  []int32
+	knHash []uint64
+	knNext []int32
+	knFree []int32
 	// pairs: the results, begun; a pair is in the lists of both its
 	// tuples (next[p][i] is the next pair of input i's tuple), ended when
 	// the first ends and freed when the second does.
@@ -61,16 +73,13 @@ type eqSweep struct {
 
 // sweepSide is one input's open tuples, slot-indexed.
 type sweepSide struct {
-	open   recMap[int32]   // record → slot
-	bucket hashMap[int32]  // key hash → first slot of its bucket chain, plus one
-	rec    []*stream.Rec   // per slot
-	hash   []uint64        // its key hash
-	key    []algebra.Value // its key values, nk a slot: a probe compares them without reading the record
-	nk     int
-	prev   []int32 // bucket chain, −1 at the ends
-	next   []int32
-	pairs  []int32 // its first pair, −1 when none
-	free   []int32 // free slots
+	open  recMap[int32] // record → slot
+	rec   []*stream.Rec // per slot
+	kn    []int32       // its key node
+	prev  []int32       // the key node's chain of this input, −1 at the ends
+	next  []int32
+	pairs []int32 // its first pair, −1 when none
+	free  []int32 // free slots
 }
 
 // sweepable reports whether the spec is the join the sweep evaluates: two
@@ -135,7 +144,7 @@ func newSweep(eqs []eq, others []expr.Expr) *eqSweep {
 		s.cols[0] = append(s.cols[0], a.Attr)
 		s.cols[1] = append(s.cols[1], b.Attr)
 	}
-	s.side[0].nk, s.side[1].nk = len(eqs), len(eqs)
+	s.nk = len(eqs)
 	for _, c := range others {
 		s.checks = append(s.checks, expr.Compile(c))
 	}
@@ -167,22 +176,17 @@ func (j *Join) sweepProcess(in *joinInput, e stream.Elem) {
 	}
 	var h uint64
 	h, j.keyVals = j.hashCols(vals, s.cols[i])
-	slot := side.add(e.Rec, h, j.keyVals)
+	kn := s.keyNode(h, j.keyVals)
+	slot := side.add(e.Rec, kn, &s.knHead[kn][i])
+	s.knLen[kn]++
 	in.nLive++
-	// Probe the other input's open tuples of the same key hash.
+	// Bind the other input's open tuples of the same key.
 	o := 1 - i
 	other := &s.side[o]
-	bi := other.bucket.find(h)
-	if bi < 0 {
-		return
-	}
 	j.vals[i] = vals
-	for t := other.bucket.slots[bi].v - 1; t >= 0; t = other.next[t] {
+	for t := s.knHead[kn][o]; t >= 0; t = other.next[t] {
 		if !j.st.poll() {
 			return
-		}
-		if !algebra.KeysEqual(other.key[int(t)*other.nk:int(t+1)*other.nk], j.keyVals) {
-			continue // only the hash collides
 		}
 		j.vals[o] = other.rec[t].Vals
 		if len(s.checks) > 0 && !j.checks(s.checks) {
@@ -222,7 +226,11 @@ func (j *Join) sweepEnd(i int, slot int32, t algebra.Time) {
 		}
 		p = next
 	}
-	side.remove(slot)
+	kn := side.kn[slot]
+	side.remove(slot, &s.knHead[kn][i])
+	if s.knLen[kn]--; s.knLen[kn] == 0 {
+		s.dropKeyNode(kn)
+	}
 	j.in[i].nLive--
 }
 
@@ -239,50 +247,89 @@ func (j *Join) sweepFinish() {
 	}
 }
 
-// add files a tuple with key hash h and returns its slot.
-func (sd *sweepSide) add(rec *stream.Rec, h uint64, key []algebra.Value) int32 {
+// keyNode is the node of key (hash h), made if there is none.
+func (s *eqSweep) keyNode(h uint64, key []algebra.Value) int32 {
+	first := s.keys.ref(h)
+	for n := *first - 1; n >= 0; n = s.knNext[n] {
+		if algebra.KeysEqual(s.knKey[int(n)*s.nk:int(n+1)*s.nk], key) {
+			return n
+		}
+	}
+	var n int32
+	if f := len(s.knFree); f > 0 {
+		n, s.knFree = s.knFree[f-1], s.knFree[:f-1]
+		copy(s.knKey[int(n)*s.nk:], key)
+		s.knHead[n], s.knHash[n] = [2]int32{-1, -1}, h
+	} else {
+		n = int32(len(s.knHead))
+		s.knKey = append(s.knKey, key...)
+		s.knHead = append(s.knHead, [2]int32{-1, -1})
+		s.knLen = append(s.knLen, 0)
+		s.knHash = append(s.knHash, h)
+		s.knNext = append(s.knNext, -1)
+	}
+	s.knNext[n], *first = *first-1, n+1
+	return n
+}
+
+// dropKeyNode frees key node n, which has no open tuple left.
+func (s *eqSweep) dropKeyNode(n int32) {
+	h := s.knHash[n]
+	first := s.keys.ref(h)
+	if *first-1 == n {
+		if s.knNext[n] < 0 {
+			s.keys.del(h)
+		} else {
+			*first = s.knNext[n] + 1
+		}
+	} else {
+		p := *first - 1
+		for s.knNext[p] != n {
+			p = s.knNext[p]
+		}
+		s.knNext[p] = s.knNext[n]
+	}
+	clear(s.knKey[int(n)*s.nk : int(n+1)*s.nk])
+	s.knFree = append(s.knFree, n)
+}
+
+// add files a tuple of key node kn at the head of its chain (*head) and
+// returns its slot.
+func (sd *sweepSide) add(rec *stream.Rec, kn int32, head *int32) int32 {
 	var slot int32
 	if n := len(sd.free); n > 0 {
 		slot, sd.free = sd.free[n-1], sd.free[:n-1]
-		sd.rec[slot], sd.hash[slot], sd.pairs[slot] = rec, h, -1
-		copy(sd.key[int(slot)*sd.nk:], key)
+		sd.rec[slot], sd.kn[slot], sd.pairs[slot] = rec, kn, -1
 	} else {
 		slot = int32(len(sd.rec))
 		sd.rec = append(sd.rec, rec)
-		sd.hash = append(sd.hash, h)
-		sd.key = append(sd.key, key...)
+		sd.kn = append(sd.kn, kn)
 		sd.prev = append(sd.prev, -1)
 		sd.next = append(sd.next, -1)
 		sd.pairs = append(sd.pairs, -1)
 	}
 	sd.open.put(rec, slot)
-	// At the head of its bucket's chain. A chain's head is stored plus
-	// one, so that the zero a fresh map slot holds means empty.
-	head := sd.bucket.ref(h)
-	first := *head - 1
-	sd.prev[slot], sd.next[slot] = -1, first
-	if first >= 0 {
-		sd.prev[first] = slot
+	sd.prev[slot], sd.next[slot] = -1, *head
+	if *head >= 0 {
+		sd.prev[*head] = slot
 	}
-	*head = slot + 1
+	*head = slot
 	return slot
 }
 
-// remove takes the tuple in slot out of its bucket and frees the slot.
-func (sd *sweepSide) remove(slot int32) {
+// remove takes the tuple in slot out of its chain (head *head) and frees
+// the slot.
+func (sd *sweepSide) remove(slot int32, head *int32) {
 	p, n := sd.prev[slot], sd.next[slot]
 	if n >= 0 {
 		sd.prev[n] = p
 	}
 	if p >= 0 {
 		sd.next[p] = n
-	} else if n >= 0 {
-		sd.bucket.put(sd.hash[slot], n+1)
 	} else {
-		sd.bucket.del(sd.hash[slot])
+		*head = n
 	}
 	sd.rec[slot] = nil
-	clear(sd.key[int(slot)*sd.nk : int(slot+1)*sd.nk])
 	sd.free = append(sd.free, slot)
 }
 
