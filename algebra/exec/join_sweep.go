@@ -62,6 +62,12 @@ type eqSweep struct {
 	knHash []uint64
 	knNext []int32
 	knFree []int32
+	// Key nodes left without open tuples wait in knIdle (knIsIdle) for
+	// their key to come back — most do soon — and are dropped only once
+	// they outnumber the others, all at once (dropIdle): the nodes held
+	// stay within twice the keys open, plus idleMin.
+	knIdle   []int32
+	knIsIdle []bool
 	// pairs: the results, begun; a pair is in the lists of both its
 	// tuples (next[p][i] is the next pair of input i's tuple), ended when
 	// the first ends and freed when the second does.
@@ -73,10 +79,10 @@ type eqSweep struct {
 
 // sweepSide is one input's open tuples, slot-indexed.
 type sweepSide struct {
-	open  recMap[int32] // record → slot
-	rec   []*stream.Rec // per slot
-	kn    []int32       // its key node
-	prev  []int32       // the key node's chain of this input, −1 at the ends
+	open  recMap[int32]     // record → slot
+	vals  [][]algebra.Value // per slot: its values (read here, not through its record)
+	kn    []int32           // its key node
+	prev  []int32           // the key node's chain of this input, −1 at the ends
 	next  []int32
 	pairs []int32 // its first pair, −1 when none
 	free  []int32 // free slots
@@ -188,7 +194,7 @@ func (j *Join) sweepProcess(in *joinInput, e stream.Elem) {
 		if !j.st.poll() {
 			return
 		}
-		j.vals[o] = other.rec[t].Vals
+		j.vals[o] = other.vals[t]
 		if len(s.checks) > 0 && !j.checks(s.checks) {
 			if j.st.err != nil {
 				return
@@ -229,7 +235,7 @@ func (j *Join) sweepEnd(i int, slot int32, t algebra.Time) {
 	kn := side.kn[slot]
 	side.remove(slot, &s.knHead[kn][i])
 	if s.knLen[kn]--; s.knLen[kn] == 0 {
-		s.dropKeyNode(kn)
+		s.idle(kn)
 	}
 	j.in[i].nLive--
 }
@@ -260,6 +266,7 @@ func (s *eqSweep) keyNode(h uint64, key []algebra.Value) int32 {
 		n, s.knFree = s.knFree[f-1], s.knFree[:f-1]
 		copy(s.knKey[int(n)*s.nk:], key)
 		s.knHead[n], s.knHash[n] = [2]int32{-1, -1}, h
+		s.knIsIdle[n] = false
 	} else {
 		n = int32(len(s.knHead))
 		s.knKey = append(s.knKey, key...)
@@ -267,9 +274,36 @@ func (s *eqSweep) keyNode(h uint64, key []algebra.Value) int32 {
 		s.knLen = append(s.knLen, 0)
 		s.knHash = append(s.knHash, h)
 		s.knNext = append(s.knNext, -1)
+		s.knIsIdle = append(s.knIsIdle, false)
 	}
 	s.knNext[n], *first = *first-1, n+1
 	return n
+}
+
+// idle notes that key node n has no open tuple left.
+func (s *eqSweep) idle(n int32) {
+	if !s.knIsIdle[n] {
+		s.knIsIdle[n] = true
+		s.knIdle = append(s.knIdle, n)
+	}
+	if live := len(s.knHead) - len(s.knFree) - len(s.knIdle); len(s.knIdle) > max(idleMin, live) {
+		s.dropIdle()
+	}
+}
+
+// idleMin is how many idle key nodes the sweep keeps at least.
+const idleMin = 1024
+
+// dropIdle drops the idle key nodes that are still without open tuples.
+func (s *eqSweep) dropIdle() {
+	for _, n := range s.knIdle {
+		s.knIsIdle[n] = false
+		if s.knLen[n] == 0 {
+			s.dropKeyNode(n)
+		}
+	}
+	clear(s.knIdle)
+	s.knIdle = s.knIdle[:0]
 }
 
 // dropKeyNode frees key node n, which has no open tuple left.
@@ -299,10 +333,10 @@ func (sd *sweepSide) add(rec *stream.Rec, kn int32, head *int32) int32 {
 	var slot int32
 	if n := len(sd.free); n > 0 {
 		slot, sd.free = sd.free[n-1], sd.free[:n-1]
-		sd.rec[slot], sd.kn[slot], sd.pairs[slot] = rec, kn, -1
+		sd.vals[slot], sd.kn[slot], sd.pairs[slot] = rec.Vals, kn, -1
 	} else {
-		slot = int32(len(sd.rec))
-		sd.rec = append(sd.rec, rec)
+		slot = int32(len(sd.vals))
+		sd.vals = append(sd.vals, rec.Vals)
 		sd.kn = append(sd.kn, kn)
 		sd.prev = append(sd.prev, -1)
 		sd.next = append(sd.next, -1)
@@ -329,7 +363,7 @@ func (sd *sweepSide) remove(slot int32, head *int32) {
 	} else {
 		*head = n
 	}
-	sd.rec[slot] = nil
+	sd.vals[slot] = nil
 	sd.free = append(sd.free, slot)
 }
 

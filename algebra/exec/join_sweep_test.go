@@ -1,9 +1,11 @@
 package exec
 
 import (
+	"fmt"
 	"path/filepath"
 	"testing"
 
+	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/histgen"
 	"github.com/tqmon/tqmon/algebra/plan"
 	"github.com/tqmon/tqmon/algebra/ref"
@@ -94,6 +96,46 @@ func TestSweepJoinAgrees(t *testing.T) {
 		}
 		if nonEmpty < n/4 {
 			t.Errorf("query %d: %d of %d results non-empty: the query tests little", qi, nonEmpty, n)
+		}
+	}
+}
+
+// TestSweepKeyNodesBounded tries to break the bound on the sweep's key
+// nodes: 20,000 processes, one after another, each with a Running state
+// and a RunningOn interval that overlap — every key new, a few open at
+// once. The nodes the sweep ever held at once (its node slots) stay within
+// twice idleMin, not one per key seen.
+func TestSweepKeyNodesBounded(t *testing.T) {
+	root := testkit.Root(t)
+	cat := testkit.LoadCatalog(t, filepath.Join(root, "testdata/differential/spec.sdl"))
+	h := algebra.NewHistory(cat)
+	running := cat.Lookup("Process").Attrs[1].Type.Enum
+	const procs = 20000
+	for p := range procs {
+		id := algebra.Entity(fmt.Sprintf("P%d", p))
+		at := algebra.Time(10 * p)
+		h.Table("Process").Add([]algebra.Value{id, algebra.Enum("Running", running.Ordinal("Running")), algebra.Int(1)}, at, at+25)
+		h.Table("RunningOn").Add([]algebra.Value{id, algebra.Entity("C1")}, at+5, at+30)
+	}
+	stmts := testkit.Compile(t, cat, "q", sweepQueries[0], 0)
+	net, err := Build(cat, stmts, []plan.Node{plan.Translate(stmts[0])}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := net.RunHistory(h); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(net.Stmts[0].Result.Table().Rows); n != procs {
+		t.Fatalf("%d results, want %d", n, procs)
+	}
+	for _, hd := range net.holders {
+		if j, ok := hd.h.(*Join); ok {
+			if j.sw == nil {
+				t.Fatal("the join is not swept")
+			}
+			if n := len(j.sw.knHead); n > 2*idleMin+16 {
+				t.Errorf("the sweep held up to %d key nodes for %d keys, a few open at once", n, procs)
+			}
 		}
 	}
 }
