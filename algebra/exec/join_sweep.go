@@ -8,9 +8,9 @@ import (
 	"github.com/tqmon/tqmon/algebra/stream"
 )
 
-// The overlap equi-join sweep: the special path of the most common join,
+// The overlap join sweep: the special path of the most common join,
 // docs/tquel.md's example 1 — two interval relations joined on equal
-// columns under the default when and valid clauses:
+// columns (or on none) under the default when and valid clauses:
 //
 //	range of p is Process
 //	range of r is RunningOn
@@ -37,15 +37,19 @@ import (
 // watermark is the input watermark (the general path's futureLow is h).
 //
 // State is structure-of-arrays slabs indexed by int32, no pointer graph:
-// per input, its open tuples (record, key hash, the chain of its index
-// bucket, the list of its results), found by record (recMap) and by key
-// hash (hashMap to the bucket's first tuple); and the results (pairs),
-// each in the lists of both its tuples. A tuple's key is hashed once, on
-// arrival: the same hash files it in its own index and probes the other's.
+// per input, its open tuples (values, key node, the chain of its key
+// node, the list of its results), found at their End by record (recMap);
+// a node per distinct key open (its values and both inputs' chains),
+// found by the key's hash (hashMap; equal hashes chained, keys compared
+// with algebra.KeysEqual, as the general path's index does); and the
+// results (pairs), each in the lists of both its tuples. A tuple's key is
+// hashed and looked up once, on arrival: its node both files it and holds
+// the other input's tuples it binds with.
 //
-// The path is taken only when the spec says exactly this (sweepable); the
-// differential test runs every query with it and without it
-// (TestSweepJoinAgrees).
+// The path is taken only when the spec says exactly this (sweepable).
+// TestSweepJoinAgrees runs joins of this shape with it, without it
+// (Options.generalJoin) and under colliding hashes against the reference
+// evaluator; TestDifferential runs its corpus with it.
 type eqSweep struct {
 	cols   [2][]int  // key columns of each input, in the order of the equalities
 	checks []expr.Fn // where conjuncts over both variables other than the keys
@@ -89,14 +93,15 @@ type sweepSide struct {
 }
 
 // sweepable reports whether the spec is the join the sweep evaluates: two
-// interval inputs that deliver only Begins and Ends in order (InOrder), at
-// least one key equality between them, no constant conjunct, no Times,
+// interval inputs that deliver only Begins and Ends in order (InOrder),
+// any key equalities between them (none: one key node, the empty key,
+// holds every open tuple), no constant conjunct, no Times,
 // no existential variable, when `a overlap b` (or the ordered overlap
 // product with no when clause), and the default valid clause over a
 // overlap b.
 func sweepable(spec *JoinSpec, eqs []eq, others []expr.Expr) bool {
 	if len(spec.Events) != 2 || spec.Events[0] || spec.Events[1] || !spec.InOrder ||
-		len(eqs) == 0 || len(spec.Times) > 0 || len(spec.TimeConds) > 0 || spec.Valid == nil {
+		len(spec.Times) > 0 || len(spec.TimeConds) > 0 || spec.Valid == nil {
 		return false
 	}
 	for _, e := range spec.Exists {

@@ -12,7 +12,7 @@ import (
 	"github.com/tqmon/tqmon/internal/testkit"
 )
 
-// sweepQueries are overlap equi-joins the sweep evaluates (join_sweep.go):
+// sweepQueries are overlap joins the sweep evaluates (join_sweep.go): no,
 // one and two key columns, a join of a relation with itself, conjuncts
 // over both variables besides the keys, the default clauses written out,
 // and results that coalesce.
@@ -36,6 +36,12 @@ retrieve (p.Process, Q = q.Process) where p.State = q.State and p.Prio < q.Prio 
 	`range of r is RunningOn
 range of s is RunningOn
 retrieve (r.Cpu) where r.Cpu = s.Cpu`,
+	`range of w is Waiting
+range of r is RunningOn
+retrieve (Waiter = w.Process, Runner = r.Process)`,
+	`range of w is Waiting
+range of r is RunningOn
+retrieve (Waiter = w.Process, r.Cpu) where w.Process != r.Process`,
 }
 
 // TestSweepJoinAgrees holds the overlap equi-join sweep to the general
