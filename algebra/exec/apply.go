@@ -124,7 +124,7 @@ type aggGroup struct {
 	key     []algebra.Value
 	next    *aggGroup // another group with the same hash
 	st      *aggState
-	acc     *agg.Acc
+	acc     agg.Acc // in the group: one less pointer to follow per update
 	val     algebra.Value
 	ok      bool
 	outers  map[*outerEnt]struct{}
@@ -471,6 +471,15 @@ func (a *Apply) group(s *aggState, key []algebra.Value) *aggGroup {
 	}
 	s.manyGroups = s.manyGroups || a.byHash
 	if !s.manyGroups {
+		// Identical values have equal keys: most lookups end in the
+		// first pass, which compares without a call.
+		if len(key) == 1 {
+			for _, g := range s.few {
+				if sameValue(g.key[0], key[0]) {
+					return g
+				}
+			}
+		}
 		for _, g := range s.few {
 			if algebra.KeysEqual(g.key, key) {
 				return g
@@ -487,7 +496,7 @@ func (a *Apply) group(s *aggState, key []algebra.Value) *aggGroup {
 	}
 	kept := s.keys.take(len(key))
 	copy(kept, key)
-	g := &aggGroup{hash: h, key: kept, next: s.groups.get(h), st: s, acc: agg.New(s.spec.Func, s.spec.ArgType, s.spec.Param), outers: map[*outerEnt]struct{}{}}
+	g := &aggGroup{hash: h, key: kept, next: s.groups.get(h), st: s, acc: *agg.New(s.spec.Func, s.spec.ArgType, s.spec.Param), outers: map[*outerEnt]struct{}{}}
 	g.val, g.ok, _ = g.acc.Value() // an empty group's value: 0, false or none
 	s.groups.put(h, g)
 	s.nGroups++
