@@ -83,12 +83,12 @@ type Options struct {
 	// collide (tests only) makes every key's hash one of two values, so
 	// that Coalesce and join indexes must tell colliding keys apart.
 	collide bool
-	// generalJoin (tests only) keeps joins off their special paths
-	// (JoinSpec.InOrder), so that tests can compare the two.
-	generalJoin bool
 	// Observed says the run is an observation (a live run, or a recording
 	// with a window): its results drop what lies at forever (Collector).
 	Observed bool
+	// generalJoin (tests only) keeps joins off their special paths
+	// (JoinSpec.InOrder), so that tests can compare the two.
+	generalJoin bool
 }
 
 // Build compiles plans (one per statement, in order) into a network.
