@@ -19,16 +19,21 @@ type Tuple struct {
 type Table struct {
 	Rel  *Relation
 	Rows []Tuple
+	// gen counts the changes made through Add, AddEvent and SortRows: a
+	// history's columns (History.Columns) are rebuilt after one.
+	gen uint64
 }
 
 // Add appends a tuple.
 func (t *Table) Add(vals []Value, from, to Time) {
 	t.Rows = append(t.Rows, Tuple{Vals: vals, From: from, To: to})
+	t.gen++
 }
 
 // AddEvent appends an event at at.
 func (t *Table) AddEvent(vals []Value, at Time) {
 	t.Rows = append(t.Rows, Tuple{Vals: vals, From: at, To: Next(at)})
+	t.gen++
 }
 
 // Validate checks that every tuple has one value per attribute of the right
@@ -62,6 +67,7 @@ func (t *Table) Validate() error {
 // time order reads its values in sequence rather than wherever they were
 // allocated.
 func (t *Table) SortRows() {
+	t.gen++
 	rows := t.Rows
 	byTime := true
 	for i := 1; i < len(rows) && byTime; i++ {
@@ -131,6 +137,9 @@ type History struct {
 	// Window, when set, is the span the history observed; otherwise it is
 	// taken from the tuples (Extent).
 	Window *Window
+	// cols keeps the tables' columns (Columns); nil unless NewHistory
+	// made the history.
+	cols *columnCache
 }
 
 // Window is an observation span [From, To] (inclusive).
@@ -140,7 +149,7 @@ type Window struct {
 
 // NewHistory makes an empty history with a table for every relation of c.
 func NewHistory(c *Catalog) *History {
-	h := &History{Catalog: c, Tables: map[string]*Table{}}
+	h := &History{Catalog: c, Tables: map[string]*Table{}, cols: newColumnCache()}
 	for _, r := range c.Relations {
 		h.Tables[r.Name] = &Table{Rel: r}
 	}

@@ -178,6 +178,12 @@ type ServeOptions struct {
 	// instead (Token presented there).
 	Listen, Token string
 	NATS, Host    string
+	// TLS names the TLS files: the server's certificate (and the CA of
+	// the clients it accepts) over gRPC, the client's over NATS
+	// (transport.TLSFiles); Insecure lets a token go to a NATS server
+	// that is not loopback in clear.
+	TLS      transport.TLSFiles
+	Insecure bool
 	// Wait starts the system only once a monitor has asked for its lease.
 	Wait bool
 	// WaitAtMost bounds that wait (0: none): when no monitor has asked by
@@ -233,7 +239,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		return err
 	}
 	sessions, ready := LeaseSessions(s.res)
-	srv, err := serveSessions(sessions, o.Listen, o.Token, o.NATS, o.Host, nil)
+	srv, err := serveSessions(sessions, o.Listen, o.Token, o.NATS, o.Host, o.TLS, o.Insecure, nil)
 	if err != nil {
 		return err
 	}

@@ -19,9 +19,11 @@ type served struct {
 }
 
 // serveSessions serves ss: as host on the NATS server at natsURL when
-// that is set, else over gRPC at listen (a TCP listener needs token).
-// Serving errors in what was asked are badInput.
-func serveSessions(ss transport.Sessions, listen, token, natsURL, host string, logf func(string, ...any)) (*served, error) {
+// that is set (a client of it: tf's CA verifies the server, its
+// certificate is presented for mutual TLS), else over gRPC at listen (a
+// TCP listener needs token; tf's certificate secures it, its CA
+// verifies clients). Serving errors in what was asked are badInput.
+func serveSessions(ss transport.Sessions, listen, token, natsURL, host string, tf transport.TLSFiles, insecure bool, logf func(string, ...any)) (*served, error) {
 	if natsURL != "" {
 		if host == "" {
 			return nil, badInput(errors.New("--nats needs --host NAME (this resident's name in the fleet)"))
@@ -29,7 +31,11 @@ func serveSessions(ss transport.Sessions, listen, token, natsURL, host string, l
 		if err := fleet.CheckHost(host); err != nil {
 			return nil, badInput(err)
 		}
-		nc, err := fleet.Connect(natsURL, token, "tqmon resident "+host)
+		cfg, err := tf.ClientConfig()
+		if err != nil {
+			return nil, badInput(err)
+		}
+		nc, err := fleet.Connect(natsURL, token, "tqmon resident "+host, transport.Security{TLS: cfg, Insecure: insecure})
 		if err != nil {
 			return nil, err
 		}
@@ -43,7 +49,11 @@ func serveSessions(ss transport.Sessions, listen, token, natsURL, host string, l
 		}
 		return &served{drain: srv.Drain, stop: func() { srv.Stop(); nc.Close() }}, nil
 	}
-	srv, err := transport.NewServer(ss, transport.ServerOptions{Token: token, Logf: logf})
+	cfg, err := tf.ServerConfig()
+	if err != nil {
+		return nil, badInput(err)
+	}
+	srv, err := transport.NewServer(ss, transport.ServerOptions{Token: token, Logf: logf, TLS: cfg})
 	if err != nil {
 		return nil, badInput(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/resident/kernel"
 	"github.com/tqmon/tqmon/resident/kernel/launch"
+	"github.com/tqmon/tqmon/resident/transport"
 	"github.com/tqmon/tqmon/resident/wire"
 )
 
@@ -61,7 +62,7 @@ func openKernel(k *KernelOptions) (*kernelSubject, error) {
 		}
 		params["target"] = k.Target
 	}
-	res, err := kernel.New(kernel.Options{Specs: k.Specs, RingBytes: k.RingBytes, Follow: k.Follow})
+	res, err := kernel.New(kernel.Options{Specs: k.Specs, RingBytes: k.RingBytes, Follow: k.Follow, Logf: k.Logf})
 	if errors.Is(err, kernel.ErrUnavailable) {
 		return nil, err
 	}
@@ -146,6 +147,12 @@ type KernelServeOptions struct {
 	// instead.
 	Listen, Token string
 	NATS, Host    string
+	// TLS names the TLS files: the server's certificate (and the CA of
+	// the clients it accepts) over gRPC, the client's over NATS
+	// (transport.TLSFiles); Insecure lets a token go to a NATS server
+	// that is not loopback in clear.
+	TLS      transport.TLSFiles
+	Insecure bool
 	// Logf reports the resident's and the server's events.
 	Logf func(format string, args ...any)
 	// Serving is called once the server listens.
@@ -163,7 +170,7 @@ func ServeKernel(ctx context.Context, o KernelServeOptions) error {
 		return badInput(err)
 	}
 	defer res.Close()
-	srv, err := serveSessions(res.Sessions(), o.Listen, o.Token, o.NATS, o.Host, o.Logf)
+	srv, err := serveSessions(res.Sessions(), o.Listen, o.Token, o.NATS, o.Host, o.TLS, o.Insecure, o.Logf)
 	if err != nil {
 		return err
 	}

@@ -26,6 +26,11 @@ import (
 // address over gRPC (Connect), and as the hosts on a NATS server (NATS,
 // the hosts the glob Hosts matches; "" all). Token is presented to both.
 type Residents struct {
+	// Security secures every connection (transport.Dial, fleet.Connect):
+	// TLS when set, and a token is sent in clear only to loopback
+	// addresses unless Insecure.
+	Security transport.Security
+
 	Connect []string
 	NATS    string
 	Hosts   string
@@ -70,7 +75,7 @@ func Dial(ctx context.Context, r Residents) ([]wire.Conn, *algebra.Catalog, stri
 		return nil, nil, "", err
 	}
 	for _, addr := range r.Connect {
-		c, err := transport.Dial(ctx, addr, r.Token)
+		c, err := transport.Dial(ctx, addr, r.Token, r.Security)
 		if err != nil {
 			return fail(fmt.Errorf("connect %s: %w", addr, err))
 		}
@@ -82,7 +87,7 @@ func Dial(ctx context.Context, r Residents) ([]wire.Conn, *algebra.Catalog, stri
 			// lose hosts that are only between two beats.
 			return fail(badInput(fmt.Errorf("--silence %s is under two heartbeats (%s each): healthy hosts would be lost", r.Silence, fleet.Beat)))
 		}
-		cs, err := fleet.DialHosts(ctx, r.NATS, r.Token, r.Hosts, fleet.DialOptions{Skew: r.Skew, Silence: r.Silence})
+		cs, err := fleet.DialHosts(ctx, r.NATS, r.Token, r.Hosts, fleet.DialOptions{Skew: r.Skew, Silence: r.Silence, Security: r.Security})
 		if err != nil {
 			return fail(err)
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident/demo"
 	"github.com/tqmon/tqmon/resident/kernel"
+	"github.com/tqmon/tqmon/resident/transport"
 	"github.com/tqmon/tqmon/resident/wire"
 	"github.com/tqmon/tqmon/store/db"
 	"github.com/tqmon/tqmon/store/replay"
@@ -54,6 +55,9 @@ type Options struct {
 	ResultsInto string
 	// Parquet is a Parquet recording's directory (store/parquet).
 	Parquet string
+	// Security secures the connections to residents and the NATS server
+	// (TLS, and whether a token may go in clear: Residents).
+	Security transport.Security
 	// Connect are the addresses of resident monitors, reached with Token;
 	// NATS is a NATS server whose hosts matching the glob Hosts are
 	// reached too (Residents).
@@ -100,10 +104,14 @@ type KernelOptions struct {
 	// Follow: an enable of a process covers the processes it forks from
 	// then on (kernel.Options.Follow).
 	Follow bool
+	// Logf reports what the resident does otherwise than asked, the
+	// answer unchanged (a selection the verifier rejected, a bound that
+	// widened a sensor; kernel.Options.Logf). Nil: nothing.
+	Logf func(format string, args ...any)
 }
 
 func (o *Options) residents() Residents {
-	return Residents{Connect: o.Connect, NATS: o.NATS, Hosts: o.Hosts, Token: o.Token, Skew: o.Skew, Silence: o.Silence}
+	return Residents{Connect: o.Connect, NATS: o.NATS, Hosts: o.Hosts, Token: o.Token, Skew: o.Skew, Silence: o.Silence, Security: o.Security}
 }
 
 // Given counts the subjects the options name.

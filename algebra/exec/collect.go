@@ -30,6 +30,9 @@ type Collector struct {
 	// without a window (and the reference evaluator) keeps the language's
 	// answer.
 	Observed bool
+	// sorted says the rows are in Table's order already: the columnar
+	// path (addSorted) is their only source.
+	sorted bool
 }
 
 // NewCollector makes a collector for a relation's tuples.
@@ -88,9 +91,21 @@ func (c *Collector) add(t algebra.Tuple) *algebra.Tuple {
 	return &c.rows[last][len(c.rows[last])-1]
 }
 
-// Table returns the collected tuples, ordered by time then values.
+// addSorted takes the whole result, in Table's order, as one chunk (the
+// columnar path, after which nothing is added).
+func (c *Collector) addSorted(rows []algebra.Tuple) {
+	c.rows, c.n, c.sorted, c.Done = [][]algebra.Tuple{rows}, len(rows), true, true
+}
+
+// Table returns the collected tuples, ordered by time then values. A
+// result added whole and sorted (addSorted) is returned as it is: the
+// table shares its rows with the collector.
 func (c *Collector) Table() *algebra.Table {
 	t := &algebra.Table{Rel: c.Rel}
+	if c.sorted {
+		t.Rows = c.rows[0]
+		return t
+	}
 	if c.n > 0 {
 		t.Rows = make([]algebra.Tuple, 0, c.n)
 	}

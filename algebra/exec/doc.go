@@ -60,6 +60,24 @@
 // and packs the values of the rows a selective screen keeps in play order
 // (play.go), so that operators read them in sequence.
 //
+// Columnar path (columnar.go, columnar_expr.go), for RunHistory only: a
+// statement that is σ, π and coalescing over one recorded relation (a
+// Select feeding its Coalesce, read by nothing but its result, no when
+// clause, no begin/end of, no gaps, no streaming output) is evaluated over
+// the relation's dictionary-encoded columns (algebra.History.Columns,
+// built once per table and kept with the history): conjuncts and targets
+// compiled to closures over selection vectors, integer group keys (a dense
+// array, else the open-addressing table over a hash of the codes),
+// coalescing over codes, values decoded once per group into one block, and
+// results handed to the Collector in its table's order. What it does not
+// support runs on the row operators, and so does a statement whose
+// arithmetic fails, so that the error reported is theirs. RunSource, live
+// and acquisitional runs — and so `tqmon query --history` and `--db`,
+// which stream their input through RunSource and replay — play tuples
+// through the row operators, with watermarks and the Begin/End/Event
+// deltas unchanged; the columnar path only replaces a whole history's play
+// for the statements it takes.
+//
 // A run may have a memory budget (budget.go): the network checks the
 // operators' held tuples, priced by estimated sizes, and the heap size a
 // watchdog outside it reports, at every advance of time and inside a

@@ -55,12 +55,16 @@ func byTime(a, b stream.Elem) int { return cmp.Compare(a.T, b.T) }
 // RunHistory plays a recorded history into the network in time order — the
 // order live packets arrive in — then ends every stream. Tuples still open
 // at the end of the history end at Forever. Clock ticks exist inside the
-// history's extent (algebra.History.Extent).
+// history's extent (algebra.History.Extent). Statements the columnar path
+// takes (columnar.go) are evaluated first, over the history's columns; a
+// relation only they read is not played (its tuples no columnar statement
+// selected count as Skipped).
 func (n *Network) RunHistory(h *algebra.History) error {
 	if len(n.Alphas) > 0 {
 		return fmt.Errorf("the plan has α operators: run it acquisitionally")
 	}
 	var streams []*sourceSeq
+	quiet := n.columnar(h)
 	names := make([]string, 0, len(n.Sources))
 	for name := range n.Sources {
 		names = append(names, name)
@@ -72,6 +76,10 @@ func (n *Network) RunHistory(h *algebra.History) error {
 		t := h.Table(name)
 		if t == nil {
 			return fmt.Errorf("history has no relation %s", name)
+		}
+		if skipped, ok := quiet[tee]; ok {
+			n.Skipped += skipped // every reader ran columnar
+			continue
 		}
 		event := t.Rel.IsEvent()
 		// Tuples every reader rejects for their values are not played:

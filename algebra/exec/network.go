@@ -21,6 +21,9 @@ type Stmt struct {
 	Select   *Select
 	Coalesce *Coalesce
 	Result   *Collector
+	// Columnar says RunHistory evaluated the statement over its
+	// relation's columns (columnar.go), not through Select and Coalesce.
+	Columnar bool
 	out      *stream.Tee // the coalesced result, to the collector and later statements
 }
 
@@ -83,6 +86,9 @@ type Options struct {
 	// collide (tests only) makes every key's hash one of two values, so
 	// that Coalesce and join indexes must tell colliding keys apart.
 	collide bool
+	// NoColumnar makes RunHistory play every statement through the row
+	// operators, never the columnar path (columnar.go): for comparisons.
+	NoColumnar bool
 	// Observed says the run is an observation (a live run, or a recording
 	// with a window): its results drop what lies at forever (Collector).
 	Observed bool

@@ -55,6 +55,7 @@ type Select struct {
 
 	lastAdv  algebra.Time
 	finished bool
+	spec     JoinSpec // what it was built from: RunHistory's columnar path compiles it again
 }
 
 type selOpen struct {
@@ -110,7 +111,7 @@ func ownBegin(e expr.TExpr, end bool) bool {
 // to out (a *Coalesce is called directly).
 func NewSelect(spec JoinSpec, out stream.Receiver, st *runState) *Select {
 	s := &Select{event: spec.Events[0], at: spec.Valid.At != nil, times: spec.Times,
-		out: out, st: st, lastAdv: algebra.Beginning}
+		out: out, st: st, lastAdv: algebra.Beginning, spec: spec}
 	s.co, _ = out.(*Coalesce)
 	if _, ok := spec.When.(*expr.PTrue); !ok {
 		s.when = spec.When

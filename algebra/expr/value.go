@@ -224,8 +224,11 @@ var ErrDivByZero = errors.New("division by zero")
 // time past forever. Arithmetic is exact or an error, never wrapped around.
 var ErrOverflow = errors.New("arithmetic overflow")
 
-// checked applies an integer operator to x and y exactly; ok is false when
-// the result does not fit in an int64.
+// Checked applies an integer operator to x and y exactly (y not 0 for /
+// and %); ok is false when the result does not fit in an int64. Arith
+// uses it, and so does the interpreter's columnar path on int codes.
+func Checked(op Op, x, y int64) (n int64, ok bool) { return checked(op, x, y) }
+
 func checked(op Op, x, y int64) (n int64, ok bool) {
 	switch op {
 	case OpAdd:

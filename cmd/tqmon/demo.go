@@ -33,6 +33,7 @@ type demoFlags struct {
 	host       string
 	token      string
 	tokenFile  string
+	tls        tlsFlags
 	wait       bool
 	waitAtMost time.Duration
 	duration   time.Duration
@@ -90,6 +91,7 @@ func newDemoCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.StringVar(&f.host, "host", "", "with --nats: this demo host's name in the fleet (unique; letters, digits, - and _)")
 	fl.StringVar(&f.token, "token", "", "shared token remote monitors must present (required on TCP; or --token-file, or $TQMON_TOKEN)")
 	fl.StringVar(&f.tokenFile, "token-file", "", "with --subject: read the shared token from this file")
+	addTLSFlags(fl, &f.tls, tlsResident)
 	fl.BoolVar(&f.allowLoss, "allow-loss", false, "exit 0 even if packets or a session were lost (losses are still reported; without it such a run exits 3)")
 	fl.BoolVar(&f.wait, "wait", true, "with --subject: start the system only once a monitor has connected")
 	fl.DurationVar(&f.waitAtMost, "wait-limit", 0, "with --subject: end unwatched if no monitor has connected within this long (default: the --duration when given, else no limit; 0: no limit)")
@@ -160,7 +162,7 @@ func runSubject(f *demoFlags, stderr io.Writer) error {
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
-	err = subject.Serve(ctx, subject.ServeOptions{Config: f.cfg, Listen: f.listen, NATS: f.nats, Host: f.host, Token: f.token, Wait: f.wait,
+	err = subject.Serve(ctx, subject.ServeOptions{Config: f.cfg, Listen: f.listen, NATS: f.nats, Host: f.host, Token: f.token, TLS: f.tls.files, Insecure: f.tls.insecure, Wait: f.wait,
 		Duration: f.duration, Truth: f.truthDir, WaitAtMost: f.waitAtMost,
 		Unwatched: func() {
 			fmt.Fprintf(stderr, "tqmon demo subject: no monitor connected within %v; ending unwatched\n", f.waitAtMost)

@@ -186,6 +186,25 @@ func scrapeUntil(t *testing.T, tm *pterm, url string, want map[string]float64, d
 	return got
 }
 
+// sendsCounted runs tqmon with args and sendsQuery, and counts its
+// Sends as the Prometheus exporter does: per sender and mailbox, by
+// metric name and labels. Fewer than two series fail the test.
+func sendsCounted(t *testing.T, args ...string) map[string]float64 {
+	t.Helper()
+	code, out, errs := tqmon(t, append(args, "-e", sendsQuery, "--format", "jsonl")...)
+	if code != 0 {
+		t.Fatalf("%v: exit %d\n%s", args, code, errs)
+	}
+	want := map[string]float64{}
+	for _, r := range readJSONL(t, out) {
+		want["tqmon_Sends_events_total"+r.labelKey()]++
+	}
+	if len(want) < 2 {
+		t.Fatalf("too few sends: %v", want)
+	}
+	return want
+}
+
 // TestReplayDisplayExport: replay --display serves its queries' results
 // as Prometheus metrics while the display plays — played to the end, the
 // sends counted per sender and mailbox as query's output has them — and
@@ -196,17 +215,7 @@ func TestReplayDisplayExport(t *testing.T) {
 	if code, _, errs := tqmon(t, "import", "--history", paper, "--db", db); code != 0 {
 		t.Fatalf("import: exit %d\n%s", code, errs)
 	}
-	code, out, errs := tqmon(t, "query", "--history", paper, "-e", sendsQuery, "--format", "jsonl")
-	if code != 0 {
-		t.Fatalf("query: exit %d\n%s", code, errs)
-	}
-	want := map[string]float64{}
-	for _, r := range readJSONL(t, out) {
-		want["tqmon_Sends_events_total"+r.labelKey()]++
-	}
-	if len(want) < 2 {
-		t.Fatalf("too few sends: %v", want)
-	}
+	want := sendsCounted(t, "query", "--history", paper)
 	addr := freeAddr(t)
 	url := "http://" + addr + "/metrics"
 	tm := startTerm(t, bin, "replay", "--db", db, "--display", paperSpec, "-f", paperQuery, "-e", sendsQuery, "--max", "--prometheus", addr)

@@ -13,6 +13,7 @@ import (
 	"github.com/tqmon/tqmon/grammar/source"
 	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/resident/kernel"
+	"github.com/tqmon/tqmon/resident/transport"
 	"github.com/tqmon/tqmon/subject"
 )
 
@@ -98,7 +99,7 @@ func parseTimeFlag(name, s string) (*algebra.Time, error) {
 // usage errors for what the subject was given (a history file that does
 // not read), runtime errors otherwise.
 func openErr(err error) error {
-	if errors.Is(err, subject.ErrInput) {
+	if errors.Is(err, subject.ErrInput) || errors.Is(err, transport.ErrInClear) {
 		return usageErr(err)
 	}
 	return runtimeErr(err)
@@ -120,7 +121,7 @@ type kernelFlags struct {
 // addKernelFlags adds the kernel flags to a command whose positional
 // arguments are the -c command, and help and examples to its --help.
 func addKernelFlags(cmd *cobra.Command, fl *pflag.FlagSet, k *kernelFlags, help, examples string) {
-	fl.BoolVar(&k.on, "kernel", false, "monitor this machine's Linux kernel in process (needs root)")
+	fl.BoolVar(&k.on, "kernel", false, "monitor this machine's Linux kernel in process (needs root). Bounds: a selection by command (p.Command = \"cat\") enables sensors in the kernel for at most 32,768 processes at once, beyond which they fire for every process (the same answer, more packets, said on stderr)")
 	fl.BoolVarP(&k.command, "command", "c", false, "with --kernel: run the arguments after -- as a command, stopped at its exec until the sensors are ready (traced from its first instruction: no launcher's calls, not its execve); $target is its pid")
 	fl.StringVar(&k.output, "command-output", "", "with -c: FILE the command's stdout and stderr go to (default: the terminal; with --display a new temporary file, named when tqmon ends, so the command never draws over the display)")
 	fl.StringVarP(&k.target, "target", "p", "", "with --kernel: $target is this running process's pid (-p PID, as bpftrace)")
@@ -165,7 +166,8 @@ func (k *kernelFlags) options(tui bool, stderr io.Writer) (o *subject.KernelOpti
 	if err != nil {
 		return nil, close, usageErr(err)
 	}
-	o = &subject.KernelOptions{Command: k.argv, Target: k.target, Specs: specs, RingBytes: k.ringBytes, Follow: k.follow}
+	o = &subject.KernelOptions{Command: k.argv, Target: k.target, Specs: specs, RingBytes: k.ringBytes, Follow: k.follow,
+		Logf: func(format string, args ...any) { fmt.Fprintf(stderr, "tqmon: kernel: "+format+"\n", args...) }}
 	if !k.command || k.output == "" && !tui {
 		return o, close, nil
 	}

@@ -36,12 +36,13 @@ type serveFlags struct {
 	data      string
 	token     string
 	tokenFile string
+	tls       tlsFlags
 }
 
 func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f serveFlags
 	cmd := &cobra.Command{
-		Use:     "serve [--addr HOST:PORT] [--data DIR] [--token T]",
+		Use:     "serve [--addr HOST:PORT] [--data DIR] [--token T] [--tls-cert FILE --tls-key FILE [--tls-ca FILE]]",
 		Short:   "Run a NATS server (with JetStream storage) for a fleet of residents and monitors",
 		Long:    doc("serve"),
 		Example: doc("serve.example"),
@@ -55,6 +56,7 @@ func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.StringVar(&f.data, "data", "", "JetStream's store directory (default: a temporary one, removed on exit)")
 	fl.StringVar(&f.token, "token", "", "token every client must present (or --token-file, or $TQMON_TOKEN)")
 	fl.StringVar(&f.tokenFile, "token-file", "", "read the token from this file")
+	addTLSFlags(fl, &f.tls, tlsServer)
 	return cmd
 }
 
@@ -63,7 +65,11 @@ func runServe(f *serveFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	srv, err := embedded.Start(embedded.Options{Addr: f.addr, Data: f.data, Token: token})
+	cfg, err := f.tls.server()
+	if err != nil {
+		return err
+	}
+	srv, err := embedded.Start(embedded.Options{Addr: f.addr, Data: f.data, Token: token, TLS: cfg})
 	if err != nil {
 		return openErr(err)
 	}

@@ -14,10 +14,11 @@ import (
 	"github.com/tqmon/tqmon/resident/kernel/kerneltest"
 )
 
-// startServe runs tqmon serve on a free loopback port and returns its URL.
-func startServe(t *testing.T, bin string) string {
+// startServe runs tqmon serve on a free loopback port, with more flags
+// if given, and returns its URL.
+func startServe(t *testing.T, bin string, flags ...string) string {
 	t.Helper()
-	srv := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data", t.TempDir())
+	srv := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--data", t.TempDir()}, flags...)...)
 	out, err := srv.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -30,7 +31,7 @@ func startServe(t *testing.T, bin string) string {
 		srv.Wait()
 	})
 	url, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil || !strings.HasPrefix(url, "nats://127.0.0.1:") {
+	if err != nil || !strings.HasPrefix(url, "nats://127.0.0.1:") && !strings.HasPrefix(url, "tls://127.0.0.1:") {
 		t.Fatalf("tqmon serve printed %q (%v)", url, err)
 	}
 	return strings.TrimSpace(url)

@@ -36,6 +36,7 @@ type queryFlags struct {
 	connect    []string
 	nats       natsFlags
 	token      string
+	tls        tlsFlags
 	duration   time.Duration
 	lease      time.Duration
 	display    string
@@ -75,6 +76,7 @@ func newQueryCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.StringArrayVar(&f.connect, "connect", nil, "ADDR of a resident monitor to query live (repeatable; a unix socket path or host:port)")
 	addNATSFlags(fl, &f.nats)
 	fl.StringVar(&f.token, "token", "", "shared token for residents reached over TCP or NATS")
+	addTLSFlags(fl, &f.tls, tlsClient)
 	fl.DurationVar(&f.duration, "duration", 0, "with --connect or --kernel: stop after this long (default: until interrupted, the residents end or the -c command exits)")
 	fl.DurationVar(&f.lease, "lease", 3*time.Second, "with --connect or --nats: the lease residents grant; if the monitor vanishes, they clear its flags once it lapses")
 	fl.StringVar(&f.display, "display", "", "with --connect, --nats or --kernel: show the results animated in the terminal as the display spec SPEC says (see tqmon view --help)")
@@ -111,7 +113,11 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error
 		// enables, which the rewritten plan makes of it.
 		return usageErr(errors.New("--follow goes with the rewritten plan (--plan optimized): it follows descendants through the sensors' enables, which a naive plan does not use"))
 	}
-	so := subject.Options{Notes: stderr, History: f.historyDir, DB: f.dbDir, Parquet: f.parquetDir, Connect: f.connect, NATS: f.nats.url, Hosts: f.nats.hosts, Skew: f.nats.skew, Silence: f.nats.silence, Token: f.token, ResultsInto: f.record,
+	sec, err := f.tls.client()
+	if err != nil {
+		return err
+	}
+	so := subject.Options{Notes: stderr, History: f.historyDir, DB: f.dbDir, Parquet: f.parquetDir, Connect: f.connect, NATS: f.nats.url, Hosts: f.nats.hosts, Skew: f.nats.skew, Silence: f.nats.silence, Token: f.token, Security: sec, ResultsInto: f.record,
 		MaxMemory: int64(f.maxMemory)}
 	var closeKernel func()
 	so.Kernel, closeKernel, err = f.kernel.options(f.display != "", stderr)

@@ -18,6 +18,7 @@ import (
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident/demo"
 	"github.com/tqmon/tqmon/resident/fleet"
+	"github.com/tqmon/tqmon/resident/transport"
 	"github.com/tqmon/tqmon/store/db"
 	"github.com/tqmon/tqmon/store/journal"
 	"github.com/tqmon/tqmon/store/parquet"
@@ -31,6 +32,7 @@ type recordFlags struct {
 	nats      natsFlags
 	kernel    kernelFlags
 	token     string
+	tls       tlsFlags
 	dbDir     string
 	parquet   string
 	host      string
@@ -66,6 +68,7 @@ func newRecordCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.StringArrayVar(&f.connect, "connect", nil, "ADDR of a resident monitor to record (repeatable; a unix socket path or host:port)")
 	addNATSFlags(fl, &f.nats)
 	fl.StringVar(&f.token, "token", "", "shared token for residents reached over TCP or NATS")
+	addTLSFlags(fl, &f.tls, tlsClient)
 	fl.StringVar(&f.dbDir, "db", "", "the database to create (a new or empty directory)")
 	fl.StringVar(&f.parquet, "parquet", "", "DIR: also (or instead) record as Parquet files there, partitioned relation=R/host=H/hour=H (a new or empty directory; docs/parquet.md)")
 	fl.StringVar(&f.host, "record-host", "", "the host the recording is filed under: the Parquet host column of relations without a Host attribute, the journal's subject (default: this machine's host name)")
@@ -94,11 +97,14 @@ func runRecord(f *recordFlags, stderr io.Writer) error {
 			host = "local"
 		}
 	}
-	if f.fromJ != "" {
-		return consumeJournal(f, host, stderr)
+	sec, err := f.tls.client()
+	if err != nil {
+		return err
 	}
-	so := subject.Options{Demo: f.demo, Config: f.cfg, Truth: f.truthDir, Connect: f.connect, NATS: f.nats.url, Hosts: f.nats.hosts, Skew: f.nats.skew, Silence: f.nats.silence, Token: f.token}
-	var err error
+	if f.fromJ != "" {
+		return consumeJournal(f, host, sec, stderr)
+	}
+	so := subject.Options{Demo: f.demo, Config: f.cfg, Truth: f.truthDir, Connect: f.connect, NATS: f.nats.url, Hosts: f.nats.hosts, Skew: f.nats.skew, Silence: f.nats.silence, Token: f.token, Security: sec}
 	var closeKernel func()
 	so.Kernel, closeKernel, err = f.kernel.options(false, stderr)
 	if err != nil {
@@ -154,7 +160,7 @@ func runRecord(f *recordFlags, stderr io.Writer) error {
 	}
 	to := subject.Stores{DB: f.dbDir, Writer: wopts, Parquet: f.parquet, ParquetOptions: parquet.Options{Host: host, Every: f.every}}
 	if f.journal != "" {
-		nc, err := fleet.Connect(f.journal, f.token, "tqmon record --journal")
+		nc, err := fleet.Connect(f.journal, f.token, "tqmon record --journal", so.Security)
 		if err != nil {
 			return openErr(err)
 		}
@@ -212,14 +218,14 @@ func startRecordExport(ctx context.Context, x *exportFlags, cat *algebra.Catalog
 // consumeJournal writes a host's journal as Parquet files (record
 // --from-journal): until the journal ends, or an interrupt — which leaves
 // the files as a kill would, to resume from.
-func consumeJournal(f *recordFlags, host string, stderr io.Writer) error {
+func consumeJournal(f *recordFlags, host string, sec transport.Security, stderr io.Writer) error {
 	if f.parquet == "" {
 		return usageErr(errors.New("--from-journal URL needs --parquet DIR: where the journal is written"))
 	}
 	if f.demo || len(f.connect) > 0 || f.nats.url != "" || f.kernel.on || f.dbDir != "" || f.journal != "" {
 		return usageErr(errors.New("--from-journal URL reads a journal: give no live source, --db or --journal with it"))
 	}
-	nc, err := fleet.Connect(f.fromJ, f.token, "tqmon record --from-journal")
+	nc, err := fleet.Connect(f.fromJ, f.token, "tqmon record --from-journal", sec)
 	if err != nil {
 		return openErr(err)
 	}

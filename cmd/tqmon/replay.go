@@ -20,6 +20,7 @@ import (
 
 type replayFlags struct {
 	dbDir      string
+	parquetDir string
 	speed      float64
 	max        bool
 	from, to   string
@@ -39,7 +40,7 @@ type replayFlags struct {
 func newReplayCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f replayFlags
 	cmd := &cobra.Command{
-		Use:     "replay --db DB [--speed X | --max] [--from T] [--to T] [--display SPEC] (-f FILE | -e TEXT)...",
+		Use:     "replay (--db DB | --parquet DIR) [--speed X | --max] [--from T] [--to T] [--display SPEC] (-f FILE | -e TEXT)...",
 		Short:   "Replay a recorded database into queries, at any speed",
 		Long:    doc("replay"),
 		Example: doc("replay.example"),
@@ -50,6 +51,7 @@ func newReplayCmd(stdout, stderr io.Writer) *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.dbDir, "db", "", "the database to replay")
+	fl.StringVar(&f.parquetDir, "parquet", "", "the Parquet recording to replay (a record --parquet directory)")
 	fl.Float64Var(&f.speed, "speed", 1, "recorded seconds per real second")
 	fl.BoolVar(&f.max, "max", false, "replay as fast as possible")
 	fl.StringVar(&f.from, "from", "", "replay from this time (default: the beginning of the recording)")
@@ -69,8 +71,10 @@ func newReplayCmd(stdout, stderr io.Writer) *cobra.Command {
 
 func runReplay(cmd *cobra.Command, f *replayFlags, stdout, stderr io.Writer) error {
 	switch {
-	case f.dbDir == "":
-		return usageErr(errors.New("replay needs --db DB"))
+	case f.dbDir == "" && f.parquetDir == "":
+		return usageErr(errors.New("replay needs --db DB or --parquet DIR"))
+	case f.dbDir != "" && f.parquetDir != "":
+		return usageErr(errors.New("give --db DB or --parquet DIR, not both"))
 	case len(f.srcs) == 0 && f.display == "":
 		return usageErr(errors.New("replay needs at least one -f FILE or -e TEXT (or --display SPEC)"))
 	case f.max && cmd.Flags().Changed("speed"):
@@ -100,7 +104,7 @@ func runReplay(cmd *cobra.Command, f *replayFlags, stdout, stderr io.Writer) err
 	if from != nil && to != nil && *to < *from {
 		return usageErr(errors.New("--to is before --from"))
 	}
-	sub, err := subject.Open(context.Background(), subject.Options{DB: f.dbDir, MaxMemory: int64(f.maxMemory)})
+	sub, err := subject.Open(context.Background(), subject.Options{DB: f.dbDir, Parquet: f.parquetDir, MaxMemory: int64(f.maxMemory)})
 	if err != nil {
 		return openErr(err)
 	}
@@ -158,7 +162,7 @@ func replayDisplay(f *replayFlags, sub subject.Subject, params map[string]string
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	o := subject.DisplayOptions{Queries: f.srcs, Params: params, Play: po, Title: "tqmon replay " + f.dbDir, TZ: f.tz}
+	o := subject.DisplayOptions{Queries: f.srcs, Params: params, Play: po, Title: "tqmon replay " + f.dbDir + f.parquetDir, TZ: f.tz}
 	defer f.export.display(ctx, &o, f.tz, stderr)()
 	return display(ctx, sub, f.display, o)
 }

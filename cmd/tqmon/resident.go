@@ -24,6 +24,7 @@ type residentFlags struct {
 	host      string
 	token     string
 	tokenFile string
+	tls       tlsFlags
 	specs     []string
 	ringBytes int
 }
@@ -47,6 +48,7 @@ func newResidentCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.StringVar(&f.host, "host", "", "with --nats: this machine's name in the fleet (unique; letters, digits, - and _)")
 	fl.StringVar(&f.token, "token", "", "shared token remote monitors must present (required on TCP; or --token-file, or $TQMON_TOKEN)")
 	fl.StringVar(&f.tokenFile, "token-file", "", "read the shared token from this file")
+	addTLSFlags(fl, &f.tls, tlsResident)
 	fl.StringArrayVar(&f.specs, "spec", nil, "FILE extending the kernel's description (uprobe sensors; repeatable)")
 	fl.IntVar(&f.ringBytes, "ring-bytes", 8<<20, "size of the packet ring buffer (a power of two, at least a page)")
 	return cmd
@@ -79,7 +81,7 @@ func runResident(f *residentFlags, stderr io.Writer) (err error) {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	err = subject.ServeKernel(ctx, subject.KernelServeOptions{Kernel: subject.KernelOptions{Specs: specs, RingBytes: f.ringBytes},
-		Listen: f.listen, NATS: f.nats, Host: f.host, Token: f.token,
+		Listen: f.listen, NATS: f.nats, Host: f.host, Token: f.token, TLS: f.tls.files, Insecure: f.tls.insecure,
 		Logf: func(format string, args ...any) { fmt.Fprintf(stderr, "tqmon resident: "+format+"\n", args...) },
 		Serving: func() {
 			fmt.Fprintf(stderr, "tqmon resident: serving the kernel's sensors on %s\n", cmp.Or(f.listen, f.nats+" as host "+f.host))

@@ -25,6 +25,7 @@ type shellFlags struct {
 	connect     []string
 	nats        natsFlags
 	token       string
+	tls         tlsFlags
 	demo        bool
 	kernel      bool
 	target      string
@@ -66,6 +67,7 @@ func newShellCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.StringArrayVar(&f.connect, "connect", nil, "query resident monitors live at ADDR (repeatable)")
 	addNATSFlags(fl, &f.nats)
 	fl.StringVar(&f.token, "token", "", "shared token for residents reached over TCP or NATS")
+	addTLSFlags(fl, &f.tls, tlsClient)
 	fl.BoolVar(&f.demo, "demo", false, "run the paper's example system inside the shell and query it live")
 	fl.BoolVar(&f.kernel, "kernel", false, "query this machine's Linux kernel live (eBPF sensors; needs root)")
 	fl.StringVarP(&f.target, "target", "p", "", "with --kernel: $target is this running process's pid (-p PID, as bpftrace)")
@@ -98,7 +100,11 @@ func runShell(f *shellFlags, stdin io.Reader, stdout, stderr io.Writer) error {
 	if f.export.Hold {
 		return usageErr(errors.New("--prometheus-hold does not go with the shell: each statement's metrics are served while it runs"))
 	}
-	so := subject.Options{Notes: stderr, History: f.historyDir, DB: f.dbDir, Parquet: f.parquetDir, Connect: f.connect, NATS: f.nats.url, Hosts: f.nats.hosts, Skew: f.nats.skew, Silence: f.nats.silence, Token: f.token,
+	sec, err := f.tls.client()
+	if err != nil {
+		return err
+	}
+	so := subject.Options{Notes: stderr, History: f.historyDir, DB: f.dbDir, Parquet: f.parquetDir, Connect: f.connect, NATS: f.nats.url, Hosts: f.nats.hosts, Skew: f.nats.skew, Silence: f.nats.silence, Token: f.token, Security: sec,
 		Demo: f.demo, Config: demo.DefaultConfig(f.seed), Background: true, MaxMemory: int64(f.maxMemory)}
 	if f.kernel {
 		so.Kernel = &subject.KernelOptions{Target: f.target}

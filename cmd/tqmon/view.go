@@ -19,6 +19,7 @@ import (
 
 type viewFlags struct {
 	historyDir string
+	parquetDir string
 	display    string
 	srcs       []query.Source
 	exprs      int
@@ -34,7 +35,7 @@ type viewFlags struct {
 func newViewCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f viewFlags
 	cmd := &cobra.Command{
-		Use:     "view --history DIR --display SPEC [(-f FILE | -e TEXT)...] [--speed X] [--from TIME]",
+		Use:     "view (--history DIR | --parquet DIR) --display SPEC [(-f FILE | -e TEXT)...] [--speed X] [--from TIME]",
 		Short:   "Play a recorded history into the animated display",
 		Long:    doc("view"),
 		Example: doc("view.example"),
@@ -45,6 +46,7 @@ func newViewCmd(stdout, stderr io.Writer) *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.historyDir, "history", "", "history directory: one .sdl file and one CSV per relation")
+	fl.StringVar(&f.parquetDir, "parquet", "", "a Parquet recording's directory (record --parquet) to play instead of a history")
 	fl.StringVar(&f.display, "display", "", "display spec file (see tqmon view --help)")
 	addSourceFlags(fl, &f.srcs, &f.exprs)
 	fl.StringArrayVar(&f.params, "param", nil, "NAME=VALUE: the value of $NAME in queries (repeatable)")
@@ -59,8 +61,10 @@ func newViewCmd(stdout, stderr io.Writer) *cobra.Command {
 
 func runView(f *viewFlags, stderr io.Writer) error {
 	switch {
-	case f.historyDir == "":
-		return usageErr(errors.New("view needs --history DIR (a directory with a .sdl file and CSV files)"))
+	case f.historyDir == "" && f.parquetDir == "":
+		return usageErr(errors.New("view needs --history DIR (a directory with a .sdl file and CSV files) or --parquet DIR (a record --parquet directory)"))
+	case f.historyDir != "" && f.parquetDir != "":
+		return usageErr(errors.New("give --history DIR or --parquet DIR, not both"))
 	case f.display == "":
 		return usageErr(errors.New("view needs --display SPEC (a display spec file)"))
 	case !(f.speed > 0):
@@ -84,7 +88,7 @@ func runView(f *viewFlags, stderr io.Writer) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	sub, err := subject.Open(context.Background(), subject.Options{History: f.historyDir, MaxMemory: int64(f.maxMemory)})
+	sub, err := subject.Open(context.Background(), subject.Options{History: f.historyDir, Parquet: f.parquetDir, MaxMemory: int64(f.maxMemory)})
 	if err != nil {
 		return openErr(err)
 	}
@@ -94,7 +98,7 @@ func runView(f *viewFlags, stderr io.Writer) error {
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	o := subject.DisplayOptions{Queries: f.srcs, Params: params, Play: po, Title: "tqmon view " + f.historyDir, TZ: f.tz}
+	o := subject.DisplayOptions{Queries: f.srcs, Params: params, Play: po, Title: "tqmon view " + f.historyDir + f.parquetDir, TZ: f.tz}
 	defer f.export.display(ctx, &o, f.tz, stderr)()
 	return display(ctx, sub, f.display, o)
 }

@@ -71,7 +71,7 @@ func TestViewUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"view", "--display", paperSpec}, "tqmon: view needs --history DIR (a directory with a .sdl file and CSV files)\n"},
+		{[]string{"view", "--display", paperSpec}, "tqmon: view needs --history DIR (a directory with a .sdl file and CSV files) or --parquet DIR (a record --parquet directory)\n"},
 		{[]string{"view", "--history", paper}, "tqmon: view needs --display SPEC (a display spec file)\n"},
 		{[]string{"view", "--history", paper, "--display", paperSpec, "--speed", "0"},
 			"tqmon: --speed 0: want a positive number of subject seconds per real second\n"},

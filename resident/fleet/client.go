@@ -33,6 +33,8 @@ const closeGrace = 2 * time.Second
 
 // DialOptions shape a monitor's connection.
 type DialOptions struct {
+	// Security secures DialHosts' connection to the NATS server (Connect).
+	Security transport.Security
 	// Silence: with neither a frame nor a heartbeat for this long the
 	// session is lost (0: Silence).
 	Silence time.Duration
@@ -360,7 +362,7 @@ func (c *conn) Close() error {
 // that the run says it was not observed rather than answering without
 // it in silence.
 func DialHosts(ctx context.Context, url, token, glob string, o DialOptions) ([]wire.Conn, error) {
-	nc, err := Connect(url, token, "tqmon monitor")
+	nc, err := Connect(url, token, "tqmon monitor", o.Security)
 	if err != nil {
 		return nil, err
 	}
@@ -535,8 +537,18 @@ func (d *discovery) lateHosts() []string {
 	return hs
 }
 
-// Connect connects to the NATS server at url, with token when set.
-func Connect(url, token, name string) (*nats.Conn, error) {
+// Connect connects to the NATS server at url, with token when set,
+// secured as sec (at most one) says: TLS, and whether a token may go in
+// clear to a server that is not loopback (secureOptions).
+func Connect(url, token, name string, sec ...transport.Security) (*nats.Conn, error) {
+	var s transport.Security
+	if len(sec) > 0 {
+		s = sec[0]
+	}
+	secure, err := secureOptions(url, token, s)
+	if err != nil {
+		return nil, err
+	}
 	// A client whose server goes away reconnects to another node of the
 	// cluster (url may list several, comma-separated; the others are
 	// learned from the first) for as long as it takes: a host's frames
@@ -547,9 +559,9 @@ func Connect(url, token, name string) (*nats.Conn, error) {
 	if token != "" {
 		opts = append(opts, nats.Token(token))
 	}
-	nc, err := nats.Connect(url, opts...)
+	nc, err := nats.Connect(url, append(opts, secure...)...)
 	if err != nil {
-		return nil, fmt.Errorf("fleet: connecting to %s: %w", url, err)
+		return nil, transport.TLSHint(fmt.Errorf("fleet: connecting to %s: %w", url, err))
 	}
 	return nc, nil
 }

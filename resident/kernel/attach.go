@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/link"
 
 	"github.com/tqmon/tqmon/resident/wire"
@@ -230,7 +231,7 @@ func (t *tracker) attach(s *bpfgen.Sensor, sel *wire.Pred, key string, entsel bo
 		return nil, loadError(stubs, err)
 	}
 	att := &attachment{tr: t, coll: coll, enable: coll.Maps[bpfgen.MapEnable]}
-	if err := att.install(s, sel, key, entsel); err != nil {
+	if err := att.place(s, sel, key, entsel); err != nil {
 		att.close()
 		return nil, err
 	}
@@ -246,6 +247,9 @@ func (t *tracker) attach(s *bpfgen.Sensor, sel *wire.Pred, key string, entsel bo
 func (a *attachment) install(s *bpfgen.Sensor, sel *wire.Pred, key string, entsel bool) error {
 	t := a.tr
 	f := s.Filter(sel, syscallNumbers, entsel)
+	if sel != nil && t.r.opts.rejectSelections {
+		rejectable(f)
+	}
 	cs := &ebpf.CollectionSpec{Maps: map[string]*ebpf.MapSpec{}, Programs: map[string]*ebpf.ProgramSpec{}}
 	repl := map[string]*ebpf.Map{}
 	for n, m := range t.specs {
@@ -310,7 +314,10 @@ func attachProgram(prog *ebpf.Program, at bpfgen.Attach) ([]link.Link, error) {
 	return nil, fmt.Errorf("unknown attach kind %d", at.Kind)
 }
 
-var verifierInsn = regexp.MustCompile(`^(\d+): \(`)
+var (
+	verifierInsn = regexp.MustCompile(`^(\d+): \(`)
+	verifierAt   = regexp.MustCompile(`\binsn (\d+)\b`) // "unreachable insn 12", "back-edge from insn 3 to 1"
+)
 
 // loadError places a load failure: for a verifier rejection, at the spec
 // place of the last instruction the verifier reached.
@@ -345,6 +352,18 @@ func loadError(progs []*bpfgen.Program, err error) error {
 		}
 		break
 	}
+	if last == "" { // rejected before its walk (the program's shape): the complaint, and its instruction
+		for _, l := range ve.Log {
+			l = strings.TrimSpace(l)
+			if l != "" && !strings.HasPrefix(l, "processed ") && !strings.HasPrefix(l, "verification time") {
+				last = l
+				if m := verifierAt.FindStringSubmatch(l); m != nil {
+					insn, _ = strconv.Atoi(m[1])
+				}
+				break
+			}
+		}
+	}
 	if last == "" && len(ve.Log) > 0 {
 		last = strings.TrimSpace(ve.Log[len(ve.Log)-1])
 	}
@@ -355,4 +374,15 @@ func loadError(progs []*bpfgen.Program, err error) error {
 		}
 	}
 	return fmt.Errorf("%s:%s: the kernel's verifier rejected %s (%s) at instruction %d: %s", src.File, src.Pos, p.Name, src.What, insn, last)
+}
+
+// rejectable makes f's programs ones the verifier rejects, with an
+// unreachable instruction at the end of each (Options.rejectSelections:
+// the tests' stand-in for a selection the kernel refuses).
+func rejectable(f *bpfgen.Filter) {
+	for _, p := range f.Programs {
+		spec := p.Spec.Copy()
+		spec.Instructions = append(spec.Instructions, asm.Mov.Imm(asm.R0, 0), asm.Return())
+		p.Spec = spec
+	}
 }

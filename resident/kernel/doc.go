@@ -37,7 +37,11 @@
 //     (4,096) entity IDs over all sessions; one more enable is refused
 //     with a *session.CommandError naming the bound (enable the whole
 //     type instead), so 300,000 enables for processes that do not exist
-//     cost the resident nothing (TestKernelHostileEnables). Its ring
+//     cost the resident nothing (TestKernelHostileEnables). Entity
+//     selections hold bpfgen.CommSelEntries (64) command names (one more
+//     is refused) and bpfgen.EntSelEntries (32,768) processes at once
+//     (past it, the sensor fires for every process: the same answer,
+//     more packets, logged; TestEntSelBoundFallsBack). Its ring
 //     buffers (Options.RingBytes, EntityRingBytes) and maps are sized
 //     when it starts; a program that finds the ring full drops its packet
 //     and counts it, never waits. The drain hands a round no more records

@@ -32,8 +32,8 @@ import (
 //     not applied precedes (the consumer position only moves forward);
 //  4. hand each session its packets with watermark W and the cumulative
 //     counts of packets dropped (the kernel's) and wanted (those drops and
-//     the records applied: decidedCounts), less what its fragments
-//     filtered out (ownCounts)
+//     the records applied: decidedCounts), less the records applied that
+//     it was not sent (unwant, ownCounts)
 //     (session.Core.Deliver, the roomiest session first: its batches are
 //     in order because every packet of a later round is stamped after W,
 //     as steps 1 and 2 argue).
@@ -265,6 +265,7 @@ func (t *tracker) round(final bool) {
 	if t.rounds++; t.rounds%1000 == 0 {
 		t.ents.prune(w)
 	}
+	t.reportOver()
 	counts := t.decidedCounts()
 	now := monoNow()
 	var expired []*Session
@@ -373,13 +374,17 @@ func (t *tracker) packet(b []byte, ts int64, out *roundOut) {
 			return
 		}
 		k := beginKey{uint16(sid), uint8(bi), le.Uint64(b[bpfgen.OffKey:]), le.Uint64(b[bpfgen.OffKey+8:])}
+		// The end goes where the begin went: to the sessions noted
+		// with it that are still open (a session's end clears its bit:
+		// leave), none other, and no other session wants it.
 		bt := t.begun[k]
 		if bt == nil {
+			t.unwant(r.sessions.Mask(), sid)
 			return
 		}
 		delete(t.begun, k)
-		if bt.unwanted != 0 {
-			t.unwant(bt.unwanted, sid)
+		if rest := r.sessions.Mask() &^ bt.mask; rest != 0 {
+			t.unwant(rest, sid)
 		}
 		if bt.mask != 0 {
 			t.send(out, bt.mask, wire.Packet{TS: ts, Sensor: uint16(sid), Kind: wire.PEnd, Tuple: bt.tuple, Begin: bt.begin, Vals: bt.vals}, bt.ents)
@@ -396,23 +401,25 @@ func (t *tracker) packet(b []byte, ts int64, out *roundOut) {
 	}
 	mask := t.route(sid, flag)
 	if mask == 0 {
-		if mask = t.routeRoot(ss, flag); mask == 0 {
-			return
-		}
+		mask = t.routeRoot(ss, flag)
 	}
 	// Each session only what its own fragments pass (sieve; a session
 	// without a predicate on the sensor is not tested: the nil check is
 	// all it costs).
-	var unwanted uint64
 	if sv := ss.sieve; sv != nil && mask&sv.filtered != 0 {
-		unwanted = mask & sv.filtered &^ sv.pass(vals, ents)
-		if unwanted != 0 {
-			t.unwant(unwanted, sid)
-			mask &^= unwanted
-			if mask == 0 && kind != bpfgen.KindBegin {
-				return
-			}
+		mask &^= mask & sv.filtered &^ sv.pass(vals, ents)
+	}
+	// A session not sent the packet — its selection filtered it out, or
+	// it enables the sensor for other entities, or not at all — does not
+	// want it (its counts: unwant). One AND when every session is sent it.
+	if rest := r.sessions.Mask() &^ mask; rest != 0 {
+		t.unwant(rest, sid)
+	}
+	if mask == 0 {
+		if kind == bpfgen.KindBegin { // its end finds no begin: wanted by none either
+			delete(t.begun, beginKey{uint16(sid), uint8(bi), le.Uint64(b[bpfgen.OffKey:]), le.Uint64(b[bpfgen.OffKey+8:])})
 		}
+		return
 	}
 	p := wire.Packet{TS: ts, Sensor: uint16(sid), Vals: vals}
 	switch kind {
@@ -421,10 +428,7 @@ func (t *tracker) packet(b []byte, ts int64, out *roundOut) {
 	case bpfgen.KindBegin:
 		p.Kind, p.Tuple, p.Begin = wire.PBegin, t.tupleID(), ts
 		k := beginKey{uint16(sid), uint8(bi), le.Uint64(b[bpfgen.OffKey:]), le.Uint64(b[bpfgen.OffKey+8:])}
-		t.begun[k] = &begunTuple{tuple: p.Tuple, begin: ts, vals: slices.Clone(vals), ents: slices.Clone(ents), mask: mask, unwanted: unwanted}
-		if mask == 0 {
-			return // (kept for its end's count)
-		}
+		t.begun[k] = &begunTuple{tuple: p.Tuple, begin: ts, vals: slices.Clone(vals), ents: slices.Clone(ents), mask: mask}
 	case bpfgen.KindWhole:
 		p.Kind, p.Tuple, p.Begin = wire.PWhole, t.tupleID(), int64(le.Uint64(b[bpfgen.OffBegin:]))
 		if p.Begin >= ts {
@@ -438,11 +442,13 @@ func (t *tracker) packet(b []byte, ts int64, out *roundOut) {
 }
 
 // unwant counts a packet of sensor sid that the kernel counted wanted and
-// the fragments of the sessions in mask filtered out: it is not wanted by
-// them (r.mu). Their counts subtract it (ownCounts), so that for each
-// session delivered + dropped = wanted still holds — with wanted what its
-// own selection passed — as in the Go resident, where a packet its
-// fragments reject is not wanted.
+// the drain did not send the sessions in mask — their fragments filtered
+// it out, or they do not enable the sensor for its flag holder, or (an
+// interval's end) its begin did not go to them: it is not wanted by them
+// (r.mu). Their counts subtract it (ownCounts), so that for each session
+// delivered + dropped = wanted holds exactly, with wanted what its own
+// enables and selection passed — as in the Go resident, where a packet is
+// wanted by the sessions it is written for.
 func (t *tracker) unwant(mask uint64, sid int) {
 	for i := range session.Indices(mask & t.r.sessions.Mask()) {
 		s := t.r.sessions.At(i)

@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/cilium/ebpf"
 
@@ -39,9 +43,17 @@ import (
 // Sessions that hold a trigger on S are delivered every packet of S that
 // reaches the drain (Session.holds): the monitor's join selects.
 //
-// Bounds: bpfgen.CommSelEntries names and bpfgen.EntSelEntries processes
-// selected at once (one more name is refused); at most maxFragments
-// triggers per session.
+// Bounds: bpfgen.CommSelEntries names selected at once (one more name is
+// refused) and bpfgen.EntSelEntries processes (Options.EntSelEntries); at
+// most maxFragments triggers per session. A process selected past the
+// second bound is not missed: the program that cannot record it, or the
+// resident when a selection starts, sets the sensor's bit in entselover,
+// and the sensor fires for every process from then until its last
+// selection ends (bpfgen.MapEntSelOver) — exact, since sessions with a
+// trigger are sent every packet of the sensor and their monitors join
+// with Process (as for a trigger carried out as an enable for every
+// process), at the cost of more packets; the resident logs it
+// (Options.Logf) and Stats reports it (SensorStats.Overflowed).
 
 // ktrig is one CTrigger of a session.
 type ktrig struct {
@@ -171,7 +183,16 @@ func (r *Resident) selectComm(ss *sensorState, comm string, delta int) error {
 	if r.tr == nil || (before > 0) == (m[ss.s.ID] > 0) {
 		return nil
 	}
-	return r.tr.writeCommSel(r, comm, ss.s.ID, m[ss.s.ID] > 0)
+	if err := r.tr.writeCommSel(r, comm, ss.s.ID, m[ss.s.ID] > 0); err != nil {
+		return err
+	}
+	if ss.selTrigs == 0 {
+		// No selection enables the sensor now, and commsel no longer
+		// names it: no process can need its fallback. (A fork that read
+		// commsel before and fails now sets the bit again: a superset.)
+		r.tr.clearOver(ss.s.ID)
+	}
+	return nil
 }
 
 // writeCommSel writes commsel's entry for comm, then sets (on) or clears
@@ -217,7 +238,13 @@ func (t *tracker) writeCommSel(r *Resident, comm string, sensor int, on bool) er
 		}
 		if match {
 			if err := set(pid, on); err != nil {
-				return fmt.Errorf("selecting process %d by its command %q: %w", pid, comm, err)
+				if !on || t.over == nil {
+					return fmt.Errorf("selecting process %d by its command %q: %w", pid, comm, err)
+				}
+				// No room: the sensor falls back to every process, as a
+				// program does for a process it cannot record.
+				atomic.OrUint64(t.over, bit)
+				t.reportOver()
 			}
 		}
 	}
@@ -232,4 +259,59 @@ func attrIndex(rel *algebra.Relation, name string) int {
 		}
 	}
 	return -1
+}
+
+// mapOver maps the entselover word (bpfgen.MapEntSelOver) into the
+// resident's memory: programs OR bits into it atomically, and so does
+// the resident (writeCommSel), which also clears them (clearOver) —
+// through the map's syscalls a read-modify-write could lose a program's
+// bit.
+func (t *tracker) mapOver() error {
+	m := t.maps[bpfgen.MapEntSelOver]
+	mem, err := unix.Mmap(m.FD(), 0, os.Getpagesize(), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		return fmt.Errorf("mapping %s: %w", bpfgen.MapEntSelOver, err)
+	}
+	t.overMem, t.over = mem, (*uint64)(unsafe.Pointer(&mem[0]))
+	return nil
+}
+
+func (t *tracker) unmapOver() {
+	if t.overMem != nil {
+		unix.Munmap(t.overMem)
+		t.overMem, t.over = nil, nil
+	}
+}
+
+// clearOver clears sensor's fallback bit (r.mu).
+func (t *tracker) clearOver(sensor int) {
+	if t.over == nil {
+		return
+	}
+	atomic.AndUint64(t.over, ^(uint64(1) << sensor))
+	t.overSeen &^= 1 << sensor
+}
+
+// reportOver logs each sensor that fell back to every process since the
+// last call (r.mu; every drain round: one load).
+func (t *tracker) reportOver() {
+	if t.over == nil { // rings without programs (the consumer's benchmark)
+		return
+	}
+	w := atomic.LoadUint64(t.over)
+	if w&^t.overSeen == 0 {
+		return
+	}
+	for id := range t.r.sensors {
+		if ss := t.r.sensors[id]; ss != nil && id < 64 && w&^t.overSeen&(1<<id) != 0 {
+			t.r.opts.Logf("%s: more than %d processes are selected by their command at once (bpfgen.EntSelEntries): it is enabled for every process until its last selection ends (the monitor's join selects: the same results, more packets)",
+				ss.s.Rel.Name, t.maps[bpfgen.MapEntSel].MaxEntries())
+		}
+	}
+	t.overSeen |= w
+}
+
+// overflowed reports whether sensor fell back to every process (r.mu).
+func (t *tracker) overflowed(sensor int) bool {
+	return t.over != nil && sensor < 64 && atomic.LoadUint64(t.over)&(1<<sensor) != 0
 }

@@ -179,3 +179,13 @@ func (s *Synthetic) DrainHeld() (records, bytes int) {
 
 // RecordBytes is the room a synthetic record takes in the ring.
 func (s *Synthetic) RecordBytes() int { return (ringHdrSize + len(s.rec) + 7) &^ 7 }
+
+// RejectSelections returns o with every program that has a selection
+// compiled in made one the kernel's verifier rejects.
+func RejectSelections(o Options) Options {
+	o.rejectSelections = true
+	return o
+}
+
+// Index returns the session's index in the resident's table (-1: none).
+func (s *Session) Index() int { return s.idx }

@@ -35,14 +35,17 @@ import (
 // fragment keeps (Keep) are not used: kernel records have a fixed layout.
 //
 // Counts. A packet the kernel counted wanted (it passed the programs'
-// or) that a session's fragments filter out in the drain is not wanted
-// by that session (Session.unwanted; an interval's end with its begin):
-// its counts subtract it, so that for each session delivered + dropped =
-// wanted, wanted being what its own selection passed, as in the Go
-// resident. Drops in the kernel (a full ring) happen before any
-// selection of the drain: they are counted for every session the sensor
-// sends to — conservative (a drop may be of a packet a session would
-// have filtered out), never missing.
+// or) that the drain does not send a session — its fragments filter it
+// out, it enables the sensor for other entities only, or not at all; an
+// interval's end whose begin did not go to it — is not wanted by that
+// session (unwant, Session.unwanted): its counts subtract it, so that for
+// each session delivered + dropped = wanted, wanted being exactly what
+// its own enables and selection passed, as in the Go resident
+// (TestKernelConcurrentSelections, TestKernelSessionsOwnEntities). Drops
+// in the kernel (a full ring) happen before the drain can tell whose
+// packet it was: they are counted for every session — conservative (a
+// drop may be of a packet a session would not have been sent), never
+// missing.
 //
 // Cost. A session without a predicate on a sensor is not tested: the
 // drain's only extra work per packet is a nil check (the sensor has no
@@ -56,9 +59,9 @@ import (
 // its programs are replaced through their stubs' program arrays
 // (bpfgen.Stubs: every firing runs the old programs or the new ones) —
 // before the command that changed it is reported applied. A selection
-// the verifier rejects is not compiled: the programs without a selection
-// replace the old ones (more packets, the same results), and Logf says
-// why.
+// the verifier rejects is not compiled, whether the sensor is attached
+// with it or it changes later (place): the programs without a selection
+// are installed (more packets, the same results), and Logf says why.
 //
 // Bounds: at most maxFragments fragments per session, each at most
 // wire.MaxPredNodes nodes (Pred.Check), and bpfgen.MaxFilterCmps
@@ -149,11 +152,29 @@ func (r *Resident) refilter(ss *sensorState) error {
 	if key == ss.att.filter && entsel == ss.att.entsel {
 		return nil
 	}
-	err := ss.att.install(ss.s, sel, key, entsel)
+	return ss.att.place(ss.s, sel, key, entsel)
+}
+
+// place installs sensor s's programs with selection sel (key: its key)
+// compiled in. A selection the kernel refuses (its verifier: a program
+// too large or too complex, a comparison it cannot follow) is not
+// compiled: Logf says why, and the programs without a selection are
+// installed instead — more packets, the same results, since the drain's
+// sieve still sends each session only what its own fragments pass and
+// the monitor selects again (TestRejectedSelectionFallsBack). It is not
+// tried again while the sensor stays attached (rejected).
+func (a *attachment) place(s *bpfgen.Sensor, sel *wire.Pred, key string, entsel bool) error {
+	err := a.install(s, sel, key, entsel)
 	if err != nil && key != "" {
-		r.opts.Logf("%s: the selection %s is not compiled: %v", ss.s.Rel.Name, key, err)
-		err = ss.att.install(ss.s, nil, "", entsel)
-		ss.att.rejected = key
+		var text []string // as the relation reads (the key is binary)
+		for _, p := range s.Filter(sel, syscallNumbers, false).Placed {
+			if p != "" && !slices.Contains(text, p) {
+				text = append(text, p)
+			}
+		}
+		a.tr.r.opts.Logf("%s: the selection %s is not compiled: %v", s.Rel.Name, strings.Join(text, "; "), err)
+		err = a.install(s, nil, "", entsel)
+		a.rejected = key
 	}
 	return err
 }

@@ -54,6 +54,10 @@ type SensorStats struct {
 	Wanted, Dropped uint64
 	// Delivered counts the packets read from the ring.
 	Delivered uint64
+	// Overflowed: more processes were selected by their command than
+	// the kernel's map holds, and the sensor fires for every process
+	// instead (bpfgen.MapEntSelOver; exact, more packets).
+	Overflowed bool
 }
 
 // Stats returns, per sensor name, the counts of the current tracking
@@ -69,7 +73,7 @@ func (r *Resident) Stats() map[string]SensorStats {
 	}
 	for _, c := range t.counts() {
 		name := r.cat.Relations[c.Sensor].Name
-		out[name] = SensorStats{Wanted: c.Wanted, Dropped: c.Drops, Delivered: t.delivered[c.Sensor].Load()}
+		out[name] = SensorStats{Wanted: c.Wanted, Dropped: c.Drops, Delivered: t.delivered[c.Sensor].Load(), Overflowed: t.overflowed(int(c.Sensor))}
 	}
 	return out
 }

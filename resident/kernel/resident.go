@@ -74,10 +74,18 @@ type Options struct {
 	// FollowEntries bounds how many processes are followed at once (0:
 	// bpfgen.FollowEntries); a fork past it is reported lost (Process).
 	FollowEntries int
+	// EntSelEntries bounds how many processes are selected by their
+	// command at once (0: bpfgen.EntSelEntries); past it, a sensor so
+	// selected is enabled for every process (exact: the monitor's join
+	// selects; see entsel.go).
+	EntSelEntries int
 	// NoSelections: the resident does not advertise wire.CapFragments
 	// and compiles no selection into its programs (every enabled packet
 	// is sent; the monitor selects) — for comparing the two.
 	NoSelections bool
+	// rejectSelections: every program with a selection compiled in is
+	// made one the verifier rejects (tests: RejectSelections).
+	rejectSelections bool
 }
 
 // ErrUnavailable: the kernel sensors cannot run here (not root, no BPF,
@@ -145,7 +153,7 @@ func New(opts Options) (*Resident, error) {
 	if err := Available(); err != nil {
 		return nil, err
 	}
-	d, err := describeWith(opts.Specs, &system{}, bpfgen.Options{Follow: opts.Follow, FollowEntries: opts.FollowEntries})
+	d, err := describeWith(opts.Specs, &system{}, bpfgen.Options{Follow: opts.Follow, FollowEntries: opts.FollowEntries, EntSelEntries: opts.EntSelEntries})
 	if err != nil {
 		return nil, err
 	}

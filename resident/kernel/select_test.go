@@ -138,11 +138,7 @@ func TestKernelEntitySelection(t *testing.T) {
 		if err != nil {
 			t.Skipf("no %s", prog)
 		}
-		to := filepath.Join(dir, name)
-		if text, err := os.ReadFile(path); err != nil || os.WriteFile(to, text, 0o755) != nil {
-			t.Fatal("copying", prog, err)
-		}
-		return to
+		return copyProgram(t, path, dir, name)
 	}
 	id := os.Getpid() % 1000000
 	cat, sh := copyAs("cat", fmt.Sprintf("tqcat%d", id)), copyAs("sh", fmt.Sprintf("tqsh%d", id))
@@ -197,6 +193,35 @@ func TestKernelEntitySelection(t *testing.T) {
 		t.Logf("%s: FileOpen packets: %d with the entity selection in the kernel (%d results), %d without",
 			name, sel.stats.Packets["FileOpen"], len(got), all.stats.Packets["FileOpen"])
 	}
+}
+
+// copyProgram copies the program at path into dir as name (a command
+// name of its own) and returns the copy's path.
+func copyProgram(t *testing.T, path, dir, name string) string {
+	t.Helper()
+	to := filepath.Join(dir, name)
+	if text, err := os.ReadFile(path); err != nil || os.WriteFile(to, text, 0o755) != nil {
+		t.Fatal("copying", path, err)
+	}
+	return to
+}
+
+// logCapture returns a Logf that keeps what it is given, and a function
+// returning what it kept.
+func logCapture() (logf func(string, ...any), lines func() []string) {
+	var mu sync.Mutex
+	var kept []string
+	logf = func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		kept = append(kept, fmt.Sprintf(format, args...))
+	}
+	lines = func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(kept)
+	}
+	return logf, lines
 }
 
 // sameBut reports whether a and b are the same multiset but where one has
@@ -283,19 +308,26 @@ func TestKernelConcurrentSelections(t *testing.T) {
 // returns each query's results and stats.
 func concurrently(t *testing.T, argv []string, params map[string]string, ready func(*kernel.Resident), queries ...string) ([][]query.Result, []remote.LiveStats) {
 	t.Helper()
+	return concurrentlyOn(t, [][]string{argv}, func(int) int { return 0 }, params, ready, queries...)
+}
+
+// concurrentlyOn is concurrently over several commands, run at once:
+// query i's $target is the pid of command on(i).
+func concurrentlyOn(t *testing.T, argvs [][]string, on func(int) int, params map[string]string, ready func(*kernel.Resident), queries ...string) ([][]query.Result, []remote.LiveStats) {
+	t.Helper()
 	res, err := kernel.New(kernel.Options{Logf: t.Logf})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer res.Close()
-	cmd, err := launch.Start(argv, launch.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Kill()
-	ps := map[string]string{"target": strconv.Itoa(cmd.Pid)}
-	for k, v := range params {
-		ps[k] = v
+	var cmds []*launch.Cmd
+	for _, argv := range argvs {
+		cmd, err := launch.Start(argv, launch.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cmd.Kill()
+		cmds = append(cmds, cmd)
 	}
 	var wg sync.WaitGroup
 	started := make(chan struct{}, len(queries))
@@ -303,6 +335,10 @@ func concurrently(t *testing.T, argv []string, params map[string]string, ready f
 	stats := make([]remote.LiveStats, len(queries))
 	errs := make([]error, len(queries))
 	for i, q := range queries {
+		ps := map[string]string{"target": strconv.Itoa(cmds[on(i)].Pid)}
+		for k, v := range params {
+			ps[k] = v
+		}
 		prog, err := query.Compile(res.Catalog(), []query.Source{{Name: "q", Text: q}}, check.Options{Params: ps})
 		if err != nil {
 			t.Fatal(err)
@@ -320,11 +356,15 @@ func concurrently(t *testing.T, argv []string, params map[string]string, ready f
 	if ready != nil {
 		ready(res)
 	}
-	cmd.Release()
-	select {
-	case <-cmd.Done():
-	case <-time.After(60 * time.Second):
-		t.Fatal("the command did not finish")
+	for _, cmd := range cmds {
+		cmd.Release()
+	}
+	for _, cmd := range cmds {
+		select {
+		case <-cmd.Done():
+		case <-time.After(60 * time.Second):
+			t.Fatal("the command did not finish")
+		}
 	}
 	time.Sleep(20 * time.Millisecond)
 	res.Close()

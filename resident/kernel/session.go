@@ -36,7 +36,7 @@ type Session struct {
 	frags     map[uint64]*kfrag
 	perSensor map[int]int
 	// unwanted: per sensor, the packets the kernel counted wanted that
-	// its fragments filtered out in the drain (drain, r.mu; see sieve).
+	// the drain did not send it (drain, r.mu; see unwant).
 	unwanted    []uint64
 	filteredOut bool // some unwanted count is not 0
 	// trigs: its entity triggers by ID (r.mu; see entsel.go).
@@ -129,6 +129,9 @@ func (r *Resident) dropSessionLocked(s *Session, err error, keep bool) bool {
 	clear(s.frags)
 	clear(s.perSensor)
 	r.sessions.Remove(s.idx, s)
+	if r.tr != nil {
+		r.tr.leave(s.idx)
+	}
 	s.core.End(err, keep)
 	for _, ss := range r.sensors {
 		if ss != nil {

@@ -60,6 +60,11 @@ type tracker struct {
 	routed    bool
 	routeKey  flagKey
 	routeMask uint64
+	// over is the entselover map's word, mapped (entsel.go), and
+	// overSeen its bits already reported (r.mu).
+	overMem  []byte
+	over     *uint64
+	overSeen uint64
 }
 
 // record is a ring record awaiting its turn (time order): its bytes are
@@ -80,16 +85,29 @@ type beginKey struct {
 	k0, k1  uint64
 }
 
-// begunTuple is an interval whose begin went to some sessions (mask), or
-// that some sessions' fragments filtered out (unwanted: its end is not
-// wanted by them either; see sieve).
+// begunTuple is an interval whose begin went to some sessions (mask: the
+// sessions sent it that are still open, leave clearing a session's bit as
+// it ends, so that a newer session at its index is not sent the end).
 type begunTuple struct {
-	tuple    uint64
-	begin    int64
-	vals     []wire.Value
-	ents     []*entity
-	mask     uint64
-	unwanted uint64
+	tuple uint64
+	begin int64
+	vals  []wire.Value
+	ents  []*entity
+	mask  uint64
+}
+
+// leave forgets session index i in the intervals in progress, as its
+// session ends (r.mu): their ends are not its any more, nor the next
+// session's at that index (TestKernelSlotReuseInterval). An interval no
+// session is left to be sent goes: its end is wanted by none.
+func (t *tracker) leave(i int) {
+	for k, bt := range t.begun {
+		if bt.mask&(1<<i) != 0 {
+			if bt.mask &^= 1 << i; bt.mask == 0 {
+				delete(t.begun, k)
+			}
+		}
+	}
 }
 
 // roundOut collects a round's packets per session.
@@ -122,6 +140,9 @@ func (r *Resident) startTracking() (*tracker, error) {
 		return fail(err)
 	}
 	if t.entRing, err = openRing(t.maps[bpfgen.MapEntities]); err != nil {
+		return fail(err)
+	}
+	if err := t.mapOver(); err != nil {
 		return fail(err)
 	}
 	t.lastW = monoNow() - 1
@@ -158,6 +179,7 @@ func (t *tracker) teardown() {
 	if t.entRing != nil {
 		t.entRing.close()
 	}
+	t.unmapOver()
 	for _, m := range t.maps {
 		m.Close()
 	}

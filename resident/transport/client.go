@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/metadata"
@@ -32,23 +33,45 @@ var errClosed = wire.ErrClosed
 // when non-empty, and reads its Hello: a resident speaking another protocol
 // version is refused. ctx bounds the connection and handshake only.
 //
+// sec (at most one) secures the connection: over TLS when sec.TLS is set
+// (the server's name for verification is addr's host, "localhost" for a
+// unix socket). A token is not sent in clear over TCP to a host that is
+// not loopback unless sec.Insecure (Security.CheckClear).
+//
 // Errors from the resident keep their gRPC status (status.Code(err) is
 // codes.Unauthenticated for a missing or wrong token). The returned Conn's
 // Recv returns io.EOF when the resident ends the session normally; Send may
 // be called from several goroutines, Recv from one at a time.
-func Dial(ctx context.Context, addr, token string) (wire.Conn, error) {
-	return dialWith(ctx, addr, token, net.Dialer{})
+func Dial(ctx context.Context, addr, token string, sec ...Security) (wire.Conn, error) {
+	var s Security
+	switch len(sec) {
+	case 0:
+	case 1:
+		s = sec[0]
+	default:
+		return nil, errors.New("transport: Dial takes at most one Security")
+	}
+	return dialWith(ctx, addr, token, net.Dialer{}, s)
 }
 
 // dialWith is Dial with the dialer to connect with (tests bind a local
 // address, to be several TCP peers).
-func dialWith(ctx context.Context, addr, token string, d net.Dialer) (wire.Conn, error) {
+func dialWith(ctx context.Context, addr, token string, d net.Dialer, sec Security) (wire.Conn, error) {
 	network, address, err := ParseAddr(addr)
 	if err != nil {
 		return nil, err
 	}
+	creds := insecure.NewCredentials()
+	if sec.TLS != nil {
+		creds = credentials.NewTLS(sec.TLS)
+	} else if network == "tcp" {
+		host, _, _ := net.SplitHostPort(address)
+		if err := sec.CheckClear("transport: "+addr, host, token); err != nil {
+			return nil, err
+		}
+	}
 	opts := []grpc.DialOption{
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithTransportCredentials(creds),
 		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
 			return d.DialContext(ctx, network, address)
 		}),
@@ -86,14 +109,14 @@ func dialWith(ctx context.Context, addr, token string, d net.Dialer) (wire.Conn,
 
 	stream, err := cc.NewStream(sctx, &serviceDesc.Streams[0], SessionMethod)
 	if err != nil {
-		return fail(fmt.Errorf("transport: %s: %w", addr, err))
+		return fail(TLSHint(fmt.Errorf("transport: %s: %w", addr, err)))
 	}
 	var f frame
 	if err := stream.RecvMsg(&f); err != nil {
 		if err == io.EOF {
 			err = errors.New("the resident ended the stream before its handshake")
 		}
-		return fail(fmt.Errorf("transport: %s: handshake: %w", addr, err))
+		return fail(TLSHint(fmt.Errorf("transport: %s: handshake: %w", addr, err)))
 	}
 	hello, err := ParseHello("transport: "+addr, f.b)
 	if err != nil {

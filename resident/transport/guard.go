@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"crypto/tls"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -94,9 +95,22 @@ func (c *guardedConn) Close() error {
 }
 
 // guardCreds hands gRPC the guarded connection as the peer's AuthInfo,
-// so that a stream can mark its connection authenticated. It secures
-// nothing: the transport is plain, as with insecure credentials.
-type guardCreds struct{}
+// so that a stream can mark its connection authenticated. Without tls it
+// secures nothing: the transport is plain, as with insecure credentials;
+// with tls (gRPC's own TLS credentials) the TLS handshake runs on the
+// guarded connection, so a client that never completes it is still
+// counted and timed out by the guard.
+type guardCreds struct {
+	tls credentials.TransportCredentials // nil: plain
+}
+
+// newGuardCreds makes the server's credentials, over TLS when cfg is set.
+func newGuardCreds(cfg *tls.Config) guardCreds {
+	if cfg == nil {
+		return guardCreds{}
+	}
+	return guardCreds{tls: credentials.NewTLS(cfg)}
+}
 
 type connInfo struct {
 	credentials.CommonAuthInfo
@@ -109,16 +123,31 @@ func (guardCreds) ClientHandshake(_ context.Context, _ string, c net.Conn) (net.
 	return c, connInfo{CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.NoSecurity}}, nil
 }
 
-func (guardCreds) ServerHandshake(c net.Conn) (net.Conn, credentials.AuthInfo, error) {
+func (g guardCreds) ServerHandshake(c net.Conn) (net.Conn, credentials.AuthInfo, error) {
 	gc, _ := c.(*guardedConn)
-	return c, connInfo{CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.NoSecurity}, c: gc}, nil
+	if g.tls == nil {
+		return c, connInfo{CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.NoSecurity}, c: gc}, nil
+	}
+	tc, _, err := g.tls.ServerHandshake(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	return tc, connInfo{CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.PrivacyAndIntegrity}, c: gc}, nil
 }
 
-func (guardCreds) Info() credentials.ProtocolInfo {
+func (g guardCreds) Info() credentials.ProtocolInfo {
+	if g.tls != nil {
+		return g.tls.Info()
+	}
 	return credentials.ProtocolInfo{SecurityProtocol: "insecure"}
 }
 
-func (guardCreds) Clone() credentials.TransportCredentials { return guardCreds{} }
+func (g guardCreds) Clone() credentials.TransportCredentials {
+	if g.tls != nil {
+		return guardCreds{tls: g.tls.Clone()}
+	}
+	return guardCreds{}
+}
 
 func (guardCreds) OverrideServerName(string) error { return nil }
 

@@ -22,7 +22,7 @@ import (
 // dialFrom dials addr from the local IP address ip (a TCP peer of its
 // own: Linux accepts any 127.0.0.0/8 source on the loopback).
 func dialFrom(ctx context.Context, addr, token, ip string) (wire.Conn, error) {
-	return dialWith(ctx, addr, token, net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}})
+	return dialWith(ctx, addr, token, net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}, Security{})
 }
 
 // roomyFake is a fake resident whose Open never blocks on the test.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -75,6 +76,12 @@ type ServerOptions struct {
 	// HandshakeTimeout bounds how long a connection may stay
 	// unauthenticated (0: HandshakeTimeout; tests shorten it).
 	HandshakeTimeout time.Duration
+	// TLS, when set, secures every connection (TLSFiles.ServerConfig):
+	// the TLS handshake comes first, within HandshakeTimeout, and a
+	// client that fails it never reaches the token check. With
+	// ClientAuth set, only clients with a certificate its CAs signed get
+	// through (mutual TLS). The token is still required over TCP.
+	TLS *tls.Config
 }
 
 // Stats counts what a server did.
@@ -146,7 +153,7 @@ func NewServer(s Sessions, opts ServerOptions) (*Server, error) {
 	}
 	srv.grpc = grpc.NewServer(
 		grpc.ForceServerCodec(rawCodec{}),
-		grpc.Creds(guardCreds{}),
+		grpc.Creds(newGuardCreds(srv.opts.TLS)),
 		grpc.ConnectionTimeout(srv.opts.HandshakeTimeout),
 		grpc.MaxConcurrentStreams(MaxSessionsPerConn),
 		grpc.MaxRecvMsgSize(srv.maxFrame),

@@ -17,8 +17,10 @@
 // bound in a private 0700 directory and renamed into place, so no other
 // user can connect at any instant) and a token is optional (checked when
 // set). Token gives the token from a flag, a file or $TQMON_TOKEN, so it
-// need not be on a command line. Tokens travel in clear: on an untrusted
-// network, tunnel the port (ssh -L) or use a unix socket.
+// need not be on a command line. ServerOptions.TLS and Dial's Security
+// put the connection under TLS (mutual TLS when the server verifies
+// client certificates); without TLS, Dial refuses to send a token to a
+// host that is not loopback unless Security.Insecure (tls.go).
 //
 // # Doors
 //

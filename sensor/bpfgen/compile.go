@@ -34,7 +34,7 @@ func Compile(cat *algebra.Catalog, files []*sdl.File, k Kernel) (*Spec, error) {
 
 // CompileWith is Compile with options.
 func CompileWith(cat *algebra.Catalog, files []*sdl.File, k Kernel, o Options) (*Spec, error) {
-	spec := &Spec{Catalog: cat, Relations: len(cat.Relations), Follow: o.Follow, FollowEntries: o.FollowEntries}
+	spec := &Spec{Catalog: cat, Relations: len(cat.Relations), Follow: o.Follow, FollowEntries: o.FollowEntries, EntSelEntries: o.EntSelEntries}
 	var errs source.ErrorList
 	var catSrc *source.File // the text of the file the catalog is named for
 	for _, f := range files {

@@ -160,7 +160,14 @@ func (g *gen) entitySelect(kind Kind, pid, tgid, arg, comm *value, liveCount boo
 		g.emit(asm.Mov.Reg(asm.R2, asm.R10), asm.Add.Imm(asm.R2, stTgid),
 			asm.Mov.Reg(asm.R3, asm.R10), asm.Add.Imm(asm.R3, stSel), asm.Mov.Imm(asm.R4, 0))
 		g.call(asm.FnMapUpdateElem)
-		g.emit(asm.Ja.Label(done))
+		// No room (a full map refuses a new key; an existing one is
+		// always updated): the sensors selected fall back to every
+		// process (MapEntSelOver), atomically — other CPUs OR too.
+		g.emit(asm.JEq.Imm(asm.R0, 0, done),
+			asm.LoadMapValue(asm.R2, 0, 0).WithReference(MapEntSelOver),
+			asm.LoadMem(asm.R1, asm.R10, stSel, asm.DWord),
+			asm.OrAtomic.Mem(asm.R2, asm.R1, asm.DWord, 0),
+			asm.Ja.Label(done))
 		g.label(del)
 		g.deleteEntSel()
 	case KindExit:
@@ -183,8 +190,8 @@ func (g *gen) deleteEntSel() {
 	g.call(asm.FnMapDeleteElem)
 }
 
-// enable is enableTest, then (with entity selections) the flag holder's
-// bit in entsel.
+// enable is enableTest, then (with entity selections) the sensor's bit
+// in entselover, then the flag holder's bit in entsel.
 func (g *gen) enable(s *Sensor, v *value, on, out string) {
 	if !g.entsel {
 		g.enableTest(s, v, on, out)
@@ -194,6 +201,13 @@ func (g *gen) enable(s *Sensor, v *value, on, out string) {
 	g.enableTest(s, v, on, miss)
 	g.emit(asm.Ja.Label(on))
 	g.label(miss)
+	// A sensor whose selected processes overflowed entsel fires for
+	// every process (MapEntSelOver): a plain load, as the flags'.
+	g.emit(asm.LoadMapValue(asm.R2, 0, 0).WithReference(MapEntSelOver),
+		asm.LoadMem(asm.R1, asm.R2, 0, asm.DWord),
+		asm.RSh.Imm(asm.R1, int32(s.ID)),
+		asm.And.Imm(asm.R1, 1),
+		asm.JNE.Imm(asm.R1, 0, on))
 	g.mapPtr(asm.R1, MapEntSel)
 	g.emit(asm.Mov.Reg(asm.R2, asm.R10), asm.Add.Imm(asm.R2, stFlag))
 	g.call(asm.FnMapLookupElem)

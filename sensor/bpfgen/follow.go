@@ -47,6 +47,9 @@ type Options struct {
 	Follow bool
 	// FollowEntries bounds the follow map (0: FollowEntries).
 	FollowEntries int
+	// EntSelEntries bounds the entsel map, the processes selected by
+	// their command at once (0: EntSelEntries; see MapEntSelOver).
+	EntSelEntries int
 }
 
 // Stack slots of the fork program's follow code (clear of stFlag and
@@ -56,11 +59,8 @@ const (
 	stRoot  = -20 // u32: its root
 )
 
-func followMapSpec(entries int) *ebpf.MapSpec {
-	if entries <= 0 {
-		entries = FollowEntries
-	}
-	return &ebpf.MapSpec{Name: "tqm_follow", Type: ebpf.Hash, KeySize: 4, ValueSize: 4, MaxEntries: uint32(entries)}
+func followMapSpec(n int) *ebpf.MapSpec {
+	return &ebpf.MapSpec{Name: "tqm_follow", Type: ebpf.Hash, KeySize: 4, ValueSize: 4, MaxEntries: uint32(entries(n, FollowEntries))}
 }
 
 // followHolder replaces the flag holder's ID at stFlag (and in R1) by

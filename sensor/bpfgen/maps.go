@@ -18,6 +18,10 @@ const (
 	// Entity selections (see EntitySelections).
 	MapCommSel = "commsel" // a command name (16 bytes, NUL-padded) → the sensors enabled for it (bit i: relation i)
 	MapEntSel  = "entsel"  // a process ID (u32) → the sensors enabled for it by its command (commsel's value at its fork or exec)
+	// MapEntSelOver: one u64 (an array of one, mappable): the sensors
+	// (bit i: relation i) some process was selected for that entsel had
+	// no room for — enabled for every process instead (see below).
+	MapEntSelOver = "entselover"
 )
 
 // Entity selections: a sensor enabled for the processes whose command
@@ -32,11 +36,29 @@ const (
 // entsel) whose enable test fails looks its flag holder up in entsel and
 // fires when its bit is set. Only sensors of relations 0–63 whose flag
 // holder is a Process can be so enabled (the bits of a u64).
+//
+// Bound: entsel holds EntSelEntries processes selected at once (or
+// Options.EntSelEntries). A process entsel has no room for is never
+// missed: the fork or exec program that fails to record it ORs its
+// sensors' bits (commsel's value) into entselover, atomically, and a
+// sensor generated with entity selections fires, when its flag holder's
+// entsel bit is not set, if its own bit in entselover is — for every
+// process, a superset the monitor's join with Process filters (the
+// resident's fallback for a selection it cannot evaluate: exact, more
+// packets). The resident ORs in the same way for a running process it
+// cannot record when a selection starts, reports each sensor that falls
+// back, and clears a sensor's bit only once no selection enables it (so
+// no process it was set for can still need it; a fork in flight that
+// sets it again after that only widens). (TestEntSelBoundFallsBack.)
 const (
 	CommSelEntries = 64    // command names selected at once
-	EntSelEntries  = 32768 // processes enabled by their command at once
+	EntSelEntries  = 32768 // processes enabled by their command at once (beyond: see above)
 	MaxEntSelID    = 63    // the largest relation index with a bit
 )
+
+// mmapable is BPF_F_MMAPABLE: an array the resident maps into its memory
+// (entselover: it ORs and clears bits atomically, as the programs do).
+const mmapable = 1 << 10
 
 // StateMap names the state map of a sensor's interval binding i.
 func StateMap(i int) string { return fmt.Sprintf("state%d", i) }
@@ -74,18 +96,27 @@ const (
 // power of two multiple of the page size.
 func (s *Spec) SharedMaps(ringBytes, entityBytes int) map[string]*ebpf.MapSpec {
 	m := map[string]*ebpf.MapSpec{
-		MapEvents:   {Name: "tqm_events", Type: ebpf.RingBuf, MaxEntries: uint32(ringBytes)},
-		MapEntities: {Name: "tqm_entities", Type: ebpf.RingBuf, MaxEntries: uint32(entityBytes)},
-		MapCounts:   {Name: "tqm_counts", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 16, MaxEntries: uint32(s.Relations + 1)},
-		MapAll:      {Name: "tqm_allflags", Type: ebpf.Array, KeySize: 4, ValueSize: uint32(FlagsSize * max(s.Relations, 1)), MaxEntries: 1},
-		MapScratch:  {Name: "tqm_scratch", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: uint32(max(s.MaxRecord, 8)), MaxEntries: 1},
-		MapCommSel:  {Name: "tqm_commsel", Type: ebpf.Hash, KeySize: CommSize, ValueSize: 8, MaxEntries: CommSelEntries},
-		MapEntSel:   {Name: "tqm_entsel", Type: ebpf.Hash, KeySize: 4, ValueSize: 8, MaxEntries: EntSelEntries},
+		MapEvents:     {Name: "tqm_events", Type: ebpf.RingBuf, MaxEntries: uint32(ringBytes)},
+		MapEntities:   {Name: "tqm_entities", Type: ebpf.RingBuf, MaxEntries: uint32(entityBytes)},
+		MapCounts:     {Name: "tqm_counts", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 16, MaxEntries: uint32(s.Relations + 1)},
+		MapAll:        {Name: "tqm_allflags", Type: ebpf.Array, KeySize: 4, ValueSize: uint32(FlagsSize * max(s.Relations, 1)), MaxEntries: 1},
+		MapScratch:    {Name: "tqm_scratch", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: uint32(max(s.MaxRecord, 8)), MaxEntries: 1},
+		MapCommSel:    {Name: "tqm_commsel", Type: ebpf.Hash, KeySize: CommSize, ValueSize: 8, MaxEntries: CommSelEntries},
+		MapEntSel:     {Name: "tqm_entsel", Type: ebpf.Hash, KeySize: 4, ValueSize: 8, MaxEntries: uint32(entries(s.EntSelEntries, EntSelEntries))},
+		MapEntSelOver: {Name: "tqm_entselover", Type: ebpf.Array, KeySize: 4, ValueSize: 8, MaxEntries: 1, Flags: mmapable},
 	}
 	if s.Follow {
 		m[MapFollow] = followMapSpec(s.FollowEntries)
 	}
 	return m
+}
+
+// entries is n, or def when n is not positive (the Options' sizes).
+func entries(n, def int) int {
+	if n <= 0 {
+		return def
+	}
+	return n
 }
 
 func enableMapSpec(rel string) *ebpf.MapSpec {

@@ -213,6 +213,8 @@ type Spec struct {
 	// of FollowEntries (0: the default).
 	Follow        bool
 	FollowEntries int
+	// EntSelEntries sizes the entsel map (0: EntSelEntries).
+	EntSelEntries int
 }
 
 // Sensor returns the sensor of relation id, or nil.

@@ -11,6 +11,7 @@
 package embedded
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -30,6 +31,9 @@ const (
 	readyTimeout     = 10 * time.Second
 )
 
+// tlsTimeout is how many seconds a client has for its TLS handshake.
+const tlsTimeout = 2.0
+
 // Options shape the server.
 type Options struct {
 	// Addr is HOST:PORT to listen on (default DefaultAddr; port 0: any).
@@ -45,6 +49,12 @@ type Options struct {
 	Name string
 	// Cluster, when set, makes the server a node of a NATS cluster.
 	Cluster *Cluster
+	// TLS, when set, makes every client connection TLS
+	// (transport.TLSFiles.ServerConfig): clients connect to tls://…
+	// (URL says so), and with ClientAuth set only clients presenting a
+	// certificate its CAs signed get in (mutual TLS). Routes between a
+	// cluster's nodes are not covered: keep them on a trusted network.
+	TLS *tls.Config
 }
 
 // Cluster makes a server one node of a NATS cluster: it listens for
@@ -110,6 +120,13 @@ func Start(o Options) (*Server, error) {
 		NoLog:              true,
 		MaxPayload:         8 << 20, // a wire frame (wire.MaxFrame, 4 MiB) and its headers fit
 	}
+	if o.TLS != nil {
+		// nats-server reads TLSConfig (and ClientAuth for verify) as its
+		// tls block would set them; TLSTimeout bounds the handshake.
+		opts.TLSConfig = o.TLS
+		opts.TLSTimeout = tlsTimeout
+		opts.TLSVerify = o.TLS.ClientAuth == tls.RequireAndVerifyClientCert
+	}
 	if c := o.Cluster; c != nil {
 		if err := cluster(opts, c); err != nil {
 			s.cleanup()
@@ -169,7 +186,8 @@ func (s *Server) RouteURL() string {
 	return "nats-route://" + a.String()
 }
 
-// URL is the address clients connect to (nats://host:port).
+// URL is the address clients connect to (nats://host:port, or
+// tls://host:port when the server has TLS).
 func (s *Server) URL() string { return s.ns.ClientURL() }
 
 // JetStream reports whether JetStream is enabled.

@@ -1,0 +1,585 @@
+package exec
+
+import (
+	"cmp"
+	"math"
+	"math/bits"
+	"slices"
+
+	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/expr"
+	"github.com/tqmon/tqmon/algebra/stream"
+)
+
+// The columnar path: RunHistory evaluates a statement that is σ, π and
+// coalescing over one recorded relation — a Select feeding the block's
+// Coalesce and nothing but the result — over the relation's columns
+// (algebra.History.Columns: dictionary-encoded, built once per table and
+// kept with the history) instead of playing its tuples through the
+// operators one by one.
+//
+// The where conjuncts and targets are compiled (columnar_expr.go) to
+// closures over columns: a conjunct narrows a selection vector (the
+// indexes of a batch's tuples still selected), a target fills an output
+// column of codes for the selected tuples. A result group is the tuple of
+// its targets' codes, numbered by a dense array when the targets' ranges
+// are known and small (mixed radix), otherwise by the interpreter's
+// open-addressing table (hashMap) over a hash of the codes, keys compared
+// in a flat array. Coalescing is over group numbers: the tuples come in
+// order of their start, so a group's intervals do too, and each extends
+// its group's open result or starts the next one (an event is one per
+// group and chronon). A result's values are decoded once per group, into
+// one block, and the results are handed to the collector in order of
+// start.
+//
+// Exactness: the result is the one the row operators compute — the same
+// tuples (the Select's where conjuncts and targets, a tuple that ends at
+// Forever never ending), coalesced as Coalesce does (value-equivalent
+// intervals that overlap or meet merge; equal events at a chronon are
+// one; codes are equal exactly when values are, the dictionaries being
+// per entity type and Equal on enums being equal ordinals for member
+// values). Anything it does not support is left to the row operators,
+// decided before it runs: a when clause or begin/end of in the where
+// clause or targets, a statement read by a later one, a cut for gaps,
+// streaming output (OnElem), comparisons in an order codes do not keep
+// (entities and strings other than = and !=), float or computed entity and
+// string targets, a table that cannot be encoded. An arithmetic error
+// (overflow, division by zero) abandons it when met: conjuncts are
+// evaluated for every tuple a batch still selects, not one conjunct at a
+// time per tuple, so the row operators run the statement again and report
+// the error they meet first, exactly as without this path.
+//
+// Bounds: a run holds its result, one entry per group (a dense array of
+// at most denseMax entries and at most the larger of 4,096 and twice the
+// relation's tuples, else the hash table's, one per group met), a batch's vectors and the results' spans; a
+// memory budget (Options.Budget) is not polled during it, as no operator
+// holds tuples.
+//
+// It is for recorded histories only (RunHistory): live runs and RunSource
+// play tuples as they come, with watermarks and the Begin/End/Event
+// deltas, through the row operators.
+
+// colBatch is how many tuples a selection vector holds.
+const colBatch = 1024
+
+// denseMax bounds the groups numbered by a dense array (and the array's
+// size, reset per run): at most this many, and at most twice the tuples.
+const denseMax = 1 << 22
+
+// colSpan is a result being built: its group and valid time.
+type colSpan struct {
+	g        int32
+	from, to algebra.Time
+}
+
+// colStmt is a statement compiled for the columnar path.
+type colStmt struct {
+	s       *Stmt
+	tee     *stream.Tee // the relation's, which feeds s.Select
+	cols    *algebra.Columns
+	conds   []colFilter
+	targets []*colVec
+	point   bool // results are events at their tuples' starts
+
+	// dense numbering: group = Σ (key_t − lo_t)·stride_t, where a
+	// target's key is its code or, for an entity or string, the code's
+	// rank (colVec.ranks): groups are then numbered in the order of their
+	// values, the first target most significant.
+	dense  bool
+	lo     []int64
+	stride []int64
+	nDense int
+}
+
+// columnar runs every statement the columnar path takes, and detaches its
+// Select from its relation's tee: it returns the tees no row operator
+// reads any more (the driver need not play them) and, for each, the
+// tuples no columnar statement selected (Skipped counts them).
+func (n *Network) columnar(h *algebra.History) map[*stream.Tee]int {
+	if n.opts.Gaps != nil || n.opts.collide || n.opts.NoColumnar {
+		return nil
+	}
+	// kept marks, per relation, the tuples some columnar statement
+	// selected.
+	kept := map[*stream.Tee][]uint64{}
+	rows := map[*stream.Tee]int{}
+	for _, s := range n.Stmts {
+		cs := n.colCompile(h, s)
+		if cs == nil {
+			continue
+		}
+		mark := kept[cs.tee]
+		if mark == nil {
+			mark = make([]uint64, (cs.cols.Len+63)/64)
+		}
+		if cs.run(mark) {
+			s.Columnar = true
+			kept[cs.tee], rows[cs.tee] = mark, cs.cols.Len
+			cs.tee.Outs = slices.DeleteFunc(slices.Clone(cs.tee.Outs), func(r stream.Receiver) bool { return r == s.Select })
+		}
+	}
+	quiet := map[*stream.Tee]int{}
+	for tee, mark := range kept {
+		if len(tee.Outs) > 0 {
+			continue
+		}
+		// Not played: a tuple no selection kept is one every reader
+		// rejects for its values (the screen RunHistory applies).
+		skipped := rows[tee]
+		for _, w := range mark {
+			skipped -= bits.OnesCount64(w)
+		}
+		quiet[tee] = skipped
+	}
+	return quiet
+}
+
+// colCompile compiles s for the columnar path, or returns nil when the
+// path does not take it.
+func (n *Network) colCompile(h *algebra.History, s *Stmt) *colStmt {
+	sel := s.Select
+	if sel == nil || s.Coalesce == nil || s.Result.OnElem != nil || len(s.out.Outs) != 1 || s.out.Outs[0] != s.Result {
+		return nil
+	}
+	spec := &sel.spec
+	if _, ok := spec.When.(*expr.PTrue); !ok || len(spec.Times) > 0 || len(spec.TimeConds) > 0 {
+		return nil
+	}
+	var tee *stream.Tee
+	var name string
+	for nm, t := range n.Sources {
+		if slices.Contains(t.Outs, stream.Receiver(sel)) {
+			tee, name = t, nm
+		}
+	}
+	if tee == nil || h.Table(name) == nil {
+		return nil
+	}
+	cols := h.Columns(name)
+	if cols == nil {
+		return nil
+	}
+	cs := &colStmt{s: s, tee: tee, cols: cols, point: sel.at || sel.event}
+	c := &colCompiler{cols: cols, attrs: h.Table(name).Rel.Attrs}
+	// The Select's order: conjuncts over the variable, then constant ones.
+	var consts []expr.Expr
+	for _, e := range spec.Conds {
+		if expr.Vars(e) == 0 {
+			consts = append(consts, e)
+			continue
+		}
+		f := c.filter(e)
+		if f.keep == nil {
+			return nil
+		}
+		cs.conds = append(cs.conds, f)
+	}
+	for _, e := range consts {
+		f := c.filter(e)
+		if f.keep == nil {
+			return nil
+		}
+		cs.conds = append(cs.conds, f)
+	}
+	for _, e := range spec.Targets {
+		v := c.vec(e)
+		if v == nil || !decodable(v) {
+			return nil
+		}
+		cs.targets = append(cs.targets, v)
+	}
+	cs.number()
+	return cs
+}
+
+// decodable reports whether a target's codes decode to its values.
+func decodable(v *colVec) bool {
+	switch v.kind {
+	case algebra.KindEntity, algebra.KindString:
+		return v.names != nil // a column's: its dictionary decodes it
+	case algebra.KindEnum:
+		return v.typ.Enum != nil
+	case algebra.KindInt, algebra.KindBool, algebra.KindTime, algebra.KindDuration:
+		return true
+	}
+	return false // floats: -0 and +0 are one value in two codes
+}
+
+// number chooses how groups are numbered: densely when every target's
+// range is known and their product is small.
+func (cs *colStmt) number() {
+	size := int64(1)
+	limit := min(int64(denseMax), max(4096, 2*int64(cs.cols.Len)))
+	cs.lo = make([]int64, len(cs.targets))
+	cs.stride = make([]int64, len(cs.targets))
+	for i := len(cs.targets) - 1; i >= 0; i-- {
+		v := cs.targets[i]
+		lo, hi := v.lo, v.hi
+		if v.ranks != nil {
+			lo, hi = 0, int64(len(v.ranks))-1
+		}
+		if !v.ranged {
+			return
+		}
+		w, ok := checkedWidth(lo, hi)
+		if !ok || w > limit || size*w > limit {
+			return
+		}
+		cs.lo[i], cs.stride[i] = lo, size
+		size *= w
+	}
+	cs.dense, cs.nDense = true, int(size)
+}
+
+// checkedWidth is hi − lo + 1, or false when it overflows or is not
+// positive.
+func checkedWidth(lo, hi int64) (int64, bool) {
+	if hi < lo {
+		return 1, true // no value: any width holds none
+	}
+	w := uint64(hi) - uint64(lo) + 1
+	if w == 0 || w > math.MaxInt64 {
+		return 0, false
+	}
+	return int64(w), true
+}
+
+// run evaluates the statement into its collector and marks the tuples it
+// selected in mark (a bit per tuple). It returns false when an expression
+// failed: nothing was collected (some tuples may be marked).
+func (cs *colStmt) run(mark []uint64) bool {
+	cols := cs.cols
+	k := len(cs.targets)
+	outs := make([][]int64, k)
+	for i := range outs {
+		outs[i] = make([]int64, colBatch)
+	}
+	sel := make([]int32, colBatch)
+	gids := make([]int32, colBatch)
+	var g colGroups
+	if cs.dense {
+		g.open = make([]colOpen, cs.nDense)
+	}
+	var spans []colSpan
+	sized := false
+	for lo := 0; lo < cols.Len; lo += colBatch {
+		hi := min(lo+colBatch, cols.Len)
+		conds := cs.conds
+		if len(conds) > 0 && conds[0].span != nil {
+			sel = conds[0].span(lo, hi, sel[:colBatch])
+			conds = conds[1:]
+		} else {
+			sel = sel[:hi-lo]
+			for i := range sel {
+				sel[i] = int32(lo + i)
+			}
+		}
+		for _, f := range conds {
+			var err error
+			if sel, err = f.keep(sel); err != nil {
+				return false
+			}
+			if len(sel) == 0 {
+				break
+			}
+		}
+		if len(sel) == 0 {
+			continue
+		}
+		for _, r := range sel {
+			mark[r>>6] |= 1 << (r & 63)
+		}
+		for t, v := range cs.targets {
+			if err := v.eval(sel, outs[t][:len(sel)]); err != nil {
+				return false
+			}
+		}
+		gs := gids[:len(sel)]
+		if cs.dense {
+			cs.denseGroups(outs, gs)
+		} else {
+			g.hashGroups(outs, gs)
+		}
+		spans = coalesceCodes(&g, spans, gs, sel, cols.From, cols.To, cs.point)
+		if !sized {
+			// Room for the results at the first batch's rate, and some.
+			sized = true
+			spans = slices.Grow(spans, len(spans)*((cols.Len-lo)/(hi-lo)+1)*9/8)
+		}
+	}
+	closeSpans(&g, spans, cs.point)
+	cs.collect(&g, spans)
+	return true
+}
+
+// denseGroups numbers the groups of the selected tuples' codes densely.
+func (cs *colStmt) denseGroups(outs [][]int64, gs []int32) {
+	clear(gs)
+	for t, o := range outs {
+		lo, stride := cs.lo[t], cs.stride[t]
+		if r := cs.targets[t].ranks; r != nil {
+			for i, c := range o[:len(gs)] {
+				gs[i] += r[c] * int32(stride)
+			}
+			continue
+		}
+		for i, c := range o[:len(gs)] {
+			gs[i] += int32((c - lo) * stride)
+		}
+	}
+}
+
+// colGroups are the result groups of a run: the open result of each and,
+// numbered by hash, their codes.
+type colGroups struct {
+	open  []colOpen
+	index hashMap[int32] // hash of codes → the last group with it, +1
+	next  []int32        // per group: an earlier group with its hash, +1
+	keys  []int64        // per group, its codes
+}
+
+// colOpen is a group's open result: slot is its index+1 in the spans (0
+// when none), to its end so far — the span's to is written when the next
+// starts, or at the end, so that extending a result touches this entry
+// only.
+type colOpen struct {
+	slot int32
+	to   algebra.Time
+}
+
+// hashGroups numbers the groups of the selected tuples' codes by hash.
+func (g *colGroups) hashGroups(outs [][]int64, gs []int32) {
+	k := len(outs)
+	for i := range gs {
+		h := uint64(0x9e3779b97f4a7c15)
+		for _, o := range outs {
+			h = (h ^ uint64(o[i])) * 0xbf58476d1ce4e5b9
+			h ^= h >> 31
+		}
+		head := g.index.ref(h)
+		id := int32(-1)
+	chain:
+		for j := *head; j != 0; j = g.next[j-1] {
+			key := g.keys[int(j-1)*k:]
+			for t, o := range outs {
+				if key[t] != o[i] {
+					continue chain
+				}
+			}
+			id = j - 1
+			break
+		}
+		if id < 0 {
+			id = int32(len(g.next))
+			g.next = append(g.next, *head)
+			*head = id + 1
+			for _, o := range outs {
+				g.keys = append(g.keys, o[i])
+			}
+			g.open = append(g.open, colOpen{})
+		}
+		gs[i] = id
+	}
+}
+
+// coalesceCodes adds the selected tuples (sel, their groups gs) to the
+// results: an interval extends its group's open result when it overlaps
+// or meets it (the tuples come in order of start, so the result is the
+// union of a run of them) and otherwise starts the next; an event is
+// dropped when its group has one at its chronon. Results are appended in
+// order of start.
+func coalesceCodes(g *colGroups, spans []colSpan, gs, sel []int32, from, to []algebra.Time, point bool) []colSpan {
+	open := g.open
+	if point {
+		for i, r := range sel {
+			f := from[r]
+			if o := open[gs[i]].slot; o != 0 && spans[o-1].from == f {
+				continue
+			}
+			spans = append(spans, colSpan{gs[i], f, algebra.Next(f)})
+			open[gs[i]].slot = int32(len(spans))
+		}
+		return spans
+	}
+	for i, r := range sel {
+		o := &open[gs[i]]
+		f, t := from[r], to[r]
+		if o.slot != 0 && f <= o.to {
+			o.to = max(o.to, t)
+			continue
+		}
+		if o.slot != 0 {
+			spans[o.slot-1].to = o.to
+		}
+		spans = append(spans, colSpan{gs[i], f, t})
+		*o = colOpen{int32(len(spans)), t}
+	}
+	return spans
+}
+
+// closeSpans writes the end of every group's open result into its span.
+func closeSpans(g *colGroups, spans []colSpan, point bool) {
+	if point {
+		return
+	}
+	for _, o := range g.open {
+		if o.slot != 0 {
+			spans[o.slot-1].to = o.to
+		}
+	}
+}
+
+// collect decodes the results into the statement's collector, as the row
+// operators would have pushed them, and in the order Collector.Table
+// sorts them in (start, then values, then end), so that it need not sort:
+// each group's values are decoded once, into one block, with a key per
+// target that orders codes as their values (an entity's or string's rank
+// in its dictionary, any other code itself), by which the results starting
+// at one time are sorted.
+func (cs *colStmt) collect(g *colGroups, spans []colSpan) {
+	if cs.dense {
+		cs.collectDense(g, spans)
+		return
+	}
+	c := cs.s.Result
+	k := len(cs.targets)
+	// at[g]: group g's index among the groups used, +1, negated once its
+	// values are decoded (when it is first met).
+	at := g.open
+	clear(at)
+	used := 0
+	for _, sp := range spans {
+		if at[sp.g].slot == 0 {
+			used++
+			at[sp.g].slot = int32(used)
+		}
+	}
+	vals := make([]algebra.Value, used*k)
+	keys := make([]int64, used*k)
+	codes := make([]int64, k)
+	for _, sp := range spans {
+		u := at[sp.g].slot
+		if u < 0 {
+			continue
+		}
+		at[sp.g].slot = -u
+		i := int(u-1) * k
+		cs.codesOf(g, sp.g, codes)
+		for t, tv := range cs.targets {
+			vals[i+t] = tv.decode(codes[t])
+			keys[i+t] = codes[t]
+			if r := tv.ranks; r != nil {
+				keys[i+t] = int64(r[codes[t]])
+			}
+		}
+	}
+	byKeys := func(a, b colSpan) int {
+		ka, kb := keys[int(-at[a.g].slot-1)*k:][:k], keys[int(-at[b.g].slot-1)*k:][:k]
+		for t := range ka {
+			if ka[t] != kb[t] {
+				return cmp.Compare(ka[t], kb[t])
+			}
+		}
+		return cmp.Compare(a.to, b.to)
+	}
+	sortRuns(spans, byKeys)
+	rows := make([]algebra.Tuple, 0, len(spans))
+	for _, sp := range spans {
+		if cs.count(sp) {
+			i := int(-at[sp.g].slot-1) * k
+			rows = append(rows, algebra.Tuple{Vals: vals[i : i+k : i+k], From: sp.from, To: sp.to})
+		}
+	}
+	c.addSorted(rows)
+}
+
+// sortRuns sorts each run of spans at one start by less (spans are in
+// order of start), leaving a run already in order as it is.
+func sortRuns(spans []colSpan, less func(a, b colSpan) int) {
+	for lo := 0; lo < len(spans); {
+		hi := lo + 1
+		for hi < len(spans) && spans[hi].from == spans[lo].from {
+			hi++
+		}
+		if run := spans[lo:hi]; len(run) > 1 && !slices.IsSortedFunc(run, less) {
+			slices.SortFunc(run, less)
+		}
+		lo = hi
+	}
+}
+
+// count counts a result's elements in the collector, as Collector.Push
+// would, and reports whether it is kept: an observation's collector drops
+// a Begin or Event at forever.
+func (cs *colStmt) count(sp colSpan) bool {
+	c := cs.s.Result
+	if c.Observed && sp.from >= algebra.Forever {
+		return false
+	}
+	c.Count++
+	if !cs.point && sp.to != algebra.Forever {
+		c.Count++ // its End
+	}
+	return true
+}
+
+// collectDense is collect for groups numbered densely, in the order of
+// their values: results at one start are sorted by group, then end; a
+// group's values are decoded when it is first met, into one block.
+func (cs *colStmt) collectDense(g *colGroups, spans []colSpan) {
+	byGroup := func(a, b colSpan) int {
+		if a.g != b.g {
+			return cmp.Compare(a.g, b.g)
+		}
+		return cmp.Compare(a.to, b.to)
+	}
+	sortRuns(spans, byGroup)
+	k := len(cs.targets)
+	// at[g]: group g's index among the groups used, +1, negated once its
+	// values are decoded (when it is first met).
+	at := make([]int32, len(g.open))
+	used := 0
+	for _, sp := range spans {
+		if at[sp.g] == 0 {
+			used++
+			at[sp.g] = int32(used)
+		}
+	}
+	vals := make([]algebra.Value, used*k)
+	codes := make([]int64, k)
+	rows := make([]algebra.Tuple, 0, len(spans))
+	for _, sp := range spans {
+		u := at[sp.g]
+		if u > 0 {
+			at[sp.g] = -u
+			cs.codesOf(g, sp.g, codes)
+			for t, tv := range cs.targets {
+				vals[int(u-1)*k+t] = tv.decode(codes[t])
+			}
+		} else {
+			u = -u
+		}
+		if cs.count(sp) {
+			i := int(u-1) * k
+			rows = append(rows, algebra.Tuple{Vals: vals[i : i+k : i+k], From: sp.from, To: sp.to})
+		}
+	}
+	cs.s.Result.addSorted(rows)
+}
+
+// codesOf fills codes with group id's.
+func (cs *colStmt) codesOf(g *colGroups, id int32, codes []int64) {
+	if !cs.dense {
+		copy(codes, g.keys[int(id)*len(codes):])
+		return
+	}
+	rest := int64(id)
+	for t := range codes {
+		q := rest / cs.stride[t]
+		rest -= q * cs.stride[t]
+		codes[t] = cs.lo[t] + q
+		if r := cs.targets[t].byRank; r != nil {
+			codes[t] = int64(r[q])
+		}
+	}
+}
