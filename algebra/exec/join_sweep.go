@@ -2,6 +2,7 @@ package exec
 
 import (
 	"fmt"
+	"math/bits"
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/expr"
@@ -56,15 +57,14 @@ type eqSweep struct {
 	side   [2]sweepSide
 	// Key nodes, one per distinct key with open tuples: its key values
 	// (nk a node), the first open tuple of each input with that key (a
-	// chain, −1 when none), how many there are, its hash and the next
-	// node of the same hash. keys finds a hash's first node (plus one).
-	keys   hashMap[int32]
+	// chain, −1 when none), how many there are and its hash. keys finds
+	// them by hash (keyTable).
+	keys   keyTable
 	nk     int
 	knKey  []algebra.Value
 	knHead [][2]int32
 	knLen  []int32
 	knHash []uint64
-	knNext []int32
 	knFree []int32
 	// Key nodes left without open tuples wait in knIdle (knIsIdle) for
 	// their key to come back — most do soon — and are dropped only once
@@ -260,10 +260,12 @@ func (j *Join) sweepFinish() {
 
 // keyNode is the node of key (hash h), made if there is none.
 func (s *eqSweep) keyNode(h uint64, key []algebra.Value) int32 {
-	first := s.keys.ref(h)
-	for n := *first - 1; n >= 0; n = s.knNext[n] {
-		if algebra.KeysEqual(s.knKey[int(n)*s.nk:int(n+1)*s.nk], key) {
-			return n
+	mask := len(s.keys.slots) - 1
+	if s.keys.n > 0 {
+		for i := s.keys.home(h); s.keys.slots[i] != 0; i = (i + 1) & mask {
+			if n := s.keys.slots[i] - 1; s.knHash[n] == h && algebra.KeysEqual(s.knKey[int(n)*s.nk:int(n+1)*s.nk], key) {
+				return n
+			}
 		}
 	}
 	var n int32
@@ -278,10 +280,9 @@ func (s *eqSweep) keyNode(h uint64, key []algebra.Value) int32 {
 		s.knHead = append(s.knHead, [2]int32{-1, -1})
 		s.knLen = append(s.knLen, 0)
 		s.knHash = append(s.knHash, h)
-		s.knNext = append(s.knNext, -1)
 		s.knIsIdle = append(s.knIsIdle, false)
 	}
-	s.knNext[n], *first = *first-1, n+1
+	s.keys.insert(n, s.knHash)
 	return n
 }
 
@@ -313,23 +314,65 @@ func (s *eqSweep) dropIdle() {
 
 // dropKeyNode frees key node n, which has no open tuple left.
 func (s *eqSweep) dropKeyNode(n int32) {
-	h := s.knHash[n]
-	first := s.keys.ref(h)
-	if *first-1 == n {
-		if s.knNext[n] < 0 {
-			s.keys.del(h)
-		} else {
-			*first = s.knNext[n] + 1
-		}
-	} else {
-		p := *first - 1
-		for s.knNext[p] != n {
-			p = s.knNext[p]
-		}
-		s.knNext[p] = s.knNext[n]
-	}
+	s.keys.remove(n, s.knHash)
 	clear(s.knKey[int(n)*s.nk : int(n+1)*s.nk])
 	s.knFree = append(s.knFree, n)
+}
+
+// keyTable finds key nodes by their hashes: hashMap's scheme (open
+// addressing, home slot by the hash's top bits, linear probing, deletion
+// by backward shift; load at most 1/2, so a probe ends at an empty slot),
+// but a slot is only a node's number plus one (0: empty) — the hash is the
+// node's own (knHash, passed in) — so the table is 4 bytes a slot, not
+// 16, and stays in cache. Nodes of equal hashes each have a slot; a lookup
+// compares the keys of those in its run.
+type keyTable struct {
+	slots []int32
+	n     int
+	shift uint // 64 − log2(len(slots))
+}
+
+func (t *keyTable) home(h uint64) int { return int(h >> t.shift) }
+
+// insert gives node n (hash hash[n]) a slot.
+func (t *keyTable) insert(n int32, hash []uint64) {
+	if 2*(t.n+1) > len(t.slots) {
+		old := t.slots
+		size := max(16, 2*len(old))
+		t.slots = make([]int32, size)
+		t.shift = uint(64 - bits.Len(uint(size-1)))
+		t.n = 0
+		for _, x := range old {
+			if x != 0 {
+				t.insert(x-1, hash)
+			}
+		}
+	}
+	mask := len(t.slots) - 1
+	i := t.home(hash[n])
+	for t.slots[i] != 0 {
+		i = (i + 1) & mask
+	}
+	t.slots[i] = n + 1
+	t.n++
+}
+
+// remove takes node n (hash hash[n]) out: its slot is emptied and the
+// entries after it that probed past it shift back, as hashMap.remove.
+func (t *keyTable) remove(n int32, hash []uint64) {
+	mask := len(t.slots) - 1
+	i := t.home(hash[n])
+	for t.slots[i] != n+1 {
+		i = (i + 1) & mask
+	}
+	for j := (i + 1) & mask; t.slots[j] != 0; j = (j + 1) & mask {
+		if h := t.home(hash[t.slots[j]-1]); (j-h)&mask >= (j-i)&mask {
+			t.slots[i] = t.slots[j]
+			i = j
+		}
+	}
+	t.slots[i] = 0
+	t.n--
 }
 
 // add files a tuple of key node kn at the head of its chain (*head) and
