@@ -22,7 +22,11 @@
 //     variables (join_semi.go: the plan's semi-joins; one candidate per
 //     binding of the other variables, holding the witnesses that may still
 //     decide it, and witness summaries: the earliest or latest begin under
-//     precede, a covering set of spans under overlap).
+//     precede, a covering set of spans under overlap). The overlap join
+//     of two interval inputs on equal columns (or none) under the default
+//     when and valid clauses takes a special path (join_sweep.go): a
+//     sweep over slot-indexed open tuples, each result emitted as the
+//     element that decides it is processed.
 //   - Select (select.go) evaluates a block of one variable whose results
 //     are valid at their tuples' own times (the default valid clause, a
 //     when clause over an event itself, begin of in targets and where) as

@@ -103,6 +103,9 @@ type Options struct {
 	// reads every packet once, not twice). Alpha.Plans lists the plan αs
 	// it stands for. Statistics per α count a shared one once.
 	ShareAlphas bool
+	// generalJoin (tests only) keeps joins off their special paths
+	// (JoinSpec.InOrder), so that tests can compare the two.
+	generalJoin bool
 }
 
 // Build compiles plans (one per statement, in order) into a network.
@@ -203,12 +206,14 @@ func (n *Network) block(root plan.Node) (*stream.Tee, blockOps, error) {
 	// each tuple once it ends, and a tuple already valid when its sensor
 	// was enabled is delivered whole (remote/observe.go). Only a Join
 	// consumes Whole and Late elements, so such a block is never a Select.
-	whole := false
+	whole, alpha := false, false
 	for _, leaf := range leaves {
-		if a, ok := leaf.(*plan.Alpha); ok && !a.Rel.IsEvent() {
-			whole = true
+		if a, ok := leaf.(*plan.Alpha); ok {
+			alpha = true
+			whole = whole || !a.Rel.IsEvent()
 		}
 	}
+	spec.InOrder = !alpha && !n.opts.generalJoin
 	if !whole && selectable(&spec) {
 		ops.sel = NewSelect(spec, jout, n.st)
 		n.hold(ops.sel, blockLabel(leaves))
@@ -622,6 +627,7 @@ func (n *Network) apply(x *plan.Apply) (*stream.Tee, error) {
 		dst = c
 	}
 	op := NewApply(spec, dst, n.st)
+	op.byHash = n.opts.collide
 	n.hold(op, "aggregate")
 	outer.Add(op.Input(0))
 	for j, in := range inners {
