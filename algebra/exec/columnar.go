@@ -137,8 +137,17 @@ func (n *Network) columnar(h *algebra.History) map[*stream.Tee]int {
 // colCompile compiles s for the columnar path, or returns nil when the
 // path does not take it.
 func (n *Network) colCompile(h *algebra.History, s *Stmt) *colStmt {
+	if s.Result.OnElem != nil {
+		return nil
+	}
+	return n.colCompileAny(h, s)
+}
+
+// colCompileAny is colCompile for a result streamed or not (RunChunks
+// streams it).
+func (n *Network) colCompileAny(h *algebra.History, s *Stmt) *colStmt {
 	sel := s.Select
-	if sel == nil || s.Coalesce == nil || s.Result.OnElem != nil || len(s.out.Outs) != 1 || s.out.Outs[0] != s.Result {
+	if sel == nil || s.Coalesce == nil || len(s.out.Outs) != 1 || s.out.Outs[0] != s.Result {
 		return nil
 	}
 	spec := &sel.spec
