@@ -170,4 +170,3 @@ func chunkSigmaPi(r *rand.Rand) string {
 	}
 	return q + "\n"
 }
-
