@@ -55,9 +55,10 @@ import (
 // memory budget (Options.Budget) is not polled during it, as no operator
 // holds tuples.
 //
-// It is for recorded histories only (RunHistory): live runs and RunSource
-// play tuples as they come, with watermarks and the Begin/End/Event
-// deltas, through the row operators.
+// It is for recorded histories (RunHistory, and streamed over a
+// history's chunks, RunChunks in columnar_stream.go): live runs and
+// RunSource play tuples as they come, with watermarks and the
+// Begin/End/Event deltas, through the row operators.
 
 // colBatch is how many tuples a selection vector holds.
 const colBatch = 1024
