@@ -91,3 +91,72 @@ func TestChunksSettle(t *testing.T) {
 		}
 	}
 }
+
+// TestChunksForget: a run over chunks keeps no group whose results are
+// all delivered past its bound (exec's compactMin, 65,536, or twice the
+// groups kept at the last forgetting, plus a chunk's): over 150,000 sends
+// each to a mailbox of its own it holds far fewer groups than that
+// (PeakHeld), and the groups it forgot and meets again, and a result open
+// all along, come out as they would have.
+func TestChunksForget(t *testing.T) {
+	cat := testkit.LoadCatalog(t, filepath.Join(testkit.Root(t), "testdata", "paper", "os.sdl"))
+	const n = 150_000
+	for _, c := range []struct {
+		rel, text string
+		cycle     int // mailboxes in turn
+	}{
+		{"SendMessage", "range of s is SendMessage\nretrieve (s.Mailbox)\n", n},
+		{"Waiting", "range of w is Waiting\nretrieve (w.Mailbox)\n", 80_000},
+	} {
+		prog, err := query.Compile(cat, []query.Source{{Name: "q", Text: c.text}}, check.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		event := cat.Lookup(c.rel).IsEvent()
+		src := &chunked{size: 1000}
+		for i := range n {
+			mb, to := fmt.Sprint("M", i%c.cycle), algebra.Time(i+1)
+			if !event {
+				to = algebra.Time(i + 3)
+				if i%1000 == 0 {
+					mb, to = "Mlong", algebra.Time(i+2000) // one result from 0 to n+1000
+				}
+			}
+			src.rows = append(src.rows, algebra.Tuple{Vals: []algebra.Value{algebra.Entity("P1"), algebra.Entity(mb)}, From: algebra.Time(i), To: to})
+		}
+		begins, ends := 0, 0
+		var long []string
+		open := func([]string) (stream.Source, error) { return src, nil }
+		_, st, err := prog.RunSource(open, nil, nil, query.Output{Discard: true, OnElem: func(_ int, e stream.Elem) {
+			switch e.Kind {
+			case stream.End:
+				ends++
+			default:
+				begins++
+			}
+			if e.Rec.Vals[0].S == "Mlong" {
+				long = append(long, fmt.Sprint(e.Kind, e.T))
+			}
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !st.Chunked {
+			t.Fatalf("%s: not run over chunks", c.rel)
+		}
+		if st.PeakHeld > 70_000 {
+			t.Fatalf("%s: %d groups held at once", c.rel, st.PeakHeld)
+		}
+		wantBegins, wantEnds := n, 0
+		if !event {
+			wantBegins = n - n/1000 + 1
+			wantEnds = wantBegins
+			if want := fmt.Sprint([]string{fmt.Sprint(stream.Begin, 0), fmt.Sprint(stream.End, n-1000+2000)}); fmt.Sprint(long) != want {
+				t.Fatalf("%s: the long result's elements %v, want %v", c.rel, long, want)
+			}
+		}
+		if begins != wantBegins || ends != wantEnds {
+			t.Fatalf("%s: %d begins and %d ends, want %d and %d", c.rel, begins, ends, wantBegins, wantEnds)
+		}
+	}
+}

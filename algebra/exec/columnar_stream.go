@@ -36,7 +36,9 @@ import (
 // was pushed; a result extended since is pushed again at its new end when
 // the old one comes up (lazily: extending touches only the group's
 // entry). What a run holds is a chunk's columns, per group its values and
-// open result, and the results begun at the current time.
+// open result, and the results begun at the current time; groups without
+// an open result are forgotten now and then (compact), so that what has
+// been delivered is not kept. PeakHeld reports the most groups held.
 //
 // It does not run (RunChunks reports false, having read nothing) for a
 // program with any other statement, statements over more than one
@@ -170,6 +172,8 @@ func (n *Network) RunChunks(cat *algebra.Catalog, rel string, src ChunkSource) e
 			if err := st.chunk(cs, mark); err != nil {
 				return err
 			}
+			n.peak = max(n.peak, len(st.vals))
+			st.compact(len(cs.targets))
 		}
 		for i := range buf {
 			if mark[i>>6]&(1<<(i&63)) == 0 {
@@ -189,6 +193,11 @@ type chunkError string
 
 func (e chunkError) Error() string { return string(e) }
 
+// compactMin is the fewest groups a statement forgets groups at: past
+// it, and past twice the groups it kept the last time, the groups without
+// an open result or an event at the current time are dropped (compact).
+const compactMin = 1 << 16
+
 // chunkStmt is a statement's state across chunks.
 type chunkStmt struct {
 	s       *Stmt
@@ -203,6 +212,7 @@ type chunkStmt struct {
 	have    bool          // cur is set
 	ready   []stream.Elem // the Begins and Events at cur
 	recs    []stream.Rec
+	limit   int // compact past this many groups
 	outs    [][]int64
 	sel     []int32
 	gids    []int32
@@ -271,6 +281,55 @@ func (st *chunkStmt) chunk(cs *colStmt, mark []uint64) error {
 		}
 	}
 	return nil
+}
+
+// compact forgets the groups that have no open result and no event at
+// the current time, once there are more than limit: their numbers and
+// values are made again if they come back. Every result printed is then
+// forgotten, and the groups held are at most max(compactMin, twice those
+// kept at the last compaction) plus a chunk's. k is the targets' number.
+func (st *chunkStmt) compact(k int) {
+	st.limit = max(st.limit, compactMin)
+	if len(st.vals) <= st.limit {
+		return
+	}
+	var keep []int32
+	for g := range st.vals {
+		if st.open[g] != nil || st.evented[g] && st.last[g] == st.cur {
+			keep = append(keep, int32(g))
+		}
+	}
+	remap := make([]int32, len(st.vals))
+	for i := range remap {
+		remap[i] = -1
+	}
+	outs := make([][]int64, k)
+	for t := range outs {
+		outs[t] = make([]int64, len(keep))
+		for i, g := range keep {
+			outs[t][i] = st.g.keys[int(g)*k+t]
+		}
+	}
+	var ng colGroups
+	gs := make([]int32, len(keep))
+	if len(keep) > 0 {
+		ng.hashGroups(outs, gs) // new numbers 0, 1, … in order: the keys differ
+	}
+	vals, open := make([][]algebra.Value, len(keep)), make([]*stream.Rec, len(keep))
+	to, last, evented := make([]algebra.Time, len(keep)), make([]algebra.Time, len(keep)), make([]bool, len(keep))
+	for i, g := range keep {
+		remap[g] = gs[i]
+		vals[i], open[i], to[i], last[i], evented[i] = st.vals[g], st.open[g], st.to[g], st.last[g], st.evented[g]
+	}
+	ends := st.ends
+	st.ends = nil
+	for _, e := range ends {
+		if g := remap[e.g]; g >= 0 && open[g] == e.rec {
+			st.ends.push(chunkEnd{t: e.t, g: g, rec: e.rec})
+		}
+	}
+	st.g, st.vals, st.open, st.to, st.last, st.evented = ng, vals, open, to, last, evented
+	st.limit = 2 * len(keep)
 }
 
 // add adds a selected tuple of group g, valid from f to t.
