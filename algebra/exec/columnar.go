@@ -274,30 +274,12 @@ func (cs *colStmt) run(mark []uint64) bool {
 	sized := false
 	for lo := 0; lo < cols.Len; lo += colBatch {
 		hi := min(lo+colBatch, cols.Len)
-		conds := cs.conds
-		if len(conds) > 0 && conds[0].span != nil {
-			sel = conds[0].span(lo, hi, sel[:colBatch])
-			conds = conds[1:]
-		} else {
-			sel = sel[:hi-lo]
-			for i := range sel {
-				sel[i] = int32(lo + i)
-			}
-		}
-		for _, f := range conds {
-			var err error
-			if sel, err = f.keep(sel); err != nil {
-				return false
-			}
-			if len(sel) == 0 {
-				break
-			}
+		var err error
+		if sel, err = cs.selectBatch(lo, hi, sel[:colBatch], mark); err != nil {
+			return false
 		}
 		if len(sel) == 0 {
 			continue
-		}
-		for _, r := range sel {
-			mark[r>>6] |= 1 << (r & 63)
 		}
 		for t, v := range cs.targets {
 			if err := v.eval(sel, outs[t][:len(sel)]); err != nil {
@@ -320,6 +302,35 @@ func (cs *colStmt) run(mark []uint64) bool {
 	closeSpans(&g, spans, cs.point)
 	cs.collect(&g, spans)
 	return true
+}
+
+// selectBatch selects, into sel (of room colBatch), the tuples lo..hi−1
+// every conjunct holds for, and marks them in mark (a bit per tuple); an
+// error is an arithmetic one.
+func (cs *colStmt) selectBatch(lo, hi int, sel []int32, mark []uint64) ([]int32, error) {
+	conds := cs.conds
+	if len(conds) > 0 && conds[0].span != nil {
+		sel = conds[0].span(lo, hi, sel)
+		conds = conds[1:]
+	} else {
+		sel = sel[:hi-lo]
+		for i := range sel {
+			sel[i] = int32(lo + i)
+		}
+	}
+	for _, f := range conds {
+		var err error
+		if sel, err = f.keep(sel); err != nil {
+			return nil, err
+		}
+		if len(sel) == 0 {
+			return sel, nil
+		}
+	}
+	for _, r := range sel {
+		mark[r>>6] |= 1 << (r & 63)
+	}
+	return sel, nil
 }
 
 // denseGroups numbers the groups of the selected tuples' codes densely.

@@ -231,31 +231,12 @@ func (st *chunkStmt) chunk(cs *colStmt, mark []uint64) error {
 	}
 	for lo := 0; lo < cols.Len; lo += colBatch {
 		hi := min(lo+colBatch, cols.Len)
-		sel := st.sel
-		conds := cs.conds
-		if len(conds) > 0 && conds[0].span != nil {
-			sel = conds[0].span(lo, hi, sel[:colBatch])
-			conds = conds[1:]
-		} else {
-			sel = sel[:hi-lo]
-			for i := range sel {
-				sel[i] = int32(lo + i)
-			}
-		}
-		for _, f := range conds {
-			var err error
-			if sel, err = f.keep(sel); err != nil {
-				return err // (no arithmetic: not met)
-			}
-			if len(sel) == 0 {
-				break
-			}
+		sel, err := cs.selectBatch(lo, hi, st.sel[:colBatch], mark)
+		if err != nil {
+			return err // (no arithmetic: not met)
 		}
 		if len(sel) == 0 {
 			continue
-		}
-		for _, r := range sel {
-			mark[r>>6] |= 1 << (r & 63)
 		}
 		for t, v := range cs.targets {
 			if err := v.eval(sel, st.outs[t][:len(sel)]); err != nil {
