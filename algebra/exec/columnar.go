@@ -147,6 +147,18 @@ func (n *Network) colCompile(h *algebra.History, s *Stmt) *colStmt {
 // colCompileAny is colCompile for a result streamed or not (RunChunks
 // streams it).
 func (n *Network) colCompileAny(h *algebra.History, s *Stmt) *colStmt {
+	return n.colCompileOver(s, func(name string) (*algebra.Columns, []algebra.Attr) {
+		t := h.Table(name)
+		if t == nil {
+			return nil, nil
+		}
+		return h.Columns(name), t.Rel.Attrs
+	})
+}
+
+// colCompileOver is colCompileAny over the columns (and attributes)
+// columns gives for a relation's name (nil: none).
+func (n *Network) colCompileOver(s *Stmt, columns func(name string) (*algebra.Columns, []algebra.Attr)) *colStmt {
 	sel := s.Select
 	if sel == nil || s.Coalesce == nil || len(s.out.Outs) != 1 || s.out.Outs[0] != s.Result {
 		return nil
@@ -162,15 +174,15 @@ func (n *Network) colCompileAny(h *algebra.History, s *Stmt) *colStmt {
 			tee, name = t, nm
 		}
 	}
-	if tee == nil || h.Table(name) == nil {
+	if tee == nil {
 		return nil
 	}
-	cols := h.Columns(name)
+	cols, attrs := columns(name)
 	if cols == nil {
 		return nil
 	}
 	cs := &colStmt{s: s, tee: tee, cols: cols, point: sel.at || sel.event}
-	c := &colCompiler{cols: cols, attrs: h.Table(name).Rel.Attrs}
+	c := &colCompiler{cols: cols, attrs: attrs}
 	// The Select's order: conjuncts over the variable, then constant ones.
 	var consts []expr.Expr
 	for _, e := range spec.Conds {

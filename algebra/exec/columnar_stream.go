@@ -138,8 +138,7 @@ func noArith(s *Stmt) bool {
 // count as Skipped.
 func (n *Network) RunChunks(cat *algebra.Catalog, rel string, src ChunkSource) error {
 	r := cat.Lookup(rel)
-	h := chunkHistory(r)
-	t := h.Tables[rel]
+	enc := &chunkEncoder{h: chunkHistory(r), rel: r, memo: map[*algebra.Value]int32{}}
 	sts := make([]*chunkStmt, len(n.Stmts))
 	for i, s := range n.Stmts {
 		sts[i] = &chunkStmt{s: s}
@@ -155,14 +154,16 @@ func (n *Network) RunChunks(cat *algebra.Catalog, rel string, src ChunkSource) e
 		if len(buf) == 0 {
 			break
 		}
-		t.Rows = buf
-		t.SortRows() // in order already; marks the table changed
+		cols := enc.encode(buf)
 		mark = mark[:0]
 		for range (len(buf) + 63) / 64 {
 			mark = append(mark, 0)
 		}
 		for _, st := range sts {
-			cs := n.colCompileAny(h, st.s)
+			var cs *colStmt
+			if cols != nil {
+				cs = n.colCompileOver(st.s, func(string) (*algebra.Columns, []algebra.Attr) { return cols, r.Attrs })
+			}
 			if cs == nil {
 				// Only a table that cannot be encoded (a value of
 				// another kind than its attribute's): not from a
@@ -185,6 +186,127 @@ func (n *Network) RunChunks(cat *algebra.Catalog, rel string, src ChunkSource) e
 		st.finish()
 	}
 	return n.Err()
+}
+
+// chunkEncoder encodes chunks in columns with one history's dictionaries
+// (algebra.History.Columns), each vector of values once: a history's
+// loader hands rows alike one shared slice of values (store/history's
+// vectors), so the codes of a slice, found by the address of its first
+// value, are kept (memo) and copied for the rows that share it; only the
+// new slices are encoded, as a table of their own. It keeps at most
+// memoMax slices (then forgets them all) and stops keeping any when fewer
+// than half of the first memoProbe rows share one (rows that seldom
+// repeat: each would be encoded once anyway).
+type chunkEncoder struct {
+	h     *algebra.History
+	rel   *algebra.Relation
+	memo  map[*algebra.Value]int32 // a slice's first value → its slot in codes
+	codes []int64                  // per slot, its attributes' codes
+	off   bool
+	tries int
+	hits  int
+	dicts []*algebra.Dict
+	cols  algebra.Columns // the last chunk's, its slices reused
+	miss  []algebra.Tuple
+	slot  []int32 // per row of the chunk, its slot
+}
+
+const (
+	memoMax   = 1 << 16
+	memoProbe = 4 << 10
+)
+
+// fill makes rows the table's, in their order (Add: the table's columns
+// are made again; SortRows would sort the rows at one time by value).
+func (e *chunkEncoder) fill(rows []algebra.Tuple) {
+	t := e.h.Tables[e.rel.Name]
+	t.Rows = t.Rows[:0]
+	for i := range rows {
+		t.Add(rows[i].Vals, rows[i].From, rows[i].To)
+	}
+}
+
+// encode returns the chunk's columns (valid until the next call), or nil
+// when it cannot be encoded.
+func (e *chunkEncoder) encode(rows []algebra.Tuple) *algebra.Columns {
+	k := len(e.rel.Attrs)
+	if e.off || k == 0 {
+		e.fill(rows)
+		return e.h.Columns(e.rel.Name)
+	}
+	if len(e.memo) > memoMax {
+		clear(e.memo)
+		e.codes = e.codes[:0]
+	}
+	// Slots for the rows, the new slices to encode (slot −1−i: miss i).
+	e.miss, e.slot = e.miss[:0], e.slot[:0]
+	for i := range rows {
+		vals := rows[i].Vals
+		if len(vals) != k {
+			return nil
+		}
+		p := &vals[0]
+		s, ok := e.memo[p]
+		if !ok {
+			s = int32(-1 - len(e.miss))
+			e.memo[p] = s
+			e.miss = append(e.miss, algebra.Tuple{Vals: vals})
+		} else if s >= 0 {
+			e.hits++
+		}
+		e.slot = append(e.slot, s)
+	}
+	e.tries += len(rows)
+	if len(e.miss) > 0 {
+		e.fill(e.miss)
+		mc := e.h.Columns(e.rel.Name)
+		if mc == nil {
+			return nil
+		}
+		e.dicts = mc.Dicts
+		base := int32(len(e.codes) / k)
+		for m := range e.miss {
+			for a := range k {
+				e.codes = append(e.codes, mc.Codes[a][m])
+			}
+			e.memo[&e.miss[m].Vals[0]] = base + int32(m)
+		}
+		for i, s := range e.slot {
+			if s < 0 {
+				e.slot[i] = base + (-1 - s)
+			}
+		}
+	}
+	c := &e.cols
+	n := len(rows)
+	c.Len, c.Dicts = n, e.dicts
+	c.From, c.To = c.From[:0], c.To[:0]
+	for i := range rows {
+		c.From = append(c.From, rows[i].From)
+		c.To = append(c.To, algebra.Clamp(rows[i].To))
+	}
+	if c.Codes == nil {
+		c.Codes, c.Min, c.Max = make([][]int64, k), make([]int64, k), make([]int64, k)
+	}
+	for a := range k {
+		col := c.Codes[a][:0]
+		lo, hi := int64(0), int64(-1)
+		for i, s := range e.slot {
+			v := e.codes[int(s)*k+a]
+			col = append(col, v)
+			if i == 0 || v < lo {
+				lo = v
+			}
+			if i == 0 || v > hi {
+				hi = v
+			}
+		}
+		c.Codes[a], c.Min[a], c.Max[a] = col, lo, hi
+	}
+	if e.tries >= memoProbe && 2*e.hits < e.tries {
+		e.off, e.memo, e.codes = true, nil, nil
+	}
+	return c
 }
 
 var errNotEncoded = chunkError("a history chunk cannot be encoded in columns")
