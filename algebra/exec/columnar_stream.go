@@ -251,8 +251,8 @@ func (e *chunkEncoder) encode(rows []algebra.Tuple) *algebra.Columns {
 			s = int32(-1 - len(e.miss))
 			e.memo[p] = s
 			e.miss = append(e.miss, algebra.Tuple{Vals: vals})
-		} else if s >= 0 {
-			e.hits++
+		} else {
+			e.hits++ // (a slice met earlier in this chunk too)
 		}
 		e.slot = append(e.slot, s)
 	}

@@ -24,10 +24,10 @@ func TestChunkEncoderCodes(t *testing.T) {
 	for _, share := range []bool{true, false} {
 		enc := &chunkEncoder{h: chunkHistory(rel), rel: rel, memo: map[*algebra.Value]int32{}}
 		var buf []algebra.Tuple
-		for c := range 100 {
+		for c := range 4 {
 			buf = buf[:0]
-			for i := range 100 {
-				j := c*100 + i
+			for i := range 4500 { // more than memoProbe: decided in the first chunk
+				j := c*4500 + i
 				vals := shared[j%len(shared)]
 				if !share {
 					vals = append([]algebra.Value(nil), vals...)
@@ -46,7 +46,7 @@ func TestChunkEncoderCodes(t *testing.T) {
 				}
 			}
 		}
-		if enc.off == share {
+		if enc.off == share || enc.tries < memoProbe {
 			t.Fatalf("shared %v: keeping codes by slice is off: %v", share, enc.off)
 		}
 	}
