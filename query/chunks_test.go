@@ -8,6 +8,7 @@ import (
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
+	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/internal/testkit"
 	"github.com/tqmon/tqmon/query"
@@ -158,5 +159,35 @@ func TestChunksForget(t *testing.T) {
 		if begins != wantBegins || ends != wantEnds {
 			t.Fatalf("%s: %d begins and %d ends, want %d and %d", c.rel, begins, ends, wantBegins, wantEnds)
 		}
+	}
+}
+
+// TestChunksBudget: a run over chunks stops at the memory budget as the
+// row operators do (the heap a watchdog reports over the limit), with a
+// *exec.MemoryError, after at most a chunk.
+func TestChunksBudget(t *testing.T) {
+	cat := testkit.LoadCatalog(t, filepath.Join(testkit.Root(t), "testdata", "paper", "os.sdl"))
+	b := &exec.Budget{Limit: 1 << 20}
+	prog, err := query.Compile(cat, []query.Source{{Name: "q", Text: "range of s is SendMessage\nretrieve (s.Mailbox)\n"}}, check.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog = prog.WithBudget(b)
+	src := &chunked{size: 100}
+	for i := range 1000 {
+		src.rows = append(src.rows, algebra.Tuple{Vals: []algebra.Value{algebra.Entity("P1"), algebra.Entity("M1")}, From: algebra.Time(i), To: algebra.Time(i + 1)})
+	}
+	open := func([]string) (stream.Source, error) { return src, nil }
+	_, _, err = prog.RunSource(open, nil, nil, query.Output{Discard: true, OnElem: func(_ int, e stream.Elem) {
+		if e.T == 150 {
+			b.Over(2 << 20)
+		}
+	}})
+	var me *exec.MemoryError
+	if !errors.As(err, &me) {
+		t.Fatalf("err %v, want a memory error", err)
+	}
+	if src.handed > 3 {
+		t.Fatalf("stopped after %d chunks", src.handed)
 	}
 }

@@ -181,6 +181,12 @@ func (n *Network) RunChunks(cat *algebra.Catalog, rel string, src ChunkSource) e
 				n.Skipped++
 			}
 		}
+		if n.st.check != nil {
+			n.st.check() // the heap a watchdog reports (no operator holds tuples)
+		}
+		if err := n.Err(); err != nil {
+			return err
+		}
 	}
 	for _, st := range sts {
 		st.finish()
