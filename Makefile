@@ -61,7 +61,7 @@ bench:
 # and without it, the twins interleaved on the same seeds (σ at the
 # resident, two-phase counting triggers, entity-relation selections).
 bench-wire:
-	$(GO) test -run '^$$' -bench 'BenchmarkWireM3|BenchmarkWireResident' -benchtime 10x ./remote/
+	$(GO) test -run '^$$' -bench 'BenchmarkWireM3|BenchmarkWireResident|BenchmarkWirePlaced' -benchtime 10x ./remote/
 
 # Subject safety: the subject's throughput with a monitor that never reads
 # attached, as a ratio to no monitor at all, measured in the same run

@@ -26,5 +26,8 @@
 // resident runs for a plan beyond enables — σ/π fragments (fragment.go)
 // and two-phase counting triggers (twophase.go) — is sent only to
 // residents announcing the capability; the monitor applies every
-// selection again, so results never depend on them.
+// selection again, so results never depend on them. A program with a
+// join or an aggregate over one resident's data runs whole at that
+// resident (fragment_plan.go: rewrite.PlaceProgram, CPlan, RunFragment —
+// this package's own RunLive, run there), which sends derived tuples.
 package remote

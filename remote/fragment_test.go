@@ -265,7 +265,7 @@ func TestLiveEntityFragments(t *testing.T) {
 				if c.hide {
 					conn = without{conn, wire.CapEntityFragments}
 				}
-				bc.Conn = conn
+				bc.Conn = noPlans(conn)
 				return bc
 			}
 			got, st, h := runDemoWith(t, prog, demo.DefaultConfig(8), 300*time.Millisecond, remote.LiveOptions{WireBytes: true}, wrap)
@@ -416,4 +416,52 @@ func finalPlans(t *testing.T, cat *algebra.Catalog, srcs []query.Source) (*query
 		plans = append(plans, r.Final)
 	}
 	return prog, plans
+}
+
+// BenchmarkWirePlaced: bytes and wire tuples per result row of a join
+// (sends of running processes) and an aggregate (queue lengths), run as a
+// plan fragment at the resident (derived tuples cross the wire) and at the
+// monitor (packets and entity tuples cross it), interleaved in one run.
+//
+//	go test -run '^$' -bench BenchmarkWirePlaced -benchtime 5x ./remote
+func BenchmarkWirePlaced(b *testing.B) {
+	cat := demoCatalog(b)
+	var progs []*query.Program
+	var names []string
+	for _, q := range liveQueries {
+		if q.name != "sends-while-running" && q.name != "queue-length" {
+			continue
+		}
+		p, err := query.Compile(cat, []query.Source{{Name: q.name, Text: q.text}}, check.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		progs, names = append(progs, p), append(names, q.name)
+	}
+	type acc struct{ bytes, tuples, rows float64 }
+	res := map[string]*acc{}
+	for i := range b.N {
+		for j, p := range progs {
+			for _, c := range []struct {
+				name string
+				wrap func(wire.Conn) wire.Conn
+			}{{"placed", asPlaced}, {"monitor", noPlans}} {
+				got, st, _ := runDemoWith(b, p, demo.DefaultConfig(uint64(7+i)), 300*time.Millisecond, remote.LiveOptions{WireBytes: true}, c.wrap)
+				k := names[j] + "-" + c.name
+				if res[k] == nil {
+					res[k] = &acc{}
+				}
+				res[k].bytes += float64(st.WireBytes)
+				res[k].tuples += float64(st.WireTuples)
+				res[k].rows += float64(allRows(got))
+			}
+		}
+	}
+	for k, a := range res {
+		if a.rows == 0 {
+			b.Fatalf("%s: no results", k)
+		}
+		b.ReportMetric(a.bytes/a.rows, k+"-B/result")
+		b.ReportMetric(a.tuples/a.rows, k+"-tuples/result")
+	}
 }

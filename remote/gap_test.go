@@ -1,8 +1,6 @@
 package remote_test
 
 import (
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -69,12 +67,7 @@ func sameAsTruth(t *testing.T, prog *query.Program, got []query.Result, truthH *
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g, w := renderTables(got), renderTables(want); g != w {
-		dir, _ := os.MkdirTemp("", "tqmon-gap-")
-		os.WriteFile(filepath.Join(dir, "live.txt"), []byte(g), 0o644)
-		os.WriteFile(filepath.Join(dir, "truth.txt"), []byte(w), 0o644)
-		t.Fatalf("live results differ from the truth restricted to the observation (diff %s/live.txt %s/truth.txt)", dir, dir)
-	}
+	sameTables(t, got, want, "live (the truth restricted to the observation)")
 }
 
 // TestLiveGapMatchesRestrictedTruth: a run that loses SendMessage packets

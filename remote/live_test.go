@@ -2,6 +2,7 @@ package remote_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
+	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/internal/testkit"
 	"github.com/tqmon/tqmon/query"
@@ -20,6 +22,7 @@ import (
 	"github.com/tqmon/tqmon/resident"
 	"github.com/tqmon/tqmon/resident/demo"
 	"github.com/tqmon/tqmon/resident/demo/ossensors"
+	"github.com/tqmon/tqmon/resident/transport"
 	"github.com/tqmon/tqmon/resident/wire"
 	"github.com/tqmon/tqmon/store/truth"
 )
@@ -117,42 +120,119 @@ func runDemo(t *testing.T, prog *query.Program, cfg demo.Config, d time.Duration
 // resident's connection.
 func runDemoWith(t testing.TB, prog *query.Program, cfg demo.Config, d time.Duration, opts remote.LiveOptions, wrap func(wire.Conn) wire.Conn) ([]query.Result, remote.LiveStats, *algebra.History) {
 	t.Helper()
-	cat := demoCatalog(t)
+	rs, st, h, err := runDemoErr(t, prog, cfg, d, opts, wrap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs, st, h
+}
+
+// sameTables fails t when the results differ from the truth's (want),
+// leaving both in files to diff.
+func sameTables(t *testing.T, got, want []query.Result, what string) {
+	t.Helper()
+	if g, w := renderTables(got), renderTables(want); g != w {
+		dir, _ := os.MkdirTemp("", "tqmon-live-")
+		os.WriteFile(filepath.Join(dir, "live.txt"), []byte(g), 0o644)
+		os.WriteFile(filepath.Join(dir, "truth.txt"), []byte(w), 0o644)
+		t.Fatalf("%s results differ from the ground truth's (diff %s/live.txt %s/truth.txt)", what, dir, dir)
+	}
+}
+
+// truthResident is the demo's resident, recording the ground truth, and
+// its clock.
+func truthResident(t testing.TB, cfg demo.Config) (*resident.Resident, *truth.Recorder, *demo.SubjectClock) {
 	clock := demo.NewClock(cfg.Scale)
-	rec := truth.New(cat, 0, 0)
+	rec := truth.New(demoCatalog(t), 0, 0)
 	res := resident.New(ossensors.Spec(), demo.Options(clock, rec))
 	h := res.Hello()
 	rec.SetClock(h.MonoBase, h.WallBase)
-	ready := make(chan struct{})
-	type out struct {
-		rs  []query.Result
-		st  remote.LiveStats
-		err error
-	}
-	done := make(chan out, 1)
-	go func() {
-		var conn wire.Conn = res.Local()
-		if wrap != nil {
-			conn = wrap(conn)
+	return res, rec, clock
+}
+
+// liveQuery compiles the live query named name alone.
+func liveQuery(t testing.TB, name string) *query.Program {
+	for _, q := range liveQueries {
+		if q.name == name {
+			prog, err := query.Compile(demoCatalog(t), []query.Source{{Name: name, Text: q.text}}, check.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return prog
 		}
-		opts.Ready = func() { close(ready) }
-		rs, st, err := remote.RunLive(context.Background(), prog, []wire.Conn{conn}, opts)
-		done <- out{rs, st, err}
+	}
+	t.Fatalf("no live query %s", name)
+	return nil
+}
+
+// notWrong fails t for each tuple of got that the truth (want) does not
+// hold — one still open at the run's end (to forever) may have ended
+// later in the truth — and returns how many of the truth's tuples ended
+// before end are missing from got.
+func notWrong(t *testing.T, got, want *algebra.Table, end algebra.Time) (missing int) {
+	t.Helper()
+	truthRows, begun, gotRows := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	for _, r := range want.Rows {
+		truthRows[fmt.Sprint(r.Vals, r.From, r.To)] = true
+		begun[fmt.Sprint(r.Vals, r.From)] = true
+	}
+	for _, r := range got.Rows {
+		gotRows[fmt.Sprint(r.Vals, r.From, r.To)] = true
+		if !truthRows[fmt.Sprint(r.Vals, r.From, r.To)] && !(r.To == algebra.Forever && begun[fmt.Sprint(r.Vals, r.From)]) {
+			t.Errorf("answered %v [%d, %d), which the truth does not hold", r.Vals, r.From, r.To)
+		}
+	}
+	for _, r := range want.Rows {
+		if r.To < end && !gotRows[fmt.Sprint(r.Vals, r.From, r.To)] {
+			missing++
+		}
+	}
+	return missing
+}
+
+// liveOut is what a monitor's run returned.
+type liveOut struct {
+	rs  []query.Result
+	st  remote.LiveStats
+	err error
+}
+
+// startMonitor starts RunLive over conn and returns, once the residents
+// have been told what to enable (opts.Ready), where its outcome will be.
+func startMonitor(t testing.TB, ctx context.Context, prog *query.Program, conn wire.Conn, opts remote.LiveOptions) <-chan liveOut {
+	t.Helper()
+	ready := make(chan struct{})
+	done := make(chan liveOut, 1)
+	opts.Ready = func() { close(ready) }
+	go func() {
+		rs, st, err := remote.RunLive(ctx, prog, []wire.Conn{conn}, opts)
+		done <- liveOut{rs, st, err}
 	}()
 	select {
 	case <-ready:
 	case o := <-done:
 		t.Fatalf("monitor ended before starting: %v", o.err)
 	}
+	return done
+}
+
+// runDemoErr is runDemoWith returning the run's error (its results, stats
+// and truth beside it).
+func runDemoErr(t testing.TB, prog *query.Program, cfg demo.Config, d time.Duration, opts remote.LiveOptions, wrap func(wire.Conn) wire.Conn) ([]query.Result, remote.LiveStats, *algebra.History, error) {
+	t.Helper()
+	res, rec, clock := truthResident(t, cfg)
+	if wrap == nil {
+		// The monitor's own network runs the plans (plan fragments have
+		// tests of their own, TestLivePlaced*: asPlaced).
+		wrap = noPlans
+	}
+	done := startMonitor(t, context.Background(), prog, wrap(res.Local()), opts)
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	demo.New(ossensors.New(res), cfg).Run(ctx)
 	stop := clock.Stop()
 	res.Close()
 	o := <-done
-	if o.err != nil {
-		t.Fatal(o.err)
-	}
 	truthH := rec.History(stop)
 	// A loaded machine's samplers may skip ticks, reported as lost: the
 	// answers are cut out of those gaps, and so are the truth's, given
@@ -163,7 +243,7 @@ func runDemoWith(t testing.TB, prog *query.Program, cfg demo.Config, d time.Dura
 			truthH.Table(algebra.LostName).Add([]algebra.Value{algebra.Str(ob.Rel), algebra.Int(int64(g.Lost))}, g.From, g.To)
 		}
 	}
-	return o.rs, o.st, truthH
+	return o.rs, o.st, truthH, o.err
 }
 
 // TestLiveMatchesTruth: live results from the demo equal the same queries
@@ -186,12 +266,7 @@ func TestLiveMatchesTruth(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if g, w := renderTables(got), renderTables(want); g != w {
-				dir, _ := os.MkdirTemp("", "tqmon-live-")
-				os.WriteFile(filepath.Join(dir, "live.txt"), []byte(g), 0o644)
-				os.WriteFile(filepath.Join(dir, "truth.txt"), []byte(w), 0o644)
-				t.Fatalf("live results differ from the ground truth's (diff %s/live.txt %s/truth.txt)", dir, dir)
-			}
+			sameTables(t, got, want, "live")
 			rows := 0
 			for _, r := range want {
 				rows += len(r.Table.Rows)
@@ -488,7 +563,8 @@ func TestLiveAggregateEnablesOnlyTheGroup(t *testing.T) {
 	}
 }
 
-// without hides one capability (an older resident).
+// without hides one capability (an older resident), and plans (the
+// newest: the tests that hide a capability test the monitor's network).
 type without struct {
 	wire.Conn
 	cap string
@@ -496,9 +572,14 @@ type without struct {
 
 func (c without) Hello() *wire.Hello {
 	h := *c.Conn.Hello()
-	h.Caps = slices.DeleteFunc(slices.Clone(h.Caps), func(s string) bool { return s == c.cap })
+	h.Caps = slices.DeleteFunc(slices.Clone(h.Caps), func(s string) bool { return s == c.cap || s == wire.CapPlans })
 	return &h
 }
+
+func noPlans(c wire.Conn) wire.Conn { return without{c, wire.CapPlans} }
+
+// asPlaced leaves the resident as it is: it runs plan fragments.
+func asPlaced(c wire.Conn) wire.Conn { return c }
 
 func noWhile(c wire.Conn) wire.Conn     { return without{c, wire.CapWhile} }
 func noFragments(c wire.Conn) wire.Conn { return without{c, wire.CapFragments} }
@@ -789,4 +870,239 @@ func TestLiveTwoPhasePackets(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestLivePlacedMatchesTruth: the live queries with joins and aggregates,
+// each run as a plan fragment at the resident (rewrite.PlaceProgram), give
+// the ground truth's answers, and the monitor receives nothing but
+// derived tuples.
+func TestLivePlacedMatchesTruth(t *testing.T) {
+	cat := demoCatalog(t)
+	placed := 0
+	for _, q := range liveQueries {
+		prog, err := query.Compile(cat, []query.Source{{Name: q.name, Text: q.text}}, check.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !remote.Placeable(prog) {
+			continue
+		}
+		placed++
+		t.Run(q.name, func(t *testing.T) {
+			var kinds kindCounter
+			got, st, h := runDemoWith(t, prog, demo.DefaultConfig(uint64(placed)), 300*time.Millisecond, remote.LiveOptions{},
+				func(c wire.Conn) wire.Conn { return &kindConn{Conn: c, n: &kinds} })
+			want, _, err := prog.RunHistory(h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameTables(t, got, want, "placed live")
+			if !st.Placed || kinds.other.Load() != 0 || kinds.results.Load() == 0 && allRows(want) > 0 {
+				t.Fatalf("the monitor got %d packets that are not results, %d results", kinds.other.Load(), kinds.results.Load())
+			}
+			t.Logf("%d rows from %d result packets (%d wire tuples)", allRows(want), kinds.results.Load(), st.WireTuples)
+		})
+	}
+	if placed < 5 {
+		t.Fatalf("only %d live queries placed", placed)
+	}
+}
+
+// kindCounter counts the packets a monitor receives: results of a plan
+// fragment, and any other.
+type kindCounter struct{ results, other atomic.Int64 }
+
+type kindConn struct {
+	wire.Conn
+	n *kindCounter
+}
+
+func (c *kindConn) Recv() (*wire.Batch, error) {
+	b, err := c.Conn.Recv()
+	if b != nil {
+		for _, p := range b.Packets {
+			if p.Kind >= wire.PResultBegin {
+				c.n.results.Add(1)
+			} else {
+				c.n.other.Add(1)
+			}
+		}
+	}
+	return b, err
+}
+
+// TestLivePlacedStateBound: a plan fragment whose operators outgrow its
+// state bound stops: the run ends incomplete (an ErrIncomplete naming the
+// bound), and every result tuple it sent is one of the truth's — the
+// answer is incomplete, not wrong.
+func TestLivePlacedStateBound(t *testing.T) {
+	cat := demoCatalog(t)
+	// The first statement streams its results; the second holds every
+	// send until its process ends (none does before the run's end), so
+	// the operators' state grows until the bound stops the fragment.
+	q := `range of p is Process
+range of s is SendMessage
+retrieve (s.Process, s.Mailbox) where p.Process = s.Process and p.State = "Running"
+retrieve (s.Mailbox) where s.Process = p.Process when s precede end of p`
+	prog, err := query.Compile(cat, []query.Source{{Name: "bound", Text: q}}, check.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !remote.Placeable(prog) {
+		t.Fatal("not placed")
+	}
+	const limit = 24 << 10
+	// A loaded machine runs the demo slower: longer runs until the state
+	// outgrows the bound (it grows with every send).
+	var got []query.Result
+	var st remote.LiveStats
+	var h *algebra.History
+	var runErr error
+	for _, d := range []time.Duration{300 * time.Millisecond, time.Second, 3 * time.Second} {
+		got, st, h, runErr = runDemoErr(t, prog.WithBudget(&exec.Budget{Limit: limit}), demo.DefaultConfig(3), d, remote.LiveOptions{}, asPlaced)
+		if runErr != nil {
+			break
+		}
+	}
+	if !errors.Is(runErr, remote.ErrIncomplete) || !strings.Contains(runErr.Error(), "state bound") {
+		t.Fatalf("a fragment over its bound of %d bytes: error %v, want one saying it stopped at its state bound", limit, runErr)
+	}
+	want, _, err := prog.RunHistory(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent, all := 0, 0
+	for i := range want {
+		notWrong(t, got[i].Table, want[i].Table, 0)
+		sent += len(got[i].Table.Rows)
+		all += len(want[i].Table.Rows)
+	}
+	t.Logf("%v; %d of the truth's %d rows sent; %d wire tuples", runErr, sent, all, st.WireTuples)
+}
+
+// TestLivePlacedOverTransport: a plan fragment over the gRPC transport
+// (commands unanswered, a bye that would end the stream). The monitor's
+// run ends first, finishing the fragment: its last results still arrive —
+// every tuple of the truth's that ended within the observation is in the
+// answer, and every tuple of the answer is the truth's (or, open at the
+// end, begun as the truth's).
+func TestLivePlacedOverTransport(t *testing.T) {
+	prog := liveQuery(t, "waiting-state-join")
+	cfg := demo.DefaultConfig(9)
+	res, rec, clock := truthResident(t, cfg)
+	srv, err := transport.NewServer(transport.Adapt(res.Hello, res.Open), transport.ServerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(t.TempDir(), "r.sock")
+	lis, err := transport.Listen(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(lis)
+	defer srv.Stop()
+	conn, err := transport.Dial(context.Background(), sock, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds kindCounter
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := startMonitor(t, ctx, prog, &kindConn{Conn: conn, n: &kinds}, remote.LiveOptions{})
+	dctx, dcancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer dcancel()
+	go demo.New(ossensors.New(res), cfg).Run(dctx)
+	time.Sleep(200 * time.Millisecond)
+	cancel() // the monitor's run ends while the subject runs: it finishes the fragment
+	o := <-done
+	<-dctx.Done()
+	stop := clock.Stop()
+	res.Close()
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	want, _, err := prog.RunHistory(rec.History(stop))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ended := 0
+	for _, r := range want[0].Table.Rows {
+		if r.To < o.st.End {
+			ended++
+		}
+	}
+	if missing := notWrong(t, o.rs[0].Table, want[0].Table, o.st.End); missing > 0 {
+		t.Errorf("%d of the truth's tuples that ended within the observation (to %d) are not in the answer", missing, o.st.End)
+	}
+	if ended == 0 || kinds.other.Load() != 0 {
+		t.Fatalf("%d truth rows within the observation, %d packets that are not results crossed", ended, kinds.other.Load())
+	}
+	t.Logf("%d of the truth's %d rows ended within the observation; %d rows answered from %d result packets", ended, len(want[0].Table.Rows), len(o.rs[0].Table.Rows), kinds.results.Load())
+}
+
+// TestLivePlacedShared: monitors that run the same program share one plan
+// fragment at the resident. Two that stay to the end both get the truth's
+// answers; one that leaves while the others run ends incomplete (the
+// fragment's unsettled results are missing for it), never with a wrong
+// tuple; one that comes once the fragment has sent results gets a
+// fragment of its own, and the truth restricted to its observation.
+func TestLivePlacedShared(t *testing.T) {
+	prog := liveQuery(t, "sends-while-running")
+	cfg := demo.DefaultConfig(11)
+	res, rec, clock := truthResident(t, cfg)
+	run := func(ctx context.Context) <-chan liveOut {
+		return startMonitor(t, ctx, prog, res.Local(), remote.LiveOptions{})
+	}
+	a, b := run(context.Background()), run(context.Background())
+	cctx, leave := context.WithCancel(context.Background())
+	c := run(cctx)
+	if n := res.PlanFragments(); n != 1 {
+		t.Fatalf("%d plan fragments run for three monitors of one program, want 1", n)
+	}
+	dctx, dcancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer dcancel()
+	// A monitor that comes once the fragment has sent results it would
+	// miss gets a fragment of its own.
+	late := make(chan (<-chan liveOut), 1)
+	go func() {
+		time.Sleep(150 * time.Millisecond)
+		leave()
+		late <- run(context.Background())
+		if n := res.PlanFragments(); n != 2 {
+			t.Errorf("%d plan fragments run once a late monitor came, want 2", n)
+		}
+	}()
+	demo.New(ossensors.New(res), cfg).Run(dctx)
+	stop := clock.Stop()
+	d := <-late
+	res.Close()
+	truthH := rec.History(stop)
+	want, _, err := prog.RunHistory(truthH)
+	if err != nil {
+		t.Fatal(err)
+	}
+	od := <-d
+	if od.err != nil {
+		t.Fatalf("the late monitor: %v", od.err)
+	}
+	lateWant, _, err := prog.RunHistory(remote.RestrictObserved(truthH, od.st))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameTables(t, od.rs, lateWant, "the late monitor's (the truth restricted to its observation)")
+	for i, ch := range []<-chan liveOut{a, b} {
+		o := <-ch
+		if o.err != nil {
+			t.Fatalf("monitor %d: %v", i, o.err)
+		}
+		if g, w := renderTables(o.rs), renderTables(want); g != w {
+			t.Fatalf("monitor %d's answer differs from the truth's\n--- live\n%s--- truth\n%s", i, g, w)
+		}
+	}
+	o := <-c
+	if !errors.Is(o.err, remote.ErrIncomplete) || !strings.Contains(o.err.Error(), "share") {
+		t.Fatalf("the monitor that left: %v, want incomplete (it left a shared fragment)", o.err)
+	}
+	notWrong(t, o.rs[0].Table, want[0].Table, 0)
+	t.Logf("%d rows each; the one that left: %d rows, %v", allRows(want), len(o.rs[0].Table.Rows), o.err)
 }

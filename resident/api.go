@@ -116,4 +116,8 @@ type Options struct {
 	// Wall, if set, gives the global time matching Clock's zero (tests);
 	// default: the wall clock when the resident starts.
 	Wall func() int64
+	// PlanQueue bounds the result packets a plan session (CPlan) holds
+	// for a monitor that does not read them (default and most: 65,536):
+	// past it the plan fragment stops, saying so.
+	PlanQueue int
 }

@@ -167,6 +167,16 @@
 //     evaluates a sensor's predicates only while they hold at most
 //     maxEarlyCmps (32) comparisons over every session, the drain
 //     otherwise (fragment.go; TestHostileFragments).
+//   - plan fragments (CPlan; fragment_plan.go): operator state within the
+//     command's bound (remote.DefaultFragmentLimit, at most
+//     remote.MaxFragmentLimit), at most remote.MaxFragmentOpen result
+//     tuples open and Options.PlanQueue result packets waiting for the
+//     monitor; past any, the fragment stops and says where
+//     (TestLivePlacedStateBound, TestPlanOutputBound). At most maxPlans
+//     (4) run at once, equal ones shared, each program at most
+//     maxPlanText (64 KiB) (TestPlanFragmentsBound). It runs in
+//     goroutines of its own over a session of the resident's own, whose
+//     bounds are any session's.
 //   - locks: the resident's lock (r.mu) is never held while waiting for
 //     the samplers' lock, which a sampling round holds: removing a
 //     sampler (CUnsample, a session's end) marks it, and the next round

@@ -118,7 +118,7 @@ func paired(rs []*Resident, subject func(*Resident, time.Duration) run, between 
 // per operation would be most of the work).
 func subject(r *Resident, d time.Duration) run {
 	send := r.Sensor(sSendMessage)
-	p := r.Create(tProcess, fmt.Sprint("subject-", time.Now().UnixNano()), nil)
+	p := r.Create(tProcess, fmt.Sprint("subject-", time.Now().UnixNano()), []Value{{N: 0}}) // (its state, as SetState sets it)
 	m := r.Create(tMailbox, "M", nil)
 	defer p.Delete()
 	defer m.Delete()

@@ -29,6 +29,10 @@ import (
 //	                                    example history (with estimates)
 //	store [spec=…]                      the plan over stored relations and
 //	                                    each scan rule applied (scan_test.go)
+//	place [spec=…]                      the final plan at the monitor
+//	                                    (before), the rule "resident plans"
+//	                                    (PlaceProgram) and where each
+//	                                    operator runs (after)
 //
 // Regenerate the expected output with: go test ./rewrite -run DataDriven -rewrite
 func TestDataDriven(t *testing.T) {
@@ -74,6 +78,10 @@ func TestDataDriven(t *testing.T) {
 					b.WriteString("final:\n" + plan.Tree(res.Final))
 				case "explain":
 					b.WriteString(rewrite.Explain(res, paperHist))
+				case "place":
+					pl := rewrite.PlaceProgram(cat, res.Final)
+					b.WriteString("before:\n" + plan.Tree(res.Final))
+					fmt.Fprintf(&b, "placement: %s\nafter:\n%s", pl, rewrite.PlacedTree(pl, res.Final))
 				default:
 					t.Fatalf("%s: unknown command %s", d.Pos, d.Cmd)
 				}

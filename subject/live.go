@@ -41,6 +41,10 @@ type Residents struct {
 	// neither a frame nor a heartbeat — before its session is lost and
 	// its relations are unobserved from then (default fleet.Silence).
 	Skew, Silence time.Duration
+	// Resume, when set, opens the hosts' sessions durable, their frames
+	// kept in a JetStream stream, or resumes those a monitor of that
+	// name (killed) had open (fleet.Resume).
+	Resume *fleet.Resume
 }
 
 // Given reports whether r names any resident.
@@ -87,7 +91,7 @@ func Dial(ctx context.Context, r Residents) ([]wire.Conn, *algebra.Catalog, stri
 			// lose hosts that are only between two beats.
 			return fail(badInput(fmt.Errorf("--silence %s is under two heartbeats (%s each): healthy hosts would be lost", r.Silence, fleet.Beat)))
 		}
-		cs, err := fleet.DialHosts(ctx, r.NATS, r.Token, r.Hosts, fleet.DialOptions{Skew: r.Skew, Silence: r.Silence, Security: r.Security})
+		cs, err := fleet.DialHosts(ctx, r.NATS, r.Token, r.Hosts, fleet.DialOptions{Skew: r.Skew, Silence: r.Silence, Security: r.Security, Resume: r.Resume})
 		if err != nil {
 			return fail(err)
 		}
@@ -151,9 +155,10 @@ func (s *live) recorded() (playable, error) {
 }
 
 func (s *live) Explain(w io.Writer, prog *query.Program, first int, naive bool) error {
-	rates, how, perr := s.probe(prog, naive)
+	rates, how, placed, perr := s.probe(prog, naive)
 	return explain(w, prog, first, naive, func(r rewrite.Result) string {
-		return rewrite.Explain(r, nil) + sampling(r.Final, s.cat) + enabling(r.Final, how) + s.inKernel(r.Final) + probed(r.Final, rates, perr)
+		return rewrite.Explain(r, nil) + sampling(r.Final, s.cat) + enabling(r.Final, how) + s.inKernel(r.Final) + probed(r.Final, rates, perr) +
+			"where it runs: " + placed.String() + "\n" + rewrite.PlacedTree(placed, r.Final)
 	})
 }
 
@@ -211,10 +216,11 @@ const probeFor = 300 * time.Millisecond
 // probe measures, for --explain, each α's sensor's packets per second
 // (remote.Probe) over a session of its own, and says how the residents
 // would enable each α (remote.Enabling).
-func (s *live) probe(prog *query.Program, naive bool) (map[string]remote.ProbeRate, map[string]string, error) {
+func (s *live) probe(prog *query.Program, naive bool) (map[string]remote.ProbeRate, map[string]string, rewrite.ProgramPlacement, error) {
+	var placed rewrite.ProgramPlacement
 	rw, err := prog.Rewritten(naive)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, placed, err
 	}
 	var plans []plan.Node
 	for _, r := range rw {
@@ -228,6 +234,7 @@ func (s *live) probe(prog *query.Program, naive bool) (map[string]remote.ProbeRa
 			hellos = append(hellos, c.Hello())
 		}
 		how = remote.Enabling(prog, plans, hellos)
+		placed = remote.Placement(prog, plans, hellos, naive)
 		var err error
 		rates, err = remote.Probe(ss.Ctx, ss.Conns, s.cat, plans, probeFor, ss.Ready)
 		for _, c := range ss.Conns {
@@ -235,7 +242,7 @@ func (s *live) probe(prog *query.Program, naive bool) (map[string]remote.ProbeRa
 		}
 		return err
 	})
-	return rates, how, err
+	return rates, how, placed, err
 }
 
 // enabling says how the residents enable each α of a plan, live.

@@ -20,6 +20,7 @@ import (
 	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident/demo"
+	"github.com/tqmon/tqmon/resident/fleet"
 	"github.com/tqmon/tqmon/resident/kernel"
 	"github.com/tqmon/tqmon/resident/transport"
 	"github.com/tqmon/tqmon/resident/wire"
@@ -67,6 +68,9 @@ type Options struct {
 	// Skew and Silence shape the fleet's hosts (Residents).
 	Skew, Silence time.Duration
 	Token         string
+	// Resume, when set, makes the fleet's sessions durable and resumable
+	// under its name (Residents.Resume).
+	Resume *fleet.Resume
 	// Demo runs the paper's example system in this process, as Config
 	// says. Without Background it starts once the first session's
 	// residents know what to enable and runs for that session's duration
@@ -111,7 +115,7 @@ type KernelOptions struct {
 }
 
 func (o *Options) residents() Residents {
-	return Residents{Connect: o.Connect, NATS: o.NATS, Hosts: o.Hosts, Token: o.Token, Skew: o.Skew, Silence: o.Silence, Security: o.Security}
+	return Residents{Connect: o.Connect, NATS: o.NATS, Hosts: o.Hosts, Token: o.Token, Skew: o.Skew, Silence: o.Silence, Security: o.Security, Resume: o.Resume}
 }
 
 // Given counts the subjects the options name.
@@ -262,6 +266,9 @@ func (st Stats) Write(w io.Writer) {
 		writePackets(w, total, st.Live.Packets)
 		for _, n := range slices.Sorted(maps.Keys(st.Live.Packets)) {
 			fmt.Fprintf(w, "produced %s: %d\n", n, st.Live.Wanted[n])
+		}
+		if st.Live.Placed {
+			fmt.Fprintf(w, "placed: every operator ran at the resident (a plan fragment); the wire carried its results\n")
 		}
 		fmt.Fprintf(w, "wire: %d tuples, %d bytes\n", st.Live.WireTuples, st.Live.WireBytes)
 		fmt.Fprintf(w, "lost: %d\n", st.Live.LostPackets())

@@ -44,7 +44,8 @@ package wire
 //	         16 All (no payload)  32 On:uvarint  64 Attr:uvarint
 //	         128 Conds:count (Attr:uvarint value)*  256 Period:varint
 //	         512 While (no payload)  1024 Pred:pred  2048 Keep:count uvarint*
-//	         4096 Count:uvarint
+//	         4096 Count:uvarint  8192 Text:string  16384 Args:count string*
+//	         32768 Limit:varint
 //
 //	pred     op:byte then: for PAnd/POr Kids:count pred*  (count ≥ 1);
 //	         for PNot one pred; for a comparison Attr:uvarint value.
@@ -118,7 +119,10 @@ const (
 	cfPred
 	cfKeep
 	cfCount
-	cfAllFields = cfCount<<1 - 1
+	cfText
+	cfArgs
+	cfLimit
+	cfAllFields = cfLimit<<1 - 1
 )
 
 // Smallest encodings, to bound counts by the remaining input.
@@ -131,9 +135,9 @@ const (
 	minCond   = 2 // attr, value head
 )
 
-func validPacketKind(k PacketKind) bool   { return k >= PEvent && k <= PEntityEnd }
+func validPacketKind(k PacketKind) bool   { return k >= PEvent && k <= PResultLost }
 func validValueKind(k ValueKind) bool     { return k >= VEntity && k <= VEnum }
-func validCommandKind(k CommandKind) bool { return k >= CEnable && k <= CUnfragment }
+func validCommandKind(k CommandKind) bool { return k >= CEnable && k <= CPlan }
 func validPredOp(o PredOp) bool           { return o >= PAnd && o <= PPrefix }
 
 // ---- encoding ----
@@ -439,6 +443,15 @@ func (c *Command) AppendBinary(b []byte) ([]byte, error) {
 	if c.Count != 0 {
 		f |= cfCount
 	}
+	if c.Text != "" {
+		f |= cfText
+	}
+	if len(c.Args) != 0 {
+		f |= cfArgs
+	}
+	if c.Limit != 0 {
+		f |= cfLimit
+	}
 	b = appendHeader(b, TagCommand, Version)
 	b = append(b, byte(c.Kind))
 	b = binary.AppendUvarint(b, f)
@@ -488,6 +501,18 @@ func (c *Command) AppendBinary(b []byte) ([]byte, error) {
 	}
 	if f&cfCount != 0 {
 		b = binary.AppendUvarint(b, uint64(c.Count))
+	}
+	if f&cfText != 0 {
+		b = appendString(b, c.Text)
+	}
+	if f&cfArgs != 0 {
+		b = binary.AppendUvarint(b, uint64(len(c.Args)))
+		for _, a := range c.Args {
+			b = appendString(b, a)
+		}
+	}
+	if f&cfLimit != 0 {
+		b = binary.AppendVarint(b, c.Limit)
 	}
 	if n := len(b) - start; n > MaxFrame {
 		return b[:start], tooLarge("command", n, MaxFrame)
@@ -1005,6 +1030,24 @@ func (c *Command) UnmarshalBinary(data []byte) error {
 			d.failf("count %d out of range", n)
 		}
 		c.Count = uint32(n)
+	}
+	if f&cfText != 0 {
+		c.Text = d.string("text")
+	}
+	if f&cfArgs != 0 {
+		n := d.count("args", 1)
+		if d.err == nil && n == 0 {
+			d.failf("args flag set with no args")
+		}
+		if n > 0 {
+			c.Args = make([]string, n)
+			for i := range c.Args {
+				c.Args[i] = d.string("arg")
+			}
+		}
+	}
+	if f&cfLimit != 0 {
+		c.Limit = d.varint("limit")
 	}
 	if err := d.finish(); err != nil {
 		*c = Command{}

@@ -102,7 +102,7 @@ func randHello(r *rand.Rand) *Hello {
 }
 
 func randPacket(r *rand.Rand, ts int64) Packet {
-	p := Packet{TS: ts, Sensor: randU16(r), Kind: PacketKind(1 + r.IntN(int(PEntityEnd)))}
+	p := Packet{TS: ts, Sensor: randU16(r), Kind: PacketKind(1 + r.IntN(int(PResultLost)))}
 	if p.Kind != PEvent || r.IntN(5) == 0 {
 		p.Tuple = randU64(r)
 	}
@@ -138,7 +138,7 @@ func randBatch(r *rand.Rand, maxPackets int) *Batch {
 }
 
 func randCommand(r *rand.Rand) *Command {
-	c := &Command{Kind: CommandKind(1 + r.IntN(int(CUnfragment)))}
+	c := &Command{Kind: CommandKind(1 + r.IntN(int(CPlan)))}
 	if r.IntN(2) == 0 {
 		c.ID = randU64(r)
 	}
@@ -171,6 +171,13 @@ func randCommand(r *rand.Rand) *Command {
 	}
 	if r.IntN(3) == 0 {
 		c.Count = 1 + uint32(r.IntN(1<<20))
+	}
+	if r.IntN(4) == 0 {
+		c.Text = randString(r)
+		for n := r.IntN(3); n > 0; n-- {
+			c.Args = append(c.Args, randString(r))
+		}
+		c.Limit = randI64(r)
 	}
 	return c
 }
@@ -401,7 +408,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"huge packet count", &Batch{}, batch(0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f), "packets count 4294967295 exceeds"},
 		{"huge string", &Hello{}, []byte{TagHello, Version, 0xff, 0xff, 0x03, 'a'}, "name length 65535 exceeds the remaining 1 bytes"},
 		{"varint overflow", &Batch{}, batch(0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01), "overflows 64 bits"},
-		{"packet kind", &Batch{}, batch(0, 0, 1, 0x09, 0, 0, 0), "packet 0: at byte 5: unknown packet kind 9"},
+		{"packet kind", &Batch{}, batch(0, 0, 1, 0x0e, 0, 0, 0), "packet 0: at byte 5: unknown packet kind 14"},
 		{"packet kind zero", &Batch{}, batch(0, 0, 1, 0x00, 0, 0, 0), "unknown packet kind 0"},
 		{"packet reserved", &Batch{}, batch(0, 0, 1, 0x81, 0, 0, 0), "reserved bit"},
 		{"sensor range", &Batch{}, batch(0, 0, 1, 0x01, 0x80, 0x80, 0x04, 0, 0), "sensor 65536 exceeds 65535"},
@@ -410,9 +417,9 @@ func TestDecodeErrors(t *testing.T) {
 		{"value reserved", &Batch{}, batch(0, 0, 1, 0x41, 0, 0, 1, 0x22, 0), "reserved bit"},
 		{"float truncated", &Batch{}, batch(0, 0, 1, 0x41, 0, 0, 1, 0x43, 1, 2, 3, 0), "truncated reading value"},
 		{"def type range", &Batch{}, batch(0, 1, 1, 0xff, 0xff, 0xff, 0x0f, 0, 0, 0), "def type 33554431 exceeds 65535"},
-		{"command kind", &Command{}, cmd(13, 0), "unknown command kind 13"},
+		{"command kind", &Command{}, cmd(14, 0), "unknown command kind 14"},
 		{"command kind zero", &Command{}, cmd(0, 0), "unknown command kind 0"},
-		{"command fields", &Command{}, cmd(byte(CBye), 0x80, 0x40), "unknown field bits 0x2000"},
+		{"command fields", &Command{}, cmd(byte(CBye), 0x80, 0x80, 0x04), "unknown field bits 0x10000"},
 		{"command count zero", &Command{}, cmd(byte(CTrigger), 0x80, 0x20, 0), "count 0 out of range"},
 		{"pred op", &Command{}, cmd(byte(CFragment), 0x80, 0x08, 0x0c), "pred node 1: at byte 5: unknown predicate operator 12"},
 		{"pred no operands", &Command{}, cmd(byte(CFragment), 0x80, 0x08, byte(PAnd), 0), "and with no operands"},

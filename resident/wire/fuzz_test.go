@@ -71,7 +71,8 @@ func commandSeeds() []*Command {
 		{Kind: CTrigger, ID: 4, Sensor: 2, On: 3, While: true, Conds: []Cond{{Attr: 1, Value: Value{Kind: VEnum, N: 1}}}},
 		{Kind: CFragment, ID: 5, Sensor: 2, Keep: []uint16{0, 1}, Pred: &Pred{Op: POr, Kids: []Pred{
 			{Op: PEq, Attr: 1, Value: Value{Kind: VEntity, S: "M3"}},
-			{Op: PNot, Kids: []Pred{{Op: PPrefix, Attr: 1, Value: Value{Kind: VEntity, S: "M"}}}}}}}}
+			{Op: PNot, Kids: []Pred{{Op: PPrefix, Attr: 1, Value: Value{Kind: VEntity, S: "M"}}}}}}},
+		{Kind: CPlan, Text: "range of s is S retrieve (s.A)", Args: []string{"target=P1"}, Limit: 1 << 20}}
 	for len(ms) < 10 {
 		ms = append(ms, randCommand(r))
 	}

@@ -3,7 +3,8 @@ package wire
 import "strconv"
 
 var packetKindNames = [...]string{PEvent: "event", PBegin: "begin", PEnd: "end", PWhole: "whole",
-	PSample: "sample", PEntityBegin: "entity-begin", PEntityEnd: "entity-end"}
+	PSample: "sample", PEntityBegin: "entity-begin", PEntityEnd: "entity-end", PResultBegin: "result-begin", PResultEnd: "result-end",
+	PResultEvent: "result-event", PResultStart: "result-start", PResultLoss: "result-loss", PResultLost: "result-lost"}
 
 func (k PacketKind) String() string {
 	if int(k) < len(packetKindNames) && packetKindNames[k] != "" {
@@ -24,7 +25,7 @@ func (k ValueKind) String() string {
 
 var commandKindNames = [...]string{CEnable: "enable", CDisable: "disable", CEnableAll: "enable-all",
 	CDisableAll: "disable-all", CTrigger: "trigger", CUntrigger: "untrigger", CSample: "sample",
-	CUnsample: "unsample", CLease: "lease", CBye: "bye", CFragment: "fragment", CUnfragment: "unfragment"}
+	CUnsample: "unsample", CLease: "lease", CBye: "bye", CFragment: "fragment", CUnfragment: "unfragment", CPlan: "plan"}
 
 func (k CommandKind) String() string {
 	if int(k) < len(commandKindNames) && commandKindNames[k] != "" {

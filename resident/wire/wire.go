@@ -10,7 +10,8 @@
 // last when — while Commands flow the other way: enable and disable
 // flags, whole-type enables, triggers, standing sampling requests,
 // fragments (a selection and projection run at the resident), lease
-// renewals. If the remote stops renewing its lease, the resident clears
+// renewals. A plan session (CPlan) carries instead the results of a
+// program the resident runs: derived tuples (PResult* packets). If the remote stops renewing its lease, the resident clears
 // everything the session set.
 package wire
 
@@ -85,6 +86,10 @@ const CapFragments = "fragments"
 // tuples that satisfy it).
 const CapEntityFragments = "entity-fragments"
 
+// CapPlans: the resident carries out CPlan (runs a whole program's plan
+// where its data is and sends derived tuples).
+const CapPlans = "plans"
+
 // Has reports whether the resident advertises capability c.
 func (h *Hello) Has(c string) bool {
 	for _, x := range h.Caps {
@@ -116,6 +121,25 @@ const (
 	// existence, or a state of it) begins or ends; always delivered.
 	PEntityBegin
 	PEntityEnd
+	// PResultBegin, PResultEnd, PResultEvent: a result element of a plan
+	// fragment (CPlan) — statement Sensor's result tuple Tuple begins, ends,
+	// or is an event, at TS; Vals carry the tuple's values (Begin and
+	// Event; every kind's N and S as the algebra holds them, entities by
+	// ID in S). Only a plan session sends them.
+	PResultBegin
+	PResultEnd
+	PResultEvent
+	// PResultStart: the plan fragment's observation starts at TS (its
+	// answers are about what it observed from there).
+	PResultStart
+	// PResultLoss: the fragment's run lost packets of relation Vals[0].S
+	// between Begin and TS (Vals[1].N of them): its answers are cut out of
+	// that gap, as a monitor's are.
+	PResultLoss
+	// PResultLost: the fragment stopped at TS (its memory bound, its
+	// output's bound, or its own session lost; Vals[0].S says which): what
+	// it sent is right, and nothing after TS was observed.
+	PResultLost
 )
 
 // ValueKind is the kind of an encoded attribute value.
@@ -232,6 +256,18 @@ const (
 	// CUnfragment removes fragment ID.
 	CFragment
 	CUnfragment
+	// CPlan: run a plan fragment — the TQuel program Text (with Args, the
+	// values of its $NAME references, as NAME=VALUE) — at the resident,
+	// compiled with the monitor's algebra over the resident's own sensor
+	// description, within Limit bytes of operator state (0: the
+	// resident's default; more than it is refused). It must be the
+	// session's first command, and its only one besides leases and bye:
+	// the session then carries the program's results (PResult* packets),
+	// not the sensors' packets. A CPlan without Text, later, finishes the
+	// fragment: it stops, sends what its network settles at its end, and
+	// the session ends (io.EOF) — a monitor's end of run that, unlike a
+	// bye, keeps the stream open for those last results.
+	CPlan
 )
 
 // Cond is an equality on a packet attribute, for triggers.
@@ -296,6 +332,9 @@ type Command struct {
 	Pred   *Pred    // CFragment: the selection (nil: every packet)
 	Keep   []uint16 // CFragment: the attributes sent (empty: all)
 	Count  uint32   // CTrigger: packets within Period that enable (0: the first enables)
+	Text   string   // CPlan: the program
+	Args   []string // CPlan: NAME=VALUE
+	Limit  int64    // CPlan: the bound on its operators' state (bytes)
 }
 
 // Conn is a remote monitor's connection to one resident.
