@@ -16,7 +16,8 @@ import (
 // the count is at least Count: the resident's drain takes it back in its
 // first round that starts after the count fell (expireCounts), and the
 // intervals of the target in progress on the entity then are still owed
-// their end (takeBack, the one mechanism of every while trigger).
+// their end (takeBack and owe.go, the one mechanism of every while
+// trigger).
 //
 // The remote sends one only when what it enables is a superset of what
 // the plan can use (α keeps exactly what its argument says; with While,
@@ -40,14 +41,16 @@ import (
 // session (of its maxTriggers). A counting trigger runs in the subject's
 // thread on every packet of its sensor: a lock of its own (not r.mu, which
 // entity operations hold), a map look-up and a ring write, and r.mu only
-// to enable. So what one session can make a sensor call cost is
+// to enable (once per busy spell, with While). So what one session can make a sensor call cost is
 // maxCountTriggers of those, and the resident hold for counting at most
 // maxCountTriggers × maxCountKeys × wire.MaxCount timestamps (4 × 1,024 ×
-// 64 × 8 B = 2 MB) — TestCountTriggerBound, TestHostileCountTriggers. The
-// drain's share (while): per round, nothing unless some enabled entity's
-// count can have fallen (nextExpiry), then a scan of the trigger's enabled
-// entities (≤ maxCountKeys) and, if it disables any, one pass over the
-// target's intervals in progress under its lock (takeBack).
+// 64 × 8 B = 2 MB) — TestCountTriggerBound, TestHostileCountTriggers;
+// besides, one entry of held per entity enabled for the session (as the
+// session's own enables: t.done). The drain's share (while): per round,
+// nothing unless some enabled entity's count can have fallen
+// (nextExpiry), then a scan of the trigger's enabled entities (≤
+// maxCountKeys) and, for each it disables, r.mu's take-back: a record on
+// the entity (owe.go) and the flag cleared (TestHostileCountWhileTriggers).
 const (
 	maxCountKeys     = 1024
 	maxCountTriggers = 4
