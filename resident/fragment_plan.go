@@ -2,354 +2,40 @@ package resident
 
 import (
 	"context"
-	"fmt"
-	"io"
-	"slices"
-	"strings"
-	"sync"
 
-	"github.com/tqmon/tqmon/remote"
+	"github.com/tqmon/tqmon/resident/plans"
 	"github.com/tqmon/tqmon/resident/wire"
 )
 
-// Plan fragments (CPlan; remote: plan fragments). A session whose first
-// command is a CPlan becomes a plan session: the resident runs the
-// program — compiled again over its own description, with the monitor's
-// algebra — over a session of its own (Local), and the plan session
-// carries the program's results instead of packets.
-//
-// Where it runs. In a goroutine of its own (remote.RunFragment), beside
-// the drain: never in a subject's thread. What it costs the subject is
-// what any session costs it (its inner session's bounds, shedding and
-// counts are a session's like any other: a fragment that falls behind
-// loses packets there, and its answers are cut at those gaps), and its
-// state is bounded:
-//   - operator state: cmd.Limit bytes (remote.DefaultFragmentLimit, at
-//     most remote.MaxFragmentLimit), the network's memory budget;
-//   - result tuples begun and not ended: remote.MaxFragmentOpen;
-//   - results waiting for the monitor: Options.PlanQueue packets
-//     (maxPlanQueued at most);
-//   - fragments: at most maxPlans (4) at once, equal ones shared, each
-//     program (with its arguments) at most maxPlanText (64 KiB).
-//
-// Past any of them the fragment stops and the session says where
-// (PResultLost): the answer is then incomplete from there — what was sent
-// is right, nothing after it was observed — never wrong.
+// Plan fragments (CPlan): a session whose first command is a CPlan
+// becomes a plan session, run by package plans (the fragment runner the
+// kernel resident shares) over a session of the resident's own (Local),
+// in goroutines of their own — never in a subject's thread. Its bounds
+// (state, open results, queued results: Options.PlanQueue, fragments at
+// once, program text) are package plans'.
 
-// maxPlanQueued bounds the result packets a plan session holds for a
-// monitor that does not read them (Options.PlanQueue may lower it).
-const maxPlanQueued = 1 << 16
-
-// maxPlans bounds the plan fragments a resident runs at once (equal ones
-// shared count once): each is a network running in the subject's process,
-// beside it, with a session of its own, so this with the fragments' state
-// bound is what monitors can make the resident hold and work for.
-const maxPlans = 4
-
-// maxPlanText bounds a plan fragment's program text (and its arguments):
-// compiling and rewriting it is work the subject's process does.
-const maxPlanText = 64 << 10
-
-// planQueue is Options.PlanQueue, defaulted and bounded.
-func planQueue(n int) int {
-	if n <= 0 || n > maxPlanQueued {
-		return maxPlanQueued
-	}
-	return n
-}
-
-// planOut is a plan session's results waiting for its monitor.
-type planOut struct {
-	mu     sync.Mutex
-	q      []*wire.Batch
-	queued int           // packets in q
-	max    int           // of queued (Resident.planQueue)
-	ended  bool          // the fragment stopped: q holds its last batches
-	done   chan struct{} // closed when ended is set
-	cancel context.CancelFunc
-	// endErr is how the session itself ended (closeWith's error, or its
-	// Recv's), once it did: said after the fragment's last results.
-	endErr error
-}
-
-// Put queues the packets settled up to wm (remote.FragmentSink).
-func (o *planOut) Put(pks []wire.Packet, wm int64) bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.queued+len(pks) > o.max {
-		return false
-	}
-	o.q = append(o.q, &wire.Batch{Packets: pks, Watermark: wm})
-	o.queued += len(pks)
-	return true
-}
-
-// Stop queues where and why the fragment stopped (remote.FragmentSink);
-// "" is a normal end (the session it ran over ended).
-func (o *planOut) Stop(at int64, why string) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if why != "" && why != "ended" {
-		o.q = append(o.q, &wire.Batch{Watermark: at, Packets: []wire.Packet{{Kind: wire.PResultLost, TS: at,
-			Vals: []wire.Value{{Kind: wire.VString, S: why}}}}})
-	}
-	if !o.ended {
-		o.ended = true
-		close(o.done)
-	}
-}
-
-// end notes how the session ended (the first said).
-func (o *planOut) end(err error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.endErr == nil {
-		o.endErr = err
-	}
-}
-
-// ending is how the session ended (nil: it has not).
-func (o *planOut) ending() error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.endErr
-}
-
-// next pops the next batch (nil: none yet) and whether the fragment has
-// ended with nothing left to send.
-func (o *planOut) next() (*wire.Batch, bool) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if len(o.q) == 0 {
-		return nil, o.ended
-	}
-	b := o.q[0]
-	o.q[0] = nil
-	o.q = o.q[1:]
-	o.queued -= len(b.Packets)
-	return b, false
-}
-
-// startPlan makes s a plan session running cmd (r.mu held): it joins the
-// fragment already running the same program, text, arguments and bound
-// alike (shared), or starts one, in its own goroutine (opening its
-// session takes r.mu).
+// startPlan makes s a plan session running cmd (r.mu held).
 func (s *Session) startPlan(cmd *wire.Command) error {
 	switch {
 	case s.plan.Load() != nil:
 		return s.fail(cmd, "kind", "the session already runs a plan")
 	case s.flags.Len() > 0 || s.all.Len() > 0 || len(s.triggers) > 0 || len(s.samplers) > 0 || len(s.frags) > 0:
 		return s.fail(cmd, "kind", "a plan must be the session's first command")
-	case cmd.Limit < 0 || cmd.Limit > remote.MaxFragmentLimit:
-		return s.fail(cmd, "limit", "%d bytes out of range (at most %d)", cmd.Limit, remote.MaxFragmentLimit)
-	case len(cmd.Text)+len(strings.Join(cmd.Args, "")) > maxPlanText:
-		return s.fail(cmd, "text", "%d bytes of program and arguments, over the %d a plan fragment may have", len(cmd.Text)+len(strings.Join(cmd.Args, "")), maxPlanText)
 	}
-	r := s.r
-	key := fmt.Sprintf("%d\x00%q\x00%q", cmd.Limit, cmd.Text, cmd.Args)
-	o := &planOut{done: make(chan struct{}), max: r.planQueue}
-	if sp := r.plans[key]; sp != nil && sp.join(o) {
-		s.plan.Store(o)
-		return nil
+	o, err := s.r.plans.Start(&s.core, cmd, s.r.Local, s.core.Stamp)
+	if err != nil {
+		return err
 	}
-	if r.planRuns >= maxPlans {
-		return s.fail(cmd, "text", "the resident already runs %d plan fragments, the most it may", maxPlans)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	sp := &sharedPlan{r: r, key: key, cancel: cancel, open: map[uint64]wire.Packet{}}
-	sp.join(o)
-	if r.plans == nil {
-		r.plans = map[string]*sharedPlan{}
-	}
-	r.plans[key] = sp // (one no longer joinable runs on for its sessions)
-	r.planRuns++
 	s.plan.Store(o)
-	c := *cmd
-	c.Args = append([]string(nil), cmd.Args...)
-	go func() {
-		if err := remote.RunFragment(ctx, r.Local(), &c, sp); err != nil {
-			sp.Stop(s.core.Stamp(), "refused: "+err.Error())
-		}
-	}()
 	return nil
 }
 
 // PlanFragments returns how many plan fragments run (one for all the
 // sessions that share it).
-func (r *Resident) PlanFragments() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.planRuns
-}
+func (r *Resident) PlanFragments() int { return r.plans.Runs() }
 
-// sharedPlan is one running plan fragment and the plan sessions it
-// serves (remote.FragmentSink: it hands each of them the results).
-//
-// A session may join a fragment already running only while the fragment
-// has said nothing a joiner would not be given again — no result tuple
-// ended, no event, no loss: it is then sent the fragment's start and the
-// result tuples begun so far, and its answer is the fragment's, whole,
-// over the fragment's observation (exact, aggregates included: a value
-// counted since the fragment's start is the value over that
-// observation). Later, a session running the same program gets a fragment
-// of its own. A session that leaves (its end, or a finish while others
-// share the fragment) is sent, after what it had, that the results not
-// yet settled are missing: it gets a finished fragment's last results
-// only when it is the last to leave. A session that does not keep up
-// (its output bound) is dropped alone, told so; the fragment stops when
-// none is left.
-type sharedPlan struct {
-	r      *Resident
-	key    string
-	cancel context.CancelFunc
-
-	mu      sync.Mutex
-	subs    []*planOut
-	open    map[uint64]wire.Packet // result tuples begun, not ended: their begin
-	started bool                   // the fragment said its start
-	start   int64                  // (then) where its observation starts
-	said    bool                   // it said what a joiner would miss: no joining
-	wm      int64                  // the last watermark put
-	ended   bool
-	closing bool // its last session left: it is stopping
-}
-
-// join adds o unless the fragment has ended or said what o would miss
-// (false).
-func (sp *sharedPlan) join(o *planOut) bool {
-	sp.mu.Lock()
-	defer sp.mu.Unlock()
-	if sp.ended || sp.closing || sp.said {
-		return false
-	}
-	o.cancel = func() { sp.leave(o) }
-	if sp.started {
-		pks := []wire.Packet{{Kind: wire.PResultStart, TS: sp.start}}
-		for _, pk := range sp.open {
-			pks = append(pks, pk)
-		}
-		if !o.Put(pks, sp.wm) {
-			o.Stop(sp.wm, "over its output bound (the tuples open when it joined)")
-			return true
-		}
-	}
-	sp.subs = append(sp.subs, o)
-	return true
-}
-
-// leave takes o out; the last to leave stops the fragment, and gets its
-// last results. (Called under r.mu, by closeWith or a finish: it takes no
-// more than sp.mu and o.mu.)
-func (sp *sharedPlan) leave(o *planOut) {
-	sp.mu.Lock()
-	i := slices.Index(sp.subs, o)
-	if i < 0 {
-		sp.mu.Unlock()
-		return
-	}
-	if len(sp.subs) == 1 {
-		sp.closing = true // its Stop follows, from its goroutine
-		sp.mu.Unlock()
-		sp.cancel()
-		return
-	}
-	sp.subs = slices.Delete(sp.subs, i, i+1)
-	wm := sp.wm
-	sp.mu.Unlock()
-	o.Stop(wm, "left a plan fragment other monitors share: its results not yet settled are missing")
-}
-
-// Put hands the packets to every session (remote.FragmentSink).
-func (sp *sharedPlan) Put(pks []wire.Packet, wm int64) bool {
-	sp.mu.Lock()
-	for _, pk := range pks {
-		switch pk.Kind {
-		case wire.PResultStart:
-			sp.started, sp.start = true, pk.TS
-		case wire.PResultBegin:
-			sp.open[pk.Tuple] = pk
-		case wire.PResultEnd:
-			delete(sp.open, pk.Tuple)
-			sp.said = true
-		case wire.PResultEvent, wire.PResultLoss:
-			sp.said = true
-		}
-	}
-	sp.wm = wm
-	var dropped []*planOut
-	sp.subs = slices.DeleteFunc(sp.subs, func(o *planOut) bool {
-		if o.Put(pks, wm) {
-			return false
-		}
-		dropped = append(dropped, o)
-		return true
-	})
-	left := len(sp.subs)
-	sp.closing = sp.closing || left == 0
-	sp.mu.Unlock()
-	for _, o := range dropped {
-		o.Stop(wm, "over its output bound (the monitor did not keep up)")
-	}
-	return left > 0 // (false: RunFragment stops)
-}
-
-// Stop ends every session's results (remote.FragmentSink).
-func (sp *sharedPlan) Stop(at int64, why string) {
-	sp.mu.Lock()
-	sp.ended = true
-	subs := sp.subs
-	sp.subs = nil
-	sp.mu.Unlock()
-	sp.r.mu.Lock()
-	if sp.r.plans[sp.key] == sp {
-		delete(sp.r.plans, sp.key)
-	}
-	sp.r.planRuns--
-	sp.r.mu.Unlock()
-	for _, o := range subs {
-		o.Stop(at, why)
-	}
-}
-
-// recvPlan is Recv for a plan session: the fragment's results. The
-// session's own batches (it enables nothing; the entity tuples every
-// session is sent) are taken and dropped, which also keeps its lease and
-// end noticed as any session's. Once the fragment is finished (a CPlan
-// without text) or the session ends (the monitor's bye, its lease, the
-// resident's close) the fragment stops and its last results — what its
-// network settles at its end, as a monitor's does when its run ends — are
-// still sent, then the session's end (io.EOF when normal).
-func (s *Session) recvPlan(ctx context.Context, o *planOut) (*wire.Batch, error) {
-	for {
-		if b, ended := o.next(); b != nil {
-			return b, nil
-		} else if ended {
-			s.Close() // everything said
-			if err := o.ending(); err != nil {
-				return nil, err // the session's own end (io.EOF: normal)
-			}
-			return nil, io.EOF
-		}
-		if o.ending() != nil {
-			// Ended: by its monitor or its lease (closeWith stopped the
-			// fragment) or with the resident (the fragment's own session
-			// ends with it, after its last packets): the fragment ends
-			// either way.
-			select {
-			case <-o.done:
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
-			continue
-		}
-		b, err := s.core.Recv(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, err
-			}
-			o.end(err)
-			continue
-		}
-		s.core.Release(b) // (it blocks a few ms at most: the loop's pace)
-	}
+// recvPlan is Recv for a plan session: the fragment's results
+// (plans.Out.Recv).
+func (s *Session) recvPlan(ctx context.Context, o *plans.Out) (*wire.Batch, error) {
+	return o.Recv(ctx, &s.core, s.Close)
 }

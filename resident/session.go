@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/tqmon/tqmon/resident/plans"
 	"github.com/tqmon/tqmon/resident/session"
 	"github.com/tqmon/tqmon/resident/wire"
 )
@@ -42,7 +43,7 @@ type Session struct {
 	fragCmps int // comparisons in frags' predicates (maxSessionCmps)
 	// plan, once set (under r.mu; never unset), makes the session a plan
 	// session (fragment_plan.go): Recv carries its results.
-	plan atomic.Pointer[planOut]
+	plan atomic.Pointer[plans.Out]
 
 	// shed counts, per sensor, the packets producers shed for the
 	// session while it was full (shed.go).
@@ -140,8 +141,7 @@ func (s *Session) closeWith(err error) {
 	}
 	r.clearSession(s)
 	if o := s.plan.Load(); o != nil {
-		o.end(err)
-		o.cancel()
+		o.Close(err)
 	}
 	r.epoch.Add(1)
 	r.sessions.Remove(s.idx, s)
@@ -246,7 +246,7 @@ func (s *Session) apply(cmd *wire.Command) error {
 	r := s.r
 	if o := s.plan.Load(); o != nil {
 		if cmd.Kind == wire.CPlan && cmd.Text == "" {
-			o.cancel() // finish (fragment_plan.go)
+			o.Finish() // (fragment_plan.go)
 			return nil
 		}
 		return s.fail(cmd, "kind", "a plan session takes no %s command", cmd.Kind)
