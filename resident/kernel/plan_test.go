@@ -1,0 +1,292 @@
+package kernel_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/check"
+	"github.com/tqmon/tqmon/algebra/exec"
+	"github.com/tqmon/tqmon/algebra/stream"
+	"github.com/tqmon/tqmon/query"
+	"github.com/tqmon/tqmon/remote"
+	"github.com/tqmon/tqmon/resident/kernel"
+	"github.com/tqmon/tqmon/resident/kernel/kerneltest"
+	"github.com/tqmon/tqmon/resident/kernel/launch"
+	"github.com/tqmon/tqmon/resident/transport"
+	"github.com/tqmon/tqmon/resident/wire"
+)
+
+// planQuery is a program with an aggregate per process (`by`) and a join
+// of Syscall with Process by command name, over the workload's getppid
+// calls: placed whole at a kernel resident that runs plans.
+const planQuery = `range of s is Syscall
+range of p is Process
+retrieve (s.Process, N = count(s.Name by s.Process where s.Process = $target and s.Name = "getppid" for ever)) where s.Process = $target and s.Name = "getppid"
+retrieve (p.Command, s.Name) where s.Process = p.Process and p.Process = $target and s.Name = "getppid"`
+
+// placedRun is one live run of prog over a kernel resident reached
+// through the gRPC transport (as `tqmon query --connect` reaches `tqmon
+// resident --kernel`), with the workload started paused and released
+// once the monitor's commands are carried out; the run ends once the
+// monitor has every one of the workload's calls (rows results of
+// statement 1) or, short of them, 20 s after the workload's exit.
+type placedRun struct {
+	rs      []query.Result
+	st      remote.LiveStats
+	err     error
+	results int64 // result packets received
+	other   int64 // sensed packets received (events, intervals)
+	// entity packets received: a session's opening snapshot of the live
+	// processes, threads and processors (sent before its first command
+	// is carried out), then the entities' changes unless placed
+	entity int64
+	pid    string // the workload's
+}
+
+func runOverTransport(t *testing.T, opts kernel.Options, calls int, text string, limit int64) placedRun {
+	t.Helper()
+	res, err := kernel.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Close()
+	srv, err := transport.NewServer(res.Sessions(), transport.ServerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(t.TempDir(), "k.sock")
+	lis, err := transport.Listen(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(lis)
+	defer srv.Stop()
+	conn, err := transport.Dial(context.Background(), sock, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := kerneltest.BuildC(t, "testdata/workload.c", true)
+	cmd, err := launch.Start([]string{work, itoa(calls), "0", filepath.Join(t.TempDir(), "cpu")}, launch.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Kill()
+	prog, err := query.Compile(res.Catalog(), []query.Source{{Name: "plan", Text: text}}, check.Options{Params: map[string]string{"target": itoa(cmd.Pid)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if limit > 0 {
+		prog = prog.WithBudget(&exec.Budget{Limit: limit})
+	}
+	out := placedRun{pid: itoa(cmd.Pid)}
+	var lo remote.LiveOptions
+	var rows atomic.Int64
+	kc := &kindConn{Conn: conn, results: &out.results, other: &out.other, entity: &out.entity}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// The workload is released once the monitor's commands are carried
+	// out. Placed, that is when the fragment says its start (Ready:
+	// its own session's commands are carried out in process). At the
+	// monitor, over a network, Ready comes once the commands are sent:
+	// the release waits for a batch saying they were applied.
+	release := func() {
+		if err := cmd.Release(); err != nil {
+			t.Error(err)
+		}
+	}
+	if opts.NoPlans {
+		kc.applied = release
+	}
+	lo.Ready = func() {
+		if !opts.NoPlans {
+			release()
+			return
+		}
+		kc.ready.Store(kc.sent.Load())
+	}
+	lo.OnElem = func(stmt int, e stream.Elem) {
+		if stmt == 0 && e.Kind != stream.End {
+			rows.Add(1)
+		}
+	}
+	lo.WireBytes = true
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		out.rs, out.st, out.err = remote.RunLive(ctx, prog, []wire.Conn{kc}, lo)
+	}()
+	select {
+	case <-cmd.Done():
+	case <-time.After(60 * time.Second):
+		t.Fatal("the workload did not finish")
+	}
+	cmd.Wait()
+	for deadline := time.Now().Add(20 * time.Second); rows.Load() < int64(calls) && time.Now().Before(deadline); {
+		select {
+		case <-done: // (ended early: the caller judges its error)
+			return out
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	cancel()
+	<-done
+	t.Logf("placed %v: %d rows of statement 1 seen, %d sensed packets, %d entity, %d results; %v", out.st.Placed, rows.Load(), out.other, out.entity, out.results, out.err)
+	return out
+}
+
+// kindConn counts the packets a monitor receives: results of a plan
+// fragment, entity packets, and sensed packets.
+type kindConn struct {
+	wire.Conn
+	results, other, entity *int64
+	// applied, if set, is called once a batch says the commands sent
+	// before Ready (ready of them) were carried out.
+	applied     func()
+	sent, ready atomic.Uint64
+	done        bool
+}
+
+func (c *kindConn) Send(cmd *wire.Command) error {
+	c.sent.Add(1)
+	return c.Conn.Send(cmd)
+}
+
+func (c *kindConn) Recv() (*wire.Batch, error) {
+	b, err := c.Conn.Recv()
+	if b != nil && c.applied != nil && !c.done {
+		if n := c.ready.Load(); n > 0 && b.Applied >= n {
+			c.done = true
+			c.applied()
+		}
+	}
+	if b != nil {
+		for _, p := range b.Packets {
+			switch {
+			case p.Kind >= wire.PResultBegin:
+				atomic.AddInt64(c.results, 1)
+			case p.Kind == wire.PEntityBegin || p.Kind == wire.PEntityEnd:
+				atomic.AddInt64(c.entity, 1)
+			default:
+				atomic.AddInt64(c.other, 1)
+			}
+		}
+	}
+	return b, err
+}
+
+// values is a table's rows without their times, sorted, the workload's
+// process named TARGET.
+func values(tab *algebra.Table, pid string) []string {
+	var out []string
+	for _, r := range tab.Rows {
+		var vs []string
+		for _, v := range r.Vals {
+			if v.K == algebra.KindEntity && v.S == pid {
+				v.S = "TARGET"
+			}
+			vs = append(vs, v.String())
+		}
+		out = append(out, strings.Join(vs, ","))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestKernelPlacedOverTransport: a program with a per-process count
+// (`by`) and a join of Syscall with Process, over a kernel resident
+// reached through the gRPC transport, runs placed at the resident (a
+// plan fragment): its answer is the workload's known calls — a count
+// reaching exactly N, N joined rows naming the workload's command — and
+// equals the same program run at the monitor (a resident with NoPlans);
+// only result packets cross the wire.
+func TestKernelPlacedOverTransport(t *testing.T) {
+	kerneltest.Need(t)
+	const calls = 3000
+	placed := runOverTransport(t, kernel.Options{}, calls, planQuery, 0)
+	if placed.err != nil {
+		t.Fatal(placed.err)
+	}
+	unplaced := runOverTransport(t, kernel.Options{NoPlans: true}, calls, planQuery, 0)
+	if unplaced.err != nil {
+		t.Fatal(unplaced.err)
+	}
+	if !placed.st.Placed || unplaced.st.Placed {
+		t.Fatalf("placed: %v and %v, want true and false", placed.st.Placed, unplaced.st.Placed)
+	}
+	// No sensed packet crosses the wire; entity packets only as the
+	// session's opening snapshot (what was alive when it opened, as
+	// every session is sent), not the changes the run saw.
+	if placed.other != 0 || placed.results == 0 {
+		t.Fatalf("placed: %d sensed packets crossed the wire, %d results", placed.other, placed.results)
+	}
+	if unplaced.other < calls {
+		t.Fatalf("at the monitor: %d sensed packets for %d calls", unplaced.other, calls)
+	}
+	for i, name := range []string{"count", "join"} {
+		got, want := values(placed.rs[i].Table, placed.pid), values(unplaced.rs[i].Table, unplaced.pid)
+		if len(got) != calls || !slices.Equal(got, want) {
+			t.Errorf("%s: %d rows placed, %d at the monitor, want %d each and equal (%q… against %q…)", name, len(got), len(want), calls, got[:min(3, len(got))], want[:min(3, len(want))])
+		}
+	}
+	var max int64
+	for _, r := range placed.rs[0].Table.Rows {
+		max = maxOf(max, r.Vals[1].N)
+	}
+	if max != calls {
+		t.Errorf("the count reached %d, want %d", max, calls)
+	}
+	for _, r := range placed.rs[1].Table.Rows {
+		if r.Vals[0].S != "workload" {
+			t.Fatalf("a joined row names %q, not the workload's command", r.Vals[0].S)
+		}
+	}
+	t.Logf("wire: placed %d tuples, %d bytes (%d result packets, %d entity packets); at the monitor %d tuples, %d bytes (%d sensed, %d entity)",
+		placed.st.WireTuples, placed.st.WireBytes, placed.results, placed.entity, unplaced.st.WireTuples, unplaced.st.WireBytes, unplaced.other, unplaced.entity)
+}
+
+func maxOf(a, b int64) int64 {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+// TestKernelPlanStateBound: a plan fragment at a kernel resident whose
+// operators outgrow its state bound stops, the run ends incomplete (an
+// ErrIncomplete naming the bound), and every row it answered is one of
+// the workload's — incomplete, not wrong.
+func TestKernelPlanStateBound(t *testing.T) {
+	kerneltest.Need(t)
+	const calls = 20000
+	// The join holds every getppid call of the process until the
+	// process ends (it does not, within the run): its state grows with
+	// every call.
+	q := `range of s is Syscall
+range of p is Process
+retrieve (s.Name) where s.Process = p.Process and p.Process = $target and s.Name = "getppid" when s precede end of p`
+	const limit = 64 << 10
+	run := runOverTransport(t, kernel.Options{}, calls, q, limit)
+	if !errors.Is(run.err, remote.ErrIncomplete) || !strings.Contains(run.err.Error(), "state bound") {
+		t.Fatalf("a fragment over its state bound of %d bytes: error %v, want one saying it stopped at its state bound", limit, run.err)
+	}
+	if !run.st.Placed || run.other != 0 {
+		t.Fatalf("placed %v, %d sensed packets", run.st.Placed, run.other)
+	}
+	rows := run.rs[0].Table.Rows
+	for _, r := range rows {
+		if r.Vals[0].S != "getppid" {
+			t.Fatalf("a row that is not one of the workload's calls: %v", r.Vals)
+		}
+	}
+	if len(rows) >= calls {
+		t.Errorf("%d rows of %d calls: the fragment stopped, yet answered every call", len(rows), calls)
+	}
+	t.Logf("%v; %d of %d calls answered", run.err, len(rows), calls)
+}
