@@ -264,14 +264,15 @@ func maxOf(a, b int64) int64 {
 // the workload's — incomplete, not wrong.
 func TestKernelPlanStateBound(t *testing.T) {
 	kerneltest.Need(t)
-	const calls = 20000
-	// The join holds every getppid call of the process until the
-	// process ends (it does not, within the run): its state grows with
-	// every call.
+	const calls = 100000
+	// The first statement streams its rows; the second holds every
+	// getppid call of the process until the process ends (it does not,
+	// within the run): its state grows with every call.
 	q := `range of s is Syscall
 range of p is Process
-retrieve (s.Name) where s.Process = p.Process and p.Process = $target and s.Name = "getppid" when s precede end of p`
-	const limit = 64 << 10
+retrieve (p.Command, s.Name) where s.Process = p.Process and p.Process = $target and s.Name = "getppid"
+retrieve (p.Command, s.Name) where s.Process = p.Process and p.Process = $target and s.Name = "getppid" when s precede end of p`
+	const limit = 1 << 20
 	run := runOverTransport(t, kernel.Options{}, calls, q, limit)
 	if !errors.Is(run.err, remote.ErrIncomplete) || !strings.Contains(run.err.Error(), "state bound") {
 		t.Fatalf("a fragment over its state bound of %d bytes: error %v, want one saying it stopped at its state bound", limit, run.err)
@@ -279,14 +280,14 @@ retrieve (s.Name) where s.Process = p.Process and p.Process = $target and s.Name
 	if !run.st.Placed || run.other != 0 {
 		t.Fatalf("placed %v, %d sensed packets", run.st.Placed, run.other)
 	}
-	rows := run.rs[0].Table.Rows
+	rows := append(run.rs[0].Table.Rows, run.rs[1].Table.Rows...)
 	for _, r := range rows {
-		if r.Vals[0].S != "getppid" {
+		if r.Vals[0].S != "workload" || r.Vals[1].S != "getppid" {
 			t.Fatalf("a row that is not one of the workload's calls: %v", r.Vals)
 		}
 	}
-	if len(rows) >= calls {
-		t.Errorf("%d rows of %d calls: the fragment stopped, yet answered every call", len(rows), calls)
+	if len(run.rs[1].Table.Rows) >= calls {
+		t.Errorf("%d rows of %d calls: the fragment stopped, yet answered every call", len(run.rs[1].Table.Rows), calls)
 	}
-	t.Logf("%v; %d of %d calls answered", run.err, len(rows), calls)
+	t.Logf("%v; %d and %d rows of %d calls answered", run.err, len(run.rs[0].Table.Rows), len(run.rs[1].Table.Rows), calls)
 }
