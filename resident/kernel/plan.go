@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"context"
+	"slices"
 
 	"github.com/tqmon/tqmon/resident/plans"
 	"github.com/tqmon/tqmon/resident/wire"
@@ -38,6 +39,17 @@ import (
 //     as loss for every session, as always (drain.go).
 //   - Sessions: a plan session and its inner session are two of the
 //     resident's session.MaxSessions.
+
+// localHello is the hello of an in-process connection (Local): the
+// resident's without wire.CapPlans. In process (`tqmon query --kernel`)
+// there is no wire a plan fragment could spare, so the monitor runs its
+// network over the packets itself, one hop fewer; a monitor reaching
+// the resident through a transport (Sessions) is offered plans.
+func (r *Resident) localHello() *wire.Hello {
+	h := r.Hello()
+	h.Caps = slices.DeleteFunc(slices.Clone(h.Caps), func(c string) bool { return c == wire.CapPlans })
+	return h
+}
 
 // startPlan makes s a plan session running cmd (r.mu held).
 func (s *Session) startPlan(cmd *wire.Command) error {

@@ -300,8 +300,8 @@ func (s *Session) triggers(sensor int) bool {
 }
 
 // Local returns an in-process connection to the resident: a new session
-// (session.Local).
-func (r *Resident) Local() wire.Conn { return session.Local(r.Hello, r.Open()) }
+// (session.Local). Its hello offers no plans (localHello, plan.go).
+func (r *Resident) Local() wire.Conn { return session.Local(r.localHello, r.Open()) }
 
 // Sessions returns the resident as a transport server sees it (for
 // `tqmon resident --kernel --listen`).
