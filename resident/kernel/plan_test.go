@@ -3,6 +3,7 @@ package kernel_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"github.com/tqmon/tqmon/resident/kernel"
 	"github.com/tqmon/tqmon/resident/kernel/kerneltest"
 	"github.com/tqmon/tqmon/resident/kernel/launch"
+	"github.com/tqmon/tqmon/resident/plans"
 	"github.com/tqmon/tqmon/resident/transport"
 	"github.com/tqmon/tqmon/resident/wire"
 )
@@ -290,4 +292,79 @@ retrieve (p.Command, s.Name) where s.Process = p.Process and p.Process = $target
 		t.Errorf("%d rows of %d calls: the fragment stopped, yet answered every call", len(run.rs[1].Table.Rows), calls)
 	}
 	t.Logf("%v; %d and %d rows of %d calls answered", run.err, len(run.rs[0].Table.Rows), len(run.rs[1].Table.Rows), calls)
+}
+
+// TestKernelPlanSessions: the kernel resident's plan sessions are package
+// plans' — equal programs share one fragment, at most plans.MaxPlans
+// run, a plan must be a session's first command and a plan session takes
+// no other — and NoPlans refuses them; an in-process connection offers
+// no plans, a served one does.
+func TestKernelPlanSessions(t *testing.T) {
+	kerneltest.Need(t)
+	res, err := kernel.New(kernel.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Close()
+	if !res.Hello().Has(wire.CapPlans) || res.Local().Hello().Has(wire.CapPlans) {
+		t.Fatalf("plans offered: served %v, in process %v; want true, false", res.Hello().Has(wire.CapPlans), res.Local().Hello().Has(wire.CapPlans))
+	}
+	sys := uint16(slices.Index(res.Hello().Sensors, "Syscall"))
+	plan := func(i int) (*kernel.Session, error) {
+		s := res.Open()
+		text := fmt.Sprintf(`range of p is Process range of s is Syscall retrieve (s.Name, N = %d) where p.Process = s.Process and p.Process = "1"`, i)
+		return s, s.Apply(&wire.Command{Kind: wire.CPlan, Text: text})
+	}
+	var first *kernel.Session
+	for i := range plans.MaxPlans {
+		s, err := plan(i)
+		if err != nil {
+			t.Fatalf("plan %d: %v", i, err)
+		}
+		defer s.Close()
+		if i == 0 {
+			first = s
+		}
+	}
+	if s, err := plan(1); err != nil {
+		t.Fatalf("an equal program: %v, want it shared", err)
+	} else {
+		defer s.Close()
+	}
+	if n := res.PlanFragments(); n != plans.MaxPlans {
+		t.Fatalf("%d fragments run, want %d", n, plans.MaxPlans)
+	}
+	if _, err := plan(plans.MaxPlans); err == nil || !strings.Contains(err.Error(), "plan fragments") {
+		t.Fatalf("one fragment more than the bound: %v, want refused", err)
+	}
+	if err := first.Apply(&wire.Command{Kind: wire.CEnableAll, Sensor: sys}); err == nil || !strings.Contains(err.Error(), "a plan session takes no") {
+		t.Fatalf("an enable in a plan session: %v", err)
+	}
+	s := res.Open()
+	defer s.Close()
+	if err := s.Apply(&wire.Command{Kind: wire.CEnableAll, Sensor: sys}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(&wire.Command{Kind: wire.CPlan, Text: "x"}); err == nil || !strings.Contains(err.Error(), "first command") {
+		t.Fatalf("a plan after an enable: %v", err)
+	}
+	first.Close()
+	for deadline := time.Now().Add(10 * time.Second); res.PlanFragments() == plans.MaxPlans && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if s, err := plan(plans.MaxPlans); err != nil {
+		t.Fatalf("once one ended: %v", err)
+	} else {
+		s.Close()
+	}
+	no, err := kernel.New(kernel.Options{NoPlans: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer no.Close()
+	ns := no.Open()
+	defer ns.Close()
+	if no.Hello().Has(wire.CapPlans) || ns.Apply(&wire.Command{Kind: wire.CPlan, Text: "x"}) == nil {
+		t.Fatal("a resident with NoPlans offers or runs plans")
+	}
 }
