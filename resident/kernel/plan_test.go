@@ -3,6 +3,7 @@ package kernel_test
 import (
 	"context"
 	"errors"
+	"math"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -37,8 +38,9 @@ retrieve (p.Command, s.Name) where s.Process = p.Process and p.Process = $target
 // through the gRPC transport (as `tqmon query --connect` reaches `tqmon
 // resident --kernel`), with the workload started paused and released
 // once the monitor's commands are carried out; the run ends once the
-// monitor has every one of the workload's calls (rows results of
-// statement 1) or, short of them, 20 s after the workload's exit.
+// monitor has rows results of statement 1 (one per call, in the tests)
+// or, short of them, 20 s after the workload's exit (rows 0: 1 s after
+// it).
 type placedRun struct {
 	rs      []query.Result
 	st      remote.LiveStats
@@ -52,7 +54,7 @@ type placedRun struct {
 	pid    string // the workload's
 }
 
-func runOverTransport(t *testing.T, opts kernel.Options, calls int, text string, limit int64) placedRun {
+func runOverTransport(t testing.TB, opts kernel.Options, calls, want int, text string, limit int64) placedRun {
 	t.Helper()
 	res, err := kernel.New(opts)
 	if err != nil {
@@ -130,7 +132,11 @@ func runOverTransport(t *testing.T, opts kernel.Options, calls int, text string,
 		t.Fatal("the workload did not finish")
 	}
 	cmd.Wait()
-	for deadline := time.Now().Add(20 * time.Second); rows.Load() < int64(calls) && time.Now().Before(deadline); {
+	wait := 20 * time.Second
+	if want <= 0 {
+		want, wait = math.MaxInt, time.Second
+	}
+	for deadline := time.Now().Add(wait); rows.Load() < int64(want) && time.Now().Before(deadline); {
 		select {
 		case <-done: // (ended early: the caller judges its error)
 			return out
@@ -211,11 +217,11 @@ func values(tab *algebra.Table, pid string) []string {
 func TestKernelPlacedOverTransport(t *testing.T) {
 	kerneltest.Need(t)
 	const calls = 3000
-	placed := runOverTransport(t, kernel.Options{}, calls, planQuery, 0)
+	placed := runOverTransport(t, kernel.Options{}, calls, calls, planQuery, 0)
 	if placed.err != nil {
 		t.Fatal(placed.err)
 	}
-	unplaced := runOverTransport(t, kernel.Options{NoPlans: true}, calls, planQuery, 0)
+	unplaced := runOverTransport(t, kernel.Options{NoPlans: true}, calls, calls, planQuery, 0)
 	if unplaced.err != nil {
 		t.Fatal(unplaced.err)
 	}
@@ -275,7 +281,7 @@ range of p is Process
 retrieve (p.Command, s.Name) where s.Process = p.Process and p.Process = $target and s.Name = "getppid"
 retrieve (p.Command, s.Name) where s.Process = p.Process and p.Process = $target and s.Name = "getppid" when s precede end of p`
 	const limit = 1 << 20
-	run := runOverTransport(t, kernel.Options{}, calls, q, limit)
+	run := runOverTransport(t, kernel.Options{}, calls, calls, q, limit)
 	if !errors.Is(run.err, remote.ErrIncomplete) || !strings.Contains(run.err.Error(), "state bound") {
 		t.Fatalf("a fragment over its state bound of %d bytes: error %v, want one saying it stopped at its state bound", limit, run.err)
 	}
@@ -366,5 +372,44 @@ func TestKernelPlanSessions(t *testing.T) {
 	defer ns.Close()
 	if no.Hello().Has(wire.CapPlans) || ns.Apply(&wire.Command{Kind: wire.CPlan, Text: "x"}) == nil {
 		t.Fatal("a resident with NoPlans offers or runs plans")
+	}
+}
+
+// BenchmarkKernelWirePlaced: bytes on the wire per result, a program
+// placed at a kernel resident (over the gRPC transport) against the same
+// program at the monitor (a resident with NoPlans), over the workload's
+// getppid calls: an aggregate whose answer changes a few times (min and
+// max of the names called), and one that changes at every call (a
+// running count per process, with a join of Syscall and Process).
+func BenchmarkKernelWirePlaced(b *testing.B) {
+	kerneltest.Need(b)
+	const calls = 20000
+	for _, c := range []struct {
+		name, text string
+		rows       int
+	}{
+		{"minmax", `range of s is Syscall
+retrieve (First = min(s.Name where s.Process = $target for ever), Last = max(s.Name where s.Process = $target for ever))`, 0},
+		{"count+join", planQuery, calls},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for range b.N {
+				for _, side := range []struct {
+					name string
+					opts kernel.Options
+				}{{"placed", kernel.Options{}}, {"monitor", kernel.Options{NoPlans: true}}} {
+					r := runOverTransport(b, side.opts, calls, c.rows, c.text, 0)
+					if r.err != nil {
+						b.Fatal(r.err)
+					}
+					n := 0
+					for _, res := range r.rs {
+						n += len(res.Table.Rows)
+					}
+					b.ReportMetric(float64(r.st.WireBytes)/float64(max(n, 1)), side.name+"-B/result")
+					b.ReportMetric(float64(r.st.WireTuples)/float64(max(n, 1)), side.name+"-tuples/result")
+				}
+			}
+		})
 	}
 }
