@@ -3,8 +3,8 @@ package kernel_test
 import (
 	"context"
 	"errors"
-	"math"
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
