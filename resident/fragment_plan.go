@@ -1,9 +1,6 @@
 package resident
 
 import (
-	"context"
-
-	"github.com/tqmon/tqmon/resident/plans"
 	"github.com/tqmon/tqmon/resident/wire"
 )
 
@@ -33,9 +30,3 @@ func (s *Session) startPlan(cmd *wire.Command) error {
 // PlanFragments returns how many plan fragments run (one for all the
 // sessions that share it).
 func (r *Resident) PlanFragments() int { return r.plans.Runs() }
-
-// recvPlan is Recv for a plan session: the fragment's results
-// (plans.Out.Recv).
-func (s *Session) recvPlan(ctx context.Context, o *plans.Out) (*wire.Batch, error) {
-	return o.Recv(ctx, &s.core, s.Close)
-}

@@ -1,10 +1,8 @@
 package kernel
 
 import (
-	"context"
 	"slices"
 
-	"github.com/tqmon/tqmon/resident/plans"
 	"github.com/tqmon/tqmon/resident/wire"
 )
 
@@ -67,21 +65,6 @@ func (s *Session) startPlan(cmd *wire.Command) error {
 	}
 	s.plan.Store(o)
 	return nil
-}
-
-// applyPlan carries out a command of a plan session (r.mu held): only a
-// CPlan without text, which finishes the fragment.
-func (s *Session) applyPlan(o *plans.Out, cmd *wire.Command) error {
-	if cmd.Kind == wire.CPlan && cmd.Text == "" {
-		o.Finish()
-		return nil
-	}
-	return s.core.Fail(cmd, "kind", "a plan session takes no %s command", cmd.Kind)
-}
-
-// recvPlan is Recv for a plan session: the fragment's results.
-func (s *Session) recvPlan(ctx context.Context, o *plans.Out) (*wire.Batch, error) {
-	return o.Recv(ctx, &s.core, s.Close)
 }
 
 // PlanFragments returns how many plan fragments run (one for all the

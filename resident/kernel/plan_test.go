@@ -128,6 +128,10 @@ func runOverTransport(t testing.TB, opts kernel.Options, calls, want int, text s
 	}()
 	select {
 	case <-cmd.Done():
+	case <-done: // ended before the workload (its stop, maybe before Ready)
+		cmd.Kill()
+		t.Logf("the run ended before the workload: %v", out.err)
+		return out
 	case <-time.After(60 * time.Second):
 		t.Fatal("the workload did not finish")
 	}

@@ -3,7 +3,6 @@ package kernel
 import (
 	"context"
 	"strconv"
-	"sync/atomic"
 
 	"github.com/tqmon/tqmon/resident/plans"
 	"github.com/tqmon/tqmon/resident/session"
@@ -49,7 +48,7 @@ type Session struct {
 	recent [2]*entity
 	// plan, once set (r.mu; never unset), makes it a plan session
 	// (plan.go): Recv carries the fragment's results.
-	plan atomic.Pointer[plans.Out]
+	plan plans.Slot
 }
 
 // Open starts a session. Its first batch carries the live processes,
@@ -158,20 +157,12 @@ func (r *Resident) dropSessionLocked(s *Session, err error, keep bool) bool {
 // and the cumulative per-sensor counts. It returns the session's error
 // once it ended, or ctx's.
 func (s *Session) Recv(ctx context.Context) (*wire.Batch, error) {
-	if o := s.plan.Load(); o != nil {
-		return s.recvPlan(ctx, o)
-	}
-	return s.core.Recv(ctx)
+	return s.plan.Recv(ctx, &s.core, s.Close) // (a plan session's: plan.go)
 }
 
 // Release gives back a batch Recv returned, for reuse
 // (session.Core.Release). Optional; after it, b must not be used.
-func (s *Session) Release(b *wire.Batch) {
-	if s.plan.Load() != nil {
-		return // a plan fragment's results: not the core's memory, and shared
-	}
-	s.core.Release(b)
-}
+func (s *Session) Release(b *wire.Batch) { s.plan.Release(&s.core, b) }
 
 // Apply carries out a command. A command the resident cannot carry out
 // changes nothing and gets a *CommandError.
@@ -201,7 +192,7 @@ func (s *Session) apply(cmd *wire.Command) error {
 	r := s.r
 	fail := s.core.Fail
 	if o := s.plan.Load(); o != nil {
-		return s.applyPlan(o, cmd)
+		return o.Command(&s.core, cmd) // (plan.go)
 	}
 	switch cmd.Kind {
 	case wire.CPlan:

@@ -33,6 +33,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident/session"
@@ -126,6 +127,34 @@ func (g *Registry) Start(core *session.Core, cmd *wire.Command, open func() wire
 	return o, nil
 }
 
+// Slot is a session's plan, once it has one (set under the resident's
+// lock, never unset; read without it): a session with one is a plan
+// session, whose Recv carries the fragment's results.
+type Slot struct{ p atomic.Pointer[Out] }
+
+// Load returns the session's plan (nil: none).
+func (sl *Slot) Load() *Out { return sl.p.Load() }
+
+// Store makes o the session's plan.
+func (sl *Slot) Store(o *Out) { sl.p.Store(o) }
+
+// Recv is the session's Recv: its plan's results (Out.Recv), or core's
+// batches for a session without one.
+func (sl *Slot) Recv(ctx context.Context, core *session.Core, close func()) (*wire.Batch, error) {
+	if o := sl.p.Load(); o != nil {
+		return o.Recv(ctx, core, close)
+	}
+	return core.Recv(ctx)
+}
+
+// Release is the session's Release: a plan's results are not core's
+// memory (they are the fragment's, shared by its sessions).
+func (sl *Slot) Release(core *session.Core, b *wire.Batch) {
+	if sl.p.Load() == nil {
+		core.Release(b)
+	}
+}
+
 // Out is a plan session's results waiting for its monitor
 // (remote.FragmentSink for one session).
 type Out struct {
@@ -173,6 +202,17 @@ func (o *Out) Stop(at int64, why string) {
 // last results. (Called under the resident's lock: it takes no lock of
 // the resident's.)
 func (o *Out) Finish() { o.cancel() }
+
+// Command carries out a command of a plan session (the resident's lock
+// held): only a CPlan without text, which finishes the fragment; any
+// other is refused.
+func (o *Out) Command(core *session.Core, cmd *wire.Command) error {
+	if cmd.Kind == wire.CPlan && cmd.Text == "" {
+		o.Finish()
+		return nil
+	}
+	return core.Fail(cmd, "kind", "a plan session takes no %s command", cmd.Kind)
+}
 
 // Close notes that the session ended with err (the first said) and
 // leaves the fragment: Recv says err after the fragment's last results.
