@@ -3,10 +3,7 @@ package remote_test
 import (
 	"context"
 	"errors"
-	"fmt"
-	"net"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -25,44 +22,15 @@ import (
 	"github.com/tqmon/tqmon/store/truth"
 )
 
-// startCluster starts a NATS cluster of n nodes in this process: routes
-// on loopback, each node's JetStream store in a temporary directory. It
-// returns once a client of the last node reaches a subscriber of the
-// first (the routes are up).
+// startCluster starts a NATS cluster of n nodes in this process
+// (embedded.StartCluster: routes on loopback, each node's JetStream store
+// in a temporary directory). It returns once a client of the last node
+// reaches a subscriber of the first (the routes are up).
 func startCluster(t *testing.T, n int) []*embedded.Server {
 	t.Helper()
-	return startClusterTry(t, n, 1)
-}
-
-func startClusterTry(t *testing.T, n, attempt int) []*embedded.Server {
-	t.Helper()
-	// JetStream in a cluster wants every node to know its routes from the
-	// start: the route ports are picked first (free ones on loopback).
-	var routes []string
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		routes = append(routes, "nats-route://"+l.Addr().String())
-		l.Close()
-	}
-	var nodes []*embedded.Server
-	for i := range n {
-		c := &embedded.Cluster{Name: "fleet", Addr: strings.TrimPrefix(routes[i], "nats-route://"), Routes: routes}
-		s, err := embedded.Start(embedded.Options{Addr: "127.0.0.1:0", Data: t.TempDir(), Name: fmt.Sprintf("n%d", i+1), Cluster: c})
-		if err != nil {
-			// A port picked free was taken meanwhile (another test):
-			// pick again, a few times.
-			for _, s := range nodes {
-				s.Shutdown()
-			}
-			if attempt < 3 {
-				return startClusterTry(t, n, attempt+1)
-			}
-			t.Fatal(err)
-		}
-		nodes = append(nodes, s)
+	nodes, err := embedded.StartCluster(n, func(int) string { return t.TempDir() })
+	if err != nil {
+		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		for _, s := range nodes {

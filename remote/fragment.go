@@ -32,32 +32,44 @@ func (c *commander) fragments(alphas []*exec.Alpha, placed map[*plan.Alpha]*rewr
 			rels = append(rels, s)
 		}
 		bySensor[s] = append(bySensor[s], a)
-		if placed[a.Plan] != nil {
-			has[s] = true
+		for _, x := range a.Plans {
+			if placed[x] != nil {
+				has[s] = true
+			}
 		}
 	}
 	for _, s := range rels {
 		if !has[s] {
 			continue
 		}
+		// One fragment per plan α: an α operator standing for several
+		// (exec.Options.ShareAlphas) needs the union of theirs.
 		for _, a := range bySensor[s] {
-			cmd := wire.Command{Kind: wire.CFragment}
-			if f := placed[a.Plan]; f != nil {
-				if f.Pred != nil && !(c.fleet && fleetOnly(f.Pred, len(a.Rel.Attrs)-1)) {
-					cmd.Pred, _ = WirePred(f.Pred)
-				}
-				for _, k := range f.Keep {
-					if c.fleet && k == len(a.Rel.Attrs)-1 {
-						continue // Host: the monitor adds it
-					}
-					cmd.Keep = append(cmd.Keep, uint16(k))
-				}
+			for _, x := range a.Plans {
+				c.fragment(a, placed[x])
 			}
-			c.next++
-			cmd.ID = c.next
-			c.send(order{cmd: cmd, rel: s})
 		}
 	}
+}
+
+// fragment sends α a's fragment f (nil: one that passes and keeps
+// everything).
+func (c *commander) fragment(a *exec.Alpha, f *rewrite.Fragment) {
+	cmd := wire.Command{Kind: wire.CFragment}
+	if f != nil {
+		if f.Pred != nil && !(c.fleet && fleetOnly(f.Pred, len(a.Rel.Attrs)-1)) {
+			cmd.Pred, _ = WirePred(f.Pred)
+		}
+		for _, k := range f.Keep {
+			if c.fleet && k == len(a.Rel.Attrs)-1 {
+				continue // Host: the monitor adds it
+			}
+			cmd.Keep = append(cmd.Keep, uint16(k))
+		}
+	}
+	c.next++
+	cmd.ID = c.next
+	c.send(order{cmd: cmd, rel: a.Rel.Name})
 }
 
 // fleetOnly reports whether a placed selection needs what only a fleet's

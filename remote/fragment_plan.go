@@ -144,7 +144,7 @@ func placedRun(ctx context.Context, p *query.Program, conn wire.Conn, plans []pl
 	// RunLive's own Finish does), within finishWait.
 	rctx, rcancel := context.WithCancel(context.Background())
 	defer rcancel()
-	batches := receive(rctx, []wire.Conn{conn}, 1)
+	batches, _ := receive(rctx, []wire.Conn{conn}, nil, 1)
 	var deadline <-chan time.Time
 	if opts.Duration > 0 {
 		deadline = time.After(opts.Duration)

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
+
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -148,7 +148,9 @@ type connState struct {
 	conn  wire.Conn
 	hello *wire.Hello
 	idx   int
-	defs  map[uint64]string
+	// converter turns the resident's packets into inputs: this one, the
+	// run's (take, probes); the receiving goroutine has its own (receive).
+	converter
 	queue []Input // queue[qhead:] wait for the merged watermark
 	qhead int
 	wm    algebra.Time
@@ -172,7 +174,12 @@ type connState struct {
 	void       map[uint64]bool // of those, tuples that also ended before from
 	loss       losses
 	lastWM     algebra.Time
-	lost       error
+	batchWM    algebra.Time // the watermark of the batch being taken
+	// part is that batch while some of its chunks are still to come,
+	// partHi where the next begins.
+	part   *wire.Batch
+	partHi int
+	lost   error
 	// lostAt, when lostSet, is where this resident's session was lost:
 	// nothing it saw after it was observed (its watermark then).
 	lostAt  algebra.Time
@@ -181,16 +188,11 @@ type connState struct {
 	skew algebra.Time
 	// fleet: the run's catalog is a fleet's (algebra.Catalog.Fleet).
 	fleet bool
-	obs   *observer       // the run's, shared
-	block []algebra.Value // what is left of the packets' value block (values)
+	obs   *observer // the run's, shared
 	// rels are the sensors' relations in the catalog (rel), npk the
 	// packets delivered per sensor (deliver; count sums them).
 	rels []*algebra.Relation
 	npk  []int
-	// recent are the entity keys values saw last (entity), and their IDs
-	// ("": none).
-	recent   [2]uint64
-	recentID [2]string
 	// deferred are losses made before the observation's start was known:
 	// reported from there, inside it.
 	deferred []sensorGap
@@ -211,6 +213,10 @@ type Input struct {
 	Begin  bool
 	// Kind is a sensor packet's kind (zero for entity inputs).
 	Kind stream.PacketKind
+	// (Small fields together: an input is copied twice per packet.)
+	phase    int8
+	resident bool   // from a resident (not the observer)
+	sensor   uint16 // its sensor there (sensor packets)
 	// Key identifies an interval tuple (and an entity tuple) across its
 	// begin and end; keys of different residents differ.
 	Key uint64
@@ -220,20 +226,10 @@ type Input struct {
 	// Vals are the tuple's values, in the relation's attribute order.
 	Vals []algebra.Value
 
-	phase    int
-	resident bool       // from a resident (not the observer)
-	state    *connState // the resident's (resident inputs)
-	sensor   uint16     // its sensor there (sensor packets)
+	state *connState // the resident's (resident inputs)
 	// lost, when set, marks no tuple but where resident lost−1's session
 	// was lost: its tuples still valid end at T (observer.cutHost).
 	lost int
-}
-
-func (c *connState) global(mono int64) algebra.Time {
-	if mono == math.MaxInt64 {
-		return algebra.Forever
-	}
-	return c.hello.WallBase + (mono - c.hello.MonoBase)
 }
 
 // RunLive runs the program p against live residents until the duration
@@ -268,6 +264,7 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 	packets := map[string]int{} // received and delivered, gaps or not
 	eo := p.ExecOptions()
 	eo.Gaps, eo.Observed = obs.Gaps, true
+	eo.ShareAlphas = true // (fragments: one per plan α)
 	net, err := exec.Build(p.Catalog, p.Stmts, plans, eo)
 	if err != nil {
 		return nil, stats, err
@@ -283,7 +280,7 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 	start := algebra.Forever
 	for i, c := range conns {
 		h := c.Hello()
-		st := &connState{conn: c, hello: h, idx: i, fleet: p.Catalog.Fleet, defs: map[uint64]string{}, wm: algebra.Beginning,
+		st := &connState{conn: c, hello: h, idx: i, fleet: p.Catalog.Fleet, converter: newConverter(h, i, p.Catalog), wm: algebra.Beginning,
 			ids: map[string]uint16{}, types: map[string]uint16{}, early: map[uint64]bool{}, void: map[uint64]bool{},
 			loss: newLosses(), lastWM: algebra.Beginning, obs: obs}
 		for id, name := range h.Sensors {
@@ -317,6 +314,16 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 	if opts.Tap == nil {
 		// (A tap records what the sensors report: it must see every tuple,
 		// whole.)
+		kept := net.Kept()
+		for _, a := range net.Alphas {
+			if k, ok := kept[a.Rel.Name]; ok && !slices.Contains(k, a.Flag) {
+				kept[a.Rel.Name] = append(k, a.Flag) // α reads its flag holder
+				slices.Sort(kept[a.Rel.Name])
+			}
+		}
+		for _, st := range states {
+			st.kept = kept
+		}
 		cmd.fragments(net.Alphas, rewrite.Place(plans...))
 		cmd.entityFragments(rewrite.PlaceEntities(plans...))
 	}
@@ -390,7 +397,7 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 	// leaves the rest in the sessions, whose bounds (and the kernel
 	// drain's, which hands a session no more than it has room for) then
 	// hold them back at the resident, rather than here without bound.
-	batches := receive(ctx, conns, len(conns))
+	batches, recycle := receive(ctx, conns, states, len(conns))
 	var deadline <-chan time.Time
 	if opts.Duration > 0 {
 		deadline = time.After(opts.Duration)
@@ -453,36 +460,52 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 				}
 				continue
 			}
-			if err = countWire(r.b, &stats, opts.WireBytes, &wireBuf); err != nil {
-				return nil, stats, err
-			}
-			wm := st.meta(r.b, &stats, opts.OnLoss)
-			// The packets in chunks, each delivered as far as it settles.
-			pk := r.b.Packets
-			for lo := 0; ; {
-				hi := chunkEnd(pk, lo)
-				if err := st.take(pk[lo:hi], p.Catalog); err != nil {
+			// A batch comes in chunks (receive: its packets converted a
+			// chunk at a time), each delivered as far as it settles.
+			if r.lo == 0 {
+				if err = countWire(r.b, &stats, opts.WireBytes, &wireBuf); err != nil {
 					return nil, stats, err
 				}
-				stats.PeakQueued = max(stats.PeakQueued, len(st.queue)-st.qhead)
-				st.held(&stats, opts.OnLoss)
-				if hi < len(pk) {
-					st.raise(min(st.global(pk[hi].TS)-1, wm))
-				} else {
-					st.raise(wm)
-				}
-				if !stopped {
-					if stopped, err = step(); err != nil {
-						return nil, stats, err
-					}
-				}
-				if lo = hi; lo == len(pk) {
-					break
+				st.batchWM = st.meta(r.b, &stats, opts.OnLoss)
+			}
+			if r.convErr != nil {
+				return nil, stats, r.convErr
+			}
+			pk := r.b.Packets
+			recycle(st.queueInputs(r.ins))
+			stats.PeakQueued = max(stats.PeakQueued, len(st.queue)-st.qhead)
+			st.held(&stats, opts.OnLoss)
+			if r.hi < len(pk) {
+				st.raise(min(st.global(pk[r.hi].TS)-1, st.batchWM))
+			} else {
+				st.raise(st.batchWM)
+			}
+			if !stopped {
+				if stopped, err = step(); err != nil {
+					return nil, stats, err
 				}
 			}
-			if rel, ok := st.conn.(wire.Releaser); ok {
-				rel.Release(r.b) // taken: its values are copied out
+			st.part, st.partHi = r.b, r.hi
+			if r.hi == len(pk) {
+				st.part = nil
+				if rel, ok := st.conn.(wire.Releaser); ok {
+					rel.Release(r.b) // taken: its values are copied out
+				}
 			}
+		}
+	}
+	for _, st := range states {
+		// A batch stopped in is taken whole, as when it was taken at
+		// once, by the run's own converter (it has its definitions; the
+		// receiving goroutine may still be reading it: not released).
+		if b := st.part; b != nil {
+			ins, err := st.inputs(nil, b.Packets[st.partHi:], st)
+			if err != nil {
+				return nil, stats, err
+			}
+			st.queueInputs(ins)
+			st.raise(st.batchWM)
+			st.part = nil
 		}
 	}
 	stopRenew()
@@ -550,35 +573,6 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 		return out, stats, &LateHostsError{Hosts: stats.Late}
 	}
 	return out, stats, nil
-}
-
-// received is one Recv of resident i's connection.
-type received struct {
-	i   int
-	b   *wire.Batch
-	err error
-}
-
-// receive reads every connection's batches into one channel (of buffer
-// n), each until its Recv fails (that error sent too) or ctx is done.
-func receive(ctx context.Context, conns []wire.Conn, n int) <-chan received {
-	out := make(chan received, n)
-	for i, c := range conns {
-		go func() {
-			for {
-				b, err := c.Recv()
-				select {
-				case out <- received{i, b, err}:
-				case <-ctx.Done():
-					return
-				}
-				if err != nil {
-					return
-				}
-			}
-		}()
-	}
-	return out
 }
 
 // countWire adds a batch to the wire counts, its bytes only if asked (buf:
@@ -677,6 +671,25 @@ func mergeWatermark(states []*connState) (algebra.Time, bool) {
 // and counts the residents' packets (those the rule drops included).
 func deliver(live *exec.Live, states []*connState, obs *observer, w algebra.Time, tap func(Input), scratch *[]Input) error {
 	items := obs.take((*scratch)[:0], w)
+	if len(items) == 0 && len(states) == 1 && len(states[0].void) == 0 {
+		// One resident, nothing of the observer's, no tuple void: its
+		// queue's inputs are fed where they lie, not copied first (a
+		// kernel consumer's every packet).
+		st := states[0]
+		i := st.qhead
+		for i < len(st.queue) && st.queue[i].T <= w {
+			i++
+		}
+		in := st.queue[st.qhead:i]
+		for k := range in {
+			in[k].resident = true
+		}
+		err := feedAll(live, obs, w, tap, in)
+		clear(in) // their values are the network's now
+		st.qhead = i
+		st.compact()
+		return err
+	}
 	defer func() {
 		clear(items)
 		*scratch = items[:0]
@@ -696,17 +709,28 @@ func deliver(live *exec.Live, states []*connState, obs *observer, w algebra.Time
 		}
 		clear(st.queue[st.qhead:i]) // their values are the network's now
 		st.qhead = i
-		if st.qhead >= len(st.queue)-st.qhead {
-			// Compacted, not resliced (the queue keeps its room), once
-			// moving costs no more than delivering did: before, every
-			// batch moved the whole queue, quadratic while a loss held
-			// the watermark back.
-			rest := copy(st.queue, st.queue[st.qhead:])
-			clear(st.queue[rest:])
-			st.queue = st.queue[:rest]
-			st.qhead = 0
-		}
+		st.compact()
 	}
+	return feedAll(live, obs, w, tap, items)
+}
+
+// compact moves the queue's undelivered inputs down once half of it is
+// delivered: compacted, not resliced (the queue keeps its room), once
+// moving costs no more than delivering did — before, every batch moved
+// the whole queue, quadratic while a loss held the watermark back.
+func (st *connState) compact() {
+	if st.qhead >= len(st.queue)-st.qhead {
+		rest := copy(st.queue, st.queue[st.qhead:])
+		clear(st.queue[rest:])
+		st.queue = st.queue[:rest]
+		st.qhead = 0
+	}
+}
+
+// feedAll feeds items (sorted here, in place, when they are not in
+// order) to the network, the rule at gaps applied, and counts the
+// residents' packets.
+func feedAll(live *exec.Live, obs *observer, w algebra.Time, tap func(Input), items []Input) error {
 	order := func(a, b Input) int {
 		if c := cmp.Compare(a.T, b.T); c != 0 {
 			return c
@@ -768,14 +792,7 @@ func deliver(live *exec.Live, states []*connState, obs *observer, w algebra.Time
 // once its packets are queued (raise). Losses come first, before any
 // packet is delivered: a loss holds the watermark before it is known.
 func (st *connState) meta(b *wire.Batch, stats *LiveStats, onLoss func(Loss)) algebra.Time {
-	for _, d := range b.Defs {
-		st.defs[d.Key] = d.ID
-		if st.fleet {
-			// Qualified once, where it is named: two hosts' P1 are two.
-			st.defs[d.Key] = algebra.QualifyEntity(st.hello.Name, d.ID)
-		}
-		st.recentID = [2]string{} // (keys are named once; but if anew, looked up again)
-	}
+	st.define(b.Defs)
 	wm := max(st.global(b.Watermark), st.wm)
 	before := !st.hasApplied
 	if before && b.Applied >= st.need {
@@ -865,24 +882,6 @@ func (st *connState) held(stats *LiveStats, onLoss func(Loss)) {
 	}
 }
 
-// entity returns the ID the resident named entity key k by. Consecutive
-// packets mostly name the same one or two entities (a thread, its
-// process): those are found without a map lookup.
-func (st *connState) entity(k uint64) (string, error) {
-	for j, r := range st.recent {
-		if r == k && st.recentID[j] != "" {
-			return st.recentID[j], nil
-		}
-	}
-	id, ok := st.defs[k]
-	if !ok {
-		return "", fmt.Errorf("resident %s: entity key %d used before it was named", st.hello.Name, k)
-	}
-	st.recent[1], st.recentID[1] = st.recent[0], st.recentID[0]
-	st.recent[0], st.recentID[0] = k, id
-	return id, nil
-}
-
 // rel returns the catalog's relation of sensor id (nil: none), looked up
 // once.
 func (st *connState) rel(cat *algebra.Catalog, id uint16) *algebra.Relation {
@@ -909,51 +908,34 @@ func count(states []*connState, packets map[string]int) {
 	}
 }
 
-// take queues packets of a batch as inputs (restricted to the
-// observation once its start is known).
-func (st *connState) take(pkts []wire.Packet, cat *algebra.Catalog) error {
-	for _, p := range pkts {
-		if int(p.Sensor) >= len(st.hello.Sensors) {
-			return fmt.Errorf("resident %s: packet of unknown sensor %d", st.hello.Name, p.Sensor)
-		}
-		rel := st.rel(cat, p.Sensor)
-		if rel == nil {
-			return fmt.Errorf("resident %s: packet of %s, which the catalog lacks", st.hello.Name, st.hello.Sensors[p.Sensor])
-		}
-		vals, err := st.values(rel, p.Vals, cat.Fleet)
-		if err != nil {
-			return err
-		}
-		it := Input{T: st.global(p.TS), Rel: rel.Name, Key: uint64(st.idx)<<56 | p.Tuple, From: st.global(p.Begin), Vals: vals, phase: 1, state: st, sensor: p.Sensor}
-		switch p.Kind {
-		case wire.PEntityBegin:
-			it.Entity, it.Begin = true, true
-		case wire.PEntityEnd:
-			it.Entity, it.phase = true, 0
-		case wire.PEvent:
-			it.Kind = stream.PacketEvent
-		case wire.PBegin:
-			it.Kind = stream.PacketBegin
-			if p.Begin == 0 {
-				it.From = it.T // reported as it happened
+// queueInputs queues inputs converted from a batch's packets (restricted
+// to the observation once its start is known), and returns a slice the
+// caller may reuse: ins, copied into the queue — or, when nothing waits
+// in the queue (a watermark delivered all: a kernel consumer's every
+// chunk), the queue's old array, ins having become the queue where it
+// lies (kept in place: no copy of each input).
+func (st *connState) queueInputs(ins []Input) []Input {
+	if st.known && st.qhead == len(st.queue) {
+		kept := ins[:0]
+		for i := range ins {
+			st.rel(st.cat, ins[i].sensor) // (npk)
+			if st.clip(&ins[i]) {
+				kept = append(kept, ins[i])
 			}
-		case wire.PEnd:
-			it.Kind, it.phase = stream.PacketEnd, 0
-			if rel.Strategy.Kind == algebra.Sampled {
-				it.Kind = stream.PacketSampleEnd
-			}
-		case wire.PWhole:
-			it.Kind, it.phase = stream.PacketWhole, 0
-		case wire.PSample:
-			it.Kind = stream.PacketSample
-		default:
-			return fmt.Errorf("resident %s: packet of unknown kind %d", st.hello.Name, p.Kind)
 		}
-		if !st.known || st.clip(&it) {
-			st.queue = append(st.queue, it)
+		clear(ins[len(kept):])
+		old := st.queue[:0]
+		st.queue, st.qhead = kept, 0
+		return old
+	}
+	for i := range ins {
+		it := &ins[i]
+		st.rel(st.cat, it.sensor) // (npk)
+		if !st.known || st.clip(it) {
+			st.queue = append(st.queue, *it)
 		}
 	}
-	return nil
+	return ins
 }
 
 // report records a loss in the relation's observation and reports it.
@@ -979,66 +961,6 @@ func (st *connState) report(sensor uint16, g Gap, stats *LiveStats, onLoss func(
 	if onLoss != nil {
 		onLoss(Loss{Rel: name, Gap: g})
 	}
-}
-
-// valueBlock is how many values a block of packet values holds.
-const valueBlock = 1024
-
-// values converts a packet's values to the catalog's; a fleet's
-// (algebra.Catalog.Fleet) add the host, last, and qualify entity
-// identifiers by it.
-func (st *connState) values(rel *algebra.Relation, vs []wire.Value, fleet bool) ([]algebra.Value, error) {
-	n := len(rel.Attrs)
-	if fleet {
-		n-- // Host: the monitor's, not the resident's
-	}
-	if len(vs) != n {
-		return nil, fmt.Errorf("resident %s: %s packet with %d values, want %d", st.hello.Name, rel.Name, len(vs), n)
-	}
-	if len(st.block) < len(rel.Attrs) {
-		// Values are cut from blocks: one allocation for many packets (a
-		// block lives while any tuple holds values of it).
-		st.block = make([]algebra.Value, max(valueBlock, len(rel.Attrs)))
-	}
-	out := st.block[:len(rel.Attrs):len(rel.Attrs)]
-	st.block = st.block[len(rel.Attrs):]
-	if fleet {
-		out[n] = algebra.Str(st.hello.Name)
-	}
-	for i, v := range vs {
-		a := rel.Attrs[i]
-		switch a.Type.Kind {
-		case algebra.KindEntity:
-			if v.N == 0 {
-				out[i] = algebra.Entity("") // not kept by a fragment (or absent)
-				continue
-			}
-			id, err := st.entity(v.N)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = algebra.Entity(id) // a fleet's qualified when defined (take)
-		case algebra.KindEnum:
-			n := int(v.N)
-			if n >= len(a.Type.Enum.Members) {
-				return nil, fmt.Errorf("resident %s: %s.%s ordinal %d out of range", st.hello.Name, rel.Name, a.Name, n)
-			}
-			out[i] = algebra.Enum(a.Type.Enum.Members[n], n)
-		case algebra.KindInt:
-			out[i] = algebra.Int(int64(v.N))
-		case algebra.KindFloat:
-			out[i] = algebra.Float(math.Float64frombits(v.N))
-		case algebra.KindString:
-			out[i] = algebra.Str(v.S)
-		case algebra.KindBool:
-			out[i] = algebra.Bool(v.N != 0)
-		case algebra.KindTime:
-			out[i] = algebra.TimeVal(int64(v.N))
-		case algebra.KindDuration:
-			out[i] = algebra.DurationVal(int64(v.N))
-		}
-	}
-	return out, nil
 }
 
 // renewLeases renews the residents' leases every lease/3 on a goroutine

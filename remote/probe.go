@@ -69,7 +69,7 @@ func Probe(ctx context.Context, conns []wire.Conn, cat *algebra.Catalog, plans [
 	states := make([]*connState, len(conns))
 	for i, c := range conns {
 		h := c.Hello()
-		st := &connState{conn: c, hello: h, idx: i, defs: map[uint64]string{}, ids: map[string]uint16{}}
+		st := &connState{conn: c, hello: h, idx: i, converter: newConverter(h, i, cat), ids: map[string]uint16{}}
 		for id, name := range h.Sensors {
 			st.ids[name] = uint16(id)
 		}
@@ -107,7 +107,7 @@ func Probe(ctx context.Context, conns []wire.Conn, cat *algebra.Catalog, plans [
 	passed := map[string]int{}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	batches := receive(ctx, conns, 16)
+	batches, _ := receive(ctx, conns, nil, 16)
 	stop := time.After(d)
 	t0 := time.Now()
 	ended := 0
@@ -129,12 +129,7 @@ func Probe(ctx context.Context, conns []wire.Conn, cat *algebra.Catalog, plans [
 			continue
 		}
 		st := states[r.i]
-		for _, df := range r.b.Defs {
-			st.defs[df.Key] = df.ID
-			if cat.Fleet {
-				st.defs[df.Key] = algebra.QualifyEntity(st.hello.Name, df.ID)
-			}
-		}
+		st.define(r.b.Defs)
 		for _, pk := range r.b.Packets {
 			if int(pk.Sensor) >= len(st.hello.Sensors) || pk.Kind == wire.PEntityBegin || pk.Kind == wire.PEntityEnd {
 				continue
@@ -144,7 +139,7 @@ func Probe(ctx context.Context, conns []wire.Conn, cat *algebra.Catalog, plans [
 			if len(ps) == 0 {
 				continue
 			}
-			vals, err := st.values(ps[0].a.Rel, pk.Vals, cat.Fleet)
+			vals, err := st.values(ps[0].a.Rel, pk.Vals, nil)
 			if err != nil {
 				return nil, err
 			}

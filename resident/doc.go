@@ -68,7 +68,11 @@
 // while the entity's current tuple matches, taken back when a tuple that
 // does not match begins or the entity ends, before that entity operation
 // returns. A counting trigger (CTrigger with Count) enables the entity
-// once Count of its packets fell within the window (count.go).
+// once Count of its packets fell within the window (count.go) — with
+// While, only while they do: the drain takes it back in its first round
+// after the count falls. When a while trigger takes an enable back, the
+// target's tuples in progress on the entity are still sent their end
+// (owe.go).
 //
 // Late begins: a session that enables (CEnable, CEnableAll) a traced (T)
 // interval sensor is sent, at once, a begin for each tuple of it in
@@ -152,7 +156,11 @@
 //     maxCountKeys (1,024) entities of at most wire.MaxCount (64)
 //     timestamps; an entity it has no room for is enabled at once (a
 //     superset, exact), never waited for (TestCountTriggerBound,
-//     TestHostileCountTriggers).
+//     TestHostileCountTriggers); a while one's enable is taken back by
+//     the first drain round after its count falls, never before
+//     (TestCountWhileDisables, TestCountWhileDrainLag), the drain paying
+//     a scan of at most maxCountKeys enabled entities per trigger only
+//     in rounds where one may have fallen (TestHostileCountWhileTriggers).
 //   - fragments: at most maxFragments (64) per session and
 //     maxSessionCmps (64) comparisons in their predicates (each at most
 //     wire.MaxPredNodes nodes, wire.MaxPredDepth deep); the producer
@@ -174,7 +182,10 @@
 //     the samplers' lock, which a sampling round holds: removing a
 //     sampler (CUnsample, a session's end) marks it, and the next round
 //     drops it; an entity operation holds r.mu while it writes its
-//     packets, and never waits for ring room.
+//     packets, and never waits for ring room. The drain takes r.mu only
+//     to take back while counting triggers' enables (at most
+//     maxCountKeys entities per trigger, after the trigger's own lock is
+//     released: the order is r.mu, then a counter's lock).
 //
 // The hostile-monitor tests (hostile_test.go) check these against an
 // unmonitored (or honestly monitored) twin run in alternating slices, on

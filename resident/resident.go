@@ -72,6 +72,11 @@ type Resident struct {
 	// to run them with sampleDue).
 	autoSample atomic.Bool
 
+	// whileCounts are the while counting triggers, whose enables the
+	// drain takes back when their counts fall (count.go; copy on write,
+	// mu).
+	whileCounts atomic.Pointer[[]*trigger]
+
 	stop      chan struct{} // closed by Close
 	drainDone chan struct{} // closed when the drain goroutine exits
 	wake      chan struct{} // a session opened
@@ -172,7 +177,7 @@ func (r *Resident) Hello() *wire.Hello {
 		MonoBase: r.monoBase,
 		WallBase: r.wallBase,
 		Period:   r.period,
-		Caps:     []string{wire.CapTriggers, wire.CapWhile, wire.CapCount, wire.CapFragments, wire.CapEntityFragments, wire.CapPlans},
+		Caps:     []string{wire.CapTriggers, wire.CapWhile, wire.CapCount, wire.CapCountWhile, wire.CapFragments, wire.CapEntityFragments, wire.CapPlans},
 	}
 	for _, s := range r.spec.Sensors {
 		h.Sensors = append(h.Sensors, s.Name)

@@ -443,7 +443,7 @@ func (s *Session) addTrigger(cmd *wire.Command) error {
 	if !on.traced() && on.class != ClassEntity {
 		return s.fail(cmd, "on", "%s is neither traced nor an entity relation", on.describe())
 	}
-	if cmd.While && on.class != ClassEntity {
+	if cmd.While && on.class != ClassEntity && cmd.Count == 0 {
 		return s.fail(cmd, "while", "%s is not an entity relation", on.describe())
 	}
 	target, err := s.tracedArg(cmd, "sensor", cmd.Sensor)
@@ -476,7 +476,10 @@ func (s *Session) addTrigger(cmd *wire.Command) error {
 	t := &trigger{sess: s, id: cmd.ID, on: on, target: target, attr: int(cmd.Attr),
 		conds: append([]wire.Cond(nil), cmd.Conds...), while: cmd.While, done: map[string]struct{}{}}
 	if cmd.Count != 0 {
-		t.count = newCounter(int(cmd.Count), cmd.Period)
+		t.count = newCounter(int(cmd.Count), cmd.Period, cmd.While)
+		if t.count.while {
+			r.listWhileCount(t, false)
+		}
 	}
 	s.triggers[t.id] = t
 	var list []*trigger
@@ -531,6 +534,9 @@ func (r *Resident) removeTrigger(t *trigger) {
 		if s.flags.Untrigger(flagKey{t.target.id, id}) {
 			r.clearFlag(t.target, id, s.bit)
 		}
+	}
+	if t.count != nil && t.count.while {
+		r.listWhileCount(t, true)
 	}
 	t.target.armed.Add(-1)
 }
@@ -623,10 +629,28 @@ func (r *Resident) unfireTrigger(t *trigger, id string, ep uint32) {
 	if _, ok := t.done[id]; !ok || !t.live(ep) {
 		return
 	}
-	s := t.sess
-	delete(t.done, id)
-	if s.flags.Untrigger(flagKey{t.target.id, id}) {
-		r.clearFlag(t.target, id, s.bit)
+	r.takeBack(t, []string{id})
+}
+
+// takeBack takes back the enables a while trigger (an entity relation's,
+// or a counting one's) holds for ids, all in t.done (r.mu). The target's
+// tuples in progress on those entities are still owed their end
+// (recordOwed, owe.go): the one mechanism of every while trigger.
+func (r *Resident) takeBack(t *trigger, ids []string) {
+	s, sen := t.sess, t.target
+	for _, id := range ids {
+		delete(t.done, id)
+		if !s.flags.Untrigger(flagKey{sen.id, id}) {
+			continue
+		}
+		if sen.class == ClassInterval {
+			for _, e := range r.types[sen.ht].byID[id] {
+				if e.flags[sen.slot].Load()&s.bit != 0 {
+					r.recordOwed(sen, e, s.bit)
+				}
+			}
+		}
+		r.clearFlag(sen, id, s.bit)
 	}
 }
 

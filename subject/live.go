@@ -41,6 +41,10 @@ type Residents struct {
 	// neither a frame nor a heartbeat — before its session is lost and
 	// its relations are unobserved from then (default fleet.Silence).
 	Skew, Silence time.Duration
+	// Resume, when set, opens the hosts' sessions durable, their frames
+	// kept in a JetStream stream, or resumes those a monitor of that
+	// name (killed) had open (fleet.Resume).
+	Resume *fleet.Resume
 }
 
 // Given reports whether r names any resident.
@@ -87,7 +91,7 @@ func Dial(ctx context.Context, r Residents) ([]wire.Conn, *algebra.Catalog, stri
 			// lose hosts that are only between two beats.
 			return fail(badInput(fmt.Errorf("--silence %s is under two heartbeats (%s each): healthy hosts would be lost", r.Silence, fleet.Beat)))
 		}
-		cs, err := fleet.DialHosts(ctx, r.NATS, r.Token, r.Hosts, fleet.DialOptions{Skew: r.Skew, Silence: r.Silence, Security: r.Security})
+		cs, err := fleet.DialHosts(ctx, r.NATS, r.Token, r.Hosts, fleet.DialOptions{Skew: r.Skew, Silence: r.Silence, Security: r.Security, Resume: r.Resume})
 		if err != nil {
 			return fail(err)
 		}

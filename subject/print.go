@@ -16,6 +16,7 @@ import (
 	"github.com/tqmon/tqmon/display/format"
 	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/remote"
+	"github.com/tqmon/tqmon/resident/fleet"
 	"github.com/tqmon/tqmon/store/record"
 )
 
@@ -30,6 +31,40 @@ type PrintOptions struct {
 	Results *record.ResultDB
 	// Export, when set, is fed the results too (display/export).
 	Export Exporter
+	// Checkpoint, when set, makes a live run's printed answer resumable:
+	// it says up to which watermark a run before (killed) printed the
+	// answer, which this run does not print again, and is told how far
+	// the answer has gone out at each watermark.
+	Checkpoint Checkpoint
+}
+
+// A Checkpoint is where a resumable monitor keeps how far its answer
+// went out (fleet.Resume, through tqmon query --resume).
+//
+// A resumed run reads the hosts' frames again from the first, so its
+// operators hold again what they held (tuples open, counts), and
+// produce again every result element. Those the run before had printed
+// are not printed again (they still go through the row format, whose
+// state — a statement's header printed, a tuple begun — they are part
+// of); the others are. Which went out is said per statement by a mark
+// (fleet.Mark): the time of the last element printed and the elements
+// printed at that time. A statement's elements come in time order (a
+// result stream is ordered), so every element before its mark's time
+// went out, and at that time those the mark names; an element that
+// comes after the mark's time did not. When an element is produced
+// depends on how the hosts' frames arrived (a statement's results may
+// settle later than the merged watermark), which differs between the run
+// killed and the run resumed; what a statement produces, in what order,
+// does not. Commit is called at a watermark, once every element given to
+// the printer has been written out: the marks then say exactly what the
+// bytes committed hold.
+type Checkpoint interface {
+	// Resumed are the marks, one per statement, of what a run before
+	// printed (nil: none; print it all).
+	Resumed() []fleet.Mark
+	// Commit is told, at watermark t, how many bytes this run has written
+	// out and the marks of what they hold.
+	Commit(n int64, marks []fleet.Mark, t algebra.Time)
 }
 
 // An Exporter is fed what Print prints: each result element of statement
@@ -50,27 +85,22 @@ type Exporter interface {
 // has and returns that error.
 func Print(ctx context.Context, s Subject, prog *query.Program, o PrintOptions, w io.Writer) (Stats, error) {
 	var p *Printer
+	var printing func() // waits for the printing goroutine (live)
 	ro := o.Run
 	switch {
 	case o.Stream || s.Live():
 		p = NewPrinter(w, o.Output, prog.Stmts)
 		defer p.Close()
+		if c := o.Checkpoint; c != nil {
+			p.resumed = c.Resumed()
+			p.marks = make([]fleet.Mark, len(prog.Stmts))
+		}
 		ro.Discard = true
-		ro.OnElem = func(i int, e stream.Elem) {
-			p.Elem(i, e)
-			if o.Results != nil {
-				o.Results.Elem(i, e)
-			}
-			if o.Export != nil {
-				o.Export.Elem(i, e)
-			}
-		}
-		ro.Progress = func(t algebra.Time) {
-			p.Settle()
-			if o.Export != nil {
-				o.Export.Watermark(t)
-			}
-		}
+		out := NewLiveOutput(p, o.Results, o.Export, o.Checkpoint) // (printed on a goroutine of its own)
+		defer out.Wait()
+		ro.OnElem = out.Elem
+		ro.Progress = out.Settle
+		printing = out.Wait
 	case !o.Run.Acquire:
 		// A recording's results are whole tables, printed as they
 		// settle; the results database and the exporters, when there
@@ -82,6 +112,9 @@ func Print(ctx context.Context, s Subject, prog *query.Program, o PrintOptions, 
 		ro.Rerun = p.Rerun
 	}
 	results, st, err := s.Run(ctx, prog, ro)
+	if printing != nil {
+		printing() // everything the run made is printed (or exported) before what follows
+	}
 	st.TimeFormat = o.Output.Time
 	if rec := o.Results; rec != nil {
 		if st := st.Live; st != nil {
@@ -159,6 +192,11 @@ type Printer struct {
 	armed bool
 	quiet time.Time // no timed flush before then
 	err   error
+	// resumed are the marks of what a run before this one printed
+	// (Checkpoint): elements within them are formatted, not written;
+	// marks, when kept, are what this printer has printed (those
+	// elements included).
+	resumed, marks []fleet.Mark
 }
 
 // NewPrinter prints the results of stmts on w (a writer with a Flush
@@ -192,9 +230,46 @@ func (p *Printer) Elem(i int, e stream.Elem) {
 	if p.fs == nil {
 		return // closed
 	}
+	p.elem(i, e)
+	p.arm()
+}
+
+// elem prints a result element of statement i (p.mu held, not closed).
+func (p *Printer) elem(i int, e stream.Elem) {
+	if p.marks != nil {
+		k := elemKey(e)
+		p.marks[i].Add(int64(e.T), k)
+		if i < len(p.resumed) && p.resumed[i].Take(int64(e.T), k) {
+			p.mute(i, e)
+			return
+		}
+	}
 	if err := Stream(p.fs, i, e); err != nil && p.err == nil {
 		p.err = err
 	}
+}
+
+// elems prints items (printstage.go), settling at each watermark, under
+// one lock.
+func (p *Printer) elems(items []printItem) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.fs == nil {
+		return // closed
+	}
+	for _, it := range items {
+		if it.settle {
+			p.flush()
+			continue
+		}
+		p.elem(it.i, it.e)
+	}
+	p.arm()
+}
+
+// arm starts the timer that writes out what is buffered, unless it is
+// running or nothing is buffered.
+func (p *Printer) arm() {
 	if !p.armed && p.w.Buffered() > 0 {
 		p.armed = true
 		d := max(flushEvery, time.Until(p.quiet))
@@ -204,6 +279,39 @@ func (p *Printer) Elem(i int, e stream.Elem) {
 			p.timer.Reset(d)
 		}
 	}
+}
+
+// mute formats e, which went out before, without writing it (p.mu held).
+func (p *Printer) mute(i int, e stream.Elem) {
+	p.w.Flush()
+	p.out.mute = true
+	if err := Stream(p.fs, i, e); err != nil && p.err == nil {
+		p.err = err
+	}
+	p.w.Flush()
+	p.out.mute = false
+}
+
+// elemKey identifies a result element among a statement's at its time,
+// the same in every process.
+func elemKey(e stream.Elem) uint64 {
+	h := algebra.HashTuple(e.Rec.Vals)
+	for _, v := range [...]algebra.Value{algebra.Int(int64(e.Kind)), algebra.TimeVal(e.T), algebra.TimeVal(e.Rec.From)} {
+		h = algebra.HashValue(h, &v)
+	}
+	return h
+}
+
+// written is how many bytes the printer has written out, and the marks
+// of what they hold (copies).
+func (p *Printer) written() (int64, []fleet.Mark) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	marks := make([]fleet.Mark, len(p.marks))
+	for i, m := range p.marks {
+		marks[i] = m.Clone()
+	}
+	return p.out.n, marks
 }
 
 // Settle writes out what is buffered (a watermark passed).
@@ -316,6 +424,7 @@ type checked struct {
 	want uint64 // while replaying: the hash of the n bytes that went out
 	left int64  // while replaying: bytes still to check
 	why  error
+	mute bool // bytes that went out in a run before (Printer.mute): dropped, not counted
 }
 
 // replay starts checking the next bytes against those written so far.
@@ -342,6 +451,9 @@ func (c *checked) wrong() error {
 }
 
 func (c *checked) Write(b []byte) (int, error) {
+	if c.mute {
+		return len(b), nil
+	}
 	k := 0
 	if c.left > 0 {
 		k = int(min(int64(len(b)), c.left))

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/histgen"
 	"github.com/tqmon/tqmon/display/format"
@@ -20,7 +21,7 @@ import (
 // sendsHistory writes a history of the paper's system holding n sends,
 // one a chronon from 1 on, in time order; unsorted, when set, is one more
 // line put just before the last.
-func sendsHistory(t *testing.T, n int, unsorted string) string {
+func sendsHistory(t testing.TB, n int, unsorted string) string {
 	t.Helper()
 	dir := t.TempDir()
 	spec := testkit.ReadFile(t, filepath.Join(testkit.Root(t), "testdata", "paper", "os.sdl"))
@@ -250,4 +251,47 @@ type countWrites struct{ n int }
 func (w *countWrites) Write(p []byte) (int, error) {
 	w.n++
 	return len(p), nil
+}
+
+// A live (or streamed) run prints through LiveOutput, on a goroutine of
+// its own: the same bytes as a Printer fed in line by the run, every
+// element and watermark in order (2,000 sends, each row printed as it
+// settles, in three formats).
+func TestLiveOutputPrintsInOrder(t *testing.T) {
+	dir := sendsHistory(t, 2000, "")
+	for _, kind := range []format.Kind{format.CSV, format.JSONL, format.Table} {
+		run := func(staged bool) string {
+			sub, err := Open(context.Background(), Options{History: dir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sub.Close()
+			prog, err := query.Compile(sub.Catalog(), []query.Source{{Name: "q", Text: p1Sends}}, check.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b bytes.Buffer
+			out := format.Options{Kind: kind}
+			if staged {
+				if _, err := Print(context.Background(), sub, prog, PrintOptions{Output: out, Stream: true}, &b); err != nil {
+					t.Fatal(err)
+				}
+				return b.String()
+			}
+			p := NewPrinter(&b, out, prog.Stmts)
+			ro := RunOptions{Discard: true, OnElem: p.Elem}
+			ro.Progress = func(algebra.Time) { p.Settle() }
+			if _, _, err := sub.Run(context.Background(), prog, ro); err != nil {
+				t.Fatal(err)
+			}
+			if err := p.Close(); err != nil {
+				t.Fatal(err)
+			}
+			return b.String()
+		}
+		staged, inline := run(true), run(false)
+		if staged != inline || strings.Count(staged, "P1") < 250 {
+			t.Errorf("format %d: staged printing gave %d bytes, in line %d:\n%.300s\n--\n%.300s", kind, len(staged), len(inline), staged, inline)
+		}
+	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident/demo"
+	"github.com/tqmon/tqmon/resident/fleet"
 	"github.com/tqmon/tqmon/resident/kernel"
 	"github.com/tqmon/tqmon/resident/transport"
 	"github.com/tqmon/tqmon/resident/wire"
@@ -67,6 +68,9 @@ type Options struct {
 	// Skew and Silence shape the fleet's hosts (Residents).
 	Skew, Silence time.Duration
 	Token         string
+	// Resume, when set, makes the fleet's sessions durable and resumable
+	// under its name (Residents.Resume).
+	Resume *fleet.Resume
 	// Demo runs the paper's example system in this process, as Config
 	// says. Without Background it starts once the first session's
 	// residents know what to enable and runs for that session's duration
@@ -111,7 +115,7 @@ type KernelOptions struct {
 }
 
 func (o *Options) residents() Residents {
-	return Residents{Connect: o.Connect, NATS: o.NATS, Hosts: o.Hosts, Token: o.Token, Skew: o.Skew, Silence: o.Silence, Security: o.Security}
+	return Residents{Connect: o.Connect, NATS: o.NATS, Hosts: o.Hosts, Token: o.Token, Skew: o.Skew, Silence: o.Silence, Security: o.Security, Resume: o.Resume}
 }
 
 // Given counts the subjects the options name.

@@ -39,6 +39,8 @@ type Stores struct {
 	// files, resuming where it stopped.
 	Journal     jetstream.JetStream
 	JournalHost string
+	// JournalOptions shape the journal's stream (its limits, replicas).
+	JournalOptions journal.Options
 }
 
 // Record records the live subject s into the stores until the context
@@ -116,7 +118,7 @@ func Record(ctx context.Context, s Subject, to Stores, opts record.Options) (*db
 				return nil, nil, win, badInput(err)
 			}
 		}
-		if _, err := journal.Ensure(ctx, to.Journal, journal.Options{}); err != nil {
+		if _, err := journal.Ensure(ctx, to.Journal, to.JournalOptions); err != nil {
 			undo()
 			return nil, nil, win, err
 		}

@@ -32,13 +32,17 @@ type Resident interface {
 // packets. Tuples may come late (Whole, Late elements): MaxLate bounds how
 // late.
 type Alpha struct {
-	// Plan is the α of the plan this operator was built from.
+	// Plan is the α of the plan this operator was built from; Plans, all
+	// the plan αs it stands for (Plan first; more with
+	// Options.ShareAlphas).
 	Plan    *plan.Alpha
+	Plans   []*plan.Alpha
 	Rel     *algebra.Relation
 	VarName string
 	Kind    algebra.StrategyKind
 	Flag    int   // index of the flag holder attribute
 	Keep    []int // attributes packets carry (nil: all)
+	drop    []int // the attributes Keep leaves out (keep.go)
 	MaxLate algebra.Time
 
 	out *stream.Tee
@@ -229,7 +233,7 @@ func (a *Alpha) keptVals(p *packet) []algebra.Value {
 }
 
 func (a *Alpha) packetVals(vals []algebra.Value) []algebra.Value {
-	if a.Keep == nil {
+	if a.Keep == nil || zeroOutside(vals, a.drop) {
 		return vals
 	}
 	out := a.valBlk.take(len(vals))

@@ -67,6 +67,9 @@ type Apply struct {
 	started bool
 	lastAdv algebra.Time
 	binding expr.Binding
+	// byHash finds every group by hash, even while there are few
+	// (tests: Options.collide exercises the hash chains so).
+	byHash  bool
 	keyVals []algebra.Value // groupsOf's scratch: an outer tuple's group key
 	seq     uint64
 
@@ -99,19 +102,29 @@ type aggState struct {
 	// algebra.KeysEqual.
 	groups   hashMap[*aggGroup]
 	nGroups  int
-	removals removalHeap
+	removals removalQueue
 	keys     slab[algebra.Value] // the groups' keys
 	// whole is the group of the empty key (an aggregate without a by
 	// list has no other) while it is in groups: found without hashing.
 	whole *aggGroup
+	// few lists every group while there are at most fewGroups of them
+	// (manyGroups is set once there have been more, for good): a short
+	// list of keys compared is cheaper than hashing one (a count by
+	// state has four groups).
+	few        []*aggGroup
+	manyGroups bool
 }
+
+// fewGroups is how many groups an aggregate finds by comparing keys
+// rather than by hash.
+const fewGroups = 8
 
 type aggGroup struct {
 	hash    uint64
 	key     []algebra.Value
 	next    *aggGroup // another group with the same hash
 	st      *aggState
-	acc     *agg.Acc
+	acc     agg.Acc // in the group: one less pointer to follow per update
 	val     algebra.Value
 	ok      bool
 	outers  map[*outerEnt]struct{}
@@ -178,6 +191,61 @@ func (h *removalHeap) pop() removal {
 	return r
 }
 
+// removalQueue holds the removals an aggregate has scheduled, least time
+// first. A window is the same length for every contribution and inner
+// tuples come in time order, so removals are nearly always scheduled in
+// order of time: those are appended to a FIFO (fifo[head:], its times
+// nondecreasing — the invariant push keeps), and only one scheduled before
+// the FIFO's last goes to the heap. next and pop look at both heads. The
+// order of removals at equal times is not the heap's alone any more; it
+// does not matter: a group's value depends on the multiset of its
+// contributions, not on the order they leave in (agg.Acc), and the outer
+// tuples a time touches are re-evaluated in their own order (seq).
+type removalQueue struct {
+	fifo []removal
+	head int
+	heap removalHeap
+}
+
+func (q *removalQueue) len() int { return len(q.fifo) - q.head + len(q.heap) }
+
+func (q *removalQueue) push(r removal) {
+	if n := len(q.fifo); n > q.head && r.t < q.fifo[n-1].t {
+		q.heap.push(r)
+		return
+	}
+	if q.head == len(q.fifo) {
+		q.fifo, q.head = q.fifo[:0], 0 // empty: start over
+	} else if q.head >= 1024 && 2*q.head >= len(q.fifo) {
+		n := copy(q.fifo, q.fifo[q.head:])
+		clear(q.fifo[n:])
+		q.fifo, q.head = q.fifo[:n], 0
+	}
+	q.fifo = append(q.fifo, r)
+}
+
+// next is the least time of a scheduled removal; ok is false when none is.
+func (q *removalQueue) next() (t algebra.Time, ok bool) {
+	if q.head < len(q.fifo) {
+		t, ok = q.fifo[q.head].t, true
+	}
+	if len(q.heap) > 0 && (!ok || q.heap[0].t < t) {
+		t, ok = q.heap[0].t, true
+	}
+	return t, ok
+}
+
+// pop removes a removal of the least time (there must be one).
+func (q *removalQueue) pop() removal {
+	if q.head < len(q.fifo) && (len(q.heap) == 0 || q.fifo[q.head].t <= q.heap[0].t) {
+		r := q.fifo[q.head]
+		q.fifo[q.head] = removal{}
+		q.head++
+		return r
+	}
+	return q.heap.pop()
+}
+
 // NewApply builds the operator; outputs go to out.
 func NewApply(spec ApplySpec, out stream.Receiver, st *runState) *Apply {
 	a := &Apply{spec: spec, out: out, st: st,
@@ -216,7 +284,7 @@ func (in *applyInput) Advance(t algebra.Time) {
 func (a *Apply) Held() int {
 	n := a.open.len()
 	for _, s := range a.aggs {
-		n += s.nGroups + len(s.removals)
+		n += s.nGroups + s.removals.len()
 	}
 	for _, in := range a.ins {
 		n += len(in.buf) - in.head
@@ -262,8 +330,8 @@ func (a *Apply) nextTime(w algebra.Time) (algebra.Time, bool) {
 		}
 	}
 	for _, s := range a.aggs {
-		if len(s.removals) > 0 && s.removals[0].t <= w && s.removals[0].t <= t {
-			t, ok = s.removals[0].t, true
+		if r, has := s.removals.next(); has && r <= w && r <= t {
+			t, ok = r, true
 		}
 	}
 	return t, ok
@@ -316,7 +384,7 @@ func (a *Apply) step(t algebra.Time) {
 			}
 			a.touch(g)
 		}
-		for len(s.removals) > 0 && s.removals[0].t == t {
+		for r, has := s.removals.next(); has && r == t; r, has = s.removals.next() {
 			r := s.removals.pop()
 			r.g.pending--
 			r.g.acc.Remove(r.v)
@@ -401,18 +469,45 @@ func (a *Apply) group(s *aggState, key []algebra.Value) *aggGroup {
 	if len(key) == 0 && s.whole != nil {
 		return s.whole
 	}
+	s.manyGroups = s.manyGroups || a.byHash
+	if !s.manyGroups {
+		// Identical values have equal keys: most lookups end in the
+		// first pass, which compares without a call.
+		if len(key) == 1 {
+			for _, g := range s.few {
+				if sameValue(g.key[0], key[0]) {
+					return g
+				}
+			}
+		}
+		for _, g := range s.few {
+			if algebra.KeysEqual(g.key, key) {
+				return g
+			}
+		}
+	}
 	h := a.st.hash(key)
-	for g := s.groups.get(h); g != nil; g = g.next {
-		if algebra.KeysEqual(g.key, key) {
-			return g
+	if s.manyGroups {
+		for g := s.groups.get(h); g != nil; g = g.next {
+			if algebra.KeysEqual(g.key, key) {
+				return g
+			}
 		}
 	}
 	kept := s.keys.take(len(key))
 	copy(kept, key)
-	g := &aggGroup{hash: h, key: kept, next: s.groups.get(h), st: s, acc: agg.New(s.spec.Func, s.spec.ArgType, s.spec.Param), outers: map[*outerEnt]struct{}{}}
+	g := &aggGroup{hash: h, key: kept, next: s.groups.get(h), st: s, acc: *agg.New(s.spec.Func, s.spec.ArgType, s.spec.Param), outers: map[*outerEnt]struct{}{}}
 	g.val, g.ok, _ = g.acc.Value() // an empty group's value: 0, false or none
 	s.groups.put(h, g)
 	s.nGroups++
+	if !s.manyGroups {
+		if s.manyGroups = s.nGroups > fewGroups; s.manyGroups {
+			clear(s.few)
+			s.few = nil
+		} else {
+			s.few = append(s.few, g)
+		}
+	}
 	if len(key) == 0 {
 		s.whole = g
 	}
@@ -471,6 +566,16 @@ func (s *aggState) unlink(g *aggGroup) {
 	}
 	g.next = nil
 	s.nGroups--
+	if !s.manyGroups {
+		for i, f := range s.few {
+			if f == g {
+				last := len(s.few) - 1
+				s.few[i], s.few[last] = s.few[last], nil
+				s.few = s.few[:last]
+				break
+			}
+		}
+	}
 	if s.whole == g {
 		s.whole = nil
 	}

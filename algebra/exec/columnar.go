@@ -55,9 +55,10 @@ import (
 // memory budget (Options.Budget) is not polled during it, as no operator
 // holds tuples.
 //
-// It is for recorded histories only (RunHistory): live runs and RunSource
-// play tuples as they come, with watermarks and the Begin/End/Event
-// deltas, through the row operators.
+// It is for recorded histories (RunHistory, and streamed over a
+// history's chunks, RunChunks in columnar_stream.go): live runs and
+// RunSource play tuples as they come, with watermarks and the
+// Begin/End/Event deltas, through the row operators.
 
 // colBatch is how many tuples a selection vector holds.
 const colBatch = 1024
@@ -137,8 +138,29 @@ func (n *Network) columnar(h *algebra.History) map[*stream.Tee]int {
 // colCompile compiles s for the columnar path, or returns nil when the
 // path does not take it.
 func (n *Network) colCompile(h *algebra.History, s *Stmt) *colStmt {
+	if s.Result.OnElem != nil {
+		return nil
+	}
+	return n.colCompileAny(h, s)
+}
+
+// colCompileAny is colCompile for a result streamed or not (RunChunks
+// streams it).
+func (n *Network) colCompileAny(h *algebra.History, s *Stmt) *colStmt {
+	return n.colCompileOver(s, func(name string) (*algebra.Columns, []algebra.Attr) {
+		t := h.Table(name)
+		if t == nil {
+			return nil, nil
+		}
+		return h.Columns(name), t.Rel.Attrs
+	})
+}
+
+// colCompileOver is colCompileAny over the columns (and attributes)
+// columns gives for a relation's name (nil: none).
+func (n *Network) colCompileOver(s *Stmt, columns func(name string) (*algebra.Columns, []algebra.Attr)) *colStmt {
 	sel := s.Select
-	if sel == nil || s.Coalesce == nil || s.Result.OnElem != nil || len(s.out.Outs) != 1 || s.out.Outs[0] != s.Result {
+	if sel == nil || s.Coalesce == nil || len(s.out.Outs) != 1 || s.out.Outs[0] != s.Result {
 		return nil
 	}
 	spec := &sel.spec
@@ -152,15 +174,15 @@ func (n *Network) colCompile(h *algebra.History, s *Stmt) *colStmt {
 			tee, name = t, nm
 		}
 	}
-	if tee == nil || h.Table(name) == nil {
+	if tee == nil {
 		return nil
 	}
-	cols := h.Columns(name)
+	cols, attrs := columns(name)
 	if cols == nil {
 		return nil
 	}
 	cs := &colStmt{s: s, tee: tee, cols: cols, point: sel.at || sel.event}
-	c := &colCompiler{cols: cols, attrs: h.Table(name).Rel.Attrs}
+	c := &colCompiler{cols: cols, attrs: attrs}
 	// The Select's order: conjuncts over the variable, then constant ones.
 	var consts []expr.Expr
 	for _, e := range spec.Conds {
@@ -264,30 +286,12 @@ func (cs *colStmt) run(mark []uint64) bool {
 	sized := false
 	for lo := 0; lo < cols.Len; lo += colBatch {
 		hi := min(lo+colBatch, cols.Len)
-		conds := cs.conds
-		if len(conds) > 0 && conds[0].span != nil {
-			sel = conds[0].span(lo, hi, sel[:colBatch])
-			conds = conds[1:]
-		} else {
-			sel = sel[:hi-lo]
-			for i := range sel {
-				sel[i] = int32(lo + i)
-			}
-		}
-		for _, f := range conds {
-			var err error
-			if sel, err = f.keep(sel); err != nil {
-				return false
-			}
-			if len(sel) == 0 {
-				break
-			}
+		var err error
+		if sel, err = cs.selectBatch(lo, hi, sel[:colBatch], mark); err != nil {
+			return false
 		}
 		if len(sel) == 0 {
 			continue
-		}
-		for _, r := range sel {
-			mark[r>>6] |= 1 << (r & 63)
 		}
 		for t, v := range cs.targets {
 			if err := v.eval(sel, outs[t][:len(sel)]); err != nil {
@@ -310,6 +314,35 @@ func (cs *colStmt) run(mark []uint64) bool {
 	closeSpans(&g, spans, cs.point)
 	cs.collect(&g, spans)
 	return true
+}
+
+// selectBatch selects, into sel (of room colBatch), the tuples lo..hi−1
+// every conjunct holds for, and marks them in mark (a bit per tuple); an
+// error is an arithmetic one.
+func (cs *colStmt) selectBatch(lo, hi int, sel []int32, mark []uint64) ([]int32, error) {
+	conds := cs.conds
+	if len(conds) > 0 && conds[0].span != nil {
+		sel = conds[0].span(lo, hi, sel)
+		conds = conds[1:]
+	} else {
+		sel = sel[:hi-lo]
+		for i := range sel {
+			sel[i] = int32(lo + i)
+		}
+	}
+	for _, f := range conds {
+		var err error
+		if sel, err = f.keep(sel); err != nil {
+			return nil, err
+		}
+		if len(sel) == 0 {
+			return sel, nil
+		}
+	}
+	for _, r := range sel {
+		mark[r>>6] |= 1 << (r & 63)
+	}
+	return sel, nil
 }
 
 // denseGroups numbers the groups of the selected tuples' codes densely.

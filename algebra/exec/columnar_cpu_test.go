@@ -3,8 +3,6 @@
 package exec_test
 
 import (
-	"runtime"
-	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -28,26 +26,12 @@ func threadCPU(tb testing.TB) time.Duration {
 // code costs. It does not count the collector's background work (the
 // interpreter allocates its result; the fused loop nothing).
 func BenchmarkColumnarCPU(b *testing.B) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	h := benchHistory(b, 20000, 50)
 	tuples := len(h.Table("Process").Rows)
 	stmts := testkit.Compile(b, h.Catalog, "q", benchSelectProject, 0)
 	f := newFusedSelectProject(h)
 	runInterpreter(b, h, stmts) // the columns
-	var ti, tf []time.Duration
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		s := threadCPU(b)
-		runInterpreter(b, h, stmts)
-		ti = append(ti, threadCPU(b)-s)
-		s = threadCPU(b)
-		f.run()
-		tf = append(tf, threadCPU(b)-s)
-	}
-	slices.Sort(ti)
-	slices.Sort(tf)
-	mi, mf := ti[len(ti)/2], tf[len(tf)/2]
+	mi, mf := cpuPairs(b, func() { runInterpreter(b, h, stmts) }, func() { f.run() })
 	b.ReportMetric(float64(tuples)/mi.Seconds(), "cpu-tuples/s")
 	b.ReportMetric(float64(tuples)/mf.Seconds(), "fused-cpu-tuples/s")
 	b.ReportMetric(mf.Seconds()/mi.Seconds(), "cpu-vs-fused")

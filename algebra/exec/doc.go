@@ -22,7 +22,11 @@
 //     variables (join_semi.go: the plan's semi-joins; one candidate per
 //     binding of the other variables, holding the witnesses that may still
 //     decide it, and witness summaries: the earliest or latest begin under
-//     precede, a covering set of spans under overlap).
+//     precede, a covering set of spans under overlap). The overlap join
+//     of two interval inputs on equal columns (or none) under the default
+//     when and valid clauses takes a special path (join_sweep.go): a
+//     sweep over slot-indexed open tuples, each result emitted as the
+//     element that decides it is processed.
 //   - Select (select.go) evaluates a block of one variable whose results
 //     are valid at their tuples' own times (the default valid clause, a
 //     when clause over an event itself, begin of in targets and where) as
@@ -67,12 +71,14 @@
 // coalescing over codes, values decoded once per group into one block, and
 // results handed to the Collector in its table's order. What it does not
 // support runs on the row operators, and so does a statement whose
-// arithmetic fails, so that the error reported is theirs. RunSource, live
-// and acquisitional runs — and so `tqmon query --history` and `--db`,
-// which stream their input through RunSource and replay — play tuples
-// through the row operators, with watermarks and the Begin/End/Event
-// deltas unchanged; the columnar path only replaces a whole history's play
-// for the statements it takes.
+// arithmetic fails, so that the error reported is theirs. `tqmon query
+// --history` runs a program whose every statement is such (over one
+// relation, without arithmetic) with RunChunks (columnar_stream.go): the
+// relation's tuples in chunks of columns, each result's Begin, End or
+// Event pushed as soon as it is final — the row operators' elements, in
+// time order. Other programs over a directory, `--db` (replay), live and
+// acquisitional runs play tuples through the row operators, with
+// watermarks and the Begin/End/Event deltas unchanged.
 //
 // A run may have a memory budget (budget.go): the network checks the
 // operators' held tuples, priced by estimated sizes, and the heap size a

@@ -45,6 +45,11 @@ type JoinSpec struct {
 	// candidate per binding of the other variables, holding the witnesses
 	// that may still satisfy the where and when conjuncts (join_semi.go).
 	Exists []bool
+	// InOrder says that every input delivers only Begin, End and Event
+	// elements (no Whole or Late: no α delivers tuples late), so that an
+	// input's tuples begin in the order they arrive. It admits the
+	// special paths (join_sweep.go).
+	InOrder bool
 }
 
 // Join evaluates a JoinSpec incrementally. Each input is a Receiver
@@ -104,6 +109,10 @@ type Join struct {
 	groups  map[groupKey]*cand
 	grpDone bool
 
+	// sw is the overlap equi-join sweep, when the spec is one
+	// (join_sweep.go); nil: the general path.
+	sw *eqSweep
+
 	// scratch
 	entBlk  slab[entry]
 	keybuf  []byte
@@ -154,7 +163,11 @@ func NewJoin(spec JoinSpec, out stream.Receiver, st *runState, sweepMin int) *Jo
 	}
 	j.toHasConst = spec.Valid.To == nil || hasConst(spec.Valid.To)
 	j.setupSemi()
-	j.compilePlans()
+	eqs, others := j.splitConds()
+	j.compilePlans(eqs, others)
+	if sweepable(&spec, eqs, others) {
+		j.sw = newSweep(eqs, others)
+	}
 	return j
 }
 

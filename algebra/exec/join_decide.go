@@ -310,6 +310,13 @@ func (j *Join) result(c *cand, from algebra.Time) *stream.Rec {
 		tv, _ := j.times()
 		b = j.withTimes(c, tv)
 	}
+	return j.record(b, from)
+}
+
+// record computes the target values over binding b into a result record
+// valid from from, both taken from slabs; nil when a target fails (the run
+// has failed).
+func (j *Join) record(b expr.Binding, from algebra.Time) *stream.Rec {
 	vals := j.valBlk.peek(len(j.targets))
 	for i, t := range j.targets {
 		v, err := t(b)

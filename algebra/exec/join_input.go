@@ -96,12 +96,29 @@ func (j *Join) advance() {
 		if !ok {
 			break
 		}
-		j.process(j.in[i], e)
+		if j.sw != nil {
+			j.sweepProcess(j.in[i], e)
+		} else {
+			j.process(j.in[i], e)
+		}
 		if j.st.err != nil {
 			return
 		}
 	}
 	j.merge.reclaim()
+	if j.sw != nil {
+		// Every result is emitted as it is decided: the output watermark
+		// is the input's (join_sweep.go).
+		if w == algebra.Forever {
+			j.sweepFinish()
+		}
+		j.done = w
+		if w > j.lastAdv || w == algebra.Forever && !j.finished {
+			j.lastAdv, j.finished = w, w == algebra.Forever
+			j.out.Advance(w)
+		}
+		return
+	}
 	if w == algebra.Forever {
 		// The stream is over: what is still open is valid until Forever.
 		for _, in := range j.in {

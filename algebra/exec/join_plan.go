@@ -90,30 +90,7 @@ type step struct {
 // compilePlans decides, for a tuple arriving at each input, the order in
 // which the other inputs are bound, which index each probes and where every
 // where conjunct is checked.
-func (j *Join) compilePlans() {
-	j.filters = make([][]expr.Fn, j.k)
-	type eq struct {
-		a, b *expr.Col
-	}
-	var eqs []eq
-	var others []expr.Expr
-	for _, c := range j.spec.Conds {
-		vars := expr.Vars(c)
-		if b, ok := c.(*expr.Binary); ok && b.Op == expr.OpEq {
-			ca, oka := b.X.(*expr.Col)
-			cb, okb := b.Y.(*expr.Col)
-			if oka && okb && ca.Var != cb.Var && algebra.Identical(ca.T, cb.T) && ca.T.Kind != algebra.KindFloat {
-				eqs = append(eqs, eq{ca, cb})
-				continue
-			}
-		}
-		if vars != 0 && vars&(vars-1) == 0 { // exactly one variable
-			v := trailingZeros(vars)
-			j.filters[v] = append(j.filters[v], expr.Compile(c))
-			continue
-		}
-		others = append(others, c)
-	}
+func (j *Join) compilePlans(eqs []eq, others []expr.Expr) {
 	if j.k == 0 {
 		for _, c := range others {
 			j.unit = append(j.unit, expr.Compile(c))
@@ -185,6 +162,38 @@ func (j *Join) compilePlans() {
 		}
 		j.plans[start] = plan
 	}
+}
+
+// eq is a where conjunct a = b between columns of two variables, of one
+// type that is not float: it is decided by the values' keys
+// (algebra.KeysEqual), so a hash index can probe it.
+type eq struct {
+	a, b *expr.Col
+}
+
+// splitConds sorts the where conjuncts: equalities between two variables
+// (eqs), conjuncts over one variable (compiled into j.filters, checked as
+// a tuple arrives) and the others.
+func (j *Join) splitConds() (eqs []eq, others []expr.Expr) {
+	j.filters = make([][]expr.Fn, j.k)
+	for _, c := range j.spec.Conds {
+		vars := expr.Vars(c)
+		if b, ok := c.(*expr.Binary); ok && b.Op == expr.OpEq {
+			ca, oka := b.X.(*expr.Col)
+			cb, okb := b.Y.(*expr.Col)
+			if oka && okb && ca.Var != cb.Var && algebra.Identical(ca.T, cb.T) && ca.T.Kind != algebra.KindFloat {
+				eqs = append(eqs, eq{ca, cb})
+				continue
+			}
+		}
+		if vars != 0 && vars&(vars-1) == 0 { // exactly one variable
+			v := trailingZeros(vars)
+			j.filters[v] = append(j.filters[v], expr.Compile(c))
+			continue
+		}
+		others = append(others, c)
+	}
+	return eqs, others
 }
 
 // isExist reports whether variable v is existential.

@@ -58,7 +58,8 @@ type liveClock struct {
 	next algebra.Time
 }
 
-type liveSource struct{ l *Live }
+// liveSource is an α's: its inbox.
+type liveSource struct{ in *inbox }
 
 // sensCache is what Packet looked up for the relation it was last given
 // (a kernel consumer's packets are mostly of one): the inboxes of its α,
@@ -72,6 +73,9 @@ type sensCache struct {
 	// attributes, is what they keep: Packet makes the kept values once
 	// for all of them (packet.kept).
 	keep []int
+	// drop are the attributes keep leaves out: values already zero there
+	// are kept as they are (zeroOutside).
+	drop []int
 }
 
 // countSens adds the packets the cache counted to stats.Packets.
@@ -95,10 +99,7 @@ type inbox struct {
 // packetsAt returns the packets at or before t; the slice is valid
 // until the next Packet.
 func (s liveSource) packetsAt(a *Alpha, t algebra.Time) []packet {
-	in := s.l.inbox[a]
-	if in == nil {
-		return nil
-	}
+	in := s.in
 	i := in.head
 	for i < len(in.q) && in.q[i].t <= t {
 		i++
@@ -118,7 +119,9 @@ func (n *Network) Live(start algebra.Time) *Live {
 	l.stats = AcquireStats{Packets: map[string]int{}, PeakEnabled: map[string]int{}}
 	for _, a := range n.Alphas {
 		l.bySens[a.Rel.Name] = append(l.bySens[a.Rel.Name], a)
-		a.src = liveSource{l}
+		in := &inbox{}
+		l.inbox[a] = in
+		a.src = liveSource{in}
 	}
 	for c, tee := range n.Clocks {
 		step := c * n.ClockPeriod
@@ -216,20 +219,18 @@ func (l *Live) Packet(rel string, kind stream.PacketKind, key uint64, from algeb
 		as := l.bySens[rel]
 		if len(as) > 1 && as[0].Keep != nil && !slices.ContainsFunc(as, func(a *Alpha) bool { return !slices.Equal(a.Keep, as[0].Keep) }) {
 			c.keep = as[0].Keep
+			c.drop = dropped(c.keep, len(as[0].Rel.Attrs))
 		}
 		for _, a := range as {
-			in := l.inbox[a]
-			if in == nil {
-				in = &inbox{}
-				l.inbox[a] = in
-			}
-			c.in = append(c.in, in)
+			c.in = append(c.in, l.inbox[a])
 		}
 	}
 	c.n++
 	l.stats.Total++
 	var kept []algebra.Value
-	if c.keep != nil {
+	if c.keep != nil && zeroOutside(vals, c.drop) {
+		kept = vals // already as kept
+	} else if c.keep != nil {
 		kept = l.valBlk.take(len(vals))
 		for _, i := range c.keep {
 			kept[i] = vals[i]

@@ -2,6 +2,7 @@ package exec_test
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/tqmon/tqmon/algebra"
@@ -131,4 +132,129 @@ func TestLiveSharesKeptValues(t *testing.T) {
 			t.Fatalf("row %d is %v from %d, want %d from %d", i, r.Vals, r.From, 2*i+1, 10+2*i)
 		}
 	}
+}
+
+// Values a driver converted only where α keeps them (the others zero:
+// remote converts what Network.Kept says) are taken as they are: α's
+// record holds the packet's own values, not a copy; values that are not
+// (a tap's whole tuples) are copied with the others zeroed, as before.
+// The records are the same either way.
+func TestKeptValuesShared(t *testing.T) {
+	cat := paperCatalog(t)
+	net := buildNet(t, cat, `range of s is SendMessage retrieve (s.Process) where s.Process = "P1"`, false)
+	if len(net.Alphas) != 1 || fmt.Sprint(net.Alphas[0].Keep) != "[0]" {
+		t.Fatalf("want one α keeping Process only")
+	}
+	if k := net.Kept(); fmt.Sprint(k) != "map[SendMessage:[0]]" {
+		t.Errorf("Kept() = %v, want SendMessage's Process", k)
+	}
+	var recs []*stream.Rec
+	net.Alphas[0].Output().Add(recorder(func(e stream.Elem) { recs = append(recs, e.Rec) }))
+	live := net.Live(0)
+	if err := live.Entity("Process", true, 1, proc(cat, "P1", "Running"), 0); err != nil {
+		t.Fatal(err)
+	}
+	kept := []algebra.Value{algebra.Entity("P1"), {}}
+	whole := []algebra.Value{algebra.Entity("P1"), algebra.Entity("M1")}
+	for i, vals := range [][]algebra.Value{kept, whole} {
+		if err := live.Packet("SendMessage", stream.PacketEvent, 0, 0, vals, algebra.Time(10+i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := live.Finish(20); err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 {
+		t.Fatalf("%d records, want 2", len(recs))
+	}
+	if &recs[0].Vals[0] != &kept[0] {
+		t.Errorf("values zero outside what α keeps were copied")
+	}
+	if &recs[1].Vals[0] == &whole[0] || recs[1].Vals[1] != (algebra.Value{}) {
+		t.Errorf("whole values were not copied with the others zeroed: %v", recs[1].Vals)
+	}
+	if fmt.Sprint(recs[0].Vals) != fmt.Sprint(recs[1].Vals) {
+		t.Errorf("records differ: %v, %v", recs[0].Vals, recs[1].Vals)
+	}
+}
+
+// recorder is a receiver calling f on each element.
+type recorder func(stream.Elem)
+
+func (r recorder) Push(e stream.Elem)   { r(e) }
+func (r recorder) Advance(algebra.Time) {}
+
+// With ShareAlphas, plan αs that are the same — a count whose own where
+// clause is its retrieve's, over the same variable and attributes — are
+// one α operator
+// standing for both (Plans), and the results over random sends are
+// those of the network with an α each.
+func TestShareAlphas(t *testing.T) {
+	cat := paperCatalog(t)
+	rng := rand.New(rand.NewPCG(16, 5))
+	type send struct {
+		p, m string
+		t    algebra.Time
+	}
+	var sends []send
+	for i, at := 0, algebra.Time(10); i < 2000; i++ {
+		at += algebra.Time(rng.IntN(3)) // several at one instant, too
+		sends = append(sends, send{fmt.Sprintf("P%d", 1+rng.IntN(2)), fmt.Sprintf("M%d", 1+rng.IntN(3)), at})
+	}
+	run := func(share bool) (string, int, int) {
+		net := buildNet(t, cat, `range of s is SendMessage retrieve (s.Mailbox, N = count(s.Mailbox for ever where s.Process = "P1")) where s.Process = "P1"`, share)
+		live := net.Live(0)
+		for k, p := range []string{"P1", "P2"} {
+			if err := live.Entity("Process", true, uint64(k), proc(cat, p, "Running"), 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i, s := range sends {
+			if err := live.Packet("SendMessage", stream.PacketEvent, 0, 0, []algebra.Value{algebra.Entity(s.p), algebra.Entity(s.m)}, s.t); err != nil {
+				t.Fatal(err)
+			}
+			if i%97 == 0 {
+				if err := live.Advance(s.t); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if _, err := live.Finish(sends[len(sends)-1].t + 1); err != nil {
+			t.Fatal(err)
+		}
+		rows := net.Stmts[0].Result.Table().Rows
+		return fmt.Sprint(rows), len(net.Alphas), len(net.Alphas[0].Plans)
+	}
+	shared, nShared, plans := run(true)
+	apart, nApart, _ := run(false)
+	if nShared != 1 || plans != 2 || nApart != 2 {
+		t.Errorf("shared: %d αs standing for %d plan αs; apart: %d αs; want 1, 2, 2", nShared, plans, nApart)
+	}
+	if shared != apart {
+		t.Errorf("results differ:\nshared: %.300s\napart:  %.300s", shared, apart)
+	}
+	if shared == "[]" {
+		t.Errorf("no results")
+	}
+}
+
+// buildNet builds the network of one query's rewritten plan (its αs
+// shared when share: Options.ShareAlphas).
+func buildNet(t *testing.T, cat *algebra.Catalog, text string, share bool) *exec.Network {
+	t.Helper()
+	prog, err := query.Compile(cat, []query.Source{{Name: "q", Text: text}}, check.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rw, err := prog.Rewritten(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eo := prog.ExecOptions()
+	eo.ShareAlphas = share
+	net, err := exec.Build(cat, prog.Stmts, []plan.Node{rw[0].Final}, eo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return net
 }

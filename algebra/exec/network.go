@@ -56,6 +56,9 @@ type Network struct {
 	opts    Options
 	byStmt  map[*check.Retrieve]*Stmt
 	cur     *check.Retrieve // the statement being compiled
+	// alphaBy are the αs built, by their relation and plan text, when
+	// Options.ShareAlphas.
+	alphaBy map[string]*Alpha
 }
 
 // ConstSource is a constant entity relation: its values valid over all
@@ -92,6 +95,17 @@ type Options struct {
 	// Observed says the run is an observation (a live run, or a recording
 	// with a window): its results drop what lies at forever (Collector).
 	Observed bool
+	// ShareAlphas builds one α operator for plan αs that are the same —
+	// the same relation and the same plan text (variable, kept
+	// attributes, hosts, and the enable and sampling arguments' plans):
+	// their outputs are the same stream, which one operator makes once
+	// (a count's inner query over the same variable as its outer one
+	// reads every packet once, not twice). Alpha.Plans lists the plan αs
+	// it stands for. Statistics per α count a shared one once.
+	ShareAlphas bool
+	// generalJoin (tests only) keeps joins off their special paths
+	// (JoinSpec.InOrder), so that tests can compare the two.
+	generalJoin bool
 }
 
 // Build compiles plans (one per statement, in order) into a network.
@@ -192,12 +206,14 @@ func (n *Network) block(root plan.Node) (*stream.Tee, blockOps, error) {
 	// each tuple once it ends, and a tuple already valid when its sensor
 	// was enabled is delivered whole (remote/observe.go). Only a Join
 	// consumes Whole and Late elements, so such a block is never a Select.
-	whole := false
+	whole, alpha := false, false
 	for _, leaf := range leaves {
-		if a, ok := leaf.(*plan.Alpha); ok && !a.Rel.IsEvent() {
-			whole = true
+		if a, ok := leaf.(*plan.Alpha); ok {
+			alpha = true
+			whole = whole || !a.Rel.IsEvent()
 		}
 	}
+	spec.InOrder = !alpha && !n.opts.generalJoin
 	if !whole && selectable(&spec) {
 		ops.sel = NewSelect(spec, jout, n.st)
 		n.hold(ops.sel, blockLabel(leaves))
@@ -311,10 +327,19 @@ func (n *Network) rel(node plan.Node) (*stream.Tee, algebra.Time, error) {
 	return nil, 0, fmt.Errorf("operator %s does not make a relation here", node.Label())
 }
 
-// alpha compiles an α operator and its arguments.
+// alpha compiles an α operator and its arguments (or, sharing αs, finds
+// the same one built).
 func (n *Network) alpha(x *plan.Alpha) (*stream.Tee, algebra.Time, error) {
-	a := &Alpha{Plan: x, Rel: x.Rel, VarName: x.VarName, Kind: x.Rel.Strategy.Kind, Flag: x.Rel.FlagHolder,
-		Keep: x.Keep, out: &stream.Tee{}, res: n.opts.Resident, begun: map[uint64]*stream.Rec{}}
+	var key string
+	if n.opts.ShareAlphas {
+		key = x.Rel.Name + "\x00" + plan.String(x)
+		if a := n.alphaBy[key]; a != nil {
+			a.Plans = append(a.Plans, x)
+			return a.out, a.MaxLate, nil
+		}
+	}
+	a := &Alpha{Plan: x, Plans: []*plan.Alpha{x}, Rel: x.Rel, VarName: x.VarName, Kind: x.Rel.Strategy.Kind, Flag: x.Rel.FlagHolder,
+		Keep: x.Keep, drop: dropped(x.Keep, len(x.Rel.Attrs)), out: &stream.Tee{}, res: n.opts.Resident, begun: map[uint64]*stream.Rec{}}
 	if _, all := x.Enable.(*plan.AllOf); !all {
 		t, _, err := n.rel(x.Enable)
 		if err != nil {
@@ -347,6 +372,12 @@ func (n *Network) alpha(x *plan.Alpha) (*stream.Tee, algebra.Time, error) {
 		a.MaxLate = algebra.Forever // may be seen only at its end
 	}
 	n.Alphas = append(n.Alphas, a)
+	if key != "" {
+		if n.alphaBy == nil {
+			n.alphaBy = map[string]*Alpha{}
+		}
+		n.alphaBy[key] = a
+	}
 	n.hold(a, "α "+x.VarName)
 	return a.out, a.MaxLate, nil
 }
@@ -596,6 +627,7 @@ func (n *Network) apply(x *plan.Apply) (*stream.Tee, error) {
 		dst = c
 	}
 	op := NewApply(spec, dst, n.st)
+	op.byHash = n.opts.collide
 	n.hold(op, "aggregate")
 	outer.Add(op.Input(0))
 	for j, in := range inners {

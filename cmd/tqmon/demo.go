@@ -140,7 +140,7 @@ func runDemo(f *demoFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	return runProgram(ctx, sub, prog, subject.RunOptions{Naive: naive, Duration: f.duration}, out, nil, &f.export, f.stats, f.allowLoss, stdout, stderr)
+	return runProgram(ctx, sub, prog, subject.RunOptions{Naive: naive, Duration: f.duration}, out, nil, &f.export, f.stats, f.allowLoss, nil, stdout, stderr)
 }
 
 func runSubject(f *demoFlags, stderr io.Writer) error {

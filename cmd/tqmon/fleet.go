@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +13,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/resident/fleet"
 	"github.com/tqmon/tqmon/resident/fleet/embedded"
 	"github.com/tqmon/tqmon/resident/transport"
@@ -81,4 +84,134 @@ func runServe(f *serveFlags, stdout, stderr io.Writer) error {
 	defer cancel()
 	<-ctx.Done()
 	return nil
+}
+
+// resumeFlags make a query's monitor resumable (query --resume).
+type resumeFlags struct {
+	name        string
+	replicas    int
+	retain      time.Duration
+	retainBytes query.Bytes
+	resumeLease time.Duration
+}
+
+func addResumeFlags(fl *pflag.FlagSet, f *resumeFlags) {
+	f.retainBytes = fleet.DefaultRetainBytes
+	fl.StringVar(&f.name, "resume", "", "with --nats: NAME this monitor resumes under if it is killed: the hosts publish its sessions' frames to the JetStream stream "+fleet.Stream+", and `query --resume NAME` run again (the same queries and output flags, within --lease) goes on printing where the killed one stopped, nothing lost or printed twice")
+	fl.IntVar(&f.replicas, "replicas", 1, "with --resume: the nodes of a NATS cluster that keep the stream and the monitors' state (3: a node that dies loses nothing)")
+	fl.DurationVar(&f.retain, "retain", fleet.DefaultRetainAge, "with --resume: the stream keeps the hosts' frames this long (a monitor resumed later than that is refused, exit 3)")
+	fl.Var(&f.retainBytes, "retain-bytes", "with --resume: the stream keeps at most SIZE of every host's frames, the oldest dropped first (a monitor resumed past them is refused, exit 3)")
+}
+
+// resumeDefaultLease is --lease under --resume unless given: how long the
+// hosts keep a killed monitor's sessions (and enables) for it to come back.
+const resumeDefaultLease = time.Minute
+
+// openResume reads the state of the resumable monitor f names and checks
+// it was running the same queries (sig); the answer goes to out.
+func openResume(ctx context.Context, f *resumeFlags, url, token string, sec transport.Security, sig string, tf algebra.TimeFormat, out io.Writer, stderr io.Writer) (*fleet.Resume, *resumeOut, error) {
+	if url == "" {
+		return nil, nil, usageErr(errors.New("--resume NAME goes with --nats URL: the hosts keep a resumable monitor's frames in their NATS server's JetStream"))
+	}
+	if f.replicas < 1 || f.replicas > 5 {
+		return nil, nil, usageErr(fmt.Errorf("--replicas %d: want 1 to 5", f.replicas))
+	}
+	r, err := fleet.OpenResume(ctx, url, token, f.name, fleet.StreamOptions{MaxAge: f.retain, MaxBytes: int64(f.retainBytes), Replicas: f.replicas}, sec)
+	if err != nil {
+		return nil, nil, openErr(err)
+	}
+	o := &resumeOut{r: r, ctx: ctx}
+	file := regularFile(out)
+	if !r.Found {
+		r.State.Queries = sig
+		if file != nil {
+			r.State.Out = fleet.Output{File: true, Dev: file.dev, Ino: file.ino, Base: file.size}
+		}
+		return r, o, nil
+	}
+	if r.State.Queries != sig {
+		r.Close()
+		return nil, nil, usageErr(fmt.Errorf("--resume %s was running other queries or output flags: run it again as it was, or give another name", f.name))
+	}
+	was := r.State.Out
+	o.n0 = was.N
+	if was.Committed {
+		fmt.Fprintf(stderr, "tqmon: resuming %s: its hosts' frames are read again from the first; the answer goes on after %s, the watermark it had printed up to\n", f.name, algebra.FormatTime(algebra.Time(was.WM), tf))
+	} else {
+		fmt.Fprintf(stderr, "tqmon: resuming %s: its hosts' frames are read again from the first; it had printed nothing\n", f.name)
+	}
+	same := was.File && file != nil && file.dev == was.Dev && file.ino == was.Ino && file.size >= was.Base+was.N
+	switch {
+	case same:
+		// The answer goes to the file it went to: what the run before
+		// wrote after its last commit (killed between a write and the
+		// next commit) is taken back, and written again from the
+		// committed watermark on — nothing twice, nothing lost.
+		if err := file.f.Truncate(was.Base + was.N); err != nil {
+			r.Close()
+			return nil, nil, runtimeErr(fmt.Errorf("--resume %s: taking back what was printed after the last commit: %w", f.name, err))
+		}
+		file.f.Seek(0, io.SeekEnd)
+	case was.Committed:
+		fmt.Fprintf(stderr, "tqmon: resuming %s: the answer does not go to the file it went to: what the run before printed after its last commit (%v at most) may be printed again\n", f.name, commitEvery)
+	}
+	// Only the file the answer went to from its start says what went out;
+	// with any other, a later resume goes by the commits alone.
+	r.State.Out.File = same
+	return r, o, nil
+}
+
+// commitEvery is how often, at most, a resumable monitor commits how far
+// its answer went out (on a watermark, once the answer up to it is
+// written out).
+const commitEvery = 100 * time.Millisecond
+
+// resumeOut is a resumable monitor's subject.Checkpoint: it commits to
+// the monitors' bucket.
+type resumeOut struct {
+	r    *fleet.Resume
+	ctx  context.Context
+	n0   int64 // bytes of the answer printed before this run
+	last time.Time
+	err  error
+}
+
+func (o *resumeOut) Resumed() []fleet.Mark {
+	if !o.r.Found || !o.r.State.Out.Committed {
+		return nil
+	}
+	return o.r.State.Out.Marks
+}
+
+func (o *resumeOut) Commit(n int64, marks []fleet.Mark, t algebra.Time) {
+	if time.Since(o.last) < commitEvery || o.err != nil {
+		return
+	}
+	o.last = time.Now()
+	out := o.r.State.Out
+	out.Committed, out.N, out.WM, out.Marks = true, o.n0+n, int64(t), marks
+	o.err = o.r.Commit(o.ctx, out)
+}
+
+type outFile struct {
+	f        *os.File
+	dev, ino uint64
+	size     int64
+}
+
+// regularFile is w when it is a regular file (stdout redirected to one).
+func regularFile(w io.Writer) *outFile {
+	f, ok := w.(*os.File)
+	if !ok {
+		return nil
+	}
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
+	}
+	return &outFile{f: f, dev: uint64(st.Dev), ino: st.Ino, size: fi.Size()}
 }

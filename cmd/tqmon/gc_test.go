@@ -14,7 +14,7 @@ func TestTuneGC(t *testing.T) {
 	defer func() { debug.SetGCPercent(pct); debug.SetMemoryLimit(limit) }()
 	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 
-	restore := tuneGC(env(nil), 1<<30)
+	restore := tuneGC(env(nil), 1<<30, batchGCPercent)
 	if got, lim := debug.SetGCPercent(-1), debug.SetMemoryLimit(-1); got != batchGCPercent || lim != 1<<30 {
 		t.Errorf("GOGC %d, limit %d; want %d and the budget %d", got, lim, batchGCPercent, 1<<30)
 	}
@@ -24,15 +24,15 @@ func TestTuneGC(t *testing.T) {
 		t.Errorf("after the run GOGC %d, limit %d; want 100 and none", got, lim)
 	}
 
-	tuneGC(env(map[string]string{"GOGC": "100"}), 1<<30)
+	tuneGC(env(map[string]string{"GOGC": "100"}), 1<<30, batchGCPercent)
 	if debug.SetGCPercent(100) != 100 {
 		t.Error("the user's GOGC did not stand")
 	}
-	tuneGC(env(map[string]string{"GOMEMLIMIT": "2GiB"}), 1<<30)
+	tuneGC(env(map[string]string{"GOMEMLIMIT": "2GiB"}), 1<<30, batchGCPercent)
 	if got := debug.SetMemoryLimit(math.MaxInt64); got != math.MaxInt64 {
 		t.Errorf("the user's GOMEMLIMIT did not stand: limit set to %d", got)
 	}
-	tuneGC(env(nil), 0) // no budget: no limit
+	tuneGC(env(nil), 0, batchGCPercent) // no budget: no limit
 	if got := debug.SetMemoryLimit(math.MaxInt64); got != math.MaxInt64 {
 		t.Errorf("no budget, yet a limit of %d", got)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"maps"
 	"os"
@@ -13,10 +14,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/display/format"
 	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/remote"
+	"github.com/tqmon/tqmon/resident/fleet"
 	"github.com/tqmon/tqmon/store/record"
 	"github.com/tqmon/tqmon/subject"
 )
@@ -35,6 +38,7 @@ type queryFlags struct {
 	explain    bool
 	connect    []string
 	nats       natsFlags
+	resume     resumeFlags
 	token      string
 	tls        tlsFlags
 	duration   time.Duration
@@ -75,10 +79,11 @@ func newQueryCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.BoolVar(&f.explain, "explain", false, "print the plans, the rewrite rules applied and what each sensor enables, and do not run")
 	fl.StringArrayVar(&f.connect, "connect", nil, "ADDR of a resident monitor to query live (repeatable; a unix socket path or host:port)")
 	addNATSFlags(fl, &f.nats)
+	addResumeFlags(fl, &f.resume)
 	fl.StringVar(&f.token, "token", "", "shared token for residents reached over TCP or NATS")
 	addTLSFlags(fl, &f.tls, tlsClient)
 	fl.DurationVar(&f.duration, "duration", 0, "with --connect or --kernel: stop after this long (default: until interrupted, the residents end or the -c command exits)")
-	fl.DurationVar(&f.lease, "lease", 3*time.Second, "with --connect or --nats: the lease residents grant; if the monitor vanishes, they clear its flags once it lapses")
+	fl.DurationVar(&f.lease, "lease", 3*time.Second, "with --connect or --nats: the lease residents grant; if the monitor vanishes, they clear its flags once it lapses (with --resume, default 1m: a killed monitor started again within it resumes)")
 	fl.StringVar(&f.display, "display", "", "with --connect, --nats or --kernel: show the results animated in the terminal as the display spec SPEC says (see tqmon view --help)")
 	fl.StringVar(&f.dbDir, "db", "", "database to query (see tqmon record, tqmon import); --stats reports the blocks read")
 	fl.StringVar(&f.parquetDir, "parquet", "", "DIR: a Parquet recording to query (tqmon record --parquet; docs/parquet.md), read through the same time windows as --db; --stats reports the files read")
@@ -135,7 +140,27 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
+	var resume *fleet.Resume
+	var cp *resumeOut
+	if f.resume.name != "" {
+		if f.display != "" || f.record != "" || f.export.Given() || f.explain {
+			return usageErr(errors.New("--resume goes with printing the answer (not --display, --record, --explain or exports, which a resumed run would feed twice)"))
+		}
+		if !cmd.Flags().Changed("lease") {
+			f.lease = resumeDefaultLease
+		}
+		if resume, cp, err = openResume(ctx, &f.resume, f.nats.url, f.token, sec, querySig(f), out.Time, stdout, stderr); err != nil {
+			return err
+		}
+		defer resume.Close()
+		so.Resume = resume
+	}
 	sub, err := subject.Open(ctx, so)
+	var gone *fleet.GoneError
+	if errors.As(err, &gone) {
+		fmt.Fprintf(stderr, "tqmon: %v (the answer's watermark: %s)\n", err, algebra.FormatTime(algebra.Time(resume.State.Out.WM), out.Time))
+		return &exitError{code: exitIncomplete, err: err}
+	}
 	if err != nil {
 		return openErr(err)
 	}
@@ -172,11 +197,38 @@ func runQuery(cmd *cobra.Command, f *queryFlags, stdout, stderr io.Writer) error
 			return usageErr(err)
 		}
 	}
-	if !sub.Live() {
-		defer tuneGC(os.Getenv, int64(f.maxMemory))()
+	gcPct := batchGCPercent
+	if sub.Live() {
+		gcPct = liveGCPercent
 	}
+	defer tuneGC(os.Getenv, int64(f.maxMemory), gcPct)()
 	ro := subject.RunOptions{Acquire: f.acquire, Naive: naive, Duration: f.duration, Lease: f.lease}
-	return runProgram(ctx, sub, prog, ro, out, rec, &f.export, f.stats, f.allowLoss, stdout, stderr)
+	if resume == nil {
+		return runProgram(ctx, sub, prog, ro, out, rec, &f.export, f.stats, f.allowLoss, nil, stdout, stderr)
+	}
+	err = runProgram(ctx, sub, prog, ro, out, rec, &f.export, f.stats, f.allowLoss, cp, stdout, stderr)
+	// The run ended in this process (its sessions closed): nothing is
+	// left to resume.
+	fctx, fcancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer fcancel()
+	if ferr := resume.Finish(fctx); ferr != nil {
+		fmt.Fprintf(stderr, "tqmon: %v\n", ferr)
+	}
+	if cp.err != nil {
+		fmt.Fprintf(stderr, "tqmon: --resume %s: how far the answer went out was not always saved (%v): a resumed run may have printed some rows twice\n", f.resume.name, cp.err)
+	}
+	return err
+}
+
+// querySig identifies a resumable query: its sources and what shapes its
+// printed answer.
+func querySig(f *queryFlags) string {
+	h := fnv.New64a()
+	for _, s := range f.srcs {
+		fmt.Fprintf(h, "%s\x00%s\x00", s.Name, s.Text)
+	}
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%v", f.format, f.timeFormat, f.tz, f.planKind, f.params)
+	return fmt.Sprintf("%016x", h.Sum64())
 }
 
 // explainQuery prints the plans of srcs over sub, and runs nothing: with
@@ -199,10 +251,13 @@ func explainQuery(sub subject.Subject, srcs []query.Source, params map[string]st
 // runProgram runs prog over sub, printing its results (and its
 // statistics when stats) and exporting them as ex says, and closes sub.
 func runProgram(ctx context.Context, sub subject.Subject, prog *query.Program, ro subject.RunOptions, out format.Options,
-	rec *record.ResultDB, ex *exportFlags, stats, allowLoss bool, stdout, stderr io.Writer) error {
+	rec *record.ResultDB, ex *exportFlags, stats, allowLoss bool, cp subject.Checkpoint, stdout, stderr io.Writer) error {
 	ro.OnLoss, ro.TimeFormat = remote.PrintLosses(stderr, out.Time), out.Time
 	ro.WireBytes = stats
 	po := subject.PrintOptions{Run: ro, Output: out, Results: rec}
+	if cp != nil {
+		po.Checkpoint = cp
+	}
 	set, err := ex.start(ctx, prog, out.Time, stderr)
 	if err != nil {
 		return err

@@ -39,6 +39,7 @@ type recordFlags struct {
 	every     time.Duration
 	journal   string
 	fromJ     string
+	replicas  int
 	relations []string
 	duration  time.Duration
 	truthDir  string
@@ -73,6 +74,7 @@ func newRecordCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.StringVar(&f.parquet, "parquet", "", "DIR: also (or instead) record as Parquet files there, partitioned relation=R/host=H/hour=H (a new or empty directory; docs/parquet.md)")
 	fl.StringVar(&f.host, "record-host", "", "the host the recording is filed under: the Parquet host column of relations without a Host attribute, the journal's subject (default: this machine's host name)")
 	fl.StringVar(&f.journal, "journal", "", "URL: also (or instead) journal the recording into the NATS server's JetStream stream "+journal.Stream+" (subject tqmon.journal.HOST), for tqmon record --from-journal to write as Parquet files")
+	fl.IntVar(&f.replicas, "replicas", 1, "with --journal: the nodes of a NATS cluster that keep the journal's stream (3: a node that dies loses nothing)")
 	fl.StringVar(&f.fromJ, "from-journal", "", "URL: write the journal of --record-host on this NATS server as Parquet files into --parquet DIR, resuming where a run before stopped; ends when the journal does")
 	fl.DurationVar(&f.every, "parquet-every", time.Minute, "with --parquet: write files at least this often in the recording's time (and at each hour's end and on exit); a crash loses at most this much")
 	fl.StringSliceVar(&f.relations, "relations", nil, "relations to record, comma-separated (default: every sensed and entity relation)")
@@ -160,6 +162,9 @@ func runRecord(f *recordFlags, stderr io.Writer) error {
 	}
 	to := subject.Stores{DB: f.dbDir, Writer: wopts, Parquet: f.parquet, ParquetOptions: parquet.Options{Host: host, Every: f.every}}
 	if f.journal != "" {
+		if f.replicas < 1 || f.replicas > 5 {
+			return usageErr(fmt.Errorf("--replicas %d: want 1 to 5", f.replicas))
+		}
 		nc, err := fleet.Connect(f.journal, f.token, "tqmon record --journal", so.Security)
 		if err != nil {
 			return openErr(err)
@@ -169,6 +174,7 @@ func runRecord(f *recordFlags, stderr io.Writer) error {
 			return openErr(err)
 		}
 		to.JournalHost = host
+		to.JournalOptions.Replicas = f.replicas
 	}
 	d, pw, win, err := subject.Record(ctx, sub, to, opts)
 	if set != nil {

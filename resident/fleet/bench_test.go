@@ -93,17 +93,19 @@ func drain(b *testing.B, conns []wire.Conn) int {
 // connection, the monitor one), against the direct gRPC path (each
 // resident its own server on a unix socket, the monitor a connection to
 // each). Each iteration moves R × 64 batches of 256 tuples; the metric is
-// tuples/s. make bench-fleet runs it; compare the two paths' figures of
+// tuples/s. "durable" is the NATS path with durable sessions (query
+// --resume): every frame through the JetStream stream. make bench-fleet runs it; compare the two paths' figures of
 // one run (ratios), never absolute ones across machines.
 func BenchmarkFleet(b *testing.B) {
 	const perResident = 64
 	for _, r := range []int{1, 4, 16} {
-		b.Run(fmt.Sprintf("nats/residents=%d", r), func(b *testing.B) { benchNATS(b, r, perResident) })
+		b.Run(fmt.Sprintf("nats/residents=%d", r), func(b *testing.B) { benchNATS(b, r, perResident, false) })
+		b.Run(fmt.Sprintf("durable/residents=%d", r), func(b *testing.B) { benchNATS(b, r, perResident, true) })
 		b.Run(fmt.Sprintf("grpc/residents=%d", r), func(b *testing.B) { benchGRPC(b, r, perResident) })
 	}
 }
 
-func benchNATS(b *testing.B, residents, batches int) {
+func benchNATS(b *testing.B, residents, batches int, durable bool) {
 	s, err := embedded.Start(embedded.Options{Addr: "127.0.0.1:0", Data: b.TempDir()})
 	if err != nil {
 		b.Fatal(err)
@@ -127,8 +129,17 @@ func benchNATS(b *testing.B, residents, batches int) {
 		b.Fatal(err)
 	}
 	defer mon.Close()
+	o := DialOptions{Skew: time.Nanosecond}
+	if durable {
+		r, err := OpenResume(context.Background(), s.URL(), "", "bench", StreamOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer r.Close()
+		o.Resume = r
+	}
 	move(b, residents, func(i int) (wire.Conn, error) {
-		return Dial(context.Background(), mon, fmt.Sprintf("h%d", i), DialOptions{Skew: time.Nanosecond})
+		return Dial(context.Background(), mon, fmt.Sprintf("h%d", i), o)
 	})
 }
 

@@ -1,10 +1,12 @@
 package fleet
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"path"
 	"slices"
 	"sort"
@@ -14,6 +16,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 
 	"github.com/tqmon/tqmon/resident/transport"
@@ -41,6 +44,12 @@ type DialOptions struct {
 	// Skew, when positive, is the clock-skew bound to state for the host
 	// instead of measuring one (Conn.Skew).
 	Skew time.Duration
+	// Resume, when set, makes the session durable (durable.go): its
+	// frames go through the stream, where a monitor started again finds
+	// them. Session, when set, is the durable session to resume (its
+	// frames are read again from the first) rather than one to open.
+	Resume  *Resume
+	Session string
 }
 
 // clockProbes is how many round trips Dial measures a host's clock over
@@ -97,7 +106,7 @@ func Dial(ctx context.Context, nc *nats.Conn, host string, o DialOptions) (wire.
 	}
 
 	where := "fleet: host " + host
-	c := &conn{nc: nc, host: host, id: nuid.Next(), ahead: wire.NewAhead(recvAhead), silence: o.Silence}
+	c := &conn{nc: nc, host: host, id: cmp.Or(o.Session, nuid.Next()), ahead: wire.NewAhead(recvAhead), silence: o.Silence, durable: o.Resume}
 	c.out = transport.NewSender(c.send)
 	sub, err := nc.Subscribe(subj(host, "s", c.id, "b"), c.frame)
 	if err != nil {
@@ -112,19 +121,49 @@ func Dial(ctx context.Context, nc *nats.Conn, host string, o DialOptions) (wire.
 	if d, ok := ctx.Deadline(); ok && time.Until(d) < wait {
 		wait = time.Until(d)
 	}
-	reply, err := nc.Request(subj(host, "open"), []byte(c.id), wait)
-	if err != nil {
+	req := nats.NewMsg(subj(host, "open"))
+	req.Data = []byte(c.id)
+	if o.Resume != nil {
+		req.Header.Set(hDurable, "1")
+		if o.Session != "" {
+			req.Header.Set(hResume, "1")
+		}
+	}
+	reply, err := nc.RequestMsg(req, wait)
+	for deadline := time.Now().Add(wait); o.Session != "" && errors.Is(err, nats.ErrNoResponders) && time.Now().Before(deadline); {
+		// A resident that just reconnected (its node died) may not be
+		// reachable from here yet: a session is not taken for gone
+		// until it has had the time a request has.
+		time.Sleep(50 * time.Millisecond)
+		reply, err = nc.RequestMsg(req, wait)
+	}
+	var helloData []byte
+	switch {
+	case o.Session != "":
+		// Resuming: the session's frames are read again from the first,
+		// its Hello with them; the resident may have gone (the session
+		// ended while the monitor was away), and what it sent is still
+		// in the stream, its end frame last.
+		if err != nil || reply.Header.Get(hError) != "" {
+			c.gone = true
+		}
+		if helloData, err = storedHello(ctx, o.Resume.st, host, c.id, o.Resume.Name); err != nil {
+			sub.Unsubscribe()
+			return nil, err
+		}
+	case err != nil:
 		sub.Unsubscribe()
 		if errors.Is(err, nats.ErrNoResponders) {
 			return nil, fmt.Errorf("%s: no resident serves this host on %s", where, nc.ConnectedUrlRedacted())
 		}
 		return nil, fmt.Errorf("%s: opening a session: %w", where, err)
-	}
-	if why := reply.Header.Get(hError); why != "" {
+	case reply.Header.Get(hError) != "":
 		sub.Unsubscribe()
-		return nil, fmt.Errorf("%s: the resident refused the session: %s", where, why)
+		return nil, fmt.Errorf("%s: the resident refused the session: %s", where, reply.Header.Get(hError))
+	default:
+		helloData = reply.Data
 	}
-	hello, err := transport.ParseHello(where, reply.Data)
+	hello, err := transport.ParseHello(where, helloData)
 	if err != nil {
 		sub.Unsubscribe()
 		c.out.Bye(nil)
@@ -140,8 +179,43 @@ func Dial(ctx context.Context, nc *nats.Conn, host string, o DialOptions) (wire.
 	}
 	c.opened = time.Now()
 	c.heard.Store(c.opened.UnixNano())
+	if o.Resume != nil {
+		if err := c.consume(ctx, o.Resume.st); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("%s: reading the stream: %w", where, err)
+		}
+	}
 	go c.watch()
 	return c, nil
+}
+
+// consume reads the durable session's frames from the stream, from the
+// first, into frame (as a session that is not durable gets them from
+// core NATS), until the conn is done.
+func (c *conn) consume(ctx context.Context, st jetstream.Stream) error {
+	cons, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{journalSubject(c.host, c.id)}})
+	if err != nil {
+		return err
+	}
+	it, err := cons.Messages(jetstream.PullMaxMessages(Window))
+	if err != nil {
+		return err
+	}
+	c.stopRead = it.Stop
+	go func() {
+		for {
+			m, err := it.Next()
+			if err != nil {
+				if errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+					return
+				}
+				c.lost("reading the stream %s: %v", Stream, err)
+				return
+			}
+			c.frame(&nats.Msg{Subject: m.Subject(), Header: m.Headers(), Data: m.Data()})
+		}
+	}()
+	return nil
 }
 
 // conn is a wire.Conn over NATS. The subscription's callback (one
@@ -166,6 +240,18 @@ type conn struct {
 	gap   atomic.Int64
 	asked time.Time
 	busy  atomic.Bool // the callback waits for Recv: not silence
+
+	// durable, when set, makes frames come from the stream (consume),
+	// stopRead stops reading it; gone: a resumed session the resident no
+	// longer has (what it sent is in the stream): nothing is sent to it.
+	// Commands other than CLease and CBye are numbered (cmdN, under
+	// cmdMu; num is the one being sent).
+	durable  *Resume
+	stopRead func()
+	gone     bool
+	cmdMu    sync.Mutex
+	cmdN     uint64
+	num      atomic.Uint64
 
 	closeOnce sync.Once
 	release   func()     // after Close (DialHosts: the last closes the NATS connection)
@@ -200,6 +286,9 @@ func (c *conn) frame(m *nats.Msg) {
 		return
 	default:
 	}
+	if m.Header.Get(hBeat) != "" && c.durable != nil {
+		return // the stream has the frames: nothing is asked for again
+	}
 	if m.Header.Get(hBeat) != "" {
 		// A beat says the last frame published: frames after c.seq that
 		// never came (the last ones lost) are asked for again.
@@ -215,6 +304,10 @@ func (c *conn) frame(m *nats.Msg) {
 	}
 	if n <= c.seq {
 		return // sent again, and already taken
+	}
+	if n != c.seq+1 && c.durable != nil {
+		c.lost("the stream %s no longer holds frames %d to %d of the session (its retention dropped them)", Stream, c.seq+1, n-1)
+		return
 	}
 	if n != c.seq+1 {
 		// A frame is missing: NATS lost it (a server that died with it
@@ -244,7 +337,7 @@ func (c *conn) frame(m *nats.Msg) {
 	ok := c.ahead.Put(b)
 	c.busy.Store(false)
 	c.heard.Store(time.Now().UnixNano())
-	if ok {
+	if ok && c.durable == nil {
 		c.nc.Publish(subj(c.host, "s", c.id, "a"), strconv.AppendUint(nil, n, 10))
 	}
 }
@@ -293,7 +386,22 @@ func (c *conn) watch() {
 
 func (c *conn) Recv() (*wire.Batch, error) { return c.ahead.Recv() }
 
-func (c *conn) Send(cmd *wire.Command) error { return c.out.Send(cmd) }
+func (c *conn) Send(cmd *wire.Command) error {
+	if c.durable == nil {
+		return c.out.Send(cmd)
+	}
+	if c.gone {
+		return nil // the session ended while the monitor was away
+	}
+	c.cmdMu.Lock()
+	defer c.cmdMu.Unlock()
+	if cmd.Kind != wire.CLease && cmd.Kind != wire.CBye {
+		c.cmdN++
+		c.num.Store(c.cmdN)
+		defer c.num.Store(0)
+	}
+	return c.out.Send(cmd)
+}
 
 // send sends one encoded command by request/reply (the Sender's lock held).
 func (c *conn) send(enc []byte) error {
@@ -305,7 +413,12 @@ func (c *conn) send(enc []byte) error {
 	} else if err != nil {
 		return err
 	}
-	reply, err := c.nc.Request(subj(c.host, "s", c.id, "c"), enc, requestWait)
+	req := nats.NewMsg(subj(c.host, "s", c.id, "c"))
+	req.Data = enc
+	if n := c.num.Load(); n > 0 {
+		req.Header.Set(hCmd, strconv.FormatUint(n, 10))
+	}
+	reply, err := c.nc.RequestMsg(req, requestWait)
 	for deadline := c.opened.Add(requestWait); errors.Is(err, nats.ErrNoResponders) && time.Now().Before(deadline) && !c.closing(); {
 		// In a cluster the session's subjects, subscribed by the
 		// resident on its node as it opened the session, reach this
@@ -313,7 +426,7 @@ func (c *conn) send(enc []byte) error {
 		// only while the session is young; later, no responder means
 		// the resident is gone.
 		time.Sleep(10 * time.Millisecond)
-		reply, err = c.nc.Request(subj(c.host, "s", c.id, "c"), enc, requestWait)
+		reply, err = c.nc.RequestMsg(req, requestWait)
 	}
 	if err != nil {
 		return fmt.Errorf("fleet: host %s: command: %w", c.host, err)
@@ -339,7 +452,14 @@ func (c *conn) closing() bool {
 func (c *conn) Close() error {
 	c.closeOnce.Do(func() {
 		c.ahead.Close()
-		c.out.Bye(nil)
+		if c.stopRead != nil {
+			c.stopRead()
+		}
+		c.cmdMu.Lock()
+		if !c.gone {
+			c.out.Bye(nil)
+		}
+		c.cmdMu.Unlock()
 		c.ahead.Finish(wire.ErrClosed)
 		c.sub.Unsubscribe()
 		if c.release != nil {
@@ -366,12 +486,20 @@ func DialHosts(ctx context.Context, url, token, glob string, o DialOptions) ([]w
 	if err != nil {
 		return nil, err
 	}
-	d, err := discover(ctx, nc, glob)
-	if err != nil {
+	r := o.Resume
+	var d *discovery
+	var hosts []string
+	if r != nil && r.Found {
+		// Resuming: the hosts of the run before, each its session.
+		hosts = slices.Sorted(maps.Keys(r.State.Hosts))
+		d = &discovery{done: make(chan struct{})}
+		d.once.Do(func() { close(d.done) })
+	} else if d, err = discover(ctx, nc, glob); err != nil {
 		nc.Close()
 		return nil, err
+	} else {
+		hosts = d.hosts
 	}
-	hosts := d.hosts
 	var (
 		mu   sync.Mutex
 		open = len(hosts)
@@ -386,6 +514,9 @@ func DialHosts(ctx context.Context, url, token, glob string, o DialOptions) ([]w
 	}
 	var conns []wire.Conn
 	for _, h := range hosts {
+		if r != nil && r.Found {
+			o.Session = r.State.Hosts[h]
+		}
 		c, err := Dial(ctx, nc, h, o)
 		if err != nil {
 			for _, c := range conns {
@@ -399,7 +530,23 @@ func DialHosts(ctx context.Context, url, token, glob string, o DialOptions) ([]w
 		c.(*conn).late = d
 		conns = append(conns, c)
 	}
-	go d.watch(hosts)
+	if r != nil && !r.Found {
+		// Each host's session saved before anything of them is printed:
+		// a monitor killed from here on is resumed.
+		r.State.Hosts = map[string]string{}
+		for i, h := range hosts {
+			r.State.Hosts[h] = conns[i].(*conn).id
+		}
+		if err := r.Save(ctx); err != nil {
+			for _, c := range conns {
+				c.Close()
+			}
+			return nil, err
+		}
+	}
+	if d.sub != nil {
+		go d.watch(hosts)
+	}
 	return conns, nil
 }
 

@@ -19,6 +19,10 @@
 //     the reply is empty, or says in Tqmon-Error why the session is gone.
 //   - tqmon.H.s.ID.a — the monitor's acknowledgements: the last frame
 //     number it has taken.
+//   - tqmon.H.j.ID — a durable session's Hello (frame 0), frames and end
+//     frame, in the JetStream stream TQMON_FLEET, with retention: a
+//     monitor killed and started again (Resume) reads them again from the
+//     first (durable.go).
 //
 // Bounds and what they protect:
 //

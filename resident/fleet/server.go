@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/tqmon/tqmon/resident/transport"
 	"github.com/tqmon/tqmon/resident/wire"
@@ -93,6 +94,7 @@ type Options struct {
 // Server serves a resident's sessions as one host on a NATS connection.
 type Server struct {
 	nc       *nats.Conn
+	js       jetstream.JetStream // durable sessions' frames go to the stream
 	host     string
 	sessions transport.Sessions
 	opts     Options
@@ -143,7 +145,11 @@ func Join(nc *nats.Conn, host string, s transport.Sessions, o Options) (*Server,
 	if mf < 1024 {
 		return nil, fmt.Errorf("fleet: the NATS server's max payload (%d bytes) leaves no room for frames", nc.MaxPayload())
 	}
-	srv := &Server{nc: nc, host: host, sessions: s, opts: o, maxFrame: mf, live: map[string]*session{}}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("fleet: joining as %q: %w", host, err)
+	}
+	srv := &Server{nc: nc, js: js, host: host, sessions: s, opts: o, maxFrame: mf, live: map[string]*session{}}
 	for _, h := range []struct {
 		subject string
 		cb      nats.MsgHandler
@@ -221,6 +227,16 @@ type session struct {
 	// copied (sendMu): sent again on request; keptBytes their size.
 	kept      []*nats.Msg
 	keptBytes int
+
+	// durable: the session's frames go to the stream (durable.go), wait
+	// for no monitor and are not kept here; hello is its Hello, what a
+	// resuming monitor is answered. cmdDone is the last numbered command
+	// applied (header Tqmon-Cmd): a resumed monitor, running the same
+	// program again from the same frames, sends the same commands again
+	// in the same order, and those already applied are not applied twice.
+	durable bool
+	hello   []byte
+	cmdDone uint64
 }
 
 // errMonitorDone is the cause when the monitor ends the session (CBye).
@@ -236,6 +252,20 @@ func (srv *Server) open(m *nats.Msg) {
 		r.Header.Set(hError, err.Error())
 		m.RespondMsg(r)
 	}
+	if m.Header.Get(hResume) != "" {
+		// A monitor resuming a durable session (killed, started again):
+		// it goes on where it is, under its new monitor.
+		srv.mu.Lock()
+		s, ok := srv.live[id]
+		srv.mu.Unlock()
+		if !ok || !s.durable {
+			fail(fmt.Errorf("session %s is not open here (it ended: its lease lapsed, or the resident restarted)", id))
+			return
+		}
+		m.Respond(s.hello)
+		return
+	}
+	durable := m.Header.Get(hDurable) != ""
 	hello, err := transport.HelloFrame(srv.sessions, srv.maxFrame)
 	if err != nil {
 		fail(err)
@@ -253,7 +283,7 @@ func (srv *Server) open(m *nats.Msg) {
 		return
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
-	s := &session{id: id, srv: srv, cancel: cancel, ackCh: make(chan struct{}, 1)}
+	s := &session{id: id, srv: srv, cancel: cancel, ackCh: make(chan struct{}, 1), durable: durable, hello: hello}
 	srv.live[id] = s
 	srv.active.Add(1)
 	srv.wg.Add(1)
@@ -273,6 +303,20 @@ func (srv *Server) open(m *nats.Msg) {
 	}
 	// Subscribed before the reply: the monitor's first command finds us.
 	srv.nc.Flush()
+	if durable {
+		// The Hello first in the stream (frame 0): a monitor resuming
+		// after this resident has gone still reads it there.
+		hm := nats.NewMsg("")
+		hm.Header.Set(hSeq, "0")
+		hm.Data = hello
+		if err := s.store(ctx, hm, 0); err != nil {
+			s.durable = false // no stream: the end frame goes where a monitor waits
+			cancel(err)
+			fail(err)
+			go s.run(ctx)
+			return
+		}
+	}
 	m.Respond(hello)
 	go s.run(ctx)
 }
@@ -296,6 +340,14 @@ func (s *session) command(m *nats.Msg) {
 		reply(fmt.Errorf("bad command frame: %v", err))
 		s.cancel(fmt.Errorf("bad command frame: %v", err))
 		return
+	}
+	if n, err := strconv.ParseUint(m.Header.Get(hCmd), 10, 64); s.durable && err == nil {
+		// (Commands come one at a time: one subscription's callback.)
+		if n <= s.cmdDone {
+			reply(nil) // applied already, for the monitor before
+			return
+		}
+		s.cmdDone = n
 	}
 	ok, err := s.served.Command(&c, func() { s.cancel(errMonitorDone) })
 	if !ok {
@@ -381,6 +433,26 @@ func seqOf(m *nats.Msg) uint64 {
 // publish sends one frame with the next sequence number, after waiting
 // for the window: at most Window frames unacknowledged.
 func (s *session) publish(ctx context.Context, data []byte) error {
+	if s.durable {
+		// The stream is the window: a durable session's monitor may be
+		// dead, and the frame waits there, not here.
+		m := nats.NewMsg("")
+		m.Data = data
+		s.sendMu.Lock()
+		s.seq++
+		seq := s.seq
+		s.sendMu.Unlock()
+		m.Header.Set(hSeq, strconv.FormatUint(seq, 10))
+		if err := s.store(ctx, m, seq); err != nil {
+			// Not kept: the end frame takes its number, so that a
+			// monitor reads why rather than a frame missing.
+			s.sendMu.Lock()
+			s.seq--
+			s.sendMu.Unlock()
+			return err
+		}
+		return nil
+	}
 	var idle *time.Timer
 	for s.seq-s.acked.Load() >= Window {
 		if idle == nil {
@@ -441,7 +513,22 @@ func (s *session) run(ctx context.Context) {
 		why = err.Error()
 	}
 	s.served.Close()
-	if err != errMonitorDone {
+	if err != errMonitorDone && s.durable {
+		// The end frame to the stream too, where a monitor resuming
+		// later reads why the session ended.
+		m := nats.NewMsg("")
+		s.sendMu.Lock()
+		s.seq++
+		seq := s.seq
+		s.sendMu.Unlock()
+		m.Header.Set(hSeq, strconv.FormatUint(seq, 10))
+		m.Header.Set(hEnd, why)
+		sctx, cancel := context.WithTimeout(context.Background(), endWait)
+		if err := s.store(sctx, m, seq); err != nil {
+			s.srv.opts.Logf("fleet: host %s session %s: its end frame: %v", s.srv.host, s.id, err)
+		}
+		cancel()
+	} else if err != errMonitorDone {
 		// The end frame waits for no window: the monitor may be gone.
 		m := nats.NewMsg(subj(s.srv.host, "s", s.id, "b"))
 		s.sendMu.Lock()

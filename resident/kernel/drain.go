@@ -189,7 +189,9 @@ func (t *tracker) round(final bool) {
 	// read, and merge it in when it does not simply follow them: only
 	// the held records after its first need sorting again.
 	tail := t.pending[t.sorted:]
-	slices.SortStableFunc(tail, byTime)
+	if !slices.IsSortedFunc(tail, byTime) { // (mostly they are: one CPU's, or few)
+		slices.SortStableFunc(tail, byTime)
+	}
 	if t.sorted > t.head && len(tail) > 0 && byTime(t.pending[t.sorted-1], tail[0]) > 0 {
 		held := t.pending[t.head:t.sorted]
 		pos, _ := slices.BinarySearchFunc(held, tail[0], func(x, y record) int {

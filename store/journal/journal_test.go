@@ -204,3 +204,44 @@ func TestGoneIsAnError(t *testing.T) {
 		t.Fatalf("resuming past retention: %v", err)
 	}
 }
+
+// TestJournalReplicas: on a three-node cluster, Options.Replicas (record
+// --journal --replicas 3) makes the journal's stream kept by three nodes.
+func TestJournalReplicas(t *testing.T) {
+	nodes, err := embedded.StartCluster(3, func(int) string { return t.TempDir() })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, s := range nodes {
+			s.Shutdown()
+		}
+	}()
+	nc, err := nats.Connect(nodes[0].URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var st jetstream.Stream
+	// (The cluster's peers may not all be current yet: asked again.)
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(250 * time.Millisecond) {
+		if st, err = Ensure(ctx, js, Options{Replicas: 3}); err == nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Config.Replicas != 3 {
+		t.Fatalf("%d replicas, want 3", info.Config.Replicas)
+	}
+}

@@ -29,6 +29,7 @@ const (
 	DefaultMaxStore  = 1 << 30 // 1 GiB of JetStream storage on disk
 	DefaultMaxMemory = 64 << 20
 	readyTimeout     = 10 * time.Second
+	clusterTimeout   = 30 * time.Second
 )
 
 // tlsTimeout is how many seconds a client has for its TLS handshake.
@@ -203,5 +204,67 @@ func (s *Server) Shutdown() {
 func (s *Server) cleanup() {
 	if s.tmp != "" {
 		os.RemoveAll(s.tmp)
+	}
+}
+
+// StartCluster starts a cluster of n nodes in this process, named n1, n2,
+// …: clients on loopback ports, routes on loopback (picked free first:
+// JetStream in a cluster wants every node to know its routes from the
+// start), node i's store in dir(i). It returns once every node has a
+// route to each other and JetStream has a leader for the cluster's
+// metadata (streams with replicas can be made), at most readyTimeout
+// after the last node started; a port taken meanwhile is picked again, a
+// few times.
+func StartCluster(n int, dir func(i int) string) ([]*Server, error) {
+	var err error
+	for range 3 {
+		var nodes []*Server
+		if nodes, err = startCluster(n, dir); err == nil {
+			return nodes, nil
+		}
+	}
+	return nil, err
+}
+
+func startCluster(n int, dir func(i int) string) ([]*Server, error) {
+	var routes []string
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("embedded: %w", err)
+		}
+		routes = append(routes, "nats-route://"+l.Addr().String())
+		l.Close()
+	}
+	var nodes []*Server
+	stop := func() {
+		for _, s := range nodes {
+			s.Shutdown()
+		}
+	}
+	for i := range n {
+		c := &Cluster{Name: "fleet", Addr: routes[i][len("nats-route://"):], Routes: routes}
+		s, err := Start(Options{Addr: "127.0.0.1:0", Data: dir(i), Name: fmt.Sprintf("n%d", i+1), Cluster: c})
+		if err != nil {
+			stop()
+			return nil, err
+		}
+		nodes = append(nodes, s)
+	}
+	deadline := time.Now().Add(clusterTimeout)
+	for {
+		ready, leader := true, false
+		for _, s := range nodes {
+			ready = ready && s.ns.NumRoutes() >= n-1
+			leader = leader || s.ns.JetStreamIsLeader()
+		}
+		if ready && leader {
+			return nodes, nil
+		}
+		if time.Now().After(deadline) {
+			stop()
+			return nil, fmt.Errorf("embedded: the cluster of %d nodes was not up (routes, a JetStream leader) in %v", n, clusterTimeout)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
