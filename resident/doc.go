@@ -167,14 +167,15 @@
 //     evaluates a sensor's predicates only while they hold at most
 //     maxEarlyCmps (32) comparisons over every session, the drain
 //     otherwise (fragment.go; TestHostileFragments).
-//   - plan fragments (CPlan; fragment_plan.go): operator state within the
+//   - plan fragments (CPlan; fragment_plan.go and package plans, the
+//     runner the kernel resident shares): operator state within the
 //     command's bound (remote.DefaultFragmentLimit, at most
 //     remote.MaxFragmentLimit), at most remote.MaxFragmentOpen result
 //     tuples open and Options.PlanQueue result packets waiting for the
 //     monitor; past any, the fragment stops and says where
-//     (TestLivePlacedStateBound, TestPlanOutputBound). At most maxPlans
+//     (TestLivePlacedStateBound, TestPlanOutputBound). At most plans.MaxPlans
 //     (4) run at once, equal ones shared, each program at most
-//     maxPlanText (64 KiB) (TestPlanFragmentsBound). It runs in
+//     plans.MaxText (64 KiB) (TestPlanFragmentsBound). It runs in
 //     goroutines of its own over a session of the resident's own, whose
 //     bounds are any session's.
 //   - locks: the resident's lock (r.mu) is never held while waiting for

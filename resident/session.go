@@ -3,8 +3,8 @@ package resident
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
 
+	"github.com/tqmon/tqmon/resident/plans"
 	"github.com/tqmon/tqmon/resident/session"
 	"github.com/tqmon/tqmon/resident/wire"
 )
@@ -42,7 +42,7 @@ type Session struct {
 	fragCmps int // comparisons in frags' predicates (maxSessionCmps)
 	// plan, once set (under r.mu; never unset), makes the session a plan
 	// session (fragment_plan.go): Recv carries its results.
-	plan atomic.Pointer[planOut]
+	plan plans.Slot
 
 	// shed counts, per sensor, the packets producers shed for the
 	// session while it was full (shed.go).
@@ -140,8 +140,7 @@ func (s *Session) closeWith(err error) {
 	}
 	r.clearSession(s)
 	if o := s.plan.Load(); o != nil {
-		o.end(err)
-		o.cancel()
+		o.Close(err)
 	}
 	r.epoch.Add(1)
 	r.sessions.Remove(s.idx, s)
@@ -164,22 +163,14 @@ func (s *Session) closeWith(err error) {
 // Packet values may be shared with other sessions' batches: do not modify
 // them.
 func (s *Session) Recv(ctx context.Context) (*wire.Batch, error) {
-	if o := s.plan.Load(); o != nil {
-		return s.recvPlan(ctx, o)
-	}
-	return s.core.Recv(ctx)
+	return s.plan.Recv(ctx, &s.core, s.Close) // (a plan session: fragment_plan.go)
 }
 
 // Release gives back a batch Recv returned, once the caller is done with
 // it and its packets (session.Core.Release): the session reuses its
 // memory, so a steady stream allocates nothing per packet. Optional;
 // after it, b and every packet and value in it must not be used.
-func (s *Session) Release(b *wire.Batch) {
-	if s.plan.Load() != nil {
-		return // a plan fragment's results: not the core's memory, and shared
-	}
-	s.core.Release(b)
-}
+func (s *Session) Release(b *wire.Batch) { s.plan.Release(&s.core, b) }
 
 var strategyNames = [...]string{NotSensed: "not sensed", Traced: "traced", Sampled: "sampled", TracedThenDisabled: "traced then disabled"}
 
@@ -245,11 +236,7 @@ func (s *Session) entityArg(cmd *wire.Command, sen *Sensor) error {
 func (s *Session) apply(cmd *wire.Command) error {
 	r := s.r
 	if o := s.plan.Load(); o != nil {
-		if cmd.Kind == wire.CPlan && cmd.Text == "" {
-			o.cancel() // finish (fragment_plan.go)
-			return nil
-		}
-		return s.fail(cmd, "kind", "a plan session takes no %s command", cmd.Kind)
+		return o.Command(&s.core, cmd) // (fragment_plan.go)
 	}
 	switch cmd.Kind {
 	case wire.CPlan:
