@@ -1,10 +1,20 @@
 package embedded
 
 import (
+	"bufio"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/tqmon/tqmon/internal/testkit"
+	"github.com/tqmon/tqmon/resident/transport"
 )
 
 // A server with a token refuses clients without it; JetStream is on and
@@ -41,5 +51,143 @@ func TestBadAddr(t *testing.T) {
 		if _, err := Start(Options{Addr: a}); err == nil || !strings.Contains(err.Error(), a) {
 			t.Errorf("%q: %v", a, err)
 		}
+	}
+}
+
+// lines is a Logf that keeps what a server logs, for a test to read.
+type lines struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lines) logf(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fmt.Fprintf(&l.b, format+"\n", args...)
+}
+
+func (l *lines) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestClusterTLS: a cluster's nodes given TLS (one set of files,
+// transport.TLSFiles.ServerConfig, for clients and routes) route to each
+// other over TLS only — a route port asks for TLS in its INFO, and a
+// message crosses the routes between two TLS clients of two nodes — and
+// a node whose certificate another CA signed (trusting that CA) cannot
+// join: both ends log the handshake refused and it has no route. A node
+// without TLS cannot join either.
+func TestClusterTLS(t *testing.T) {
+	certs := testkit.NewCerts(t)
+	cfg, err := transport.TLSFiles{Cert: certs.ServerCert, Key: certs.ServerKey, CA: certs.CA}.ServerConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log lines
+	nodes, err := StartNodes(Options{Token: "s3cret", TLS: cfg, Logf: log.logf}, 3, func(int) string { return t.TempDir() })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, s := range nodes {
+			s.Shutdown()
+		}
+	}()
+	for _, s := range nodes {
+		if !strings.HasPrefix(s.URL(), "tls://") || s.Routes() != 2 {
+			t.Fatalf("node at %s: %d routes, want tls:// and 2", s.URL(), s.Routes())
+		}
+	}
+	// The route port says nothing in clear (TLS first); over TLS, with a
+	// certificate its CA signed, it says INFO, TLS required and verified.
+	routeAddr := strings.TrimPrefix(nodes[0].RouteURL(), "nats-route://")
+	c, err := net.Dial("tcp", routeAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+	if b, _ := io.ReadAll(c); len(b) != 0 {
+		t.Fatalf("the route port said %q in clear", b)
+	}
+	c.Close()
+	client, err := transport.TLSFiles{Cert: certs.ClientCert, Key: certs.ClientKey, CA: certs.CA}.ClientConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc, err := tls.Dial("tcp", routeAddr, client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := bufio.NewReader(tc).ReadString('\n')
+	tc.Close()
+	if err != nil || !strings.Contains(info, `"tls_required":true`) || !strings.Contains(info, `"tls_verify":true`) {
+		t.Fatalf("the route port's INFO %q, %v: want TLS required and verified", info, err)
+	}
+	connect := func(s *Server) *nats.Conn {
+		nc, err := nats.Connect(s.URL(), nats.Token("s3cret"), nats.Secure(client))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		return nc
+	}
+	sub, err := connect(nodes[0]).SubscribeSync("x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := connect(nodes[2])
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		// Publish until the subscription has crossed the routes.
+		if err := pub.Publish("x", []byte("over the routes")); err != nil {
+			t.Fatal(err)
+		}
+		if m, err := sub.NextMsg(100 * time.Millisecond); err == nil {
+			if string(m.Data) != "over the routes" {
+				t.Fatalf("message %q", m.Data)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no message from node 3 reached node 1's client")
+		}
+	}
+
+	other, err := transport.TLSFiles{Cert: certs.OtherServerCert, Key: certs.OtherServerKey, CA: certs.OtherCA}.ServerConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		tls  *tls.Config
+	}{{"another CA", other}, {"no TLS", nil}} {
+		var log4 lines
+		n4, err := Start(Options{Addr: "127.0.0.1:0", Data: t.TempDir(), Name: "n4", TLS: c.tls, Logf: log4.logf,
+			Cluster: &Cluster{Name: "fleet", Addr: "127.0.0.1:0", Routes: []string{nodes[0].RouteURL()}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		refused := func() bool {
+			if c.tls == nil {
+				// The plain node is told TLS is required; the node
+				// dialled times its handshake out.
+				return strings.Contains(log.String(), "TLS route handshake error")
+			}
+			return strings.Contains(log4.String(), "TLS route handshake error") &&
+				strings.Contains(log4.String(), "certificate signed by unknown authority")
+		}
+		deadline := time.Now().Add(15 * time.Second)
+		for !refused() && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if !refused() {
+			t.Errorf("%s: no refusal logged\nthe node:\n%s\nthe cluster:\n%s", c.name, log4.String(), log.String())
+		}
+		if n4.Routes() != 0 || nodes[0].Routes() != 2 {
+			t.Errorf("%s: the node has %d routes, the cluster's first %d: want 0 and 2", c.name, n4.Routes(), nodes[0].Routes())
+		}
+		n4.Shutdown()
 	}
 }
