@@ -133,27 +133,7 @@ func TestClusterTLS(t *testing.T) {
 		t.Cleanup(nc.Close)
 		return nc
 	}
-	sub, err := connect(nodes[0]).SubscribeSync("x")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub := connect(nodes[2])
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		// Publish until the subscription has crossed the routes.
-		if err := pub.Publish("x", []byte("over the routes")); err != nil {
-			t.Fatal(err)
-		}
-		if m, err := sub.NextMsg(100 * time.Millisecond); err == nil {
-			if string(m.Data) != "over the routes" {
-				t.Fatalf("message %q", m.Data)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no message from node 3 reached node 1's client")
-		}
-	}
+	testkit.Routed(t, connect(nodes[2]), connect(nodes[0]), 10*time.Second)
 
 	other, err := transport.TLSFiles{Cert: certs.OtherServerCert, Key: certs.OtherServerKey, CA: certs.OtherCA}.ServerConfig()
 	if err != nil {
