@@ -166,6 +166,7 @@ func TestTokenNotInClearCommands(t *testing.T) {
 	for _, args := range [][]string{
 		{"query", "--connect", "192.0.2.1:7070"},
 		{"query", "--nats", "nats://192.0.2.1:4222"},
+		{"query", "--nats", "nats://192.0.2.1:4222", "--resume", "m"},
 		{"record", "--connect", "192.0.2.1:7070", "--db", filepath.Join(t.TempDir(), "db")},
 		{"shell", "--connect", "192.0.2.1:7070", "--history-file", ""},
 	} {
