@@ -208,6 +208,9 @@ func (s *syncBuf) String() string {
 // authority named.
 func TestServeClusterTLS(t *testing.T) {
 	bin := binary(t)
+	if code, _, errs := tqmon(t, "serve", "--routes", "nats-route://127.0.0.1:6222"); code != exitUsage || !strings.Contains(errs, "--cluster") {
+		t.Errorf("--routes without --cluster: exit %d, want %d saying to give --cluster:\n%s", code, exitUsage, errs)
+	}
 	certs := testkit.NewCerts(t)
 	dir := t.TempDir()
 	var routes []string
