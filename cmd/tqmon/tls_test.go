@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -181,24 +180,6 @@ func TestTokenNotInClearCommands(t *testing.T) {
 	}
 }
 
-// syncBuf is a child's stderr a test reads while it runs.
-type syncBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestServeClusterTLS: three tqmon serve nodes of one cluster (--cluster,
 // --routes, --name), the same --tls-* flags securing their clients and
 // their routes; a demo host joins the second over tls://, a monitor asks
@@ -254,7 +235,7 @@ func TestServeClusterTLS(t *testing.T) {
 	}
 	sameAsFleetTruth(t, out, dir, map[string]string{"web-1": tr}, qs...)
 
-	var serr syncBuf
+	var serr testkit.Buffer
 	other := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--data", t.TempDir()}, node(3, certs.OtherServerCert, certs.OtherServerKey, certs.OtherCA)...)...)
 	other.Stderr = &serr
 	if err := other.Start(); err != nil {

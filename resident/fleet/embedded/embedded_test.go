@@ -3,11 +3,9 @@ package embedded
 import (
 	"bufio"
 	"crypto/tls"
-	"fmt"
 	"io"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -54,24 +52,6 @@ func TestBadAddr(t *testing.T) {
 	}
 }
 
-// lines is a Logf that keeps what a server logs, for a test to read.
-type lines struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lines) logf(format string, args ...any) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	fmt.Fprintf(&l.b, format+"\n", args...)
-}
-
-func (l *lines) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestClusterTLS: a cluster's nodes given TLS (one set of files,
 // transport.TLSFiles.ServerConfig, for clients and routes) route to each
 // other over TLS only — a route port asks for TLS in its INFO, and a
@@ -85,8 +65,8 @@ func TestClusterTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var log lines
-	nodes, err := StartNodes(Options{Token: "s3cret", TLS: cfg, Logf: log.logf}, 3, func(int) string { return t.TempDir() })
+	var log testkit.Buffer
+	nodes, err := StartNodes(Options{Token: "s3cret", TLS: cfg, Logf: log.Logf}, 3, func(int) string { return t.TempDir() })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,8 +123,8 @@ func TestClusterTLS(t *testing.T) {
 		name string
 		tls  *tls.Config
 	}{{"another CA", other}, {"no TLS", nil}} {
-		var log4 lines
-		n4, err := Start(Options{Addr: "127.0.0.1:0", Data: t.TempDir(), Name: "n4", TLS: c.tls, Logf: log4.logf,
+		var log4 testkit.Buffer
+		n4, err := Start(Options{Addr: "127.0.0.1:0", Data: t.TempDir(), Name: "n4", TLS: c.tls, Logf: log4.Logf,
 			Cluster: &Cluster{Name: "fleet", Addr: "127.0.0.1:0", Routes: []string{nodes[0].RouteURL()}}})
 		if err != nil {
 			t.Fatal(err)
