@@ -4,51 +4,57 @@ import (
 	"fmt"
 
 	"github.com/tqmon/tqmon/algebra"
-	"github.com/tqmon/tqmon/algebra/agg"
 	"github.com/tqmon/tqmon/algebra/expr"
 	"github.com/tqmon/tqmon/algebra/plan"
 	"github.com/tqmon/tqmon/algebra/stream"
 )
 
-// FusedAgg is an ungrouped count, sum, avg or any over one event
-// relation, applied at that relation's own events — the plan
+// FusedAgg is count, sum, avg or any aggregates (ungrouped or by groups,
+// under any window) over one event relation, applied at that relation's
+// own events — the plan
 //
-//	apply[targets; where](π(πT[at begin of s](σ(α s))), γ[f(arg, window)](πbag[arg](πT[at begin of s](σ'(α s)))))
+//	apply[targets; where](π(πT[at begin of s](σ(α s))), γ[f(by…, arg, window)](πbag[by…, arg](πT[at begin of s](σ'(α s)))), …)
 //
-// with one α operator for both (Options.ShareAlphas) — in one operator
+// with one α operator for all of them (Options.ShareAlphas: the blocks
+// keep the same attributes and enable the same things) — in one operator
 // reading the α's output: the outer and inner selections (compiled as
-// Select compiles them), the accumulator (agg.Acc), the window's removals
-// (a removalQueue) and the coalescing of the outer rows and of the
-// results at each instant (eventSet). It replaces two Selects, two
-// Coalesces and an Apply, whose elements it emits, in the same order:
-// the Apply's at each instant are those of its step (inner changes, the
-// window's removals, the new value, then each distinct outer row at the
-// instant with that value, in the order the rows first came), coalesced.
+// Select compiles them), the groups and their accumulators (aggState,
+// agg.Acc, as Apply keeps them), the windows' removals (removalQueue) and
+// the coalescing of the outer rows and of the results at each instant
+// (eventSet). It replaces the Selects, the Coalesces and the Apply, whose
+// elements it emits, in the same order: the Apply's at an instant are
+// those of its step (the inner changes, the windows' removals, the
+// touched groups' new values, then each distinct outer row at the
+// instant with its groups' values, in the order the rows first came),
+// coalesced.
 //
 // Invariants. Its input is one event stream in time order, so an instant
 // is complete when an element of a later instant or a watermark at or
 // past it comes: only then are its results made (as Apply makes them only
-// behind its inputs' watermark, both of which are this one stream's).
-// Removals at instants with no input are applied, and the value checked
-// for an error, at those instants, before any later contribution, so a
-// sum's error is the Apply's. Nothing is allocated per event: outer rows
-// computed (not shared with the input) and result rows are taken from
-// blocks (slab), the sets are reset per instant, and the removals'
-// storage is reused.
+// behind its inputs' watermarks, which are all this stream's). Removals
+// at instants with no input are applied, and the values they change
+// computed (a sum's error is reported there), before any later
+// contribution, as Apply's steps at those instants do. A group holding
+// nothing, with no removal pending, is dropped once its value is read, as
+// Apply drops it, so the groups held are those with contributions in
+// their window. Nothing is allocated per event in steady state: outer
+// rows computed (not shared with the input) and result rows are taken
+// from blocks (slab), the sets are reset per instant and the removals'
+// storage is reused (a new group allocates, as Apply's does).
+//
+// When two groups' values fail at one instant, the error reported may be
+// the other one of the two than Apply's (it computes them in the order
+// they were touched, which is per aggregate there, per event here).
 type FusedAgg struct {
-	outer, inner *Select // compiled selections (their conds, targets and binding)
-	outerBag     bool    // the outer block is a bag: its rows are not coalesced
-	spec         AggSpec
-	targets      []expr.Fn
-	pred         expr.Fn
-	out          stream.Receiver
-	st           *runState
+	outer    *Select // the outer block, compiled (its conds, targets and binding)
+	outerBag bool    // the outer block is a bag: its rows are not coalesced
+	aggs     []fusedInner
+	targets  []expr.Fn
+	pred     expr.Fn
+	out      stream.Receiver
+	st       *runState
 
-	acc      agg.Acc
-	val      algebra.Value
-	ok       bool
-	touched  bool // contributions changed since val was computed
-	removals removalQueue
+	touched []*aggGroup // groups whose contributions changed since their value was computed
 
 	cur      algebra.Time
 	curSet   bool
@@ -56,10 +62,19 @@ type FusedAgg struct {
 	results  eventSet // the distinct results at cur
 	binding  expr.Binding
 	aggVals  []algebra.Value
+	groups   []*aggGroup     // the groups an outer row picks
+	keyVals  []algebra.Value // an outer row's group key
 	valBlk   slab[algebra.Value]
 	recBlk   slab[stream.Rec]
 	lastAdv  algebra.Time
 	advanced bool
+}
+
+// fusedInner is one aggregate of a FusedAgg: its inner block, compiled,
+// and its groups.
+type fusedInner struct {
+	inner *Select
+	s     *aggState
 }
 
 // fusable lists the aggregate functions FusedAgg takes: their Add and
@@ -94,52 +109,56 @@ func fusedBlock(n plan.Node) (JoinSpec, *plan.Alpha, bool) {
 // fusedApply builds a FusedAgg for x when x has its shape (see FusedAgg)
 // and returns its output; ok is false, with nothing built, otherwise.
 func (n *Network) fusedApply(x *plan.Apply) (out *stream.Tee, ok bool, err error) {
-	if n.opts.NoFused || !n.opts.ShareAlphas || x.Bag || len(x.Aggs) != 1 || len(x.Groups[0]) != 0 {
-		return nil, false, nil
-	}
-	g := x.Aggs[0]
-	if !fusable(g.Func) || g.NBy != 0 {
+	if n.opts.NoFused || !n.opts.ShareAlphas || x.Bag || len(x.Aggs) == 0 {
 		return nil, false, nil
 	}
 	op, ok := x.In.(*plan.Project)
-	ip, ok2 := g.In.(*plan.Project)
-	if !ok || !ok2 || !ip.Bag || len(ip.Targets) != 1 {
+	if !ok {
 		return nil, false, nil
 	}
 	ospec, oa, ok := fusedBlock(op)
 	if !ok {
 		return nil, false, nil
 	}
-	ispec, ia, ok := fusedBlock(ip)
-	if !ok || ia.Rel.Name != oa.Rel.Name || plan.String(ia) != plan.String(oa) {
-		return nil, false, nil // not one shared α
+	key := plan.String(oa)
+	ispecs := make([]JoinSpec, len(x.Aggs))
+	ias := make([]*plan.Alpha, len(x.Aggs))
+	for j, g := range x.Aggs {
+		ip, ok := g.In.(*plan.Project)
+		if !fusable(g.Func) || !ok || !ip.Bag || len(ip.Targets) != g.NBy+1 || len(x.Groups[j]) != g.NBy {
+			return nil, false, nil
+		}
+		ispecs[j], ias[j], ok = fusedBlock(ip)
+		if !ok || ias[j].Rel.Name != oa.Rel.Name || plan.String(ias[j]) != key {
+			return nil, false, nil // not one shared α
+		}
 	}
-	at, _ := argType(ip)
 	ot, _, err := n.rel(oa)
 	if err != nil {
 		return nil, false, err
 	}
-	it, _, err := n.rel(ia)
-	if err != nil {
-		return nil, false, err
-	}
-	if ot != it {
-		return nil, false, fmt.Errorf("internal error: the aggregate's α and its outer α are not one operator")
-	}
 	out = &stream.Tee{}
 	f := &FusedAgg{
 		outer:    NewSelect(ospec, nil, n.st),
-		inner:    NewSelect(ispec, nil, n.st),
 		outerBag: op.Bag,
-		spec:     AggSpec{Func: g.Func, Param: g.Param, Window: g.Window, ArgType: at},
 		out:      out,
 		st:       n.st,
-		acc:      *agg.New(g.Func, at, g.Param),
 		lastAdv:  algebra.Beginning,
 		binding:  make(expr.Binding, 2),
-		aggVals:  make([]algebra.Value, 1),
+		aggVals:  make([]algebra.Value, len(x.Aggs)),
 	}
-	f.val, f.ok, _ = f.acc.Value() // an empty aggregate's value
+	for j, g := range x.Aggs {
+		it, _, err := n.rel(ias[j]) // the shared α: its Plans list this one too
+		if err != nil {
+			return nil, false, err
+		}
+		if it != ot {
+			return nil, false, fmt.Errorf("internal error: aggregate %s's α and its outer α are not one operator", g.Text)
+		}
+		at, _ := argType(g.In)
+		spec := AggSpec{Func: g.Func, Param: g.Param, Window: g.Window, NBy: g.NBy, ArgType: at, Group: x.Groups[j]}
+		f.aggs = append(f.aggs, fusedInner{inner: NewSelect(ispecs[j], nil, n.st), s: &aggState{spec: spec}})
+	}
 	for _, t := range x.Targets {
 		f.targets = append(f.targets, expr.Compile(t.Expr))
 	}
@@ -192,94 +211,152 @@ func (f *FusedAgg) Push(e stream.Elem) {
 			}
 		}
 	}
-	// The aggregate's contribution.
-	i := f.inner
-	i.bind[0] = vals
-	if !f.st.holds(i.conds, i.bind) {
-		return
+	// The aggregates' contributions.
+	for _, a := range f.aggs {
+		i := a.inner
+		i.bind[0] = vals
+		if !f.st.holds(i.conds, i.bind) {
+			continue
+		}
+		arg, _ := i.values(vals)
+		if arg == nil {
+			return
+		}
+		nby := a.s.spec.NBy
+		g := a.s.group(arg[:nby], f.st.hash, false)
+		v := arg[nby]
+		g.acc.Add(v)
+		f.touch(g)
+		if r := a.s.spec.Window.Stretch(algebra.Next(e.T)); r < algebra.Forever {
+			g.pending++
+			a.s.removals.push(removal{t: r, g: g, v: v})
+		}
 	}
-	arg, _ := i.values(vals)
-	if arg == nil {
-		return
-	}
-	v := arg[0]
-	f.acc.Add(v)
-	f.touched = true
-	if r := f.spec.Window.Stretch(algebra.Next(e.T)); r < algebra.Forever {
-		f.removals.push(removal{t: r, v: v})
+}
+
+func (f *FusedAgg) touch(g *aggGroup) {
+	if !g.touched {
+		g.touched = true
+		f.touched = append(f.touched, g)
 	}
 }
 
 // removeUntil applies the removals before t (through t when through),
-// checking the value at each instant as Apply's step there does.
+// each instant's at once, computing the values they change as Apply's
+// step at that instant does.
 func (f *FusedAgg) removeUntil(t algebra.Time, through bool) {
 	for f.st.err == nil {
-		r, ok := f.removals.next()
+		r, ok := algebra.Forever, false
+		for _, a := range f.aggs {
+			if q, has := a.s.removals.next(); has && (!ok || q < r) {
+				r, ok = q, true
+			}
+		}
 		if !ok || r > t || r == t && !through {
 			return
 		}
-		for r2, ok := f.removals.next(); ok && r2 == r; r2, ok = f.removals.next() {
-			f.acc.Remove(f.removals.pop().v)
+		for _, a := range f.aggs {
+			for q, has := a.s.removals.next(); has && q == r; q, has = a.s.removals.next() {
+				rm := a.s.removals.pop()
+				rm.g.pending--
+				rm.g.acc.Remove(rm.v)
+				f.touch(rm.g)
+			}
 		}
-		f.touched = true
-		f.value()
+		f.values()
 	}
 }
 
-// value brings val up to date with the contributions.
-func (f *FusedAgg) value() {
-	if !f.touched {
-		return
+// values computes the touched groups' values, then drops those that hold
+// nothing.
+func (f *FusedAgg) values() {
+	for _, g := range f.touched {
+		g.touched = false
+		v, ok, err := g.acc.Value()
+		if err != nil {
+			f.st.fail(err)
+			return
+		}
+		g.val, g.ok = v, ok
 	}
-	f.touched = false
-	v, ok, err := f.acc.Value()
-	if err != nil {
-		f.st.fail(err)
-		return
+	for _, g := range f.touched {
+		g.dropIfIdle()
 	}
-	f.val, f.ok = v, ok
+	clear(f.touched)
+	f.touched = f.touched[:0]
 }
 
 // flush makes the results at cur, which is complete: Apply's step at cur
-// (its removals, the value, each outer row) and the Coalesce after it.
+// (its removals, the values, each outer row) and the Coalesce after it.
 func (f *FusedAgg) flush() {
 	f.curSet = false
 	f.removeUntil(f.cur, true)
-	f.value()
+	f.values()
 	defer f.rows.reset()
 	defer f.results.reset()
-	if f.st.err != nil || !f.ok {
+	for _, ev := range f.rows.evs {
+		if f.st.err != nil {
+			return
+		}
+		f.result(ev.vals)
+	}
+}
+
+// result emits the result of an outer row at cur, if it qualifies and is
+// not one already emitted at cur.
+func (f *FusedAgg) result(vals []algebra.Value) {
+	// The groups the row picks (made, empty, if need be: dropped again
+	// below, as Apply drops an event's).
+	gs := f.groups[:0]
+	for _, a := range f.aggs {
+		f.keyVals = f.keyVals[:0]
+		for _, c := range a.s.spec.Group {
+			f.keyVals = append(f.keyVals, vals[c])
+		}
+		gs = append(gs, a.s.group(f.keyVals, f.st.hash, false))
+	}
+	f.groups = gs
+	f.emit(vals, gs)
+	for _, g := range gs {
+		g.dropIfIdle()
+	}
+	clear(gs)
+}
+
+// emit emits the result of outer row vals whose groups are gs.
+func (f *FusedAgg) emit(vals []algebra.Value, gs []*aggGroup) {
+	for j, g := range gs {
+		if !g.ok {
+			return
+		}
+		f.aggVals[j] = g.val
+	}
+	f.binding[0] = vals
+	if f.pred != nil {
+		v, err := f.pred(f.binding)
+		if err != nil {
+			f.st.fail(err)
+			return
+		}
+		if !v.B() {
+			return
+		}
+	}
+	row := f.valBlk.peek(len(f.targets))
+	for k, t := range f.targets {
+		v, err := t(f.binding)
+		if err != nil {
+			f.st.fail(err)
+			return
+		}
+		row[k] = v
+	}
+	if f.results.has(row, f.st.hash) {
 		return
 	}
-	f.aggVals[0] = f.val
-	for _, ev := range f.rows.evs {
-		f.binding[0] = ev.vals
-		if f.pred != nil {
-			v, err := f.pred(f.binding)
-			if err != nil {
-				f.st.fail(err)
-				return
-			}
-			if !v.B() {
-				continue
-			}
-		}
-		row := f.valBlk.peek(len(f.targets))
-		for k, t := range f.targets {
-			v, err := t(f.binding)
-			if err != nil {
-				f.st.fail(err)
-				return
-			}
-			row[k] = v
-		}
-		if f.results.has(row, f.st.hash) {
-			continue
-		}
-		row = f.valBlk.take(len(row))
-		f.results.add(row, f.st.hash)
-		f.out.Push(stream.Elem{Kind: stream.Event, T: f.cur, Rec: newRec(&f.recBlk, row, f.cur)})
-	}
+	row = f.valBlk.take(len(row))
+	f.results.add(row, f.st.hash)
+	f.out.Push(stream.Elem{Kind: stream.Event, T: f.cur, Rec: newRec(&f.recBlk, row, f.cur)})
 }
 
 // Advance completes the instants at or before t.
@@ -300,12 +377,26 @@ func (f *FusedAgg) Advance(t algebra.Time) {
 	}
 }
 
-// Held counts the outer rows waiting for their instant to complete and
-// the contributions still to be removed.
-func (f *FusedAgg) Held() int { return f.rows.len() + f.removals.len() }
+// Held counts the outer rows waiting for their instant to complete, the
+// groups and the contributions still to be removed.
+func (f *FusedAgg) Held() int {
+	n := f.rows.len()
+	for _, a := range f.aggs {
+		n += a.s.nGroups + a.s.removals.len()
+	}
+	return n
+}
 
 // rejects reports whether a tuple of values vals reaches neither the
-// outer rows nor the aggregate (see screener).
+// outer rows nor any aggregate (see screener).
 func (f *FusedAgg) rejects(vals []algebra.Value) bool {
-	return f.outer.rejects(vals) && f.inner.rejects(vals)
+	if !f.outer.rejects(vals) {
+		return false
+	}
+	for _, a := range f.aggs {
+		if !a.inner.rejects(vals) {
+			return false
+		}
+	}
+	return true
 }
