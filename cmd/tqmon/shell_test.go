@@ -129,6 +129,14 @@ func (tm *pterm) exit(d time.Duration) int {
 	go func() { errc <- tm.cmd.Wait() }()
 	select {
 	case err := <-errc:
+		// The program has ended, but what it wrote last may still be on
+		// its way through the terminal: wait until the reader has it all
+		// (the read ends when no process holds the terminal any more), for
+		// a while at most, since a child left running may still hold it.
+		select {
+		case <-tm.done:
+		case <-time.After(2 * time.Second):
+		}
 		if ee, ok := err.(*exec.ExitError); ok {
 			return ee.ExitCode()
 		}
