@@ -89,6 +89,8 @@ type colStmt struct {
 	lo     []int64
 	stride []int64
 	nDense int
+
+	join *colJoin // an overlap equi-join's (columnar_join.go); nil: a Select's
 }
 
 // columnar runs every statement the columnar path takes, and detaches its
@@ -108,14 +110,24 @@ func (n *Network) columnar(h *algebra.History) map[*stream.Tee]int {
 		if cs == nil {
 			continue
 		}
-		mark := kept[cs.tee]
-		if mark == nil {
-			mark = make([]uint64, (cs.cols.Len+63)/64)
+		ins := cs.inputs()
+		marks := make([][]uint64, len(ins))
+		for i, in := range ins {
+			if marks[i] = kept[in.tee]; marks[i] == nil {
+				marks[i] = make([]uint64, (in.cols.Len+63)/64)
+				for k := range i {
+					if ins[k].tee == in.tee { // a self-join: one mark
+						marks[i] = marks[k]
+					}
+				}
+			}
 		}
-		if cs.run(mark) {
+		if cs.exec(marks) {
 			s.Columnar = true
-			kept[cs.tee], rows[cs.tee] = mark, cs.cols.Len
-			cs.tee.Outs = slices.DeleteFunc(slices.Clone(cs.tee.Outs), func(r stream.Receiver) bool { return r == s.Select })
+			for i, in := range ins {
+				kept[in.tee], rows[in.tee] = marks[i], in.cols.Len
+				in.tee.Outs = slices.DeleteFunc(slices.Clone(in.tee.Outs), func(r stream.Receiver) bool { return r == in.recv })
+			}
 		}
 	}
 	quiet := map[*stream.Tee]int{}
@@ -137,30 +149,26 @@ func (n *Network) columnar(h *algebra.History) map[*stream.Tee]int {
 // colCompile compiles s for the columnar path, or returns nil when the
 // path does not take it.
 func (n *Network) colCompile(h *algebra.History, s *Stmt) *colStmt {
+	if s.Coalesce == nil || s.Result.OnElem != nil || len(s.out.Outs) != 1 || s.out.Outs[0] != s.Result {
+		return nil
+	}
+	if s.Join != nil {
+		return n.colJoinCompile(h, s) // columnar_join.go
+	}
 	sel := s.Select
-	if sel == nil || s.Coalesce == nil || s.Result.OnElem != nil || len(s.out.Outs) != 1 || s.out.Outs[0] != s.Result {
+	if sel == nil {
 		return nil
 	}
 	spec := &sel.spec
 	if _, ok := spec.When.(*expr.PTrue); !ok || len(spec.Times) > 0 || len(spec.TimeConds) > 0 {
 		return nil
 	}
-	var tee *stream.Tee
-	var name string
-	for nm, t := range n.Sources {
-		if slices.Contains(t.Outs, stream.Receiver(sel)) {
-			tee, name = t, nm
-		}
-	}
-	if tee == nil || h.Table(name) == nil {
-		return nil
-	}
-	cols := h.Columns(name)
+	tee, cols, attrs := n.colSource(h, sel)
 	if cols == nil {
 		return nil
 	}
 	cs := &colStmt{s: s, tee: tee, cols: cols, point: sel.at || sel.event}
-	c := &colCompiler{cols: cols, attrs: h.Table(name).Rel.Attrs}
+	c := &colCompiler{cols: cols, attrs: attrs}
 	// The Select's order: conjuncts over the variable, then constant ones.
 	var consts []expr.Expr
 	for _, e := range spec.Conds {
@@ -188,8 +196,49 @@ func (n *Network) colCompile(h *algebra.History, s *Stmt) *colStmt {
 		}
 		cs.targets = append(cs.targets, v)
 	}
-	cs.number()
+	cs.number(cols.Len)
 	return cs
+}
+
+// colSource is the recorded relation whose tee feeds r: the tee, the
+// relation's columns and its attributes; nil columns when r is fed by no
+// source of the history or the relation cannot be encoded.
+func (n *Network) colSource(h *algebra.History, r stream.Receiver) (*stream.Tee, *algebra.Columns, []algebra.Attr) {
+	for name, t := range n.Sources {
+		if !slices.Contains(t.Outs, r) {
+			continue
+		}
+		if tb := h.Table(name); tb != nil {
+			return t, h.Columns(name), tb.Rel.Attrs
+		}
+	}
+	return nil, nil, nil
+}
+
+// colIn is an input of a columnar statement: the tee of its relation,
+// the relation's columns and the operator the tee feeds, which the
+// columnar path replaces.
+type colIn struct {
+	tee  *stream.Tee
+	cols *algebra.Columns
+	recv stream.Receiver
+}
+
+// inputs are the statement's inputs, in the order of its variables.
+func (cs *colStmt) inputs() []colIn {
+	if cs.join != nil {
+		return []colIn{cs.join.sides[0].colIn, cs.join.sides[1].colIn}
+	}
+	return []colIn{{cs.tee, cs.cols, cs.s.Select}}
+}
+
+// exec evaluates the statement, marking in marks (one per input) the
+// tuples it selected; false when an expression failed.
+func (cs *colStmt) exec(marks [][]uint64) bool {
+	if cs.join != nil {
+		return cs.runJoin(marks)
+	}
+	return cs.run(marks[0])
 }
 
 // decodable reports whether a target's codes decode to its values.
@@ -206,29 +255,39 @@ func decodable(v *colVec) bool {
 }
 
 // number chooses how groups are numbered: densely when every target's
-// range is known and their product is small.
-func (cs *colStmt) number() {
-	size := int64(1)
-	limit := min(int64(denseMax), max(4096, 2*int64(cs.cols.Len)))
-	cs.lo = make([]int64, len(cs.targets))
-	cs.stride = make([]int64, len(cs.targets))
-	for i := len(cs.targets) - 1; i >= 0; i-- {
-		v := cs.targets[i]
-		lo, hi := v.lo, v.hi
-		if v.ranks != nil {
-			lo, hi = 0, int64(len(v.ranks))-1
-		}
+// range is known and their product is small (for rows tuples read).
+func (cs *colStmt) number(rows int) {
+	ranges := make([][2]int64, len(cs.targets))
+	for i, v := range cs.targets {
 		if !v.ranged {
 			return
 		}
-		w, ok := checkedWidth(lo, hi)
-		if !ok || w > limit || size*w > limit {
-			return
+		ranges[i] = [2]int64{v.lo, v.hi}
+		if v.ranks != nil {
+			ranges[i] = [2]int64{0, int64(len(v.ranks)) - 1}
 		}
-		cs.lo[i], cs.stride[i] = lo, size
-		size *= w
 	}
-	cs.dense, cs.nDense = true, int(size)
+	cs.lo, cs.stride, cs.nDense, cs.dense = denseLayout(ranges, rows)
+}
+
+// denseLayout numbers tuples of codes in the given ranges densely (mixed
+// radix, the first most significant): number = Σ (code_i − lo_i)·stride_i,
+// when the product of the ranges' widths is at most denseMax and at most
+// the larger of 4,096 and twice rows; ok false otherwise.
+func denseLayout(ranges [][2]int64, rows int) (lo, stride []int64, size int, ok bool) {
+	n := int64(1)
+	limit := min(int64(denseMax), max(4096, 2*int64(rows)))
+	lo = make([]int64, len(ranges))
+	stride = make([]int64, len(ranges))
+	for i := len(ranges) - 1; i >= 0; i-- {
+		w, ok := checkedWidth(ranges[i][0], ranges[i][1])
+		if !ok || w > limit || n*w > limit {
+			return nil, nil, 0, false
+		}
+		lo[i], stride[i] = ranges[i][0], n
+		n *= w
+	}
+	return lo, stride, int(n), true
 }
 
 // checkedWidth is hi − lo + 1, or false when it overflows or is not
@@ -264,30 +323,12 @@ func (cs *colStmt) run(mark []uint64) bool {
 	sized := false
 	for lo := 0; lo < cols.Len; lo += colBatch {
 		hi := min(lo+colBatch, cols.Len)
-		conds := cs.conds
-		if len(conds) > 0 && conds[0].span != nil {
-			sel = conds[0].span(lo, hi, sel[:colBatch])
-			conds = conds[1:]
-		} else {
-			sel = sel[:hi-lo]
-			for i := range sel {
-				sel[i] = int32(lo + i)
-			}
-		}
-		for _, f := range conds {
-			var err error
-			if sel, err = f.keep(sel); err != nil {
-				return false
-			}
-			if len(sel) == 0 {
-				break
-			}
+		var ok bool
+		if sel, ok = selectBatch(cs.conds, lo, hi, sel, mark); !ok {
+			return false
 		}
 		if len(sel) == 0 {
 			continue
-		}
-		for _, r := range sel {
-			mark[r>>6] |= 1 << (r & 63)
 		}
 		for t, v := range cs.targets {
 			if err := v.eval(sel, outs[t][:len(sel)]); err != nil {
@@ -310,6 +351,34 @@ func (cs *colStmt) run(mark []uint64) bool {
 	closeSpans(&g, spans, cs.point)
 	cs.collect(&g, spans)
 	return true
+}
+
+// selectBatch selects the tuples lo..hi−1 (at most colBatch) that every
+// conjunct of conds holds for into sel (its capacity colBatch) and marks
+// them in mark; false when a conjunct failed.
+func selectBatch(conds []colFilter, lo, hi int, sel []int32, mark []uint64) ([]int32, bool) {
+	if len(conds) > 0 && conds[0].span != nil {
+		sel = conds[0].span(lo, hi, sel[:colBatch])
+		conds = conds[1:]
+	} else {
+		sel = sel[:hi-lo]
+		for i := range sel {
+			sel[i] = int32(lo + i)
+		}
+	}
+	for _, f := range conds {
+		var err error
+		if sel, err = f.keep(sel); err != nil {
+			return nil, false
+		}
+		if len(sel) == 0 {
+			return sel, true
+		}
+	}
+	for _, r := range sel {
+		mark[r>>6] |= 1 << (r & 63)
+	}
+	return sel, true
 }
 
 // denseGroups numbers the groups of the selected tuples' codes densely.

@@ -1,0 +1,306 @@
+package exec
+
+import (
+	"slices"
+
+	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/expr"
+)
+
+// The columnar overlap equi-join: RunHistory evaluates a statement whose
+// block is the join the sweep evaluates (join_sweep.go's sweepable: two
+// interval inputs, equalities between their columns, conjuncts over one
+// variable, when a overlap b and the default valid clause) over two
+// recorded relations, coalesced and read by nothing but its result, over
+// the relations' columns (columnar.go) instead of playing their tuples
+// through the Join:
+//
+//   - Each side's conjuncts narrow selection vectors over its columns
+//     (colFilter, selectBatch), and the selected tuples' join columns are
+//     numbered as keys: densely over the union of both sides' code ranges
+//     when it is small (denseLayout), otherwise by colGroups' hash
+//     numbering, one numbering for both sides — codes are equal exactly
+//     when values are, the two columns being of one type (and, for
+//     entities and strings, of one dictionary).
+//   - The sweep is join_sweep's, over positions in those vectors: the
+//     selected tuples of both sides in order of start (the columns are in
+//     order of From); a tuple x beginning at T binds the other side's
+//     tuples y of its key still open — begun at or before T and ending
+//     after T — and the result is valid from T = max(begins) to
+//     min(ends). A tuple found ended is unlinked as it is met (it overlaps
+//     nothing still to begin), so each is passed over once at most and
+//     the work is the tuples plus the results. The history being whole,
+//     a result's end is known as it begins: no End elements, no pairs
+//     kept.
+//   - Results come in order of start, in batches of colBatch: the targets
+//     (each over one variable) are evaluated over the bound tuples'
+//     positions, their codes numbered as groups and coalesced as the
+//     Select's are (coalesceCodes), and decoded once (collect).
+//
+// Exactness: the results are the sweep's (TestSweepJoinAgrees holds it to
+// the general path and the reference), coalesced as Coalesce does; a
+// tuple that begins at or after its end is bound by nothing (the Join
+// sees its End no later than its Begin). Anything else falls back to the
+// row operators, decided before the run: other conjuncts over both
+// variables, a target over both, targets the Select's path does not
+// decode, a side fed by anything but a recorded relation, and whatever
+// colCompile refuses for a Select. An arithmetic error in a side's
+// conjuncts or a target abandons the path, as for a Select.
+//
+// Bounds: a run holds, per side, the selected tuples' positions, key
+// numbers and chain links (12 bytes a tuple), a head per key and side,
+// one batch of bindings, and the Select's result state (columnar.go).
+
+// colJoin is the join part of a columnar statement.
+type colJoin struct {
+	sides [2]colSide
+	tvar  []int // per target, the side it reads
+	// Key numbering: dense (klo, kstride, nKeys) or, when !kdense, by
+	// hash; no key columns: one key.
+	kdense       bool
+	klo, kstride []int64
+	nKeys        int
+	nk           int
+}
+
+// colSide is one input of the join: its relation and feeding tee, its
+// conjuncts and its join columns (in the order of the equalities).
+type colSide struct {
+	colIn
+	conds []colFilter
+	keys  []*colVec
+}
+
+// colJoinCompile compiles s, whose block is a Join, for the columnar
+// path, or returns nil when the path does not take it.
+func (n *Network) colJoinCompile(h *algebra.History, s *Stmt) *colStmt {
+	j := s.Join
+	if j.sw == nil || len(j.sw.checks) > 0 || len(j.in) != 2 {
+		return nil
+	}
+	cj := &colJoin{nk: len(j.sw.cols[0])}
+	var comp [2]*colCompiler
+	rows := 0
+	for v := range 2 {
+		tee, cols, attrs := n.colSource(h, j.Input(v))
+		if cols == nil {
+			return nil
+		}
+		cj.sides[v].colIn = colIn{tee: tee, cols: cols, recv: j.Input(v)}
+		comp[v] = &colCompiler{cols: cols, attrs: attrs, v: v}
+		rows += cols.Len
+	}
+	for _, e := range j.spec.Conds {
+		vars := expr.Vars(e)
+		switch vars {
+		case 0:
+			return nil // not sweepable: none
+		case 3:
+			continue // an equality between the sides (no other: sw.checks)
+		}
+		v := int(vars >> 1)
+		f := comp[v].filter(e)
+		if f.keep == nil {
+			return nil
+		}
+		cj.sides[v].conds = append(cj.sides[v].conds, f)
+	}
+	ranges := make([][2]int64, cj.nk)
+	for k := range cj.nk {
+		var kv [2]*colVec
+		for v := range 2 {
+			a := j.sw.cols[v][k]
+			kv[v] = comp[v].vec(&expr.Col{Var: v, Attr: a})
+			if kv[v] == nil || kv[v].eval == nil || !kv[v].ranged {
+				return nil
+			}
+			cj.sides[v].keys = append(cj.sides[v].keys, kv[v])
+		}
+		switch kv[0].kind {
+		case algebra.KindEntity, algebra.KindString:
+			if kv[0].dict == nil || kv[0].dict != kv[1].dict {
+				return nil
+			}
+		case algebra.KindFloat:
+			return nil
+		}
+		ranges[k] = [2]int64{min(kv[0].lo, kv[1].lo), max(kv[0].hi, kv[1].hi)}
+	}
+	cj.klo, cj.kstride, cj.nKeys, cj.kdense = denseLayout(ranges, rows)
+	cs := &colStmt{s: s, join: cj}
+	for _, e := range j.spec.Targets {
+		v := 0
+		switch expr.Vars(e) {
+		case 0, 1:
+		case 2:
+			v = 1
+		default:
+			return nil
+		}
+		tv := comp[v].vec(e)
+		if tv == nil || !decodable(tv) {
+			return nil
+		}
+		cs.targets = append(cs.targets, tv)
+		cj.tvar = append(cj.tvar, v)
+	}
+	cs.number(rows)
+	return cs
+}
+
+// keyed selects a side's tuples (marking them) and numbers their keys:
+// rows are the selected tuples in order of start, kids their keys'
+// numbers. false when a conjunct failed.
+func (cj *colJoin) keyed(sd *colSide, mark []uint64, kg *colGroups) (rows, kids []int32, ok bool) {
+	sel := make([]int32, colBatch)
+	kouts := make([][]int64, cj.nk)
+	for k := range kouts {
+		kouts[k] = make([]int64, colBatch)
+	}
+	for lo := 0; lo < sd.cols.Len; lo += colBatch {
+		hi := min(lo+colBatch, sd.cols.Len)
+		if sel, ok = selectBatch(sd.conds, lo, hi, sel, mark); !ok {
+			return nil, nil, false
+		}
+		at := len(rows)
+		rows = append(rows, sel...)
+		kids = slices.Grow(kids, len(sel))[:len(rows)]
+		gs := kids[at:]
+		for k, v := range sd.keys {
+			if err := v.eval(sel, kouts[k][:len(sel)]); err != nil {
+				return nil, nil, false
+			}
+		}
+		switch {
+		case cj.nk == 0:
+			clear(gs)
+		case cj.kdense:
+			clear(gs)
+			for k, o := range kouts {
+				lo, stride := cj.klo[k], cj.kstride[k]
+				for i, c := range o[:len(gs)] {
+					gs[i] += int32((c - lo) * stride)
+				}
+			}
+		default:
+			kg.hashGroups(kouts, gs)
+		}
+	}
+	return rows, kids, true
+}
+
+// runJoin is run for a join: marks are the sides'.
+func (cs *colStmt) runJoin(marks [][]uint64) bool {
+	cj := cs.join
+	var rows, kids [2][]int32
+	var kg colGroups
+	for v := range 2 {
+		var ok bool
+		if rows[v], kids[v], ok = cj.keyed(&cj.sides[v], marks[v], &kg); !ok {
+			return false
+		}
+	}
+	nKeys := 1
+	switch {
+	case cj.nk == 0:
+	case cj.kdense:
+		nKeys = cj.nKeys
+	default:
+		nKeys = len(kg.next)
+	}
+	// head[v][k]: the position in rows[v] of the last tuple of key k
+	// filed, −1 when none; next[v][p] the one filed before p. A chain
+	// holds the side's tuples of its key that may still be open.
+	var head, next [2][]int32
+	for v := range 2 {
+		head[v] = make([]int32, nKeys)
+		for k := range head[v] {
+			head[v][k] = -1
+		}
+		next[v] = make([]int32, len(rows[v]))
+	}
+	from := [2][]algebra.Time{cj.sides[0].cols.From, cj.sides[1].cols.From}
+	to := [2][]algebra.Time{cj.sides[0].cols.To, cj.sides[1].cols.To}
+
+	// A batch of results: the tuples bound (by side) and the valid time.
+	var bound [2][]int32
+	bound[0], bound[1] = make([]int32, colBatch), make([]int32, colBatch)
+	bFrom, bTo := make([]algebra.Time, colBatch), make([]algebra.Time, colBatch)
+	iota := make([]int32, colBatch)
+	for i := range iota {
+		iota[i] = int32(i)
+	}
+	outs := make([][]int64, len(cs.targets))
+	for i := range outs {
+		outs[i] = make([]int64, colBatch)
+	}
+	gids := make([]int32, colBatch)
+	var g colGroups
+	if cs.dense {
+		g.open = make([]colOpen, cs.nDense)
+	}
+	var spans []colSpan
+	nb := 0
+	flush := func() bool {
+		for t, tv := range cs.targets {
+			if err := tv.eval(bound[cj.tvar[t]][:nb], outs[t][:nb]); err != nil {
+				return false
+			}
+		}
+		gs := gids[:nb]
+		if cs.dense {
+			cs.denseGroups(outs, gs)
+		} else {
+			g.hashGroups(outs, gs)
+		}
+		spans = coalesceCodes(&g, spans, gs, iota[:nb], bFrom, bTo, false)
+		nb = 0
+		return true
+	}
+
+	var at [2]int
+	for at[0] < len(rows[0]) || at[1] < len(rows[1]) {
+		// The next tuple to begin, of either side (ties: side 0 first,
+		// which binds nothing the other order would not).
+		x := 0
+		if at[0] == len(rows[0]) || at[1] < len(rows[1]) && from[1][rows[1][at[1]]] < from[0][rows[0][at[0]]] {
+			x = 1
+		}
+		p := int32(at[x])
+		at[x]++
+		r := rows[x][p]
+		t, end := from[x][r], to[x][r]
+		if end <= t {
+			continue // empty: overlaps nothing
+		}
+		k := kids[x][p]
+		o := 1 - x
+		oTo, oRows, oNext := to[o], rows[o], next[o]
+		prev := int32(-1)
+		for q := head[o][k]; q >= 0; q = oNext[q] {
+			y := oRows[q]
+			if oTo[y] <= t {
+				// Ended: unlinked, prev stays.
+				if prev < 0 {
+					head[o][k] = oNext[q]
+				} else {
+					oNext[prev] = oNext[q]
+				}
+				continue
+			}
+			prev = q
+			bound[x][nb], bound[o][nb] = r, y
+			bFrom[nb], bTo[nb] = t, min(end, oTo[y])
+			if nb++; nb == colBatch && !flush() {
+				return false
+			}
+		}
+		next[x][p], head[x][k] = head[x][k], p
+	}
+	if nb > 0 && !flush() {
+		return false
+	}
+	closeSpans(&g, spans, false)
+	cs.collect(&g, spans)
+	return true
+}
