@@ -52,8 +52,8 @@ import (
 // Bounds: a run holds its result, one entry per group (a dense array of
 // at most denseMax entries and at most the larger of 4,096 and twice the
 // relation's tuples, else the hash table's, one per group met), a batch's vectors and the results' spans; a
-// memory budget (Options.Budget) is not polled during it, as no operator
-// holds tuples.
+// memory budget (Options.Budget) is not polled during a Select's, as no
+// operator holds tuples (a join's is: columnar_join.go).
 //
 // It is for recorded histories only (RunHistory): live runs and RunSource
 // play tuples as they come, with watermarks and the Begin/End/Event
@@ -128,6 +128,9 @@ func (n *Network) columnar(h *algebra.History) map[*stream.Tee]int {
 				kept[in.tee], rows[in.tee] = marks[i], in.cols.Len
 				in.tee.Outs = slices.DeleteFunc(slices.Clone(in.tee.Outs), func(r stream.Receiver) bool { return r == in.recv })
 			}
+		}
+		if n.st.err != nil {
+			break // the budget stopped the run: RunHistory reports it
 		}
 	}
 	quiet := map[*stream.Tee]int{}

@@ -48,8 +48,13 @@ import (
 // conjuncts or a target abandons the path, as for a Select.
 //
 // Bounds: a run holds, per side, the selected tuples' positions, key
-// numbers and chain links (12 bytes a tuple), a head per key and side,
-// one batch of bindings, and the Select's result state (columnar.go).
+// numbers and chain links (24 bytes a tuple, as much reserved per tuple of
+// the relation), a head per key and side, one batch of bindings, and the
+// Select's result state (columnar.go), which grows with the results. A
+// memory budget (Options.Budget) is checked once per batch of colBatch
+// bindings, as the Join checks it at a stride of its bindings: over it,
+// the run stops with its *MemoryError (the statement is left to the row
+// operators, which stop at once).
 
 // colJoin is the join part of a columnar statement.
 type colJoin struct {
@@ -61,6 +66,14 @@ type colJoin struct {
 	klo, kstride []int64
 	nKeys        int
 	nk           int
+	st           *runState // its budget, checked per batch of results
+}
+
+// colLink is a tuple filed in its key's chain: the position of the one
+// filed before it (−1: none), its row and its end.
+type colLink struct {
+	next, row int32
+	to        algebra.Time
 }
 
 // colSide is one input of the join: its relation and feeding tee, its
@@ -78,7 +91,7 @@ func (n *Network) colJoinCompile(h *algebra.History, s *Stmt) *colStmt {
 	if j.sw == nil || len(j.sw.checks) > 0 || len(j.in) != 2 {
 		return nil
 	}
-	cj := &colJoin{nk: len(j.sw.cols[0])}
+	cj := &colJoin{nk: len(j.sw.cols[0]), st: n.st}
 	var comp [2]*colCompiler
 	rows := 0
 	for v := range 2 {
@@ -153,6 +166,8 @@ func (n *Network) colJoinCompile(h *algebra.History, s *Stmt) *colStmt {
 // numbers. false when a conjunct failed.
 func (cj *colJoin) keyed(sd *colSide, mark []uint64, kg *colGroups) (rows, kids []int32, ok bool) {
 	sel := make([]int32, colBatch)
+	rows = make([]int32, 0, sd.cols.Len)
+	kids = make([]int32, 0, sd.cols.Len)
 	kouts := make([][]int64, cj.nk)
 	for k := range kouts {
 		kouts[k] = make([]int64, colBatch)
@@ -164,7 +179,7 @@ func (cj *colJoin) keyed(sd *colSide, mark []uint64, kg *colGroups) (rows, kids 
 		}
 		at := len(rows)
 		rows = append(rows, sel...)
-		kids = slices.Grow(kids, len(sel))[:len(rows)]
+		kids = kids[:len(rows)]
 		gs := kids[at:]
 		for k, v := range sd.keys {
 			if err := v.eval(sel, kouts[k][:len(sel)]); err != nil {
@@ -209,15 +224,18 @@ func (cs *colStmt) runJoin(marks [][]uint64) bool {
 		nKeys = len(kg.next)
 	}
 	// head[v][k]: the position in rows[v] of the last tuple of key k
-	// filed, −1 when none; next[v][p] the one filed before p. A chain
-	// holds the side's tuples of its key that may still be open.
-	var head, next [2][]int32
+	// filed, −1 when none; link[v][p] the tuple at position p: the one of
+	// its key filed before it, its row and its end, in one entry, so that
+	// a chain is walked one cache line a tuple. A chain holds the side's
+	// tuples of its key that may still be open.
+	var head [2][]int32
+	var link [2][]colLink
 	for v := range 2 {
 		head[v] = make([]int32, nKeys)
 		for k := range head[v] {
 			head[v][k] = -1
 		}
-		next[v] = make([]int32, len(rows[v]))
+		link[v] = make([]colLink, len(rows[v]))
 	}
 	from := [2][]algebra.Time{cj.sides[0].cols.From, cj.sides[1].cols.From}
 	to := [2][]algebra.Time{cj.sides[0].cols.To, cj.sides[1].cols.To}
@@ -240,8 +258,18 @@ func (cs *colStmt) runJoin(marks [][]uint64) bool {
 		g.open = make([]colOpen, cs.nDense)
 	}
 	var spans []colSpan
-	nb := 0
+	nb, sized := 0, false
+	var at [2]int // the next position of each side
 	flush := func() bool {
+		// The results held grow with the bindings, which may be many
+		// more than the tuples: the budget is checked per batch, as the
+		// Join polls it per binding (at a stride).
+		if cj.st.check != nil {
+			cj.st.check()
+		}
+		if cj.st.err != nil {
+			return false
+		}
 		for t, tv := range cs.targets {
 			if err := tv.eval(bound[cj.tvar[t]][:nb], outs[t][:nb]); err != nil {
 				return false
@@ -255,10 +283,15 @@ func (cs *colStmt) runJoin(marks [][]uint64) bool {
 		}
 		spans = coalesceCodes(&g, spans, gs, iota[:nb], bFrom, bTo, false)
 		nb = 0
+		if !sized {
+			// Room for the results at the first batch's rate, and some.
+			sized = true
+			done, all := at[0]+at[1], len(rows[0])+len(rows[1])
+			spans = slices.Grow(spans, len(spans)*(all/max(done, 1)+1)*9/8)
+		}
 		return true
 	}
 
-	var at [2]int
 	for at[0] < len(rows[0]) || at[1] < len(rows[1]) {
 		// The next tuple to begin, of either side (ties: side 0 first,
 		// which binds nothing the other order would not).
@@ -275,27 +308,27 @@ func (cs *colStmt) runJoin(marks [][]uint64) bool {
 		}
 		k := kids[x][p]
 		o := 1 - x
-		oTo, oRows, oNext := to[o], rows[o], next[o]
+		oLink := link[o]
 		prev := int32(-1)
-		for q := head[o][k]; q >= 0; q = oNext[q] {
-			y := oRows[q]
-			if oTo[y] <= t {
+		for q := head[o][k]; q >= 0; q = oLink[q].next {
+			y := &oLink[q]
+			if y.to <= t {
 				// Ended: unlinked, prev stays.
 				if prev < 0 {
-					head[o][k] = oNext[q]
+					head[o][k] = y.next
 				} else {
-					oNext[prev] = oNext[q]
+					oLink[prev].next = y.next
 				}
 				continue
 			}
 			prev = q
-			bound[x][nb], bound[o][nb] = r, y
-			bFrom[nb], bTo[nb] = t, min(end, oTo[y])
+			bound[x][nb], bound[o][nb] = r, y.row
+			bFrom[nb], bTo[nb] = t, min(end, y.to)
 			if nb++; nb == colBatch && !flush() {
 				return false
 			}
 		}
-		next[x][p], head[x][k] = head[x][k], p
+		link[x][p], head[x][k] = colLink{next: head[x][k], row: r, to: end}, p
 	}
 	if nb > 0 && !flush() {
 		return false

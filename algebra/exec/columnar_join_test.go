@@ -1,6 +1,7 @@
 package exec_test
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/exec"
 	"github.com/tqmon/tqmon/algebra/histgen"
+	"github.com/tqmon/tqmon/algebra/plan"
 	"github.com/tqmon/tqmon/algebra/ref"
 	"github.com/tqmon/tqmon/internal/testkit"
 )
@@ -209,5 +211,34 @@ func TestColumnarJoinHashedKeys(t *testing.T) {
 		if !took[0] || render(got[0]) != render(want[0]) {
 			t.Fatalf("seed %d: columnar %v\n--- interpreter\n%s--- reference\n%s", seed, took[0], render(got[0]), render(want[0]))
 		}
+	}
+}
+
+// TestColumnarJoinBudget: the columnar join checks the memory budget as
+// it binds, as the Join does: a run whose heap is over it stops with a
+// *MemoryError.
+func TestColumnarJoinBudget(t *testing.T) {
+	h := benchHistory(t, 200, 20)
+	stmts := testkit.Compile(t, h.Catalog, "q", benchTemporalJoin, 0)
+	b := &exec.Budget{Limit: 1 << 20}
+	b.Over(1 << 30)
+	net, err := exec.Build(h.Catalog, stmts, []plan.Node{plan.Translate(stmts[0])}, exec.Options{Budget: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = net.RunHistory(h)
+	var me *exec.MemoryError
+	if !errors.As(err, &me) {
+		t.Fatalf("RunHistory over the budget: %v, want a *MemoryError", err)
+	}
+	// Stopped as it bound, not once all was bound and collected.
+	if s := net.Stmts[0]; s.Columnar || s.Result.Count != 0 {
+		t.Errorf("over the budget: columnar %v, %d results collected", s.Columnar, s.Result.Count)
+	}
+	// Within it: the columnar path, the reference's result.
+	got, took, err := columnarRun(t, h, stmts, exec.Options{Budget: &exec.Budget{Limit: 1 << 40}})
+	want, werr := ref.Eval(h, stmts)
+	if err != nil || werr != nil || !took[0] || render(got[0]) != render(want[0]) {
+		t.Fatalf("within the budget: columnar %v, errors %v, %v, or the result differs", took, err, werr)
 	}
 }
