@@ -140,11 +140,7 @@ func TestColumnarJoinShapes(t *testing.T) {
 	cat := testkit.LoadCatalog(t, filepath.Join(root, "testdata/differential/spec.sdl"))
 	cfg := histgen.DefaultConfig(3)
 	h := histgen.Random(cat, cfg)
-	for _, c := range []struct {
-		q    string
-		took []bool
-		opts exec.Options
-	}{
+	checkShapes(t, cat, h, cfg.Span, []colShape{
 		{q: `range of p is Process range of r is RunningOn retrieve (p.Process, r.Cpu) where p.Process = r.Process`, took: []bool{true}},
 		{q: `range of p is Process range of r is RunningOn retrieve (p.Process, r.Cpu) where p.Process = r.Process and p.State = "Running"`, took: []bool{true}},
 		// No equality: one key; a self-join; two equalities; an
@@ -166,24 +162,7 @@ range of x is R range of r is RunningOn retrieve (r.Cpu) where x.Process = r.Pro
 		// An arithmetic error abandons the path: the row operators
 		// report it.
 		{q: `range of p is Process range of r is RunningOn retrieve (p.Process, X = p.Prio / (p.Prio - p.Prio)) where p.Process = r.Process`, took: []bool{false}},
-	} {
-		stmts := testkit.Compile(t, cat, "q", c.q, cfg.Span)
-		want, werr := ref.Eval(h, stmts)
-		got, took, err := columnarRun(t, h, stmts, c.opts)
-		if fmt.Sprint(werr) != fmt.Sprint(err) {
-			t.Fatalf("%s: reference fails with %v, interpreter with %v", c.q, werr, err)
-		}
-		if err == nil {
-			for i := range want {
-				if render(got[i]) != render(want[i]) {
-					t.Errorf("%s: statement %d differs from the reference", c.q, i+1)
-				}
-			}
-		}
-		if fmt.Sprint(took) != fmt.Sprint(c.took) {
-			t.Errorf("%s: columnar %v, want %v", c.q, took, c.took)
-		}
-	}
+	})
 }
 
 // TestColumnarJoinHashedKeys: join columns whose codes span more than a

@@ -188,11 +188,7 @@ func TestColumnarFallback(t *testing.T) {
 	cat := testkit.LoadCatalog(t, filepath.Join(root, "testdata/differential/spec.sdl"))
 	cfg := histgen.DefaultConfig(3)
 	h := histgen.Random(cat, cfg)
-	for _, c := range []struct {
-		q    string
-		took []bool
-		opts exec.Options
-	}{
+	checkShapes(t, cat, h, cfg.Span, []colShape{
 		{q: `range of p is Process retrieve (p.Process, X = p.Prio * 2) where p.State = "Running" and p.Prio > 1`, took: []bool{true}},
 		{q: `range of s is SendMessage retrieve (s.Mailbox) where s.Process != "P1" or s.Size >= 3`, took: []bool{true}},
 		{q: `range of p is Process retrieve (p.Process) valid at begin of p where not (p.Prio = 2)`, took: []bool{true}},
@@ -219,8 +215,37 @@ range of x is R retrieve (x.Process)`, took: []bool{false, false}},
 		// An arithmetic error abandons the path: the row operators
 		// report it.
 		{q: `range of p is Process retrieve (p.Process, X = p.Prio / (p.Prio - p.Prio))`, took: []bool{false}},
-	} {
-		stmts := testkit.Compile(t, cat, "q", c.q, cfg.Span)
+	})
+	// Streaming output (OnElem) wants elements in time order: rows.
+	stmts := testkit.Compile(t, cat, "q", `range of p is Process retrieve (p.Process)`, cfg.Span)
+	net, err := exec.Build(cat, stmts, []plan.Node{plan.Translate(stmts[0])}, exec.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	elems := 0
+	net.Stmts[0].Result.OnElem = func(stream.Elem) { elems++ }
+	if err := net.RunHistory(h); err != nil {
+		t.Fatal(err)
+	}
+	if net.Stmts[0].Columnar || elems == 0 {
+		t.Errorf("with OnElem: columnar %v, %d elements seen", net.Stmts[0].Columnar, elems)
+	}
+}
+
+// colShape is a query and which of its statements take the columnar path.
+type colShape struct {
+	q    string
+	took []bool
+	opts exec.Options
+}
+
+// checkShapes runs each shape over h (compiled over span) through
+// RunHistory: its statements give the reference's results, or fail with
+// its error, and take the columnar path as the shape says.
+func checkShapes(t *testing.T, cat *algebra.Catalog, h *algebra.History, span algebra.Time, shapes []colShape) {
+	t.Helper()
+	for _, c := range shapes {
+		stmts := testkit.Compile(t, cat, "q", c.q, span)
 		want, werr := ref.Eval(h, stmts)
 		got, took, err := columnarRun(t, h, stmts, c.opts)
 		if fmt.Sprint(werr) != fmt.Sprint(err) {
@@ -236,20 +261,6 @@ range of x is R retrieve (x.Process)`, took: []bool{false, false}},
 		if fmt.Sprint(took) != fmt.Sprint(c.took) {
 			t.Errorf("%s: columnar %v, want %v", c.q, took, c.took)
 		}
-	}
-	// Streaming output (OnElem) wants elements in time order: rows.
-	stmts := testkit.Compile(t, cat, "q", `range of p is Process retrieve (p.Process)`, cfg.Span)
-	net, err := exec.Build(cat, stmts, []plan.Node{plan.Translate(stmts[0])}, exec.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	elems := 0
-	net.Stmts[0].Result.OnElem = func(stream.Elem) { elems++ }
-	if err := net.RunHistory(h); err != nil {
-		t.Fatal(err)
-	}
-	if net.Stmts[0].Columnar || elems == 0 {
-		t.Errorf("with OnElem: columnar %v, %d elements seen", net.Stmts[0].Columnar, elems)
 	}
 }
 
