@@ -136,11 +136,7 @@ func randomOverlapJoin(r *rand.Rand) string {
 // those it leaves to the row operators, each giving the reference's
 // result.
 func TestColumnarJoinShapes(t *testing.T) {
-	root := testkit.Root(t)
-	cat := testkit.LoadCatalog(t, filepath.Join(root, "testdata/differential/spec.sdl"))
-	cfg := histgen.DefaultConfig(3)
-	h := histgen.Random(cat, cfg)
-	checkShapes(t, cat, h, cfg.Span, []colShape{
+	checkShapes(t, []colShape{
 		{q: `range of p is Process range of r is RunningOn retrieve (p.Process, r.Cpu) where p.Process = r.Process`, took: []bool{true}},
 		{q: `range of p is Process range of r is RunningOn retrieve (p.Process, r.Cpu) where p.Process = r.Process and p.State = "Running"`, took: []bool{true}},
 		// No equality: one key; a self-join; two equalities; an

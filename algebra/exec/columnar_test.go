@@ -184,11 +184,7 @@ func randomSigmaPi(r *rand.Rand) string {
 // left to the row operators (and give the reference's result), and the
 // shapes it does support take it.
 func TestColumnarFallback(t *testing.T) {
-	root := testkit.Root(t)
-	cat := testkit.LoadCatalog(t, filepath.Join(root, "testdata/differential/spec.sdl"))
-	cfg := histgen.DefaultConfig(3)
-	h := histgen.Random(cat, cfg)
-	checkShapes(t, cat, h, cfg.Span, []colShape{
+	checkShapes(t, []colShape{
 		{q: `range of p is Process retrieve (p.Process, X = p.Prio * 2) where p.State = "Running" and p.Prio > 1`, took: []bool{true}},
 		{q: `range of s is SendMessage retrieve (s.Mailbox) where s.Process != "P1" or s.Size >= 3`, took: []bool{true}},
 		{q: `range of p is Process retrieve (p.Process) valid at begin of p where not (p.Prio = 2)`, took: []bool{true}},
@@ -217,6 +213,9 @@ range of x is R retrieve (x.Process)`, took: []bool{false, false}},
 		{q: `range of p is Process retrieve (p.Process, X = p.Prio / (p.Prio - p.Prio))`, took: []bool{false}},
 	})
 	// Streaming output (OnElem) wants elements in time order: rows.
+	cat := testkit.LoadCatalog(t, filepath.Join(testkit.Root(t), "testdata/differential/spec.sdl"))
+	cfg := histgen.DefaultConfig(3)
+	h := histgen.Random(cat, cfg)
 	stmts := testkit.Compile(t, cat, "q", `range of p is Process retrieve (p.Process)`, cfg.Span)
 	net, err := exec.Build(cat, stmts, []plan.Node{plan.Translate(stmts[0])}, exec.Options{})
 	if err != nil {
@@ -239,13 +238,16 @@ type colShape struct {
 	opts exec.Options
 }
 
-// checkShapes runs each shape over h (compiled over span) through
-// RunHistory: its statements give the reference's results, or fail with
-// its error, and take the columnar path as the shape says.
-func checkShapes(t *testing.T, cat *algebra.Catalog, h *algebra.History, span algebra.Time, shapes []colShape) {
+// checkShapes runs each shape over a random history of the differential
+// schema through RunHistory: its statements give the reference's results,
+// or fail with its error, and take the columnar path as the shape says.
+func checkShapes(t *testing.T, shapes []colShape) {
 	t.Helper()
+	cat := testkit.LoadCatalog(t, filepath.Join(testkit.Root(t), "testdata/differential/spec.sdl"))
+	cfg := histgen.DefaultConfig(3)
+	h := histgen.Random(cat, cfg)
 	for _, c := range shapes {
-		stmts := testkit.Compile(t, cat, "q", c.q, span)
+		stmts := testkit.Compile(t, cat, "q", c.q, cfg.Span)
 		want, werr := ref.Eval(h, stmts)
 		got, took, err := columnarRun(t, h, stmts, c.opts)
 		if fmt.Sprint(werr) != fmt.Sprint(err) {
