@@ -38,9 +38,15 @@ import (
 //     Select's are (coalesceCodes), and decoded once (collect).
 //
 // Exactness: the results are the sweep's (TestSweepJoinAgrees holds it to
-// the general path and the reference), coalesced as Coalesce does; a
-// tuple that begins at or after its end is bound by nothing (the Join
-// sees its End no later than its Begin). Anything else falls back to the
+// the general path and the reference), coalesced as Coalesce does. A
+// chain holds every tuple of its side and key that has begun and has not
+// been found ended (one is unlinked only when met at a T' ≥ its end, and
+// T only grows), so the tuples bound at T are exactly those open at T;
+// of two tuples beginning at one T, the second binds the first, filed
+// before it. Each pair is bound once, by its later tuple, and results
+// come in order of start, as coalesceCodes needs. A tuple that begins at
+// or after its end, which a valid history does not hold
+// (Table.Validate), is bound by nothing. Anything else falls back to the
 // row operators, decided before the run: other conjuncts over both
 // variables, a target over both, targets the Select's path does not
 // decode, a side fed by anything but a recorded relation, and whatever
@@ -48,8 +54,9 @@ import (
 // conjuncts or a target abandons the path, as for a Select.
 //
 // Bounds: a run holds, per side, the selected tuples' positions, key
-// numbers and chain links (24 bytes a tuple, as much reserved per tuple of
-// the relation), a head per key and side, one batch of bindings, and the
+// numbers and chain links (24 bytes a selected tuple; positions and keys
+// are reserved for every tuple of the relation; positions are int32, as
+// the Select's selection vectors), a head per key and side, one batch of bindings, and the
 // Select's result state (columnar.go), which grows with the results. A
 // memory budget (Options.Budget) is checked once per batch of colBatch
 // bindings, as the Join checks it at a stride of its bindings: over it,
