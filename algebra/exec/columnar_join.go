@@ -53,10 +53,10 @@ import (
 // colCompile refuses for a Select. An arithmetic error in a side's
 // conjuncts or a target abandons the path, as for a Select.
 //
-// Bounds: a run holds, per side, the selected tuples' positions, key
-// numbers and chain links (24 bytes a selected tuple; positions and keys
-// are reserved for every tuple of the relation; positions are int32, as
-// the Select's selection vectors), a head per key and side, one batch of bindings, and the
+// Bounds: a run holds, per side, the selected tuples' rows and key
+// numbers (8 bytes a tuple of the relation, reserved; rows are int32, as
+// the Select's selection vectors), a slot of 16 bytes per tuple that may
+// still be open (filed and not yet found ended), a head per key and side, one batch of bindings, and the
 // Select's result state (columnar.go), which grows with the results. A
 // memory budget (Options.Budget) is checked once per batch of colBatch
 // bindings, as the Join checks it at a stride of its bindings: over it,
@@ -76,8 +76,8 @@ type colJoin struct {
 	st           *runState // its budget, checked per batch of results
 }
 
-// colLink is a tuple filed in its key's chain: the position of the one
-// filed before it (−1: none), its row and its end.
+// colLink is a tuple filed in its key's chain: the slot of the one filed
+// before it (−1: none), its row and its end.
 type colLink struct {
 	next, row int32
 	to        algebra.Time
@@ -230,20 +230,23 @@ func (cs *colStmt) runJoin(marks [][]uint64) bool {
 	default:
 		nKeys = len(kg.next)
 	}
-	// head[v][k]: the position in rows[v] of the last tuple of key k
-	// filed, −1 when none; link[v][p] the tuple at position p: the one of
-	// its key filed before it, its row and its end, in one entry, so that
-	// a chain is walked one cache line a tuple. A chain holds the side's
+	// head[v][k]: the slot of the last tuple of side v and key k filed,
+	// −1 when none. A slot holds a tuple filed — the slot of the one of
+	// its key and side filed before it, its row and its end, in one entry
+	// — from its arrival until it is found ended, when the slot is freed
+	// for the next arrival: the slots in use are the tuples that may still
+	// be open, few and reused, so that a chain's walk stays in cache
+	// (join_sweep's slot-indexed open tuples). A chain holds the side's
 	// tuples of its key that may still be open.
 	var head [2][]int32
-	var link [2][]colLink
 	for v := range 2 {
 		head[v] = make([]int32, nKeys)
 		for k := range head[v] {
 			head[v][k] = -1
 		}
-		link[v] = make([]colLink, len(rows[v]))
 	}
+	var slots []colLink
+	var free []int32
 	from := [2][]algebra.Time{cj.sides[0].cols.From, cj.sides[1].cols.From}
 	to := [2][]algebra.Time{cj.sides[0].cols.To, cj.sides[1].cols.To}
 
@@ -315,27 +318,35 @@ func (cs *colStmt) runJoin(marks [][]uint64) bool {
 		}
 		k := kids[x][p]
 		o := 1 - x
-		oLink := link[o]
 		prev := int32(-1)
-		for q := head[o][k]; q >= 0; q = oLink[q].next {
-			y := &oLink[q]
+		for q := head[o][k]; q >= 0; {
+			y := &slots[q]
 			if y.to <= t {
-				// Ended: unlinked, prev stays.
+				// Ended: unlinked and freed, prev stays.
 				if prev < 0 {
 					head[o][k] = y.next
 				} else {
-					oLink[prev].next = y.next
+					slots[prev].next = y.next
 				}
+				free = append(free, q)
+				q = y.next
 				continue
 			}
-			prev = q
+			prev, q = q, y.next
 			bound[x][nb], bound[o][nb] = r, y.row
 			bFrom[nb], bTo[nb] = t, min(end, y.to)
 			if nb++; nb == colBatch && !flush() {
 				return false
 			}
 		}
-		link[x][p], head[x][k] = colLink{next: head[x][k], row: r, to: end}, p
+		var q int32
+		if n := len(free); n > 0 {
+			q, free = free[n-1], free[:n-1]
+		} else {
+			q = int32(len(slots))
+			slots = append(slots, colLink{})
+		}
+		slots[q], head[x][k] = colLink{next: head[x][k], row: r, to: end}, q
 	}
 	if nb > 0 && !flush() {
 		return false
