@@ -33,7 +33,17 @@ type Program struct {
 	Params  map[string]string
 	UsesNow bool
 
-	budget *exec.Budget // WithBudget
+	budget     *exec.Budget // WithBudget
+	noColumnar bool         // WithoutColumnar
+}
+
+// WithoutColumnar returns the program to run through the row operators
+// only (exec.Options.NoColumnar): for comparisons. The program itself is
+// shared, not copied.
+func (p *Program) WithoutColumnar() *Program {
+	q := *p
+	q.noColumnar = true
+	return &q
 }
 
 // Compile parses every source (reporting the syntax errors of all of them),
@@ -91,11 +101,16 @@ type Result struct {
 type Stats struct {
 	// PeakHeld is the most tuples the operators held at once.
 	PeakHeld int
+	// Chunked says the run was columnar over a source's chunks
+	// (exec.Network.RunChunks).
+	Chunked bool
 }
 
 // ExecOptions are the options of the networks the program's runs build:
-// its budget.
-func (p *Program) ExecOptions() exec.Options { return exec.Options{Budget: p.budget} }
+// its budget, and whether the columnar path is off.
+func (p *Program) ExecOptions() exec.Options {
+	return exec.Options{Budget: p.budget, NoColumnar: p.noColumnar}
+}
 
 // RunHistory evaluates the program incrementally over a recorded history,
 // its plans rewritten with the Stored rules (existential variables become
@@ -125,7 +140,10 @@ func (p *Program) RunHistory(h *algebra.History) ([]Result, Stats, error) {
 // recording's extent may take reading it to know). Answers are cut out of
 // gaps, if not nil (exec.Cut). Like RunHistory, it runs the plans
 // rewritten with the Stored rules (StoredPlans). out, when its OnElem is
-// set, sees the result elements as they are produced.
+// set, sees the result elements as they are produced. When every
+// statement is σ/π over one relation and the source is an
+// exec.ChunkSource, the program runs columnar over the relation's chunks
+// (Network.RunChunks), with the same results, elements and Skipped.
 func (p *Program) RunSource(open func(rels []string) (stream.Source, error), window func() (*algebra.Window, error), gaps exec.Gaps, out Output) ([]Result, Stats, error) {
 	plans, err := p.StoredPlans()
 	if err != nil {
@@ -157,6 +175,16 @@ func (p *Program) RunSource(open func(rels []string) (stream.Source, error), win
 	src, err := open(rels)
 	if err != nil {
 		return nil, Stats{}, err
+	}
+	// σ/π statements over one relation run columnar over its tuples in
+	// chunks, when the source offers them (exec.RunChunks).
+	if rel := net.ChunkRelation(p.Catalog); rel != "" {
+		if cs, ok := src.(exec.ChunkSource); ok {
+			if err := net.RunChunks(p.Catalog, rel, cs); err != nil {
+				return nil, Stats{}, err
+			}
+			return results(net), Stats{PeakHeld: net.PeakHeld(), Chunked: true}, nil
+		}
 	}
 	if _, err := net.RunSource(src, w); err != nil {
 		return nil, Stats{}, err

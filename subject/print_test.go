@@ -21,7 +21,7 @@ import (
 // sendsHistory writes a history of the paper's system holding n sends,
 // one a chronon from 1 on, in time order; unsorted, when set, is one more
 // line put just before the last.
-func sendsHistory(t *testing.T, n int, unsorted string) string {
+func sendsHistory(t testing.TB, n int, unsorted string) string {
 	t.Helper()
 	dir := t.TempDir()
 	spec := testkit.ReadFile(t, filepath.Join(testkit.Root(t), "testdata", "paper", "os.sdl"))

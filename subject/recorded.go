@@ -188,7 +188,17 @@ func (s *historySubject) Run(_ context.Context, prog *query.Program, o RunOption
 }
 
 // inputSource marks the errors of a history's files as ErrInput.
-type inputSource struct{ stream.Source }
+type inputSource struct{ *history.Source }
+
+// Chunk is the history source's Chunk (exec.ChunkSource), its errors
+// marked as Next's are.
+func (s inputSource) Chunk(rel string, buf []algebra.Tuple) ([]algebra.Tuple, error) {
+	buf, err := s.Source.Chunk(rel, buf)
+	if err != nil {
+		err = badInput(err)
+	}
+	return buf, err
+}
 
 func (s inputSource) Next() (string, stream.Elem, bool, error) {
 	rel, e, ok, err := s.Source.Next()

@@ -55,9 +55,10 @@ import (
 // memory budget (Options.Budget) is not polled during a Select's, as no
 // operator holds tuples (a join's is: columnar_join.go).
 //
-// It is for recorded histories only (RunHistory): live runs and RunSource
-// play tuples as they come, with watermarks and the Begin/End/Event
-// deltas, through the row operators.
+// It is for recorded histories (RunHistory, and streamed over a
+// history's chunks, RunChunks in columnar_stream.go): live runs and
+// RunSource play tuples as they come, with watermarks and the
+// Begin/End/Event deltas, through the row operators.
 
 // colBatch is how many tuples a selection vector holds.
 const colBatch = 1024
@@ -152,21 +153,66 @@ func (n *Network) columnar(h *algebra.History) map[*stream.Tee]int {
 // colCompile compiles s for the columnar path, or returns nil when the
 // path does not take it.
 func (n *Network) colCompile(h *algebra.History, s *Stmt) *colStmt {
-	if s.Coalesce == nil || s.Result.OnElem != nil || len(s.out.Outs) != 1 || s.out.Outs[0] != s.Result {
+	if s.Result.OnElem != nil {
 		return nil
 	}
 	if s.Join != nil {
-		return n.colJoinCompile(h, s) // columnar_join.go
+		return n.colJoinCompile(s, historyColumns(h)) // columnar_join.go
 	}
+	return n.colCompileAny(h, s)
+}
+
+// colCompileAny is colCompile for a result streamed or not (RunChunks
+// streams it).
+func (n *Network) colCompileAny(h *algebra.History, s *Stmt) *colStmt {
+	return n.colCompileOver(s, historyColumns(h))
+}
+
+// historyColumns gives a recorded relation's columns and attributes by
+// its name (nil: none, or it cannot be encoded).
+func historyColumns(h *algebra.History) func(name string) (*algebra.Columns, []algebra.Attr) {
+	return func(name string) (*algebra.Columns, []algebra.Attr) {
+		t := h.Table(name)
+		if t == nil {
+			return nil, nil
+		}
+		return h.Columns(name), t.Rel.Attrs
+	}
+}
+
+// coalescedToResult reports whether s's block is coalesced and its result
+// read by nothing but its collector: what a columnar statement computes.
+func (s *Stmt) coalescedToResult() bool {
+	return s.Coalesce != nil && len(s.out.Outs) == 1 && s.out.Outs[0] == s.Result
+}
+
+// sourceOf is the source tee that feeds r and its relation's name (nil
+// when none does).
+func (n *Network) sourceOf(r stream.Receiver) (*stream.Tee, string) {
+	for name, t := range n.Sources {
+		if slices.Contains(t.Outs, r) {
+			return t, name
+		}
+	}
+	return nil, ""
+}
+
+// colCompileOver is colCompileAny over the columns (and attributes)
+// columns gives for a relation's name (nil: none).
+func (n *Network) colCompileOver(s *Stmt, columns func(name string) (*algebra.Columns, []algebra.Attr)) *colStmt {
 	sel := s.Select
-	if sel == nil {
+	if sel == nil || !s.coalescedToResult() {
 		return nil
 	}
 	spec := &sel.spec
 	if _, ok := spec.When.(*expr.PTrue); !ok || len(spec.Times) > 0 || len(spec.TimeConds) > 0 {
 		return nil
 	}
-	tee, cols, attrs := n.colSource(h, sel)
+	tee, name := n.sourceOf(sel)
+	if tee == nil {
+		return nil
+	}
+	cols, attrs := columns(name)
 	if cols == nil {
 		return nil
 	}
@@ -201,21 +247,6 @@ func (n *Network) colCompile(h *algebra.History, s *Stmt) *colStmt {
 	}
 	cs.number(cols.Len)
 	return cs
-}
-
-// colSource is the recorded relation whose tee feeds r: the tee, the
-// relation's columns and its attributes; nil columns when r is fed by no
-// source of the history or the relation cannot be encoded.
-func (n *Network) colSource(h *algebra.History, r stream.Receiver) (*stream.Tee, *algebra.Columns, []algebra.Attr) {
-	for name, t := range n.Sources {
-		if !slices.Contains(t.Outs, r) {
-			continue
-		}
-		if tb := h.Table(name); tb != nil {
-			return t, h.Columns(name), tb.Rel.Attrs
-		}
-	}
-	return nil, nil, nil
 }
 
 // colIn is an input of a columnar statement: the tee of its relation,
@@ -326,8 +357,8 @@ func (cs *colStmt) run(mark []uint64) bool {
 	sized := false
 	for lo := 0; lo < cols.Len; lo += colBatch {
 		hi := min(lo+colBatch, cols.Len)
-		var ok bool
-		if sel, ok = selectBatch(cs.conds, lo, hi, sel, mark); !ok {
+		var err error
+		if sel, err = selectBatch(cs.conds, lo, hi, sel[:colBatch], mark); err != nil {
 			return false
 		}
 		if len(sel) == 0 {
@@ -356,12 +387,12 @@ func (cs *colStmt) run(mark []uint64) bool {
 	return true
 }
 
-// selectBatch selects the tuples lo..hi−1 (at most colBatch) that every
-// conjunct of conds holds for into sel (its capacity colBatch) and marks
-// them in mark; false when a conjunct failed.
-func selectBatch(conds []colFilter, lo, hi int, sel []int32, mark []uint64) ([]int32, bool) {
+// selectBatch selects, into sel (of room colBatch), the tuples lo..hi−1
+// every conjunct of conds holds for, and marks them in mark (a bit per
+// tuple); an error is an arithmetic one.
+func selectBatch(conds []colFilter, lo, hi int, sel []int32, mark []uint64) ([]int32, error) {
 	if len(conds) > 0 && conds[0].span != nil {
-		sel = conds[0].span(lo, hi, sel[:colBatch])
+		sel = conds[0].span(lo, hi, sel)
 		conds = conds[1:]
 	} else {
 		sel = sel[:hi-lo]
@@ -372,16 +403,16 @@ func selectBatch(conds []colFilter, lo, hi int, sel []int32, mark []uint64) ([]i
 	for _, f := range conds {
 		var err error
 		if sel, err = f.keep(sel); err != nil {
-			return nil, false
+			return nil, err
 		}
 		if len(sel) == 0 {
-			return sel, true
+			return sel, nil
 		}
 	}
 	for _, r := range sel {
 		mark[r>>6] |= 1 << (r & 63)
 	}
-	return sel, true
+	return sel, nil
 }
 
 // denseGroups numbers the groups of the selected tuples' codes densely.

@@ -93,16 +93,20 @@ type colSide struct {
 
 // colJoinCompile compiles s, whose block is a Join, for the columnar
 // path, or returns nil when the path does not take it.
-func (n *Network) colJoinCompile(h *algebra.History, s *Stmt) *colStmt {
+func (n *Network) colJoinCompile(s *Stmt, columns func(name string) (*algebra.Columns, []algebra.Attr)) *colStmt {
 	j := s.Join
-	if j.sw == nil || len(j.sw.checks) > 0 || len(j.in) != 2 {
+	if !s.coalescedToResult() || j.sw == nil || len(j.sw.checks) > 0 || len(j.in) != 2 {
 		return nil
 	}
 	cj := &colJoin{nk: len(j.sw.cols[0]), st: n.st}
 	var comp [2]*colCompiler
 	rows := 0
 	for v := range 2 {
-		tee, cols, attrs := n.colSource(h, j.Input(v))
+		tee, name := n.sourceOf(j.Input(v))
+		if tee == nil {
+			return nil
+		}
+		cols, attrs := columns(name)
 		if cols == nil {
 			return nil
 		}
@@ -181,7 +185,8 @@ func (cj *colJoin) keyed(sd *colSide, mark []uint64, kg *colGroups) (rows, kids 
 	}
 	for lo := 0; lo < sd.cols.Len; lo += colBatch {
 		hi := min(lo+colBatch, sd.cols.Len)
-		if sel, ok = selectBatch(sd.conds, lo, hi, sel, mark); !ok {
+		var err error
+		if sel, err = selectBatch(sd.conds, lo, hi, sel[:colBatch], mark); err != nil {
 			return nil, nil, false
 		}
 		at := len(rows)

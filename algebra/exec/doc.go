@@ -32,6 +32,14 @@
 //     when clause over an event itself, begin of in targets and where) as
 //     each tuple comes: no bindings, bounds or output buffer. Network uses
 //     it instead of a Join whenever a block qualifies.
+//   - Apply (apply.go) evaluates aggregates incrementally and applies
+//     them to the outer tuples. Count, sum, avg and any aggregates over
+//     one event relation, applied at that relation's own events and read
+//     through one shared α (Options.ShareAlphas: the kernel consumer's
+//     count of a process's calls), run instead in one FusedAgg
+//     (count_fused.go): the selections, groups, windows and coalescing in
+//     one operator emitting the same elements, nothing allocated per
+//     event (Options.NoFused keeps the general operators, for tests).
 //   - Coalesce (coalesce.go) makes a result a set: value-equivalent intervals
 //     that overlap or meet are merged and equal events at a chronon are one.
 //   - SetOp (setops.go) is ∩ and ∪ over entity relations.
@@ -77,12 +85,14 @@
 // positions in order of start, and the results, whose ends are known as
 // they begin, coalesced and decoded as a Select's. What it does not
 // support runs on the row operators, and so does a statement whose
-// arithmetic fails, so that the error reported is theirs. RunSource, live
-// and acquisitional runs — and so `tqmon query --history` and `--db`,
-// which stream their input through RunSource and replay — play tuples
-// through the row operators, with watermarks and the Begin/End/Event
-// deltas unchanged; the columnar path only replaces a whole history's play
-// for the statements it takes.
+// arithmetic fails, so that the error reported is theirs. `tqmon query
+// --history` runs a program whose every statement is such (over one
+// relation, without arithmetic) with RunChunks (columnar_stream.go): the
+// relation's tuples in chunks of columns, each result's Begin, End or
+// Event pushed as soon as it is final — the row operators' elements, in
+// time order. Other programs over a directory, `--db` (replay), live and
+// acquisitional runs play tuples through the row operators, with
+// watermarks and the Begin/End/Event deltas unchanged.
 //
 // A run may have a memory budget (budget.go): the network checks the
 // operators' held tuples, priced by estimated sizes, and the heap size a

@@ -114,10 +114,13 @@ type relStream struct {
 
 	err error // what reading the file found wrong
 
-	// Loaded: the elements, in order.
+	// Loaded: the elements, in order; and the rows, in order of start,
+	// for Chunk (ri the next).
 	begins, loadedEnds []stream.Elem
 	bi, ei             int
 	loaded             bool
+	rows               []algebra.Tuple
+	ri                 int
 }
 
 // endHeap holds the ends of begun tuples, least time first, then in the
@@ -174,6 +177,11 @@ func (h *endHeap) pop() {
 // sorts them.
 func (rs *relStream) loadTable(t *algebra.Table) {
 	rs.loaded = true
+	rs.rows = t.Rows
+	if !slices.IsSortedFunc(rs.rows, byFrom) {
+		rs.rows = slices.Clone(rs.rows)
+		slices.SortStableFunc(rs.rows, byFrom)
+	}
 	recs := make([]stream.Rec, len(t.Rows))
 	rs.begins = make([]stream.Elem, len(t.Rows))
 	for i := range t.Rows {

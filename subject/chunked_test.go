@@ -1,0 +1,218 @@
+package subject
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tqmon/tqmon/algebra/check"
+	"github.com/tqmon/tqmon/algebra/histgen"
+	"github.com/tqmon/tqmon/algebra/stream"
+	"github.com/tqmon/tqmon/display/format"
+	"github.com/tqmon/tqmon/internal/testkit"
+	"github.com/tqmon/tqmon/query"
+	"github.com/tqmon/tqmon/store/history"
+)
+
+// TestChunkedMatchesRows holds whole commands over a history directory
+// that run columnar over chunks (exec.Network.RunChunks) to the row
+// operators (query.Program.WithoutColumnar): over the differential
+// corpus and random σ/π queries on random histories, the result elements
+// (kind, time, values, which result an End ends) are the same, in the
+// same time order (see chunkElems), and so are the printed outputs in CSV and JSON Lines. It fails
+// if the chunked path is taken too rarely to be tested.
+func TestChunkedMatchesRows(t *testing.T) {
+	root := testkit.Root(t)
+	specPath := filepath.Join(root, "testdata/differential/spec.sdl")
+	spec := testkit.ReadFile(t, specPath)
+	cat := testkit.LoadCatalog(t, specPath)
+	var queries []string
+	for _, q := range testkit.ReadCorpus(t, filepath.Join(root, "testdata/differential/queries.tq")) {
+		queries = append(queries, q.Text)
+	}
+	r := rand.New(rand.NewPCG(16, 3))
+	for range 150 {
+		queries = append(queries, chunkSigmaPi(r))
+	}
+	seeds := 3
+	if testing.Short() {
+		seeds = 1
+	}
+	var dirs []string
+	for seed := range seeds {
+		cfg := histgen.DefaultConfig(uint64(seed))
+		cfg.Edges = seed%2 == 1
+		cfg.Integrity = true
+		h := histgen.Random(cat, cfg)
+		dir := t.TempDir()
+		if err := history.Write(dir, h, spec, "spec.sdl"); err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, dir)
+	}
+	taken, runs := 0, 0
+	for qi, q := range queries {
+		for _, dir := range dirs {
+			sub, err := Open(context.Background(), Options{History: dir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			prog, err := query.Compile(sub.Catalog(), []query.Source{{Name: fmt.Sprint("q", qi), Text: q}}, check.Options{Now: sub.Now()})
+			if err != nil {
+				sub.Close()
+				continue // (a corpus query for another clock or spec)
+			}
+			runs++
+			gotE, gst, gerr := chunkElems(sub, prog)
+			wantE, _, werr := chunkElems(sub, prog.WithoutColumnar())
+			if gst.History != nil && gst.History.Chunked {
+				taken++
+			}
+			if fmt.Sprint(gerr) != fmt.Sprint(werr) {
+				t.Fatalf("%s\n%s: chunked run fails with %v, row run with %v", q, dir, gerr, werr)
+			}
+			if gotE != wantE {
+				t.Fatalf("%s\n%s: elements differ\n--- chunked\n%s--- rows\n%s", q, dir, gotE, wantE)
+			}
+			for _, kind := range []format.Kind{format.CSV, format.JSONL} {
+				o := format.Options{Kind: kind}
+				var got, want strings.Builder
+				_, gerr := Print(context.Background(), sub, prog, PrintOptions{Output: o}, &got)
+				_, werr := Print(context.Background(), sub, prog.WithoutColumnar(), PrintOptions{Output: o}, &want)
+				if fmt.Sprint(gerr) != fmt.Sprint(werr) || got.String() != want.String() {
+					t.Fatalf("%s\n%s (%v): outputs differ (%v, %v)\n--- chunked\n%s--- rows\n%s", q, dir, kind, gerr, werr, got.String(), want.String())
+				}
+			}
+			sub.Close()
+		}
+	}
+	t.Logf("chunked path taken by %d of %d runs", taken, runs)
+	if taken < runs/4 {
+		t.Fatalf("chunked path taken by %d of %d runs: too few to test it", taken, runs)
+	}
+}
+
+// chunkElems runs prog over sub and renders the result elements, each
+// End naming the result it ends by its values and start. The order of
+// elements at one time is the row network's own (hash order, not
+// deterministic), so each run of Ends, or of Begins and Events, at one
+// time is sorted: what is compared is time order, Ends before Begins at a
+// time, and the elements themselves.
+func chunkElems(sub Subject, prog *query.Program) (string, Stats, error) {
+	var lines []string
+	var run []string
+	runKey := ""
+	flush := func() {
+		slices.Sort(run)
+		lines = append(lines, run...)
+		run = run[:0]
+	}
+	_, st, err := sub.Run(context.Background(), prog, RunOptions{Discard: true, OnElem: func(i int, e stream.Elem) {
+		key := fmt.Sprint(i, e.T, e.Kind == stream.End)
+		if key != runKey {
+			flush()
+			runKey = key
+		}
+		switch e.Kind {
+		case stream.End:
+			run = append(run, fmt.Sprintf("%d end %d of %v from %d", i, e.T, e.Rec.Vals, e.Rec.From))
+		default:
+			run = append(run, fmt.Sprintf("%d %v %d %v", i, e.Kind, e.T, e.Rec.Vals))
+		}
+	}})
+	flush()
+	return strings.Join(lines, "\n"), st, err
+}
+
+// chunkSigmaPi is a random σ/π query of the differential spec without
+// arithmetic (which RunChunks leaves to the row operators).
+func chunkSigmaPi(r *rand.Rand) string {
+	type rel struct {
+		name, v string
+		attrs   []string
+		consts  map[string][]string
+	}
+	procs, cpus, mboxes := []string{`"P1"`, `"P2"`}, []string{`"C1"`, `"C2"`}, []string{`"M1"`, `"M2"`}
+	rels := []rel{
+		{"Process", "p", []string{"p.Process", "p.State", "p.Prio"},
+			map[string][]string{"p.Process": procs, "p.State": {`"Running"`, `"Done"`}, "p.Prio": {"0", "3"}}},
+		{"SendMessage", "s", []string{"s.Process", "s.Mailbox", "s.Size"},
+			map[string][]string{"s.Process": procs, "s.Mailbox": mboxes, "s.Size": {"1", "100"}}},
+		{"Interrupt", "i", []string{"i.Cpu", "i.Level"}, map[string][]string{"i.Cpu": cpus, "i.Level": {"2", "5"}}},
+		{"Note", "n", []string{"n.Text", "n.Urgent"},
+			map[string][]string{"n.Text": {`"a"`, `"b"`, `""`}, "n.Urgent": {"true", "false"}}},
+		{"RunningOn", "r", []string{"r.Process", "r.Cpu"}, map[string][]string{"r.Process": procs, "r.Cpu": cpus}},
+		{"Waiting", "w", []string{"w.Process", "w.Mailbox"}, map[string][]string{"w.Process": procs, "w.Mailbox": mboxes}},
+	}
+	x := rels[r.IntN(len(rels))]
+	atom := func() string {
+		a := x.attrs[r.IntN(len(x.attrs))]
+		c := x.consts[a][r.IntN(len(x.consts[a]))]
+		op := []string{" = ", " != "}[r.IntN(2)]
+		if c[0] != '"' && c != "true" && c != "false" {
+			op = []string{" = ", " != ", " < ", " >= "}[r.IntN(4)]
+		}
+		return a + op + c
+	}
+	var conds []string
+	for range r.IntN(3) {
+		c := atom()
+		switch r.IntN(4) {
+		case 0:
+			c = "not (" + c + ")"
+		case 1:
+			c = "(" + c + " or " + atom() + ")"
+		}
+		conds = append(conds, c)
+	}
+	var targets []string
+	for _, a := range x.attrs {
+		if r.IntN(2) == 0 {
+			targets = append(targets, a)
+		}
+	}
+	if len(targets) == 0 {
+		targets = x.attrs[:1]
+	}
+	q := fmt.Sprintf("range of %s is %s\nretrieve (%s)", x.v, x.name, strings.Join(targets, ", "))
+	if len(conds) > 0 {
+		q += " where " + strings.Join(conds, " and ")
+	}
+	return q + "\n"
+}
+
+// BenchmarkChunkedCommand times P1's sends printed as CSV over a history
+// directory of 200,000 sends (one process in eight is P1), through the
+// chunked columnar path and through the row operators; it reports
+// tuples/s.
+func BenchmarkChunkedCommand(b *testing.B) {
+	const n = 200_000
+	dir := sendsHistory(b, n, "")
+	sub, err := Open(context.Background(), Options{History: dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sub.Close()
+	prog, err := query.Compile(sub.Catalog(), []query.Source{{Name: "q", Text: p1Sends}}, check.Options{Now: sub.Now()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		prog *query.Program
+	}{{"chunked", prog}, {"rows", prog.WithoutColumnar()}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := Print(context.Background(), sub, c.prog, PrintOptions{Output: format.Options{Kind: format.CSV}}, io.Discard); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "tuples/s")
+		})
+	}
+}
