@@ -52,8 +52,8 @@ import (
 // Bounds: a run holds its result, one entry per group (a dense array of
 // at most denseMax entries and at most the larger of 4,096 and twice the
 // relation's tuples, else the hash table's, one per group met), a batch's vectors and the results' spans; a
-// memory budget (Options.Budget) is not polled during it, as no operator
-// holds tuples.
+// memory budget (Options.Budget) is not polled during a Select's, as no
+// operator holds tuples (a join's is: columnar_join.go).
 //
 // It is for recorded histories (RunHistory, and streamed over a
 // history's chunks, RunChunks in columnar_stream.go): live runs and
@@ -90,6 +90,8 @@ type colStmt struct {
 	lo     []int64
 	stride []int64
 	nDense int
+
+	join *colJoin // an overlap equi-join's (columnar_join.go); nil: a Select's
 }
 
 // columnar runs every statement the columnar path takes, and detaches its
@@ -109,14 +111,27 @@ func (n *Network) columnar(h *algebra.History) map[*stream.Tee]int {
 		if cs == nil {
 			continue
 		}
-		mark := kept[cs.tee]
-		if mark == nil {
-			mark = make([]uint64, (cs.cols.Len+63)/64)
+		ins := cs.inputs()
+		marks := make([][]uint64, len(ins))
+		for i, in := range ins {
+			if marks[i] = kept[in.tee]; marks[i] == nil {
+				marks[i] = make([]uint64, (in.cols.Len+63)/64)
+				for k := range i {
+					if ins[k].tee == in.tee { // a self-join: one mark
+						marks[i] = marks[k]
+					}
+				}
+			}
 		}
-		if cs.run(mark) {
+		if cs.exec(marks) {
 			s.Columnar = true
-			kept[cs.tee], rows[cs.tee] = mark, cs.cols.Len
-			cs.tee.Outs = slices.DeleteFunc(slices.Clone(cs.tee.Outs), func(r stream.Receiver) bool { return r == s.Select })
+			for i, in := range ins {
+				kept[in.tee], rows[in.tee] = marks[i], in.cols.Len
+				in.tee.Outs = slices.DeleteFunc(slices.Clone(in.tee.Outs), func(r stream.Receiver) bool { return r == in.recv })
+			}
+		}
+		if n.st.err != nil {
+			break // the budget stopped the run: RunHistory reports it
 		}
 	}
 	quiet := map[*stream.Tee]int{}
@@ -141,39 +156,59 @@ func (n *Network) colCompile(h *algebra.History, s *Stmt) *colStmt {
 	if s.Result.OnElem != nil {
 		return nil
 	}
+	if s.Join != nil {
+		return n.colJoinCompile(s, historyColumns(h)) // columnar_join.go
+	}
 	return n.colCompileAny(h, s)
 }
 
 // colCompileAny is colCompile for a result streamed or not (RunChunks
 // streams it).
 func (n *Network) colCompileAny(h *algebra.History, s *Stmt) *colStmt {
-	return n.colCompileOver(s, func(name string) (*algebra.Columns, []algebra.Attr) {
+	return n.colCompileOver(s, historyColumns(h))
+}
+
+// historyColumns gives a recorded relation's columns and attributes by
+// its name (nil: none, or it cannot be encoded).
+func historyColumns(h *algebra.History) func(name string) (*algebra.Columns, []algebra.Attr) {
+	return func(name string) (*algebra.Columns, []algebra.Attr) {
 		t := h.Table(name)
 		if t == nil {
 			return nil, nil
 		}
 		return h.Columns(name), t.Rel.Attrs
-	})
+	}
+}
+
+// coalescedToResult reports whether s's block is coalesced and its result
+// read by nothing but its collector: what a columnar statement computes.
+func (s *Stmt) coalescedToResult() bool {
+	return s.Coalesce != nil && len(s.out.Outs) == 1 && s.out.Outs[0] == s.Result
+}
+
+// sourceOf is the source tee that feeds r and its relation's name (nil
+// when none does).
+func (n *Network) sourceOf(r stream.Receiver) (*stream.Tee, string) {
+	for name, t := range n.Sources {
+		if slices.Contains(t.Outs, r) {
+			return t, name
+		}
+	}
+	return nil, ""
 }
 
 // colCompileOver is colCompileAny over the columns (and attributes)
 // columns gives for a relation's name (nil: none).
 func (n *Network) colCompileOver(s *Stmt, columns func(name string) (*algebra.Columns, []algebra.Attr)) *colStmt {
 	sel := s.Select
-	if sel == nil || s.Coalesce == nil || len(s.out.Outs) != 1 || s.out.Outs[0] != s.Result {
+	if sel == nil || !s.coalescedToResult() {
 		return nil
 	}
 	spec := &sel.spec
 	if _, ok := spec.When.(*expr.PTrue); !ok || len(spec.Times) > 0 || len(spec.TimeConds) > 0 {
 		return nil
 	}
-	var tee *stream.Tee
-	var name string
-	for nm, t := range n.Sources {
-		if slices.Contains(t.Outs, stream.Receiver(sel)) {
-			tee, name = t, nm
-		}
-	}
+	tee, name := n.sourceOf(sel)
 	if tee == nil {
 		return nil
 	}
@@ -210,8 +245,34 @@ func (n *Network) colCompileOver(s *Stmt, columns func(name string) (*algebra.Co
 		}
 		cs.targets = append(cs.targets, v)
 	}
-	cs.number()
+	cs.number(cols.Len)
 	return cs
+}
+
+// colIn is an input of a columnar statement: the tee of its relation,
+// the relation's columns and the operator the tee feeds, which the
+// columnar path replaces.
+type colIn struct {
+	tee  *stream.Tee
+	cols *algebra.Columns
+	recv stream.Receiver
+}
+
+// inputs are the statement's inputs, in the order of its variables.
+func (cs *colStmt) inputs() []colIn {
+	if cs.join != nil {
+		return []colIn{cs.join.sides[0].colIn, cs.join.sides[1].colIn}
+	}
+	return []colIn{{cs.tee, cs.cols, cs.s.Select}}
+}
+
+// exec evaluates the statement, marking in marks (one per input) the
+// tuples it selected; false when an expression failed.
+func (cs *colStmt) exec(marks [][]uint64) bool {
+	if cs.join != nil {
+		return cs.runJoin(marks)
+	}
+	return cs.run(marks[0])
 }
 
 // decodable reports whether a target's codes decode to its values.
@@ -228,29 +289,39 @@ func decodable(v *colVec) bool {
 }
 
 // number chooses how groups are numbered: densely when every target's
-// range is known and their product is small.
-func (cs *colStmt) number() {
-	size := int64(1)
-	limit := min(int64(denseMax), max(4096, 2*int64(cs.cols.Len)))
-	cs.lo = make([]int64, len(cs.targets))
-	cs.stride = make([]int64, len(cs.targets))
-	for i := len(cs.targets) - 1; i >= 0; i-- {
-		v := cs.targets[i]
-		lo, hi := v.lo, v.hi
-		if v.ranks != nil {
-			lo, hi = 0, int64(len(v.ranks))-1
-		}
+// range is known and their product is small (for rows tuples read).
+func (cs *colStmt) number(rows int) {
+	ranges := make([][2]int64, len(cs.targets))
+	for i, v := range cs.targets {
 		if !v.ranged {
 			return
 		}
-		w, ok := checkedWidth(lo, hi)
-		if !ok || w > limit || size*w > limit {
-			return
+		ranges[i] = [2]int64{v.lo, v.hi}
+		if v.ranks != nil {
+			ranges[i] = [2]int64{0, int64(len(v.ranks)) - 1}
 		}
-		cs.lo[i], cs.stride[i] = lo, size
-		size *= w
 	}
-	cs.dense, cs.nDense = true, int(size)
+	cs.lo, cs.stride, cs.nDense, cs.dense = denseLayout(ranges, rows)
+}
+
+// denseLayout numbers tuples of codes in the given ranges densely (mixed
+// radix, the first most significant): number = Σ (code_i − lo_i)·stride_i,
+// when the product of the ranges' widths is at most denseMax and at most
+// the larger of 4,096 and twice rows; ok false otherwise.
+func denseLayout(ranges [][2]int64, rows int) (lo, stride []int64, size int, ok bool) {
+	n := int64(1)
+	limit := min(int64(denseMax), max(4096, 2*int64(rows)))
+	lo = make([]int64, len(ranges))
+	stride = make([]int64, len(ranges))
+	for i := len(ranges) - 1; i >= 0; i-- {
+		w, ok := checkedWidth(ranges[i][0], ranges[i][1])
+		if !ok || w > limit || n*w > limit {
+			return nil, nil, 0, false
+		}
+		lo[i], stride[i] = ranges[i][0], n
+		n *= w
+	}
+	return lo, stride, int(n), true
 }
 
 // checkedWidth is hi − lo + 1, or false when it overflows or is not
@@ -287,7 +358,7 @@ func (cs *colStmt) run(mark []uint64) bool {
 	for lo := 0; lo < cols.Len; lo += colBatch {
 		hi := min(lo+colBatch, cols.Len)
 		var err error
-		if sel, err = cs.selectBatch(lo, hi, sel[:colBatch], mark); err != nil {
+		if sel, err = selectBatch(cs.conds, lo, hi, sel[:colBatch], mark); err != nil {
 			return false
 		}
 		if len(sel) == 0 {
@@ -317,10 +388,9 @@ func (cs *colStmt) run(mark []uint64) bool {
 }
 
 // selectBatch selects, into sel (of room colBatch), the tuples lo..hi−1
-// every conjunct holds for, and marks them in mark (a bit per tuple); an
-// error is an arithmetic one.
-func (cs *colStmt) selectBatch(lo, hi int, sel []int32, mark []uint64) ([]int32, error) {
-	conds := cs.conds
+// every conjunct of conds holds for, and marks them in mark (a bit per
+// tuple); an error is an arithmetic one.
+func selectBatch(conds []colFilter, lo, hi int, sel []int32, mark []uint64) ([]int32, error) {
 	if len(conds) > 0 && conds[0].span != nil {
 		sel = conds[0].span(lo, hi, sel)
 		conds = conds[1:]

@@ -55,6 +55,7 @@ type colVec struct {
 type colCompiler struct {
 	cols  *algebra.Columns
 	attrs []algebra.Attr
+	v     int // the variable whose attributes are cols' (a join's side)
 }
 
 // nBased reports whether values of kind k are their own codes (N).
@@ -90,7 +91,7 @@ func (c *colCompiler) vec(e expr.Expr) *colVec {
 		}
 		return v
 	case *expr.Col:
-		if e.Var != 0 || e.Attr >= len(c.attrs) {
+		if e.Var != c.v || e.Attr >= len(c.attrs) {
 			return nil
 		}
 		a := c.attrs[e.Attr]

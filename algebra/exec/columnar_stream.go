@@ -359,7 +359,7 @@ func (st *chunkStmt) chunk(cs *colStmt, mark []uint64) error {
 	}
 	for lo := 0; lo < cols.Len; lo += colBatch {
 		hi := min(lo+colBatch, cols.Len)
-		sel, err := cs.selectBatch(lo, hi, st.sel[:colBatch], mark)
+		sel, err := selectBatch(cs.conds, lo, hi, st.sel[:colBatch], mark)
 		if err != nil {
 			return err // (no arithmetic: not met)
 		}

@@ -68,16 +68,23 @@
 // and packs the values of the rows a selective screen keeps in play order
 // (play.go), so that operators read them in sequence.
 //
-// Columnar path (columnar.go, columnar_expr.go), for RunHistory only: a
-// statement that is σ, π and coalescing over one recorded relation (a
-// Select feeding its Coalesce, read by nothing but its result, no when
-// clause, no begin/end of, no gaps, no streaming output) is evaluated over
+// Columnar path (columnar.go, columnar_expr.go, columnar_join.go), for
+// recorded histories: a statement that is σ, π and coalescing over one
+// recorded relation (a Select feeding its Coalesce, read by nothing but
+// its result, no when clause, no begin/end of, no gaps; in RunHistory, no
+// streaming output) is evaluated over
 // the relation's dictionary-encoded columns (algebra.History.Columns,
 // built once per table and kept with the history): conjuncts and targets
 // compiled to closures over selection vectors, integer group keys (a dense
 // array, else the open-addressing table over a hash of the codes),
 // coalescing over codes, values decoded once per group into one block, and
-// results handed to the Collector in its table's order. What it does not
+// results handed to the Collector in its table's order. In RunHistory,
+// so is the overlap equi-join of two recorded
+// relations the join sweep takes (join_sweep.go; columnar_join.go): each
+// side's conjuncts as selection vectors, the join columns' codes numbered
+// as keys, the sweep over the selected tuples in order of start (those
+// that may still be open in reused slots), and the results, whose ends
+// are known as they begin, coalesced and decoded as a Select's. What it does not
 // support runs on the row operators, and so does a statement whose
 // arithmetic fails, so that the error reported is theirs. `tqmon query
 // --history` runs a program whose every statement is such (over one
