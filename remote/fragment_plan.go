@@ -88,6 +88,18 @@ func placeable(p *query.Program, conns []wire.Conn, plans []plan.Node, opts Live
 func Placement(p *query.Program, plans []plan.Node, hellos []*wire.Hello, naive bool) rewrite.ProgramPlacement {
 	why := ""
 	switch {
+	case p.Catalog.Fleet:
+		// A fleet's plans: the rule "per-host plans" says whether each
+		// host could run them whole; a live run does not send them yet
+		// (a host compiles a fragment over its own description, not a
+		// fleet of one), so they run at the monitor, and --explain says
+		// what the rule decided.
+		pl := rewrite.PlaceProgram(p.Catalog, plans...)
+		if pl.PerHost {
+			why := "each host could run it whole (" + pl.String() + "), which a live run does not do yet"
+			pl.Resident, pl.PerHost, pl.Why = false, false, why
+		}
+		return pl
 	case len(hellos) != 1:
 		why = "more than one resident"
 	case !hellos[0].Has(wire.CapPlans):
