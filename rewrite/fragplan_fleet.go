@@ -24,13 +24,12 @@ import (
 //     entity-typed attributes, whose identifiers the monitor qualifies
 //     with the host (HOST/ID, and host names hold no '/': an identifier
 //     and a host name are never equal, so one value never names two hosts);
-//   - a block π(πT(σT(σ(L1 × … × Lk)))) whose leaves are host-local or the
-//     Clock, with at least one host-local leaf, and whose conjuncts equate
+//   - a block π(πT(σT(σ(L1 × … × Lk)))) whose leaves are host-local,
+//     and whose conjuncts equate
 //     host columns so that every host-local leaf is linked to every other
 //     (a join on Process, on Host): two hosts' tuples then never meet in a
 //     product tuple that passes the selection. Its host columns are the
-//     targets that are a leaf's host column. The Clock is every host's,
-//     the same at each: a product with it stays the one host's;
+//     targets that are a leaf's host column;
 //   - an apply whose block is host-local and each of whose aggregates is
 //     grouped by a host column (by h.Host, by an entity attribute) of a
 //     host-local block that the apply's own tuple picks by a host column:
@@ -52,7 +51,9 @@ import (
 //
 // Left at the monitor: programs PlaceProgram keeps there for a reason
 // other than the fleet (the observation's relations, no join or
-// aggregate), programs reading a derived relation (which host a derived
+// aggregate), programs reading the Clock (a host's fragment ticks over
+// what that host observed, the monitor's over the whole run), programs
+// reading a derived relation (which host a derived
 // tuple is of the rule does not follow through retrieve into), aggregates
 // over every host (ungrouped, or grouped by something that does not
 // determine the host: their combination is a merge the monitor does not
@@ -92,7 +93,9 @@ func hostLocal(n plan.Node) (map[int]bool, string) {
 		case x.Rel.Derived:
 			return nil, "it reads the derived relation " + x.Rel.Name
 		case x.Rel.IsClock():
-			return nil, "it reads the Clock alone"
+			// Each host's Clock ticks over its own observation, the
+			// monitor's over the run's: at the edges they differ.
+			return nil, "it reads the Clock (a host's ticks only over what it observed)"
 		}
 		return relHostCols(x.Rel), ""
 	case *plan.Apply:
@@ -144,9 +147,6 @@ func hostLocal(n plan.Node) (map[int]bool, string) {
 		return v
 	}
 	for v, l := range b.leaves {
-		if s, ok := l.(*plan.Scan); ok && s.Rel.IsClock() {
-			continue // every host's Clock: no link needed
-		}
 		cols, why := hostLocal(l)
 		if why != "" {
 			return nil, why
