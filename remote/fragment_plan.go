@@ -90,13 +90,20 @@ func Placement(p *query.Program, plans []plan.Node, hellos []*wire.Hello, naive 
 	switch {
 	case p.Catalog.Fleet:
 		// A fleet's plans: the rule "per-host plans" says whether each
-		// host could run them whole; a live run does not send them yet
-		// (a host compiles a fragment over its own description, not a
-		// fleet of one), so they run at the monitor, and --explain says
-		// what the rule decided.
+		// host runs them whole (fragment_fleet.go), if the hosts can.
 		pl := rewrite.PlaceProgram(p.Catalog, plans...)
-		if pl.PerHost {
-			why := "each host could run it whole (" + pl.String() + "), which a live run does not do yet"
+		why := perHostPlaceable(hellos)
+		switch {
+		case !pl.PerHost:
+		case naive:
+			why = "naive plans"
+		case p.Sources == nil:
+			why = "a program without its text"
+		case p.UsesNow:
+			why = "it names now"
+		}
+		if pl.PerHost && why != "" {
+			why = "each host could run it whole (" + pl.String() + "), but " + why
 			pl.Resident, pl.PerHost, pl.Why = false, false, why
 		}
 		return pl
@@ -120,7 +127,10 @@ func Placement(p *query.Program, plans []plan.Node, hellos []*wire.Hello, naive 
 // sends the CPlan, renews the lease and takes the resident's result
 // packets as the statements' answers, with the fragment's observation as
 // the run's.
-func placedRun(ctx context.Context, p *query.Program, conn wire.Conn, plans []plan.Node, opts LiveOptions, stats LiveStats) ([]query.Result, LiveStats, error) {
+//
+// host, when not "", runs the program at that host of a fleet
+// (perHostRun: FleetHostArg).
+func placedRun(ctx context.Context, p *query.Program, conn wire.Conn, plans []plan.Node, opts LiveOptions, stats LiveStats, host string) ([]query.Result, LiveStats, error) {
 	h := conn.Hello()
 	global := func(mono int64) algebra.Time {
 		if mono == math.MaxInt64 {
@@ -135,6 +145,9 @@ func placedRun(ctx context.Context, p *query.Program, conn wire.Conn, plans []pl
 		limit = b.Limit
 	}
 	cmd := PlanCommand(p, limit)
+	if host != "" {
+		cmd.Args = append(cmd.Args, FleetHostArg+"="+host)
+	}
 	stats.Placed = true
 	if err := conn.Send(&cmd); err != nil {
 		return nil, stats, fmt.Errorf("resident %s: plan fragment: %w", h.Name, err)
@@ -366,11 +379,23 @@ func RunFragment(ctx context.Context, conn wire.Conn, cmd *wire.Command, sink Fr
 	case limit == 0:
 		limit = DefaultFragmentLimit
 	}
-	cat, err := sensor.CompileText(h.Name+".sdl", h.SDL)
+	host, args, err := fleetHost(cmd.Args)
 	if err != nil {
 		return err
 	}
-	params, err := query.ParseParams(cmd.Args)
+	var cat *algebra.Catalog
+	if host != "" {
+		// A host of a fleet (perHostRun): a fleet of one.
+		conn = asHost{conn, host}
+		h = conn.Hello()
+		cat, _, err = FleetCatalog([]*wire.Hello{h}, true)
+	} else {
+		cat, err = sensor.CompileText(h.Name+".sdl", h.SDL)
+	}
+	if err != nil {
+		return err
+	}
+	params, err := query.ParseParams(args)
 	if err != nil {
 		return err
 	}
