@@ -10,7 +10,7 @@ import (
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/plan"
-	"github.com/tqmon/tqmon/algebra/stream"
+	"github.com/tqmon/tqmon/display/export"
 	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/resident/wire"
 )
@@ -203,7 +203,7 @@ func perHostRun(ctx context.Context, p *query.Program, conns []wire.Conn, plans 
 	for i, r := range p.Stmts {
 		tables[i].SortRows()
 		if opts.OnElem != nil {
-			for _, e := range tableElems(tables[i]) {
+			for _, e := range export.Elems(tables[i]) {
 				opts.OnElem(i, e)
 			}
 		}
@@ -213,41 +213,4 @@ func perHostRun(ctx context.Context, p *query.Program, conns []wire.Conn, plans 
 		out[i] = query.Result{Stmt: r, Table: tables[i]}
 	}
 	return out, stats, lost
-}
-
-// tableElems are a result table's elements in time order (an event at
-// its time; a tuple's begin, and its end unless it is still open), ends
-// before begins at one time, as a network delivers them.
-func tableElems(t *algebra.Table) []stream.Elem {
-	var es []stream.Elem
-	for _, row := range t.Rows {
-		rec := &stream.Rec{Vals: row.Vals, From: row.From}
-		if t.Rel.IsEvent() {
-			es = append(es, stream.Elem{Kind: stream.Event, T: row.From, Rec: rec})
-			continue
-		}
-		es = append(es, stream.Elem{Kind: stream.Begin, T: row.From, Rec: rec})
-		if row.To < algebra.Forever {
-			es = append(es, stream.Elem{Kind: stream.End, T: row.To, Rec: rec})
-		}
-	}
-	slices.SortStableFunc(es, func(a, b stream.Elem) int {
-		switch {
-		case a.T != b.T:
-			return cmpTime(a.T, b.T)
-		case a.Kind == stream.End && b.Kind != stream.End:
-			return -1
-		case b.Kind == stream.End && a.Kind != stream.End:
-			return 1
-		}
-		return 0
-	})
-	return es
-}
-
-func cmpTime(a, b algebra.Time) int {
-	if a < b {
-		return -1
-	}
-	return 1
 }

@@ -93,14 +93,8 @@ func Placement(p *query.Program, plans []plan.Node, hellos []*wire.Hello, naive 
 		// host runs them whole (fragment_fleet.go), if the hosts can.
 		pl := rewrite.PlaceProgram(p.Catalog, plans...)
 		why := perHostPlaceable(hellos)
-		switch {
-		case !pl.PerHost:
-		case naive:
-			why = "naive plans"
-		case p.Sources == nil:
-			why = "a program without its text"
-		case p.UsesNow:
-			why = "it names now"
+		if why == "" {
+			why = unplaceable(p, naive)
 		}
 		if pl.PerHost && why != "" {
 			why = "each host could run it whole (" + pl.String() + "), but " + why
@@ -111,16 +105,26 @@ func Placement(p *query.Program, plans []plan.Node, hellos []*wire.Hello, naive 
 		why = "more than one resident"
 	case !hellos[0].Has(wire.CapPlans):
 		why = "the resident does not run plans"
-	case naive:
-		why = "naive plans"
-	case p.Sources == nil:
-		why = "a program without its text"
-	case p.UsesNow:
-		why = "it names now"
 	default:
-		return rewrite.PlaceProgram(p.Catalog, plans...)
+		if why = unplaceable(p, naive); why == "" {
+			return rewrite.PlaceProgram(p.Catalog, plans...)
+		}
 	}
 	return rewrite.ProgramPlacement{Why: why}
+}
+
+// unplaceable says why p's plans cannot be sent to a resident whatever
+// the residents ("" : they can).
+func unplaceable(p *query.Program, naive bool) string {
+	switch {
+	case naive:
+		return "naive plans"
+	case p.Sources == nil:
+		return "a program without its text"
+	case p.UsesNow:
+		return "it names now"
+	}
+	return ""
 }
 
 // placedRun is RunLive for a program placed at its one resident: it
