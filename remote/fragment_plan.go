@@ -156,12 +156,7 @@ func placedRun(ctx context.Context, p *query.Program, conn wire.Conn, plans []pl
 	if err := conn.Send(&cmd); err != nil {
 		return nil, stats, fmt.Errorf("resident %s: plan fragment: %w", h.Name, err)
 	}
-	// The lease at once, as a monitor's own run sends it after its
-	// enables (a demo subject waits for one before it starts: without
-	// it, one started with a short wait ended unwatched).
-	if err := conn.Send(&wire.Command{Kind: wire.CLease, Period: int64(opts.Lease)}); err != nil {
-		return nil, stats, fmt.Errorf("resident %s: lease: %w", h.Name, err)
-	}
+
 	cols := make([]*exec.Collector, len(p.Stmts))
 	for i, r := range p.Stmts {
 		c := exec.NewCollector(r.Result)
@@ -238,6 +233,12 @@ func placedRun(ctx context.Context, p *query.Program, conn wire.Conn, plans []pl
 			switch pk.Kind {
 			case wire.PResultStart:
 				start, end, started = t, t, true
+				// The lease once the fragment's commands are carried out,
+				// as a monitor's own run sends it after its enables (a
+				// demo subject starts at the first lease: without it, one
+				// waiting briefly for a monitor ended unwatched; sent
+				// before, its first moments went unobserved).
+				conn.Send(&wire.Command{Kind: wire.CLease, Period: int64(opts.Lease)})
 				if opts.Ready != nil {
 					opts.Ready() // the fragment's commands are carried out
 				}
