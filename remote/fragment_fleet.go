@@ -63,6 +63,15 @@ func (c asHost) Hello() *wire.Hello {
 	return &h
 }
 
+// isDurable reports whether c is a durable session (fleet.Dial's, for a
+// monitor that can resume): a plan fragment is not placed over one — a
+// resumed monitor reads the session's frames again from the first and
+// would start the fragment again.
+func isDurable(c wire.Conn) bool {
+	d, ok := c.(interface{ Durable() bool })
+	return ok && d.Durable()
+}
+
 // perHostPlaceable says whether the hosts that said hellos run a fleet's
 // program placed per host: each runs plans, and all announce the same
 // description (a host compiles the program over its own: over a

@@ -135,3 +135,37 @@ func TestLiveFleetPerHostLost(t *testing.T) {
 		}
 	}
 }
+
+// durable is a host whose session is durable (a monitor that can
+// resume, fleet.Dial's under --resume).
+type durable struct{ host }
+
+func (durable) Durable() bool { return true }
+
+// TestLiveFleetDurableNotPlaced: over durable sessions a program the rule
+// places per host runs at the monitor (a resumed monitor reads every
+// frame again: a fragment started again would answer twice), and equals
+// the truth.
+func TestLiveFleetDurableNotPlaced(t *testing.T) {
+	hosts := []string{"h1", "h2"}
+	hellos := []*wire.Hello{{Name: "h1", SDL: ossensors.SDL}, {Name: "h2", SDL: ossensors.SDL}}
+	cat, prog := fleetProgram(t, hellos, perHostQueries[:1])
+	var mu sync.Mutex
+	sent := make([][]wire.Command, 2)
+	rs, st, truths, err := runTwoDemos(t, prog, 200*time.Millisecond, remote.LiveOptions{}, func(i int, c wire.Conn) wire.Conn {
+		return durable{host{Conn: c, name: hosts[i], mu: &mu, sent: &sent[i]}}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Placed {
+		t.Fatal("placed over durable sessions")
+	}
+	want, _, err := prog.RunHistory(fleetTruth(cat, hosts, truths))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, w := renderTables(rs), renderTables(want); g != w {
+		t.Fatalf("results differ from the hosts' truths:\n%s", diffLines(g, w))
+	}
+}

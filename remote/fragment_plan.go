@@ -72,6 +72,8 @@ func placeable(p *query.Program, conns []wire.Conn, plans []plan.Node, opts Live
 		return false, "recording (the tap sees packets)"
 	case opts.Follow != nil:
 		return false, "following descendants"
+	case slices.ContainsFunc(conns, isDurable):
+		return false, "durable sessions (a resumed monitor reads every frame again)"
 	}
 	hellos := make([]*wire.Hello, len(conns))
 	for i, c := range conns {
