@@ -169,3 +169,39 @@ func TestLiveFleetDurableNotPlaced(t *testing.T) {
 		t.Fatalf("results differ from the hosts' truths:\n%s", diffLines(g, w))
 	}
 }
+
+// TestLiveFleetPerHostWire: placed per host, the wire carries fewer
+// tuples and bytes per result row than the monitor's own fleet run of
+// the same program over the same kind of hosts (run one after the other;
+// per result row, so the runs' lengths do not matter).
+func TestLiveFleetPerHostWire(t *testing.T) {
+	hosts := []string{"h1", "h2"}
+	hellos := []*wire.Hello{{Name: "h1", SDL: ossensors.SDL}, {Name: "h2", SDL: ossensors.SDL}}
+	_, prog := fleetProgram(t, hellos, perHostQueries)
+	per := map[bool][2]float64{}
+	for _, plain := range []bool{false, true} {
+		var mu sync.Mutex
+		sent := make([][]wire.Command, 2)
+		rs, st, _, err := runTwoDemos(t, prog, 300*time.Millisecond, remote.LiveOptions{WireBytes: true}, func(i int, c wire.Conn) wire.Conn {
+			return host{Conn: c, name: hosts[i], mu: &mu, sent: &sent[i], plain: plain}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Placed == plain {
+			t.Fatalf("plain %v: placed %v", plain, st.Placed)
+		}
+		rows := 0
+		for _, r := range rs {
+			rows += len(r.Table.Rows)
+		}
+		if rows == 0 {
+			t.Fatal("no rows")
+		}
+		per[plain] = [2]float64{float64(st.WireTuples) / float64(rows), float64(st.WireBytes) / float64(rows)}
+	}
+	t.Logf("per result row: per host %.2f tuples, %.1f bytes; at the monitor %.2f tuples, %.1f bytes", per[false][0], per[false][1], per[true][0], per[true][1])
+	if per[false][0] >= per[true][0] || per[false][1] >= per[true][1] {
+		t.Errorf("per host not cheaper on the wire: %v against %v", per[false], per[true])
+	}
+}
