@@ -152,14 +152,16 @@ bench-store:
 # the workload to a file: added CPU per event (start-up subtracted), the
 # ratio, calls lost and peak RSS. BENCH_N calls per run, BENCH_ROUNDS
 # interleaved rounds (medians); BENCH_BASE=PATH adds another tqmon binary
-# (a baseline) to the commands' rounds.
+# (a baseline) to the commands' rounds. BenchmarkKernelWirePlaced: bytes
+# and wire tuples per result of a kernel aggregate run as a plan fragment
+# at a served kernel resident against the same at the monitor (NoPlans).
 BENCH_N      ?= 200000
 BENCH_ROUNDS ?= 5
 BENCH_BASE   ?=
 bench-kernel:
 	@command -v bpftrace >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bpftrace; }
 	TQMON_BENCH_KERNEL=1 TQMON_BENCH_N=$(BENCH_N) TQMON_BENCH_ROUNDS=$(BENCH_ROUNDS) TQMON_BENCH_BASE=$(BENCH_BASE) \
-		$(GO) test -run '^$$' -bench 'BenchmarkKernelOverhead|BenchmarkKernelCommand' -benchtime 1x -count 1 -timeout 60m -v ./resident/kernel/
+		$(GO) test -run '^$$' -bench 'BenchmarkKernelOverhead|BenchmarkKernelCommand|BenchmarkKernelWirePlaced' -benchtime 1x -count 1 -timeout 60m -v ./resident/kernel/
 
 # Tests too heavy for every run (root): TestKernelCountsEveryCall counts
 # 4,000,000 getppid calls of a command with count() and wants them all.

@@ -38,10 +38,31 @@ import (
 // only drop tuples; the join with m's identifier gives each packet at
 // most one group, the entity's one current tuple; the session receives
 // every s tuple the count needs, by α's own soundness). So it reaches k +
-// 1 no later than N > k begins, and the enable it makes lasts for the
-// session — a superset of the argument whatever its end (α keeps exactly
-// what the argument says). Several residents each count only their own
-// packets, so the count is offered only to one resident.
+// 1 no later than N > k begins, and falls below it no earlier than N > k
+// ends. Several residents each count only their own packets, so the count
+// is offered only to one resident.
+//
+// How long the enable lasts. Without While it lasts for the session: a
+// superset of the argument whatever its end (α keeps exactly what the
+// argument says). With While (a resident with wire.CapCountWhile), only
+// while the resident's count is at least k + 1, plus the drain's lag
+// (resident/count.go), and the detail sensor's intervals in progress on
+// the entity at the disable are still sent their end. That is less than
+// the argument, which for an interval detail relation runs from begin of
+// b to forever (its end packet is decided at its last chronon); it is
+// exact because of where the argument comes from: an interval derived
+// relation B (not an event relation, which only the join rules read, and
+// which may drop B from the block) is read only by rule
+// alpha-entity-select, which keeps b in the block, joined on b.G = the
+// flag holder and "b overlap w", under the same σ[N > k …]. So a detail
+// tuple contributes to the answer only if it overlaps a span where N > k
+// — inside the resident's enabled spans — and such a tuple is sent:
+// begun before the span and in progress at its start, or begun within
+// it, it ends either while enabled (sent, as any) or after the disable
+// (owed its end: in progress then). The tuples not sent overlap no such
+// span, and the join drops them. For an event detail relation the
+// argument is the spans themselves, and While delivers exactly those
+// events plus the lag's, which α drops.
 func (c *commander) counting(rel *algebra.Relation, gate *expr.Col, conds []expr.Expr, u *plan.Scan) bool {
 	if len(c.states) != 1 || !c.states[0].hello.Has(wire.CapCount) || u.From == nil {
 		return false
@@ -65,6 +86,7 @@ func (c *commander) counting(rel *algebra.Relation, gate *expr.Col, conds []expr
 		if !ok {
 			continue
 		}
+		cmd.While = !u.Rel.IsEvent() && c.states[0].hello.Has(wire.CapCountWhile)
 		c.next++
 		cmd.ID = c.next
 		c.send(order{cmd: cmd, rel: rel.Name, on: on})
@@ -294,8 +316,12 @@ func describeCommands(cmds []wire.Command, h *wire.Hello, rel *algebra.Relation)
 			if c.Period > 0 {
 				window = "the last " + time.Duration(c.Period).String()
 			}
-			parts = append(parts, fmt.Sprintf("a counting trigger: each %s from the %s call that brings its count of %s packets within %s to %d on",
-				flag, name(c.On), name(c.On), window, c.Count))
+			span := " on"
+			if c.While && c.Period > 0 {
+				span = fmt.Sprintf(", while it stays at least %d (disabled by the resident's first drain round, 1 ms, after it falls; intervals in progress then still sent)", c.Count)
+			}
+			parts = append(parts, fmt.Sprintf("a counting trigger: each %s from the %s call that brings its count of %s packets within %s to %d%s",
+				flag, name(c.On), name(c.On), window, c.Count, span))
 		case c.Kind == wire.CTrigger && c.While:
 			parts = append(parts, fmt.Sprintf("a while trigger: a %s while its %s tuple matches", flag, name(c.On)))
 		case c.Kind == wire.CTrigger:

@@ -2,6 +2,7 @@ package resident
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -59,7 +60,7 @@ func TestCountTrigger(t *testing.T) {
 		{countCmd(3, wire.MaxCount+1, 100), "count"},
 		{countCmd(3, 2, -1), "period"},
 		{wire.Command{Kind: wire.CTrigger, ID: 3, On: uint16(sWaiting), Attr: 1, Sensor: uint16(sWaiting), Count: 2}, "on"},
-		{wire.Command{Kind: wire.CTrigger, ID: 3, On: uint16(sProcess), Attr: 0, Sensor: uint16(sSendMessage), Count: 2, While: true}, "while"},
+		{wire.Command{Kind: wire.CTrigger, ID: 3, On: uint16(sProcess), Attr: 0, Sensor: uint16(sSendMessage), Count: 2, While: true}, "on"},
 	} {
 		if err := s.Apply(&bad.cmd); !isCmdErr(err, bad.field) {
 			t.Errorf("%+v: %v, want an error on %s", bad.cmd, err, bad.field)
@@ -108,5 +109,169 @@ func TestCountTriggerBound(t *testing.T) {
 	ev(send, Value{E: p}, Value{E: x})
 	if k, o := len(tr.count.keys), tr.count.overflowed; k != 1 || o != n-maxCountKeys {
 		t.Fatalf("after the window: %d counted, %d overflowed; want 1 and %d", k, o, n-maxCountKeys)
+	}
+}
+
+// whileCountCmd is countCmd holding the enable only while the count is.
+func whileCountCmd(id uint64, n uint32, window int64) wire.Command {
+	c := countCmd(id, n, window)
+	c.While = true
+	return c
+}
+
+// fakeManual is a resident on a fake clock whose drain rounds the test
+// runs (r.round), closed when the test ends.
+func fakeManual(t *testing.T) (*Resident, *fakeClock) {
+	c := &fakeClock{}
+	r := newResident(testSpec(), Options{Clock: c.now, Wall: func() int64 { return 0 }, Slots: 1024})
+	close(r.drainDone)
+	r.autoSample.Store(false) // a round's first clock read is expireCounts'
+	t.Cleanup(r.Close)
+	return r, c
+}
+
+// TestCountWhileDisables: a while counting trigger (3 sends within 100
+// ns) enables Waiting on M1 in the send that makes the count, keeps it
+// through a drain round whose clock reads the last instant the count
+// holds (U − 1), and loses it in the round that reads U (the oldest send
+// out of the inclusive window), never before. Waits on M1: one in
+// progress before M1 was busy and one begun while it was, both ending
+// after the disable, are still sent (owed their end); one begun after
+// the disable is not; one begun and ended after M1 is busy again is. A
+// trigger without While on M2 keeps its enable through every round.
+func TestCountWhileDisables(t *testing.T) {
+	r, c := fakeManual(t)
+	send, wait := r.Sensor(sSendMessage), r.Sensor(sWaiting)
+	p := r.Create(tProcess, "P", []Value{{N: 1}})
+	m1 := r.Create(tMailbox, "M1", nil)
+	m2 := r.Create(tMailbox, "M2", nil)
+	s := r.Open()
+	st := newStream(t, s)
+	round := func() { r.round(false) } // its first clock read: expireCounts
+	mustApply(t, s, wire.Command{Kind: wire.CEnableAll, Sensor: uint16(sSendMessage)})
+	mustApply(t, s, whileCountCmd(1, 3, 100))
+	hold := countCmd(2, 2, 100)
+	hold.Conds = []wire.Cond{{Attr: 1, Value: wire.Value{Kind: wire.VEntity, S: "M2"}}}
+	mustApply(t, s, hold)
+	at := func(ts int64) { c.set(ts - 1) } // the next clock read is ts
+	sendAt := func(ts int64, m *Entity) {
+		at(ts)
+		ev(send, Value{E: p}, Value{E: m})
+	}
+	type waitIv struct {
+		iv   Interval
+		vals []Value
+	}
+	begin := func(ts int64, m *Entity) waitIv {
+		at(ts)
+		v := []Value{{E: p}, {E: m}}
+		return waitIv{wait.Begin(v), v}
+	}
+	end := func(ts int64, w waitIv) {
+		at(ts)
+		wait.End(w.iv, w.vals)
+	}
+	before := begin(900, m1) // in progress when M1 becomes busy
+	sendAt(1000, m1)
+	sendAt(1050, m1)
+	sendAt(1060, m1) // [960, 1060]: 3 — busy until 1000 leaves: U = 1101
+	sendAt(1070, m2)
+	sendAt(1080, m2) // the hold trigger: M2 for the session
+	flagsEqual(t, r, map[string][]string{"SendMessage": {"*"}, "Waiting": {"M1", "M2"}})
+	during := begin(1090, m1)
+	at(1100) // the round reads U − 1 first
+	round()
+	flagsEqual(t, r, map[string][]string{"SendMessage": {"*"}, "Waiting": {"M1", "M2"}})
+	at(1101) // U
+	round()
+	flagsEqual(t, r, map[string][]string{"SendMessage": {"*"}, "Waiting": {"M2"}})
+	after := begin(1200, m1)
+	end(1210, before)
+	end(1220, during)
+	end(1230, after)
+	sendAt(1300, m1)
+	sendAt(1301, m1)
+	sendAt(1302, m1) // busy again
+	again := begin(1303, m1)
+	end(1304, again)
+	at(5000) // long after: M1 off, M2 held
+	round()
+	flagsEqual(t, r, map[string][]string{"SendMessage": {"*"}, "Waiting": {"M2"}})
+	now := r.Now()
+	round()
+	st.until(now)
+	var got []int64
+	for _, pk := range st.take(false) {
+		if pk.Sensor == uint16(sWaiting) {
+			if pk.Kind != wire.PWhole {
+				t.Fatalf("Waiting packet of kind %d, want whole", pk.Kind)
+			}
+			got = append(got, pk.Begin)
+		}
+	}
+	if want := []int64{900, 1090, 1303}; !slices.Equal(got, want) {
+		t.Fatalf("waits sent (by their begins) %v, want %v", got, want)
+	}
+	s.Close()
+	flagsEqual(t, r, map[string][]string{})
+}
+
+// TestCountWhileDrainLag: the stated lag, on the real clock. With the
+// test running the rounds: a round before the count falls keeps the
+// enable, and the first round after it takes it back. With the drain's
+// own loop: the enable is taken back (the lag is logged).
+func TestCountWhileDrainLag(t *testing.T) {
+	const window = int64(200 * time.Millisecond)
+	busy := func(r *Resident) (*trigger, int64) {
+		send := r.Sensor(sSendMessage)
+		p := r.Create(tProcess, "P", []Value{{N: 1}})
+		m := r.Create(tMailbox, "M1", nil)
+		s := r.Open()
+		t.Cleanup(s.Close)
+		mustApply(t, s, wire.Command{Kind: wire.CLease, Period: int64(time.Hour)})
+		mustApply(t, s, wire.Command{Kind: wire.CEnableAll, Sensor: uint16(sSendMessage)})
+		mustApply(t, s, whileCountCmd(1, 2, window))
+		ev(send, Value{E: p}, Value{E: m})
+		ev(send, Value{E: p}, Value{E: m})
+		tr := s.triggers[1]
+		tr.count.mu.Lock()
+		u := tr.count.expiry(tr.count.keys["M1"])
+		tr.count.mu.Unlock()
+		return tr, u
+	}
+	enabled := func(r *Resident) bool { return len(r.Flags()["Waiting"]) == 1 }
+
+	r := manualRounds(t)
+	_, u := busy(r)
+	if !enabled(r) {
+		t.Fatal("Waiting not enabled by the count")
+	}
+	if r.Now() < u-1 {
+		r.round(false)
+		if r.Now() < u && !enabled(r) {
+			t.Fatal("a round before the count fell took the enable back")
+		}
+	}
+	for r.Now() < u {
+		time.Sleep(time.Duration(u-r.Now()) + time.Millisecond)
+	}
+	r.round(false)
+	if enabled(r) {
+		t.Fatal("the first round after the count fell kept the enable")
+	}
+
+	r2 := New(testSpec(), Options{})
+	t.Cleanup(r2.Close)
+	_, u2 := busy(r2)
+	deadline := time.Now().Add(10 * time.Second)
+	for enabled(r2) {
+		if time.Now().After(deadline) {
+			t.Fatal("the drain did not take the enable back within 10 s of the count's fall")
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	t.Logf("taken back %v after the count fell (drain period %v)", time.Duration(r2.Now()-u2), drainEvery)
+	if r2.Now() < u2 {
+		t.Fatalf("taken back %v before the count fell", time.Duration(u2-r2.Now()))
 	}
 }

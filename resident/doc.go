@@ -68,7 +68,11 @@
 // while the entity's current tuple matches, taken back when a tuple that
 // does not match begins or the entity ends, before that entity operation
 // returns. A counting trigger (CTrigger with Count) enables the entity
-// once Count of its packets fell within the window (count.go).
+// once Count of its packets fell within the window (count.go) — with
+// While, only while they do: the drain takes it back in its first round
+// after the count falls. When a while trigger takes an enable back, the
+// target's tuples in progress on the entity are still sent their end
+// (owe.go).
 //
 // Late begins: a session that enables (CEnable, CEnableAll) a traced (T)
 // interval sensor is sent, at once, a begin for each tuple of it in
@@ -152,28 +156,36 @@
 //     maxCountKeys (1,024) entities of at most wire.MaxCount (64)
 //     timestamps; an entity it has no room for is enabled at once (a
 //     superset, exact), never waited for (TestCountTriggerBound,
-//     TestHostileCountTriggers).
+//     TestHostileCountTriggers); a while one's enable is taken back by
+//     the first drain round after its count falls, never before
+//     (TestCountWhileDisables, TestCountWhileDrainLag), the drain paying
+//     a scan of at most maxCountKeys enabled entities per trigger only
+//     in rounds where one may have fallen (TestHostileCountWhileTriggers).
 //   - fragments: at most maxFragments (64) per session and
 //     maxSessionCmps (64) comparisons in their predicates (each at most
 //     wire.MaxPredNodes nodes, wire.MaxPredDepth deep); the producer
 //     evaluates a sensor's predicates only while they hold at most
 //     maxEarlyCmps (32) comparisons over every session, the drain
 //     otherwise (fragment.go; TestHostileFragments).
-//   - plan fragments (CPlan; fragment_plan.go): operator state within the
+//   - plan fragments (CPlan; fragment_plan.go and package plans, the
+//     runner the kernel resident shares): operator state within the
 //     command's bound (remote.DefaultFragmentLimit, at most
 //     remote.MaxFragmentLimit), at most remote.MaxFragmentOpen result
 //     tuples open and Options.PlanQueue result packets waiting for the
 //     monitor; past any, the fragment stops and says where
-//     (TestLivePlacedStateBound, TestPlanOutputBound). At most maxPlans
+//     (TestLivePlacedStateBound, TestPlanOutputBound). At most plans.MaxPlans
 //     (4) run at once, equal ones shared, each program at most
-//     maxPlanText (64 KiB) (TestPlanFragmentsBound). It runs in
+//     plans.MaxText (64 KiB) (TestPlanFragmentsBound). It runs in
 //     goroutines of its own over a session of the resident's own, whose
 //     bounds are any session's.
 //   - locks: the resident's lock (r.mu) is never held while waiting for
 //     the samplers' lock, which a sampling round holds: removing a
 //     sampler (CUnsample, a session's end) marks it, and the next round
 //     drops it; an entity operation holds r.mu while it writes its
-//     packets, and never waits for ring room.
+//     packets, and never waits for ring room. The drain takes r.mu only
+//     to take back while counting triggers' enables (at most
+//     maxCountKeys entities per trigger, after the trigger's own lock is
+//     released: the order is r.mu, then a counter's lock).
 //
 // The hostile-monitor tests (hostile_test.go) check these against an
 // unmonitored (or honestly monitored) twin run in alternating slices, on

@@ -11,7 +11,8 @@ import (
 // The drain: one goroutine per resident, running a round every
 // millisecond while sessions are open (it sleeps otherwise). A round
 //
-//  1. runs the sampling ticks that are due (sample.go);
+//  1. runs the sampling ticks that are due (sample.go), and disables the
+//     entities whose while counting triggers' counts fell (count.go);
 //  2. reads the clock (D0), then (after membarrier, see ring.go) each
 //     ring's claim;
 //  3. consumes every packet below the claims, waiting for each to be
@@ -191,6 +192,8 @@ func (r *Resident) round(final bool) {
 	if final || r.autoSample.Load() {
 		r.sampleDue()
 	}
+	// While counting triggers whose counts fell (count.go).
+	r.expireCounts()
 	r.dr.vals = r.dr.vals[:0] // the last round's values were all moved out
 	d0 := r.now()
 	lfence() // the clock read completes before the claims are read

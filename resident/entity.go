@@ -21,6 +21,9 @@ type Entity struct {
 	// EntityDef (set by the drain and samplers, and by Open for the live
 	// entities it defines; cleared when the entity's deletion is sent).
 	seen atomic.Uint64
+	// owed records the while triggers' disables on the entity whose
+	// tuples in progress are still owed their end (owe.go).
+	owed atomic.Pointer[oweTab]
 	typ  TypeID
 	r    *Resident
 	id   string

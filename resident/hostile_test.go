@@ -679,16 +679,43 @@ func TestHostileFragments(t *testing.T) {
 // trigger counts at most maxCountKeys mailboxes, and the honest monitor
 // beside it is served.
 func TestHostileCountTriggers(t *testing.T) {
+	hostileCounting(t, func(bad *Session) {
+		for i := range maxCountTriggers + 1 {
+			err := bad.Apply(&wire.Command{Kind: wire.CTrigger, ID: uint64(i), On: uint16(sSendMessage), Attr: 1, Sensor: uint16(sWaiting),
+				Count: wire.MaxCount, Period: 1})
+			if i < maxCountTriggers && err != nil || i == maxCountTriggers && !isCmdErr(err, "count") {
+				t.Fatalf("trigger %d: %v", i, err)
+			}
+		}
+	})
+}
+
+// A monitor whose while counting triggers churn the most: as many as a
+// session may have, each enabling Waiting on a mailbox at its first send
+// (Count 1) for 1 ns (Period 1), so that the subject's mailbox is enabled
+// again in the first send after each drain round, and the drain takes
+// back every mailbox each round (between slices the subject sends to
+// 3,000 others). The subject keeps its rate against its twin, each
+// trigger counts at most maxCountKeys mailboxes, and the honest monitor
+// beside it is served.
+func TestHostileCountWhileTriggers(t *testing.T) {
+	hostileCounting(t, func(bad *Session) {
+		for i := range maxCountTriggers {
+			mustApply(t, bad, wire.Command{Kind: wire.CTrigger, ID: uint64(i), On: uint16(sSendMessage), Attr: 1, Sensor: uint16(sWaiting),
+				Count: 1, Period: 1, While: true})
+		}
+	})
+}
+
+// hostileCounting runs the subject beside a session with every send
+// enabled and the counting triggers install gives it, sending to 3,000
+// other mailboxes between slices, and checks the counting bound, the
+// subject's rate and the honest monitor.
+func hostileCounting(t *testing.T, install func(bad *Session)) {
 	heap := heapInUse()
 	x := newTrio(t)
 	bad := x.everySend(t)
-	for i := range maxCountTriggers + 1 {
-		err := bad.Apply(&wire.Command{Kind: wire.CTrigger, ID: uint64(i), On: uint16(sSendMessage), Attr: 1, Sensor: uint16(sWaiting),
-			Count: wire.MaxCount, Period: 1})
-		if i < maxCountTriggers && err != nil || i == maxCountTriggers && !isCmdErr(err, "count") {
-			t.Fatalf("trigger %d: %v", i, err)
-		}
-	}
+	install(bad)
 	send := x.r.Sensor(sSendMessage)
 	p := x.r.Create(tProcess, "flooder", nil)
 	h, w := x.run(func(i int) {

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/tqmon/tqmon/resident/plans"
 	"github.com/tqmon/tqmon/resident/session"
 	"github.com/tqmon/tqmon/resident/wire"
 )
@@ -19,19 +20,18 @@ const MaxSessions = session.MaxSessions
 // samplers, and the sessions of the remote monitors it serves.
 type Resident struct {
 	// Read-only after New (read by every sensor call).
-	spec      *Spec
-	sensors   []*Sensor
-	types     []typeState
-	slots     int  // each ring's capacity
-	plain     bool // claims are plain stores: the drain uses membarrier
-	truth     TruthSink
-	clock     func() int64
-	tsc       *tscClock // the TSC clock, or nil
-	monoBase  int64
-	wallBase  int64
-	period    int64
-	name      string
-	planQueue int // Options.PlanQueue (fragment_plan.go)
+	spec     *Spec
+	sensors  []*Sensor
+	types    []typeState
+	slots    int  // each ring's capacity
+	plain    bool // claims are plain stores: the drain uses membarrier
+	truth    TruthSink
+	clock    func() int64
+	tsc      *tscClock // the TSC clock, or nil
+	monoBase int64
+	wallBase int64
+	period   int64
+	name     string
 
 	_ [cacheLine]byte
 	// epoch counts session opens and closes; a session mask read between
@@ -57,10 +57,8 @@ type Resident struct {
 	sessions session.Table[Session] // open sessions by index
 	budget   *session.Budget        // what the sessions hold together
 	closed   bool
-	// plans are the plan fragments a session may join, by what they run,
-	// and planRuns how many run (r.mu; fragment_plan.go).
-	plans    map[string]*sharedPlan
-	planRuns int
+	// plans are the plan fragments it runs (fragment_plan.go).
+	plans *plans.Registry
 
 	// table is the drain's view of the sessions by index (written under
 	// dmu; producers read it without, to count shed packets: shed.go).
@@ -73,6 +71,11 @@ type Resident struct {
 	// autoSample lets the drain run due sampling ticks (tests turn it off
 	// to run them with sampleDue).
 	autoSample atomic.Bool
+
+	// whileCounts are the while counting triggers, whose enables the
+	// drain takes back when their counts fall (count.go; copy on write,
+	// mu).
+	whileCounts atomic.Pointer[[]*trigger]
 
 	stop      chan struct{} // closed by Close
 	drainDone chan struct{} // closed when the drain goroutine exits
@@ -111,7 +114,7 @@ func newResident(spec *Spec, opts Options) *Resident {
 		spec:      spec,
 		truth:     opts.Truth,
 		name:      opts.Name,
-		planQueue: planQueue(opts.PlanQueue),
+		plans:     plans.NewRegistry(opts.PlanQueue),
 		period:    spec.Period,
 		stop:      make(chan struct{}),
 		drainDone: make(chan struct{}),
@@ -174,7 +177,7 @@ func (r *Resident) Hello() *wire.Hello {
 		MonoBase: r.monoBase,
 		WallBase: r.wallBase,
 		Period:   r.period,
-		Caps:     []string{wire.CapTriggers, wire.CapWhile, wire.CapCount, wire.CapFragments, wire.CapEntityFragments, wire.CapPlans},
+		Caps:     []string{wire.CapTriggers, wire.CapWhile, wire.CapCount, wire.CapCountWhile, wire.CapFragments, wire.CapEntityFragments, wire.CapPlans},
 	}
 	for _, s := range r.spec.Sensors {
 		h.Sensors = append(h.Sensors, s.Name)

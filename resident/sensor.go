@@ -478,6 +478,15 @@ func (s *Sensor) end(iv Interval, vals []Value) {
 		kind = wire.PWhole
 		iv.mask = 0 // a D sensor sends nothing at Begin
 	}
+	// Sessions whose while trigger took the entity's enable back while
+	// the tuple was in progress are owed its end (owe.go; read after
+	// want, as takeBack records before it clears).
+	if owed, oep := s.owed(vals, iv.Begin, m); owed&^iv.mask != 0 {
+		if iv.mask == 0 || int32(oep-iv.epoch) > 0 {
+			iv.epoch = oep
+		}
+		iv.mask |= owed
+	}
 	// Filtered as the begin was (same values), except for a fragment
 	// installed or removed in between. The producer's filter leaves the
 	// sessions the begin went to (iv.mask) alone, so they get the end

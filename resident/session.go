@@ -3,8 +3,8 @@ package resident
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
 
+	"github.com/tqmon/tqmon/resident/plans"
 	"github.com/tqmon/tqmon/resident/session"
 	"github.com/tqmon/tqmon/resident/wire"
 )
@@ -42,7 +42,7 @@ type Session struct {
 	fragCmps int // comparisons in frags' predicates (maxSessionCmps)
 	// plan, once set (under r.mu; never unset), makes the session a plan
 	// session (fragment_plan.go): Recv carries its results.
-	plan atomic.Pointer[planOut]
+	plan plans.Slot
 
 	// shed counts, per sensor, the packets producers shed for the
 	// session while it was full (shed.go).
@@ -140,8 +140,7 @@ func (s *Session) closeWith(err error) {
 	}
 	r.clearSession(s)
 	if o := s.plan.Load(); o != nil {
-		o.end(err)
-		o.cancel()
+		o.Close(err)
 	}
 	r.epoch.Add(1)
 	r.sessions.Remove(s.idx, s)
@@ -164,22 +163,14 @@ func (s *Session) closeWith(err error) {
 // Packet values may be shared with other sessions' batches: do not modify
 // them.
 func (s *Session) Recv(ctx context.Context) (*wire.Batch, error) {
-	if o := s.plan.Load(); o != nil {
-		return s.recvPlan(ctx, o)
-	}
-	return s.core.Recv(ctx)
+	return s.plan.Recv(ctx, &s.core, s.Close) // (a plan session: fragment_plan.go)
 }
 
 // Release gives back a batch Recv returned, once the caller is done with
 // it and its packets (session.Core.Release): the session reuses its
 // memory, so a steady stream allocates nothing per packet. Optional;
 // after it, b and every packet and value in it must not be used.
-func (s *Session) Release(b *wire.Batch) {
-	if s.plan.Load() != nil {
-		return // a plan fragment's results: not the core's memory, and shared
-	}
-	s.core.Release(b)
-}
+func (s *Session) Release(b *wire.Batch) { s.plan.Release(&s.core, b) }
 
 var strategyNames = [...]string{NotSensed: "not sensed", Traced: "traced", Sampled: "sampled", TracedThenDisabled: "traced then disabled"}
 
@@ -245,11 +236,7 @@ func (s *Session) entityArg(cmd *wire.Command, sen *Sensor) error {
 func (s *Session) apply(cmd *wire.Command) error {
 	r := s.r
 	if o := s.plan.Load(); o != nil {
-		if cmd.Kind == wire.CPlan && cmd.Text == "" {
-			o.cancel() // finish (fragment_plan.go)
-			return nil
-		}
-		return s.fail(cmd, "kind", "a plan session takes no %s command", cmd.Kind)
+		return o.Command(&s.core, cmd) // (fragment_plan.go)
 	}
 	switch cmd.Kind {
 	case wire.CPlan:
@@ -456,7 +443,7 @@ func (s *Session) addTrigger(cmd *wire.Command) error {
 	if !on.traced() && on.class != ClassEntity {
 		return s.fail(cmd, "on", "%s is neither traced nor an entity relation", on.describe())
 	}
-	if cmd.While && on.class != ClassEntity {
+	if cmd.While && on.class != ClassEntity && cmd.Count == 0 {
 		return s.fail(cmd, "while", "%s is not an entity relation", on.describe())
 	}
 	target, err := s.tracedArg(cmd, "sensor", cmd.Sensor)
@@ -489,7 +476,10 @@ func (s *Session) addTrigger(cmd *wire.Command) error {
 	t := &trigger{sess: s, id: cmd.ID, on: on, target: target, attr: int(cmd.Attr),
 		conds: append([]wire.Cond(nil), cmd.Conds...), while: cmd.While, done: map[string]struct{}{}}
 	if cmd.Count != 0 {
-		t.count = newCounter(int(cmd.Count), cmd.Period)
+		t.count = newCounter(int(cmd.Count), cmd.Period, cmd.While)
+		if t.count.while {
+			r.listWhileCount(t, false)
+		}
 	}
 	s.triggers[t.id] = t
 	var list []*trigger
@@ -544,6 +534,9 @@ func (r *Resident) removeTrigger(t *trigger) {
 		if s.flags.Untrigger(flagKey{t.target.id, id}) {
 			r.clearFlag(t.target, id, s.bit)
 		}
+	}
+	if t.count != nil && t.count.while {
+		r.listWhileCount(t, true)
 	}
 	t.target.armed.Add(-1)
 }
@@ -636,10 +629,28 @@ func (r *Resident) unfireTrigger(t *trigger, id string, ep uint32) {
 	if _, ok := t.done[id]; !ok || !t.live(ep) {
 		return
 	}
-	s := t.sess
-	delete(t.done, id)
-	if s.flags.Untrigger(flagKey{t.target.id, id}) {
-		r.clearFlag(t.target, id, s.bit)
+	r.takeBack(t, []string{id})
+}
+
+// takeBack takes back the enables a while trigger (an entity relation's,
+// or a counting one's) holds for ids, all in t.done (r.mu). The target's
+// tuples in progress on those entities are still owed their end
+// (recordOwed, owe.go): the one mechanism of every while trigger.
+func (r *Resident) takeBack(t *trigger, ids []string) {
+	s, sen := t.sess, t.target
+	for _, id := range ids {
+		delete(t.done, id)
+		if !s.flags.Untrigger(flagKey{sen.id, id}) {
+			continue
+		}
+		if sen.class == ClassInterval {
+			for _, e := range r.types[sen.ht].byID[id] {
+				if e.flags[sen.slot].Load()&s.bit != 0 {
+					r.recordOwed(sen, e, s.bit)
+				}
+			}
+		}
+		r.clearFlag(sen, id, s.bit)
 	}
 }
 

@@ -83,10 +83,11 @@ func supersetFeed(h *algebra.History) []feedItem {
 }
 
 // runLive runs plans over what a resident enabling everything reports of
-// h to a monitor that came at from (h's start when from is Beginning).
-func runLive(t testing.TB, cat *algebra.Catalog, h *algebra.History, from algebra.Time, stmts []*check.Retrieve, ps []plan.Node) []*algebra.Table {
+// h to a monitor that came at from (h's start when from is Beginning),
+// with αs shared when share (exec.Options.ShareAlphas).
+func runLive(t testing.TB, cat *algebra.Catalog, h *algebra.History, from algebra.Time, stmts []*check.Retrieve, ps []plan.Node, share bool) []*algebra.Table {
 	t.Helper()
-	net, err := exec.Build(cat, stmts, ps, exec.Options{SweepMin: 1})
+	net, err := exec.Build(cat, stmts, ps, exec.Options{SweepMin: 1, ShareAlphas: share})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,11 +239,15 @@ func liveDifferentialFrom(t *testing.T, cat *algebra.Catalog, late bool) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				// The optimised plans run as remote runs them, their αs
+				// shared (so aggregates of their shape are fused:
+				// exec.FusedAgg); the naive ones with an α each.
 				for _, c := range []struct {
-					name string
-					ps   []plan.Node
-				}{{"optimised", opt}, {"naive", naive}} {
-					got := runLive(t, cat, h, from, stmts, c.ps)
+					name  string
+					ps    []plan.Node
+					share bool
+				}{{"optimised", opt, true}, {"naive", naive, false}} {
+					got := runLive(t, cat, h, from, stmts, c.ps, c.share)
 					for i := range want {
 						if g, w := testkit.Rows(got[i]), testkit.Rows(want[i]); g != w {
 							t.Fatalf("seed %d, statement %d, %s plan %s:\n--- live\n%s--- reference\n%s", seed, i+1, c.name, plan.String(c.ps[i]), g, w)

@@ -157,12 +157,15 @@ type KernelServeOptions struct {
 	Logf func(format string, args ...any)
 	// Serving is called once the server listens.
 	Serving func()
+	// NoPlans: the resident runs no plan fragments (kernel.Options.NoPlans;
+	// `tqmon resident --no-plans`): joins and aggregates run at the monitor.
+	NoPlans bool
 }
 
 // ServeKernel serves this machine's kernel sensors to remote monitors
 // until ctx ends, then detaches everything.
 func ServeKernel(ctx context.Context, o KernelServeOptions) error {
-	res, err := kernel.New(kernel.Options{Specs: o.Kernel.Specs, RingBytes: o.Kernel.RingBytes, Logf: o.Logf})
+	res, err := kernel.New(kernel.Options{Specs: o.Kernel.Specs, RingBytes: o.Kernel.RingBytes, Logf: o.Logf, NoPlans: o.NoPlans})
 	if errors.Is(err, kernel.ErrUnavailable) {
 		return err
 	}

@@ -466,10 +466,17 @@ func (a *Apply) inner(s *aggState, vals []algebra.Value) (*aggGroup, algebra.Val
 // group returns the group of key, making it (empty) if need be; key is
 // copied when kept.
 func (a *Apply) group(s *aggState, key []algebra.Value) *aggGroup {
+	return s.group(key, a.st.hash, a.byHash)
+}
+
+// group returns the group of key (hash is the run's hash; byHash finds
+// every group by hash, see Apply.byHash), making it (empty) if need be;
+// key is copied when kept.
+func (s *aggState) group(key []algebra.Value, hash func([]algebra.Value) uint64, byHash bool) *aggGroup {
 	if len(key) == 0 && s.whole != nil {
 		return s.whole
 	}
-	s.manyGroups = s.manyGroups || a.byHash
+	s.manyGroups = s.manyGroups || byHash
 	if !s.manyGroups {
 		// Identical values have equal keys: most lookups end in the
 		// first pass, which compares without a call.
@@ -486,7 +493,7 @@ func (a *Apply) group(s *aggState, key []algebra.Value) *aggGroup {
 			}
 		}
 	}
-	h := a.st.hash(key)
+	h := hash(key)
 	if s.manyGroups {
 		for g := s.groups.get(h); g != nil; g = g.next {
 			if algebra.KeysEqual(g.key, key) {
@@ -539,7 +546,10 @@ func (a *Apply) touch(g *aggGroup) {
 }
 
 // drop forgets a group that holds nothing and nobody reads.
-func (a *Apply) drop(g *aggGroup) {
+func (a *Apply) drop(g *aggGroup) { g.dropIfIdle() }
+
+// dropIfIdle forgets g if it holds nothing and nobody reads it.
+func (g *aggGroup) dropIfIdle() {
 	if g.acc.Len() == 0 && g.pending == 0 && len(g.outers) == 0 && !g.touched {
 		g.st.unlink(g)
 	}

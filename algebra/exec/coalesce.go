@@ -35,12 +35,8 @@ type Coalesce struct {
 	lastAdv  algebra.Time
 	advanced bool
 
-	// evs are the events at cur. Up to evScan of them are told apart by
-	// comparing each; past that, evSeen indexes them all: by hash, the
-	// index (+1) in evs of the last one with that hash, evs chaining
-	// those sharing a hash.
-	evSeen map[uint64]int
-	evs    []seenEvent
+	// evs are the values of the events at cur.
+	evs eventSet
 
 	// Allocation in blocks: groups (recycled once their interval is out)
 	// and output records.
@@ -59,7 +55,16 @@ type group struct {
 	pending bool // count is zero at cur; End not yet sent
 }
 
-// evScan is how many events at one time Coalesce compares one by one
+// eventSet is a set of value tuples (the events at one time), in the
+// order added. Up to evScan of them are told apart by comparing each;
+// past that, seen indexes them all: by hash, the index (+1) in evs of the
+// last one with that hash, evs chaining those sharing a hash.
+type eventSet struct {
+	seen map[uint64]int
+	evs  []seenEvent
+}
+
+// evScan is how many events at one time an eventSet compares one by one
 // before it indexes them by hash.
 const evScan = 8
 
@@ -68,9 +73,64 @@ type seenEvent struct {
 	next int // index (+1) of an earlier event with the same hash; 0: none
 }
 
+// has reports whether vals is in the set (hash is the run's hash).
+func (s *eventSet) has(vals []algebra.Value, hash func([]algebra.Value) uint64) bool {
+	if len(s.evs) < evScan {
+		// Few events at t: compared one by one, without hashing (most
+		// instants hold one event; a map cleared per instant cost more
+		// than the rest of the operator).
+		for i := range s.evs {
+			if algebra.KeysEqual(s.evs[i].vals, vals) {
+				return true
+			}
+		}
+		return false
+	}
+	if s.seen == nil {
+		s.seen = map[uint64]int{}
+	}
+	if len(s.evs) == evScan && len(s.seen) == 0 {
+		for i := range s.evs { // index those scanned so far
+			h := hash(s.evs[i].vals)
+			s.evs[i].next = s.seen[h]
+			s.seen[h] = i + 1
+		}
+	}
+	for i := s.seen[hash(vals)]; i != 0; i = s.evs[i-1].next {
+		if algebra.KeysEqual(s.evs[i-1].vals, vals) {
+			return true
+		}
+	}
+	return false
+}
+
+// add adds vals, which has says is not in the set; the set keeps vals.
+func (s *eventSet) add(vals []algebra.Value, hash func([]algebra.Value) uint64) {
+	s.evs = append(s.evs, seenEvent{vals: vals})
+	if len(s.evs) > evScan {
+		h := hash(vals)
+		s.evs[len(s.evs)-1].next = s.seen[h]
+		s.seen[h] = len(s.evs)
+	}
+}
+
+// len is the number of tuples in the set.
+func (s *eventSet) len() int { return len(s.evs) }
+
+// reset empties the set.
+func (s *eventSet) reset() {
+	if len(s.evs) > 0 {
+		if len(s.seen) > 0 {
+			clear(s.seen)
+		}
+		clear(s.evs)
+		s.evs = s.evs[:0]
+	}
+}
+
 // NewCoalesce builds the operator.
 func NewCoalesce(out stream.Receiver) *Coalesce {
-	return &Coalesce{out: out, evSeen: map[uint64]int{}, hash: algebra.HashTuple}
+	return &Coalesce{out: out, hash: algebra.HashTuple}
 }
 
 func (c *Coalesce) Push(e stream.Elem) {
@@ -103,38 +163,13 @@ func (c *Coalesce) at(t algebra.Time) {
 // from t the output may be (an event's record is only read downstream).
 func (c *Coalesce) event(t algebra.Time, rec *stream.Rec, vals []algebra.Value, scratch bool) {
 	c.at(t)
-	if len(c.evs) < evScan {
-		// Few events at t: compared one by one, without hashing (most
-		// instants hold one event; a map cleared per instant cost more
-		// than the rest of the operator).
-		for i := range c.evs {
-			if algebra.KeysEqual(c.evs[i].vals, vals) {
-				return
-			}
-		}
-	} else {
-		if len(c.evs) == evScan && len(c.evSeen) == 0 {
-			for i := range c.evs { // index those scanned so far
-				h := c.hash(c.evs[i].vals)
-				c.evs[i].next = c.evSeen[h]
-				c.evSeen[h] = i + 1
-			}
-		}
-		for i := c.evSeen[c.hash(vals)]; i != 0; i = c.evs[i-1].next {
-			if algebra.KeysEqual(c.evs[i-1].vals, vals) {
-				return
-			}
-		}
+	if c.evs.has(vals, c.hash) {
+		return
 	}
 	if scratch {
 		vals = c.copyVals(vals)
 	}
-	c.evs = append(c.evs, seenEvent{vals: vals})
-	if len(c.evs) > evScan {
-		h := c.hash(vals)
-		c.evs[len(c.evs)-1].next = c.evSeen[h]
-		c.evSeen[h] = len(c.evs)
-	}
+	c.evs.add(vals, c.hash)
 	if rec == nil || scratch || rec.From != t {
 		rec = newRec(&c.rblk, vals, t)
 	}
@@ -242,13 +277,7 @@ func (c *Coalesce) flush() {
 		c.begins[i] = stream.Elem{}
 	}
 	c.begins = c.begins[:0]
-	if len(c.evs) > 0 {
-		if len(c.evSeen) > 0 {
-			clear(c.evSeen)
-		}
-		clear(c.evs)
-		c.evs = c.evs[:0]
-	}
+	c.evs.reset()
 }
 
 func (c *Coalesce) Advance(t algebra.Time) {

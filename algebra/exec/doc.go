@@ -32,6 +32,14 @@
 //     when clause over an event itself, begin of in targets and where) as
 //     each tuple comes: no bindings, bounds or output buffer. Network uses
 //     it instead of a Join whenever a block qualifies.
+//   - Apply (apply.go) evaluates aggregates incrementally and applies
+//     them to the outer tuples. Count, sum, avg and any aggregates over
+//     one event relation, applied at that relation's own events and read
+//     through one shared α (Options.ShareAlphas: the kernel consumer's
+//     count of a process's calls), run instead in one FusedAgg
+//     (count_fused.go): the selections, groups, windows and coalescing in
+//     one operator emitting the same elements, nothing allocated per
+//     event (Options.NoFused keeps the general operators, for tests).
 //   - Coalesce (coalesce.go) makes a result a set: value-equivalent intervals
 //     that overlap or meet are merged and equal events at a chronon are one.
 //   - SetOp (setops.go) is ∩ and ∪ over entity relations.

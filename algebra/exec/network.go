@@ -46,6 +46,9 @@ type Network struct {
 	Alphas []*Alpha
 	// Consts are constant entity relations (α arguments).
 	Consts []*ConstSource
+	// Fused counts the aggregates compiled into a FusedAgg
+	// (count_fused.go) rather than the general operators.
+	Fused int
 	// Skipped counts the source tuples the driver (RunHistory, RunSource)
 	// did not play because every reader rejects them for their values.
 	Skipped int
@@ -103,6 +106,10 @@ type Options struct {
 	// reads every packet once, not twice). Alpha.Plans lists the plan αs
 	// it stands for. Statistics per α count a shared one once.
 	ShareAlphas bool
+	// NoFused makes Build compile every aggregate into the general
+	// operators (Select, Coalesce, Apply), never a FusedAgg
+	// (count_fused.go): for comparisons.
+	NoFused bool
 	// generalJoin (tests only) keeps joins off their special paths
 	// (JoinSpec.InOrder), so that tests can compare the two.
 	generalJoin bool
@@ -597,6 +604,9 @@ func (n *Network) notePeak() {
 
 // apply compiles an apply and the aggregates under it.
 func (n *Network) apply(x *plan.Apply) (*stream.Tee, error) {
+	if out, ok, err := n.fusedApply(x); ok || err != nil {
+		return out, err
+	}
 	outer, _, err := n.rel(x.In)
 	if err != nil {
 		return nil, err

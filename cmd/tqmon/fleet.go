@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -40,12 +41,15 @@ type serveFlags struct {
 	token     string
 	tokenFile string
 	tls       tlsFlags
+	cluster   string
+	routes    []string
+	name      string
 }
 
 func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f serveFlags
 	cmd := &cobra.Command{
-		Use:     "serve [--addr HOST:PORT] [--data DIR] [--token T] [--tls-cert FILE --tls-key FILE [--tls-ca FILE]]",
+		Use:     "serve [--addr HOST:PORT] [--data DIR] [--token T] [--tls-cert FILE --tls-key FILE [--tls-ca FILE]] [--cluster HOST:PORT --routes URL,… --name NAME]",
 		Short:   "Run a NATS server (with JetStream storage) for a fleet of residents and monitors",
 		Long:    doc("serve"),
 		Example: doc("serve.example"),
@@ -60,6 +64,9 @@ func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 	fl.StringVar(&f.token, "token", "", "token every client must present (or --token-file, or $TQMON_TOKEN)")
 	fl.StringVar(&f.tokenFile, "token-file", "", "read the token from this file")
 	addTLSFlags(fl, &f.tls, tlsServer)
+	fl.StringVar(&f.cluster, "cluster", "", "make this server a node of a NATS cluster: listen for the other nodes' routes at HOST:PORT (over TLS, both ends verified, when --tls-cert is given)")
+	fl.StringSliceVar(&f.routes, "routes", nil, "with --cluster: nats-route://HOST:PORT of the cluster's nodes (every node's, this one's too: JetStream wants them all from the start)")
+	fl.StringVar(&f.name, "name", "", "with --cluster: this node's name, unique in the cluster (default: this machine's name)")
 	return cmd
 }
 
@@ -72,7 +79,25 @@ func runServe(f *serveFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	srv, err := embedded.Start(embedded.Options{Addr: f.addr, Data: f.data, Token: token, TLS: cfg})
+	o := embedded.Options{Addr: f.addr, Data: f.data, Token: token, TLS: cfg, Name: f.name,
+		// The server's warnings and errors (a route refused in its TLS
+		// handshake), not its notices.
+		Logf: func(format string, args ...any) {
+			if !strings.HasPrefix(format, "[INF]") {
+				fmt.Fprintf(stderr, "tqmon serve: "+format+"\n", args...)
+			}
+		}}
+	if f.cluster != "" {
+		o.Cluster = &embedded.Cluster{Addr: f.cluster, Routes: f.routes}
+		if o.Name == "" {
+			if o.Name, err = os.Hostname(); err != nil {
+				return usageErr(fmt.Errorf("--name: %w", err))
+			}
+		}
+	} else if len(f.routes) > 0 || f.name != "" {
+		return usageErr(errors.New("--routes and --name are a cluster node's: give --cluster HOST:PORT too"))
+	}
+	srv, err := embedded.Start(o)
 	if err != nil {
 		return openErr(err)
 	}
@@ -80,6 +105,9 @@ func runServe(f *serveFlags, stdout, stderr io.Writer) error {
 	// The URL on stdout, alone: scripts read it (port 0).
 	fmt.Fprintln(stdout, srv.URL())
 	fmt.Fprintf(stderr, "tqmon serve: NATS with JetStream at %s; join with --nats %s\n", srv.URL(), srv.URL())
+	if r := srv.RouteURL(); r != "" {
+		fmt.Fprintf(stderr, "tqmon serve: node %s of a cluster, routes at %s\n", o.Name, r)
+	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	<-ctx.Done()

@@ -27,6 +27,7 @@ type residentFlags struct {
 	tls       tlsFlags
 	specs     []string
 	ringBytes int
+	noPlans   bool
 }
 
 func newResidentCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -51,6 +52,7 @@ func newResidentCmd(stdout, stderr io.Writer) *cobra.Command {
 	addTLSFlags(fl, &f.tls, tlsResident)
 	fl.StringArrayVar(&f.specs, "spec", nil, "FILE extending the kernel's description (uprobe sensors; repeatable)")
 	fl.IntVar(&f.ringBytes, "ring-bytes", 8<<20, "size of the packet ring buffer (a power of two, at least a page)")
+	fl.BoolVar(&f.noPlans, "no-plans", false, "run no plan fragments: a query's joins and aggregates run at the monitor, over the packets (for comparing)")
 	return cmd
 }
 
@@ -81,7 +83,7 @@ func runResident(f *residentFlags, stderr io.Writer) (err error) {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	err = subject.ServeKernel(ctx, subject.KernelServeOptions{Kernel: subject.KernelOptions{Specs: specs, RingBytes: f.ringBytes},
-		Listen: f.listen, NATS: f.nats, Host: f.host, Token: f.token, TLS: f.tls.files, Insecure: f.tls.insecure,
+		Listen: f.listen, NATS: f.nats, Host: f.host, Token: f.token, TLS: f.tls.files, Insecure: f.tls.insecure, NoPlans: f.noPlans,
 		Logf: func(format string, args ...any) { fmt.Fprintf(stderr, "tqmon resident: "+format+"\n", args...) },
 		Serving: func() {
 			fmt.Fprintf(stderr, "tqmon resident: serving the kernel's sensors on %s\n", cmp.Or(f.listen, f.nats+" as host "+f.host))

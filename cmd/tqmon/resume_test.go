@@ -10,19 +10,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tqmon/tqmon/internal/testkit"
 	"github.com/tqmon/tqmon/resident/fleet/embedded"
+	"github.com/tqmon/tqmon/resident/transport"
 )
 
 // resumeFleet starts three demo hosts, web-1 to web-3 (seeds 50 to 52; host i
-// on urls[i%len(urls)]), for d each, their truths under dir.
-func resumeFleet(t *testing.T, bin, dir string, urls []string, d string) ([]*exec.Cmd, map[string]string) {
+// on urls[i%len(urls)]), for d each, their truths under dir, with more
+// flags if given.
+func resumeFleet(t *testing.T, bin, dir string, urls []string, d string, flags ...string) ([]*exec.Cmd, map[string]string) {
 	t.Helper()
 	var hosts []*exec.Cmd
 	truths := map[string]string{}
 	for i, h := range []string{"web-1", "web-2", "web-3"} {
 		tr := filepath.Join(dir, "truth-"+h)
 		truths[h] = tr
-		hosts = append(hosts, startDemoHost(t, bin, urls[i%len(urls)], h, "--duration", d, "--seed", fmt.Sprint(50+i), "--truth", tr))
+		hosts = append(hosts, startDemoHost(t, bin, urls[i%len(urls)], h, append([]string{"--duration", d, "--seed", fmt.Sprint(50 + i), "--truth", tr}, flags...)...))
 	}
 	return hosts, truths
 }
@@ -74,20 +77,42 @@ func killOnceAnswering(t *testing.T, mon *exec.Cmd, out string) {
 // "node killed, replicas 3" the fleet is a three-node cluster in this
 // process and the stream has three replicas: web-2's node is shut down
 // mid-run, and the monitor, killed after it, resumes through another
-// node: nothing is lost from the replicated stream.
+// node: nothing is lost from the replicated stream. In "TLS cluster" the
+// three nodes' clients and routes are TLS (a private CA, mutual TLS, a
+// token): the hosts and the monitor, killed and resumed through another
+// node, are on tls:// with --tls-ca and their certificate.
 func TestFleetResume(t *testing.T) {
 	bin := binary(t)
-	for _, nodeKilled := range []bool{false, true} {
-		name := "monitor killed"
-		if nodeKilled {
-			name = "node killed, replicas 3"
-		}
-		t.Run(name, func(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		cluster    bool // three nodes
+		replicas   bool // --replicas 3
+		nodeKilled bool
+		tls        bool // TLS on the clients and routes
+	}{
+		{name: "monitor killed"},
+		{name: "node killed, replicas 3", cluster: true, replicas: true, nodeKilled: true},
+		{name: "TLS cluster", cluster: true, tls: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
+			var base embedded.Options
+			var flags []string // the hosts' and the monitor's
+			if c.tls {
+				certs := testkit.NewCerts(t)
+				// The nodes verify each other against --tls-ca, as
+				// they do their clients (mutual TLS).
+				cfg, err := transport.TLSFiles{Cert: certs.ServerCert, Key: certs.ServerKey, CA: certs.CA}.ServerConfig()
+				if err != nil {
+					t.Fatal(err)
+				}
+				base = embedded.Options{Token: "s3cret", TLS: cfg}
+				flags = []string{"--token", "s3cret", "--tls-ca", certs.CA, "--tls-cert", certs.ClientCert, "--tls-key", certs.ClientKey}
+			}
 			var nodes []*embedded.Server
 			var err error
-			if nodeKilled {
-				nodes, err = embedded.StartCluster(3, func(int) string { return t.TempDir() })
+			if c.cluster {
+				nodes, err = embedded.StartNodes(base, 3, func(int) string { return t.TempDir() })
 			} else {
 				var s *embedded.Server
 				s, err = embedded.Start(embedded.Options{Addr: "127.0.0.1:0", Data: t.TempDir()})
@@ -107,23 +132,26 @@ func TestFleetResume(t *testing.T) {
 			var urls []string
 			for _, s := range nodes {
 				urls = append(urls, s.URL())
+				if c.tls && !strings.HasPrefix(s.URL(), "tls://") {
+					t.Fatalf("node at %s: want tls://", s.URL())
+				}
 			}
-			hosts, truths := resumeFleet(t, bin, dir, urls, "3s")
+			hosts, truths := resumeFleet(t, bin, dir, urls, "3s", flags...)
 			out := filepath.Join(dir, "answer.csv")
-			var args []string
-			if nodeKilled {
-				args = []string{"--replicas", "3"}
+			args := flags
+			if c.replicas {
+				args = append(args, "--replicas", "3")
 			}
 			var err1 strings.Builder
 			mon := monitor(t, bin, urls[0], "m", out, &err1, args...)
-			if nodeKilled {
+			if c.nodeKilled {
 				answering(t, out, 16<<10)
 				nodes[1].Shutdown() // web-2's: it reconnects to another node
 				shut[1] = true
 			}
 			killOnceAnswering(t, mon, out)
 			before, _ := os.ReadFile(out)
-			if !nodeKilled {
+			if !c.cluster {
 				// Another question under the same name is refused: its
 				// answer would not go on from this one's.
 				code, _, serr := tqmon(t, "query", "--nats", urls[0], "--resume", "m", "-e", "range of s is SendMessage retrieve (s.Host)")

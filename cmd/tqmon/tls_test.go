@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -9,7 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/tqmon/tqmon/internal/testkit"
+	"github.com/tqmon/tqmon/resident/transport"
 )
 
 // startTLSSubject runs a demo subject (seed 5, 700 ms, writing its truth
@@ -160,6 +165,7 @@ func TestTokenNotInClearCommands(t *testing.T) {
 	for _, args := range [][]string{
 		{"query", "--connect", "192.0.2.1:7070"},
 		{"query", "--nats", "nats://192.0.2.1:4222"},
+		{"query", "--nats", "nats://192.0.2.1:4222", "--resume", "m"},
 		{"record", "--connect", "192.0.2.1:7070", "--db", filepath.Join(t.TempDir(), "db")},
 		{"shell", "--connect", "192.0.2.1:7070", "--history-file", ""},
 	} {
@@ -172,4 +178,72 @@ func TestTokenNotInClearCommands(t *testing.T) {
 			t.Errorf("%v: exit %d\n%s", args, code, errs)
 		}
 	}
+}
+
+// TestServeClusterTLS: three tqmon serve nodes of one cluster (--cluster,
+// --routes, --name), the same --tls-* flags securing their clients and
+// their routes; a demo host joins the second over tls://, a monitor asks
+// through the third: its answers equal the host's truth (the frames
+// crossed TLS routes). A fourth node, its certificate from another CA,
+// cannot join: it says the route's TLS handshake failed, the unknown
+// authority named.
+func TestServeClusterTLS(t *testing.T) {
+	bin := binary(t)
+	if code, _, errs := tqmon(t, "serve", "--routes", "nats-route://127.0.0.1:6222"); code != exitUsage || !strings.Contains(errs, "--cluster") {
+		t.Errorf("--routes without --cluster: exit %d, want %d saying to give --cluster:\n%s", code, exitUsage, errs)
+	}
+	certs := testkit.NewCerts(t)
+	dir := t.TempDir()
+	var routes []string
+	for range 4 {
+		routes = append(routes, "nats-route://"+freeAddr(t))
+	}
+	node := func(i int, cert, key, ca string) []string {
+		return []string{"--token", "s3cret", "--tls-cert", cert, "--tls-key", key, "--tls-ca", ca,
+			"--cluster", strings.TrimPrefix(routes[i], "nats-route://"), "--routes", strings.Join(routes[:3], ","), "--name", fmt.Sprintf("n%d", i+1)}
+	}
+	var urls []string
+	for i := range 3 {
+		urls = append(urls, startServe(t, bin, node(i, certs.ServerCert, certs.ServerKey, certs.CA)...))
+	}
+	cfg, err := transport.TLSFiles{Cert: certs.ClientCert, Key: certs.ClientKey, CA: certs.CA}.ClientConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ncs []*nats.Conn
+	for _, u := range urls {
+		nc, err := nats.Connect(u, nats.Token("s3cret"), nats.Secure(cfg))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		ncs = append(ncs, nc)
+	}
+	testkit.Routed(t, ncs[1], ncs[2], 30*time.Second)
+	testkit.Routed(t, ncs[2], ncs[1], 30*time.Second)
+
+	client := []string{"--token", "s3cret", "--tls-ca", certs.CA, "--tls-cert", certs.ClientCert, "--tls-key", certs.ClientKey}
+	tr := filepath.Join(dir, "truth-web-1")
+	host := startDemoHost(t, bin, urls[1], "web-1", append([]string{"--duration", "700ms", "--seed", "31", "--truth", tr}, client...)...)
+	qs := fleetQueries()
+	code, out, errs := tqmon(t, append(append([]string{"query", "--nats", urls[2], "--hosts", "web-*"}, qs...), append([]string{"--format", "csv", "--time-format", "ns"}, client...)...)...)
+	if code != 0 {
+		t.Fatalf("monitor through another node: exit %d\n%s", code, errs)
+	}
+	if err := host.Wait(); err != nil {
+		t.Fatalf("host: %v", err)
+	}
+	sameAsFleetTruth(t, out, dir, map[string]string{"web-1": tr}, qs...)
+
+	var serr testkit.Buffer
+	other := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--data", t.TempDir()}, node(3, certs.OtherServerCert, certs.OtherServerKey, certs.OtherCA)...)...)
+	other.Stderr = &serr
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { other.Process.Signal(os.Interrupt); other.Wait() }()
+	waitFor(t, "the node of another CA refused", 20*time.Second, func() bool {
+		s := serr.String()
+		return strings.Contains(s, "TLS route handshake error") && strings.Contains(s, "certificate signed by unknown authority")
+	})
 }

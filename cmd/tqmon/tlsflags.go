@@ -32,7 +32,7 @@ func addTLSFlags(fl *pflag.FlagSet, f *tlsFlags, side int) {
 	case tlsServer:
 		fl.StringVar(&f.files.Cert, "tls-cert", "", "with --tls-key: serve TLS only (tls:// URLs) with this certificate (PEM)")
 		fl.StringVar(&f.files.Key, "tls-key", "", "with --tls-cert: the certificate's private key (PEM)")
-		fl.StringVar(&f.files.CA, "tls-ca", "", "with --tls-cert: accept only clients presenting a certificate these CAs (PEM) signed (mutual TLS)")
+		fl.StringVar(&f.files.CA, "tls-ca", "", "with --tls-cert: accept only clients presenting a certificate these CAs (PEM) signed (mutual TLS); with --cluster, the CAs the nodes' certificates are verified against (default: the system's)")
 	case tlsResident:
 		fl.StringVar(&f.files.Cert, "tls-cert", "", "with --listen: serve TLS with this certificate (PEM, with --tls-key); with --nats: the certificate presented to a server that requires one (mutual TLS)")
 		fl.StringVar(&f.files.Key, "tls-key", "", "the private key (PEM) of --tls-cert")

@@ -17,12 +17,16 @@ import (
 
 // Certs are the PEM files of a throwaway certificate authority made for
 // one test (nothing is committed): a server certificate for localhost,
-// 127.0.0.1 and ::1, a client certificate, both signed by CA, and a
-// second authority, OtherCA, that signed neither.
+// 127.0.0.1 and ::1 (good for client authentication too, as a cluster
+// node's, which dials the other nodes' routes with it), a client
+// certificate, both signed by CA, and a second authority, OtherCA, that
+// signed neither but signed OtherServerCert, the same server's
+// certificate from another authority.
 type Certs struct {
-	CA, OtherCA           string
-	ServerCert, ServerKey string
-	ClientCert, ClientKey string
+	CA, OtherCA                     string
+	ServerCert, ServerKey           string
+	ClientCert, ClientKey           string
+	OtherServerCert, OtherServerKey string
 }
 
 // NewCerts makes a Certs in a temporary directory of t's.
@@ -33,12 +37,17 @@ func NewCerts(t testing.TB) *Certs {
 	var caCert *x509.Certificate
 	var caKey *ecdsa.PrivateKey
 	caCert, caKey, c.CA = authority(t, dir, "ca")
-	_, _, c.OtherCA = authority(t, dir, "other-ca")
-	c.ServerCert, c.ServerKey = leaf(t, dir, "server", caCert, caKey, &x509.Certificate{
-		DNSNames:    []string{"localhost"},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	})
+	otherCert, otherKey, other := authority(t, dir, "other-ca")
+	c.OtherCA = other
+	server := func() *x509.Certificate {
+		return &x509.Certificate{
+			DNSNames:    []string{"localhost"},
+			IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+		}
+	}
+	c.ServerCert, c.ServerKey = leaf(t, dir, "server", caCert, caKey, server())
+	c.OtherServerCert, c.OtherServerKey = leaf(t, dir, "other-server", otherCert, otherKey, server())
 	c.ClientCert, c.ClientKey = leaf(t, dir, "client", caCert, caKey, &x509.Certificate{
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 	})

@@ -30,7 +30,13 @@ func natsURL(t *testing.T) string {
 // join serves ss as host on the server at url until the test ends.
 func join(t *testing.T, url, host string, ss transport.Sessions) *Server {
 	t.Helper()
-	nc, err := Connect(url, "", "resident")
+	return joinWith(t, url, "", host, ss)
+}
+
+// joinWith is join presenting token, its connection secured by sec.
+func joinWith(t *testing.T, url, token, host string, ss transport.Sessions, sec ...transport.Security) *Server {
+	t.Helper()
+	nc, err := Connect(url, token, "resident", sec...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,14 +81,22 @@ func kill(conns []wire.Conn, r *Resume) {
 // and a new one is.
 func TestDurableResume(t *testing.T) {
 	url := natsURL(t)
+	durableResume(t, url, url, "", transport.Security{})
+}
+
+// durableResume is TestDurableResume's run: a host joins the server at
+// hostURL, the monitor, killed and resumed, reaches it at monURL; both
+// present token, secured by sec.
+func durableResume(t *testing.T, hostURL, monURL, token string, sec transport.Security) {
+	t.Helper()
 	ctx := context.Background()
 	f := newFake()
-	join(t, url, "h1", f)
-	r1, err := OpenResume(ctx, url, "", "mon", StreamOptions{})
+	joinWith(t, hostURL, token, "h1", f, sec)
+	r1, err := OpenResume(ctx, monURL, token, "mon", StreamOptions{}, sec)
 	if err != nil || r1.Found {
 		t.Fatalf("a new name: found %v, %v", r1 != nil && r1.Found, err)
 	}
-	conns, err := DialHosts(ctx, url, "", "*", DialOptions{Resume: r1})
+	conns, err := DialHosts(ctx, monURL, token, "*", DialOptions{Resume: r1, Security: sec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +118,7 @@ func TestDurableResume(t *testing.T) {
 	for i := 11; i <= 20; i++ {
 		f.out <- batch(i, 0) // while the monitor is away
 	}
-	r2, err := OpenResume(ctx, url, "", "mon", StreamOptions{})
+	r2, err := OpenResume(ctx, monURL, token, "mon", StreamOptions{}, sec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +126,7 @@ func TestDurableResume(t *testing.T) {
 	if !r2.Found || len(r2.State.Hosts) != 1 {
 		t.Fatalf("resuming: found %v, state %+v", r2.Found, r2.State)
 	}
-	conns, err = DialHosts(ctx, url, "", "*", DialOptions{Resume: r2})
+	conns, err = DialHosts(ctx, monURL, token, "*", DialOptions{Resume: r2, Security: sec})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,13 @@
 package fleet
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
+	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -152,5 +155,100 @@ func TestNATSTokenNotInClear(t *testing.T) {
 	}
 	if _, err := Connect("nats://192.0.2.1:4222", "s3cret", "test"); !errors.Is(err, transport.ErrInClear) || !strings.Contains(err.Error(), "--insecure") {
 		t.Errorf("Connect: %v; want ErrInClear naming --insecure", err)
+	}
+}
+
+// sniffer is a TCP proxy to a server that keeps every byte it passes,
+// both ways: what anyone on the path would read.
+type sniffer struct {
+	mu   sync.Mutex
+	seen bytes.Buffer
+	addr string // where clients connect
+}
+
+// sniff starts a sniffer in front of the server at url (scheme://HOST:PORT)
+// until the test ends.
+func sniff(t *testing.T, url string) *sniffer {
+	t.Helper()
+	target := url[strings.Index(url, "://")+3:]
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	s := &sniffer{addr: l.Addr().String()}
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			d, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			t.Cleanup(func() { c.Close(); d.Close() })
+			go s.pass(d, c)
+			go s.pass(c, d)
+		}
+	}()
+	return s
+}
+
+// pass copies from src to dst, keeping a copy.
+func (s *sniffer) pass(dst, src net.Conn) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			s.mu.Lock()
+			s.seen.Write(buf[:n])
+			s.mu.Unlock()
+			if _, err := dst.Write(buf[:n]); err != nil {
+				src.Close()
+				return
+			}
+		}
+		if err != nil {
+			dst.Close()
+			return
+		}
+	}
+}
+
+// saw reports whether what passed holds s.
+func (s *sniffer) saw(str string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return bytes.Contains(s.seen.Bytes(), []byte(str))
+}
+
+// TestDurableResumeTLS: TestDurableResume's monitor, killed and resumed
+// by name, over tls:// to a server whose certificate a private CA
+// signed: it resumes as it does in clear, and on the path between it
+// and the server neither its token nor the name of the stream its frames
+// come from pass in clear — while in the same run over nats:// both do
+// (the sniffer sees what it would).
+func TestDurableResumeTLS(t *testing.T) {
+	const token = "s3cret" // tlsServer's
+	certs := testkit.NewCerts(t)
+	s := tlsServer(t, transport.TLSFiles{Cert: certs.ServerCert, Key: certs.ServerKey})
+	sec := security(t, transport.TLSFiles{CA: certs.CA})
+	path := sniff(t, s.URL())
+	durableResume(t, s.URL(), "tls://"+path.addr, token, sec)
+	if path.saw(token) || path.saw(Stream) {
+		t.Errorf("over TLS the path saw the token %v, the stream's name %v", path.saw(token), path.saw(Stream))
+	}
+
+	plain, err := embedded.Start(embedded.Options{Addr: "127.0.0.1:0", Data: t.TempDir(), Token: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(plain.Shutdown)
+	clear := sniff(t, plain.URL())
+	durableResume(t, plain.URL(), "nats://"+clear.addr, token, transport.Security{})
+	if !clear.saw(token) || !clear.saw(Stream) {
+		t.Errorf("in clear the path saw the token %v, the stream's name %v: the sniffer misses what passes", clear.saw(token), clear.saw(Stream))
 	}
 }

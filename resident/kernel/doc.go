@@ -13,7 +13,9 @@
 // to. Unlike package resident, which sits inside subject programs and
 // depends on nothing above it, this resident compiles its own
 // description: it imports grammar/sdl, sensor and sensor/bpfgen (and
-// algebra for the catalog), never remote, rewrite or the interpreter.
+// algebra for the catalog); the monitor's code (remote, the rewriter, the
+// interpreter) only through package plans, the plan-fragment runner it
+// shares with the Go resident (plan.go).
 //
 // # Bounds
 //
@@ -51,7 +53,16 @@
 //     so a monitor that falls behind loses nothing until the ring is
 //     full, and then the kernel counts every packet it drops, which the
 //     next batch reports (TestConsumerBehindLosesNothing,
-//     TestDrainHoldsNoBytes; see drain.go).
+//     TestDrainHoldsNoBytes; see drain.go);
+//   - plan fragments (CPlan, served sessions only; plan.go, package
+//     plans): per fragment 64 MiB of operator state (at most 256 MiB),
+//     2^20 result tuples open, Options.PlanQueue (65,536) results
+//     waiting for the monitor; 4 fragments at once, equal ones shared,
+//     64 KiB of program each. Past any, the fragment stops and the run
+//     is incomplete, not wrong (TestKernelPlanStateBound,
+//     TestKernelPlanSessions). A fragment reads its own session as a
+//     remote monitor would: the drain never waits for it, so it cannot
+//     make the ring overflow sooner than a slow monitor can.
 //
 // TestKernelHostileNeverReads runs a workload of 800,000 system calls
 // under five sessions that keep their leases and never read beside an

@@ -19,7 +19,7 @@ import (
 // default ring: every one is counted — none dropped by the kernel, none
 // lost in the drain or the session (make test-heavy: TQMON_HEAVY=1).
 // The count's own where clause names the target: an aggregate does not
-// see the retrieve's (TQUEL.md), so count(s.Name for ever) alone counts
+// see the retrieve's (docs/tquel.md), so count(s.Name for ever) alone counts
 // every process's system calls — on a machine where others make some, a
 // count above the target's, and every one of them through the consumer.
 func TestKernelCountsEveryCall(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/grammar/sdl"
 	"github.com/tqmon/tqmon/grammar/source"
+	"github.com/tqmon/tqmon/resident/plans"
 	"github.com/tqmon/tqmon/resident/session"
 	"github.com/tqmon/tqmon/resident/wire"
 	"github.com/tqmon/tqmon/sensor"
@@ -83,6 +84,14 @@ type Options struct {
 	// and compiles no selection into its programs (every enabled packet
 	// is sent; the monitor selects) — for comparing the two.
 	NoSelections bool
+	// NoPlans: the resident does not advertise wire.CapPlans and refuses
+	// CPlan (a program's joins and aggregates run at the monitor, over
+	// the packets) — for comparing the two (plan.go).
+	NoPlans bool
+	// PlanQueue bounds the result packets a plan session holds for a
+	// monitor that does not read them (0 and most: plans.MaxQueued,
+	// 65,536); past it the fragment stops, saying so.
+	PlanQueue int
 	// rejectSelections: every program with a selection compiled in is
 	// made one the verifier rejects (tests: RejectSelections).
 	rejectSelections bool
@@ -118,6 +127,9 @@ type Resident struct {
 	// commSel: per command name, per sensor, the entity triggers that
 	// select it (entsel.go).
 	commSel map[string]map[int]int
+	// plans are the plan fragments it runs (nil: Options.NoPlans;
+	// plan.go).
+	plans *plans.Registry
 }
 
 // entity type IDs (linux.sdl declares them first, in this order).
@@ -196,6 +208,10 @@ func newResident(opts Options, d *Description) (*Resident, error) {
 	if !opts.NoSelections {
 		r.hello.Caps = append(r.hello.Caps, wire.CapFragments)                     // see filter.go
 		r.hello.Caps = append(r.hello.Caps, wire.CapEntityTriggers, wire.CapWhile) // see entsel.go
+	}
+	if !opts.NoPlans {
+		r.plans = plans.NewRegistry(opts.PlanQueue)
+		r.hello.Caps = append(r.hello.Caps, wire.CapPlans) // see plan.go
 	}
 	for _, rel := range cat.Relations {
 		r.hello.Sensors = append(r.hello.Sensors, rel.Name)

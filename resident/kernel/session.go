@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 
+	"github.com/tqmon/tqmon/resident/plans"
 	"github.com/tqmon/tqmon/resident/session"
 	"github.com/tqmon/tqmon/resident/transport"
 	"github.com/tqmon/tqmon/resident/wire"
@@ -45,6 +46,9 @@ type Session struct {
 	// mostly name the same thread and process, checked here without a
 	// lookup in defined (holding them keeps their addresses theirs).
 	recent [2]*entity
+	// plan, once set (r.mu; never unset), makes it a plan session
+	// (plan.go): Recv carries the fragment's results.
+	plan plans.Slot
 }
 
 // Open starts a session. Its first batch carries the live processes,
@@ -132,6 +136,9 @@ func (r *Resident) dropSessionLocked(s *Session, err error, keep bool) bool {
 	if r.tr != nil {
 		r.tr.leave(s.idx)
 	}
+	if o := s.plan.Load(); o != nil {
+		o.Close(err) // the fragment's last results, then err (plan.go)
+	}
 	s.core.End(err, keep)
 	for _, ss := range r.sensors {
 		if ss != nil {
@@ -149,11 +156,13 @@ func (r *Resident) dropSessionLocked(s *Session, err error, keep bool) bool {
 // entity keys it uses that the session was not sent, the new watermark
 // and the cumulative per-sensor counts. It returns the session's error
 // once it ended, or ctx's.
-func (s *Session) Recv(ctx context.Context) (*wire.Batch, error) { return s.core.Recv(ctx) }
+func (s *Session) Recv(ctx context.Context) (*wire.Batch, error) {
+	return s.plan.Recv(ctx, &s.core, s.Close) // (a plan session's: plan.go)
+}
 
 // Release gives back a batch Recv returned, for reuse
 // (session.Core.Release). Optional; after it, b must not be used.
-func (s *Session) Release(b *wire.Batch) { s.core.Release(b) }
+func (s *Session) Release(b *wire.Batch) { s.plan.Release(&s.core, b) }
 
 // Apply carries out a command. A command the resident cannot carry out
 // changes nothing and gets a *CommandError.
@@ -182,7 +191,12 @@ func (s *Session) sensorArg(cmd *wire.Command) (*sensorState, error) {
 func (s *Session) apply(cmd *wire.Command) error {
 	r := s.r
 	fail := s.core.Fail
+	if o := s.plan.Load(); o != nil {
+		return o.Command(&s.core, cmd) // (plan.go)
+	}
 	switch cmd.Kind {
+	case wire.CPlan:
+		return s.startPlan(cmd)
 	case wire.CEnable, wire.CDisable:
 		ss, err := s.sensorArg(cmd)
 		if err != nil {
@@ -277,8 +291,8 @@ func (s *Session) triggers(sensor int) bool {
 }
 
 // Local returns an in-process connection to the resident: a new session
-// (session.Local).
-func (r *Resident) Local() wire.Conn { return session.Local(r.Hello, r.Open()) }
+// (session.Local). Its hello offers no plans (localHello, plan.go).
+func (r *Resident) Local() wire.Conn { return session.Local(r.localHello, r.Open()) }
 
 // Sessions returns the resident as a transport server sees it (for
 // `tqmon resident --kernel --listen`).

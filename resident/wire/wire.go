@@ -58,6 +58,13 @@ const CapWhile = "while"
 // (enables an entity once enough packets carrying it fell in a window).
 const CapCount = "count"
 
+// CapCountWhile: the resident also evaluates counting triggers with
+// While: the enable is held only while the count is at least Count (taken
+// back by the resident's drain, within one round of the count falling),
+// and the target's intervals in progress on the entity then are still
+// sent their end.
+const CapCountWhile = "count-while"
+
 // MaxCount is the largest Count a resident counts: a remote with a higher
 // threshold widens instead.
 const MaxCount = 64
@@ -220,12 +227,15 @@ const (
 	// tuple satisfies Conds: set when a tuple that satisfies them begins (or
 	// when the trigger is installed, for the entities whose tuple already
 	// does), cleared when one that does not begins or the entity ends.
-	// With Count (On traced, not While), the trigger counts instead:
+	// With Count (On traced), the trigger counts instead:
 	// it enables the entity once at least Count of On's packets that
 	// satisfy Conds and carry it in Attr fell within the last Period ns
 	// (inclusive; Period 0: since the trigger was installed) — the gate of
 	// two-phase monitoring, count(… by Attr for each Period) ≥ Count,
-	// evaluated where the packets are (CapCount).
+	// evaluated where the packets are (CapCount) — for the session, or,
+	// with While (CapCountWhile), only while the count is at least Count
+	// (and Sensor's intervals in progress on the entity when it is
+	// disabled are still sent their end).
 	// CUntrigger removes trigger ID and what it enabled.
 	CTrigger
 	CUntrigger

@@ -7,7 +7,9 @@
 // under Options.Data (a temporary directory when empty, removed on
 // Shutdown), at most MaxStore bytes on disk and MaxMemory in memory; a
 // client presents Options.Token when one is set. No signal handlers are
-// installed and nothing is logged unless Logf is set.
+// installed and nothing is logged unless Logf is set. With Options.TLS,
+// clients and, on a cluster's node, the routes to the other nodes speak
+// TLS only (routeTLS).
 package embedded
 
 import (
@@ -53,9 +55,12 @@ type Options struct {
 	// TLS, when set, makes every client connection TLS
 	// (transport.TLSFiles.ServerConfig): clients connect to tls://…
 	// (URL says so), and with ClientAuth set only clients presenting a
-	// certificate its CAs signed get in (mutual TLS). Routes between a
-	// cluster's nodes are not covered: keep them on a trusted network.
+	// certificate its CAs signed get in (mutual TLS). On a cluster's node
+	// it makes the routes TLS too, with both ends verified (routeTLS).
 	TLS *tls.Config
+	// Logf, when set, receives the server's notices, warnings and errors
+	// (a route refused in its TLS handshake is one), one line each.
+	Logf func(format string, args ...any)
 }
 
 // Cluster makes a server one node of a NATS cluster: it listens for
@@ -133,11 +138,18 @@ func Start(o Options) (*Server, error) {
 			s.cleanup()
 			return nil, err
 		}
+		if o.TLS != nil {
+			opts.Cluster.TLSConfig = routeTLS(o.TLS)
+			opts.Cluster.TLSTimeout = tlsTimeout
+		}
 	}
 	ns, err := server.NewServer(opts)
 	if err != nil {
 		s.cleanup()
 		return nil, fmt.Errorf("embedded: %w", err)
+	}
+	if o.Logf != nil {
+		ns.SetLoggerV2(logger(o.Logf), false, false, false)
 	}
 	s.ns = ns
 	ns.Start()
@@ -148,6 +160,34 @@ func Start(o Options) (*Server, error) {
 	}
 	return s, nil
 }
+
+// routeTLS is a node's TLS for its routes, made from its clients' (one
+// set of files, transport.TLSFiles.ServerConfig, for both): a route is
+// both a client (the node that dials) and a server (the node dialled),
+// so each end presents the node's certificate and verifies the other's,
+// against the CAs clients are verified with (--tls-ca; the system's
+// roots when none is given). A node whose certificate those CAs did not
+// sign cannot join: the handshake fails at both ends, and each logs it
+// ("TLS route handshake error"). Its certificate must name the address
+// the other nodes dial (the route URL's host) and allow both server and
+// client authentication.
+func routeTLS(clients *tls.Config) *tls.Config {
+	c := clients.Clone()
+	c.ClientAuth = tls.RequireAndVerifyClientCert
+	c.RootCAs = c.ClientCAs
+	return c
+}
+
+// logger passes the server's log lines to a Logf. Debug and trace lines
+// are off (SetLoggerV2's flags) and never reach it.
+type logger func(format string, args ...any)
+
+func (l logger) Noticef(f string, a ...any) { l("[INF] "+f, a...) }
+func (l logger) Warnf(f string, a ...any)   { l("[WRN] "+f, a...) }
+func (l logger) Fatalf(f string, a ...any)  { l("[FTL] "+f, a...) }
+func (l logger) Errorf(f string, a ...any)  { l("[ERR] "+f, a...) }
+func (l logger) Debugf(f string, a ...any)  {}
+func (l logger) Tracef(f string, a ...any)  {}
 
 // cluster sets a node's cluster options.
 func cluster(opts *server.Options, c *Cluster) error {
@@ -191,6 +231,20 @@ func (s *Server) RouteURL() string {
 // tls://host:port when the server has TLS).
 func (s *Server) URL() string { return s.ns.ClientURL() }
 
+// Routes is how many other nodes of its cluster the node has routes to
+// (a pair of nodes may keep several routes, a pool).
+func (s *Server) Routes() int {
+	rz, err := s.ns.Routez(nil)
+	if err != nil {
+		return 0
+	}
+	peers := map[string]bool{}
+	for _, r := range rz.Routes {
+		peers[r.RemoteID] = true
+	}
+	return len(peers)
+}
+
 // JetStream reports whether JetStream is enabled.
 func (s *Server) JetStream() bool { return s.ns.JetStreamEnabled() }
 
@@ -207,7 +261,14 @@ func (s *Server) cleanup() {
 	}
 }
 
-// StartCluster starts a cluster of n nodes in this process, named n1, n2,
+// StartCluster starts a cluster of n nodes in this process: StartNodes
+// with no token, TLS or log.
+func StartCluster(n int, dir func(i int) string) ([]*Server, error) {
+	return StartNodes(Options{}, n, dir)
+}
+
+// StartNodes starts a cluster of n nodes in this process, each with
+// base's Token, TLS (clients and routes), limits and Logf, named n1, n2,
 // …: clients on loopback ports, routes on loopback (picked free first:
 // JetStream in a cluster wants every node to know its routes from the
 // start), node i's store in dir(i). It returns once every node has a
@@ -215,18 +276,18 @@ func (s *Server) cleanup() {
 // metadata (streams with replicas can be made), at most readyTimeout
 // after the last node started; a port taken meanwhile is picked again, a
 // few times.
-func StartCluster(n int, dir func(i int) string) ([]*Server, error) {
+func StartNodes(base Options, n int, dir func(i int) string) ([]*Server, error) {
 	var err error
 	for range 3 {
 		var nodes []*Server
-		if nodes, err = startCluster(n, dir); err == nil {
+		if nodes, err = startCluster(base, n, dir); err == nil {
 			return nodes, nil
 		}
 	}
 	return nil, err
 }
 
-func startCluster(n int, dir func(i int) string) ([]*Server, error) {
+func startCluster(base Options, n int, dir func(i int) string) ([]*Server, error) {
 	var routes []string
 	for range n {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -244,7 +305,9 @@ func startCluster(n int, dir func(i int) string) ([]*Server, error) {
 	}
 	for i := range n {
 		c := &Cluster{Name: "fleet", Addr: routes[i][len("nats-route://"):], Routes: routes}
-		s, err := Start(Options{Addr: "127.0.0.1:0", Data: dir(i), Name: fmt.Sprintf("n%d", i+1), Cluster: c})
+		o := base
+		o.Addr, o.Data, o.Name, o.Cluster = "127.0.0.1:0", dir(i), fmt.Sprintf("n%d", i+1), c
+		s, err := Start(o)
 		if err != nil {
 			stop()
 			return nil, err
@@ -255,7 +318,7 @@ func startCluster(n int, dir func(i int) string) ([]*Server, error) {
 	for {
 		ready, leader := true, false
 		for _, s := range nodes {
-			ready = ready && s.ns.NumRoutes() >= n-1
+			ready = ready && s.Routes() == n-1
 			leader = leader || s.ns.JetStreamIsLeader()
 		}
 		if ready && leader {
