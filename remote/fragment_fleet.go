@@ -105,26 +105,34 @@ func perHostRun(ctx context.Context, p *query.Program, conns []wire.Conn, plans 
 	}
 	outs := make([]outcome, len(conns))
 	var mu sync.Mutex
-	started, first := 0, algebra.Forever
+	// The run is ready (opts.Ready, opts.Started: from the earliest
+	// host's start) once every host has started its fragment or ended
+	// without (refused, lost before it started: a host that never starts
+	// must not hold the others' answer back).
+	settled, first := 0, algebra.Forever
+	settle := func(t algebra.Time, ok bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		settled++
+		if ok {
+			first = min(first, t)
+		}
+		if settled == len(conns) {
+			if opts.Ready != nil {
+				opts.Ready()
+			}
+			if opts.Started != nil && first < algebra.Forever {
+				opts.Started(first)
+			}
+		}
+	}
 	var wg sync.WaitGroup
 	for i, c := range conns {
 		host := c.Hello().Name
 		o := opts
 		o.OnElem, o.Discard, o.Progress, o.Ready = nil, false, nil, nil
-		o.Started = func(t algebra.Time) {
-			mu.Lock()
-			defer mu.Unlock()
-			started++
-			first = min(first, t)
-			if started == len(conns) {
-				if opts.Ready != nil {
-					opts.Ready()
-				}
-				if opts.Started != nil {
-					opts.Started(first)
-				}
-			}
-		}
+		var once sync.Once
+		o.Started = func(t algebra.Time) { once.Do(func() { settle(t, true) }) }
 		if opts.OnLoss != nil {
 			o.OnLoss = func(l Loss) {
 				mu.Lock()
@@ -138,6 +146,7 @@ func perHostRun(ctx context.Context, p *query.Program, conns []wire.Conn, plans 
 			defer wg.Done()
 			st := LiveStats{Wanted: map[string]uint64{}, Dropped: map[string]uint64{}}
 			res, st, err := placedRun(ctx, p, c, plans, o, st, host)
+			once.Do(func() { settle(0, false) })
 			outs[i] = outcome{res, st, err}
 		}()
 	}

@@ -205,3 +205,47 @@ func TestLiveFleetPerHostWire(t *testing.T) {
 		t.Errorf("per host not cheaper on the wire: %v against %v", per[false], per[true])
 	}
 }
+
+// TestLiveFleetPerHostNeverStarted: h2 is lost before its fragment
+// starts. The run is ready once h1 has started (h2 does not hold it
+// back: runTwoDemos waits for Ready), h1's answer equals its truth, and
+// h2 is reported lost.
+func TestLiveFleetPerHostNeverStarted(t *testing.T) {
+	hosts := []string{"h1", "h2"}
+	hellos := []*wire.Hello{{Name: "h1", SDL: ossensors.SDL}, {Name: "h2", SDL: ossensors.SDL}}
+	cat, prog := fleetProgram(t, hellos, perHostQueries[:1])
+	var mu sync.Mutex
+	sent := make([][]wire.Command, 2)
+	done := make(chan struct{})
+	var (
+		rs     []query.Result
+		truths []*algebra.History
+		err    error
+	)
+	go func() {
+		defer close(done)
+		rs, _, truths, err = runTwoDemos(t, prog, 200*time.Millisecond, remote.LiveOptions{}, func(i int, c wire.Conn) wire.Conn {
+			h := host{Conn: c, name: hosts[i], mu: &mu, sent: &sent[i]}
+			if i == 1 {
+				return loses{h, time.Now()}
+			}
+			return h
+		})
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the run never became ready: h2, never started, held it back")
+	}
+	var lost *remote.SessionLostError
+	if !errors.As(err, &lost) || lost.Resident != "h2" {
+		t.Fatalf("err = %v, want h2's session lost", err)
+	}
+	want, _, err := prog.RunHistory(fleetTruth(cat, hosts, truths))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, w := byHost(rs[0].Table), byHost(want[0].Table); g["h1"] != w["h1"] || g["h2"] != "" {
+		t.Errorf("h1's rows differ from its truth, or h2 has rows:\n--- live\n%s%s--- truth\n%s", head(g["h1"]), head(g["h2"]), head(w["h1"]))
+	}
+}
