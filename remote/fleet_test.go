@@ -26,11 +26,17 @@ type host struct {
 	name string
 	mu   *sync.Mutex
 	sent *[]wire.Command
+	// plain hides that the resident runs plans: the monitor runs the
+	// program itself (not per host, fragment_fleet.go).
+	plain bool
 }
 
 func (h host) Hello() *wire.Hello {
 	x := *h.Conn.Hello()
 	x.Name = h.name
+	if h.plain {
+		x.Caps = slices.DeleteFunc(slices.Clone(x.Caps), func(c string) bool { return c == wire.CapPlans })
+	}
 	return &x
 }
 
@@ -99,8 +105,10 @@ when S precede end of W`},
 	cat, prog := fleetProgram(t, hellos, srcs)
 	var mu sync.Mutex
 	sent := make([][]wire.Command, 2)
+	// The monitor's own fleet run (its commands per host are what this
+	// test checks; placed per host: TestLiveFleetPerHost).
 	rs, _, truths, err := runTwoDemos(t, prog, 300*time.Millisecond, remote.LiveOptions{}, func(i int, c wire.Conn) wire.Conn {
-		return host{Conn: c, name: hosts[i], mu: &mu, sent: &sent[i]}
+		return host{Conn: c, name: hosts[i], mu: &mu, sent: &sent[i], plain: true}
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -72,6 +72,8 @@ func placeable(p *query.Program, conns []wire.Conn, plans []plan.Node, opts Live
 		return false, "recording (the tap sees packets)"
 	case opts.Follow != nil:
 		return false, "following descendants"
+	case slices.ContainsFunc(conns, isDurable):
+		return false, "durable sessions (a resumed monitor reads every frame again)"
 	}
 	hellos := make([]*wire.Hello, len(conns))
 	for i, c := range conns {
@@ -88,27 +90,53 @@ func placeable(p *query.Program, conns []wire.Conn, plans []plan.Node, opts Live
 func Placement(p *query.Program, plans []plan.Node, hellos []*wire.Hello, naive bool) rewrite.ProgramPlacement {
 	why := ""
 	switch {
+	case p.Catalog.Fleet:
+		// A fleet's plans: the rule "per-host plans" says whether each
+		// host runs them whole (fragment_fleet.go), if the hosts can.
+		pl := rewrite.PlaceProgram(p.Catalog, plans...)
+		why := perHostPlaceable(hellos)
+		if why == "" {
+			why = unplaceable(p, naive)
+		}
+		if pl.PerHost && why != "" {
+			why = "each host could run it whole (" + pl.String() + "), but " + why
+			pl.Resident, pl.PerHost, pl.Why = false, false, why
+		}
+		return pl
 	case len(hellos) != 1:
 		why = "more than one resident"
 	case !hellos[0].Has(wire.CapPlans):
 		why = "the resident does not run plans"
-	case naive:
-		why = "naive plans"
-	case p.Sources == nil:
-		why = "a program without its text"
-	case p.UsesNow:
-		why = "it names now"
 	default:
-		return rewrite.PlaceProgram(p.Catalog, plans...)
+		if why = unplaceable(p, naive); why == "" {
+			return rewrite.PlaceProgram(p.Catalog, plans...)
+		}
 	}
 	return rewrite.ProgramPlacement{Why: why}
+}
+
+// unplaceable says why p's plans cannot be sent to a resident whatever
+// the residents ("" : they can).
+func unplaceable(p *query.Program, naive bool) string {
+	switch {
+	case naive:
+		return "naive plans"
+	case p.Sources == nil:
+		return "a program without its text"
+	case p.UsesNow:
+		return "it names now"
+	}
+	return ""
 }
 
 // placedRun is RunLive for a program placed at its one resident: it
 // sends the CPlan, renews the lease and takes the resident's result
 // packets as the statements' answers, with the fragment's observation as
 // the run's.
-func placedRun(ctx context.Context, p *query.Program, conn wire.Conn, plans []plan.Node, opts LiveOptions, stats LiveStats) ([]query.Result, LiveStats, error) {
+//
+// host, when not "", runs the program at that host of a fleet
+// (perHostRun: FleetHostArg).
+func placedRun(ctx context.Context, p *query.Program, conn wire.Conn, plans []plan.Node, opts LiveOptions, stats LiveStats, host string) ([]query.Result, LiveStats, error) {
 	h := conn.Hello()
 	global := func(mono int64) algebra.Time {
 		if mono == math.MaxInt64 {
@@ -123,10 +151,14 @@ func placedRun(ctx context.Context, p *query.Program, conn wire.Conn, plans []pl
 		limit = b.Limit
 	}
 	cmd := PlanCommand(p, limit)
+	if host != "" {
+		cmd.Args = append(cmd.Args, FleetHostArg+"="+host)
+	}
 	stats.Placed = true
 	if err := conn.Send(&cmd); err != nil {
 		return nil, stats, fmt.Errorf("resident %s: plan fragment: %w", h.Name, err)
 	}
+
 	cols := make([]*exec.Collector, len(p.Stmts))
 	for i, r := range p.Stmts {
 		c := exec.NewCollector(r.Result)
@@ -203,6 +235,12 @@ func placedRun(ctx context.Context, p *query.Program, conn wire.Conn, plans []pl
 			switch pk.Kind {
 			case wire.PResultStart:
 				start, end, started = t, t, true
+				// The lease once the fragment's commands are carried out,
+				// as a monitor's own run sends it after its enables (a
+				// demo subject starts at the first lease: without it, one
+				// waiting briefly for a monitor ended unwatched; sent
+				// before, its first moments went unobserved).
+				conn.Send(&wire.Command{Kind: wire.CLease, Period: int64(opts.Lease)})
 				if opts.Ready != nil {
 					opts.Ready() // the fragment's commands are carried out
 				}
@@ -354,11 +392,23 @@ func RunFragment(ctx context.Context, conn wire.Conn, cmd *wire.Command, sink Fr
 	case limit == 0:
 		limit = DefaultFragmentLimit
 	}
-	cat, err := sensor.CompileText(h.Name+".sdl", h.SDL)
+	host, args, err := fleetHost(cmd.Args)
 	if err != nil {
 		return err
 	}
-	params, err := query.ParseParams(cmd.Args)
+	var cat *algebra.Catalog
+	if host != "" {
+		// A host of a fleet (perHostRun): a fleet of one.
+		conn = asHost{conn, host}
+		h = conn.Hello()
+		cat, _, err = FleetCatalog([]*wire.Hello{h}, true)
+	} else {
+		cat, err = sensor.CompileText(h.Name+".sdl", h.SDL)
+	}
+	if err != nil {
+		return err
+	}
+	params, err := query.ParseParams(args)
 	if err != nil {
 		return err
 	}

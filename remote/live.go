@@ -258,7 +258,10 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 		plans[i] = r.Final
 	}
 	if ok, _ := placeable(p, conns, plans, opts); ok {
-		return placedRun(ctx, p, conns[0], plans, opts, stats) // fragment_plan.go
+		if p.Catalog.Fleet {
+			return perHostRun(ctx, p, conns, plans, opts, stats) // fragment_fleet.go
+		}
+		return placedRun(ctx, p, conns[0], plans, opts, stats, "") // fragment_plan.go
 	}
 	obs := newObserver(p.Catalog.Fleet)
 	packets := map[string]int{} // received and delivered, gaps or not

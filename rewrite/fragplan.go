@@ -19,6 +19,9 @@ type ProgramPlacement struct {
 	// Ops is what the resident would run that a σ/π fragment cannot:
 	// its joins (blocks of two or more range variables) and aggregates.
 	Joins, Aggregates int
+	// PerHost, in a fleet, says the plans run whole at each host and the
+	// monitor's answer is the union of the hosts' (PlacePerHost).
+	PerHost bool
 }
 
 // String says it as --explain prints it.
@@ -32,6 +35,9 @@ func (p ProgramPlacement) String() string {
 	}
 	if p.Aggregates > 0 {
 		what = append(what, fmt.Sprintf("%d aggregate(s)", p.Aggregates))
+	}
+	if p.PerHost {
+		return "every operator at each host (" + strings.Join(what, ", ") + "); the monitor receives each host's derived tuples, their union its answer"
 	}
 	return "every operator at the resident (" + strings.Join(what, ", ") + "); the monitor receives derived tuples"
 }
@@ -61,14 +67,19 @@ func (p ProgramPlacement) String() string {
 //
 // What is left at the monitor: any plan that reads the observation's own
 // relations (Observed, Lost: the monitor's observation, not the
-// resident's), a fleet's plans (data of many residents: only a per-host
-// part could go, which this rule does not split off), and — because a
+// resident's), a fleet's plans unless each host can run them whole
+// (PlacePerHost, the rule "per-host plans"), and — because a
 // σ/π fragment (Place) already spares every packet such a plan can spare —
 // plans without a join or an aggregate.
 func PlaceProgram(cat *algebra.Catalog, roots ...plan.Node) ProgramPlacement {
 	if cat.Fleet {
-		return ProgramPlacement{Why: "a fleet's data is many residents'"}
+		return PlacePerHost(cat, roots...)
 	}
+	return placeOne(roots)
+}
+
+// placeOne is PlaceProgram for one resident's data.
+func placeOne(roots []plan.Node) ProgramPlacement {
 	var p ProgramPlacement
 	why := ""
 	for _, root := range roots {
@@ -105,17 +116,24 @@ func PlaceProgram(cat *algebra.Catalog, roots ...plan.Node) ProgramPlacement {
 func PlacedTree(p ProgramPlacement, root plan.Node) string {
 	var b strings.Builder
 	lines := strings.Split(strings.TrimSuffix(plan.Tree(root), "\n"), "\n")
+	at := "resident"
+	if p.PerHost {
+		at = "per host" // at each host, its own part
+	}
 	for _, l := range lines {
 		where := "monitor "
 		switch {
 		case p.Resident:
-			where = "resident"
+			where = at
 		case strings.Contains(l, "α["):
 			where = "resident"
 		}
 		fmt.Fprintf(&b, "%s │ %s\n", where, l)
 	}
-	if p.Resident {
+	switch {
+	case p.PerHost:
+		b.WriteString("monitor  │ the union of the hosts' results, as derived tuples\n")
+	case p.Resident:
 		b.WriteString("monitor  │ the results, as derived tuples\n")
 	}
 	return b.String()

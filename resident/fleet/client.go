@@ -271,6 +271,12 @@ func (c *conn) LateHosts() []string {
 
 func (c *conn) Hello() *wire.Hello { return c.hello }
 
+// Durable reports whether the session is durable (a monitor that can
+// resume): its frames are read again from the first when it resumes, so
+// a program is not placed at the host (remote: a plan fragment started
+// again would answer twice).
+func (c *conn) Durable() bool { return c.durable != nil }
+
 // Skew is the clock-skew bound stated for the host (DialOptions.Skew, or
 // measured by Dial; 0 when the host does not answer tqmon.H.clock).
 func (c *conn) Skew() time.Duration { return c.skew }
