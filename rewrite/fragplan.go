@@ -19,12 +19,21 @@ type ProgramPlacement struct {
 	// Ops is what the resident would run that a σ/π fragment cannot:
 	// its joins (blocks of two or more range variables) and aggregates.
 	Joins, Aggregates int
+	// Costly: the rule "resident plans" would place the program, the
+	// rule "placement cost" (placecost.go) keeps it at the monitor;
+	// Estimate is that rule's estimate, either way ("" when not asked).
+	Costly   bool
+	Estimate string
 }
 
 // String says it as --explain prints it.
 func (p ProgramPlacement) String() string {
 	if !p.Resident {
 		return "at the monitor: " + p.Why
+	}
+	est := ""
+	if p.Estimate != "" {
+		est = " (estimate: " + p.Estimate + ")"
 	}
 	var what []string
 	if p.Joins > 0 {
@@ -33,7 +42,7 @@ func (p ProgramPlacement) String() string {
 	if p.Aggregates > 0 {
 		what = append(what, fmt.Sprintf("%d aggregate(s)", p.Aggregates))
 	}
-	return "every operator at the resident (" + strings.Join(what, ", ") + "); the monitor receives derived tuples"
+	return "every operator at the resident (" + strings.Join(what, ", ") + "); the monitor receives derived tuples" + est
 }
 
 // PlaceProgram decides the plan fragment of the rule "resident plans"
@@ -93,6 +102,7 @@ func PlaceProgram(cat *algebra.Catalog, roots ...plan.Node) ProgramPlacement {
 		p.Why = "no join or aggregate (σ/π fragments spare its packets)"
 	default:
 		p.Resident = true
+		p = costPlacement(p, roots)
 	}
 	return p
 }
