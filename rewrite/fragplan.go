@@ -24,6 +24,9 @@ type ProgramPlacement struct {
 	// Estimate is that rule's estimate, either way ("" when not asked).
 	Costly   bool
 	Estimate string
+	// PerPacket counts, by relation, the statements the estimate says
+	// send a result per packet of its α (nil when not asked).
+	PerPacket map[string]int
 }
 
 // String says it as --explain prints it.

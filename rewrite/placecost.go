@@ -162,9 +162,11 @@ func entityKeyEquality(c expr.Expr, leaves map[int]plan.Node, ev int) bool {
 func costPlacement(p ProgramPlacement, roots []plan.Node) ProgramPlacement {
 	dense := map[string]bool{}
 	var per []string
+	p.PerPacket = map[string]int{}
 	for i, r := range roots {
 		if a, ok := denseStatement(r); ok {
 			dense[a.Rel.Name] = true
+			p.PerPacket[a.Rel.Name]++
 			per = append(per, fmt.Sprintf("statement %d a result per packet of α %s (%s)", i+1, a.VarName, a.Rel.Name))
 		}
 	}
