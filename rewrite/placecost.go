@@ -113,15 +113,25 @@ func denseAggregates(root plan.Node) (*plan.Alpha, bool) {
 		default:
 			return nil, false
 		}
+		// Its leaves, not looking into an α's arguments.
 		var leaves []plan.Node
-		plan.Walk(g.In, func(n plan.Node) {
+		var walk func(n plan.Node)
+		walk = func(n plan.Node) {
 			switch n.(type) {
-			case *plan.Alpha, *plan.Scan:
+			case *plan.Alpha, *plan.Scan, *plan.Unit:
 				leaves = append(leaves, n)
+				return
 			}
-		})
+			for _, c := range n.Children() {
+				walk(c)
+			}
+		}
+		walk(g.In)
+		if len(leaves) != 1 {
+			return nil, false
+		}
 		a, ok := leaves[0].(*plan.Alpha)
-		if len(leaves) != 1 || !ok || !a.Rel.IsEvent() || a.Rel.Strategy.Kind == algebra.Sampled || ev != nil && ev.Rel != a.Rel {
+		if !ok || !a.Rel.IsEvent() || a.Rel.Strategy.Kind == algebra.Sampled || ev != nil && ev.Rel != a.Rel {
 			return nil, false
 		}
 		ev = a
