@@ -80,7 +80,7 @@ func placeable(p *query.Program, conns []wire.Conn, plans []plan.Node, opts Live
 		hellos[i] = c.Hello()
 	}
 	pl := Placement(p, plans, hellos, opts.Naive)
-	return pl.Resident, pl.Why
+	return pl.Resident || pl.Costly && opts.PlaceCostly, pl.Why
 }
 
 // Placement is where a live run of p's final plans over residents that
@@ -100,7 +100,7 @@ func Placement(p *query.Program, plans []plan.Node, hellos []*wire.Hello, naive 
 		}
 		if pl.PerHost && why != "" {
 			why = "each host could run it whole (" + pl.String() + "), but " + why
-			pl.Resident, pl.PerHost, pl.Why = false, false, why
+			pl.Resident, pl.PerHost, pl.Costly, pl.Why = false, false, false, why
 		}
 		return pl
 	case len(hellos) != 1:
@@ -602,8 +602,9 @@ func (c inner) Hello() *wire.Hello {
 
 // Placeable reports whether a program's rewritten plans are placed at a
 // resident that runs plans (rewrite.PlaceProgram and the program's own
-// conditions; a run's options may still keep it at the monitor).
-func Placeable(p *query.Program) bool {
+// conditions) by a run with opts (PlaceCostly; the run's other options
+// may still keep it at the monitor).
+func Placeable(p *query.Program, opts LiveOptions) bool {
 	rw, err := p.Rewritten(false)
 	if err != nil {
 		return false
@@ -612,7 +613,7 @@ func Placeable(p *query.Program) bool {
 	for i, r := range rw {
 		plans[i] = r.Final
 	}
-	ok, _ := placeable(p, []wire.Conn{planner{}}, plans, LiveOptions{})
+	ok, _ := placeable(p, []wire.Conn{planner{}}, plans, LiveOptions{PlaceCostly: opts.PlaceCostly})
 	return ok
 }
 

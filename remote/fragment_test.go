@@ -421,7 +421,9 @@ func finalPlans(t *testing.T, cat *algebra.Catalog, srcs []query.Source) (*query
 // BenchmarkWirePlaced: bytes and wire tuples per result row of a join
 // (sends of running processes) and an aggregate (queue lengths), run as a
 // plan fragment at the resident (derived tuples cross the wire) and at the
-// monitor (packets and entity tuples cross it), interleaved in one run.
+// monitor (packets and entity tuples cross it), interleaved in one run;
+// it fails if the rule "placement cost" places one whose placed bytes per
+// result exceed the monitor's.
 //
 //	go test -run '^$' -bench BenchmarkWirePlaced -benchtime 5x ./remote
 func BenchmarkWirePlaced(b *testing.B) {
@@ -463,5 +465,14 @@ func BenchmarkWirePlaced(b *testing.B) {
 		}
 		b.ReportMetric(a.bytes/a.rows, k+"-B/result")
 		b.ReportMetric(a.tuples/a.rows, k+"-tuples/result")
+	}
+	// The rule "placement cost" places only what spares the wire:
+	// measured, placed bytes per result are at most the monitor's for
+	// every query it places.
+	for j, p := range progs {
+		pl, mon := res[names[j]+"-placed"], res[names[j]+"-monitor"]
+		if remote.Placeable(p, remote.LiveOptions{}) && pl.bytes/pl.rows > mon.bytes/mon.rows {
+			b.Errorf("%s: placed by the rule, but %.1f bytes per result placed against %.1f at the monitor", names[j], pl.bytes/pl.rows, mon.bytes/mon.rows)
+		}
 	}
 }

@@ -35,6 +35,11 @@ type LiveOptions struct {
 	Follow *exec.Follow
 	// Naive runs the initial plans instead of the rewritten ones.
 	Naive bool
+	// PlaceCostly places a program at its resident even when the rule
+	// "placement cost" keeps it at the monitor (rewrite.ProgramPlacement's
+	// Costly: placing would not spare the wire): tests of the fragments'
+	// exactness.
+	PlaceCostly bool
 	// WireBytes counts the bytes the residents' batches take on the wire
 	// (LiveStats.WireBytes): it encodes each batch once more, so it is
 	// asked for (--stats), not paid on every run.

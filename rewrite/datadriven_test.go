@@ -31,7 +31,8 @@ import (
 //	                                    each scan rule applied (scan_test.go)
 //	place [spec=…]                      the final plan at the monitor
 //	                                    (before), the rule "resident plans"
-//	                                    (PlaceProgram) and where each
+//	                                    (PlaceProgram, the statements
+//	                                    together) and where each
 //	                                    operator runs (after)
 //
 // Regenerate the expected output with: go test ./rewrite -run DataDriven -rewrite
@@ -57,6 +58,19 @@ func TestDataDriven(t *testing.T) {
 			if d.Cmd == "store" {
 				return storePlans(t, cat, stmts)
 			}
+			// place: the program's statements are placed together.
+			var pl rewrite.ProgramPlacement
+			if d.Cmd == "place" {
+				var finals []plan.Node
+				for _, s := range stmts {
+					res, err := rewrite.Rewrite(&rewrite.Context{Catalog: cat}, plan.WithAlphas(plan.Translate(s), cat))
+					if err != nil {
+						return err.Error()
+					}
+					finals = append(finals, res.Final)
+				}
+				pl = rewrite.PlaceProgram(cat, finals...)
+			}
 			var b strings.Builder
 			for i, s := range stmts {
 				if i > 0 {
@@ -79,7 +93,6 @@ func TestDataDriven(t *testing.T) {
 				case "explain":
 					b.WriteString(rewrite.Explain(res, paperHist))
 				case "place":
-					pl := rewrite.PlaceProgram(cat, res.Final)
 					b.WriteString("before:\n" + plan.Tree(res.Final))
 					fmt.Fprintf(&b, "placement: %s\nafter:\n%s", pl, rewrite.PlacedTree(pl, res.Final))
 				default:

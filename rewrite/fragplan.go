@@ -22,12 +22,24 @@ type ProgramPlacement struct {
 	// PerHost, in a fleet, says the plans run whole at each host and the
 	// monitor's answer is the union of the hosts' (PlacePerHost).
 	PerHost bool
+	// Costly: the rule "resident plans" would place the program, the
+	// rule "placement cost" (placecost.go) keeps it at the monitor;
+	// Estimate is that rule's estimate, either way ("" when not asked).
+	Costly   bool
+	Estimate string
+	// PerPacket counts, by relation, the statements the estimate says
+	// send a result per packet of its α (nil when not asked).
+	PerPacket map[string]int
 }
 
 // String says it as --explain prints it.
 func (p ProgramPlacement) String() string {
 	if !p.Resident {
 		return "at the monitor: " + p.Why
+	}
+	est := ""
+	if p.Estimate != "" {
+		est = " (estimate: " + p.Estimate + ")"
 	}
 	var what []string
 	if p.Joins > 0 {
@@ -37,9 +49,9 @@ func (p ProgramPlacement) String() string {
 		what = append(what, fmt.Sprintf("%d aggregate(s)", p.Aggregates))
 	}
 	if p.PerHost {
-		return "every operator at each host (" + strings.Join(what, ", ") + "); the monitor receives each host's derived tuples, their union its answer"
+		return "every operator at each host (" + strings.Join(what, ", ") + "); the monitor receives each host's derived tuples, their union its answer" + est
 	}
-	return "every operator at the resident (" + strings.Join(what, ", ") + "); the monitor receives derived tuples"
+	return "every operator at the resident (" + strings.Join(what, ", ") + "); the monitor receives derived tuples" + est
 }
 
 // PlaceProgram decides the plan fragment of the rule "resident plans"
@@ -72,10 +84,18 @@ func (p ProgramPlacement) String() string {
 // σ/π fragment (Place) already spares every packet such a plan can spare —
 // plans without a join or an aggregate.
 func PlaceProgram(cat *algebra.Catalog, roots ...plan.Node) ProgramPlacement {
+	var p ProgramPlacement
 	if cat.Fleet {
-		return PlacePerHost(cat, roots...)
+		p = PlacePerHost(cat, roots...)
+	} else {
+		p = placeOne(roots)
 	}
-	return placeOne(roots)
+	if p.Resident {
+		// Only a program that can be placed is weighed: the rule
+		// "placement cost" decides whether placing it pays.
+		p = costPlacement(p, roots)
+	}
+	return p
 }
 
 // placeOne is PlaceProgram for one resident's data.
@@ -131,7 +151,7 @@ func PlacedTree(p ProgramPlacement, root plan.Node) string {
 		fmt.Fprintf(&b, "%s │ %s\n", where, l)
 	}
 	switch {
-	case p.PerHost:
+	case p.Resident && p.PerHost:
 		b.WriteString("monitor  │ the union of the hosts' results, as derived tuples\n")
 	case p.Resident:
 		b.WriteString("monitor  │ the results, as derived tuples\n")

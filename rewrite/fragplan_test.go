@@ -21,15 +21,20 @@ import (
 // reference evaluator's results over the complete histories.
 func TestProgramPlacementAcquisitional(t *testing.T) {
 	cat, corpus := placementCorpus(t)
-	placed, joins, aggs, sent := 0, 0, 0, 0
+	placed, costly, joins, aggs, sent := 0, 0, 0, 0, 0
 	for _, q := range corpus {
 		t.Run(q.Name, func(t *testing.T) {
 			cfg, stmts, opt := placementPlans(t, cat, q)
 			pl := rewrite.PlaceProgram(cat, opt...)
-			if !pl.Resident {
+			// Costly ones too: the rule "placement cost" keeps them at
+			// the monitor for the wire's sake, not for exactness.
+			if !pl.Resident && !pl.Costly {
 				return
 			}
 			placed++
+			if pl.Costly {
+				costly++
+			}
 			joins += min(pl.Joins, 1)
 			aggs += min(pl.Aggregates, 1)
 			// A fifth of the histories: the network is the one the other
@@ -83,7 +88,7 @@ func TestProgramPlacementAcquisitional(t *testing.T) {
 			})
 		})
 	}
-	t.Logf("%d of %d queries placed whole at the resident (%d with a join, %d with an aggregate); %d result packets", placed, len(corpus), joins, aggs, sent)
+	t.Logf("%d of %d queries placeable whole at the resident (%d left at the monitor by the rule \"placement cost\"; %d with a join, %d with an aggregate); %d result packets", placed, len(corpus), costly, joins, aggs, sent)
 	if joins == 0 || aggs == 0 {
 		t.Error("no placed query with a join, or none with an aggregate")
 	}

@@ -158,8 +158,39 @@ func (s *live) Explain(w io.Writer, prog *query.Program, first int, naive bool) 
 	rates, how, placed, perr := s.probe(prog, naive)
 	return explain(w, prog, first, naive, func(r rewrite.Result) string {
 		return rewrite.Explain(r, nil) + sampling(r.Final, s.cat) + enabling(r.Final, how) + s.inKernel(r.Final) + probed(r.Final, rates, perr) +
-			"where it runs: " + placed.String() + "\n" + rewrite.PlacedTree(placed, r.Final)
+			"where it runs: " + placed.String() + "\n" + placementRates(placed, r.Final, rates) + rewrite.PlacedTree(placed, r.Final)
 	})
+}
+
+// placementRates puts the probe's rates on the rule "placement cost"'s
+// estimate (rewrite.ProgramPlacement.PerPacket): for each α of a plan the
+// rule weighed, the packets per second across the wire it would replace,
+// and the results per second placing would send instead, or spare.
+func placementRates(placed rewrite.ProgramPlacement, p plan.Node, rates map[string]remote.ProbeRate) string {
+	if placed.PerPacket == nil || rates == nil {
+		return ""
+	}
+	var b strings.Builder
+	frags := rewrite.Place(p)
+	seen := map[string]bool{}
+	for _, a := range rewrite.Alphas(p) {
+		key := remote.ProbeKey(a, frags[a])
+		r, ok := rates[key]
+		if !ok || seen[key] {
+			continue
+		}
+		seen[key] = true
+		rate := r.All
+		if f := frags[a]; f != nil && f.Pred != nil {
+			rate = r.Passed
+		}
+		if k := placed.PerPacket[a.Rel.Name]; k > 0 {
+			fmt.Fprintf(&b, "placement cost of α %s (live): %.0f packets/s across the wire at the monitor; placed, at least %.0f results/s (%d statement(s) with a result per packet)\n", a.VarName, rate, float64(k)*rate, k)
+		} else {
+			fmt.Fprintf(&b, "placement cost of α %s (live): %.0f packets/s across the wire at the monitor, spared by placing\n", a.VarName, rate)
+		}
+	}
+	return b.String()
 }
 
 // inKernel says, for a kernel resident, which part of each α's selection

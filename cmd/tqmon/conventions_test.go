@@ -196,3 +196,28 @@ func TestDemoSubjectEndsUnwatched(t *testing.T) {
 		}
 	}
 }
+
+// TestExplainPlacementCost: --explain over a live subject says why a
+// program is or is not placed at its resident (the rule "placement
+// cost"), with the probe's rates: a running count of the sends sends a
+// result per send and stays at the monitor; a count of waits by mailbox
+// is placed and spares the packets.
+func TestExplainPlacementCost(t *testing.T) {
+	bin := binary(t)
+	sock := filepath.Join(t.TempDir(), "subject.sock")
+	startSubject(t, bin, sock, "--duration", "30s")
+	for _, c := range []struct{ q, want, rate string }{
+		{`range of s is SendMessage retrieve (s.Process, N = count(s.Mailbox by s.Process for ever))`,
+			"at the monitor: placing does not pay: statement 1 a result per packet of α s (SendMessage)", "results/s (1 statement(s) with a result per packet)"},
+		{`range of m is Mailbox range of w is Waiting retrieve (m.Mailbox, Length = count(w.Process by m.Mailbox where w.Mailbox = m.Mailbox))`,
+			"every operator at the resident", "spared by placing"},
+	} {
+		out, err := exec.Command(bin, "query", "--connect", sock, "--explain", "-e", c.q).Output()
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		if !strings.Contains(string(out), c.want) || !strings.Contains(string(out), c.rate) {
+			t.Errorf("--explain does not say %q and %q:\n%s", c.want, c.rate, out)
+		}
+	}
+}

@@ -54,6 +54,10 @@ type placedRun struct {
 	pid    string // the workload's
 }
 
+// runOverTransport is a placedRun of text. The program is placed, when
+// the resident runs plans, even if the rule "placement cost" would keep
+// it at the monitor (LiveOptions.PlaceCostly): these runs compare the two
+// places.
 func runOverTransport(t testing.TB, opts kernel.Options, calls, want int, text string, limit int64) placedRun {
 	t.Helper()
 	res, err := kernel.New(opts)
@@ -90,7 +94,7 @@ func runOverTransport(t testing.TB, opts kernel.Options, calls, want int, text s
 		prog = prog.WithBudget(&exec.Budget{Limit: limit})
 	}
 	out := placedRun{pid: itoa(cmd.Pid)}
-	var lo remote.LiveOptions
+	lo := remote.LiveOptions{PlaceCostly: true}
 	var rows atomic.Int64
 	kc := &kindConn{Conn: conn, results: &out.results, other: &out.other, entity: &out.entity}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -379,12 +383,52 @@ func TestKernelPlanSessions(t *testing.T) {
 	}
 }
 
+// placedByRule reports whether the rule "placement cost" (with "resident
+// plans") places text at a kernel resident that runs plans.
+func placedByRule(t testing.TB, text string) bool {
+	t.Helper()
+	res, err := kernel.New(kernel.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Close()
+	prog, err := query.Compile(res.Catalog(), []query.Source{{Name: "plan", Text: text}}, check.Options{Params: map[string]string{"target": "1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return remote.Placeable(prog, remote.LiveOptions{})
+}
+
+// TestKernelPlacementCost: the rule "placement cost" keeps the running
+// count and the join (a result per call, each larger than the call's
+// packet: 20.1 against 10.3 bytes per result in
+// BenchmarkKernelWirePlaced) at the monitor, and places min and max of
+// the names called (3,101 against 104,269); forced, the count and join
+// are still placeable (TestKernelPlacedOverTransport).
+func TestKernelPlacementCost(t *testing.T) {
+	kerneltest.Need(t)
+	if placedByRule(t, planQuery) {
+		t.Error("the running count and the join are placed")
+	}
+	if !placedByRule(t, minMaxQuery) {
+		t.Error("min and max are not placed")
+	}
+}
+
+// minMaxQuery: min and max of the names the target called, new only at a
+// new extreme.
+const minMaxQuery = `range of s is Syscall
+retrieve (First = min(s.Name where s.Process = $target for ever), Last = max(s.Name where s.Process = $target for ever))`
+
 // BenchmarkKernelWirePlaced: bytes on the wire per result, a program
 // placed at a kernel resident (over the gRPC transport) against the same
 // program at the monitor (a resident with NoPlans), over the workload's
 // getppid calls: an aggregate whose answer changes a few times (min and
 // max of the names called), and one that changes at every call (a
-// running count per process, with a join of Syscall and Process).
+// running count per process, with a join of Syscall and Process). Both
+// are run placed (forced); the benchmark fails if the rule "placement
+// cost" places one whose placed bytes per result exceed the monitor's
+// (placed-by-rule: 1 when it places it).
 func BenchmarkKernelWirePlaced(b *testing.B) {
 	kerneltest.Need(b)
 	const calls = 20000
@@ -392,12 +436,13 @@ func BenchmarkKernelWirePlaced(b *testing.B) {
 		name, text string
 		rows       int
 	}{
-		{"minmax", `range of s is Syscall
-retrieve (First = min(s.Name where s.Process = $target for ever), Last = max(s.Name where s.Process = $target for ever))`, 0},
+		{"minmax", minMaxQuery, 0},
 		{"count+join", planQuery, calls},
 	} {
 		b.Run(c.name, func(b *testing.B) {
+			byRule := placedByRule(b, c.text)
 			for range b.N {
+				perResult := map[string]float64{}
 				for _, side := range []struct {
 					name string
 					opts kernel.Options
@@ -410,8 +455,20 @@ retrieve (First = min(s.Name where s.Process = $target for ever), Last = max(s.N
 					for _, res := range r.rs {
 						n += len(res.Table.Rows)
 					}
-					b.ReportMetric(float64(r.st.WireBytes)/float64(max(n, 1)), side.name+"-B/result")
+					perResult[side.name] = float64(r.st.WireBytes) / float64(max(n, 1))
+					b.ReportMetric(perResult[side.name], side.name+"-B/result")
 					b.ReportMetric(float64(r.st.WireTuples)/float64(max(n, 1)), side.name+"-tuples/result")
+				}
+				// The rule "placement cost" places only what spares the
+				// wire: measured, placed bytes per result are at most
+				// the monitor's for what it places.
+				if byRule && perResult["placed"] > perResult["monitor"] {
+					b.Errorf("placed by the rule, but %.1f bytes per result placed against %.1f at the monitor", perResult["placed"], perResult["monitor"])
+				}
+				if byRule {
+					b.ReportMetric(1, "placed-by-rule")
+				} else {
+					b.ReportMetric(0, "placed-by-rule")
 				}
 			}
 		})
