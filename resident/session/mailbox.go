@@ -100,13 +100,16 @@ const MaxFree = 4
 
 type mailbox struct {
 	qmu      sync.Mutex
-	q        []wire.Packet    // packets held back (timestamp > last watermark)
+	q        []wire.Packet    // q[qh:]: packets held back (timestamp > last watermark)
+	qh, qs   int              // q[:qh] sent (cleared); q[qh:qs] in order, q[qs:] added since (Prime, Enqueue)
+	merge    []wire.Packet    // scratch of order
 	defs     []wire.EntityDef // definitions not yet sent
 	box      *wire.Batch      // the batch Recv takes next
 	held     []wire.Value     // values of the packets in q, and dead ones (see Memory)
 	live     int              // values in held of the packets in q
 	spare    []wire.Value     // the other held arena, for the next compaction
 	copied   uint64           // values copied into held, all told (TestHeldCopiesAmortised)
+	moved    uint64           // held packets moved within q, all told (order, compacting: the same)
 	free     []*wire.Batch    // released batches, for reuse (Release)
 	lastW    int64            // the last watermark sent
 	lastEmit int64            // when the last batch was made (real ns)
@@ -190,7 +193,8 @@ func (m *mailbox) End(err error, keep bool) {
 	m.budget.give(m.n, m.n-kept)
 	m.budget.leave()
 	m.n = kept
-	m.q, m.held, m.spare, m.live = nil, nil, nil, 0
+	m.q, m.qh, m.qs, m.merge = nil, 0, 0, nil
+	m.held, m.spare, m.live = nil, nil, 0
 	close(m.done)
 }
 
@@ -389,12 +393,11 @@ func (m *mailbox) Deliver(in []wire.Packet, defs []wire.EntityDef, w int64, coun
 	// drain's, in time order: moved into the batch without a stop in q),
 	// else merged with those held.
 	src := in
-	if len(m.q) > 0 || !slices.IsSortedFunc(in, byTS) {
+	queued := len(m.q) > 0 || !slices.IsSortedFunc(in, byTS)
+	if queued {
 		m.q = append(m.q, in...)
-		if !slices.IsSortedFunc(m.q, byTS) {
-			slices.SortStableFunc(m.q, byTS)
-		}
-		src = m.q
+		m.order()
+		src = m.q[m.qh:]
 	}
 	n := len(src)
 	if final {
@@ -412,7 +415,7 @@ func (m *mailbox) Deliver(in []wire.Packet, defs []wire.EntityDef, w int64, coun
 			m.box = b
 		}
 		out := src[:n]
-		if len(m.q) > 0 { // src is q: what leaves held is dead there
+		if queued { // what leaves q is dead in held
 			sent := 0
 			for i := range out {
 				sent += len(out[i].Vals)
@@ -434,19 +437,63 @@ func (m *mailbox) Deliver(in []wire.Packet, defs []wire.EntityDef, w int64, coun
 	} else {
 		n = 0
 	}
-	if len(m.q) > 0 { // src is q: keep what was not sent
-		rest := copy(m.q, m.q[n:])
-		clear(m.q[rest:])
-		m.q = m.q[:rest]
-	} else { // src is in: its packets after w, their values in held
+	if queued { // keep what was not sent: the sent are a dead prefix
+		clear(m.q[m.qh : m.qh+n])
+		m.qh += n
+		switch {
+		case m.qh == len(m.q):
+			m.q, m.qh = m.q[:0], 0
+		case m.qh > len(m.q)-m.qh: // compacting costs no more than sending did
+			k := copy(m.q, m.q[m.qh:])
+			clear(m.q[k:])
+			m.moved += uint64(k)
+			m.q, m.qh = m.q[:k], 0
+		}
+	} else { // src is in (q empty): its packets after w, their values in held
 		m.q = append(m.q, src[n:]...)
 	}
+	m.qs = len(m.q)
 	switch {
 	case len(m.q) == 0: // nothing points into held
 		m.held, m.live = m.held[:0], 0
 	case 2*m.live < len(m.held): // more than half dead
 		m.compact(0)
 	}
+}
+
+// order puts the held packets, q[qh:], in timestamp order (stable, as a
+// sort of all of them would): those added since the last round, q[qs:],
+// are sorted, then merged with the held ones after the first of them —
+// O(new · log new + the held ones after the first new), not O(held): a
+// backlog whose packets precede the new ones (the watermark lagging)
+// costs nothing. (qmu held.)
+func (m *mailbox) order() {
+	tail := m.q[m.qs:]
+	if !slices.IsSortedFunc(tail, byTS) {
+		slices.SortStableFunc(tail, byTS)
+	}
+	if m.qs == m.qh || len(tail) == 0 || m.q[m.qs-1].TS <= tail[0].TS {
+		m.qs = len(m.q)
+		return
+	}
+	held := m.q[m.qh:m.qs]
+	pos := m.qh + sort.Search(len(held), func(i int) bool { return held[i].TS > tail[0].TS })
+	// Merge q[pos:qs] (copied out) with the new, q[qs:], into q[pos:]:
+	// the write position pos+i+(j−qs) never passes the read one j.
+	m.merge = append(m.merge[:0], m.q[pos:m.qs]...)
+	i, j, k := 0, m.qs, pos
+	for i < len(m.merge) && j < len(m.q) {
+		if m.merge[i].TS <= m.q[j].TS { // held first among equals
+			m.q[k], i = m.merge[i], i+1
+		} else {
+			m.q[k], j = m.q[j], j+1
+		}
+		k++
+	}
+	copy(m.q[k:], m.merge[i:]) // (new ones left are in place)
+	m.moved += uint64(len(m.merge))
+	clear(m.merge)
+	m.qs = len(m.q)
 }
 
 // hold appends pkts to q, their values copied into held (qmu held, or
@@ -480,7 +527,7 @@ func (m *mailbox) compact(need int) {
 	if cap(m.spare) < m.live+need {
 		m.spare = make([]wire.Value, 0, 2*(m.live+need))
 	}
-	m.spare = moveVals(m.spare[:0], m.q)
+	m.spare = moveVals(m.spare[:0], m.q[m.qh:])
 	m.copied += uint64(len(m.spare))
 	clear(m.held) // the dead values' strings, for the collector
 	m.held, m.spare = m.spare, m.held[:0]
