@@ -60,7 +60,7 @@ import (
 //
 // The held arena (held), and what points where:
 //
-//   - every packet in q has its values in held[:len(held)] — one array,
+//   - every packet held (q[qh:]) has its values in held[:len(held)] — one array,
 //     the mailbox's own: never the drain's round arena, a caller's
 //     (Prime, Enqueue copy them in), nor a batch's arena. live counts
 //     those values; the rest of held[:len(held)] is dead (values of
@@ -84,10 +84,17 @@ import (
 //     copies what it sends into Batch.Arena, which Release gives back
 //     with its batch) — so no value a packet refers to is overwritten.
 //
+// The queue itself (q) is as cheap: the packets sent from it are a dead
+// prefix (q[:qh], cleared), the queue compacted when that prefix is
+// longer than the rest (so each packet moved is paid for by one sent),
+// and a round's packets are sorted among themselves and merged with the
+// held ones after the first of them (order), not sorted with all held.
+//
 // Bounds: after each Deliver, len(held) ≤ 2·live (the dead at most half),
 // and cap(held) ≤ 2·(live+new) at the largest round, so the two arenas
 // hold at most 4× the values of MaxHeld packets, as before (then: each
-// arena up to twice q's values).
+// arena up to twice q's values); q's dead prefix is at most its live
+// part, and order's scratch (merge) at most the held packets: MaxHeld.
 
 // emptyEvery is how often a session gets a batch without packets (to
 // advance its watermark).
