@@ -76,8 +76,10 @@ func consumeVia(tb testing.TB, s *kernel.Synthetic, text string, lease time.Dura
 	ctx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
 	c.wg.Add(1)
+	ended := make(chan struct{})
 	go func() {
 		defer c.wg.Done()
+		defer close(ended)
 		defer pr.Close()
 		defer lo.Wait()
 		_, c.stats, c.err = remote.RunLive(ctx, prog, []wire.Conn{conn}, remote.LiveOptions{
@@ -96,7 +98,11 @@ func consumeVia(tb testing.TB, s *kernel.Synthetic, text string, lease time.Dura
 				}
 			}})
 	}()
-	<-ready
+	select {
+	case <-ready:
+	case <-ended: // (before, a run that failed to start hung here)
+		tb.Fatalf("the run ended before it was ready: %v", c.err)
+	}
 	return c
 }
 

@@ -125,7 +125,7 @@ func (s *Synthetic) Write(n int) int {
 // enables are noted, not attached.
 func (s *Synthetic) Local() wire.Conn {
 	ss := s.R.Open()
-	return &synthConn{Conn: session.Local(s.R.Hello, ss), s: ss}
+	return &synthConn{Conn: session.Local(s.R.localHello, ss), s: ss} // in process: no plans, as Local
 }
 
 type synthConn struct {

@@ -57,6 +57,44 @@ import (
 // receiver that gives batches back (Release: the transport does once it
 // has encoded one, the in-process remote once it has taken one) has them
 // reused, so a steady stream allocates nothing per packet.
+//
+// The held arena (held), and what points where:
+//
+//   - every packet held (q[qh:]) has its values in held[:len(held)] — one array,
+//     the mailbox's own: never the drain's round arena, a caller's
+//     (Prime, Enqueue copy them in), nor a batch's arena. live counts
+//     those values; the rest of held[:len(held)] is dead (values of
+//     packets since sent, which the batch copied into its own arena);
+//   - a packet enters held once, when it is first held (Deliver, for the
+//     round's packets stamped after the watermark; Enqueue; Prime), and
+//     stays where it is while held: a round costs the copies of its new
+//     held packets, not of all held (before, every round copied all of
+//     q into the spare arena: O(q) a round, quadratic in a backlog);
+//   - held is compacted — q's values copied into spare, which becomes
+//     held — only when its dead values are more than half of it, or a
+//     new packet's values do not fit its capacity (then into an arena of
+//     twice what is live and new). Each compaction copies at most what
+//     entered since the last one (dead ≥ live; or, growing, capacity
+//     2·(live+new) leaves room for live+new more), so over any rounds
+//     the values copied into held are at most 3× those that entered
+//     (TestHeldCopiesAmortised);
+//   - an arena is overwritten only as spare, at a compaction: spare is
+//     the array held was before the last compaction, which moved every
+//     packet of q out of it, and no batch points into held (Deliver
+//     copies what it sends into Batch.Arena, which Release gives back
+//     with its batch) — so no value a packet refers to is overwritten.
+//
+// The queue itself (q) is as cheap: the packets sent from it are a dead
+// prefix (q[:qh], cleared), the queue compacted when that prefix is
+// longer than the rest (so each packet moved is paid for by one sent),
+// and a round's packets are sorted among themselves and merged with the
+// held ones after the first of them (order), not sorted with all held.
+//
+// Bounds: after each Deliver, len(held) ≤ 2·live (the dead at most half),
+// and cap(held) ≤ 2·(live+new) at the largest round, so the two arenas
+// hold at most 4× the values of MaxHeld packets, as before (then: each
+// arena up to twice q's values); q's dead prefix is at most its live
+// part, and order's scratch (merge) at most the held packets: MaxHeld.
 
 // emptyEvery is how often a session gets a batch without packets (to
 // advance its watermark).
@@ -69,11 +107,16 @@ const MaxFree = 4
 
 type mailbox struct {
 	qmu      sync.Mutex
-	q        []wire.Packet    // packets held back (timestamp > last watermark)
+	q        []wire.Packet    // q[qh:]: packets held back (timestamp > last watermark)
+	qh, qs   int              // q[:qh] sent (cleared); q[qh:qs] in order, q[qs:] added since (Prime, Enqueue)
+	merge    []wire.Packet    // scratch of order
 	defs     []wire.EntityDef // definitions not yet sent
 	box      *wire.Batch      // the batch Recv takes next
-	held     []wire.Value     // values of the packets in q
-	spare    []wire.Value     // the other held arena, for the next round
+	held     []wire.Value     // values of the packets in q, and dead ones (see Memory)
+	live     int              // values in held of the packets in q
+	spare    []wire.Value     // the other held arena, for the next compaction
+	copied   uint64           // values copied into held, all told (TestHeldCopiesAmortised)
+	moved    uint64           // held packets moved within q, all told (order, compacting: the same)
 	free     []*wire.Batch    // released batches, for reuse (Release)
 	lastW    int64            // the last watermark sent
 	lastEmit int64            // when the last batch was made (real ns)
@@ -134,7 +177,7 @@ func (m *mailbox) Prime(pkts []wire.Packet, defs []wire.EntityDef) {
 			m.own[p.Sensor]++
 		}
 	}
-	m.q = append(m.q, pkts...)
+	m.hold(pkts)
 	m.defs = append(m.defs, defs...)
 }
 
@@ -157,7 +200,8 @@ func (m *mailbox) End(err error, keep bool) {
 	m.budget.give(m.n, m.n-kept)
 	m.budget.leave()
 	m.n = kept
-	m.q = nil
+	m.q, m.qh, m.qs, m.merge = nil, 0, 0, nil
+	m.held, m.spare, m.live = nil, nil, 0
 	close(m.done)
 }
 
@@ -245,7 +289,7 @@ func (m *mailbox) Enqueue(p wire.Packet, defs func(add func(wire.EntityDef))) {
 	if defs != nil {
 		defs(m.addDef)
 	}
-	m.q = append(m.q, p)
+	m.hold([]wire.Packet{p})
 }
 
 // room takes room for up to k more packets (qmu held): at most MaxHeld
@@ -330,18 +374,38 @@ func (m *mailbox) Deliver(in []wire.Packet, defs []wire.EntityDef, w int64, coun
 		in = in[:room]
 	}
 	m.defs = append(m.defs, defs...)
+	w = max(w, m.lastW)
+	// The round's packets that will be held (stamped after w; none in a
+	// final round, which sends everything) move into held now, once:
+	// those that go out this round are copied into the batch only.
+	// sentIn counts the values of those (not in held).
+	sentIn, need := 0, 0
+	for i := range in {
+		if k := len(in[i].Vals); !final && in[i].TS > w {
+			need += k
+		} else {
+			sentIn += k
+		}
+	}
+	if need > 0 {
+		m.reserve(need)
+		for i := range in {
+			if in[i].TS > w {
+				m.held = moveVals(m.held, in[i:i+1]) // (within capacity: reserve)
+			}
+		}
+		m.live += need
+	}
 	// The packets in order: the round's own when none is held back (the
 	// drain's, in time order: moved into the batch without a stop in q),
 	// else merged with those held.
 	src := in
-	if len(m.q) > 0 || !slices.IsSortedFunc(in, byTS) {
+	queued := len(m.q) > 0 || !slices.IsSortedFunc(in, byTS)
+	if queued {
 		m.q = append(m.q, in...)
-		if !slices.IsSortedFunc(m.q, byTS) {
-			slices.SortStableFunc(m.q, byTS)
-		}
-		src = m.q
+		m.order()
+		src = m.q[m.qh:]
 	}
-	w = max(w, m.lastW)
 	n := len(src)
 	if final {
 		if n > 0 {
@@ -358,6 +422,13 @@ func (m *mailbox) Deliver(in []wire.Packet, defs []wire.EntityDef, w int64, coun
 			m.box = b
 		}
 		out := src[:n]
+		if queued { // what leaves q is dead in held
+			sent := 0
+			for i := range out {
+				sent += len(out[i].Vals)
+			}
+			m.live -= sent - sentIn
+		}
 		b.Arena = moveVals(b.Arena, out)
 		b.Packets = append(b.Packets, out...)
 		b.Defs = append(b.Defs, m.defs...)
@@ -373,18 +444,101 @@ func (m *mailbox) Deliver(in []wire.Packet, defs []wire.EntityDef, w int64, coun
 	} else {
 		n = 0
 	}
-	if len(m.q) > 0 { // src is q: keep what was not sent
-		rest := copy(m.q, m.q[n:])
-		clear(m.q[rest:])
-		m.q = m.q[:rest]
-	} else {
+	if queued { // keep what was not sent: the sent are a dead prefix
+		clear(m.q[m.qh : m.qh+n])
+		m.qh += n
+		switch {
+		case m.qh == len(m.q):
+			m.q, m.qh = m.q[:0], 0
+		case m.qh > len(m.q)-m.qh: // compacting costs no more than sending did
+			k := copy(m.q, m.q[m.qh:])
+			clear(m.q[k:])
+			m.moved += uint64(k)
+			m.q, m.qh = m.q[:k], 0
+		}
+	} else { // src is in (q empty): its packets after w, their values in held
 		m.q = append(m.q, src[n:]...)
 	}
-	// The held packets' values move out of the drain's round arena (and
-	// the previous held arena) into the spare one, which becomes the held
-	// one.
-	m.spare = moveVals(m.spare[:0], m.q)
-	m.held, m.spare = m.spare, m.held
+	m.qs = len(m.q)
+	switch {
+	case len(m.q) == 0: // nothing points into held
+		m.held, m.live = m.held[:0], 0
+	case 2*m.live < len(m.held): // more than half dead
+		m.compact(0)
+	}
+}
+
+// order puts the held packets, q[qh:], in timestamp order (stable, as a
+// sort of all of them would): those added since the last round, q[qs:],
+// are sorted, then merged with the held ones after the first of them —
+// O(new · log new + the held ones after the first new), not O(held): a
+// backlog whose packets precede the new ones (the watermark lagging)
+// costs nothing. (qmu held.)
+func (m *mailbox) order() {
+	tail := m.q[m.qs:]
+	if !slices.IsSortedFunc(tail, byTS) {
+		slices.SortStableFunc(tail, byTS)
+	}
+	if m.qs == m.qh || len(tail) == 0 || m.q[m.qs-1].TS <= tail[0].TS {
+		m.qs = len(m.q)
+		return
+	}
+	held := m.q[m.qh:m.qs]
+	pos := m.qh + sort.Search(len(held), func(i int) bool { return held[i].TS > tail[0].TS })
+	// Merge q[pos:qs] (copied out) with the new, q[qs:], into q[pos:]:
+	// the write position pos+i+(j−qs) never passes the read one j.
+	m.merge = append(m.merge[:0], m.q[pos:m.qs]...)
+	i, j, k := 0, m.qs, pos
+	for i < len(m.merge) && j < len(m.q) {
+		if m.merge[i].TS <= m.q[j].TS { // held first among equals
+			m.q[k], i = m.merge[i], i+1
+		} else {
+			m.q[k], j = m.q[j], j+1
+		}
+		k++
+	}
+	copy(m.q[k:], m.merge[i:]) // (new ones left are in place)
+	m.moved += uint64(len(m.merge))
+	clear(m.merge)
+	m.qs = len(m.q)
+}
+
+// hold appends pkts to q, their values copied into held (qmu held, or
+// the session not yet seen by the drain: Prime).
+func (m *mailbox) hold(pkts []wire.Packet) {
+	need := 0
+	for i := range pkts {
+		need += len(pkts[i].Vals)
+	}
+	m.reserve(need)
+	k := len(m.q)
+	m.q = append(m.q, pkts...)
+	m.held = moveVals(m.held, m.q[k:]) // (within capacity: reserve)
+	m.live += need
+}
+
+// reserve makes room in held for need more values, compacting it if
+// they do not fit; it counts them copied.
+func (m *mailbox) reserve(need int) {
+	if len(m.held)+need > cap(m.held) {
+		m.compact(need)
+	}
+	m.copied += uint64(need)
+}
+
+// compact moves the values of q's packets (all of them in held) into the
+// spare arena, with room for need more (grown to twice live+need if it
+// has less), and makes it held; the old held, which no packet points
+// into any more, becomes spare.
+func (m *mailbox) compact(need int) {
+	if cap(m.spare) < m.live+need {
+		m.spare = make([]wire.Value, 0, 2*(m.live+need))
+	}
+	m.spare = moveVals(m.spare[:0], m.q[m.qh:])
+	m.copied += uint64(len(m.spare))
+	clear(m.held) // the dead values' strings, for the collector
+	m.held, m.spare = m.spare, m.held[:0]
+	m.live = len(m.held)
 }
 
 // moveVals copies the values of pkts into arena (appending) and points
