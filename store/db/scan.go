@@ -47,6 +47,8 @@ type Source struct {
 	bound elemKey
 	stats ReadStats
 	err   error
+	// chunked: the source is read by Chunk (Next then fails).
+	chunked bool
 }
 
 type elemKey struct {
@@ -132,6 +134,9 @@ func (s *Source) Next() (rel string, e stream.Elem, ok bool, err error) {
 func (s *Source) next() (string, stream.Elem, bool, error) {
 	if s.err != nil {
 		return "", stream.Elem{}, false, s.err
+	}
+	if s.chunked {
+		return "", stream.Elem{}, false, fmt.Errorf("database %s: the source is read by Chunk", s.dir)
 	}
 	if s.cur < 0 {
 		for _, r := range s.rels {
@@ -221,6 +226,8 @@ type relReader struct {
 	ends  []stream.Elem
 	ei    int
 	begin int64 // the checkpoint (or Beginning) the read starts at
+
+	chunk chunker // when read by Source.Chunk
 }
 
 // start finds the checkpoint to begin at and positions the block iterator.
