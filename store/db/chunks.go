@@ -1,8 +1,10 @@
 package db
 
 import (
+	"cmp"
 	"fmt"
 	"runtime/debug"
+	"slices"
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/stream"
@@ -17,23 +19,33 @@ const chunkRows = 4096
 // tuple ends at Beginning (an interval is never empty).
 const unended = algebra.Beginning
 
+// resolveAt is how many tuples Chunk holds before it looks up the ends of
+// those still unended in the ends index (resolve).
+const resolveAt = 4 * chunkRows
+
 // chunker is a relation's state when it is read by Chunk: the tuples
 // begun, in the order the reader delivered their Begins and Events (their
 // starts'), from the first not yet handed over.
 //
-// Invariant: pend[i] is the tuple of sequence number base+i; at[rec] is
-// the sequence number of the tuple whose Begin carried rec, for exactly
-// the pending tuples still unended (an End deletes its entry as it sets
-// the end). A tuple is handed over when every tuple before it has been
-// (start order) and its own end is known — read, or the relation's end
-// reached, where a tuple still unended is open (Forever), as Next leaves
-// it (a Begin without an End).
+// Invariant: pend[i] is the tuple of sequence number base+i (ids[i] its
+// id); at[rec] is the sequence number of the tuple whose Begin carried
+// rec, for exactly the pending tuples still unended (an End deletes its
+// entry as it sets the end); early[rec] is the end the ends index gave a
+// tuple whose End has not been read yet (Forever: none recorded), so that
+// its End, when read, is checked against it. A tuple is handed over when
+// every tuple before it has been (start order) and its own end is known —
+// read, looked up, or the relation's end reached, where a tuple still
+// unended is open (Forever), as Next leaves it (a Begin without an End).
 type chunker struct {
-	done bool
-	pend []algebra.Tuple
-	head int // pend[:head] were handed over
-	base int
-	at   map[*stream.Rec]int
+	done  bool
+	pend  []algebra.Tuple
+	ids   []uint64
+	head  int // pend[:head] were handed over
+	base  int
+	at    map[*stream.Rec]int
+	early map[*stream.Rec]int64
+	// resolveAt, if not 0, replaces the constant (tests).
+	resolveAt int
 }
 
 // Chunk appends to buf the next tuples of relation rel — values, start
@@ -47,10 +59,13 @@ type chunker struct {
 // tuples.
 //
 // Bound: the elements are stored as Begins and Ends, so a tuple is handed
-// over only once its End is read; Chunk holds the tuples begun since the
-// earliest one still open (a relation whose tuples all end soon holds a
-// few; one with a tuple open from its first element to its last holds
-// every tuple, as a loaded history would).
+// over once its End is read; Chunk holds the tuples begun since the
+// earliest one still unended, and when they reach resolveAt it looks up
+// the ends of the unended ones in the ends index (every End is filed there
+// in the commit that stores it, so one not found was never recorded: the
+// tuple is open), which lets every tuple held go. So it holds fewer than
+// resolveAt+chunkRows tuples, plus the ends looked up whose Ends are still
+// to be read.
 func (s *Source) Chunk(rel string, buf []algebra.Tuple) (out []algebra.Tuple, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
@@ -77,7 +92,7 @@ func (s *Source) Chunk(rel string, buf []algebra.Tuple) (out []algebra.Tuple, er
 	s.chunked = true
 	c := &r.chunk
 	if c.at == nil {
-		c.at = map[*stream.Rec]int{}
+		c.at, c.early = map[*stream.Rec]int{}, map[*stream.Rec]int64{}
 	}
 	for n := 0; n < chunkRows; {
 		if c.head < len(c.pend) && (c.done || c.pend[c.head].To != unended) {
@@ -97,10 +112,18 @@ func (s *Source) Chunk(rel string, buf []algebra.Tuple) (out []algebra.Tuple, er
 		// Forget what was handed over once it is most of what is held.
 		if c.head > 1024 && 2*c.head > len(c.pend) {
 			k := copy(c.pend, c.pend[c.head:])
+			copy(c.ids, c.ids[c.head:])
 			clear(c.pend[k:])
-			c.pend = c.pend[:k]
+			c.pend, c.ids = c.pend[:k], c.ids[:k]
 			c.base += c.head
 			c.head = 0
+		}
+		if len(c.pend)-c.head >= cmp.Or(c.resolveAt, resolveAt) && c.pend[c.head].To == unended {
+			if err = c.resolve(r); err != nil {
+				s.err = fmt.Errorf("database %s: %s: %w", s.dir, r.m.rel.Name, err)
+				return buf, s.err
+			}
+			continue
 		}
 		if err = r.step(); err != nil {
 			s.err = fmt.Errorf("database %s: %s: %w", s.dir, r.m.rel.Name, err)
@@ -116,7 +139,17 @@ func (s *Source) Chunk(rel string, buf []algebra.Tuple) (out []algebra.Tuple, er
 		case stream.Begin:
 			c.at[e.Rec] = c.base + len(c.pend)
 			c.pend = append(c.pend, algebra.Tuple{Vals: e.Rec.Vals, From: e.T, To: unended})
+			c.ids = append(c.ids, r.headID)
 		case stream.End:
+			if to, ok := c.early[e.Rec]; ok {
+				if to != e.T {
+					s.err = fmt.Errorf("database %s: %s: %w: a tuple from %s ends at %s, its end in the ends index %s",
+						s.dir, r.m.rel.Name, ErrCorrupt, spanTime(e.Rec.From), spanTime(e.T), spanTime(to))
+					return buf, s.err
+				}
+				delete(c.early, e.Rec)
+				continue
+			}
 			i, ok := c.at[e.Rec]
 			if !ok {
 				s.err = fmt.Errorf("database %s: %s: %w: an end at %s of a tuple not begun", s.dir, r.m.rel.Name, ErrCorrupt, spanTime(e.T))
@@ -126,7 +159,49 @@ func (s *Source) Chunk(rel string, buf []algebra.Tuple) (out []algebra.Tuple, er
 			c.pend[i-c.base].To = e.T
 		default:
 			c.pend = append(c.pend, algebra.Tuple{Vals: e.Rec.Vals, From: e.T, To: algebra.Next(e.T)})
+			c.ids = append(c.ids, 0)
 		}
 	}
 	return buf, nil
+}
+
+// resolve sets the ends of the held tuples still unended from the ends
+// index, Forever for those it has none for (never ended, as far as the
+// database's snapshot goes); their Ends, read later, are checked against
+// them (early).
+func (c *chunker) resolve(r *relReader) error {
+	type open struct {
+		id  uint64
+		seq int
+	}
+	opens := make([]open, 0, len(c.at))
+	for _, seq := range c.at {
+		opens = append(opens, open{c.ids[seq-c.base], seq})
+	}
+	slices.SortFunc(opens, func(a, b open) int { return cmp.Compare(a.id, b.id) })
+	ids := make([]uint64, len(opens))
+	for i, o := range opens {
+		ids[i] = o.id
+	}
+	err := r.endsOf(ids, func(id uint64, to int64) error {
+		k, _ := slices.BinarySearchFunc(opens, id, func(o open, id uint64) int { return cmp.Compare(o.id, id) })
+		tu := &c.pend[opens[k].seq-c.base]
+		if to <= tu.From {
+			return fmt.Errorf("%w: tuple %d from %s ends at %s", ErrCorrupt, id, spanTime(tu.From), spanTime(to))
+		}
+		tu.To = to
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for rec, seq := range c.at {
+		tu := &c.pend[seq-c.base]
+		if tu.To == unended {
+			tu.To = algebra.Forever
+		}
+		c.early[rec] = tu.To
+	}
+	clear(c.at)
+	return nil
 }
