@@ -16,16 +16,19 @@ import (
 	"github.com/tqmon/tqmon/display/format"
 	"github.com/tqmon/tqmon/internal/testkit"
 	"github.com/tqmon/tqmon/query"
+	"github.com/tqmon/tqmon/store/db"
 	"github.com/tqmon/tqmon/store/history"
 )
 
-// TestChunkedMatchesRows holds whole commands over a history directory
-// that run columnar over chunks (exec.Network.RunChunks) to the row
+// TestChunkedMatchesRows holds whole commands over a history directory,
+// and over a database the history is recorded into (small blocks and
+// frequent checkpoints, so windowed reads start at checkpoints and look
+// ends up), that run columnar over chunks (exec.Network.RunChunks) to the row
 // operators (query.Program.WithoutColumnar): over the differential
 // corpus and random σ/π queries on random histories, the result elements
 // (kind, time, values, which result an End ends) are the same, in the
 // same time order (see chunkElems), and so are the printed outputs in CSV and JSON Lines. It fails
-// if the chunked path is taken too rarely to be tested.
+// if the chunked path is taken too rarely to be tested, over either.
 func TestChunkedMatchesRows(t *testing.T) {
 	root := testkit.Root(t)
 	specPath := filepath.Join(root, "testdata/differential/spec.sdl")
@@ -43,7 +46,11 @@ func TestChunkedMatchesRows(t *testing.T) {
 	if testing.Short() {
 		seeds = 1
 	}
-	var dirs []string
+	type from struct {
+		kind string
+		opts Options
+	}
+	var dirs []from
 	for seed := range seeds {
 		cfg := histgen.DefaultConfig(uint64(seed))
 		cfg.Edges = seed%2 == 1
@@ -53,12 +60,24 @@ func TestChunkedMatchesRows(t *testing.T) {
 		if err := history.Write(dir, h, spec, "spec.sdl"); err != nil {
 			t.Fatal(err)
 		}
-		dirs = append(dirs, dir)
+		ddir := filepath.Join(t.TempDir(), "db")
+		d, err := db.Create(ddir, db.Spec{Name: "spec.sdl", Text: spec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Import(h, db.WriterOptions{BlockElems: 4, CheckpointElems: 6, CheckpointFactor: 1}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Close(); err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, from{"history", Options{History: dir}}, from{"db", Options{DB: ddir}})
 	}
-	taken, runs := 0, 0
+	taken, runs := map[string]int{}, map[string]int{}
 	for qi, q := range queries {
-		for _, dir := range dirs {
-			sub, err := Open(context.Background(), Options{History: dir})
+		for _, src := range dirs {
+			dir := src.kind + " " + src.opts.History + src.opts.DB
+			sub, err := Open(context.Background(), src.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -67,11 +86,14 @@ func TestChunkedMatchesRows(t *testing.T) {
 				sub.Close()
 				continue // (a corpus query for another clock or spec)
 			}
-			runs++
+			runs[src.kind]++
 			gotE, gst, gerr := chunkElems(sub, prog)
-			wantE, _, werr := chunkElems(sub, prog.WithoutColumnar())
-			if gst.History != nil && gst.History.Chunked {
-				taken++
+			wantE, wst, werr := chunkElems(sub, prog.WithoutColumnar())
+			if gst.History != nil && gst.History.Chunked || gst.Read != nil && gst.Read.Chunked {
+				taken[src.kind]++
+			}
+			if wst.History != nil && wst.History.Chunked || wst.Read != nil && wst.Read.Chunked {
+				t.Fatalf("%s\n%s: the row run went through chunks", q, dir)
 			}
 			if fmt.Sprint(gerr) != fmt.Sprint(werr) {
 				t.Fatalf("%s\n%s: chunked run fails with %v, row run with %v", q, dir, gerr, werr)
@@ -91,9 +113,11 @@ func TestChunkedMatchesRows(t *testing.T) {
 			sub.Close()
 		}
 	}
-	t.Logf("chunked path taken by %d of %d runs", taken, runs)
-	if taken < runs/4 {
-		t.Fatalf("chunked path taken by %d of %d runs: too few to test it", taken, runs)
+	for _, kind := range []string{"history", "db"} {
+		t.Logf("%s: chunked path taken by %d of %d runs", kind, taken[kind], runs[kind])
+		if taken[kind] < runs[kind]/4 {
+			t.Fatalf("%s: chunked path taken by %d of %d runs: too few to test it", kind, taken[kind], runs[kind])
+		}
 	}
 }
 

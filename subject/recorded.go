@@ -348,7 +348,7 @@ func runStored(ctx context.Context, st replay.Store, prog *query.Program, o RunO
 		return nil, Stats{}, err
 	}
 	rs, rst, err := replay.RunStore(st, q, replay.Options{Context: ctx, From: o.From, To: o.To, Pace: o.Pace, Player: o.Player, OnElem: o.OnElem,
-		Discard: o.Discard, Budget: prog.Budget()})
+		Discard: o.Discard, Budget: prog.Budget(), NoColumnar: prog.ExecOptions().NoColumnar})
 	stats.Read = &rst
 	if err != nil {
 		return nil, stats, err

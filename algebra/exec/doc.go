@@ -87,13 +87,15 @@
 // are known as they begin, coalesced and decoded as a Select's. What it does not
 // support runs on the row operators, and so does a statement whose
 // arithmetic fails, so that the error reported is theirs. `tqmon query
-// --history` runs a program whose every statement is such (over one
-// relation, without arithmetic) with RunChunks (columnar_stream.go): the
-// relation's tuples in chunks of columns, each result's Begin, End or
-// Event pushed as soon as it is final — the row operators' elements, in
-// time order. Other programs over a directory, `--db` (replay), live and
-// acquisitional runs play tuples through the row operators, with
-// watermarks and the Begin/End/Event deltas unchanged.
+// --history` and `--db` (unpaced) run a program whose every statement is
+// such (over one relation, without arithmetic) with RunChunks
+// (columnar_stream.go): the relation's tuples in chunks of columns
+// (ChunkSource: store/history.Source, store/db.Source), each result's
+// Begin, End or Event pushed as soon as it is final — the row operators'
+// elements, in time order. Other programs over a directory or a
+// database, Parquet, paced replays, live and acquisitional runs play
+// tuples through the row operators, with watermarks and the
+// Begin/End/Event deltas unchanged.
 //
 // A run may have a memory budget (budget.go): the network checks the
 // operators' held tuples, priced by estimated sizes, and the heap size a

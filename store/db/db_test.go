@@ -211,7 +211,8 @@ func checkWindowed(t *testing.T, d *DB, h *algebra.History, w algebra.Window, wh
 	return stats
 }
 
-// TestWindowedReads: reads through windows of every width and place.
+// TestWindowedReads: reads through windows of every width and place, by
+// Next and (every third history) by Chunk (checkChunks).
 func TestWindowedReads(t *testing.T) {
 	spec := diffSpec(t)
 	cat, _ := compileSpec(spec)
@@ -221,14 +222,29 @@ func TestWindowedReads(t *testing.T) {
 		cfg.Span = 60
 		h := histgen.Random(cat, cfg)
 		d := importHistory(t, spec, h, small)
-		for lo := int64(-2); lo < 65; lo += 3 {
-			for _, width := range []int64{0, 1, 5, 20} {
-				checkWindowed(t, d, h, algebra.Window{From: lo, To: lo + width}, fmt.Sprintf("seed %d", seed))
+		if seed%3 == 0 {
+			checkChunks(t, d, h, nil, fmt.Sprintf("seed %d", seed))
+		}
+		for _, w := range testWindows(3) {
+			checkWindowed(t, d, h, w, fmt.Sprintf("seed %d", seed))
+			if seed%3 == 0 {
+				checkChunks(t, d, h, &w, fmt.Sprintf("seed %d", seed))
 			}
 		}
-		checkWindowed(t, d, h, algebra.Window{From: algebra.Beginning, To: 10}, "before 10")
-		checkWindowed(t, d, h, algebra.Window{From: 10, To: algebra.Forever}, "after 10")
 	}
+}
+
+// testWindows are windows of every width and place over the histories the
+// tests make (cfg.Span 60), lo stepping by step, and two half-infinite
+// ones.
+func testWindows(step int64) []algebra.Window {
+	ws := []algebra.Window{{From: algebra.Beginning, To: 10}, {From: 10, To: algebra.Forever}}
+	for lo := int64(-2); lo < 65; lo += step {
+		for _, width := range []int64{0, 1, 5, 20} {
+			ws = append(ws, algebra.Window{From: lo, To: lo + width})
+		}
+	}
+	return ws
 }
 
 // lateHistory makes a history and a recording order for it in which some

@@ -8,7 +8,8 @@
 // carries its format version, checked on Open. Writer (writer.go) records
 // elements in time order — intervals when they begin and when they end —
 // packing many per block; Source (scan.go) is an stream.Source over any set
-// of relations, each read whole or through a window.
+// of relations, each read whole or through a window, or (chunks.go) one
+// relation's tuples whole, with their ends, in chunks.
 //
 // Reading never writes. Open with ReadOnly reads through a view (view.go):
 // a private directory of links to the database's tables and copies of its

@@ -47,6 +47,8 @@ type Source struct {
 	bound elemKey
 	stats ReadStats
 	err   error
+	// chunked: the source is read by Chunk (Next then fails).
+	chunked bool
 }
 
 type elemKey struct {
@@ -133,6 +135,9 @@ func (s *Source) next() (string, stream.Elem, bool, error) {
 	if s.err != nil {
 		return "", stream.Elem{}, false, s.err
 	}
+	if s.chunked {
+		return "", stream.Elem{}, false, fmt.Errorf("database %s: the source is read by Chunk", s.dir)
+	}
 	if s.cur < 0 {
 		for _, r := range s.rels {
 			if err := r.step(); err != nil {
@@ -196,8 +201,9 @@ type relReader struct {
 	stats  *ReadStats
 	lo, hi int64
 
-	head stream.Elem
-	ok   bool
+	head   stream.Elem
+	headID uint64 // the id of head's tuple, when head is a Begin
+	ok     bool
 
 	phase int // 0 snapshot, 1 blocks, 2 ends after the window, 3 done
 	snap  []openTuple
@@ -213,14 +219,17 @@ type relReader struct {
 	fromSnap bool // a checkpoint listed tuples
 	// pre: the read is before its window; tuples begun there (ids) are
 	// delivered (preq) only if still open when it starts.
-	pre   bool
-	ids   []uint64
-	preq  []stream.Elem
-	qi    int
-	recs  []stream.Rec
-	ends  []stream.Elem
-	ei    int
-	begin int64 // the checkpoint (or Beginning) the read starts at
+	pre    bool
+	ids    []uint64
+	preq   []stream.Elem
+	preqID []uint64 // preq's tuples' ids
+	qi     int
+	recs   []stream.Rec
+	ends   []stream.Elem
+	ei     int
+	begin  int64 // the checkpoint (or Beginning) the read starts at
+
+	chunk chunker // when read by Source.Chunk
 }
 
 // start finds the checkpoint to begin at and positions the block iterator.
@@ -435,7 +444,7 @@ func (r *relReader) step() error {
 				r.si++
 				rec := r.rec(t.vals, t.from)
 				r.open[t.id] = rec
-				r.head, r.ok = stream.Elem{Kind: stream.Begin, T: t.from, Rec: rec}, true
+				r.head, r.headID, r.ok = stream.Elem{Kind: stream.Begin, T: t.from, Rec: rec}, t.id, true
 				return nil
 			}
 			r.snap = nil
@@ -470,7 +479,7 @@ func (r *relReader) step() error {
 func (r *relReader) stepBlocks() (bool, error) {
 	for {
 		if r.qi < len(r.preq) {
-			r.head, r.ok = r.preq[r.qi], true
+			r.head, r.headID, r.ok = r.preq[r.qi], r.preqID[r.qi], true
 			r.qi++
 			return true, nil
 		}
@@ -520,7 +529,7 @@ func (r *relReader) stepBlocks() (bool, error) {
 				r.ids = append(r.ids, e.id)
 				continue
 			}
-			r.head, r.ok = stream.Elem{Kind: stream.Begin, T: e.t, Rec: rec}, true
+			r.head, r.headID, r.ok = stream.Elem{Kind: stream.Begin, T: e.t, Rec: rec}, e.id, true
 			return true, nil
 		case kEnd:
 			rec := r.open[e.id]
@@ -572,6 +581,7 @@ func (r *relReader) release() {
 	})
 	for _, c := range cands {
 		r.preq = append(r.preq, stream.Elem{Kind: stream.Begin, T: c.rec.From, Rec: c.rec})
+		r.preqID = append(r.preqID, c.id)
 	}
 }
 
@@ -586,6 +596,28 @@ func (r *relReader) lookupEnds() error {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
+	err := r.endsOf(ids, func(id uint64, to int64) error {
+		rec := r.open[id]
+		if rec == nil {
+			return nil
+		}
+		if to <= r.hi || to <= rec.From {
+			return fmt.Errorf("%w: tuple %d ends at %d, inside what was read", ErrCorrupt, id, to)
+		}
+		delete(r.open, id)
+		r.ends = append(r.ends, stream.Elem{Kind: stream.End, T: to, Rec: rec})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	sort.SliceStable(r.ends, func(i, j int) bool { return r.ends[i].T < r.ends[j].T })
+	return nil
+}
+
+// endsOf calls found with the end the ends index records for each of the
+// tuples ids (sorted) that has one, reading each bucket's parts once.
+func (r *relReader) endsOf(ids []uint64, found func(id uint64, to int64) error) error {
 	opts := badger.DefaultIteratorOptions
 	for i := 0; i < len(ids); {
 		b := bucketOf(ids[i])
@@ -614,24 +646,17 @@ func (r *relReader) lookupEnds() error {
 			}
 			r.stats.EndsParts++
 			for _, e := range entries {
-				if _, found := slices.BinarySearch(want, e.id); !found {
+				if _, ok := slices.BinarySearch(want, e.id); !ok {
 					continue
 				}
-				rec := r.open[e.id]
-				if rec == nil {
-					continue
-				}
-				if e.to <= r.hi || e.to <= rec.From {
+				if err := found(e.id, e.to); err != nil {
 					it.Close()
-					return fmt.Errorf("%w: tuple %d ends at %d, inside what was read", ErrCorrupt, e.id, e.to)
+					return err
 				}
-				delete(r.open, e.id)
-				r.ends = append(r.ends, stream.Elem{Kind: stream.End, T: e.to, Rec: rec})
 			}
 		}
 		it.Close()
 	}
-	sort.SliceStable(r.ends, func(i, j int) bool { return r.ends[i].T < r.ends[j].T })
 	return nil
 }
 

@@ -64,6 +64,9 @@ type Options struct {
 	Discard bool
 	// Budget, if set, bounds the memory the run holds (exec.Budget).
 	Budget *exec.Budget
+	// NoColumnar runs every statement through the row operators
+	// (exec.Options.NoColumnar): for comparisons.
+	NoColumnar bool
 }
 
 // Result is one retrieve's result relation.
@@ -78,6 +81,9 @@ type Stats struct {
 	PeakHeld int
 	// Reads are the relations read and their windows.
 	Reads []db.Read
+	// Chunked says the run was columnar over the store's chunks
+	// (exec.Network.RunChunks).
+	Chunked bool
 }
 
 // Store is what a run reads: a badger database (DB) or a Parquet
@@ -196,7 +202,7 @@ func RunStore(d Store, q *Query, opts Options) ([]Result, Stats, error) {
 	if err != nil {
 		return nil, st, err
 	}
-	net, err := exec.Build(q.Catalog, q.Stmts, q.Plans, exec.Options{Budget: opts.Budget,
+	net, err := exec.Build(q.Catalog, q.Stmts, q.Plans, exec.Options{Budget: opts.Budget, NoColumnar: opts.NoColumnar,
 		Gaps: exec.TableGaps(obs.Table(algebra.LostName)), Observed: d.Window() != nil})
 	if err != nil {
 		return nil, st, err
@@ -269,7 +275,24 @@ func RunStore(d Store, q *Query, opts Options) ([]Result, Stats, error) {
 		}
 		from = p
 	}
-	if _, err := net.RunSource(from, clock); err != nil {
+	// σ/π statements over one stored relation run columnar over its
+	// tuples in chunks when the store offers them (a database does), as
+	// over a history directory (query.Program.RunSource): unpaced, and
+	// not over the observation's relations (read from a table here).
+	var chunks exec.ChunkSource
+	rel := ""
+	if opts.Pace == nil && len(observed) == 0 && len(st.Reads) == 1 {
+		if rel = net.ChunkRelation(q.Catalog); rel == st.Reads[0].Rel {
+			chunks, _ = src.(exec.ChunkSource)
+		}
+	}
+	if chunks != nil {
+		err = net.RunChunks(q.Catalog, rel, chunks)
+		st.Chunked = true
+	} else {
+		_, err = net.RunSource(from, clock)
+	}
+	if err != nil {
 		st.Read = src.Stats()
 		return nil, st, fmt.Errorf("%w", err)
 	}
