@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sort"
 
 	"github.com/tqmon/tqmon/algebra"
 )
@@ -293,7 +294,11 @@ func (g *rowGroups) closed(from algebra.Time) {
 		g.groups[g.grpAt].open--
 		return
 	}
-	k, _ := g.find(from)
+	// Any other group: found by binary search (the groups from grpAt on
+	// begin in increasing order), not by find's walk, which would make a
+	// row held back behind one long-open row cost O(groups) at its end
+	// (quadratic over a history; TestSortedEndsBehindOpenRow).
+	k := g.grpAt + sort.Search(len(g.groups)-g.grpAt, func(j int) bool { return g.groups[g.grpAt+j].from >= from })
 	g.groups[k].open--
 }
 
