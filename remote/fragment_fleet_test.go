@@ -2,6 +2,7 @@ package remote_test
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/exec"
+	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident/demo/ossensors"
@@ -34,12 +37,14 @@ func TestLiveFleetPerHost(t *testing.T) {
 	var mu sync.Mutex
 	sent := make([][]wire.Command, 2)
 	var kinds kindCounter
-	rs, st, truths, err := runTwoDemos(t, prog, 300*time.Millisecond, remote.LiveOptions{}, func(i int, c wire.Conn) wire.Conn {
+	log := newElemLog(prog, &mu, sent)
+	rs, st, truths, err := runTwoDemos(t, prog, 300*time.Millisecond, remote.LiveOptions{OnElem: log.onElem}, func(i int, c wire.Conn) wire.Conn {
 		return &kindConn{Conn: host{Conn: c, name: hosts[i], mu: &mu, sent: &sent[i]}, n: &kinds}
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	log.check(t, rs)
 	want, _, err := prog.RunHistory(fleetTruth(cat, hosts, truths))
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +101,8 @@ func TestLiveFleetPerHostLost(t *testing.T) {
 	var mu sync.Mutex
 	sent := make([][]wire.Command, 2)
 	at := time.Now().Add(150 * time.Millisecond)
-	rs, st, truths, err := runTwoDemos(t, prog, 400*time.Millisecond, remote.LiveOptions{}, func(i int, c wire.Conn) wire.Conn {
+	log := newElemLog(prog, &mu, sent)
+	rs, st, truths, err := runTwoDemos(t, prog, 400*time.Millisecond, remote.LiveOptions{OnElem: log.onElem}, func(i int, c wire.Conn) wire.Conn {
 		h := host{Conn: c, name: hosts[i], mu: &mu, sent: &sent[i]}
 		if i == 1 {
 			return loses{h, at}
@@ -110,6 +116,7 @@ func TestLiveFleetPerHostLost(t *testing.T) {
 	if !st.Placed {
 		t.Fatal("not placed per host")
 	}
+	log.check(t, rs)
 	want, _, err := prog.RunHistory(fleetTruth(cat, hosts, truths))
 	if err != nil {
 		t.Fatal(err)
@@ -133,6 +140,72 @@ func TestLiveFleetPerHostLost(t *testing.T) {
 		if len(o.Hosts) != 2 || o.Hosts[0].Host != "h1" || o.Hosts[0].Lost || !o.Hosts[1].Lost || o.Hosts[1].To != cut {
 			t.Errorf("observation of %s: hosts %+v, want h1 to the end and h2 lost at %d", o.Rel, o.Hosts, cut)
 		}
+	}
+}
+
+// elemLog records a run's OnElem: each statement's elements collected
+// into a table, whether each statement's came in time order, and whether
+// the first came while the hosts were still running (before any was
+// asked to finish: a CPlan without text).
+type elemLog struct {
+	mu       *sync.Mutex // the hosts' (host.Send's)
+	sent     [][]wire.Command
+	cols     []*exec.Collector
+	last     []algebra.Time
+	disorder []string
+	n        int
+	early    bool
+}
+
+func newElemLog(prog *query.Program, mu *sync.Mutex, sent [][]wire.Command) *elemLog {
+	l := &elemLog{mu: mu, sent: sent, last: make([]algebra.Time, len(prog.Stmts))}
+	for _, r := range prog.Stmts {
+		c := exec.NewCollector(r.Result)
+		c.Observed = true
+		l.cols = append(l.cols, c)
+	}
+	return l
+}
+
+func (l *elemLog) onElem(stmt int, e stream.Elem) {
+	if l.n == 0 {
+		l.mu.Lock()
+		l.early = true
+		for _, cmds := range l.sent {
+			for _, c := range cmds {
+				if c.Kind == wire.CPlan && c.Text == "" {
+					l.early = false
+				}
+			}
+		}
+		l.mu.Unlock()
+	}
+	l.n++
+	if e.T < l.last[stmt] {
+		l.disorder = append(l.disorder, fmt.Sprintf("statement %d: %v at %d after %d", stmt, e.Kind, e.T, l.last[stmt]))
+	}
+	l.last[stmt] = e.T
+	l.cols[stmt].Push(e)
+}
+
+// check: the elements came as the hosts ran, each statement's in time
+// order, and they are the run's tables.
+func (l *elemLog) check(t *testing.T, rs []query.Result) {
+	t.Helper()
+	if l.n == 0 || !l.early {
+		t.Errorf("%d elements, the first before the run's end: %v (want them as they settle)", l.n, l.early)
+	}
+	if len(l.disorder) > 0 {
+		t.Errorf("elements out of time order:\n%s", strings.Join(l.disorder[:min(5, len(l.disorder))], "\n"))
+	}
+	got := make([]query.Result, len(rs))
+	for i, r := range rs {
+		tab := l.cols[i].Table()
+		tab.SortRows()
+		got[i] = query.Result{Stmt: r.Stmt, Table: tab}
+	}
+	if g, w := renderTables(got), renderTables(rs); g != w {
+		t.Errorf("the elements differ from the tables:\n%s", diffLines(g, w))
 	}
 }
 
