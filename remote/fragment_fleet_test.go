@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -37,9 +38,9 @@ func TestLiveFleetPerHost(t *testing.T) {
 	var mu sync.Mutex
 	sent := make([][]wire.Command, 2)
 	var kinds kindCounter
-	log := newElemLog(prog, &mu, sent)
+	log := newElemLog(prog, len(hosts))
 	rs, st, truths, err := runTwoDemos(t, prog, 300*time.Millisecond, remote.LiveOptions{OnElem: log.onElem}, func(i int, c wire.Conn) wire.Conn {
-		return &kindConn{Conn: host{Conn: c, name: hosts[i], mu: &mu, sent: &sent[i]}, n: &kinds}
+		return log.watch(&kindConn{Conn: host{Conn: c, name: hosts[i], mu: &mu, sent: &sent[i]}, n: &kinds})
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -101,13 +102,13 @@ func TestLiveFleetPerHostLost(t *testing.T) {
 	var mu sync.Mutex
 	sent := make([][]wire.Command, 2)
 	at := time.Now().Add(150 * time.Millisecond)
-	log := newElemLog(prog, &mu, sent)
+	log := newElemLog(prog, len(hosts))
 	rs, st, truths, err := runTwoDemos(t, prog, 400*time.Millisecond, remote.LiveOptions{OnElem: log.onElem}, func(i int, c wire.Conn) wire.Conn {
 		h := host{Conn: c, name: hosts[i], mu: &mu, sent: &sent[i]}
 		if i == 1 {
-			return loses{h, at}
+			return log.watch(loses{h, at})
 		}
-		return h
+		return log.watch(h)
 	})
 	var lost *remote.SessionLostError
 	if !errors.As(err, &lost) || lost.Resident != "h2" {
@@ -145,11 +146,11 @@ func TestLiveFleetPerHostLost(t *testing.T) {
 
 // elemLog records a run's OnElem: each statement's elements collected
 // into a table, whether each statement's came in time order, and whether
-// the first came while the hosts were still running (before any was
-// asked to finish: a CPlan without text).
+// the first came while a host was still running (before every host's
+// session had ended: watch).
 type elemLog struct {
-	mu       *sync.Mutex // the hosts' (host.Send's)
-	sent     [][]wire.Command
+	hosts    int32
+	ended    atomic.Int32 // sessions ended (Recv failed)
 	cols     []*exec.Collector
 	last     []algebra.Time
 	disorder []string
@@ -157,8 +158,8 @@ type elemLog struct {
 	early    bool
 }
 
-func newElemLog(prog *query.Program, mu *sync.Mutex, sent [][]wire.Command) *elemLog {
-	l := &elemLog{mu: mu, sent: sent, last: make([]algebra.Time, len(prog.Stmts))}
+func newElemLog(prog *query.Program, hosts int) *elemLog {
+	l := &elemLog{hosts: int32(hosts), last: make([]algebra.Time, len(prog.Stmts))}
 	for _, r := range prog.Stmts {
 		c := exec.NewCollector(r.Result)
 		c.Observed = true
@@ -169,16 +170,7 @@ func newElemLog(prog *query.Program, mu *sync.Mutex, sent [][]wire.Command) *ele
 
 func (l *elemLog) onElem(stmt int, e stream.Elem) {
 	if l.n == 0 {
-		l.mu.Lock()
-		l.early = true
-		for _, cmds := range l.sent {
-			for _, c := range cmds {
-				if c.Kind == wire.CPlan && c.Text == "" {
-					l.early = false
-				}
-			}
-		}
-		l.mu.Unlock()
+		l.early = l.ended.Load() < l.hosts
 	}
 	l.n++
 	if e.T < l.last[stmt] {
@@ -186,6 +178,22 @@ func (l *elemLog) onElem(stmt int, e stream.Elem) {
 	}
 	l.last[stmt] = e.T
 	l.cols[stmt].Push(e)
+}
+
+// watch counts c's session's end in l.
+func (l *elemLog) watch(c wire.Conn) wire.Conn { return endsConn{c, &l.ended} }
+
+type endsConn struct {
+	wire.Conn
+	ended *atomic.Int32
+}
+
+func (c endsConn) Recv() (*wire.Batch, error) {
+	b, err := c.Conn.Recv()
+	if err != nil {
+		c.ended.Add(1)
+	}
+	return b, err
 }
 
 // check: the elements came as the hosts ran, each statement's in time
