@@ -267,15 +267,16 @@ func perHostRun(ctx context.Context, p *query.Program, conns []wire.Conn, plans 
 //     after, its loss is dated at or after that watermark, so nothing let
 //     out is something its cut removes.
 //
-// A host's end (finish) applies perHostRun's rule to what it still holds:
-// lost at T, its tuples still open end at cut = T+1 (an End there), and
-// what begins at or after cut is dropped. A loss dated before what the
-// host already sent (a fragment that stops: its loss is dated at its
-// start) cannot take back what went out: its cut is then just after the
-// host's last element, and perHostRun cuts its rows there too, so the
-// tables hold what the stream said. Every element of s let out is at or
-// before each running host's frontier of s, so an End at a cut past it
-// keeps the order. The caller holds its lock around every method.
+// A host's end (finish) applies perHostRun's rule: lost at T, its tuples
+// still open end at cut = T+1 (an End there). What a host sends is at or
+// before its watermark, and its loss is dated at or after that: nothing
+// it sent begins past its cut. A loss dated before what the host sent (a
+// fragment that stops: its loss is dated at its start) cannot take back
+// what went out: its cut is then just after the host's last element, and
+// perHostRun cuts its rows there too, so the tables hold what the stream
+// said. Every element of s let out is at or before each running host's
+// frontier of s, so an End at a cut past the host's frontiers keeps the
+// order. The caller holds its lock around every method.
 type hostMerge struct {
 	onElem   func(stmt int, e stream.Elem)
 	progress func(t algebra.Time)
@@ -342,20 +343,6 @@ func (m *hostMerge) finish(i int, lost *SessionLostError) algebra.Time {
 			last = max(last, f)
 		}
 		cut = min(algebra.Next(last), algebra.Forever)
-		for s, held := range h.held {
-			kept := held[:0]
-			for _, e := range held {
-				switch {
-				case e.T < cut:
-					kept = append(kept, e)
-				case e.Kind == stream.End && e.Rec.From < cut:
-					// Begun before the cut, ended after: at the cut.
-					e.T = cut
-					kept = append(kept, e)
-				}
-			}
-			h.held[s] = kept
-		}
 		for rec, s := range h.open {
 			if rec.From < cut {
 				h.held[s] = append(h.held[s], stream.Elem{Kind: stream.End, T: cut, Rec: rec})
