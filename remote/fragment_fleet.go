@@ -135,7 +135,9 @@ func perHostRun(ctx context.Context, p *query.Program, conns []wire.Conn, plans 
 	for i, c := range conns {
 		host := c.Hello().Name
 		o := opts
-		o.Discard, o.Ready = false, nil
+		// Each host's elements reach hostMerge (o.OnElem); under
+		// opts.Discard its rows are not kept (the tables are empty).
+		o.Ready = nil
 		o.OnElem = func(stmt int, e stream.Elem) {
 			mu.Lock()
 			defer mu.Unlock()
