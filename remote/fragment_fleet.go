@@ -10,7 +10,7 @@ import (
 
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/plan"
-	"github.com/tqmon/tqmon/display/export"
+	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/resident/wire"
 )
@@ -95,12 +95,13 @@ func perHostPlaceable(hellos []*wire.Hello) string {
 // run's observation of a relation holds each host's span
 // (Observation.Hosts) and gaps (Gap.Host); a host lost, or whose fragment
 // stops, is reported as a lost session (exit 3) while the others' answers
-// stand. The answer's elements reach opts.OnElem once every host has
-// ended, in time order (not as they settle).
+// stand. The answer's elements reach opts.OnElem as they settle, each
+// statement's in time order across the hosts (hostMerge).
 func perHostRun(ctx context.Context, p *query.Program, conns []wire.Conn, plans []plan.Node, opts LiveOptions, stats LiveStats) ([]query.Result, LiveStats, error) {
 	type outcome struct {
 		res   []query.Result
 		stats LiveStats
+		cut   algebra.Time // its rows end by it (hostMerge.finish)
 		err   error
 	}
 	outs := make([]outcome, len(conns))
@@ -110,13 +111,17 @@ func perHostRun(ctx context.Context, p *query.Program, conns []wire.Conn, plans 
 	// without (refused, lost before it started: a host that never starts
 	// must not hold the others' answer back).
 	settled, first := 0, algebra.Forever
-	settle := func(t algebra.Time, ok bool) {
+	m := newHostMerge(len(conns), len(p.Stmts), opts)
+	settle := func(i int, t algebra.Time, ok bool) {
 		mu.Lock()
 		defer mu.Unlock()
 		settled++
 		if ok {
 			first = min(first, t)
+			m.start(i, t)
 		}
+		m.settled = settled == len(conns)
+		m.release()
 		if settled == len(conns) {
 			if opts.Ready != nil {
 				opts.Ready()
@@ -130,9 +135,21 @@ func perHostRun(ctx context.Context, p *query.Program, conns []wire.Conn, plans 
 	for i, c := range conns {
 		host := c.Hello().Name
 		o := opts
-		o.OnElem, o.Discard, o.Progress, o.Ready = nil, false, nil, nil
+		// Each host's elements reach hostMerge (o.OnElem); under
+		// opts.Discard its rows are not kept (the tables are empty).
+		o.Ready = nil
+		o.OnElem = func(stmt int, e stream.Elem) {
+			mu.Lock()
+			defer mu.Unlock()
+			m.add(i, stmt, e)
+		}
+		o.Progress = func(t algebra.Time) {
+			mu.Lock()
+			defer mu.Unlock()
+			m.advance(i, t)
+		}
 		var once sync.Once
-		o.Started = func(t algebra.Time) { once.Do(func() { settle(t, true) }) }
+		o.Started = func(t algebra.Time) { once.Do(func() { settle(i, t, true) }) }
 		if opts.OnLoss != nil {
 			o.OnLoss = func(l Loss) {
 				mu.Lock()
@@ -146,8 +163,11 @@ func perHostRun(ctx context.Context, p *query.Program, conns []wire.Conn, plans 
 			defer wg.Done()
 			st := LiveStats{Wanted: map[string]uint64{}, Dropped: map[string]uint64{}}
 			res, st, err := placedRun(ctx, p, c, plans, o, st, host)
-			once.Do(func() { settle(0, false) })
-			outs[i] = outcome{res, st, err}
+			once.Do(func() { settle(i, 0, false) })
+			mu.Lock()
+			cut := m.finish(i, st.SessionLost)
+			mu.Unlock()
+			outs[i] = outcome{res, st, cut, err}
 		}()
 	}
 	wg.Wait()
@@ -183,10 +203,10 @@ func perHostRun(ctx context.Context, p *query.Program, conns []wire.Conn, plans 
 				continue
 			}
 			for _, row := range r.Table.Rows {
-				if row.From >= cut {
+				if row.From >= out.cut {
 					continue
 				}
-				row.To = min(row.To, cut)
+				row.To = min(row.To, out.cut)
 				tables[j].Rows = append(tables[j].Rows, row)
 			}
 		}
@@ -220,15 +240,171 @@ func perHostRun(ctx context.Context, p *query.Program, conns []wire.Conn, plans 
 	out := make([]query.Result, len(p.Stmts))
 	for i, r := range p.Stmts {
 		tables[i].SortRows()
-		if opts.OnElem != nil {
-			for _, e := range export.Elems(tables[i]) {
-				opts.OnElem(i, e)
-			}
-		}
 		if opts.Discard {
 			tables[i] = &algebra.Table{Rel: r.Result}
 		}
 		out[i] = query.Result{Stmt: r, Table: tables[i]}
 	}
 	return out, stats, lost
+}
+
+// hostMerge merges the hosts' result streams of a run placed per host
+// (perHostRun) into opts.OnElem as they settle, each statement's in time
+// order. Each host's placed run hands it the host's elements as they
+// arrive, each statement's in time order (a fragment's network emits
+// them so), and its watermark (Progress). A fragment's watermark is its
+// input's: a statement's results may come well after it (a join settled
+// late), so it does not say where a statement's answer stands. What
+// does: a host's last element of a statement (its frontier there) — it
+// sends none earlier after it. So an element of statement s at t goes
+// out once
+//
+//   - every host has started or ended without (as the run's Ready: a
+//     host not yet started could still begin earlier; one that never
+//     starts holds nothing back),
+//   - every other host still running has its frontier of s at or past t
+//     (a host quiet in s holds s back until it sends or ends: the wire
+//     carries no watermark of a fragment's output), and
+//   - its own host's watermark is at or past t: whatever ends the host
+//     after, its loss is dated at or after that watermark, so nothing let
+//     out is something its cut removes.
+//
+// A host's end (finish) applies perHostRun's rule: lost at T, its tuples
+// still open end at cut = T+1 (an End there). What a host sends is at or
+// before its watermark, and its loss is dated at or after that: nothing
+// it sent begins past its cut. A loss dated before what the host sent (a
+// fragment that stops: its loss is dated at its start) cannot take back
+// what went out: its cut is then just after the host's last element, and
+// perHostRun cuts its rows there too, so the tables hold what the stream
+// said. Every element of s let out is at or before each running host's
+// frontier of s, so an End at a cut past the host's frontiers keeps the
+// order. The caller holds its lock around every method.
+type hostMerge struct {
+	onElem   func(stmt int, e stream.Elem)
+	progress func(t algebra.Time)
+	hosts    []mergeHost
+	settled  bool         // every host started or ended
+	wm       algebra.Time // the least watermark of the running hosts, as last said (Progress)
+}
+
+type mergeHost struct {
+	started, done bool
+	wm            algebra.Time
+	front         []algebra.Time      // per statement: its last element's time
+	held          [][]stream.Elem     // per statement: not out yet, in time order
+	open          map[*stream.Rec]int // begun, not ended: its statement
+}
+
+func newHostMerge(hosts, stmts int, opts LiveOptions) *hostMerge {
+	m := &hostMerge{onElem: opts.OnElem, progress: opts.Progress, hosts: make([]mergeHost, hosts), wm: algebra.Beginning}
+	for i := range m.hosts {
+		m.hosts[i].front = make([]algebra.Time, stmts)
+		m.hosts[i].held = make([][]stream.Elem, stmts)
+		m.hosts[i].open = map[*stream.Rec]int{}
+	}
+	return m
+}
+
+// start: host i started its fragment at t (nothing of its is before t).
+func (m *hostMerge) start(i int, t algebra.Time) {
+	h := &m.hosts[i]
+	h.started, h.wm = true, t
+	for s := range h.front {
+		h.front[s] = t
+	}
+}
+
+// add holds host i's element e of statement stmt.
+func (m *hostMerge) add(i, stmt int, e stream.Elem) {
+	h := &m.hosts[i]
+	switch e.Kind {
+	case stream.Begin:
+		h.open[e.Rec] = stmt
+	case stream.End:
+		delete(h.open, e.Rec)
+	}
+	h.front[stmt] = max(h.front[stmt], e.T)
+	h.held[stmt] = append(h.held[stmt], e)
+}
+
+// advance: host i has sent everything before t.
+func (m *hostMerge) advance(i int, t algebra.Time) {
+	m.hosts[i].wm = max(m.hosts[i].wm, t)
+	m.release()
+}
+
+// finish: host i's run ended, lost if lost is not nil. It returns the
+// time the host's rows are cut at (Forever: not cut).
+func (m *hostMerge) finish(i int, lost *SessionLostError) algebra.Time {
+	h := &m.hosts[i]
+	h.done = true
+	cut := algebra.Forever
+	if lost != nil {
+		last := lost.Since
+		for _, f := range h.front {
+			last = max(last, f)
+		}
+		cut = min(algebra.Next(last), algebra.Forever)
+		for rec, s := range h.open {
+			if rec.From < cut {
+				h.held[s] = append(h.held[s], stream.Elem{Kind: stream.End, T: cut, Rec: rec})
+			}
+		}
+		clear(h.open)
+	}
+	m.release()
+	return cut
+}
+
+// release lets out every held element the rules of hostMerge allow, each
+// statement's in time order across the hosts (at equal times, the
+// earlier host's first), and says the running hosts' least watermark
+// when it advances.
+func (m *hostMerge) release() {
+	if !m.settled {
+		return
+	}
+	for s := range len(m.hosts[0].held) {
+		for {
+			best := -1
+			for i, h := range m.hosts {
+				if q := h.held[s]; len(q) > 0 && (best < 0 || q[0].T < m.hosts[best].held[s][0].T) {
+					best = i
+				}
+			}
+			if best < 0 || !m.due(best, s, m.hosts[best].held[s][0].T) {
+				break // the least held of s waits: so does all of s
+			}
+			q := m.hosts[best].held[s]
+			if m.onElem != nil {
+				m.onElem(s, q[0])
+			}
+			m.hosts[best].held[s] = q[1:]
+		}
+	}
+	wm := algebra.Forever
+	for _, h := range m.hosts {
+		if h.started && !h.done {
+			wm = min(wm, h.wm)
+		}
+	}
+	if wm > m.wm && wm < algebra.Forever {
+		m.wm = wm
+		if m.progress != nil {
+			m.progress(wm)
+		}
+	}
+}
+
+// due says whether host i's element of statement s at t may go out.
+func (m *hostMerge) due(i, s int, t algebra.Time) bool {
+	if h := m.hosts[i]; !h.done && t > h.wm {
+		return false
+	}
+	for j, h := range m.hosts {
+		if j != i && h.started && !h.done && h.front[s] < t {
+			return false
+		}
+	}
+	return true
 }

@@ -2,13 +2,17 @@ package remote_test
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/tqmon/tqmon/algebra"
+	"github.com/tqmon/tqmon/algebra/exec"
+	"github.com/tqmon/tqmon/algebra/stream"
 	"github.com/tqmon/tqmon/query"
 	"github.com/tqmon/tqmon/remote"
 	"github.com/tqmon/tqmon/resident/demo/ossensors"
@@ -34,12 +38,14 @@ func TestLiveFleetPerHost(t *testing.T) {
 	var mu sync.Mutex
 	sent := make([][]wire.Command, 2)
 	var kinds kindCounter
-	rs, st, truths, err := runTwoDemos(t, prog, 300*time.Millisecond, remote.LiveOptions{}, func(i int, c wire.Conn) wire.Conn {
-		return &kindConn{Conn: host{Conn: c, name: hosts[i], mu: &mu, sent: &sent[i]}, n: &kinds}
+	log := newElemLog(prog, len(hosts))
+	rs, st, truths, err := runTwoDemos(t, prog, 300*time.Millisecond, remote.LiveOptions{OnElem: log.onElem}, func(i int, c wire.Conn) wire.Conn {
+		return log.watch(&kindConn{Conn: host{Conn: c, name: hosts[i], mu: &mu, sent: &sent[i]}, n: &kinds})
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	log.check(t, rs)
 	want, _, err := prog.RunHistory(fleetTruth(cat, hosts, truths))
 	if err != nil {
 		t.Fatal(err)
@@ -96,12 +102,13 @@ func TestLiveFleetPerHostLost(t *testing.T) {
 	var mu sync.Mutex
 	sent := make([][]wire.Command, 2)
 	at := time.Now().Add(150 * time.Millisecond)
-	rs, st, truths, err := runTwoDemos(t, prog, 400*time.Millisecond, remote.LiveOptions{}, func(i int, c wire.Conn) wire.Conn {
+	log := newElemLog(prog, len(hosts))
+	rs, st, truths, err := runTwoDemos(t, prog, 400*time.Millisecond, remote.LiveOptions{OnElem: log.onElem}, func(i int, c wire.Conn) wire.Conn {
 		h := host{Conn: c, name: hosts[i], mu: &mu, sent: &sent[i]}
 		if i == 1 {
-			return loses{h, at}
+			return log.watch(loses{h, at})
 		}
-		return h
+		return log.watch(h)
 	})
 	var lost *remote.SessionLostError
 	if !errors.As(err, &lost) || lost.Resident != "h2" {
@@ -110,6 +117,7 @@ func TestLiveFleetPerHostLost(t *testing.T) {
 	if !st.Placed {
 		t.Fatal("not placed per host")
 	}
+	log.check(t, rs)
 	want, _, err := prog.RunHistory(fleetTruth(cat, hosts, truths))
 	if err != nil {
 		t.Fatal(err)
@@ -133,6 +141,79 @@ func TestLiveFleetPerHostLost(t *testing.T) {
 		if len(o.Hosts) != 2 || o.Hosts[0].Host != "h1" || o.Hosts[0].Lost || !o.Hosts[1].Lost || o.Hosts[1].To != cut {
 			t.Errorf("observation of %s: hosts %+v, want h1 to the end and h2 lost at %d", o.Rel, o.Hosts, cut)
 		}
+	}
+}
+
+// elemLog records a run's OnElem: each statement's elements collected
+// into a table, whether each statement's came in time order, and whether
+// the first came while a host was still running (before every host's
+// session had ended: watch).
+type elemLog struct {
+	hosts    int32
+	ended    atomic.Int32 // sessions ended (Recv failed)
+	cols     []*exec.Collector
+	last     []algebra.Time
+	disorder []string
+	n        int
+	early    bool
+}
+
+func newElemLog(prog *query.Program, hosts int) *elemLog {
+	l := &elemLog{hosts: int32(hosts), last: make([]algebra.Time, len(prog.Stmts))}
+	for _, r := range prog.Stmts {
+		c := exec.NewCollector(r.Result)
+		c.Observed = true
+		l.cols = append(l.cols, c)
+	}
+	return l
+}
+
+func (l *elemLog) onElem(stmt int, e stream.Elem) {
+	if l.n == 0 {
+		l.early = l.ended.Load() < l.hosts
+	}
+	l.n++
+	if e.T < l.last[stmt] {
+		l.disorder = append(l.disorder, fmt.Sprintf("statement %d: %v at %d after %d", stmt, e.Kind, e.T, l.last[stmt]))
+	}
+	l.last[stmt] = e.T
+	l.cols[stmt].Push(e)
+}
+
+// watch counts c's session's end in l.
+func (l *elemLog) watch(c wire.Conn) wire.Conn { return endsConn{c, &l.ended} }
+
+type endsConn struct {
+	wire.Conn
+	ended *atomic.Int32
+}
+
+func (c endsConn) Recv() (*wire.Batch, error) {
+	b, err := c.Conn.Recv()
+	if err != nil {
+		c.ended.Add(1)
+	}
+	return b, err
+}
+
+// check: the elements came as the hosts ran, each statement's in time
+// order, and they are the run's tables.
+func (l *elemLog) check(t *testing.T, rs []query.Result) {
+	t.Helper()
+	if l.n == 0 || !l.early {
+		t.Errorf("%d elements, the first before the run's end: %v (want them as they settle)", l.n, l.early)
+	}
+	if len(l.disorder) > 0 {
+		t.Errorf("elements out of time order:\n%s", strings.Join(l.disorder[:min(5, len(l.disorder))], "\n"))
+	}
+	got := make([]query.Result, len(rs))
+	for i, r := range rs {
+		tab := l.cols[i].Table()
+		tab.SortRows()
+		got[i] = query.Result{Stmt: r.Stmt, Table: tab}
+	}
+	if g, w := renderTables(got), renderTables(rs); g != w {
+		t.Errorf("the elements differ from the tables:\n%s", diffLines(g, w))
 	}
 }
 
@@ -247,5 +328,34 @@ func TestLiveFleetPerHostNeverStarted(t *testing.T) {
 	}
 	if g, w := byHost(rs[0].Table), byHost(want[0].Table); g["h1"] != w["h1"] || g["h2"] != "" {
 		t.Errorf("h1's rows differ from its truth, or h2 has rows:\n--- live\n%s%s--- truth\n%s", head(g["h1"]), head(g["h2"]), head(w["h1"]))
+	}
+}
+
+// TestLiveFleetPerHostDiscard: placed per host under Discard, the
+// answer is streamed as the hosts run (OnElem, each statement's in time
+// order) and no rows are kept.
+func TestLiveFleetPerHostDiscard(t *testing.T) {
+	hosts := []string{"h1", "h2"}
+	hellos := []*wire.Hello{{Name: "h1", SDL: ossensors.SDL}, {Name: "h2", SDL: ossensors.SDL}}
+	_, prog := fleetProgram(t, hellos, perHostQueries)
+	var mu sync.Mutex
+	sent := make([][]wire.Command, 2)
+	log := newElemLog(prog, len(hosts))
+	rs, st, _, err := runTwoDemos(t, prog, 300*time.Millisecond, remote.LiveOptions{OnElem: log.onElem, Discard: true}, func(i int, c wire.Conn) wire.Conn {
+		return log.watch(host{Conn: c, name: hosts[i], mu: &mu, sent: &sent[i]})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.Placed {
+		t.Fatal("not placed per host")
+	}
+	for _, r := range rs {
+		if len(r.Table.Rows) != 0 {
+			t.Errorf("%s: %d rows kept", r.Stmt.Name, len(r.Table.Rows))
+		}
+	}
+	if log.n == 0 || !log.early || len(log.disorder) > 0 {
+		t.Errorf("%d elements, the first before the run's end: %v; out of order: %q", log.n, log.early, log.disorder)
 	}
 }
