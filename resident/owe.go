@@ -15,7 +15,10 @@ package resident
 // that ended at d (and it ends after d, as its End follows the record).
 // A tuple begun after d overlaps no enabled span before d; one enabled
 // again since is sent as any (want), and a later disable records a later
-// d. Only the latest d is kept: it decides alone.
+// d. Only the latest d is kept: it decides alone. A tuple still in
+// progress when the resident closes is owed the same way: reportOpen
+// reports it whole to the sessions owed it as to those enabled
+// (TestCountWhileOwedAtClose).
 //
 // Order, without a lock on the End's path: takeBack (r.mu) stores the
 // record, then clears the flag; End reads the flags (want), then the

@@ -375,9 +375,9 @@ func (r *Resident) beginOpen(s *Sensor, bit uint64) {
 }
 
 // reportOpen tells each session that holds the flag of a traced interval
-// still in progress — and was not sent its begin — of that interval, whole
-// and valid until forever (a packet at the largest time). The resident is
-// closing: the observation ends.
+// still in progress, or is owed its end (owe.go), and was not sent its
+// begin, of that interval, whole and valid until forever (a packet at the
+// largest time). The resident is closing: the observation ends.
 func (r *Resident) reportOpen(tab *[MaxSessions]*Session) {
 	for _, s := range r.sensors {
 		if !s.traced() {
@@ -387,7 +387,14 @@ func (r *Resident) reportOpen(tab *[MaxSessions]*Session) {
 		for id, o := range s.open {
 			vals := o.vals[:o.n]
 			m, ep := s.want(vals)
-			m = current(m, ep, tab) &^ o.mask
+			to := current(m, ep, tab)
+			// And those owed its end (owe.go): a while trigger took
+			// the enable back while it was in progress, and it ends
+			// after (as at End).
+			if owed, oep := s.owed(vals, o.begin, m); owed != 0 {
+				to |= current(owed, oep, tab)
+			}
+			m = to &^ o.mask
 			if m == 0 {
 				continue
 			}
