@@ -181,8 +181,7 @@ func byTime(a, b record) int {
 func (t *tracker) round(final bool) {
 	r := t.r
 	d0 := monoNow()
-	clear(t.vals) // the last round's values, copied out by Deliver
-	t.vals = t.vals[:0]
+	t.vals = t.vals[:0] // (see arena)
 	t.readEnts()
 	t.readEvents()
 	// The records held from the last round are in order; sort what was
@@ -220,7 +219,7 @@ func (t *tracker) round(final bool) {
 		}
 	}
 	r.mu.Lock()
-	t.routed = false // (see route)
+	t.routed, t.memo.ok = false, false // (see route, memo)
 	// The session with the most room, and its room (step 2).
 	best, room := -1, 0
 	for i := range session.Indices(r.sessions.Mask()) {
@@ -271,13 +270,25 @@ func (t *tracker) round(final bool) {
 	counts := t.decidedCounts()
 	now := monoNow()
 	var expired []*Session
+	handed := false
 	deliver := func(i int) {
 		s := r.sessions.At(i)
 		c := counts
 		if s.filteredOut {
 			c = t.ownCounts(s, counts)
 		}
-		s.core.Deliver(t.out.pk[i], t.out.defs[i], w, c, now, final)
+		// The first session whose batch takes the round's packets and
+		// arena (Handoff) owns the arena: the others' packets that name
+		// its values are copied out of it now, in this round, before
+		// that batch can be released and its arena reused (a later
+		// round's Handoff of the session gives it back to the drain).
+		arena := &t.vals
+		if handed {
+			arena = nil
+		}
+		if s.core.Handoff(&t.out.pk[i], arena, t.out.defs[i], w, c, now, final) {
+			handed = true
+		}
 		t.out.pk[i], t.out.defs[i] = t.out.pk[i][:0], t.out.defs[i][:0]
 		if !final && s.core.Expired(d0) {
 			expired = append(expired, s)
@@ -397,19 +408,36 @@ func (t *tracker) packet(b []byte, ts int64, out *roundOut) {
 		t.bad++
 		return
 	}
-	vals, ents, flag := t.decode(ss, bd, b, ts, out)
+	var vals []wire.Value
+	var ents []*entity
+	var flag uint32
+	var mask uint64
+	if m := &t.memo; kind == bpfgen.KindEvent && m.ok && m.gen == t.ents.gen && string(m.body) == string(b[8:]) {
+		// The same event as the last decoded (but for its time): the
+		// same values, entities and sessions (see memo).
+		vals, ents, flag, mask = m.vals, m.ents, m.flag, m.mask
+		t.memoHits++
+	} else {
+		vals, ents, flag = t.decode(ss, bd, b, ts, out)
+		mask = t.route(sid, flag)
+		if mask == 0 {
+			mask = t.routeRoot(ss, flag)
+		}
+		// Each session only what its own fragments pass (sieve; a
+		// session without a predicate on the sensor is not tested: the
+		// nil check is all it costs).
+		if sv := ss.sieve; sv != nil && mask&sv.filtered != 0 {
+			mask &^= mask & sv.filtered &^ sv.pass(vals, ents)
+		}
+		if kind == bpfgen.KindEvent {
+			m.ok, m.gen, m.flag, m.mask = true, t.ents.gen, flag, mask
+			m.body = append(m.body[:0], b[8:]...)
+			m.vals = vals
+			m.ents = append(m.ents[:0], ents...)
+		}
+	}
 	if ss.s.Decrement {
 		t.rearm[flagKey{sid, flag}] = true
-	}
-	mask := t.route(sid, flag)
-	if mask == 0 {
-		mask = t.routeRoot(ss, flag)
-	}
-	// Each session only what its own fragments pass (sieve; a session
-	// without a predicate on the sensor is not tested: the nil check is
-	// all it costs).
-	if sv := ss.sieve; sv != nil && mask&sv.filtered != 0 {
-		mask &^= mask & sv.filtered &^ sv.pass(vals, ents)
 	}
 	// A session not sent the packet — its selection filtered it out, or
 	// it enables the sensor for other entities, or not at all — does not

@@ -111,11 +111,13 @@ type mailbox struct {
 	qh, qs   int              // q[:qh] sent (cleared); q[qh:qs] in order, q[qs:] added since (Prime, Enqueue)
 	merge    []wire.Packet    // scratch of order
 	defs     []wire.EntityDef // definitions not yet sent
-	box      *wire.Batch      // the batch Recv takes next
+	box      []*wire.Batch    // box[boxH:]: the batches made and not taken, in order (Recv takes box[boxH])
+	boxH     int
 	held     []wire.Value     // values of the packets in q, and dead ones (see Memory)
 	live     int              // values in held of the packets in q
 	spare    []wire.Value     // the other held arena, for the next compaction
 	copied   uint64           // values copied into held, all told (TestHeldCopiesAmortised)
+	handed   uint64           // rounds whose arena a batch took (Handoff), all told
 	moved    uint64           // held packets moved within q, all told (order, compacting: the same)
 	free     []*wire.Batch    // released batches, for reuse (Release)
 	lastW    int64            // the last watermark sent
@@ -192,10 +194,12 @@ func (m *mailbox) End(err error, keep bool) {
 	}
 	m.ended, m.err = true, err
 	kept := 0
-	if keep && m.box != nil {
-		kept = len(m.box.Packets)
+	if keep {
+		for _, b := range m.box[m.boxH:] {
+			kept += len(b.Packets)
+		}
 	} else {
-		m.box = nil
+		m.box, m.boxH = nil, 0
 	}
 	m.budget.give(m.n, m.n-kept)
 	m.budget.leave()
@@ -225,8 +229,17 @@ func (m *mailbox) Err() error {
 func (m *mailbox) Recv(ctx context.Context) (*wire.Batch, error) {
 	for {
 		m.qmu.Lock()
-		if b := m.box; b != nil {
-			m.box = nil
+		if m.boxH < len(m.box) {
+			b := m.box[m.boxH]
+			m.box[m.boxH] = nil
+			switch m.boxH++; {
+			case m.boxH == len(m.box):
+				m.box, m.boxH = m.box[:0], 0
+			case m.boxH > len(m.box)-m.boxH: // compacting costs no more than taking did
+				k := copy(m.box, m.box[m.boxH:])
+				clear(m.box[k:])
+				m.box, m.boxH = m.box[:k], 0
+			}
 			m.budget.give(m.n, len(b.Packets))
 			m.n -= len(b.Packets)
 			m.qmu.Unlock()
@@ -259,7 +272,7 @@ func (m *mailbox) Release(b *wire.Batch) {
 	}
 	m.qmu.Lock()
 	defer m.qmu.Unlock()
-	if len(m.free) >= MaxFree || m.box == b || slices.Contains(m.free, b) {
+	if len(m.free) >= MaxFree || slices.Contains(m.box[m.boxH:], b) || slices.Contains(m.free, b) {
 		return
 	}
 	kept := cap(b.Packets)
@@ -362,6 +375,24 @@ func byTS(a, b wire.Packet) int {
 // per-sensor counts, now the real time of the round. final (the resident
 // closing) sends everything.
 func (m *mailbox) Deliver(in []wire.Packet, defs []wire.EntityDef, w int64, counts []wire.Count, now int64, final bool) {
+	m.deliver(&in, nil, false, defs, w, counts, now, final)
+}
+
+// Handoff is Deliver for a drain that hands over its storage (see
+// "Handoff" above): when every packet in *in goes out in a batch made now
+// (the remote took the last one, none is held back, none waits in q),
+// the batch takes *in as its packets and, if arena is not nil, *arena as
+// its arena — every value of *in's packets must then lie in *arena or in
+// memory nothing writes any more — and *in and *arena become the batch's
+// old storage (emptied, capacity kept), which the drain fills next round;
+// else the values are copied as Deliver copies them and *in, *arena stay
+// the drain's. It reports whether the batch took *arena.
+func (m *mailbox) Handoff(in *[]wire.Packet, arena *[]wire.Value, defs []wire.EntityDef, w int64, counts []wire.Count, now int64, final bool) bool {
+	return m.deliver(in, arena, true, defs, w, counts, now, final)
+}
+
+func (m *mailbox) deliver(inp *[]wire.Packet, arena *[]wire.Value, handoff bool, defs []wire.EntityDef, w int64, counts []wire.Count, now int64, final bool) (tookArena bool) {
+	in := *inp
 	m.qmu.Lock()
 	defer m.qmu.Unlock()
 	if m.ended {
@@ -379,12 +410,15 @@ func (m *mailbox) Deliver(in []wire.Packet, defs []wire.EntityDef, w int64, coun
 	// final round, which sends everything) move into held now, once:
 	// those that go out this round are copied into the batch only.
 	// sentIn counts the values of those (not in held).
-	sentIn, need := 0, 0
+	sentIn, need, sorted := 0, 0, true
 	for i := range in {
 		if k := len(in[i].Vals); !final && in[i].TS > w {
 			need += k
 		} else {
 			sentIn += k
+		}
+		if i > 0 && in[i].TS < in[i-1].TS {
+			sorted = false
 		}
 	}
 	if need > 0 {
@@ -400,7 +434,7 @@ func (m *mailbox) Deliver(in []wire.Packet, defs []wire.EntityDef, w int64, coun
 	// drain's, in time order: moved into the batch without a stop in q),
 	// else merged with those held.
 	src := in
-	queued := len(m.q) > 0 || !slices.IsSortedFunc(in, byTS)
+	queued := len(m.q) > 0 || !sorted
 	if queued {
 		m.q = append(m.q, in...)
 		m.order()
@@ -415,11 +449,18 @@ func (m *mailbox) Deliver(in []wire.Packet, defs []wire.EntityDef, w int64, coun
 		n = sort.Search(len(src), func(i int) bool { return src[i].TS > w })
 	}
 	m.lastW = w
-	if n > 0 || len(m.defs) > 0 || m.box != nil || final || now-m.lastEmit >= int64(emptyEvery) {
-		b := m.box
-		if b == nil {
+	if n > 0 || len(m.defs) > 0 || m.boxH < len(m.box) || final || now-m.lastEmit >= int64(emptyEvery) {
+		// A round's packets go into the last batch not taken, if there is
+		// one, but those a drain hands over (Handoff) make a batch of
+		// their own: copied into the last, they would cost what the
+		// handing over saves.
+		var b *wire.Batch
+		take := handoff && !queued && n == len(in) && n > 0
+		if !take && m.boxH < len(m.box) {
+			b = m.box[len(m.box)-1]
+		} else {
 			b = m.newBatch()
-			m.box = b
+			m.box = append(m.box, b)
 		}
 		out := src[:n]
 		if queued { // what leaves q is dead in held
@@ -429,8 +470,22 @@ func (m *mailbox) Deliver(in []wire.Packet, defs []wire.EntityDef, w int64, coun
 			}
 			m.live -= sent - sentIn
 		}
-		b.Arena = moveVals(b.Arena, out)
-		b.Packets = append(b.Packets, out...)
+		switch {
+		case take:
+			// The batch takes the round's packets (Handoff).
+			b.Packets, *inp = in, b.Packets[:0]
+			in = nil
+			if arena != nil && 4*sentIn >= cap(*arena) {
+				b.Arena, *arena = *arena, b.Arena[:0]
+				tookArena = true
+				m.handed++
+			} else {
+				b.Arena = moveVals(b.Arena, b.Packets)
+			}
+		default:
+			b.Arena = moveVals(b.Arena, out)
+			b.Packets = append(b.Packets, out...)
+		}
 		b.Defs = append(b.Defs, m.defs...)
 		m.defs = m.defs[:0]
 		b.Watermark = w
@@ -456,7 +511,7 @@ func (m *mailbox) Deliver(in []wire.Packet, defs []wire.EntityDef, w int64, coun
 			m.moved += uint64(k)
 			m.q, m.qh = m.q[:k], 0
 		}
-	} else { // src is in (q empty): its packets after w, their values in held
+	} else if n < len(src) { // src is in (q empty): its packets after w, their values in held
 		m.q = append(m.q, src[n:]...)
 	}
 	m.qs = len(m.q)
@@ -466,6 +521,7 @@ func (m *mailbox) Deliver(in []wire.Packet, defs []wire.EntityDef, w int64, coun
 	case 2*m.live < len(m.held): // more than half dead
 		m.compact(0)
 	}
+	return tookArena
 }
 
 // order puts the held packets, q[qh:], in timestamp order (stable, as a
