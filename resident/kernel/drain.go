@@ -34,9 +34,12 @@ import (
 //     counts of packets dropped (the kernel's) and wanted (those drops and
 //     the records applied: decidedCounts), less the records applied that
 //     it was not sent (unwant, ownCounts)
-//     (session.Core.Deliver, the roomiest session first: its batches are
+//     (session.Core.Handoff, the roomiest session first: its batches are
 //     in order because every packet of a later round is stamped after W,
-//     as steps 1 and 2 argue).
+//     as steps 1 and 2 argue). Handoff gives the session's batch the
+//     round's packets, and the first such batch the round's arena of
+//     values, instead of copies (the mailbox's "Memory"); the drain
+//     fills the emptied storage of a released batch next round.
 //
 // So a consumer that falls behind loses nothing to its session's bounds:
 // the records it cannot take yet stay in the ring, where the kernel
@@ -181,7 +184,11 @@ func byTime(a, b record) int {
 func (t *tracker) round(final bool) {
 	r := t.r
 	d0 := monoNow()
-	t.vals = t.vals[:0] // (see arena)
+	// The round's arena: the last round's values were copied out of it,
+	// or it went to a batch and this is a released batch's (Handoff).
+	// Not cleared: the values it held keep their strings alive until
+	// written over, as a released batch's arena does.
+	t.vals = t.vals[:0]
 	t.readEnts()
 	t.readEvents()
 	// The records held from the last round are in order; sort what was
@@ -505,8 +512,8 @@ func (t *tracker) ownCounts(s *Session, counts []wire.Count) []wire.Count {
 // the flag holder's number.
 func (t *tracker) decode(ss *sensorState, bd *bpfgen.Binding, b []byte, ts int64, out *roundOut) ([]wire.Value, []*entity, uint32) {
 	rel := ss.s.Rel
-	// The values live in the round's arena (Deliver copies them out);
-	// a begun interval keeps its own copy (packet).
+	// The values live in the round's arena (arena); a begun interval
+	// keeps its own copy (packet).
 	k := len(t.vals)
 	t.vals = append(t.vals, make([]wire.Value, len(rel.Attrs))...)
 	vals := t.vals[k:len(t.vals):len(t.vals)]

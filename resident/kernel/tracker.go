@@ -52,7 +52,7 @@ type tracker struct {
 	// pending[:sorted] is in time order (the records held from the last
 	// round).
 	head, sorted int
-	// vals is the round's arena of packet values (decode): see arena;
+	// vals is the round's arena of packet values (decode; round);
 	// entScratch the entities a record names (decode, while it is sent).
 	vals       []wire.Value
 	entScratch []*entity

@@ -17,8 +17,10 @@ import (
 // (and the entity definitions they need), the round's watermark W and
 // the cumulative per-sensor counts. Deliver merges the packets with those
 // the session holds back, sorts them by timestamp, and moves those
-// stamped ≤ W into the batch Recv takes (made, or merged into the one not
-// taken yet), with watermark W; the rest are held for a later round.
+// stamped ≤ W into a batch (merged into the last one not taken yet, or
+// made; Handoff makes one per round, see Memory), with watermark W; the
+// rest are held for a later round. Recv takes the batches made in the
+// order they were made.
 // Enqueue adds one packet between rounds (a sample, the resident's last
 // word on an interval still open); it is held like the others until a
 // watermark passes it.
@@ -33,7 +35,7 @@ import (
 // watermark raised to cover the last packet.
 //
 // Why a session's memory is bounded whatever its remote does: the packets
-// it holds — held back (q) and in the batch not taken yet (box) — are
+// it holds — held back (q) and in the batches not taken yet (box) — are
 // counted (n), at most MaxHeld, and taken from the resident's Budget
 // (MaxHeldTotal for all its sessions). A packet that does not fit, in
 // Deliver or Enqueue, is dropped and counted for its sensor (over), and
@@ -41,12 +43,15 @@ import (
 // + dropped = wanted still holds for the session, and a remote that keeps
 // its lease but reads slowly, or never, learns what it lost when it
 // reads. Nothing waits: Deliver and Enqueue hold qmu for a copy of the
-// round's packets, never for the remote. The one exception to the bound
+// round's packets (Handoff: for a swap of two slices), never for the
+// remote. The one exception to the bound
 // is a session's first packets (Prime: the live entities, which are not
 // dropped), counted all the same, so the packets after them wait for
 // room. Released batches kept for reuse are at most MaxFree, of at most
 // 2·MaxHeld packets' capacity together (a batch holds at most MaxHeld
-// packets, in a slice grown by appending: at most twice that capacity).
+// packets, in a slice grown by appending: at most twice that capacity),
+// each with an arena of at most four times its packets' values (Handoff's
+// condition; moveVals grows one to twice what it needs).
 // So the largest batch — a remote that fell behind takes what many rounds
 // merged — is reused too: before, a batch over MaxHeld/MaxFree was
 // dropped and the next grown again (318 bytes allocated per packet).
@@ -57,6 +62,24 @@ import (
 // receiver that gives batches back (Release: the transport does once it
 // has encoded one, the in-process remote once it has taken one) has them
 // reused, so a steady stream allocates nothing per packet.
+//
+// Handoff (the kernel drain's Deliver) copies nothing when the round's
+// packets all go out now and none waits in q: a new batch takes the
+// drain's slice of packets, and the drain's arena too (when it holds at
+// most four times the values of those packets, so that a batch pins no
+// more than that; at most one session a round takes it: the drain stops
+// offering it once taken), and the drain gets in exchange the emptied
+// slice and arena of a released batch (newBatch), which it fills next
+// round. Nothing is overwritten that a packet still names: a released
+// batch's storage is its receiver's no more (Release), the drain's arena
+// taken by a batch is written again only after that batch is released
+// and handed back, and the other sessions' packets that name its values
+// are copied out of it in the same round (Deliver). That a handed round
+// is a batch of its own, not merged into the last one not taken, costs a
+// receiver more batches (one a round at most: a round a millisecond)
+// instead of a copy of every packet and value; MaxFree is what a receiver
+// a few rounds behind releases at once, so that the drain is served from
+// released storage (TestDrainAllocations).
 //
 // The held arena (held), and what points where:
 //
@@ -102,8 +125,10 @@ const emptyEvery = 5 * time.Millisecond
 
 // MaxFree is how many released batches a session keeps for reuse: a
 // receiver that releases each batch before it takes the next is served
-// from at most MaxFree+1 batches.
-const MaxFree = 4
+// from at most MaxFree+1 batches. It is 16 (it was 4): a receiver a few
+// rounds behind takes and releases several batches at once (one a round,
+// Handoff), and each one not kept is storage the drain grows again.
+const MaxFree = 16
 
 type mailbox struct {
 	qmu      sync.Mutex
@@ -125,7 +150,7 @@ type mailbox struct {
 	over     []uint64         // per sensor: packets lost to a full session
 	own      []uint64         // per sensor: packets wanted by this session alone (Prime; Shed's unsent)
 	base     []wire.Count     // the resident's counts when the session opened (Base)
-	n        int              // packets held: len(q) + len(box.Packets)
+	n        int              // packets held: len(q) + the packets of box[boxH:]
 	budget   *Budget          // the resident's, shared by its sessions
 	// nApplied commands were carried out, the last at appliedAt (the
 	// packets' clock): Batch.Applied, AppliedAt.
