@@ -138,20 +138,20 @@ type mailbox struct {
 	defs     []wire.EntityDef // definitions not yet sent
 	box      []*wire.Batch    // box[boxH:]: the batches made and not taken, in order (Recv takes box[boxH])
 	boxH     int
-	held     []wire.Value     // values of the packets in q, and dead ones (see Memory)
-	live     int              // values in held of the packets in q
-	spare    []wire.Value     // the other held arena, for the next compaction
-	copied   uint64           // values copied into held, all told (TestHeldCopiesAmortised)
-	handed   uint64           // rounds whose arena a batch took (Handoff), all told
-	moved    uint64           // held packets moved within q, all told (order, compacting: the same)
-	free     []*wire.Batch    // released batches, for reuse (Release)
-	lastW    int64            // the last watermark sent
-	lastEmit int64            // when the last batch was made (real ns)
-	over     []uint64         // per sensor: packets lost to a full session
-	own      []uint64         // per sensor: packets wanted by this session alone (Prime; Shed's unsent)
-	base     []wire.Count     // the resident's counts when the session opened (Base)
-	n        int              // packets held: len(q) + the packets of box[boxH:]
-	budget   *Budget          // the resident's, shared by its sessions
+	held     []wire.Value  // values of the packets in q, and dead ones (see Memory)
+	live     int           // values in held of the packets in q
+	spare    []wire.Value  // the other held arena, for the next compaction
+	copied   uint64        // values copied into held, all told (TestHeldCopiesAmortised)
+	handed   uint64        // rounds whose arena a batch took (Handoff), all told
+	moved    uint64        // held packets moved within q, all told (order, compacting: the same)
+	free     []*wire.Batch // released batches, for reuse (Release)
+	lastW    int64         // the last watermark sent
+	lastEmit int64         // when the last batch was made (real ns)
+	over     []uint64      // per sensor: packets lost to a full session
+	own      []uint64      // per sensor: packets wanted by this session alone (Prime; Shed's unsent)
+	base     []wire.Count  // the resident's counts when the session opened (Base)
+	n        int           // packets held: len(q) + the packets of box[boxH:]
+	budget   *Budget       // the resident's, shared by its sessions
 	// nApplied commands were carried out, the last at appliedAt (the
 	// packets' clock): Batch.Applied, AppliedAt.
 	nApplied  uint64
