@@ -25,8 +25,10 @@ func (e *CommandExit) Error() string {
 	return fmt.Sprintf("the command exited with status %d", e.Code)
 }
 
-// settle is how long a run goes on after the command exits: its last
-// context switch happens after its parent learns of its exit.
+// settle is how long a run goes on after the command exits before it
+// waits for the drain to apply what was stamped until then: the
+// command's last context switch happens after its parent learns of its
+// exit.
 const settle = 20 * time.Millisecond
 
 // kernelSubject is this machine's kernel resident, and the command it
@@ -99,6 +101,10 @@ func (s *kernelSubject) begin(ctx context.Context, d time.Duration, mon func(Ses
 			go func() {
 				<-s.cmd.Done()
 				time.Sleep(settle)
+				// Everything the command caused, read by the monitor
+				// before the end (kernel.Resident.WaitApplied); an
+				// interrupted run ends at once.
+				s.res.WaitApplied(ctx)
 				s.res.Close()
 			}()
 		})

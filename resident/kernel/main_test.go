@@ -59,6 +59,8 @@ func runCommandWith(t *testing.T, opts kernel.Options, lo remote.LiveOptions, ar
 	}
 	defer cmd.Kill()
 	out := &run{pid: cmd.Pid}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
 	var srcs []query.Source
 	for i, q := range queries {
 		srcs = append(srcs, query.Source{Name: "q" + string(rune('1'+i)), Text: q})
@@ -90,6 +92,11 @@ func runCommandWith(t *testing.T, opts kernel.Options, lo remote.LiveOptions, ar
 	text, _ := os.ReadFile(outFile.Name())
 	out.stdout = string(text)
 	time.Sleep(20 * time.Millisecond) // its last context switch
+	// As the command does (subject): what the drain has noted is applied
+	// (read by the monitor) before the resident closes.
+	if err := res.WaitApplied(ctx); err != nil {
+		t.Errorf("the drain did not apply the command's records in time: %v", err)
+	}
 	out.kstats = res.Stats()
 	res.Close()
 	wg.Wait()
