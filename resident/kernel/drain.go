@@ -440,7 +440,7 @@ func (t *tracker) packet(b []byte, ts int64, out *roundOut) {
 			m.ok, m.gen, m.flag, m.mask = true, t.ents.gen, flag, mask
 			m.body = append(m.body[:0], b[8:]...)
 			m.vals = vals
-			m.ents = append(m.ents[:0], ents...)
+			m.ents = ents // entScratch's, which only decode writes
 		}
 	}
 	if ss.s.Decrement {
@@ -519,7 +519,8 @@ func (t *tracker) decode(ss *sensorState, bd *bpfgen.Binding, b []byte, ts int64
 	vals := t.vals[k:len(t.vals):len(t.vals)]
 	ents := t.entScratch[:0]
 	var flag uint32
-	for i, sl := range bd.Layout.Slots {
+	for i := range bd.Layout.Slots {
+		sl := &bd.Layout.Slots[i] // (not a copy: a Slot is large)
 		raw := b[sl.Off : sl.Off+sl.Size]
 		if sl.Str {
 			vals[i] = wire.Value{Kind: wire.VString, S: cstring(raw)}
