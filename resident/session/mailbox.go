@@ -142,7 +142,6 @@ type mailbox struct {
 	live     int           // values in held of the packets in q
 	spare    []wire.Value  // the other held arena, for the next compaction
 	copied   uint64        // values copied into held, all told (TestHeldCopiesAmortised)
-	handed   uint64        // rounds whose arena a batch took (Handoff), all told
 	moved    uint64        // held packets moved within q, all told (order, compacting: the same)
 	free     []*wire.Batch // released batches, for reuse (Release)
 	lastW    int64         // the last watermark sent
@@ -404,9 +403,9 @@ func (m *mailbox) Deliver(in []wire.Packet, defs []wire.EntityDef, w int64, coun
 }
 
 // Handoff is Deliver for a drain that hands over its storage (see
-// "Handoff" above): when every packet in *in goes out in a batch made now
-// (the remote took the last one, none is held back, none waits in q),
-// the batch takes *in as its packets and, if arena is not nil, *arena as
+// "Handoff" above): when every packet in *in goes out now (none is held
+// back, none waits in q), a batch of its own, made now, takes *in as its
+// packets and, if arena is not nil, *arena as
 // its arena — every value of *in's packets must then lie in *arena or in
 // memory nothing writes any more — and *in and *arena become the batch's
 // old storage (emptied, capacity kept), which the drain fills next round;
@@ -503,7 +502,6 @@ func (m *mailbox) deliver(inp *[]wire.Packet, arena *[]wire.Value, handoff bool,
 			if arena != nil && 4*sentIn >= cap(*arena) {
 				b.Arena, *arena = *arena, b.Arena[:0]
 				tookArena = true
-				m.handed++
 			} else {
 				b.Arena = moveVals(b.Arena, b.Packets)
 			}
