@@ -293,6 +293,7 @@ func (t *tracker) round(final bool) {
 		if handed {
 			arena = nil
 		}
+		t.peak[i] = max(t.peak[i], len(t.out.pk[i]))
 		if s.core.Handoff(&t.out.pk[i], arena, t.out.defs[i], w, c, now, final) {
 			handed = true
 		}
@@ -309,6 +310,7 @@ func (t *tracker) round(final bool) {
 			deliver(i)
 		}
 	}
+	t.trim()
 	for k := range t.rearm {
 		if ss := r.sensors[k.sensor]; ss != nil && ss.att != nil && ss.att.tr == t {
 			writeFlag(ss, k.id)
@@ -319,6 +321,34 @@ func (t *tracker) round(final bool) {
 	for _, s := range expired {
 		go s.closeWith(session.ErrLeaseExpired)
 	}
+}
+
+// trimEvery is how many rounds the drain's storage is judged over
+// (trim).
+const trimEvery = 64
+
+// trim drops, every trimEvery rounds, the drain's storage that is far
+// larger than the rounds since needed — more than twice their largest, or
+// than the mailbox's floor (session.Core.Handoff takes storage up to
+// twice what a round holds): a released batch of a slow phase, handed to
+// the drain, would else keep every later round from being handed over
+// (copied instead), as long as the drain kept it. A round's peak is kept
+// in peak (per session: its packets) and peakVals (the arena).
+func (t *tracker) trim() {
+	t.peakVals = max(t.peakVals, len(t.vals))
+	if t.rounds%trimEvery != 0 {
+		return
+	}
+	for i := range t.out.pk {
+		if cap(t.out.pk[i]) > 2*max(t.peak[i], session.HandFloor) {
+			t.out.pk[i] = nil
+		}
+		t.peak[i] = 0
+	}
+	if cap(t.vals) > 2*max(t.peakVals, 4*session.HandFloor) {
+		t.vals = nil
+	}
+	t.peakVals = 0
 }
 
 // sendAll sends an entity packet to every session (r.mu).

@@ -57,6 +57,8 @@ type tracker struct {
 	vals       []wire.Value
 	entScratch []*entity
 	memo       memo
+	peak       [session.MaxSessions]int // (trim)
+	peakVals   int
 	memoHits   uint64 // events the memo decoded, all told
 	// route's answer for routeKey this round, if routed.
 	routed    bool

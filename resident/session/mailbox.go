@@ -49,9 +49,7 @@ import (
 // dropped), counted all the same, so the packets after them wait for
 // room. Released batches kept for reuse are at most MaxFree, of at most
 // 2·MaxHeld packets' capacity together (a batch holds at most MaxHeld
-// packets, in a slice grown by appending: at most twice that capacity),
-// each with an arena of at most four times its packets' values (Handoff's
-// condition; moveVals grows one to twice what it needs).
+// packets, in a slice grown by appending: at most twice that capacity).
 // So the largest batch — a remote that fell behind takes what many rounds
 // merged — is reused too: before, a batch over MaxHeld/MaxFree was
 // dropped and the next grown again (318 bytes allocated per packet).
@@ -65,10 +63,13 @@ import (
 //
 // Handoff (the kernel drain's Deliver) copies nothing when the round's
 // packets all go out now and none waits in q: a new batch takes the
-// drain's slice of packets, and the drain's arena too (when it holds at
-// most four times the values of those packets, so that a batch pins no
-// more than that; at most one session a round takes it: the drain stops
-// offering it once taken), and the drain gets in exchange the emptied
+// drain's slice of packets, and the drain's arena too (each when its
+// capacity is at most twice what the batch's packets hold or name, as a
+// slice grown by appending may be, or small, and while fewer than
+// MaxHanded such batches wait: so the batches not taken pin little more
+// than copies would; at most one session a round takes the arena: the
+// drain stops offering it once taken), and the drain gets in exchange
+// the emptied
 // slice and arena of a released batch (newBatch), which it fills next
 // round. Nothing is overwritten that a packet still names: a released
 // batch's storage is its receiver's no more (Release), the drain's arena
@@ -79,7 +80,7 @@ import (
 // receiver more batches (one a round at most: a round a millisecond)
 // instead of a copy of every packet and value; MaxFree is what a receiver
 // a few rounds behind releases at once, so that the drain is served from
-// released storage (TestDrainAllocations).
+// released storage (TestDrainAllocations). Bound: see MaxHanded.
 //
 // The held arena (held), and what points where:
 //
@@ -122,6 +123,19 @@ import (
 // emptyEvery is how often a session gets a batch without packets (to
 // advance its watermark).
 const emptyEvery = 5 * time.Millisecond
+
+// MaxHanded is how many batches Handoff makes that may wait for the
+// receiver at once; past it, a round's packets are copied into the last
+// batch not taken, as Deliver does. HandFloor is the storage, in packets
+// and four times that in values, a handed batch may hold beyond twice
+// what its packets need. So the batches a session's receiver has not
+// taken pin at most MaxHanded·(HandFloor packets and 4·HandFloor values)
+// more than copies would (≈ 0.4 MB: 24 MB over MaxSessions sessions), and
+// the packets and values those copies would take, at most twice.
+const (
+	MaxHanded = 4
+	HandFloor = 512
+)
 
 // MaxFree is how many released batches a session keeps for reuse: a
 // receiver that releases each batch before it takes the next is served
@@ -410,7 +424,8 @@ func (m *mailbox) Deliver(in []wire.Packet, defs []wire.EntityDef, w int64, coun
 // memory nothing writes any more — and *in and *arena become the batch's
 // old storage (emptied, capacity kept), which the drain fills next round;
 // else the values are copied as Deliver copies them and *in, *arena stay
-// the drain's. It reports whether the batch took *arena.
+// the drain's. It reports whether the batch took *arena: its values are
+// then written by no one until that batch is released.
 func (m *mailbox) Handoff(in *[]wire.Packet, arena *[]wire.Value, defs []wire.EntityDef, w int64, counts []wire.Count, now int64, final bool) bool {
 	return m.deliver(in, arena, true, defs, w, counts, now, final)
 }
@@ -479,7 +494,7 @@ func (m *mailbox) deliver(inp *[]wire.Packet, arena *[]wire.Value, handoff bool,
 		// their own: copied into the last, they would cost what the
 		// handing over saves.
 		var b *wire.Batch
-		take := handoff && !queued && n == len(in) && n > 0
+		take := handoff && !queued && n == len(in) && n > 0 && len(m.box)-m.boxH < MaxHanded
 		if !take && m.boxH < len(m.box) {
 			b = m.box[len(m.box)-1]
 		} else {
@@ -496,10 +511,16 @@ func (m *mailbox) deliver(inp *[]wire.Packet, arena *[]wire.Value, handoff bool,
 		}
 		switch {
 		case take:
-			// The batch takes the round's packets (Handoff).
-			b.Packets, *inp = in, b.Packets[:0]
-			in = nil
-			if arena != nil && 4*sentIn >= cap(*arena) {
+			// The batch takes the round's packets and arena (Handoff)
+			// when they are at most twice what it holds (as a slice
+			// grown by appending), or small (HandFloor): see Handoff's
+			// bound; else it copies them and the drain keeps its storage.
+			if cap(in) <= max(2*len(in), HandFloor) {
+				b.Packets, *inp = in, b.Packets[:0]
+			} else {
+				b.Packets = append(b.Packets, in...)
+			}
+			if arena != nil && cap(*arena) <= max(2*sentIn, 4*HandFloor) {
 				b.Arena, *arena = *arena, b.Arena[:0]
 				tookArena = true
 			} else {
