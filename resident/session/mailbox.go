@@ -262,7 +262,9 @@ func (m *mailbox) Err() error {
 // returns the session's error once the session ended (after the kept
 // batch, if any), or ctx's.
 //
-// Packet values may be shared with other sessions' batches: do not modify
+// Packet values may be shared with other packets, of this batch (the
+// kernel drain decodes a repeated event once) or of other sessions'
+// batches: do not modify
 // them.
 func (m *mailbox) Recv(ctx context.Context) (*wire.Batch, error) {
 	for {
