@@ -53,7 +53,12 @@
 //     so a monitor that falls behind loses nothing until the ring is
 //     full, and then the kernel counts every packet it drops, which the
 //     next batch reports (TestConsumerBehindLosesNothing,
-//     TestDrainHoldsNoBytes; see drain.go);
+//     TestDrainHoldsNoBytes; see drain.go). A round's packets and
+//     decoded values go to the sessions' batches without copies, at most
+//     session.MaxHanded such batches waiting per session, each holding
+//     at most twice its packets' storage or session.HandFloor
+//     (session.Core.Handoff; TestHandoffBound): no allocation per event
+//     in steady state (TestDrainAllocations);
 //   - plan fragments (CPlan, served sessions only; plan.go, package
 //     plans): per fragment 64 MiB of operator state (at most 256 MiB),
 //     2^20 result tuples open, Options.PlanQueue (65,536) results

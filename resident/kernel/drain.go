@@ -34,9 +34,12 @@ import (
 //     counts of packets dropped (the kernel's) and wanted (those drops and
 //     the records applied: decidedCounts), less the records applied that
 //     it was not sent (unwant, ownCounts)
-//     (session.Core.Deliver, the roomiest session first: its batches are
+//     (session.Core.Handoff, the roomiest session first: its batches are
 //     in order because every packet of a later round is stamped after W,
-//     as steps 1 and 2 argue).
+//     as steps 1 and 2 argue). Handoff gives the session's batch the
+//     round's packets, and the first such batch the round's arena of
+//     values, instead of copies (the mailbox's "Memory"); the drain
+//     fills the emptied storage of a released batch next round.
 //
 // So a consumer that falls behind loses nothing to its session's bounds:
 // the records it cannot take yet stay in the ring, where the kernel
@@ -181,7 +184,10 @@ func byTime(a, b record) int {
 func (t *tracker) round(final bool) {
 	r := t.r
 	d0 := monoNow()
-	clear(t.vals) // the last round's values, copied out by Deliver
+	// The round's arena: the last round's values were copied out of it,
+	// or it went to a batch and this is a released batch's (Handoff).
+	// Not cleared: the values it held keep their strings alive until
+	// written over, as a released batch's arena does.
 	t.vals = t.vals[:0]
 	t.readEnts()
 	t.readEvents()
@@ -220,7 +226,7 @@ func (t *tracker) round(final bool) {
 		}
 	}
 	r.mu.Lock()
-	t.routed = false // (see route)
+	t.routed, t.memo.ok = false, false // (see route, memo)
 	// The session with the most room, and its room (step 2).
 	best, room := -1, 0
 	for i := range session.Indices(r.sessions.Mask()) {
@@ -271,13 +277,26 @@ func (t *tracker) round(final bool) {
 	counts := t.decidedCounts()
 	now := monoNow()
 	var expired []*Session
+	handed := false
 	deliver := func(i int) {
 		s := r.sessions.At(i)
 		c := counts
 		if s.filteredOut {
 			c = t.ownCounts(s, counts)
 		}
-		s.core.Deliver(t.out.pk[i], t.out.defs[i], w, c, now, final)
+		// The first session whose batch takes the round's packets and
+		// arena (Handoff) owns the arena: the others' packets that name
+		// its values are copied out of it now, in this round, before
+		// that batch can be released and its arena reused (a later
+		// round's Handoff of the session gives it back to the drain).
+		arena := &t.vals
+		if handed {
+			arena = nil
+		}
+		t.peak[i] = max(t.peak[i], len(t.out.pk[i]))
+		if s.core.Handoff(&t.out.pk[i], arena, t.out.defs[i], w, c, now, final) {
+			handed = true
+		}
 		t.out.pk[i], t.out.defs[i] = t.out.pk[i][:0], t.out.defs[i][:0]
 		if !final && s.core.Expired(d0) {
 			expired = append(expired, s)
@@ -291,6 +310,7 @@ func (t *tracker) round(final bool) {
 			deliver(i)
 		}
 	}
+	t.trim()
 	for k := range t.rearm {
 		if ss := r.sensors[k.sensor]; ss != nil && ss.att != nil && ss.att.tr == t {
 			writeFlag(ss, k.id)
@@ -301,6 +321,34 @@ func (t *tracker) round(final bool) {
 	for _, s := range expired {
 		go s.closeWith(session.ErrLeaseExpired)
 	}
+}
+
+// trimEvery is how many rounds the drain's storage is judged over
+// (trim).
+const trimEvery = 64
+
+// trim drops, every trimEvery rounds, the drain's storage that is far
+// larger than the rounds since needed — more than twice their largest, or
+// than the mailbox's floor (session.Core.Handoff takes storage up to
+// twice what a round holds): a released batch of a slow phase, handed to
+// the drain, would else keep every later round from being handed over
+// (copied instead), as long as the drain kept it. A round's peak is kept
+// in peak (per session: its packets) and peakVals (the arena).
+func (t *tracker) trim() {
+	t.peakVals = max(t.peakVals, len(t.vals))
+	if t.rounds%trimEvery != 0 {
+		return
+	}
+	for i := range t.out.pk {
+		if cap(t.out.pk[i]) > 2*max(t.peak[i], session.HandFloor) {
+			t.out.pk[i] = nil
+		}
+		t.peak[i] = 0
+	}
+	if cap(t.vals) > 2*max(t.peakVals, 4*session.HandFloor) {
+		t.vals = nil
+	}
+	t.peakVals = 0
 }
 
 // sendAll sends an entity packet to every session (r.mu).
@@ -397,19 +445,36 @@ func (t *tracker) packet(b []byte, ts int64, out *roundOut) {
 		t.bad++
 		return
 	}
-	vals, ents, flag := t.decode(ss, bd, b, ts, out)
+	var vals []wire.Value
+	var ents []*entity
+	var flag uint32
+	var mask uint64
+	if m := &t.memo; kind == bpfgen.KindEvent && m.ok && m.gen == t.ents.gen && string(m.body) == string(b[8:]) {
+		// The same event as the last decoded (but for its time): the
+		// same values, entities and sessions (see memo).
+		vals, ents, flag, mask = m.vals, m.ents, m.flag, m.mask
+		t.memoHits++
+	} else {
+		vals, ents, flag = t.decode(ss, bd, b, ts, out)
+		mask = t.route(sid, flag)
+		if mask == 0 {
+			mask = t.routeRoot(ss, flag)
+		}
+		// Each session only what its own fragments pass (sieve; a
+		// session without a predicate on the sensor is not tested: the
+		// nil check is all it costs).
+		if sv := ss.sieve; sv != nil && mask&sv.filtered != 0 {
+			mask &^= mask & sv.filtered &^ sv.pass(vals, ents)
+		}
+		if kind == bpfgen.KindEvent {
+			m.ok, m.gen, m.flag, m.mask = true, t.ents.gen, flag, mask
+			m.body = append(m.body[:0], b[8:]...)
+			m.vals = vals
+			m.ents = ents // entScratch's, which only decode writes
+		}
+	}
 	if ss.s.Decrement {
 		t.rearm[flagKey{sid, flag}] = true
-	}
-	mask := t.route(sid, flag)
-	if mask == 0 {
-		mask = t.routeRoot(ss, flag)
-	}
-	// Each session only what its own fragments pass (sieve; a session
-	// without a predicate on the sensor is not tested: the nil check is
-	// all it costs).
-	if sv := ss.sieve; sv != nil && mask&sv.filtered != 0 {
-		mask &^= mask & sv.filtered &^ sv.pass(vals, ents)
 	}
 	// A session not sent the packet — its selection filtered it out, or
 	// it enables the sensor for other entities, or not at all — does not
@@ -477,14 +542,15 @@ func (t *tracker) ownCounts(s *Session, counts []wire.Count) []wire.Count {
 // the flag holder's number.
 func (t *tracker) decode(ss *sensorState, bd *bpfgen.Binding, b []byte, ts int64, out *roundOut) ([]wire.Value, []*entity, uint32) {
 	rel := ss.s.Rel
-	// The values live in the round's arena (Deliver copies them out);
-	// a begun interval keeps its own copy (packet).
+	// The values live in the round's arena (arena); a begun interval
+	// keeps its own copy (packet).
 	k := len(t.vals)
 	t.vals = append(t.vals, make([]wire.Value, len(rel.Attrs))...)
 	vals := t.vals[k:len(t.vals):len(t.vals)]
 	ents := t.entScratch[:0]
 	var flag uint32
-	for i, sl := range bd.Layout.Slots {
+	for i := range bd.Layout.Slots {
+		sl := &bd.Layout.Slots[i] // (not a copy: a Slot is large)
 		raw := b[sl.Off : sl.Off+sl.Size]
 		if sl.Str {
 			vals[i] = wire.Value{Kind: wire.VString, S: cstring(raw)}

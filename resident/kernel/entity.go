@@ -46,6 +46,18 @@ type entities struct {
 	// come after its end (a thread's last switch follows its exit).
 	grave [3]map[uint32]*entity
 	keys  uint64
+	// gen counts the changes to the table (changed): what the drain
+	// remembers of a record (memo) holds while gen is what it was; last
+	// is the entity of each type lookup last returned, cleared by every
+	// change, so it is what lookup would return again for its number.
+	gen  uint64
+	last [3]*entity
+}
+
+// changed notes a change to the table, or to an entity in it.
+func (e *entities) changed() {
+	e.gen++
+	e.last = [3]*entity{}
 }
 
 func newEntities(r *Resident, t *tracker) *entities {
@@ -65,6 +77,7 @@ func (t *tracker) tupleID() uint64 {
 // set); parent is a process's parent's pid.
 func (e *entities) create(typ int, num uint32, ts int64, comm string, proc *entity, parent uint32, out *roundOut) *entity {
 	e.keys++
+	e.changed()
 	x := &entity{typ: typ, num: num, id: strconv.FormatUint(uint64(num), 10), key: e.keys, begin: ts, comm: comm, proc: proc, parent: parent, tuple: e.t.tupleID()}
 	e.live[typ][num] = x
 	if out != nil {
@@ -78,6 +91,7 @@ func (e *entities) end(x *entity, ts int64, out *roundOut) {
 	if x.dead {
 		return
 	}
+	e.changed()
 	x.dead, x.ended = true, ts
 	delete(e.live[x.typ], x.num)
 	e.grave[x.typ][x.num] = x
@@ -89,6 +103,7 @@ func (e *entities) setComm(x *entity, comm string, ts int64, out *roundOut) {
 	if x.comm == comm {
 		return
 	}
+	e.changed()
 	e.t.sendAll(out, e.packet(x, wire.PEntityEnd, ts), x.refs())
 	x.comm, x.tuple, x.begin = comm, e.t.tupleID(), ts
 	e.t.sendAll(out, e.packet(x, wire.PEntityBegin, ts), x.refs())
@@ -130,6 +145,7 @@ func (e *entities) prune(w int64) {
 	for typ := range e.grave {
 		for num, x := range e.grave[typ] {
 			if x.ended < w-graveTime {
+				e.changed()
 				delete(e.grave[typ], num)
 			}
 		}
@@ -154,10 +170,15 @@ func (e *entities) snapshot(s *Session) ([]wire.Packet, []wire.EntityDef) {
 // lookup returns the entity a packet names: the live one, else the last
 // one that ended, else one made now from /proc (its begin missed).
 func (e *entities) lookup(typ int, num uint32, ts int64, out *roundOut) *entity {
+	if x := e.last[typ]; x != nil && x.num == num {
+		return x
+	}
 	if x := e.live[typ][num]; x != nil {
+		e.last[typ] = x
 		return x
 	}
 	if x := e.grave[typ][num]; x != nil {
+		e.last[typ] = x
 		return x
 	}
 	switch typ {
@@ -176,6 +197,7 @@ func (e *entities) lookup(typ int, num uint32, ts int64, out *roundOut) *entity 
 
 // record applies an entity record (fork, exec, exit) at ts.
 func (e *entities) record(b []byte, ts int64, out *roundOut) {
+	e.changed() // (whatever it changes: a process's root, its parent)
 	if len(b) < bpfgen.EntitySize {
 		e.t.bad++
 		return

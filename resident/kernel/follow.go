@@ -15,6 +15,7 @@ package kernel
 // followRoot makes enabled process id a root unless it has one (r.mu).
 func (e *entities) followRoot(id uint32) {
 	if x := e.live[typeProcess][id]; x != nil && x.root == 0 {
+		e.changed()
 		x.root = id
 	}
 }

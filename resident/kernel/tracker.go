@@ -52,10 +52,14 @@ type tracker struct {
 	// pending[:sorted] is in time order (the records held from the last
 	// round).
 	head, sorted int
-	// vals is the round's arena of packet values (decode), entScratch
-	// the entities a record names (decode, while it is sent).
+	// vals is the round's arena of packet values (decode; round);
+	// entScratch the entities a record names (decode, while it is sent).
 	vals       []wire.Value
 	entScratch []*entity
+	memo       memo
+	peak       [session.MaxSessions]int // (trim)
+	peakVals   int
+	memoHits   uint64 // events the memo decoded, all told
 	// route's answer for routeKey this round, if routed.
 	routed    bool
 	routeKey  flagKey
@@ -76,6 +80,26 @@ type record struct {
 	ts          int64
 	seq, off, n uint32
 	entity      bool
+}
+
+// memo is what the drain remembers of the last event record it decoded
+// in the round (ok): its bytes after its time (body), its values,
+// entities, flag holder and the sessions it went to (mask, after their
+// sieves). An event record whose bytes after its time are the same —
+// one thread's calls of one system call, say — decodes to the same
+// values and goes to the same sessions, while the round lasts (enables
+// and sieves change only by commands, under r.mu, which the round holds)
+// and the entity table is as it was (gen): its packet shares the
+// remembered values (packets' values are read, never written, by every
+// receiver), and the drain does no decoding, lookup or sieving for it.
+type memo struct {
+	ok   bool
+	gen  uint64
+	body []byte
+	vals []wire.Value
+	ents []*entity
+	flag uint32
+	mask uint64
 }
 
 // beginKey identifies an interval in progress.

@@ -17,8 +17,10 @@ import (
 // (and the entity definitions they need), the round's watermark W and
 // the cumulative per-sensor counts. Deliver merges the packets with those
 // the session holds back, sorts them by timestamp, and moves those
-// stamped ≤ W into the batch Recv takes (made, or merged into the one not
-// taken yet), with watermark W; the rest are held for a later round.
+// stamped ≤ W into a batch (merged into the last one not taken yet, or
+// made; Handoff makes one per round, see Memory), with watermark W; the
+// rest are held for a later round. Recv takes the batches made in the
+// order they were made.
 // Enqueue adds one packet between rounds (a sample, the resident's last
 // word on an interval still open); it is held like the others until a
 // watermark passes it.
@@ -33,7 +35,7 @@ import (
 // watermark raised to cover the last packet.
 //
 // Why a session's memory is bounded whatever its remote does: the packets
-// it holds — held back (q) and in the batch not taken yet (box) — are
+// it holds — held back (q) and in the batches not taken yet (box) — are
 // counted (n), at most MaxHeld, and taken from the resident's Budget
 // (MaxHeldTotal for all its sessions). A packet that does not fit, in
 // Deliver or Enqueue, is dropped and counted for its sensor (over), and
@@ -41,7 +43,8 @@ import (
 // + dropped = wanted still holds for the session, and a remote that keeps
 // its lease but reads slowly, or never, learns what it lost when it
 // reads. Nothing waits: Deliver and Enqueue hold qmu for a copy of the
-// round's packets, never for the remote. The one exception to the bound
+// round's packets (Handoff: for a swap of two slices), never for the
+// remote. The one exception to the bound
 // is a session's first packets (Prime: the live entities, which are not
 // dropped), counted all the same, so the packets after them wait for
 // room. Released batches kept for reuse are at most MaxFree, of at most
@@ -57,6 +60,27 @@ import (
 // receiver that gives batches back (Release: the transport does once it
 // has encoded one, the in-process remote once it has taken one) has them
 // reused, so a steady stream allocates nothing per packet.
+//
+// Handoff (the kernel drain's Deliver) copies nothing when the round's
+// packets all go out now and none waits in q: a new batch takes the
+// drain's slice of packets, and the drain's arena too (each when its
+// capacity is at most twice what the batch's packets hold or name, as a
+// slice grown by appending may be, or small, and while fewer than
+// MaxHanded such batches wait: so the batches not taken pin little more
+// than copies would; at most one session a round takes the arena: the
+// drain stops offering it once taken), and the drain gets in exchange
+// the emptied
+// slice and arena of a released batch (newBatch), which it fills next
+// round. Nothing is overwritten that a packet still names: a released
+// batch's storage is its receiver's no more (Release), the drain's arena
+// taken by a batch is written again only after that batch is released
+// and handed back, and the other sessions' packets that name its values
+// are copied out of it in the same round (Deliver). That a handed round
+// is a batch of its own, not merged into the last one not taken, costs a
+// receiver more batches (one a round at most: a round a millisecond)
+// instead of a copy of every packet and value; MaxFree is what a receiver
+// a few rounds behind releases at once, so that the drain is served from
+// released storage (TestDrainAllocations). Bound: see MaxHanded.
 //
 // The held arena (held), and what points where:
 //
@@ -100,10 +124,25 @@ import (
 // advance its watermark).
 const emptyEvery = 5 * time.Millisecond
 
+// MaxHanded is how many batches Handoff makes that may wait for the
+// receiver at once; past it, a round's packets are copied into the last
+// batch not taken, as Deliver does. HandFloor is the storage, in packets
+// and four times that in values, a handed batch may hold beyond twice
+// what its packets need. So the batches a session's receiver has not
+// taken pin at most MaxHanded·(HandFloor packets and 4·HandFloor values)
+// more than copies would (≈ 0.4 MB: 24 MB over MaxSessions sessions), and
+// the packets and values those copies would take, at most twice.
+const (
+	MaxHanded = 4
+	HandFloor = 512
+)
+
 // MaxFree is how many released batches a session keeps for reuse: a
 // receiver that releases each batch before it takes the next is served
-// from at most MaxFree+1 batches.
-const MaxFree = 4
+// from at most MaxFree+1 batches. It is 16 (it was 4): a receiver a few
+// rounds behind takes and releases several batches at once (one a round,
+// Handoff), and each one not kept is storage the drain grows again.
+const MaxFree = 16
 
 type mailbox struct {
 	qmu      sync.Mutex
@@ -111,20 +150,21 @@ type mailbox struct {
 	qh, qs   int              // q[:qh] sent (cleared); q[qh:qs] in order, q[qs:] added since (Prime, Enqueue)
 	merge    []wire.Packet    // scratch of order
 	defs     []wire.EntityDef // definitions not yet sent
-	box      *wire.Batch      // the batch Recv takes next
-	held     []wire.Value     // values of the packets in q, and dead ones (see Memory)
-	live     int              // values in held of the packets in q
-	spare    []wire.Value     // the other held arena, for the next compaction
-	copied   uint64           // values copied into held, all told (TestHeldCopiesAmortised)
-	moved    uint64           // held packets moved within q, all told (order, compacting: the same)
-	free     []*wire.Batch    // released batches, for reuse (Release)
-	lastW    int64            // the last watermark sent
-	lastEmit int64            // when the last batch was made (real ns)
-	over     []uint64         // per sensor: packets lost to a full session
-	own      []uint64         // per sensor: packets wanted by this session alone (Prime; Shed's unsent)
-	base     []wire.Count     // the resident's counts when the session opened (Base)
-	n        int              // packets held: len(q) + len(box.Packets)
-	budget   *Budget          // the resident's, shared by its sessions
+	box      []*wire.Batch    // box[boxH:]: the batches made and not taken, in order (Recv takes box[boxH])
+	boxH     int
+	held     []wire.Value  // values of the packets in q, and dead ones (see Memory)
+	live     int           // values in held of the packets in q
+	spare    []wire.Value  // the other held arena, for the next compaction
+	copied   uint64        // values copied into held, all told (TestHeldCopiesAmortised)
+	moved    uint64        // held packets moved within q, all told (order, compacting: the same)
+	free     []*wire.Batch // released batches, for reuse (Release)
+	lastW    int64         // the last watermark sent
+	lastEmit int64         // when the last batch was made (real ns)
+	over     []uint64      // per sensor: packets lost to a full session
+	own      []uint64      // per sensor: packets wanted by this session alone (Prime; Shed's unsent)
+	base     []wire.Count  // the resident's counts when the session opened (Base)
+	n        int           // packets held: len(q) + the packets of box[boxH:]
+	budget   *Budget       // the resident's, shared by its sessions
 	// nApplied commands were carried out, the last at appliedAt (the
 	// packets' clock): Batch.Applied, AppliedAt.
 	nApplied  uint64
@@ -192,10 +232,12 @@ func (m *mailbox) End(err error, keep bool) {
 	}
 	m.ended, m.err = true, err
 	kept := 0
-	if keep && m.box != nil {
-		kept = len(m.box.Packets)
+	if keep {
+		for _, b := range m.box[m.boxH:] {
+			kept += len(b.Packets)
+		}
 	} else {
-		m.box = nil
+		m.box, m.boxH = nil, 0
 	}
 	m.budget.give(m.n, m.n-kept)
 	m.budget.leave()
@@ -220,13 +262,24 @@ func (m *mailbox) Err() error {
 // returns the session's error once the session ended (after the kept
 // batch, if any), or ctx's.
 //
-// Packet values may be shared with other sessions' batches: do not modify
+// Packet values may be shared with other packets, of this batch (the
+// kernel drain decodes a repeated event once) or of other sessions'
+// batches: do not modify
 // them.
 func (m *mailbox) Recv(ctx context.Context) (*wire.Batch, error) {
 	for {
 		m.qmu.Lock()
-		if b := m.box; b != nil {
-			m.box = nil
+		if m.boxH < len(m.box) {
+			b := m.box[m.boxH]
+			m.box[m.boxH] = nil
+			switch m.boxH++; {
+			case m.boxH == len(m.box):
+				m.box, m.boxH = m.box[:0], 0
+			case m.boxH > len(m.box)-m.boxH: // compacting costs no more than taking did
+				k := copy(m.box, m.box[m.boxH:])
+				clear(m.box[k:])
+				m.box, m.boxH = m.box[:k], 0
+			}
 			m.budget.give(m.n, len(b.Packets))
 			m.n -= len(b.Packets)
 			m.qmu.Unlock()
@@ -259,7 +312,7 @@ func (m *mailbox) Release(b *wire.Batch) {
 	}
 	m.qmu.Lock()
 	defer m.qmu.Unlock()
-	if len(m.free) >= MaxFree || m.box == b || slices.Contains(m.free, b) {
+	if len(m.free) >= MaxFree || slices.Contains(m.box[m.boxH:], b) || slices.Contains(m.free, b) {
 		return
 	}
 	kept := cap(b.Packets)
@@ -362,6 +415,25 @@ func byTS(a, b wire.Packet) int {
 // per-sensor counts, now the real time of the round. final (the resident
 // closing) sends everything.
 func (m *mailbox) Deliver(in []wire.Packet, defs []wire.EntityDef, w int64, counts []wire.Count, now int64, final bool) {
+	m.deliver(&in, nil, false, defs, w, counts, now, final)
+}
+
+// Handoff is Deliver for a drain that hands over its storage (see
+// "Handoff" above): when every packet in *in goes out now (none is held
+// back, none waits in q), a batch of its own, made now, takes *in as its
+// packets and, if arena is not nil, *arena as
+// its arena — every value of *in's packets must then lie in *arena or in
+// memory nothing writes any more — and *in and *arena become the batch's
+// old storage (emptied, capacity kept), which the drain fills next round;
+// else the values are copied as Deliver copies them and *in, *arena stay
+// the drain's. It reports whether the batch took *arena: its values are
+// then written by no one until that batch is released.
+func (m *mailbox) Handoff(in *[]wire.Packet, arena *[]wire.Value, defs []wire.EntityDef, w int64, counts []wire.Count, now int64, final bool) bool {
+	return m.deliver(in, arena, true, defs, w, counts, now, final)
+}
+
+func (m *mailbox) deliver(inp *[]wire.Packet, arena *[]wire.Value, handoff bool, defs []wire.EntityDef, w int64, counts []wire.Count, now int64, final bool) (tookArena bool) {
+	in := *inp
 	m.qmu.Lock()
 	defer m.qmu.Unlock()
 	if m.ended {
@@ -379,12 +451,15 @@ func (m *mailbox) Deliver(in []wire.Packet, defs []wire.EntityDef, w int64, coun
 	// final round, which sends everything) move into held now, once:
 	// those that go out this round are copied into the batch only.
 	// sentIn counts the values of those (not in held).
-	sentIn, need := 0, 0
+	sentIn, need, sorted := 0, 0, true
 	for i := range in {
 		if k := len(in[i].Vals); !final && in[i].TS > w {
 			need += k
 		} else {
 			sentIn += k
+		}
+		if i > 0 && in[i].TS < in[i-1].TS {
+			sorted = false
 		}
 	}
 	if need > 0 {
@@ -400,7 +475,7 @@ func (m *mailbox) Deliver(in []wire.Packet, defs []wire.EntityDef, w int64, coun
 	// drain's, in time order: moved into the batch without a stop in q),
 	// else merged with those held.
 	src := in
-	queued := len(m.q) > 0 || !slices.IsSortedFunc(in, byTS)
+	queued := len(m.q) > 0 || !sorted
 	if queued {
 		m.q = append(m.q, in...)
 		m.order()
@@ -415,11 +490,18 @@ func (m *mailbox) Deliver(in []wire.Packet, defs []wire.EntityDef, w int64, coun
 		n = sort.Search(len(src), func(i int) bool { return src[i].TS > w })
 	}
 	m.lastW = w
-	if n > 0 || len(m.defs) > 0 || m.box != nil || final || now-m.lastEmit >= int64(emptyEvery) {
-		b := m.box
-		if b == nil {
+	if n > 0 || len(m.defs) > 0 || m.boxH < len(m.box) || final || now-m.lastEmit >= int64(emptyEvery) {
+		// A round's packets go into the last batch not taken, if there is
+		// one, but those a drain hands over (Handoff) make a batch of
+		// their own: copied into the last, they would cost what the
+		// handing over saves.
+		var b *wire.Batch
+		take := handoff && !queued && n == len(in) && n > 0 && len(m.box)-m.boxH < MaxHanded
+		if !take && m.boxH < len(m.box) {
+			b = m.box[len(m.box)-1]
+		} else {
 			b = m.newBatch()
-			m.box = b
+			m.box = append(m.box, b)
 		}
 		out := src[:n]
 		if queued { // what leaves q is dead in held
@@ -429,8 +511,27 @@ func (m *mailbox) Deliver(in []wire.Packet, defs []wire.EntityDef, w int64, coun
 			}
 			m.live -= sent - sentIn
 		}
-		b.Arena = moveVals(b.Arena, out)
-		b.Packets = append(b.Packets, out...)
+		switch {
+		case take:
+			// The batch takes the round's packets and arena (Handoff)
+			// when they are at most twice what it holds (as a slice
+			// grown by appending), or small (HandFloor): see Handoff's
+			// bound; else it copies them and the drain keeps its storage.
+			if cap(in) <= max(2*len(in), HandFloor) {
+				b.Packets, *inp = in, b.Packets[:0]
+			} else {
+				b.Packets = append(b.Packets, in...)
+			}
+			if arena != nil && cap(*arena) <= max(2*sentIn, 4*HandFloor) {
+				b.Arena, *arena = *arena, b.Arena[:0]
+				tookArena = true
+			} else {
+				b.Arena = moveVals(b.Arena, b.Packets)
+			}
+		default:
+			b.Arena = moveVals(b.Arena, out)
+			b.Packets = append(b.Packets, out...)
+		}
 		b.Defs = append(b.Defs, m.defs...)
 		m.defs = m.defs[:0]
 		b.Watermark = w
@@ -456,7 +557,7 @@ func (m *mailbox) Deliver(in []wire.Packet, defs []wire.EntityDef, w int64, coun
 			m.moved += uint64(k)
 			m.q, m.qh = m.q[:k], 0
 		}
-	} else { // src is in (q empty): its packets after w, their values in held
+	} else if n < len(src) { // src is in (q empty): its packets after w, their values in held
 		m.q = append(m.q, src[n:]...)
 	}
 	m.qs = len(m.q)
@@ -466,6 +567,7 @@ func (m *mailbox) Deliver(in []wire.Packet, defs []wire.EntityDef, w int64, coun
 	case 2*m.live < len(m.held): // more than half dead
 		m.compact(0)
 	}
+	return tookArena
 }
 
 // order puts the held packets, q[qh:], in timestamp order (stable, as a

@@ -245,3 +245,66 @@ func BenchmarkDeliver(b *testing.B) {
 		})
 	}
 }
+
+// Handoff gives a batch the drain's storage only within its bound: at
+// most MaxHanded handed batches wait for a receiver that does not read
+// (the rounds after are copied into the last), none holding storage of
+// more than twice its packets (or HandFloor), and the values they name
+// are the drain's own until then — a batch that took the arena keeps it
+// whatever the drain writes into the storage it got in exchange.
+func TestHandoffBound(t *testing.T) {
+	var s Core
+	s.Init(1, func() int64 { return 0 }, nil)
+	var pk []wire.Packet
+	var arena []wire.Value
+	var batches []*wire.Batch
+	for r := range 10 {
+		// A round of 3 packets in storage far larger than it needs
+		// (round 0), or of 1,000 in storage that fits.
+		k := 1000
+		if r == 0 {
+			pk, arena = make([]wire.Packet, 0, 4*HandFloor), make([]wire.Value, 0, 16*HandFloor)
+			k = 3
+		}
+		for i := range k {
+			arena = append(arena, wire.Value{Kind: wire.VInt, N: uint64(r)})
+			pk = append(pk, wire.Packet{TS: int64(r*10000 + i + 1), Vals: arena[len(arena)-1:]})
+		}
+		s.Handoff(&pk, &arena, nil, int64(r*10000+9999), nil, int64(r), false)
+		for i := range arena[:cap(arena)] { // the drain's next round writes what it got
+			arena[:cap(arena)][i] = wire.Value{Kind: wire.VInt, N: 999}
+		}
+		pk, arena = pk[:0], arena[:0]
+	}
+	for {
+		s.qmu.Lock()
+		waiting := len(s.box) - s.boxH
+		s.qmu.Unlock()
+		if waiting == 0 {
+			break
+		}
+		b, err := s.Recv(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		batches = append(batches, b)
+	}
+	if len(batches) != MaxHanded {
+		t.Errorf("%d batches waited; want MaxHanded (%d): the rounds after it are copied into the last", len(batches), MaxHanded)
+	}
+	n := 0
+	for _, b := range batches {
+		if c := cap(b.Packets); c > max(2*len(b.Packets), HandFloor) {
+			t.Errorf("a batch of %d packets holds room for %d", len(b.Packets), c)
+		}
+		for _, p := range b.Packets {
+			if r := (p.TS - 1) / 10000; p.Vals[0].N != uint64(r) {
+				t.Fatalf("packet %d of round %d names value %d", p.TS, r, p.Vals[0].N)
+			}
+			n++
+		}
+	}
+	if n != 3+9*1000 {
+		t.Errorf("%d packets received; want %d", n, 3+9*1000)
+	}
+}
