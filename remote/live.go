@@ -52,6 +52,12 @@ type LiveOptions struct {
 	// Discard keeps no result rows: OnElem sees them, the tables RunLive
 	// returns are empty.
 	Discard bool
+	// Borrow says OnElem borrows each element (exec.Collector.Borrow):
+	// it keeps neither e.Rec nor e.Rec.Vals once it returned (it copies
+	// what it keeps, as a counter keeps nothing). The run may then reuse
+	// both for later results. Without it, each element is OnElem's to
+	// keep.
+	Borrow bool
 	// Ready, if set, is called once the residents have been told what to
 	// enable (a subject started after it misses nothing).
 	Ready func()
@@ -282,6 +288,7 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 			i := i
 			s.Result.OnElem = func(e stream.Elem) { opts.OnElem(i, e) }
 			s.Result.Discard = opts.Discard
+			s.Result.Borrow = opts.Borrow
 		}
 	}
 	states := make([]*connState, len(conns))

@@ -22,6 +22,12 @@ type Collector struct {
 	OnElem func(stream.Elem)
 	// Discard keeps no rows (with OnElem: they are printed, not kept).
 	Discard bool
+	// Borrow says OnElem borrows each element: it keeps neither the
+	// element's record nor its values (it copies what it keeps) once it
+	// has returned. The operators before the collector may then reuse
+	// them (forgets); with Borrow false, every element's record and
+	// values are OnElem's to keep.
+	Borrow bool
 	// Observed marks the result of an observation (Options.Observed): its
 	// answers are about what was observed, which ends before forever, so
 	// an event at forever (the end of a tuple still open when the run
