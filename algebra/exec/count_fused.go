@@ -295,14 +295,14 @@ func (f *FusedAgg) flush() {
 	f.curSet = false
 	f.removeUntil(f.cur, true)
 	f.values()
-	defer f.rows.reset()
-	defer f.results.reset()
 	for _, ev := range f.rows.evs {
 		if f.st.err != nil {
-			return
+			break
 		}
 		f.result(ev.vals)
 	}
+	f.results.reset()
+	f.rows.reset()
 }
 
 // result emits the result of an outer row at cur, if it qualifies and is
