@@ -53,10 +53,12 @@ type LiveOptions struct {
 	// returns are empty.
 	Discard bool
 	// Borrow says OnElem borrows each element (exec.Collector.Borrow):
-	// it keeps neither e.Rec nor e.Rec.Vals once it returned (it copies
-	// what it keeps, as a counter keeps nothing). The run may then reuse
-	// both for later results. Without it, each element is OnElem's to
-	// keep.
+	// once it returned it keeps neither an event's e.Rec nor any
+	// element's e.Rec.Vals (it copies what it keeps, as a counter keeps
+	// nothing; an interval's record, never reused, it may keep to match
+	// its End). The run may then reuse them for later results, and the
+	// packets' values once they are forgotten (Discard, no Tap). Without
+	// it, each element is OnElem's to keep.
 	Borrow bool
 	// Ready, if set, is called once the residents have been told what to
 	// enable (a subject started after it misses nothing).

@@ -85,11 +85,42 @@ func supersetFeed(h *algebra.History) []feedItem {
 // runLive runs plans over what a resident enabling everything reports of
 // h to a monitor that came at from (h's start when from is Beginning),
 // with αs shared when share (exec.Options.ShareAlphas).
-func runLive(t testing.TB, cat *algebra.Catalog, h *algebra.History, from algebra.Time, stmts []*check.Retrieve, ps []plan.Node, share bool) []*algebra.Table {
+//
+// borrow runs it as a consumer that borrows its results (LiveOptions.Borrow)
+// and a driver that reuses what the network forgets: the collectors keep
+// nothing, their OnElem borrows each element and copies it into a
+// collector of the test's; each event packet's values the network
+// forgets (exec.Network.ForgetsPackets) are a copy, overwritten once an
+// Advance returned with no packet held (exec.Live.Holding), as remote
+// reuses them. A network that kept what it said it forgets, or reused
+// what its consumer keeps, answers otherwise.
+func runLive(t testing.TB, cat *algebra.Catalog, h *algebra.History, from algebra.Time, stmts []*check.Retrieve, ps []plan.Node, share, borrow bool) []*algebra.Table {
 	t.Helper()
 	net, err := exec.Build(cat, stmts, ps, exec.Options{SweepMin: 1, ShareAlphas: share})
 	if err != nil {
 		t.Fatal(err)
+	}
+	var kept []*exec.Collector
+	if borrow {
+		for _, s := range net.Stmts {
+			s.Result.Discard, s.Result.Borrow = true, true
+			c := exec.NewCollector(s.Result.Rel)
+			kept = append(kept, c)
+			copies := map[*stream.Rec]*stream.Rec{} // an interval's, by its record (never reused)
+			s.Result.OnElem = func(e stream.Elem) {
+				r := copies[e.Rec]
+				switch {
+				case r == nil:
+					r = &stream.Rec{Vals: slices.Clone(e.Rec.Vals), From: e.Rec.From}
+					if e.Kind == stream.Begin {
+						copies[e.Rec] = r
+					}
+				case e.Kind == stream.End:
+					delete(copies, e.Rec)
+				}
+				c.Push(stream.Elem{Kind: e.Kind, T: e.T, Rec: r})
+			}
+		}
 	}
 	start, end, _ := h.Extent()
 	feed := supersetFeed(h)
@@ -97,11 +128,17 @@ func runLive(t testing.TB, cat *algebra.Catalog, h *algebra.History, from algebr
 		start, feed = from, lateFeed(feed, from)
 	}
 	live := net.Live(start)
+	var lent [][]algebra.Value // packets' values the network forgets, not yet overwritten
 	for i, f := range feed {
 		if f.entity {
 			err = live.Entity(f.rel, f.begin, f.key, f.vals, f.t)
 		} else {
-			err = live.Packet(f.rel, f.kind, f.key, f.from, f.vals, f.t)
+			vals := f.vals
+			if borrow && f.kind == stream.PacketEvent && net.ForgetsPackets(f.rel) {
+				vals = slices.Clone(vals)
+				lent = append(lent, vals)
+			}
+			err = live.Packet(f.rel, f.kind, f.key, f.from, vals, f.t)
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -113,13 +150,26 @@ func runLive(t testing.TB, cat *algebra.Catalog, h *algebra.History, from algebr
 			if err := live.Advance(algebra.Prev(f.t)); err != nil {
 				t.Fatal(err)
 			}
+			if !live.Holding() {
+				for _, vs := range lent {
+					for k := range vs {
+						vs[k] = algebra.Str("overwritten")
+					}
+				}
+				lent = lent[:0]
+			}
 		}
 	}
 	if _, err := live.Finish(end); err != nil {
 		t.Fatal(err)
 	}
 	var out []*algebra.Table
-	for _, s := range net.Stmts {
+	for i, s := range net.Stmts {
+		if borrow {
+			kept[i].Advance(algebra.Forever)
+			out = append(out, kept[i].Table())
+			continue
+		}
 		out = append(out, s.Result.Table())
 	}
 	return out
@@ -241,13 +291,15 @@ func liveDifferentialFrom(t *testing.T, cat *algebra.Catalog, late bool) {
 				}
 				// The optimised plans run as remote runs them, their αs
 				// shared (so aggregates of their shape are fused:
-				// exec.FusedAgg); the naive ones with an α each.
+				// exec.FusedAgg), and so again for a consumer that
+				// borrows its results (see runLive); the naive ones
+				// with an α each.
 				for _, c := range []struct {
-					name  string
-					ps    []plan.Node
-					share bool
-				}{{"optimised", opt, true}, {"naive", naive, false}} {
-					got := runLive(t, cat, h, from, stmts, c.ps, c.share)
+					name          string
+					ps            []plan.Node
+					share, borrow bool
+				}{{"optimised", opt, true, false}, {"optimised, borrowed", opt, true, true}, {"naive", naive, false, false}} {
+					got := runLive(t, cat, h, from, stmts, c.ps, c.share, c.borrow)
 					for i := range want {
 						if g, w := testkit.Rows(got[i]), testkit.Rows(want[i]); g != w {
 							t.Fatalf("seed %d, statement %d, %s plan %s:\n--- live\n%s--- reference\n%s", seed, i+1, c.name, plan.String(c.ps[i]), g, w)

@@ -22,11 +22,13 @@ type Collector struct {
 	OnElem func(stream.Elem)
 	// Discard keeps no rows (with OnElem: they are printed, not kept).
 	Discard bool
-	// Borrow says OnElem borrows each element: it keeps neither the
-	// element's record nor its values (it copies what it keeps) once it
-	// has returned. The operators before the collector may then reuse
-	// them (forgets); with Borrow false, every element's record and
-	// values are OnElem's to keep.
+	// Borrow says OnElem borrows each element: once it has returned it
+	// keeps neither an event's record nor any element's values (it
+	// copies what it keeps). The operators before the collector may then
+	// reuse them (forgets). An interval's record, never reused, it may
+	// keep (or key by) to match the interval's End with its Begin. With
+	// Borrow false, every element's record and values are OnElem's to
+	// keep.
 	Borrow bool
 	// Observed marks the result of an observation (Options.Observed): its
 	// answers are about what was observed, which ends before forever, so
