@@ -285,7 +285,7 @@ func (f *FusedAgg) values() {
 	for _, g := range f.touched {
 		g.dropIfIdle()
 	}
-	clear(f.touched)
+	clearSmall(f.touched)
 	f.touched = f.touched[:0]
 }
 
@@ -323,7 +323,7 @@ func (f *FusedAgg) result(vals []algebra.Value) {
 	for _, g := range gs {
 		g.dropIfIdle()
 	}
-	clear(gs)
+	clearSmall(gs)
 }
 
 // emit emits the result of outer row vals whose groups are gs.

@@ -76,6 +76,19 @@ func (s *slab[T]) take(n int) []T {
 	return p
 }
 
+// clearSmall zeroes s, as clear does, storing one element's zero itself:
+// clear calls the runtime, which during a collection also marks what the
+// pointers held (a bulk write barrier), per call — for the one element
+// most instants hold, more than the rest of the reset.
+func clearSmall[T any](s []T) {
+	if len(s) == 1 {
+		var zero T
+		s[0] = zero
+		return
+	}
+	clear(s)
+}
+
 // newRec takes a record of vals from from.
 func newRec(s *slab[stream.Rec], vals []algebra.Value, from algebra.Time) *stream.Rec {
 	r := s.one()
