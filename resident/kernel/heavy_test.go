@@ -36,7 +36,7 @@ func TestKernelCountsEveryCall(t *testing.T) {
 	const n = 4000000
 	var most int64
 	report := filepath.Join(t.TempDir(), "cpu")
-	r := runCommandWith(t, kernel.Options{}, remote.LiveOptions{Discard: true, OnElem: func(_ int, e stream.Elem) {
+	r := runCommandWith(t, kernel.Options{}, remote.LiveOptions{Discard: true, Borrow: true, OnElem: func(_ int, e stream.Elem) {
 		if e.Kind != stream.End {
 			most = max(most, e.Rec.Vals[0].N)
 		}
