@@ -298,6 +298,24 @@ func (a *Alpha) step(t algebra.Time, stats *AcquireStats) {
 		a.when.applyThrough(t)
 	}
 	ps := a.src.packetsAt(a, t)
+	if len(ps) == 1 && ps[0].kind == pEvent && a.when == nil {
+		// One event at t (a kernel consumer's every instant): what the
+		// loops below do for it, without them — the enable argument
+		// applied through t, the event out if its flag holder is
+		// enabled then.
+		p := &ps[0]
+		if a.enable != nil {
+			a.enable.applyThrough(t)
+		}
+		if a.enabled(p.vals[a.Flag].S) {
+			a.src.count(p)
+			if a.Kind == algebra.TracedThenDisabled {
+				stats.Rearms++
+			}
+			a.out.Push(stream.Elem{Kind: stream.Event, T: t, Rec: a.blk.rec(a.keptVals(p), t)})
+		}
+		return
+	}
 	flag := func(p *packet) string { return p.vals[a.Flag].S }
 	out := a.pending[:0]
 	// A tuple that begins and ends at t is empty: drop both packets.
