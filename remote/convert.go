@@ -37,15 +37,6 @@ type converter struct {
 	// per sensor (relOf).
 	kept   map[string][]int
 	keptOf [][]int
-	// forgot, when set, are the event relations whose packets' values
-	// the network forgets once stepped (exec.Network.ForgetsPackets;
-	// not with a tap, which may keep them): the receiving goroutine
-	// converts those values into vblk, the chunk's block, which the run
-	// hands back once every input of the chunk was delivered and
-	// forgotten (valueBlocks). forgotOf is it per sensor (relOf).
-	forgot   map[string]bool
-	forgotOf []bool
-	vblk     []algebra.Value
 }
 
 func newConverter(h *wire.Hello, idx int, cat *algebra.Catalog) converter {
@@ -95,15 +86,11 @@ func (cv *converter) relOf(id uint16) (*algebra.Relation, []int) {
 	if cv.crels == nil {
 		cv.crels = make([]*algebra.Relation, len(cv.h.Sensors))
 		cv.keptOf = make([][]int, len(cv.h.Sensors))
-		cv.forgotOf = make([]bool, len(cv.h.Sensors))
 	}
 	if cv.crels[id] == nil {
 		cv.crels[id] = cv.cat.Lookup(cv.h.Sensors[id])
 		if r := cv.crels[id]; r != nil && cv.kept != nil {
 			cv.keptOf[id] = cv.kept[r.Name]
-		}
-		if r := cv.crels[id]; r != nil {
-			cv.forgotOf[id] = cv.forgot[r.Name]
 		}
 	}
 	return cv.crels[id], cv.keptOf[id]
@@ -120,7 +107,7 @@ func (cv *converter) inputs(out []Input, pkts []wire.Packet, st *connState) ([]I
 		if rel == nil {
 			return out, fmt.Errorf("resident %s: packet of %s, which the catalog lacks", cv.h.Name, cv.h.Sensors[p.Sensor])
 		}
-		vals, err := cv.values(rel, p.Vals, keep, p.Kind == wire.PEvent && cv.forgotOf[p.Sensor])
+		vals, err := cv.values(rel, p.Vals, keep)
 		if err != nil {
 			return out, err
 		}
@@ -160,10 +147,8 @@ const valueBlock = 1024
 // values converts a packet's values to the catalog's; a fleet's
 // (algebra.Catalog.Fleet) add the host, last, and qualify entity
 // identifiers by it. keep, if not nil, are the attributes to convert
-// (increasing): the others are left zero. forgot says the values may
-// go into the chunk's block (vblk), if it has room: the network forgets
-// them.
-func (cv *converter) values(rel *algebra.Relation, vs []wire.Value, keep []int, forgot bool) ([]algebra.Value, error) {
+// (increasing): the others are left zero.
+func (cv *converter) values(rel *algebra.Relation, vs []wire.Value, keep []int) ([]algebra.Value, error) {
 	fleet := cv.cat.Fleet
 	n := len(rel.Attrs)
 	if fleet {
@@ -172,17 +157,13 @@ func (cv *converter) values(rel *algebra.Relation, vs []wire.Value, keep []int, 
 	if len(vs) != n {
 		return nil, fmt.Errorf("resident %s: %s packet with %d values, want %d", cv.h.Name, rel.Name, len(vs), n)
 	}
-	var out []algebra.Value
-	if n := len(rel.Attrs); forgot && len(cv.vblk) >= n {
-		out, cv.vblk = cv.vblk[:n:n], cv.vblk[n:]
-	} else {
-		if len(cv.block) < n {
-			// Values are cut from blocks: one allocation for many packets (a
-			// block lives while any tuple holds values of it).
-			cv.block = make([]algebra.Value, max(valueBlock, n))
-		}
-		out, cv.block = cv.block[:n:n], cv.block[n:]
+	if len(cv.block) < len(rel.Attrs) {
+		// Values are cut from blocks: one allocation for many packets (a
+		// block lives while any tuple holds values of it).
+		cv.block = make([]algebra.Value, max(valueBlock, len(rel.Attrs)))
 	}
+	out := cv.block[:len(rel.Attrs):len(rel.Attrs)]
+	cv.block = cv.block[len(rel.Attrs):]
 	if fleet {
 		out[n] = algebra.Str(cv.h.Name)
 	}
@@ -239,10 +220,6 @@ type received struct {
 	lo, hi  int
 	ins     []Input
 	convErr error
-	// vblk, when not nil, is the block the chunk's forgotten values were
-	// cut from (converter.forgot): the run hands it back (valueBlocks)
-	// once they are forgotten.
-	vblk []algebra.Value
 }
 
 // receive reads every connection's batches into one channel (of buffer
@@ -253,28 +230,14 @@ type received struct {
 // batch converted and not yet queued is at most n+2 chunks (one being
 // converted, n waiting, one being taken), whose slices come back
 // through recycle.
-//
-// A chunk's values of relations the network forgets (converter.forgot)
-// are cut from a block of its own (received.vblk), which comes back to
-// the goroutine through the resident's valueBlocks (free) once the run
-// delivered them all and the network forgot them.
 func receive(ctx context.Context, conns []wire.Conn, states []*connState, n int) (<-chan received, func([]Input)) {
 	out := make(chan received, n)
 	free := make(chan []Input, len(conns)*(n+2))
 	for i, c := range conns {
 		var cv converter
-		var width int // the widest forgotten relation's attributes
-		var vfree chan []algebra.Value
 		if states != nil {
 			cv = newConverter(states[i].hello, i, states[i].cat)
 			cv.kept = states[i].kept
-			cv.forgot = states[i].forgot
-			for _, name := range states[i].hello.Sensors {
-				if r := cv.cat.Lookup(name); r != nil && cv.forgot[r.Name] {
-					width = max(width, len(r.Attrs))
-				}
-			}
-			vfree = states[i].vblocks.free
 		}
 		send := func(r received) bool {
 			select {
@@ -304,15 +267,7 @@ func receive(ctx context.Context, conns []wire.Conn, states []*connState, n int)
 						ins = make([]Input, 0, hi-lo)
 					}
 					r := received{i: i, b: b, lo: lo, hi: hi}
-					if width > 0 {
-						r.vblk = takeBlock(vfree, (hi-lo)*width)
-						cv.vblk = r.vblk
-					}
 					r.ins, r.convErr = cv.inputs(ins, pk[lo:hi], states[i])
-					if r.vblk != nil {
-						r.vblk = r.vblk[:len(r.vblk)-len(cv.vblk)] // what was cut
-					}
-					cv.vblk = nil
 					if !send(r) {
 						return
 					}
@@ -334,81 +289,4 @@ func receive(ctx context.Context, conns []wire.Conn, states []*connState, n int)
 		}
 	}
 	return out, recycle
-}
-
-// valueBlocks are the blocks of one resident's chunks whose values the
-// network forgets (received.vblk), from the run's goroutine, which
-// holds them until they are forgotten (pend), back to its receiving
-// goroutine (free).
-type valueBlocks struct {
-	free chan []algebra.Value
-	// pend are the blocks of chunks queued, in order, each with the
-	// count of inputs queued (connState.queued) once its chunk was.
-	pend []pendBlock
-}
-
-type pendBlock struct {
-	blk []algebra.Value
-	end uint64
-}
-
-// vblockFree is how many blocks of values a resident's receiving
-// goroutine keeps for reuse: about those in flight (receive's n+2
-// chunks, and the queue's).
-const vblockFree = 8
-
-// maxPend bounds the blocks held until forgotten (valueBlocks.pend).
-const maxPend = 64
-
-// takeBlock returns a block of n zero values: one handed back (free) if
-// it is large enough, else a new one.
-func takeBlock(free chan []algebra.Value, n int) []algebra.Value {
-	select {
-	case b := <-free:
-		if cap(b) >= n {
-			return b[:n]
-		}
-	default:
-	}
-	return make([]algebra.Value, n)
-}
-
-// add holds blk (nil: none), the block of the chunk whose inputs queued
-// end at end (connState.queued).
-func (v *valueBlocks) add(blk []algebra.Value, end uint64) {
-	if blk == nil {
-		return
-	}
-	if len(v.pend) == maxPend {
-		// The network holds packets for long (an α whose arguments lag):
-		// the oldest block is left to the collector, not held here.
-		k := copy(v.pend, v.pend[1:])
-		v.pend[k] = pendBlock{}
-		v.pend = v.pend[:k]
-	}
-	v.pend = append(v.pend, pendBlock{blk: blk, end: end})
-}
-
-// release hands back the blocks of chunks every input of which is
-// delivered (connState.delivered reaches their end): called when the
-// network has forgotten everything delivered (exec.Live.Holding false
-// after an Advance). A block is cleared first — what was cut of it,
-// all that was written: so a block is zero to its capacity, as
-// converter.values needs (it writes only the kept attributes) — and
-// dropped when free is full.
-func (v *valueBlocks) release(delivered uint64) {
-	k := 0
-	for ; k < len(v.pend) && v.pend[k].end <= delivered; k++ {
-		b := v.pend[k].blk
-		clear(b)
-		select {
-		case v.free <- b:
-		default:
-		}
-	}
-	if k > 0 {
-		rest := copy(v.pend, v.pend[k:])
-		clear(v.pend[rest:])
-		v.pend = v.pend[:rest]
-	}
 }

@@ -56,8 +56,7 @@ type LiveOptions struct {
 	// once it returned it keeps neither an event's e.Rec nor any
 	// element's e.Rec.Vals (it copies what it keeps, as a counter keeps
 	// nothing; an interval's record, never reused, it may keep to match
-	// its End). The run may then reuse them for later results, and the
-	// packets' values once they are forgotten (Discard, no Tap). Without
+	// its End). The run may then reuse them for later results. Without
 	// it, each element is OnElem's to keep.
 	Borrow bool
 	// Ready, if set, is called once the residents have been told what to
@@ -209,11 +208,6 @@ type connState struct {
 	// deferred are losses made before the observation's start was known:
 	// reported from there, inside it.
 	deferred []sensorGap
-	// queued and delivered count the inputs ever queued and delivered
-	// (taken from the queue): vblocks' chunks are delivered once
-	// delivered reaches the count queued with them.
-	queued, delivered uint64
-	vblocks           valueBlocks
 }
 
 // Input is one input of the live network, as the remote delivers it: an
@@ -343,14 +337,8 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 				slices.Sort(kept[a.Rel.Name])
 			}
 		}
-		// (And a tap keeps every value: none is forgotten.)
-		forgot := map[string]bool{}
-		for _, a := range net.Alphas {
-			forgot[a.Rel.Name] = net.ForgetsPackets(a.Rel.Name)
-		}
 		for _, st := range states {
-			st.kept, st.forgot = kept, forgot
-			st.vblocks.free = make(chan []algebra.Value, vblockFree)
+			st.kept = kept
 		}
 		cmd.fragments(net.Alphas, rewrite.Place(plans...))
 		cmd.entityFragments(rewrite.PlaceEntities(plans...))
@@ -392,7 +380,6 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 					q = append(q, st.queue[i])
 				}
 			}
-			st.delivered += uint64(len(st.queue) - len(q)) // (dropped: as good as delivered)
 			clear(st.queue[len(q):])
 			st.queue = q
 		}
@@ -461,12 +448,6 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 		if err := live.Advance(end); err != nil {
 			return false, err
 		}
-		if !live.Holding() {
-			// Everything delivered is forgotten where forgot says so.
-			for _, st := range states {
-				st.vblocks.release(st.delivered)
-			}
-		}
 		if opts.Progress != nil {
 			opts.Progress(end)
 		}
@@ -508,7 +489,6 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 			}
 			pk := r.b.Packets
 			recycle(st.queueInputs(r.ins))
-			st.vblocks.add(r.vblk, st.queued)
 			stats.PeakQueued = max(stats.PeakQueued, len(st.queue)-st.qhead)
 			st.held(&stats, opts.OnLoss)
 			if r.hi < len(pk) {
@@ -722,7 +702,6 @@ func deliver(live *exec.Live, states []*connState, obs *observer, w algebra.Time
 		}
 		err := feedAll(live, obs, w, tap, in)
 		clear(in) // their values are the network's now
-		st.delivered += uint64(i - st.qhead)
 		st.qhead = i
 		st.compact()
 		return err
@@ -745,7 +724,6 @@ func deliver(live *exec.Live, states []*connState, obs *observer, w algebra.Time
 			items = append(items, it)
 		}
 		clear(st.queue[st.qhead:i]) // their values are the network's now
-		st.delivered += uint64(i - st.qhead)
 		st.qhead = i
 		st.compact()
 	}
@@ -977,7 +955,6 @@ func (st *connState) queueInputs(ins []Input) []Input {
 		clear(ins[len(kept):])
 		old := st.queue[:0]
 		st.queue, st.qhead = kept, 0
-		st.queued += uint64(len(kept))
 		return old
 	}
 	for i := range ins {
@@ -985,7 +962,6 @@ func (st *connState) queueInputs(ins []Input) []Input {
 		st.rel(st.cat, it.sensor) // (npk)
 		if !st.known || st.clip(it) {
 			st.queue = append(st.queue, *it)
-			st.queued++
 		}
 	}
 	return ins

@@ -139,7 +139,7 @@ func Probe(ctx context.Context, conns []wire.Conn, cat *algebra.Catalog, plans [
 			if len(ps) == 0 {
 				continue
 			}
-			vals, err := st.values(ps[0].a.Rel, pk.Vals, nil, false)
+			vals, err := st.values(ps[0].a.Rel, pk.Vals, nil)
 			if err != nil {
 				return nil, err
 			}

@@ -86,14 +86,12 @@ func supersetFeed(h *algebra.History) []feedItem {
 // h to a monitor that came at from (h's start when from is Beginning),
 // with αs shared when share (exec.Options.ShareAlphas).
 //
-// borrow runs it as a consumer that borrows its results (LiveOptions.Borrow)
-// and a driver that reuses what the network forgets: the collectors keep
-// nothing, their OnElem borrows each element and copies it into a
-// collector of the test's; each event packet's values the network
-// forgets (exec.Network.ForgetsPackets) are a copy, overwritten once an
-// Advance returned with no packet held (exec.Live.Holding), as remote
-// reuses them. A network that kept what it said it forgets, or reused
-// what its consumer keeps, answers otherwise.
+// borrow runs it for a consumer that borrows its results
+// (LiveOptions.Borrow): the collectors keep nothing, their OnElem borrows
+// each element and copies it into a collector of the test's, and the
+// network reuses the records and values it emits where they are
+// forgotten (exec's forgets). A network that reused what is still read,
+// or what its consumer keeps, answers otherwise.
 func runLive(t testing.TB, cat *algebra.Catalog, h *algebra.History, from algebra.Time, stmts []*check.Retrieve, ps []plan.Node, share, borrow bool) []*algebra.Table {
 	t.Helper()
 	net, err := exec.Build(cat, stmts, ps, exec.Options{SweepMin: 1, ShareAlphas: share})
@@ -128,17 +126,11 @@ func runLive(t testing.TB, cat *algebra.Catalog, h *algebra.History, from algebr
 		start, feed = from, lateFeed(feed, from)
 	}
 	live := net.Live(start)
-	var lent [][]algebra.Value // packets' values the network forgets, not yet overwritten
 	for i, f := range feed {
 		if f.entity {
 			err = live.Entity(f.rel, f.begin, f.key, f.vals, f.t)
 		} else {
-			vals := f.vals
-			if borrow && f.kind == stream.PacketEvent && net.ForgetsPackets(f.rel) {
-				vals = slices.Clone(vals)
-				lent = append(lent, vals)
-			}
-			err = live.Packet(f.rel, f.kind, f.key, f.from, vals, f.t)
+			err = live.Packet(f.rel, f.kind, f.key, f.from, f.vals, f.t)
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -149,14 +141,6 @@ func runLive(t testing.TB, cat *algebra.Catalog, h *algebra.History, from algebr
 		if i%7 == 0 && f.t != algebra.Beginning && f.t != algebra.Forever {
 			if err := live.Advance(algebra.Prev(f.t)); err != nil {
 				t.Fatal(err)
-			}
-			if !live.Holding() {
-				for _, vs := range lent {
-					for k := range vs {
-						vs[k] = algebra.Str("overwritten")
-					}
-				}
-				lent = lent[:0]
 			}
 		}
 	}

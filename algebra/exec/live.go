@@ -144,32 +144,6 @@ func (n *Network) Live(start algebra.Time) *Live {
 	return l
 }
 
-// ForgetsPackets reports whether the network keeps nothing of an event
-// packet's values of relation rel (its Vals slice) once a Live has
-// stepped it (Holding false) and Advance returned: rel is an event
-// relation and the output of each of its αs forgets values (forgets).
-// A live driver may then reuse the memory of the values it delivered.
-func (n *Network) ForgetsPackets(rel string) bool {
-	for _, a := range n.Alphas {
-		if a.Rel.Name == rel && (!a.Rel.IsEvent() || !forgets(a.out, true)) {
-			return false
-		}
-	}
-	return true
-}
-
-// Holding reports whether some α holds packets it has not decided (its
-// arguments not yet known through their instant): whether packets
-// delivered before the last Advance may still be read.
-func (l *Live) Holding() bool {
-	for _, in := range l.inbox {
-		if in.head < len(in.q) {
-			return true
-		}
-	}
-	return false
-}
-
 // kindOf is the α's kind of a packet of kind k (0 for none): a switch,
 // not a map looked up per packet.
 func kindOf(k stream.PacketKind) pkind {
