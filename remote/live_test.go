@@ -1138,22 +1138,11 @@ func TestLiveBorrowedMatchesTruth(t *testing.T) {
 		t.Fatal(err)
 	}
 	kept := make([]*exec.Collector, len(prog.Stmts))
-	copies := map[*stream.Rec]*stream.Rec{}
 	opts := remote.LiveOptions{Discard: true, Borrow: true, OnElem: func(i int, e stream.Elem) {
 		if kept[i] == nil {
 			kept[i] = exec.NewCollector(prog.Stmts[i].Result)
 		}
-		r := copies[e.Rec]
-		switch {
-		case r == nil:
-			r = &stream.Rec{Vals: slices.Clone(e.Rec.Vals), From: e.Rec.From}
-			if e.Kind == stream.Begin {
-				copies[e.Rec] = r
-			}
-		case e.Kind == stream.End:
-			delete(copies, e.Rec)
-		}
-		kept[i].Push(stream.Elem{Kind: e.Kind, T: e.T, Rec: r})
+		kept[i].Keep(e)
 	}}
 	for seed := uint64(1); seed <= 2; seed++ {
 		clear(kept)

@@ -104,20 +104,7 @@ func runLive(t testing.TB, cat *algebra.Catalog, h *algebra.History, from algebr
 			s.Result.Discard, s.Result.Borrow = true, true
 			c := exec.NewCollector(s.Result.Rel)
 			kept = append(kept, c)
-			copies := map[*stream.Rec]*stream.Rec{} // an interval's, by its record (never reused)
-			s.Result.OnElem = func(e stream.Elem) {
-				r := copies[e.Rec]
-				switch {
-				case r == nil:
-					r = &stream.Rec{Vals: slices.Clone(e.Rec.Vals), From: e.Rec.From}
-					if e.Kind == stream.Begin {
-						copies[e.Rec] = r
-					}
-				case e.Kind == stream.End:
-					delete(copies, e.Rec)
-				}
-				c.Push(stream.Elem{Kind: e.Kind, T: e.T, Rec: r})
-			}
+			s.Result.OnElem = c.Keep
 		}
 	}
 	start, end, _ := h.Extent()
