@@ -52,6 +52,13 @@ type LiveOptions struct {
 	// Discard keeps no result rows: OnElem sees them, the tables RunLive
 	// returns are empty.
 	Discard bool
+	// Borrow says OnElem borrows each element (exec.Collector.Borrow):
+	// once it returned it keeps neither an event's e.Rec nor any
+	// element's e.Rec.Vals (it copies what it keeps, as a counter keeps
+	// nothing; an interval's record, never reused, it may keep to match
+	// its End). The run may then reuse them for later results. Without
+	// it, each element is OnElem's to keep.
+	Borrow bool
 	// Ready, if set, is called once the residents have been told what to
 	// enable (a subject started after it misses nothing).
 	Ready func()
@@ -282,6 +289,7 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 			i := i
 			s.Result.OnElem = func(e stream.Elem) { opts.OnElem(i, e) }
 			s.Result.Discard = opts.Discard
+			s.Result.Borrow = opts.Borrow
 		}
 	}
 	states := make([]*connState, len(conns))
@@ -745,7 +753,7 @@ func feedAll(live *exec.Live, obs *observer, w algebra.Time, tap func(Input), it
 		}
 		return cmp.Compare(a.phase, b.phase)
 	}
-	if !slices.IsSortedFunc(items, order) {
+	if !inOrder(items) {
 		slices.SortStableFunc(items, order)
 	}
 	feed := func(it *Input) error {
@@ -791,6 +799,19 @@ func feedAll(live *exec.Live, obs *observer, w algebra.Time, tap func(Input), it
 		}
 	}
 	return nil
+}
+
+// inOrder reports whether items are in feedAll's order (by time, then
+// phase): slices.IsSortedFunc with the comparison written out (it
+// called it for every pair of a kernel consumer's every chunk).
+func inOrder(items []Input) bool {
+	for k := 1; k < len(items); k++ {
+		a, b := &items[k-1], &items[k]
+		if a.T > b.T || a.T == b.T && a.phase > b.phase {
+			return false
+		}
+	}
+	return true
 }
 
 // meta takes what a batch says besides its packets — the entity names

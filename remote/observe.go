@@ -292,6 +292,9 @@ func (o *observer) admit(in *Input) bool {
 		}
 		return false
 	}
+	if len(o.rule) == 0 && !in.Entity && in.Kind == stream.PacketEvent {
+		return true // no gap yet: an event is in none (inGap, without hashing its relation)
+	}
 	rk := o.ruleKey(in.Rel, in.Key)
 	switch {
 	case in.Entity && in.Begin, !in.Entity && in.Kind == stream.PacketBegin:

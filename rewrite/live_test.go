@@ -85,11 +85,27 @@ func supersetFeed(h *algebra.History) []feedItem {
 // runLive runs plans over what a resident enabling everything reports of
 // h to a monitor that came at from (h's start when from is Beginning),
 // with αs shared when share (exec.Options.ShareAlphas).
-func runLive(t testing.TB, cat *algebra.Catalog, h *algebra.History, from algebra.Time, stmts []*check.Retrieve, ps []plan.Node, share bool) []*algebra.Table {
+//
+// borrow runs it for a consumer that borrows its results
+// (LiveOptions.Borrow): the collectors keep nothing, their OnElem borrows
+// each element and copies it into a collector of the test's, and the
+// network reuses the records and values it emits where they are
+// forgotten (exec's forgets). A network that reused what is still read,
+// or what its consumer keeps, answers otherwise.
+func runLive(t testing.TB, cat *algebra.Catalog, h *algebra.History, from algebra.Time, stmts []*check.Retrieve, ps []plan.Node, share, borrow bool) []*algebra.Table {
 	t.Helper()
 	net, err := exec.Build(cat, stmts, ps, exec.Options{SweepMin: 1, ShareAlphas: share})
 	if err != nil {
 		t.Fatal(err)
+	}
+	var kept []*exec.Collector
+	if borrow {
+		for _, s := range net.Stmts {
+			s.Result.Discard, s.Result.Borrow = true, true
+			c := exec.NewCollector(s.Result.Rel)
+			kept = append(kept, c)
+			s.Result.OnElem = c.Keep
+		}
 	}
 	start, end, _ := h.Extent()
 	feed := supersetFeed(h)
@@ -119,7 +135,12 @@ func runLive(t testing.TB, cat *algebra.Catalog, h *algebra.History, from algebr
 		t.Fatal(err)
 	}
 	var out []*algebra.Table
-	for _, s := range net.Stmts {
+	for i, s := range net.Stmts {
+		if borrow {
+			kept[i].Advance(algebra.Forever)
+			out = append(out, kept[i].Table())
+			continue
+		}
 		out = append(out, s.Result.Table())
 	}
 	return out
@@ -241,13 +262,15 @@ func liveDifferentialFrom(t *testing.T, cat *algebra.Catalog, late bool) {
 				}
 				// The optimised plans run as remote runs them, their αs
 				// shared (so aggregates of their shape are fused:
-				// exec.FusedAgg); the naive ones with an α each.
+				// exec.FusedAgg), and so again for a consumer that
+				// borrows its results (see runLive); the naive ones
+				// with an α each.
 				for _, c := range []struct {
-					name  string
-					ps    []plan.Node
-					share bool
-				}{{"optimised", opt, true}, {"naive", naive, false}} {
-					got := runLive(t, cat, h, from, stmts, c.ps, c.share)
+					name          string
+					ps            []plan.Node
+					share, borrow bool
+				}{{"optimised", opt, true, false}, {"optimised, borrowed", opt, true, true}, {"naive", naive, false, false}} {
+					got := runLive(t, cat, h, from, stmts, c.ps, c.share, c.borrow)
 					for i := range want {
 						if g, w := testkit.Rows(got[i]), testkit.Rows(want[i]); g != w {
 							t.Fatalf("seed %d, statement %d, %s plan %s:\n--- live\n%s--- reference\n%s", seed, i+1, c.name, plan.String(c.ps[i]), g, w)

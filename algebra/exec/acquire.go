@@ -268,6 +268,7 @@ func (a *Alpha) catchUp(stats *AcquireStats) {
 	}
 	if i > 0 {
 		a.out.Advance(cur.steps[i-1])
+		a.blk.reset() // (what it emitted is forgotten, if reused)
 	}
 	rest := copy(cur.steps, cur.steps[i:])
 	cur.steps = cur.steps[:rest]

@@ -62,9 +62,9 @@ type Alpha struct {
 	src     packetSource
 
 	// Allocation in blocks: output records and their kept values (one
-	// allocation per slabBlock tuples, not two per tuple).
-	recBlk slab[stream.Rec]
-	valBlk slab[algebra.Value]
+	// allocation per slabBlock tuples, not two per tuple), reused where
+	// the output forgets them (an event relation's, live: Network.Live).
+	blk outBlocks
 }
 
 // pkind is the kind of a packet a resident reports for an α.
@@ -236,7 +236,7 @@ func (a *Alpha) packetVals(vals []algebra.Value) []algebra.Value {
 	if a.Keep == nil || zeroOutside(vals, a.drop) {
 		return vals
 	}
-	out := a.valBlk.take(len(vals))
+	out := a.blk.takeVals(len(vals))
 	for _, i := range a.Keep {
 		out[i] = vals[i]
 	}
@@ -298,6 +298,24 @@ func (a *Alpha) step(t algebra.Time, stats *AcquireStats) {
 		a.when.applyThrough(t)
 	}
 	ps := a.src.packetsAt(a, t)
+	if len(ps) == 1 && ps[0].kind == pEvent && a.when == nil {
+		// One event at t (a kernel consumer's every instant): what the
+		// loops below do for it, without them — the enable argument
+		// applied through t, the event out if its flag holder is
+		// enabled then.
+		p := &ps[0]
+		if a.enable != nil {
+			a.enable.applyThrough(t)
+		}
+		if a.enabled(p.vals[a.Flag].S) {
+			a.src.count(p)
+			if a.Kind == algebra.TracedThenDisabled {
+				stats.Rearms++
+			}
+			a.out.Push(stream.Elem{Kind: stream.Event, T: t, Rec: a.blk.rec(a.keptVals(p), t)})
+		}
+		return
+	}
 	flag := func(p *packet) string { return p.vals[a.Flag].S }
 	out := a.pending[:0]
 	// A tuple that begins and ends at t is empty: drop both packets.
@@ -320,12 +338,12 @@ func (a *Alpha) step(t algebra.Time, stats *AcquireStats) {
 				out = append(out, stream.Elem{Kind: stream.End, T: t, Rec: rec})
 				a.src.count(p)
 			} else if !empty[p.key] && a.enabled(flag(p)) {
-				out = append(out, stream.Elem{Kind: stream.Whole, T: t, Rec: newRec(&a.recBlk, a.keptVals(p), p.from)})
+				out = append(out, stream.Elem{Kind: stream.Whole, T: t, Rec: a.blk.rec(a.keptVals(p), p.from)})
 				a.src.count(p)
 			}
 		case pWhole:
 			if p.from < t && a.enabled(flag(p)) {
-				out = append(out, stream.Elem{Kind: stream.Whole, T: t, Rec: newRec(&a.recBlk, a.keptVals(p), p.from)})
+				out = append(out, stream.Elem{Kind: stream.Whole, T: t, Rec: a.blk.rec(a.keptVals(p), p.from)})
 				a.src.count(p)
 				stats.Rearms++
 			}
@@ -345,7 +363,7 @@ func (a *Alpha) step(t algebra.Time, stats *AcquireStats) {
 		switch p.kind {
 		case pEvent:
 			if a.enabled(flag(p)) {
-				out = append(out, stream.Elem{Kind: stream.Event, T: t, Rec: newRec(&a.recBlk, a.keptVals(p), t)})
+				out = append(out, stream.Elem{Kind: stream.Event, T: t, Rec: a.blk.rec(a.keptVals(p), t)})
 				a.src.count(p)
 				if a.Kind == algebra.TracedThenDisabled {
 					stats.Rearms++
@@ -362,7 +380,7 @@ func (a *Alpha) step(t algebra.Time, stats *AcquireStats) {
 				continue
 			}
 			if !empty[p.key] && a.enabled(flag(p)) {
-				rec := newRec(&a.recBlk, a.keptVals(p), t)
+				rec := a.blk.rec(a.keptVals(p), t)
 				a.begun[p.key] = rec
 				out = append(out, stream.Elem{Kind: stream.Begin, T: t, Rec: rec})
 				a.src.count(p)
@@ -375,7 +393,7 @@ func (a *Alpha) step(t algebra.Time, stats *AcquireStats) {
 			if a.begun[p.key] != nil {
 				continue
 			}
-			rec := newRec(&a.recBlk, a.keptVals(p), p.from)
+			rec := a.blk.rec(a.keptVals(p), p.from)
 			a.begun[p.key] = rec
 			kind := stream.Late
 			if p.from == t {

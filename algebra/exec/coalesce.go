@@ -123,7 +123,7 @@ func (s *eventSet) reset() {
 		if len(s.seen) > 0 {
 			clear(s.seen)
 		}
-		clear(s.evs)
+		clearSmall(s.evs)
 		s.evs = s.evs[:0]
 	}
 }

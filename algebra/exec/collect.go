@@ -1,6 +1,8 @@
 package exec
 
 import (
+	"slices"
+
 	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/stream"
 )
@@ -22,6 +24,14 @@ type Collector struct {
 	OnElem func(stream.Elem)
 	// Discard keeps no rows (with OnElem: they are printed, not kept).
 	Discard bool
+	// Borrow says OnElem borrows each element: once it has returned it
+	// keeps neither an event's record nor any element's values (it
+	// copies what it keeps). The operators before the collector may then
+	// reuse them (forgets). An interval's record, never reused, it may
+	// keep (or key by) to match the interval's End with its Begin. With
+	// Borrow false, every element's record and values are OnElem's to
+	// keep.
+	Borrow bool
 	// Observed marks the result of an observation (Options.Observed): its
 	// answers are about what was observed, which ends before forever, so
 	// an event at forever (the end of a tuple still open when the run
@@ -33,6 +43,9 @@ type Collector struct {
 	// sorted says the rows are in Table's order already: the columnar
 	// path (addSorted) is their only source.
 	sorted bool
+	// lent maps the lent records of intervals begun (Keep) to their
+	// copies.
+	lent map[*stream.Rec]*stream.Rec
 }
 
 // NewCollector makes a collector for a relation's tuples.
@@ -64,6 +77,27 @@ func (c *Collector) Push(e stream.Elem) {
 	if c.OnElem != nil {
 		c.OnElem(e)
 	}
+}
+
+// Keep pushes a copy of e, an element lent by a borrowing collector's
+// OnElem (Borrow): its values copied, an interval's record copied at its
+// Begin and that copy ended at its End (matched by the lent record,
+// which is never reused while the interval is open).
+func (c *Collector) Keep(e stream.Elem) {
+	r := c.lent[e.Rec]
+	switch {
+	case r == nil:
+		r = &stream.Rec{Vals: slices.Clone(e.Rec.Vals), From: e.Rec.From}
+		if e.Kind == stream.Begin {
+			if c.lent == nil {
+				c.lent = map[*stream.Rec]*stream.Rec{}
+			}
+			c.lent[e.Rec] = r
+		}
+	case e.Kind == stream.End:
+		delete(c.lent, e.Rec)
+	}
+	c.Push(stream.Elem{Kind: e.Kind, T: e.T, Rec: r})
 }
 
 func (c *Collector) Advance(t algebra.Time) {

@@ -56,16 +56,18 @@ type FusedAgg struct {
 
 	touched []*aggGroup // groups whose contributions changed since their value was computed
 
-	cur      algebra.Time
-	curSet   bool
-	rows     eventSet // the distinct outer rows at cur
-	results  eventSet // the distinct results at cur
-	binding  expr.Binding
-	aggVals  []algebra.Value
-	groups   []*aggGroup     // the groups an outer row picks
-	keyVals  []algebra.Value // an outer row's group key
-	valBlk   slab[algebra.Value]
-	recBlk   slab[stream.Rec]
+	cur     algebra.Time
+	curSet  bool
+	rows    eventSet // the distinct outer rows at cur
+	results eventSet // the distinct results at cur
+	binding expr.Binding
+	aggVals []algebra.Value
+	groups  []*aggGroup         // the groups an outer row picks
+	keyVals []algebra.Value     // an outer row's group key
+	valBlk  slab[algebra.Value] // outer rows computed
+	// res are the results' records and values (reused where the output
+	// forgets them: Network.Live).
+	res      outBlocks
 	lastAdv  algebra.Time
 	advanced bool
 }
@@ -168,6 +170,7 @@ func (n *Network) fusedApply(x *plan.Apply) (out *stream.Tee, ok bool, err error
 	f.binding[1] = f.aggVals
 	n.hold(f, "aggregate")
 	n.Fused++
+	n.fused = append(n.fused, f)
 	ot.Add(f)
 	return out, true, nil
 }
@@ -282,7 +285,7 @@ func (f *FusedAgg) values() {
 	for _, g := range f.touched {
 		g.dropIfIdle()
 	}
-	clear(f.touched)
+	clearSmall(f.touched)
 	f.touched = f.touched[:0]
 }
 
@@ -292,14 +295,14 @@ func (f *FusedAgg) flush() {
 	f.curSet = false
 	f.removeUntil(f.cur, true)
 	f.values()
-	defer f.rows.reset()
-	defer f.results.reset()
 	for _, ev := range f.rows.evs {
 		if f.st.err != nil {
-			return
+			break
 		}
 		f.result(ev.vals)
 	}
+	f.results.reset()
+	f.rows.reset()
 }
 
 // result emits the result of an outer row at cur, if it qualifies and is
@@ -320,7 +323,7 @@ func (f *FusedAgg) result(vals []algebra.Value) {
 	for _, g := range gs {
 		g.dropIfIdle()
 	}
-	clear(gs)
+	clearSmall(gs)
 }
 
 // emit emits the result of outer row vals whose groups are gs.
@@ -342,7 +345,7 @@ func (f *FusedAgg) emit(vals []algebra.Value, gs []*aggGroup) {
 			return
 		}
 	}
-	row := f.valBlk.peek(len(f.targets))
+	row := f.res.peekVals(len(f.targets))
 	for k, t := range f.targets {
 		v, err := t(f.binding)
 		if err != nil {
@@ -354,9 +357,9 @@ func (f *FusedAgg) emit(vals []algebra.Value, gs []*aggGroup) {
 	if f.results.has(row, f.st.hash) {
 		return
 	}
-	row = f.valBlk.take(len(row))
+	row = f.res.takeVals(len(row))
 	f.results.add(row, f.st.hash)
-	f.out.Push(stream.Elem{Kind: stream.Event, T: f.cur, Rec: newRec(&f.recBlk, row, f.cur)})
+	f.out.Push(stream.Elem{Kind: stream.Event, T: f.cur, Rec: f.res.rec(row, f.cur)})
 }
 
 // Advance completes the instants at or before t.
@@ -374,6 +377,10 @@ func (f *FusedAgg) Advance(t algebra.Time) {
 	if !f.advanced || t > f.lastAdv {
 		f.advanced, f.lastAdv = true, t
 		f.out.Advance(t)
+		// Every result made is out, before t (flushed above), and its
+		// output has advanced past it: forgotten, if reused. (The
+		// results' set was reset at the flush.)
+		f.res.reset()
 	}
 }
 

@@ -14,7 +14,8 @@ import (
 // half-open, in any order, possibly overlapping. It is asked again as the
 // run goes on and may have grown — a live run learns of a loss before it
 // delivers anything the loss covers — but only by appending: a gap once
-// given stays, where it was.
+// given stays, where it was; and only between the driver's steps (a
+// Cut asks once per Advance whether any gap is known).
 type Gaps func(rel string) []algebra.Span
 
 // Cut removes from a statement's result stream every valid time inside a
@@ -46,6 +47,9 @@ type Cut struct {
 	// merged are the gaps of rels, sorted, as of known of them.
 	merged []algebra.Span
 	known  int
+	// asked says none was set since the last Advance: whether no gap
+	// was known then (noGaps).
+	asked, none bool
 }
 
 // NewCut cuts out the gaps of rels.
@@ -54,9 +58,9 @@ func NewCut(rels []string, gaps Gaps, out stream.Receiver) *Cut {
 }
 
 func (c *Cut) Push(e stream.Elem) {
-	if len(c.buf) == 0 && !c.in && len(c.spans()) == 0 {
+	if len(c.buf) == 0 && !c.in && c.noGaps() {
 		// No gap: nothing to wait for, no boundary to handle (what
-		// c.to(e.T) does when there is none), asked once.
+		// c.to(e.T) does when there is none).
 		c.pos = max(c.pos, e.T)
 		c.pass(e)
 		return
@@ -64,7 +68,18 @@ func (c *Cut) Push(e stream.Elem) {
 	c.buf = append(c.buf, e)
 }
 
+// noGaps reports whether no gap is known: asked once between two
+// Advances (a driver learns of gaps between its steps, not while it
+// pushes an instant's elements through the network: see Gaps).
+func (c *Cut) noGaps() bool {
+	if !c.asked {
+		c.asked, c.none = true, len(c.spans()) == 0
+	}
+	return c.none
+}
+
 func (c *Cut) Advance(t algebra.Time) {
+	c.asked = false
 	slices.SortStableFunc(c.buf, stream.Compare)
 	for _, e := range c.buf {
 		c.to(e.T, true)

@@ -122,6 +122,14 @@ func (n *Network) Live(start algebra.Time) *Live {
 		in := &inbox{}
 		l.inbox[a] = in
 		a.src = liveSource{in}
+		if a.Rel.IsEvent() {
+			// Its output's records (and values) are taken again once
+			// forgotten (forgets): what it outputs is events.
+			a.blk.reuse(a.out)
+		}
+	}
+	for _, f := range n.fused {
+		f.res.reuse(f.out)
 	}
 	for c, tee := range n.Clocks {
 		step := c * n.ClockPeriod

@@ -49,6 +49,8 @@ type Network struct {
 	// Fused counts the aggregates compiled into a FusedAgg
 	// (count_fused.go) rather than the general operators.
 	Fused int
+	// fused are those operators.
+	fused []*FusedAgg
 	// Skipped counts the source tuples the driver (RunHistory, RunSource)
 	// did not play because every reader rejects them for their values.
 	Skipped int

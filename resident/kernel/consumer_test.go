@@ -87,6 +87,7 @@ func consumeVia(tb testing.TB, s *kernel.Synthetic, text string, lease time.Dura
 			Lease:    lease,
 			Ready:    func() { close(ready) },
 			Discard:  true,
+			Borrow:   !print, // (counted only: kept by nothing)
 			Progress: lo.Settle,
 			OnLoss:   func(l remote.Loss) { c.losses.Add(int64(l.Lost)) },
 			OnElem: func(i int, e stream.Elem) {

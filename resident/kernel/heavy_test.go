@@ -40,7 +40,7 @@ func TestKernelCountsEveryCall(t *testing.T) {
 	var most int64
 	report := filepath.Join(t.TempDir(), "cpu")
 	ring, _ := strconv.Atoi(os.Getenv("TQMON_HEAVY_RING"))
-	r := runCommandWith(t, kernel.Options{RingBytes: ring}, remote.LiveOptions{Discard: true, OnElem: func(_ int, e stream.Elem) {
+	r := runCommandWith(t, kernel.Options{RingBytes: ring}, remote.LiveOptions{Discard: true, Borrow: true, OnElem: func(_ int, e stream.Elem) {
 		if e.Kind != stream.End {
 			most = max(most, e.Rec.Vals[0].N)
 		}
