@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -47,6 +48,10 @@ func TestKernelCountsEveryCall(t *testing.T) {
 	}}, []string{bin, itoa(n), "0", report},
 		countTargetGetppid)
 	wanted, dropped := r.stats.Wanted["Syscall"], r.stats.Dropped["Syscall"]
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		t.Logf("peak RSS of the monitor (this test process): %d MB", ru.Maxrss>>10)
+	}
 	t.Logf("counted %d of %d calls; the kernel wanted %d packets, dropped %d; delivered %d", most, n, wanted, dropped, r.stats.Packets["Syscall"])
 	// The producer's pace: the workload's fourth line is the time its
 	// calls took (ns).
