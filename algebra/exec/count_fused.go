@@ -407,6 +407,20 @@ func (f *FusedAgg) Held() int {
 	return n
 }
 
+// screens reports whether some tuple may be rejected: the outer block
+// and every aggregate's have a conjunct.
+func (f *FusedAgg) screens() bool {
+	if !f.outer.screens() {
+		return false
+	}
+	for _, a := range f.aggs {
+		if !a.inner.screens() {
+			return false
+		}
+	}
+	return true
+}
+
 // rejects reports whether a tuple of values vals reaches neither the
 // outer rows nor any aggregate (see screener).
 func (f *FusedAgg) rejects(vals []algebra.Value) bool {
