@@ -19,6 +19,11 @@ type sourceSeq struct {
 	// clock ticks, generated lazily instead of elems
 	clock          bool
 	next, step, to algebra.Time
+	// events, when set, are an event relation's rows in time order,
+	// played as Events made as they go (instead of elems): no element
+	// list, and records in blocks (recs) the run can free as it goes.
+	events []algebra.Tuple
+	recs   slab[stream.Rec]
 }
 
 func (s *sourceSeq) head() (stream.Elem, bool) {
@@ -27,6 +32,12 @@ func (s *sourceSeq) head() (stream.Elem, bool) {
 			return stream.Elem{}, false
 		}
 		return stream.Elem{Kind: stream.Event, T: s.next}, true
+	}
+	if s.events != nil {
+		if s.pos < len(s.events) {
+			return stream.Elem{Kind: stream.Event, T: s.events[s.pos].From}, true
+		}
+		return stream.Elem{}, false
 	}
 	if s.pos < len(s.elems) {
 		return s.elems[s.pos], true
@@ -43,6 +54,11 @@ func (s *sourceSeq) pop() stream.Elem {
 			s.next += s.step
 		}
 		return e
+	}
+	if s.events != nil {
+		row := &s.events[s.pos]
+		s.pos++
+		return stream.Elem{Kind: stream.Event, T: row.From, Rec: newRec(&s.recs, row.Vals, row.From)}
 	}
 	e := s.elems[s.pos]
 	s.elems[s.pos] = stream.Elem{}
@@ -95,6 +111,11 @@ func (n *Network) RunHistory(h *algebra.History) error {
 			keep, packed = screenRows(t, skip)
 			kept = len(keep)
 			n.Skipped += len(t.Rows) - kept
+		}
+		if event && keep == nil && slices.IsSortedFunc(t.Rows, func(a, b algebra.Tuple) int { return cmp.Compare(a.From, b.From) }) {
+			// Every row, in time order (as recorded): played as it goes.
+			streams = append(streams, &sourceSeq{tee: tee, events: t.Rows})
+			continue
 		}
 		begins := make([]stream.Elem, kept)
 		var ends []stream.Elem
