@@ -19,11 +19,15 @@ type sourceSeq struct {
 	// clock ticks, generated lazily instead of elems
 	clock          bool
 	next, step, to algebra.Time
-	// events, when set, are an event relation's rows in time order,
-	// played as Events made as they go (instead of elems): no element
-	// list, and records in blocks (recs) the run can free as it goes.
-	events []algebra.Tuple
-	recs   slab[stream.Rec]
+	// rows, when set, are a relation's rows in order of start, played
+	// as Events or Begins (kind) made as they go instead of elems: no
+	// element list. Their records are rowRecs (an interval's, which its
+	// End carries too) or, for events, made in blocks (recs) the run can
+	// free as it goes.
+	rows    []algebra.Tuple
+	kind    stream.Kind
+	rowRecs []stream.Rec
+	recs    slab[stream.Rec]
 }
 
 func (s *sourceSeq) head() (stream.Elem, bool) {
@@ -33,9 +37,9 @@ func (s *sourceSeq) head() (stream.Elem, bool) {
 		}
 		return stream.Elem{Kind: stream.Event, T: s.next}, true
 	}
-	if s.events != nil {
-		if s.pos < len(s.events) {
-			return stream.Elem{Kind: stream.Event, T: s.events[s.pos].From}, true
+	if s.rows != nil {
+		if s.pos < len(s.rows) {
+			return stream.Elem{Kind: s.kind, T: s.rows[s.pos].From}, true
 		}
 		return stream.Elem{}, false
 	}
@@ -55,10 +59,16 @@ func (s *sourceSeq) pop() stream.Elem {
 		}
 		return e
 	}
-	if s.events != nil {
-		row := &s.events[s.pos]
+	if s.rows != nil {
+		row := &s.rows[s.pos]
+		var rec *stream.Rec
+		if s.rowRecs != nil {
+			rec = &s.rowRecs[s.pos]
+		} else {
+			rec = newRec(&s.recs, row.Vals, row.From)
+		}
 		s.pos++
-		return stream.Elem{Kind: stream.Event, T: row.From, Rec: newRec(&s.recs, row.Vals, row.From)}
+		return stream.Elem{Kind: s.kind, T: row.From, Rec: rec}
 	}
 	e := s.elems[s.pos]
 	s.elems[s.pos] = stream.Elem{}
@@ -112,12 +122,17 @@ func (n *Network) RunHistory(h *algebra.History) error {
 			kept = len(keep)
 			n.Skipped += len(t.Rows) - kept
 		}
-		if event && keep == nil && slices.IsSortedFunc(t.Rows, func(a, b algebra.Tuple) int { return cmp.Compare(a.From, b.From) }) {
-			// Every row, in time order (as recorded): played as it goes.
-			streams = append(streams, &sourceSeq{tee: tee, events: t.Rows})
+		// Every row, in order of start (as recorded): Events and Begins
+		// are made as they are played.
+		inOrder := keep == nil && slices.IsSortedFunc(t.Rows, func(a, b algebra.Tuple) int { return cmp.Compare(a.From, b.From) })
+		if event && inOrder {
+			streams = append(streams, &sourceSeq{tee: tee, rows: t.Rows, kind: stream.Event})
 			continue
 		}
-		begins := make([]stream.Elem, kept)
+		var begins []stream.Elem
+		if !inOrder {
+			begins = make([]stream.Elem, kept)
+		}
 		var ends []stream.Elem
 		if !event {
 			ends = make([]stream.Elem, 0, kept)
@@ -137,7 +152,9 @@ func (n *Network) RunHistory(h *algebra.History) error {
 				begins[k] = stream.Elem{Kind: stream.Event, T: row.From, Rec: rec}
 				continue
 			}
-			begins[k] = stream.Elem{Kind: stream.Begin, T: row.From, Rec: rec}
+			if begins != nil {
+				begins[k] = stream.Elem{Kind: stream.Begin, T: row.From, Rec: rec}
+			}
 			if row.To != algebra.Forever { // open at the end: ends with the stream
 				ends = append(ends, stream.Elem{Kind: stream.End, T: row.To, Rec: rec})
 			}
@@ -149,7 +166,11 @@ func (n *Network) RunHistory(h *algebra.History) error {
 		if !slices.IsSortedFunc(ends, byTime) {
 			scratch = sortByTime(ends, scratch)
 		}
-		streams = append(streams, &sourceSeq{tee: tee, elems: begins})
+		if begins != nil {
+			streams = append(streams, &sourceSeq{tee: tee, elems: begins})
+		} else if kept > 0 {
+			streams = append(streams, &sourceSeq{tee: tee, rows: t.Rows, kind: stream.Begin, rowRecs: recs})
+		}
 		if !event {
 			streams = append(streams, &sourceSeq{tee: tee, elems: ends})
 		}
