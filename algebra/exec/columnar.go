@@ -632,6 +632,23 @@ func sortRuns(spans []colSpan, less func(a, b colSpan) int) {
 	}
 }
 
+// sortedByGroup reports whether spans are in collectDense's order (start,
+// group, end) already — as when a recording sorted by time then values
+// feeds dense groups, numbered in the order of their values — in one
+// pass without a call per span.
+func sortedByGroup(spans []colSpan) bool {
+	for i := 1; i < len(spans); i++ {
+		a, b := &spans[i-1], &spans[i]
+		if a.from != b.from {
+			continue // spans are in order of start
+		}
+		if a.g > b.g || a.g == b.g && a.to > b.to {
+			return false
+		}
+	}
+	return true
+}
+
 // count counts a result's elements in the collector, as Collector.Push
 // would, and reports whether it is kept: an observation's collector drops
 // a Begin or Event at forever.
@@ -657,7 +674,9 @@ func (cs *colStmt) collectDense(g *colGroups, spans []colSpan) bool {
 		}
 		return cmp.Compare(a.to, b.to)
 	}
-	sortRuns(spans, byGroup)
+	if !sortedByGroup(spans) {
+		sortRuns(spans, byGroup)
+	}
 	k := len(cs.targets)
 	// A group's values are decoded at its first result (u < 0), into
 	// the group's place in one block: in the order of the spans, so the
