@@ -16,8 +16,9 @@ import (
 //	apply[targets; where](π(πT[at begin of s](σ(α s))), γ[f(by…, arg, window)](πbag[by…, arg](πT[at begin of s](σ'(α s)))), …)
 //
 // with one α operator for all of them (Options.ShareAlphas: the blocks
-// keep the same attributes and enable the same things) — in one operator
-// reading the α's output: the outer and inner selections (compiled as
+// keep the same attributes and enable the same things), or the same over
+// one recorded relation's scans (fusedBlock) — in one operator reading
+// the α's output (or the source's): the outer and inner selections (compiled as
 // Select compiles them), the groups and their accumulators (aggState,
 // agg.Acc, as Apply keeps them), the windows' removals (removalQueue) and
 // the coalescing of the outer rows and of the results at each instant
