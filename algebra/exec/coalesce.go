@@ -60,7 +60,7 @@ type group struct {
 // past that, seen indexes them all: by hash, the index (+1) in evs of the
 // last one with that hash, evs chaining those sharing a hash.
 type eventSet struct {
-	seen map[uint64]int
+	seen hashMap[int] // hash → index (+1) of the last event with it
 	evs  []seenEvent
 }
 
@@ -86,17 +86,14 @@ func (s *eventSet) has(vals []algebra.Value, hash func([]algebra.Value) uint64) 
 		}
 		return false
 	}
-	if s.seen == nil {
-		s.seen = map[uint64]int{}
-	}
-	if len(s.evs) == evScan && len(s.seen) == 0 {
+	if len(s.evs) == evScan && s.seen.len() == 0 {
 		for i := range s.evs { // index those scanned so far
-			h := hash(s.evs[i].vals)
-			s.evs[i].next = s.seen[h]
-			s.seen[h] = i + 1
+			p := s.seen.ref(hash(s.evs[i].vals))
+			s.evs[i].next = *p
+			*p = i + 1
 		}
 	}
-	for i := s.seen[hash(vals)]; i != 0; i = s.evs[i-1].next {
+	for i := s.seen.get(hash(vals)); i != 0; i = s.evs[i-1].next {
 		if algebra.KeysEqual(s.evs[i-1].vals, vals) {
 			return true
 		}
@@ -108,9 +105,9 @@ func (s *eventSet) has(vals []algebra.Value, hash func([]algebra.Value) uint64) 
 func (s *eventSet) add(vals []algebra.Value, hash func([]algebra.Value) uint64) {
 	s.evs = append(s.evs, seenEvent{vals: vals})
 	if len(s.evs) > evScan {
-		h := hash(vals)
-		s.evs[len(s.evs)-1].next = s.seen[h]
-		s.seen[h] = len(s.evs)
+		p := s.seen.ref(hash(vals))
+		s.evs[len(s.evs)-1].next = *p
+		*p = len(s.evs)
 	}
 }
 
@@ -120,9 +117,7 @@ func (s *eventSet) len() int { return len(s.evs) }
 // reset empties the set.
 func (s *eventSet) reset() {
 	if len(s.evs) > 0 {
-		if len(s.seen) > 0 {
-			clear(s.seen)
-		}
+		s.seen.reset()
 		clearSmall(s.evs)
 		s.evs = s.evs[:0]
 	}

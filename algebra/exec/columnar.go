@@ -67,9 +67,11 @@ const colBatch = 1024
 // size, reset per run): at most this many, and at most twice the tuples.
 const denseMax = 1 << 22
 
-// colSpan is a result being built: its group and valid time.
+// colSpan is a result being built: its group, the group's number among
+// the groups with a result (colOpen.u, negated in the group's first
+// result: collect decodes its values there) and its valid time.
 type colSpan struct {
-	g        int32
+	g, u     int32
 	from, to algebra.Time
 }
 
@@ -80,7 +82,11 @@ type colStmt struct {
 	cols    *algebra.Columns
 	conds   []colFilter
 	targets []*colVec
-	point   bool // results are events at their tuples' starts
+	// keys are what results are grouped by, per target: the target, or
+	// the column it is a function of one to one and in order (keyOf);
+	// codesOf gives the keys' codes, value the targets' values.
+	keys  []*colVec
+	point bool // results are events at their tuples' starts
 
 	// dense numbering: group = Σ (key_t − lo_t)·stride_t, where a
 	// target's key is its code or, for an entity or string, the code's
@@ -244,6 +250,11 @@ func (n *Network) colCompileOver(s *Stmt, columns func(name string) (*algebra.Co
 			return nil
 		}
 		cs.targets = append(cs.targets, v)
+		if v.keyOf != nil {
+			cs.keys = append(cs.keys, v.keyOf)
+		} else {
+			cs.keys = append(cs.keys, v)
+		}
 	}
 	cs.number(cols.Len)
 	return cs
@@ -291,8 +302,11 @@ func decodable(v *colVec) bool {
 // number chooses how groups are numbered: densely when every target's
 // range is known and their product is small (for rows tuples read).
 func (cs *colStmt) number(rows int) {
-	ranges := make([][2]int64, len(cs.targets))
-	for i, v := range cs.targets {
+	if cs.keys == nil {
+		cs.keys = cs.targets
+	}
+	ranges := make([][2]int64, len(cs.keys))
+	for i, v := range cs.keys {
 		if !v.ranged {
 			return
 		}
@@ -342,7 +356,7 @@ func checkedWidth(lo, hi int64) (int64, bool) {
 // failed: nothing was collected (some tuples may be marked).
 func (cs *colStmt) run(mark []uint64) bool {
 	cols := cs.cols
-	k := len(cs.targets)
+	k := len(cs.keys)
 	outs := make([][]int64, k)
 	for i := range outs {
 		outs[i] = make([]int64, colBatch)
@@ -364,7 +378,7 @@ func (cs *colStmt) run(mark []uint64) bool {
 		if len(sel) == 0 {
 			continue
 		}
-		for t, v := range cs.targets {
+		for t, v := range cs.keys {
 			if err := v.eval(sel, outs[t][:len(sel)]); err != nil {
 				return false
 			}
@@ -383,8 +397,7 @@ func (cs *colStmt) run(mark []uint64) bool {
 		}
 	}
 	closeSpans(&g, spans, cs.point)
-	cs.collect(&g, spans)
-	return true
+	return cs.collect(&g, spans)
 }
 
 // selectBatch selects, into sel (of room colBatch), the tuples lo..hi−1
@@ -420,7 +433,7 @@ func (cs *colStmt) denseGroups(outs [][]int64, gs []int32) {
 	clear(gs)
 	for t, o := range outs {
 		lo, stride := cs.lo[t], cs.stride[t]
-		if r := cs.targets[t].ranks; r != nil {
+		if r := cs.keys[t].ranks; r != nil {
 			for i, c := range o[:len(gs)] {
 				gs[i] += r[c] * int32(stride)
 			}
@@ -435,7 +448,9 @@ func (cs *colStmt) denseGroups(outs [][]int64, gs []int32) {
 // colGroups are the result groups of a run: the open result of each and,
 // numbered by hash, their codes.
 type colGroups struct {
-	open  []colOpen
+	open []colOpen
+	used int32 // the groups with a result
+
 	index hashMap[int32] // hash of codes → the last group with it, +1
 	next  []int32        // per group: an earlier group with its hash, +1
 	keys  []int64        // per group, its codes
@@ -444,10 +459,12 @@ type colGroups struct {
 // colOpen is a group's open result: slot is its index+1 in the spans (0
 // when none), to its end so far — the span's to is written when the next
 // starts, or at the end, so that extending a result touches this entry
-// only.
+// only; u numbers the groups with a result from 1, in the order of their
+// first results (which stay first among the group's after sortRuns: a
+// group's results start at distinct times).
 type colOpen struct {
-	slot int32
-	to   algebra.Time
+	slot, u int32
+	to      algebra.Time
 }
 
 // hashGroups numbers the groups of the selected tuples' codes by hash.
@@ -496,26 +513,37 @@ func coalesceCodes(g *colGroups, spans []colSpan, gs, sel []int32, from, to []al
 	if point {
 		for i, r := range sel {
 			f := from[r]
-			if o := open[gs[i]].slot; o != 0 && spans[o-1].from == f {
-				continue
+			o := &open[gs[i]]
+			u := o.u
+			if o.slot != 0 {
+				if spans[o.slot-1].from == f {
+					continue
+				}
+			} else {
+				g.used++
+				o.u, u = g.used, -g.used
 			}
-			spans = append(spans, colSpan{gs[i], f, algebra.Next(f)})
-			open[gs[i]].slot = int32(len(spans))
+			spans = append(spans, colSpan{gs[i], u, f, algebra.Next(f)})
+			o.slot = int32(len(spans))
 		}
 		return spans
 	}
 	for i, r := range sel {
 		o := &open[gs[i]]
 		f, t := from[r], to[r]
-		if o.slot != 0 && f <= o.to {
-			o.to = max(o.to, t)
-			continue
-		}
+		u := o.u
 		if o.slot != 0 {
+			if f <= o.to {
+				o.to = max(o.to, t)
+				continue
+			}
 			spans[o.slot-1].to = o.to
+		} else {
+			g.used++
+			o.u, u = g.used, -g.used
 		}
-		spans = append(spans, colSpan{gs[i], f, t})
-		*o = colOpen{int32(len(spans)), t}
+		spans = append(spans, colSpan{gs[i], u, f, t})
+		o.slot, o.to = int32(len(spans)), t
 	}
 	return spans
 }
@@ -539,45 +567,37 @@ func closeSpans(g *colGroups, spans []colSpan, point bool) {
 // target that orders codes as their values (an entity's or string's rank
 // in its dictionary, any other code itself), by which the results starting
 // at one time are sorted.
-func (cs *colStmt) collect(g *colGroups, spans []colSpan) {
+func (cs *colStmt) collect(g *colGroups, spans []colSpan) bool {
 	if cs.dense {
-		cs.collectDense(g, spans)
-		return
+		return cs.collectDense(g, spans)
 	}
 	c := cs.s.Result
 	k := len(cs.targets)
-	// at[g]: group g's index among the groups used, +1, negated once its
-	// values are decoded (when it is first met).
-	at := g.open
-	clear(at)
-	used := 0
-	for _, sp := range spans {
-		if at[sp.g].slot == 0 {
-			used++
-			at[sp.g].slot = int32(used)
-		}
-	}
-	vals := make([]algebra.Value, used*k)
-	keys := make([]int64, used*k)
+	// A group's values and keys are decoded at its first result (u < 0),
+	// into its place (|u| − 1) in one block.
+	vals := make([]algebra.Value, int(g.used)*k)
+	keys := make([]int64, int(g.used)*k)
 	codes := make([]int64, k)
 	for _, sp := range spans {
-		u := at[sp.g].slot
-		if u < 0 {
+		if sp.u > 0 {
 			continue
 		}
-		at[sp.g].slot = -u
-		i := int(u-1) * k
+		i := int(-sp.u-1) * k
 		cs.codesOf(g, sp.g, codes)
-		for t, tv := range cs.targets {
-			vals[i+t] = tv.decode(codes[t])
+		for t, kv := range cs.keys {
+			var ok bool
+			if vals[i+t], ok = cs.value(t, codes[t]); !ok {
+				return false
+			}
 			keys[i+t] = codes[t]
-			if r := tv.ranks; r != nil {
+			if r := kv.ranks; r != nil {
 				keys[i+t] = int64(r[codes[t]])
 			}
 		}
 	}
+	place := func(sp colSpan) int { return int(max(sp.u, -sp.u)-1) * k }
 	byKeys := func(a, b colSpan) int {
-		ka, kb := keys[int(-at[a.g].slot-1)*k:][:k], keys[int(-at[b.g].slot-1)*k:][:k]
+		ka, kb := keys[place(a):][:k], keys[place(b):][:k]
 		for t := range ka {
 			if ka[t] != kb[t] {
 				return cmp.Compare(ka[t], kb[t])
@@ -589,11 +609,12 @@ func (cs *colStmt) collect(g *colGroups, spans []colSpan) {
 	rows := make([]algebra.Tuple, 0, len(spans))
 	for _, sp := range spans {
 		if cs.count(sp) {
-			i := int(-at[sp.g].slot-1) * k
+			i := place(sp)
 			rows = append(rows, algebra.Tuple{Vals: vals[i : i+k : i+k], From: sp.from, To: sp.to})
 		}
 	}
 	c.addSorted(rows)
+	return true
 }
 
 // sortRuns sorts each run of spans at one start by less (spans are in
@@ -609,6 +630,23 @@ func sortRuns(spans []colSpan, less func(a, b colSpan) int) {
 		}
 		lo = hi
 	}
+}
+
+// sortedByGroup reports whether spans are in collectDense's order (start,
+// group, end) already — as when a recording sorted by time then values
+// feeds dense groups, numbered in the order of their values — in one
+// pass without a call per span.
+func sortedByGroup(spans []colSpan) bool {
+	for i := 1; i < len(spans); i++ {
+		a, b := &spans[i-1], &spans[i]
+		if a.from != b.from {
+			continue // spans are in order of start
+		}
+		if a.g > b.g || a.g == b.g && a.to > b.to {
+			return false
+		}
+	}
+	return true
 }
 
 // count counts a result's elements in the collector, as Collector.Push
@@ -629,38 +667,34 @@ func (cs *colStmt) count(sp colSpan) bool {
 // collectDense is collect for groups numbered densely, in the order of
 // their values: results at one start are sorted by group, then end; a
 // group's values are decoded when it is first met, into one block.
-func (cs *colStmt) collectDense(g *colGroups, spans []colSpan) {
+func (cs *colStmt) collectDense(g *colGroups, spans []colSpan) bool {
 	byGroup := func(a, b colSpan) int {
 		if a.g != b.g {
 			return cmp.Compare(a.g, b.g)
 		}
 		return cmp.Compare(a.to, b.to)
 	}
-	sortRuns(spans, byGroup)
-	k := len(cs.targets)
-	// at[g]: group g's index among the groups used, +1, negated once its
-	// values are decoded (when it is first met).
-	at := make([]int32, len(g.open))
-	used := 0
-	for _, sp := range spans {
-		if at[sp.g] == 0 {
-			used++
-			at[sp.g] = int32(used)
-		}
+	if !sortedByGroup(spans) {
+		sortRuns(spans, byGroup)
 	}
-	vals := make([]algebra.Value, used*k)
+	k := len(cs.targets)
+	// A group's values are decoded at its first result (u < 0), into
+	// the group's place in one block: in the order of the spans, so the
+	// block is written in sequence.
+	vals := make([]algebra.Value, int(g.used)*k)
 	codes := make([]int64, k)
 	rows := make([]algebra.Tuple, 0, len(spans))
 	for _, sp := range spans {
-		u := at[sp.g]
-		if u > 0 {
-			at[sp.g] = -u
-			cs.codesOf(g, sp.g, codes)
-			for t, tv := range cs.targets {
-				vals[int(u-1)*k+t] = tv.decode(codes[t])
-			}
-		} else {
+		u := sp.u
+		if u < 0 {
 			u = -u
+			cs.codesOf(g, sp.g, codes)
+			for t := range codes {
+				var ok bool
+				if vals[int(u-1)*k+t], ok = cs.value(t, codes[t]); !ok {
+					return false
+				}
+			}
 		}
 		if cs.count(sp) {
 			i := int(u-1) * k
@@ -668,6 +702,21 @@ func (cs *colStmt) collectDense(g *colGroups, spans []colSpan) {
 		}
 	}
 	cs.s.Result.addSorted(rows)
+	return true
+}
+
+// value is target t's value for its key's code c; false when computing
+// it fails (an arithmetic error: the run is abandoned, as when a target
+// fails in a batch, and every group's key is read here once).
+func (cs *colStmt) value(t int, c int64) (algebra.Value, bool) {
+	tv := cs.targets[t]
+	if cs.keys[t] != tv {
+		var err error
+		if c, err = tv.fromKey(c); err != nil {
+			return algebra.Value{}, false
+		}
+	}
+	return tv.decode(c), true
 }
 
 // codesOf fills codes with group id's.
@@ -681,7 +730,7 @@ func (cs *colStmt) codesOf(g *colGroups, id int32, codes []int64) {
 		q := rest / cs.stride[t]
 		rest -= q * cs.stride[t]
 		codes[t] = cs.lo[t] + q
-		if r := cs.targets[t].byRank; r != nil {
+		if r := cs.keys[t].byRank; r != nil {
 			codes[t] = int64(r[q])
 		}
 	}

@@ -50,6 +50,13 @@ type colVec struct {
 	// A comparison of codes (intCompare): its operands and operator.
 	x, y *colVec
 	op   expr.Op
+	// keyOf, when set, is a column whose code determines this
+	// expression's, one to one and in the same order (a column plus or
+	// minus a constant, or times a positive one): fromKey maps the
+	// column's code to this expression's (an error is an arithmetic
+	// one). Results are grouped by the column's code (colStmt.keys).
+	keyOf   *colVec
+	fromKey func(int64) (int64, error)
 }
 
 type colCompiler struct {
@@ -221,6 +228,16 @@ func (c *colCompiler) arith(e *expr.Binary) *colVec {
 	if y.isConst && xk == algebra.KindInt && yk == algebra.KindInt && t.Kind == algebra.KindInt && (op == expr.OpMul || op == expr.OpAdd || op == expr.OpSub) {
 		// An int and a constant, the commonest: checked inline.
 		n := y.c
+		if op != expr.OpMul || n > 0 {
+			v.keyOf, v.fromKey = keyed(x, func(a int64) (int64, error) {
+				r, ok := expr.Checked(op, a, n)
+				if !ok {
+					rv, err := expr.Arith(op, algebra.Int(a), algebra.Int(n), t)
+					return rv.N, err
+				}
+				return r, nil
+			})
+		}
 		v.eval = func(sel []int32, out []int64) error {
 			if err := x.eval(sel, out); err != nil {
 				return err
@@ -248,6 +265,25 @@ func (c *colCompiler) arith(e *expr.Binary) *colVec {
 		return nil
 	})
 	return v
+}
+
+// keyed is the column x's codes determine x's by (colVec.keyOf) and the
+// map from them to f of x's; nil when x is not such an expression.
+func keyed(x *colVec, f func(int64) (int64, error)) (*colVec, func(int64) (int64, error)) {
+	switch {
+	case x.keyOf != nil:
+		inner := x.fromKey
+		return x.keyOf, func(c int64) (int64, error) {
+			a, err := inner(c)
+			if err != nil {
+				return 0, err
+			}
+			return f(a)
+		}
+	case x.col != nil:
+		return x, f
+	}
+	return nil, nil
 }
 
 // arithRange bounds x op y over the operands' ranges: for +, − and · the

@@ -357,6 +357,5 @@ func (cs *colStmt) runJoin(marks [][]uint64) bool {
 		return false
 	}
 	closeSpans(&g, spans, false)
-	cs.collect(&g, spans)
-	return true
+	return cs.collect(&g, spans)
 }

@@ -211,6 +211,11 @@ range of x is R retrieve (x.Process)`, took: []bool{false, false}},
 		// An arithmetic error abandons the path: the row operators
 		// report it.
 		{q: `range of p is Process retrieve (p.Process, X = p.Prio / (p.Prio - p.Prio))`, took: []bool{false}},
+		// Also when the target is computed once per group, from the
+		// column it is grouped by (colVec.keyOf).
+		{q: `range of p is Process retrieve (p.Process, X = p.Prio * 4611686018427387904)`, took: []bool{false}},
+		{q: `range of p is Process retrieve (X = (p.Prio + 9223372036854775806) * 2, p.State)`, took: []bool{false}},
+		{q: `range of p is Process retrieve (X = (p.Prio + 3) * 2 - 1, p.State, Y = p.Prio)`, took: []bool{true}},
 	})
 	// Streaming output (OnElem) wants elements in time order: rows.
 	cat := testkit.LoadCatalog(t, filepath.Join(testkit.Root(t), "testdata/differential/spec.sdl"))

@@ -16,8 +16,9 @@ import (
 //	apply[targets; where](π(πT[at begin of s](σ(α s))), γ[f(by…, arg, window)](πbag[by…, arg](πT[at begin of s](σ'(α s)))), …)
 //
 // with one α operator for all of them (Options.ShareAlphas: the blocks
-// keep the same attributes and enable the same things) — in one operator
-// reading the α's output: the outer and inner selections (compiled as
+// keep the same attributes and enable the same things), or the same over
+// one recorded relation's scans (fusedBlock) — in one operator reading
+// the α's output (or the source's): the outer and inner selections (compiled as
 // Select compiles them), the groups and their accumulators (aggState,
 // agg.Acc, as Apply keeps them), the windows' removals (removalQueue) and
 // the coalescing of the outer rows and of the results at each instant
@@ -89,29 +90,46 @@ func fusable(f expr.AggFunc) bool {
 	return false
 }
 
-// fusedBlock is a one-variable block over an α of an event relation that
-// a Select evaluates with nothing but its conjuncts and targets (no when
-// clause, no begin of/end of values): its spec and its α.
-func fusedBlock(n plan.Node) (JoinSpec, *plan.Alpha, bool) {
+// fusedBlock is a one-variable block over an α of an event relation (or,
+// in a plan without αs, a scan of a recorded one) that a Select
+// evaluates with nothing but its conjuncts and targets (no when clause,
+// no begin of/end of values): its spec and its leaf.
+//
+// A recorded relation's scan is its source's tee (Network.sourceTee, one
+// per relation): every driver (RunHistory, RunSource, RunChunks' row
+// part) plays an event relation's tuples into it as Events in time
+// order, as a shared α's output is, so the blocks over scans of one
+// relation read one stream, as the general operators' Selects do. A
+// derived relation's scan (From) is another statement's output and a
+// clock's has no relation: neither is taken.
+func fusedBlock(n plan.Node) (JoinSpec, plan.Node, bool) {
 	spec, leaves, err := compileBlock(n)
 	if err != nil || len(leaves) != 1 {
 		return spec, nil, false
 	}
-	a, ok := leaves[0].(*plan.Alpha)
-	if !ok || !a.Rel.IsEvent() {
+	switch l := leaves[0].(type) {
+	case *plan.Alpha:
+		if !l.Rel.IsEvent() {
+			return spec, nil, false
+		}
+	case *plan.Scan:
+		if l.From != nil || l.Rel.IsClock() || !l.Rel.IsEvent() {
+			return spec, nil, false
+		}
+	default:
 		return spec, nil, false
 	}
-	spec.MaxLate = []algebra.Time{0} // an event relation's α: never late
+	spec.MaxLate = []algebra.Time{0} // an event relation's α or scan: never late
 	if _, t := spec.When.(*expr.PTrue); !t || len(spec.Times) > 0 || len(spec.TimeConds) > 0 || !selectable(&spec) {
 		return spec, nil, false
 	}
-	return spec, a, true
+	return spec, leaves[0], true
 }
 
 // fusedApply builds a FusedAgg for x when x has its shape (see FusedAgg)
 // and returns its output; ok is false, with nothing built, otherwise.
 func (n *Network) fusedApply(x *plan.Apply) (out *stream.Tee, ok bool, err error) {
-	if n.opts.NoFused || !n.opts.ShareAlphas || x.Bag || len(x.Aggs) == 0 {
+	if n.opts.NoFused || x.Bag || len(x.Aggs) == 0 {
 		return nil, false, nil
 	}
 	op, ok := x.In.(*plan.Project)
@@ -122,17 +140,20 @@ func (n *Network) fusedApply(x *plan.Apply) (out *stream.Tee, ok bool, err error
 	if !ok {
 		return nil, false, nil
 	}
+	if _, alpha := oa.(*plan.Alpha); alpha && !n.opts.ShareAlphas {
+		return nil, false, nil // an α per block: not one stream
+	}
 	key := plan.String(oa)
 	ispecs := make([]JoinSpec, len(x.Aggs))
-	ias := make([]*plan.Alpha, len(x.Aggs))
+	ias := make([]plan.Node, len(x.Aggs))
 	for j, g := range x.Aggs {
 		ip, ok := g.In.(*plan.Project)
 		if !fusable(g.Func) || !ok || !ip.Bag || len(ip.Targets) != g.NBy+1 || len(x.Groups[j]) != g.NBy {
 			return nil, false, nil
 		}
 		ispecs[j], ias[j], ok = fusedBlock(ip)
-		if !ok || ias[j].Rel.Name != oa.Rel.Name || plan.String(ias[j]) != key {
-			return nil, false, nil // not one shared α
+		if !ok || plan.String(ias[j]) != key {
+			return nil, false, nil // not one shared α (or one relation's scan)
 		}
 	}
 	ot, _, err := n.rel(oa)
@@ -150,7 +171,7 @@ func (n *Network) fusedApply(x *plan.Apply) (out *stream.Tee, ok bool, err error
 		aggVals:  make([]algebra.Value, len(x.Aggs)),
 	}
 	for j, g := range x.Aggs {
-		it, _, err := n.rel(ias[j]) // the shared α: its Plans list this one too
+		it, _, err := n.rel(ias[j]) // the shared α (its Plans list this one too), or the source
 		if err != nil {
 			return nil, false, err
 		}
@@ -392,6 +413,20 @@ func (f *FusedAgg) Held() int {
 		n += a.s.nGroups + a.s.removals.len()
 	}
 	return n
+}
+
+// screens reports whether some tuple may be rejected: the outer block
+// and every aggregate's have a conjunct.
+func (f *FusedAgg) screens() bool {
+	if !f.outer.screens() {
+		return false
+	}
+	for _, a := range f.aggs {
+		if !a.inner.screens() {
+			return false
+		}
+	}
+	return true
 }
 
 // rejects reports whether a tuple of values vals reaches neither the

@@ -57,59 +57,84 @@ var fusedQueries = []struct {
 func TestFusedAggDifferential(t *testing.T) {
 	root := testkit.Root(t)
 	cat := testkit.LoadCatalog(t, filepath.Join(root, "testdata/differential/spec.sdl"))
-	n := testkit.Histories()
 	for qi, q := range fusedQueries {
 		t.Run(fmt.Sprint(qi), func(t *testing.T) {
-			cfg := histgen.DefaultConfig(0)
-			cfg.Integrity = true
-			cfg.Edges = true // across the epoch and at the ends of time too
-			prog, err := query.Compile(cat, []query.Source{{Name: "q", Text: q.text}}, check.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			prog, cfg := fusedProgram(t, cat, q.text)
 			rw, err := prog.Rewritten(false)
 			if err != nil {
 				t.Fatal(err)
 			}
 			plans := []plan.Node{rw[0].Final}
-			nonEmpty, errs := 0, 0
-			for seed := 0; seed < n; seed++ {
-				cfg.Seed = uint64(seed)
-				h := histgen.Random(cat, cfg)
+			fusedAgainstGeneral(t, cat, prog.Stmts, cfg, map[bool]int{true: 1, false: 0}[q.fused], func(h *algebra.History, general bool) (string, string, int, error) {
+				// What no sensor reports is not in the history (the
+				// reference evaluates it after the runs, as cleared).
 				for _, r := range cat.Relations {
 					if r.Class != algebra.ClassEntity && r.Strategy.Kind == algebra.NotSensed {
 						h.Table(r.Name).Rows = nil
 					}
 				}
-				want, err := ref.Eval(h, prog.Stmts)
-				fused, fRows, nf, ferr := runFusedLive(t, cat, h, prog.Stmts, plans, false)
-				general, gRows, ng, gerr := runFusedLive(t, cat, h, prog.Stmts, plans, true)
-				if err != nil || ferr != nil || gerr != nil {
-					// A runtime error (a sum's overflow at the ends of
-					// time) is a result too: all must fail with it.
-					if fmt.Sprint(ferr) != fmt.Sprint(err) || fmt.Sprint(gerr) != fmt.Sprint(err) {
-						t.Fatalf("seed %d: reference fails with %v, fused with %v, general with %v", seed, err, ferr, gerr)
-					}
-					errs++
-					continue
-				}
-				if nf != map[bool]int{true: 1, false: 0}[q.fused] || ng != 0 {
-					t.Fatalf("%d fused aggregates (want %v), %d when forced general", nf, q.fused, ng)
-				}
-				if fused != general {
-					t.Fatalf("seed %d: elements differ\n--- fused\n%s--- general\n%s", seed, fused, general)
-				}
-				if w := testkit.Rows(want[0]); fRows != w || gRows != w {
-					t.Fatalf("seed %d: live and reference differ\n--- fused\n%s--- general\n%s--- reference\n%s", seed, fRows, gRows, w)
-				}
-				if len(want[0].Rows) > 0 {
-					nonEmpty++
-				}
-			}
-			if nonEmpty == 0 {
-				t.Errorf("every result was empty over %d histories (%d failed alike)", n, errs)
-			}
+				return runFusedLive(t, cat, h, prog.Stmts, plans, general)
+			})
 		})
+	}
+}
+
+// fusedProgram compiles a query of fusedQueries, and the histories'
+// configuration it is tried over: integrity kept, across the epoch and at
+// the ends of time too.
+func fusedProgram(t *testing.T, cat *algebra.Catalog, text string) (*query.Program, histgen.Config) {
+	t.Helper()
+	cfg := histgen.DefaultConfig(0)
+	cfg.Integrity = true
+	cfg.Edges = true
+	prog, err := query.Compile(cat, []query.Source{{Name: "q", Text: text}}, check.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return prog, cfg
+}
+
+// fusedAgainstGeneral runs stmts over random histories of cat (cfg, a
+// seed each) by run, through a FusedAgg and forced onto the general
+// operators: the result elements must be the same, in the same order,
+// wantFused aggregates fused (none when forced), and the result equal to
+// the reference evaluator's over the history as the runs left it — or all must fail with one error (a sum's
+// overflow at the ends of time is a result too). It fails if every
+// result was empty. run returns the first statement's result elements,
+// its rows, the number of fused aggregates and the run's error.
+func fusedAgainstGeneral(t *testing.T, cat *algebra.Catalog, stmts []*check.Retrieve, cfg histgen.Config, wantFused int,
+	run func(h *algebra.History, general bool) (elems, rows string, nFused int, err error)) {
+	t.Helper()
+	n := testkit.Histories()
+	nonEmpty, errs := 0, 0
+	for seed := 0; seed < n; seed++ {
+		cfg.Seed = uint64(seed)
+		h := histgen.Random(cat, cfg)
+		fused, fRows, nf, ferr := run(h, false)
+		general, gRows, ng, gerr := run(h, true)
+		want, err := ref.Eval(h, stmts)
+		if err != nil || ferr != nil || gerr != nil {
+			if fmt.Sprint(ferr) != fmt.Sprint(err) || fmt.Sprint(gerr) != fmt.Sprint(err) {
+				t.Fatalf("seed %d: reference fails with %v, fused with %v, general with %v", seed, err, ferr, gerr)
+			}
+			errs++
+			continue
+		}
+		if nf != wantFused || ng != 0 {
+			t.Fatalf("%d fused aggregates (want %d), %d when forced general", nf, wantFused, ng)
+		}
+		if fused != general {
+			t.Fatalf("seed %d: elements differ\n--- fused\n%s--- general\n%s", seed, fused, general)
+		}
+		if w := testkit.Rows(want[0]); fRows != w || gRows != w {
+			t.Fatalf("seed %d: run and reference differ\n--- fused\n%s--- general\n%s--- reference\n%s", seed, fRows, gRows, w)
+		}
+		if len(want[0].Rows) > 0 {
+			nonEmpty++
+		}
+	}
+	if nonEmpty == 0 {
+		t.Errorf("every result was empty over %d histories (%d failed alike)", n, errs)
 	}
 }
 
@@ -271,5 +296,40 @@ func TestFusedAggBorrowedAllocatesNothing(t *testing.T) {
 	}
 	if *n != 1<<14+6*k {
 		t.Errorf("%d results, want one an event (%d)", *n, 1<<14+6*k)
+	}
+}
+
+// TestFusedAggHistory runs each of fusedQueries over random recorded
+// histories (RunHistory, the stored plans a --history command runs, whose
+// leaves are scans, not αs) once through a FusedAgg and once forced onto
+// the general operators (Options.NoFused): the result elements must be
+// the same, in the same order, and the result equal to the reference
+// evaluator's. Over scans every one fuses but the aggregate over another
+// relation (there is no α to differ in what it keeps or enables).
+func TestFusedAggHistory(t *testing.T) {
+	root := testkit.Root(t)
+	cat := testkit.LoadCatalog(t, filepath.Join(root, "testdata/differential/spec.sdl"))
+	for qi, q := range fusedQueries {
+		t.Run(fmt.Sprint(qi), func(t *testing.T) {
+			prog, cfg := fusedProgram(t, cat, q.text)
+			plans, err := prog.StoredPlans()
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantFused := 1
+			if qi == len(fusedQueries)-1 {
+				wantFused = 0 // an aggregate over another relation
+			}
+			fusedAgainstGeneral(t, cat, prog.Stmts, cfg, wantFused, func(h *algebra.History, general bool) (string, string, int, error) {
+				net, err := exec.Build(cat, prog.Stmts, plans, exec.Options{NoFused: general})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var elems strings.Builder
+				net.Stmts[0].Result.OnElem = func(e stream.Elem) { fmt.Fprintf(&elems, "%v %d %v\n", e.Kind, e.T, e.Rec.Vals) }
+				err = net.RunHistory(h)
+				return elems.String(), testkit.Rows(net.Stmts[0].Result.Table()), net.Fused, err
+			})
+		})
 	}
 }

@@ -36,7 +36,8 @@
 //     them to the outer tuples. Count, sum, avg and any aggregates over
 //     one event relation, applied at that relation's own events and read
 //     through one shared α (Options.ShareAlphas: the kernel consumer's
-//     count of a process's calls), run instead in one FusedAgg
+//     count of a process's calls) or, over a recording, through its
+//     scans (one source stream), run instead in one FusedAgg
 //     (count_fused.go): the selections, groups, windows and coalescing in
 //     one operator emitting the same elements, nothing allocated per
 //     event (Options.NoFused keeps the general operators, for tests).

@@ -19,6 +19,15 @@ type sourceSeq struct {
 	// clock ticks, generated lazily instead of elems
 	clock          bool
 	next, step, to algebra.Time
+	// rows, when set, are a relation's rows in order of start, played
+	// as Events or Begins (kind) made as they go instead of elems: no
+	// element list. Their records are rowRecs (an interval's, which its
+	// End carries too) or, for events, made in blocks (recs) the run can
+	// free as it goes.
+	rows    []algebra.Tuple
+	kind    stream.Kind
+	rowRecs []stream.Rec
+	recs    slab[stream.Rec]
 }
 
 func (s *sourceSeq) head() (stream.Elem, bool) {
@@ -27,6 +36,12 @@ func (s *sourceSeq) head() (stream.Elem, bool) {
 			return stream.Elem{}, false
 		}
 		return stream.Elem{Kind: stream.Event, T: s.next}, true
+	}
+	if s.rows != nil {
+		if s.pos < len(s.rows) {
+			return stream.Elem{Kind: s.kind, T: s.rows[s.pos].From}, true
+		}
+		return stream.Elem{}, false
 	}
 	if s.pos < len(s.elems) {
 		return s.elems[s.pos], true
@@ -43,6 +58,17 @@ func (s *sourceSeq) pop() stream.Elem {
 			s.next += s.step
 		}
 		return e
+	}
+	if s.rows != nil {
+		row := &s.rows[s.pos]
+		var rec *stream.Rec
+		if s.rowRecs != nil {
+			rec = &s.rowRecs[s.pos]
+		} else {
+			rec = newRec(&s.recs, row.Vals, row.From)
+		}
+		s.pos++
+		return stream.Elem{Kind: s.kind, T: row.From, Rec: rec}
 	}
 	e := s.elems[s.pos]
 	s.elems[s.pos] = stream.Elem{}
@@ -96,7 +122,17 @@ func (n *Network) RunHistory(h *algebra.History) error {
 			kept = len(keep)
 			n.Skipped += len(t.Rows) - kept
 		}
-		begins := make([]stream.Elem, kept)
+		// Every row, in order of start (as recorded): Events and Begins
+		// are made as they are played.
+		inOrder := keep == nil && slices.IsSortedFunc(t.Rows, func(a, b algebra.Tuple) int { return cmp.Compare(a.From, b.From) })
+		if event && inOrder {
+			streams = append(streams, &sourceSeq{tee: tee, rows: t.Rows, kind: stream.Event})
+			continue
+		}
+		var begins []stream.Elem
+		if !inOrder {
+			begins = make([]stream.Elem, kept)
+		}
 		var ends []stream.Elem
 		if !event {
 			ends = make([]stream.Elem, 0, kept)
@@ -116,7 +152,9 @@ func (n *Network) RunHistory(h *algebra.History) error {
 				begins[k] = stream.Elem{Kind: stream.Event, T: row.From, Rec: rec}
 				continue
 			}
-			begins[k] = stream.Elem{Kind: stream.Begin, T: row.From, Rec: rec}
+			if begins != nil {
+				begins[k] = stream.Elem{Kind: stream.Begin, T: row.From, Rec: rec}
+			}
 			if row.To != algebra.Forever { // open at the end: ends with the stream
 				ends = append(ends, stream.Elem{Kind: stream.End, T: row.To, Rec: rec})
 			}
@@ -128,7 +166,11 @@ func (n *Network) RunHistory(h *algebra.History) error {
 		if !slices.IsSortedFunc(ends, byTime) {
 			scratch = sortByTime(ends, scratch)
 		}
-		streams = append(streams, &sourceSeq{tee: tee, elems: begins})
+		if begins != nil {
+			streams = append(streams, &sourceSeq{tee: tee, elems: begins})
+		} else if kept > 0 {
+			streams = append(streams, &sourceSeq{tee: tee, rows: t.Rows, kind: stream.Begin, rowRecs: recs})
+		}
 		if !event {
 			streams = append(streams, &sourceSeq{tee: tee, elems: ends})
 		}

@@ -170,6 +170,10 @@ func TestHashMapAgreesWithMap(t *testing.T) {
 				m.del(k)
 				delete(want, k)
 			}
+			if step%9973 == 0 { // now and then, emptied at once
+				m.reset()
+				clear(want)
+			}
 			if m.len() != len(want) || m.get(k) != want[k] {
 				t.Fatalf("pool %d step %d: len %d get %d, want %d %d", pool, step, m.len(), m.get(k), len(want), want[k])
 			}
@@ -179,6 +183,29 @@ func TestHashMapAgreesWithMap(t *testing.T) {
 				t.Fatalf("pool %d: get(%x) = %d, want %d", pool, k, m.get(k), w)
 			}
 		}
+	}
+}
+
+// TestHashMapResetBounded: reset empties a map in time proportional to
+// the keys it held — a table grown for many keys is not cleared slot by
+// slot at every later reset of a few (eventSet resets per instant).
+func TestHashMapResetBounded(t *testing.T) {
+	var m hashMap[int]
+	for k := range uint64(100000) {
+		m.put(k*0x9e3779b97f4a7c15, 1)
+	}
+	m.reset()
+	if m.len() != 0 || m.get(0x9e3779b97f4a7c15) != 0 {
+		t.Fatalf("after reset: len %d", m.len())
+	}
+	for round := range 100 {
+		for k := range uint64(9) {
+			m.put(k*0x9e3779b97f4a7c15+uint64(round), int(k)+1)
+		}
+		if round > 0 && len(m.slots) > 64 { // the first reset of a few dropped the big table
+			t.Fatalf("round %d: %d slots kept for 9 keys", round, len(m.slots))
+		}
+		m.reset()
 	}
 }
 

@@ -63,6 +63,10 @@ func (in *joinInput) rejects(vals []algebra.Value) bool {
 	return rejectedBy(in.j.filters[in.i], in.scr, in.i, vals)
 }
 
+func (in *joinInput) screens() bool {
+	return in.i < len(in.j.filters) && len(in.j.filters[in.i]) > 0
+}
+
 func (in *joinInput) Advance(t algebra.Time) {
 	if in.advance(t) {
 		in.j.advance()

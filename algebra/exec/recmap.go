@@ -173,6 +173,21 @@ func (m *hashMap[V]) remove(i int) {
 	m.n--
 }
 
+// reset empties the map in time proportional to the keys it held: a
+// table more than eight times larger than they need (after an instant
+// with many events, say) is dropped, to grow again as keys come.
+func (m *hashMap[V]) reset() {
+	if m.n == 0 {
+		return
+	}
+	if len(m.slots) > 64 && len(m.slots) > 8*m.n {
+		m.slots = nil
+	} else {
+		clear(m.slots)
+	}
+	m.n, m.scan = 0, 0
+}
+
 // any is the slot of some key, or −1 when the map is empty.
 func (m *hashMap[V]) any() int {
 	if m.n == 0 {

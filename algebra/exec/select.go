@@ -281,10 +281,15 @@ func (s *Select) rejects(vals []algebra.Value) bool {
 	return rejectedBy(s.conds, s.scr, 0, vals)
 }
 
+func (s *Select) screens() bool { return len(s.conds) > 0 }
+
 // screener is implemented by receivers that ignore some tuples for their
 // values alone: a driver need not send them such a tuple, or its End.
+// screens is false when rejects is false for every tuple (no conjunct
+// decides by values): a driver then has nothing to screen.
 type screener interface {
 	rejects(vals []algebra.Value) bool
+	screens() bool
 }
 
 // rejectedBy reports whether some conjunct of fs is false for vals, bound
@@ -306,7 +311,8 @@ func rejectedBy(fs []expr.Fn, b expr.Binding, v int, vals []algebra.Value) bool 
 
 // screen is the test a driver may skip a tee's tuples by: they are
 // rejected by every receiver of the tee. nil when some receiver does not
-// screen (or there is none).
+// screen (or there is none), or rejects nothing (a pass that would skip
+// no tuple).
 func screen(t *stream.Tee) func([]algebra.Value) bool {
 	if len(t.Outs) == 0 {
 		return nil
@@ -314,7 +320,7 @@ func screen(t *stream.Tee) func([]algebra.Value) bool {
 	ss := make([]screener, len(t.Outs))
 	for i, o := range t.Outs {
 		s, ok := o.(screener)
-		if !ok {
+		if !ok || !s.screens() {
 			return nil
 		}
 		ss[i] = s
