@@ -321,13 +321,13 @@ func TestDurableReaderNodeDies(t *testing.T) {
 		t.Fatal(err)
 	}
 	dead := -1
-	defer func() {
+	t.Cleanup(func() { // after the host's (cleanups run last first)
 		for i, s := range nodes {
 			if i != dead {
 				s.Shutdown()
 			}
 		}
-	}()
+	})
 	ctx := context.Background()
 	f := newFake()
 	srv := join(t, nodes[1].URL()+","+nodes[2].URL(), "h1", f)
