@@ -197,18 +197,20 @@ func (e *LateHostsError) Error() string {
 
 func (e *LateHostsError) Unwrap() error { return ErrIncomplete }
 
-// lateHosts are the hosts the states' connections found late, less the
-// hosts the run watches, sorted.
-func lateHosts(states []*connState) []string {
+// lateHosts are the hosts the connections found late, less the hosts
+// the run watches (conns'), sorted. Every fleet run reads them at its end
+// — the monitor's (RunLive) and one placed per host (perHostRun) — so
+// that no answer leaves out a host the glob matched in silence.
+func lateHosts(conns []wire.Conn) []string {
 	var late []string
-	for _, st := range states {
-		if l, ok := st.conn.(LateHosts); ok {
+	for _, c := range conns {
+		if l, ok := c.(LateHosts); ok {
 			late = append(late, l.LateHosts()...)
 		}
 	}
 	slices.Sort(late)
 	late = slices.Compact(late)
 	return slices.DeleteFunc(late, func(h string) bool {
-		return slices.ContainsFunc(states, func(st *connState) bool { return st.hello.Name == h })
+		return slices.ContainsFunc(conns, func(c wire.Conn) bool { return c.Hello().Name == h })
 	})
 }

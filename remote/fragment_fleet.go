@@ -95,7 +95,8 @@ func perHostPlaceable(hellos []*wire.Hello) string {
 // run's observation of a relation holds each host's span
 // (Observation.Hosts) and gaps (Gap.Host); a host lost, or whose fragment
 // stops, is reported as a lost session (exit 3) while the others' answers
-// stand. The answer's elements reach opts.OnElem as they settle, each
+// stand; hosts found late (LateHosts) are reported as RunLive reports
+// them (LateHostsError, exit 3). The answer's elements reach opts.OnElem as they settle, each
 // statement's in time order across the hosts (hostMerge).
 func perHostRun(ctx context.Context, p *query.Program, conns []wire.Conn, plans []plan.Node, opts LiveOptions, stats LiveStats) ([]query.Result, LiveStats, error) {
 	type outcome struct {
@@ -244,6 +245,13 @@ func perHostRun(ctx context.Context, p *query.Program, conns []wire.Conn, plans 
 			tables[i] = &algebra.Table{Rel: r.Result}
 		}
 		out[i] = query.Result{Stmt: r, Table: tables[i]}
+	}
+	// Hosts the glob matched but found only after the run began are
+	// reported as RunLive's own fleet run reports them (a lost session
+	// first): the union above holds none of their tuples.
+	stats.Late = lateHosts(conns)
+	if lost == nil && len(stats.Late) > 0 {
+		lost = &LateHostsError{Hosts: stats.Late}
 	}
 	return out, stats, lost
 }

@@ -581,7 +581,7 @@ func RunLive(ctx context.Context, p *query.Program, conns []wire.Conn, opts Live
 	for i, s := range net.Stmts {
 		out[i] = query.Result{Stmt: s.Retrieve, Table: s.Result.Table()}
 	}
-	stats.Late = lateHosts(states)
+	stats.Late = lateHosts(conns)
 	if stats.SessionLost != nil {
 		return out, stats, stats.SessionLost
 	}

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -62,12 +63,18 @@ func answering(t *testing.T, out string, n int64) {
 
 // killOnceAnswering kills the monitor (SIGKILL: no CBye, no last commit,
 // its output cut wherever it was) once its answer has 64 KiB, about a
-// tenth of the whole.
-func killOnceAnswering(t *testing.T, mon *exec.Cmd, out string) {
+// tenth of the whole. A monitor that had already ended on its own (its
+// stderr in errb says why) fails the test here: it forgot its state as
+// it ended, and the one started again would not resume but start anew —
+// which once showed only as that one's "no host is served".
+func killOnceAnswering(t *testing.T, mon *exec.Cmd, out string, errb *strings.Builder) {
 	t.Helper()
 	answering(t, out, 64<<10)
 	mon.Process.Kill()
 	mon.Wait()
+	if ws, ok := mon.ProcessState.Sys().(syscall.WaitStatus); ok && !ws.Signaled() {
+		t.Fatalf("the monitor ended on its own before it was killed (%v):\n%s", mon.ProcessState, errb.String())
+	}
 }
 
 // TestFleetResume: a monitor (query --nats --resume) killed mid-run with
@@ -149,7 +156,7 @@ func TestFleetResume(t *testing.T) {
 				nodes[1].Shutdown() // web-2's: it reconnects to another node
 				shut[1] = true
 			}
-			killOnceAnswering(t, mon, out)
+			killOnceAnswering(t, mon, out, &err1)
 			before, _ := os.ReadFile(out)
 			if !c.cluster {
 				// Another question under the same name is refused: its
@@ -193,7 +200,7 @@ func TestFleetResumeGone(t *testing.T) {
 	out := filepath.Join(dir, "answer.csv")
 	var err1 strings.Builder
 	mon := monitor(t, bin, s.URL(), "g", out, &err1, "--retain-bytes", "64KiB")
-	killOnceAnswering(t, mon, out)
+	killOnceAnswering(t, mon, out, &err1)
 	for _, h := range hosts {
 		h.Wait() // their frames go on into the stream, pushing the first out
 	}

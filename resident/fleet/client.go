@@ -189,6 +189,22 @@ func Dial(ctx context.Context, nc *nats.Conn, host string, o DialOptions) (wire.
 	return c, nil
 }
 
+// consumeBeat is the idle heartbeat the stream's server sends consume's
+// reader. The reader's consumer lives on one node of a cluster, picked
+// at random among the stream's (a node that just died may still be
+// picked); when that node goes, nothing says so but the heartbeats that
+// stop: after two missed the ordered consumer is made again, on a live
+// node, from where it was. That must take well under Silence, or a
+// session whose resident has ended (no more beats: its end frame waits
+// in the stream) is taken for lost while its frames are safe. nats.go's
+// default heartbeat, 5 s, made it 10 s — Silence itself: TestFleetResume's
+// "node killed, replicas 3" lost a host so ("nothing heard from the
+// resident for 10s", or the killed monitor ended on its own and forgot
+// its state). At 1 s it is 2 s and a round trip, a fifth of Silence
+// (TestDurableReaderNodeDies); the server's heartbeats cost one small
+// message a second per idle session.
+const consumeBeat = time.Second
+
 // consume reads the durable session's frames from the stream, from the
 // first, into frame (as a session that is not durable gets them from
 // core NATS), until the conn is done.
@@ -197,7 +213,7 @@ func (c *conn) consume(ctx context.Context, st jetstream.Stream) error {
 	if err != nil {
 		return err
 	}
-	it, err := cons.Messages(jetstream.PullMaxMessages(Window))
+	it, err := cons.Messages(jetstream.PullMaxMessages(Window), jetstream.PullHeartbeat(consumeBeat))
 	if err != nil {
 		return err
 	}

@@ -41,7 +41,10 @@
 //     missing frame number (a frame NATS dropped: TestMissingFrameIsLost)
 //     or after Silence (10 s) with neither a frame nor a heartbeat from
 //     the resident (TestSilentResidentIsLost); the resident beats every
-//     Beat (1 s).
+//     Beat (1 s). A durable session's reader gets the stream's idle
+//     heartbeats every second (consumeBeat): when the node its consumer
+//     lives on dies, it reads on from another within about 2 s, well
+//     inside Silence (TestDurableReaderNodeDies).
 //   - Frames are at most the NATS server's max payload less 64 KiB for
 //     headers, and at most wire.MaxFrame; larger batches are split.
 //

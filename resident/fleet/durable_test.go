@@ -304,3 +304,97 @@ func TestStreamReplicas(t *testing.T) {
 		}
 	}
 }
+
+// TestDurableReaderNodeDies: the node a durable session's reader consumes
+// the stream on dies (the monitor's own node does not), and then the
+// resident ends its session (no more heartbeats; its last frames and end
+// frame wait in the replicated stream). The monitor reads on, every
+// frame and the end, within a Silence of 6 s: its consumer is made again
+// on a live node after two missed heartbeats (consumeBeat, 2 s). With
+// nats.go's default heartbeat it took 10 s, and the session was lost.
+func TestDurableReaderNodeDies(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a three-node cluster and a node's death")
+	}
+	nodes, err := embedded.StartCluster(3, func(int) string { return t.TempDir() })
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := -1
+	t.Cleanup(func() { // after the host's (cleanups run last first)
+		for i, s := range nodes {
+			if i != dead {
+				s.Shutdown()
+			}
+		}
+	})
+	ctx := context.Background()
+	f := newFake()
+	srv := join(t, nodes[1].URL()+","+nodes[2].URL(), "h1", f)
+	r, err := OpenResume(ctx, nodes[0].URL(), "", "mon", StreamOptions{Replicas: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	// The reader's consumer goes on a node picked at random: a session
+	// whose consumer is on the monitor's own node (which the test does not
+	// kill) is closed and another opened.
+	const silence = 6 * time.Second
+	var c wire.Conn
+	for try := 0; ; try++ {
+		if c, err = Dial(ctx, r.nc, "h1", DialOptions{Resume: r, Silence: silence}); err != nil {
+			t.Fatal(err)
+		}
+		if dead = consumerNode(t, r, c.(*conn)); dead != 0 {
+			break
+		}
+		c.Close()
+		if try == 20 {
+			t.Fatal("the reader's consumer was on the monitor's node 21 times")
+		}
+	}
+	defer c.Close()
+	for srv.Active() != 1 {
+		time.Sleep(10 * time.Millisecond) // the sessions closed have ended
+	}
+	if err := c.Send(&wire.Command{Kind: wire.CLease, Period: int64(time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 5; i++ {
+		f.out <- batch(i, 0)
+	}
+	recvN(t, c, 1, 5)
+	killed := time.Now()
+	nodes[dead].Shutdown()
+	for i := 6; i <= 10; i++ {
+		f.out <- batch(i, 0)
+	}
+	close(f.shut)
+	recvN(t, c, 6, 10)
+	if _, err := c.Recv(); err != io.EOF {
+		t.Fatalf("after the last batch: %v, want io.EOF", err)
+	}
+	t.Logf("the reader's node n%d killed: the session read to its end %v later", dead+1, time.Since(killed).Round(time.Millisecond))
+}
+
+// consumerNode is the index of the node c's reader consumes the stream
+// on (nodes are named n1, n2, … by embedded.StartNodes).
+func consumerNode(t *testing.T, r *Resume, c *conn) int {
+	t.Helper()
+	ctx := context.Background()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		infos := r.st.ListConsumers(ctx)
+		for ci := range infos.Info() {
+			if ci.Config.FilterSubject != journalSubject(c.host, c.id) && !slices.Contains(ci.Config.FilterSubjects, journalSubject(c.host, c.id)) {
+				continue
+			}
+			if ci.Cluster != nil && strings.HasPrefix(ci.Cluster.Leader, "n") {
+				if n, err := strconv.Atoi(ci.Cluster.Leader[1:]); err == nil {
+					return n - 1
+				}
+			}
+		}
+	}
+	t.Fatal("the reader's consumer was not found in 10 s")
+	return -1
+}
