@@ -186,6 +186,16 @@ func (p *Program) RunSource(open func(rels []string) (stream.Source, error), win
 			return results(net), Stats{PeakHeld: net.PeakHeld(), Chunked: true}, nil
 		}
 	}
+	// A semi-join of two relations runs columnar over their chunks too
+	// (exec.RunSemi).
+	if rels := net.SemiRelations(p.Catalog); rels != nil {
+		if cs, ok := src.(exec.ChunkSource); ok {
+			if err := net.RunSemi(p.Catalog, rels, cs); err != nil {
+				return nil, Stats{}, err
+			}
+			return results(net), Stats{PeakHeld: net.PeakHeld(), Chunked: true}, nil
+		}
+	}
 	if _, err := net.RunSource(src, w); err != nil {
 		return nil, Stats{}, err
 	}
