@@ -240,3 +240,197 @@ func BenchmarkChunkedCommand(b *testing.B) {
 		})
 	}
 }
+
+// TestSemiChunksMatchRows holds whole commands that run a semi-join
+// columnar over two relations' chunks (exec.Network.RunSemi) to the row
+// operators, as TestChunkedMatchesRows does for σ/π: random queries
+// joining two relations of the differential spec on an entity, one
+// variable existential (in no target and no valid clause) and compared
+// with the other by precede in either direction (or not at all), with
+// conjuncts over each, over random histories and their databases. It
+// fails if the path is taken too rarely to be tested.
+func TestSemiChunksMatchRows(t *testing.T) {
+	root := testkit.Root(t)
+	specPath := filepath.Join(root, "testdata/differential/spec.sdl")
+	spec := testkit.ReadFile(t, specPath)
+	cat := testkit.LoadCatalog(t, specPath)
+	r := rand.New(rand.NewPCG(16, 4))
+	n := 120
+	if testing.Short() {
+		n = 40
+	}
+	var queries []string
+	for range n {
+		queries = append(queries, chunkSemi(r))
+	}
+	var dirs []Options
+	for seed := range 3 {
+		cfg := histgen.DefaultConfig(uint64(seed + 7))
+		cfg.Edges = seed%2 == 1
+		cfg.Integrity = true
+		if seed == 2 {
+			// Long enough that results are released between batches
+			// (colBatch), not only at the end.
+			cfg.Tuples, cfg.Span, cfg.MaxLen = 6000, 16000, 40
+		}
+		h := histgen.Random(cat, cfg)
+		dir := t.TempDir()
+		if err := history.Write(dir, h, spec, "spec.sdl"); err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, Options{History: dir})
+		if seed == 0 {
+			ddir := filepath.Join(t.TempDir(), "db")
+			d, err := db.Create(ddir, db.Spec{Name: "spec.sdl", Text: spec})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := d.Import(h, db.WriterOptions{BlockElems: 4, CheckpointElems: 6, CheckpointFactor: 1}, nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := d.Close(); err != nil {
+				t.Fatal(err)
+			}
+			dirs = append(dirs, Options{DB: ddir})
+		}
+	}
+	taken, runs := 0, 0
+	for qi, q := range queries {
+		for _, opts := range dirs {
+			dir := opts.History + opts.DB
+			sub, err := Open(context.Background(), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			prog, err := query.Compile(sub.Catalog(), []query.Source{{Name: fmt.Sprint("q", qi), Text: q}}, check.Options{Now: sub.Now()})
+			if err != nil {
+				t.Fatalf("%s\n%v", q, err)
+			}
+			runs++
+			gotE, gst, gerr := chunkElems(sub, prog)
+			wantE, wst, werr := chunkElems(sub, prog.WithoutColumnar())
+			if gst.History != nil && gst.History.Chunked || gst.Read != nil && gst.Read.Chunked {
+				taken++
+			}
+			if wst.History != nil && wst.History.Chunked || wst.Read != nil && wst.Read.Chunked {
+				t.Fatalf("%s\n%s: the row run went through chunks", q, dir)
+			}
+			if fmt.Sprint(gerr) != fmt.Sprint(werr) {
+				t.Fatalf("%s\n%s: chunked run fails with %v, row run with %v", q, dir, gerr, werr)
+			}
+			if gotE != wantE {
+				t.Fatalf("%s\n%s: elements differ\n--- chunked\n%s\n--- rows\n%s", q, dir, gotE, wantE)
+			}
+			o := format.Options{Kind: format.CSV}
+			var got, want strings.Builder
+			_, gerr = Print(context.Background(), sub, prog, PrintOptions{Output: o}, &got)
+			_, werr = Print(context.Background(), sub, prog.WithoutColumnar(), PrintOptions{Output: o}, &want)
+			if fmt.Sprint(gerr) != fmt.Sprint(werr) || got.String() != want.String() {
+				t.Fatalf("%s\n%s: outputs differ (%v, %v)\n--- chunked\n%s--- rows\n%s", q, dir, gerr, werr, got.String(), want.String())
+			}
+			sub.Close()
+		}
+	}
+	t.Logf("semi-join chunked path taken by %d of %d runs", taken, runs)
+	if taken < runs/3 {
+		t.Fatalf("semi-join chunked path taken by %d of %d runs: too few to test it", taken, runs)
+	}
+}
+
+// chunkSemi is a random query of the differential spec joining two
+// relations on an entity, one variable read only by the where and when
+// clauses (existential).
+func chunkSemi(r *rand.Rand) string {
+	type rel struct {
+		name, v string
+		event   bool
+		attrs   []string
+		consts  map[string][]string
+	}
+	procs, cpus, mboxes := []string{`"P1"`, `"P2"`}, []string{`"C1"`, `"C2"`}, []string{`"M1"`, `"M2"`}
+	proc := rel{"Process", "p", false, []string{"Process", "State", "Prio"},
+		map[string][]string{"Process": procs, "State": {`"Running"`, `"Done"`}, "Prio": {"0", "3"}}}
+	send := rel{"SendMessage", "s", true, []string{"Process", "Mailbox", "Size"},
+		map[string][]string{"Process": procs, "Mailbox": mboxes, "Size": {"1", "100"}}}
+	intr := rel{"Interrupt", "i", true, []string{"Cpu", "Level"}, map[string][]string{"Cpu": cpus, "Level": {"2", "5"}}}
+	run := rel{"RunningOn", "r", false, []string{"Process", "Cpu"}, map[string][]string{"Process": procs, "Cpu": cpus}}
+	wait := rel{"Waiting", "w", false, []string{"Process", "Mailbox"}, map[string][]string{"Process": procs, "Mailbox": mboxes}}
+	pairs := []struct {
+		a, b rel
+		keys [][2]string
+	}{
+		{send, wait, [][2]string{{"Mailbox", "Mailbox"}, {"Process", "Process"}}},
+		{run, wait, [][2]string{{"Process", "Process"}}},
+		{proc, run, [][2]string{{"Process", "Process"}}},
+		{intr, run, [][2]string{{"Cpu", "Cpu"}}},
+		{send, proc, [][2]string{{"Process", "Process"}}},
+		{send, run, [][2]string{{"Process", "Process"}}},
+	}
+	pr := pairs[r.IntN(len(pairs))]
+	x, o, keys := pr.a, pr.b, pr.keys
+	if r.IntN(3) == 0 {
+		x, o = o, x
+		for i := range keys {
+			keys[i] = [2]string{keys[i][1], keys[i][0]}
+		}
+	}
+	atom := func(v rel) string {
+		a := v.attrs[r.IntN(len(v.attrs))]
+		c := v.consts[a][r.IntN(len(v.consts[a]))]
+		op := []string{" = ", " != "}[r.IntN(2)]
+		if c[0] != '"' {
+			op = []string{" = ", " != ", " < ", " >= "}[r.IntN(4)]
+		}
+		return v.v + "." + a + op + c
+	}
+	var conds []string
+	for _, k := range keys[:1+r.IntN(len(keys))] {
+		conds = append(conds, fmt.Sprintf("%s.%s = %s.%s", x.v, k[0], o.v, k[1]))
+	}
+	for range r.IntN(3) {
+		v := x
+		if r.IntN(2) == 0 {
+			v = o
+		}
+		c := atom(v)
+		if r.IntN(4) == 0 {
+			c = "(" + c + " or " + atom(v) + ")"
+		}
+		conds = append(conds, c)
+	}
+	// x as the when clause may read it: begin of x, or an event itself.
+	xt := []string{"begin of " + x.v}
+	if x.event {
+		xt = append(xt, x.v, "end of "+x.v)
+	}
+	ot := []string{o.v, "begin of " + o.v, "end of " + o.v}
+	var when string
+	switch r.IntN(6) {
+	case 0:
+	case 1:
+		when = x.v + " overlap " + o.v // not summarized by a begin: the row operators
+	case 2, 3:
+		when = xt[r.IntN(len(xt))] + " precede " + ot[r.IntN(len(ot))]
+	default:
+		when = ot[r.IntN(len(ot))] + " precede " + xt[r.IntN(len(xt))]
+	}
+	valid := []string{"at end of " + o.v, "at begin of " + o.v, "from begin of " + o.v + " to end of " + o.v}[r.IntN(3)]
+	if o.event {
+		valid = "at " + o.v
+	}
+	var targets []string
+	for _, a := range o.attrs {
+		if r.IntN(2) == 0 {
+			targets = append(targets, o.v+"."+a)
+		}
+	}
+	if len(targets) == 0 {
+		targets = []string{o.v + "." + o.attrs[0]}
+	}
+	q := fmt.Sprintf("range of %s is %s\nrange of %s is %s\nretrieve (%s)\nvalid %s\nwhere %s\n",
+		x.v, x.name, o.v, o.name, strings.Join(targets, ", "), valid, strings.Join(conds, " and "))
+	if when != "" {
+		q += "when " + when + "\n"
+	}
+	return q
+}

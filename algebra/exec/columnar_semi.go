@@ -364,8 +364,6 @@ func (n *Network) RunSemi(cat *algebra.Catalog, rels []string, src ChunkSource) 
 	var targets []*colVec
 	var codes, spare []int64 // the pending results' targets' codes (and a spare buffer)
 	var pend []semiResult
-	var lastFrom algebra.Time
-	read := false
 	nt := len(spec.Targets)
 	tbuf := make([][]int64, nt)
 	for t := range tbuf {
@@ -412,15 +410,10 @@ func (n *Network) RunSemi(cat *algebra.Catalog, rels []string, src ChunkSource) 
 	st.gids = make([]int32, colBatch)
 	err = each(sj.o, func(sc *semiSide, sel []int32) error {
 		targets = sc.targets
-		if len(sel) > 0 && read && sj.streamed {
-			// Every tuple begun before the batch's first has been read.
-			if f := sc.cols.From[sel[0]]; f > lastFrom {
-				release(f, false)
-			}
+		if len(sel) == 0 {
+			return nil
 		}
-		if len(sel) > 0 {
-			lastFrom, read = sc.cols.From[sel[len(sel)-1]], true
-		}
+		lastFrom := sc.cols.From[sel[len(sel)-1]]
 		g, err := keysOf(sc, sel)
 		if err != nil {
 			return err
@@ -469,6 +462,11 @@ func (n *Network) RunSemi(cat *algebra.Catalog, rels []string, src ChunkSource) 
 				codes = append(codes, tbuf[t][i])
 			}
 			pend = append(pend, semiResult{at: at, from: froms[i], to: tos[i]})
+		}
+		if sj.streamed {
+			// Every later tuple begins at or after lastFrom, and so do
+			// its results: those before it are final.
+			release(lastFrom, false)
 		}
 		return nil
 	})
