@@ -102,7 +102,7 @@ type Stats struct {
 	// PeakHeld is the most tuples the operators held at once.
 	PeakHeld int
 	// Chunked says the run was columnar over a source's chunks
-	// (exec.Network.RunChunks).
+	// (exec.Network.RunChunks or RunSemi).
 	Chunked bool
 }
 
@@ -143,7 +143,9 @@ func (p *Program) RunHistory(h *algebra.History) ([]Result, Stats, error) {
 // set, sees the result elements as they are produced. When every
 // statement is σ/π over one relation and the source is an
 // exec.ChunkSource, the program runs columnar over the relation's chunks
-// (Network.RunChunks), with the same results, elements and Skipped.
+// (Network.RunChunks), with the same results, elements and Skipped; so
+// does a program of one semi-join of two relations (Network.RunSemi),
+// with the same results and elements.
 func (p *Program) RunSource(open func(rels []string) (stream.Source, error), window func() (*algebra.Window, error), gaps exec.Gaps, out Output) ([]Result, Stats, error) {
 	plans, err := p.StoredPlans()
 	if err != nil {
