@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/histgen"
 	"github.com/tqmon/tqmon/algebra/stream"
@@ -46,19 +47,44 @@ func TestChunkedMatchesRows(t *testing.T) {
 	if testing.Short() {
 		seeds = 1
 	}
-	type from struct {
-		kind string
-		opts Options
-	}
-	var dirs []from
+	var cfgs []histgen.Config
 	for seed := range seeds {
 		cfg := histgen.DefaultConfig(uint64(seed))
 		cfg.Edges = seed%2 == 1
 		cfg.Integrity = true
+		cfgs = append(cfgs, cfg)
+	}
+	dirs := chunkDirs(t, spec, cat, cfgs, func(int) bool { return true })
+	taken, runs := chunkCompare(t, queries, dirs, false)
+	for _, kind := range []string{"history", "db"} {
+		t.Logf("%s: chunked path taken by %d of %d runs", kind, taken[kind], runs[kind])
+		if taken[kind] < runs[kind]/4 {
+			t.Fatalf("%s: chunked path taken by %d of %d runs: too few to test it", kind, taken[kind], runs[kind])
+		}
+	}
+}
+
+// chunkDir is a history written as a directory or recorded in a
+// database (kind "history" or "db").
+type chunkDir struct {
+	kind string
+	opts Options
+}
+
+// chunkDirs writes a random history per configuration as a directory
+// and, where db says, into a database (small blocks and frequent
+// checkpoints, so windowed reads start at checkpoints and look ends up).
+func chunkDirs(t *testing.T, spec string, cat *algebra.Catalog, cfgs []histgen.Config, withDB func(i int) bool) []chunkDir {
+	var dirs []chunkDir
+	for i, cfg := range cfgs {
 		h := histgen.Random(cat, cfg)
 		dir := t.TempDir()
 		if err := history.Write(dir, h, spec, "spec.sdl"); err != nil {
 			t.Fatal(err)
+		}
+		dirs = append(dirs, chunkDir{"history", Options{History: dir}})
+		if !withDB(i) {
+			continue
 		}
 		ddir := filepath.Join(t.TempDir(), "db")
 		d, err := db.Create(ddir, db.Spec{Name: "spec.sdl", Text: spec})
@@ -71,9 +97,19 @@ func TestChunkedMatchesRows(t *testing.T) {
 		if err := d.Close(); err != nil {
 			t.Fatal(err)
 		}
-		dirs = append(dirs, from{"history", Options{History: dir}}, from{"db", Options{DB: ddir}})
+		dirs = append(dirs, chunkDir{"db", Options{DB: ddir}})
 	}
-	taken, runs := map[string]int{}, map[string]int{}
+	return dirs
+}
+
+// chunkCompare runs each query over each directory through the columnar
+// path over chunks and through the row operators and fails unless the
+// result elements (chunkElems), the errors and the printed CSV and JSON
+// Lines agree; it counts per kind the runs and those that went through
+// chunks. A query that does not compile is skipped (a corpus query for
+// another clock or spec) unless strict.
+func chunkCompare(t *testing.T, queries []string, dirs []chunkDir, strict bool) (taken, runs map[string]int) {
+	taken, runs = map[string]int{}, map[string]int{}
 	for qi, q := range queries {
 		for _, src := range dirs {
 			dir := src.kind + " " + src.opts.History + src.opts.DB
@@ -84,7 +120,10 @@ func TestChunkedMatchesRows(t *testing.T) {
 			prog, err := query.Compile(sub.Catalog(), []query.Source{{Name: fmt.Sprint("q", qi), Text: q}}, check.Options{Now: sub.Now()})
 			if err != nil {
 				sub.Close()
-				continue // (a corpus query for another clock or spec)
+				if strict {
+					t.Fatalf("%s\n%v", q, err)
+				}
+				continue
 			}
 			runs[src.kind]++
 			gotE, gst, gerr := chunkElems(sub, prog)
@@ -113,12 +152,7 @@ func TestChunkedMatchesRows(t *testing.T) {
 			sub.Close()
 		}
 	}
-	for _, kind := range []string{"history", "db"} {
-		t.Logf("%s: chunked path taken by %d of %d runs", kind, taken[kind], runs[kind])
-		if taken[kind] < runs[kind]/4 {
-			t.Fatalf("%s: chunked path taken by %d of %d runs: too few to test it", kind, taken[kind], runs[kind])
-		}
-	}
+	return taken, runs
 }
 
 // chunkElems runs prog over sub and renders the result elements, each
@@ -263,7 +297,7 @@ func TestSemiChunksMatchRows(t *testing.T) {
 	for range n {
 		queries = append(queries, chunkSemi(r))
 	}
-	var dirs []Options
+	var cfgs []histgen.Config
 	for seed := range 3 {
 		cfg := histgen.DefaultConfig(uint64(seed + 7))
 		cfg.Edges = seed%2 == 1
@@ -273,68 +307,10 @@ func TestSemiChunksMatchRows(t *testing.T) {
 			// (colBatch), not only at the end.
 			cfg.Tuples, cfg.Span, cfg.MaxLen = 6000, 16000, 40
 		}
-		h := histgen.Random(cat, cfg)
-		dir := t.TempDir()
-		if err := history.Write(dir, h, spec, "spec.sdl"); err != nil {
-			t.Fatal(err)
-		}
-		dirs = append(dirs, Options{History: dir})
-		if seed == 0 {
-			ddir := filepath.Join(t.TempDir(), "db")
-			d, err := db.Create(ddir, db.Spec{Name: "spec.sdl", Text: spec})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := d.Import(h, db.WriterOptions{BlockElems: 4, CheckpointElems: 6, CheckpointFactor: 1}, nil); err != nil {
-				t.Fatal(err)
-			}
-			if err := d.Close(); err != nil {
-				t.Fatal(err)
-			}
-			dirs = append(dirs, Options{DB: ddir})
-		}
+		cfgs = append(cfgs, cfg)
 	}
-	taken, runs := map[string]int{}, map[string]int{}
-	for qi, q := range queries {
-		for _, opts := range dirs {
-			dir := opts.History + opts.DB
-			kind := "history"
-			if opts.DB != "" {
-				kind = "db"
-			}
-			sub, err := Open(context.Background(), opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			prog, err := query.Compile(sub.Catalog(), []query.Source{{Name: fmt.Sprint("q", qi), Text: q}}, check.Options{Now: sub.Now()})
-			if err != nil {
-				t.Fatalf("%s\n%v", q, err)
-			}
-			runs[kind]++
-			gotE, gst, gerr := chunkElems(sub, prog)
-			wantE, wst, werr := chunkElems(sub, prog.WithoutColumnar())
-			if gst.History != nil && gst.History.Chunked || gst.Read != nil && gst.Read.Chunked {
-				taken[kind]++
-			}
-			if wst.History != nil && wst.History.Chunked || wst.Read != nil && wst.Read.Chunked {
-				t.Fatalf("%s\n%s: the row run went through chunks", q, dir)
-			}
-			if fmt.Sprint(gerr) != fmt.Sprint(werr) {
-				t.Fatalf("%s\n%s: chunked run fails with %v, row run with %v", q, dir, gerr, werr)
-			}
-			if gotE != wantE {
-				t.Fatalf("%s\n%s: elements differ\n--- chunked\n%s\n--- rows\n%s", q, dir, gotE, wantE)
-			}
-			o := format.Options{Kind: format.CSV}
-			var got, want strings.Builder
-			_, gerr = Print(context.Background(), sub, prog, PrintOptions{Output: o}, &got)
-			_, werr = Print(context.Background(), sub, prog.WithoutColumnar(), PrintOptions{Output: o}, &want)
-			if fmt.Sprint(gerr) != fmt.Sprint(werr) || got.String() != want.String() {
-				t.Fatalf("%s\n%s: outputs differ (%v, %v)\n--- chunked\n%s--- rows\n%s", q, dir, gerr, werr, got.String(), want.String())
-			}
-			sub.Close()
-		}
-	}
+	dirs := chunkDirs(t, spec, cat, cfgs, func(i int) bool { return i == 0 })
+	taken, runs := chunkCompare(t, queries, dirs, true)
 	for _, kind := range []string{"history", "db"} {
 		t.Logf("%s: semi-join chunked path taken by %d of %d runs", kind, taken[kind], runs[kind])
 		if taken[kind] < runs[kind]/3 {
