@@ -49,15 +49,17 @@ import (
 // is known (an open tuple ends at Forever, as the row network's do when
 // its stream ends), so the clause is true or false, never unknown. The
 // results are then those of a σ/π statement over the other relation, and
-// coalesce as chunkStmt coalesces those (TestSemiChunksDifferential holds
-// it to the row operators and the reference, element for element).
+// coalesce as chunkStmt coalesces those (subject.TestSemiChunksMatchRows holds
+// it to the row operators, element for element, over random histories
+// and databases).
 //
-// Bounds: a run holds one witness (24 bytes) and one key (8 bytes per key
+// Bounds: a run holds one witness (17 bytes) and one key (8 bytes per key
 // column) per key met on either side, a chunk's columns, the results not
-// yet final (with valid clauses reading only the outer variable: those of
-// tuples begun at the last start read, and those ending later — at most
-// the tuples then open) and the coalescer's state (chunkStmt). The memory
-// budget is checked once per chunk, as in RunChunks.
+// yet final — those starting at or after the last start read, at most one
+// per outer tuple then open or begun then, when the valid clause reads
+// only the outer variable (otherwise every result, until the end) — and
+// the coalescer's state (chunkStmt). The memory budget is checked once
+// per chunk, as in RunChunks.
 
 // semiJoin is a statement RunSemi runs: the join's variables by role and
 // what is decided before the run.
