@@ -191,3 +191,96 @@ func TestChunksBudget(t *testing.T) {
 		t.Fatalf("stopped after %d chunks", src.handed)
 	}
 }
+
+// relChunks is a source of several relations' tuples in chunks, each
+// relation's own (exec.ChunkSource), counting the chunks it has handed
+// over per relation; it has no elements to give.
+type relChunks struct {
+	rows   map[string][]algebra.Tuple
+	size   int
+	handed map[string]int
+}
+
+func (c *relChunks) Next() (string, stream.Elem, bool, error) {
+	return "", stream.Elem{}, false, errors.New("read as elements")
+}
+
+func (c *relChunks) Chunk(rel string, buf []algebra.Tuple) ([]algebra.Tuple, error) {
+	rows := c.rows[rel]
+	n := min(c.size, len(rows))
+	if n > 0 {
+		c.handed[rel]++
+	}
+	c.rows[rel] = rows[n:]
+	return append(buf, rows[:n]...), nil
+}
+
+// TestSemiSettles: ResumedbyP1 run over chunks as a semi-join
+// (exec.Network.RunSemi) delivers its answers as they settle — a wait's
+// result, an event at its end, once a wait beginning after that end is
+// read — and holds only the results of the waits still open (PeakHeld);
+// with its memory budget over, it stops within a chunk.
+func TestSemiSettles(t *testing.T) {
+	cat := testkit.LoadCatalog(t, filepath.Join(testkit.Root(t), "testdata", "paper", "os.sdl"))
+	text := testkit.ReadFile(t, filepath.Join(testkit.Root(t), "testdata", "paper", "resumed_by_p1.tq"))
+	// P1 sends to M1 at 0; a wait a chronon on M1, each 5 long, by P2…P4.
+	src := func() *relChunks {
+		c := &relChunks{size: 100, rows: map[string][]algebra.Tuple{}, handed: map[string]int{}}
+		c.rows["SendMessage"] = []algebra.Tuple{{Vals: []algebra.Value{algebra.Entity("P1"), algebra.Entity("M1")}, From: 0, To: 1}}
+		for i := range 10_000 {
+			vals := []algebra.Value{algebra.Entity(fmt.Sprint("P", 2+i%3)), algebra.Entity("M1")}
+			c.rows["Waiting"] = append(c.rows["Waiting"], algebra.Tuple{Vals: vals, From: algebra.Time(i), To: algebra.Time(i + 5)})
+		}
+		return c
+	}
+	for _, over := range []bool{false, true} {
+		prog, err := query.Compile(cat, []query.Source{{Name: "q", Text: text}}, check.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := &exec.Budget{Limit: 1 << 20}
+		prog = prog.WithBudget(b)
+		s := src()
+		var late []string
+		elems := 0
+		open := func([]string) (stream.Source, error) { return s, nil }
+		_, st, err := prog.RunSource(open, nil, nil, query.Output{Discard: true, OnElem: func(_ int, e stream.Elem) {
+			elems++
+			if over && elems == 100 {
+				b.Over(2 << 20)
+			}
+			// The wait ending at T began at T−5: the chunk holding
+			// the first beginning after T is the (T+1)/100+1th.
+			if limit := (int(e.T)+1)/100 + 2; s.handed["Waiting"] > limit && len(late) < 3 {
+				late = append(late, fmt.Sprintf("%v at %d after %d chunks", e.Kind, e.T, s.handed["Waiting"]))
+			}
+		}})
+		if over {
+			var me *exec.MemoryError
+			if !errors.As(err, &me) {
+				t.Fatalf("err %v, want a memory error", err)
+			}
+			if s.handed["Waiting"] > 3 {
+				t.Fatalf("stopped after %d chunks", s.handed["Waiting"])
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !st.Chunked {
+			t.Fatal("not run over chunks")
+		}
+		if elems != 10_000 {
+			t.Fatalf("%d elements, want 10000", elems)
+		}
+		if len(late) > 0 {
+			t.Fatalf("elements delivered late: %v", late)
+		}
+		// Per chunk: the results of the waits open at its last start
+		// (5) and a batch's (100), and the groups (3).
+		if st.PeakHeld > 120 {
+			t.Fatalf("%d results and groups held at once", st.PeakHeld)
+		}
+	}
+}

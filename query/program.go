@@ -102,7 +102,7 @@ type Stats struct {
 	// PeakHeld is the most tuples the operators held at once.
 	PeakHeld int
 	// Chunked says the run was columnar over a source's chunks
-	// (exec.Network.RunChunks).
+	// (exec.Network.RunChunks or RunSemi).
 	Chunked bool
 }
 
@@ -143,7 +143,9 @@ func (p *Program) RunHistory(h *algebra.History) ([]Result, Stats, error) {
 // set, sees the result elements as they are produced. When every
 // statement is σ/π over one relation and the source is an
 // exec.ChunkSource, the program runs columnar over the relation's chunks
-// (Network.RunChunks), with the same results, elements and Skipped.
+// (Network.RunChunks), with the same results, elements and Skipped; so
+// does a program of one semi-join of two relations (Network.RunSemi),
+// with the same results and elements.
 func (p *Program) RunSource(open func(rels []string) (stream.Source, error), window func() (*algebra.Window, error), gaps exec.Gaps, out Output) ([]Result, Stats, error) {
 	plans, err := p.StoredPlans()
 	if err != nil {
@@ -181,6 +183,16 @@ func (p *Program) RunSource(open func(rels []string) (stream.Source, error), win
 	if rel := net.ChunkRelation(p.Catalog); rel != "" {
 		if cs, ok := src.(exec.ChunkSource); ok {
 			if err := net.RunChunks(p.Catalog, rel, cs); err != nil {
+				return nil, Stats{}, err
+			}
+			return results(net), Stats{PeakHeld: net.PeakHeld(), Chunked: true}, nil
+		}
+	}
+	// A semi-join of two relations runs columnar over their chunks too
+	// (exec.RunSemi).
+	if rels := net.SemiRelations(p.Catalog); rels != nil {
+		if cs, ok := src.(exec.ChunkSource); ok {
+			if err := net.RunSemi(p.Catalog, rels, cs); err != nil {
 				return nil, Stats{}, err
 			}
 			return results(net), Stats{PeakHeld: net.PeakHeld(), Chunked: true}, nil

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tqmon/tqmon/algebra"
 	"github.com/tqmon/tqmon/algebra/check"
 	"github.com/tqmon/tqmon/algebra/histgen"
 	"github.com/tqmon/tqmon/algebra/stream"
@@ -46,19 +47,44 @@ func TestChunkedMatchesRows(t *testing.T) {
 	if testing.Short() {
 		seeds = 1
 	}
-	type from struct {
-		kind string
-		opts Options
-	}
-	var dirs []from
+	var cfgs []histgen.Config
 	for seed := range seeds {
 		cfg := histgen.DefaultConfig(uint64(seed))
 		cfg.Edges = seed%2 == 1
 		cfg.Integrity = true
+		cfgs = append(cfgs, cfg)
+	}
+	dirs := chunkDirs(t, spec, cat, cfgs, func(int) bool { return true })
+	taken, runs := chunkCompare(t, queries, dirs, false)
+	for _, kind := range []string{"history", "db"} {
+		t.Logf("%s: chunked path taken by %d of %d runs", kind, taken[kind], runs[kind])
+		if taken[kind] < runs[kind]/4 {
+			t.Fatalf("%s: chunked path taken by %d of %d runs: too few to test it", kind, taken[kind], runs[kind])
+		}
+	}
+}
+
+// chunkDir is a history written as a directory or recorded in a
+// database (kind "history" or "db").
+type chunkDir struct {
+	kind string
+	opts Options
+}
+
+// chunkDirs writes a random history per configuration as a directory
+// and, where db says, into a database (small blocks and frequent
+// checkpoints, so windowed reads start at checkpoints and look ends up).
+func chunkDirs(t *testing.T, spec string, cat *algebra.Catalog, cfgs []histgen.Config, withDB func(i int) bool) []chunkDir {
+	var dirs []chunkDir
+	for i, cfg := range cfgs {
 		h := histgen.Random(cat, cfg)
 		dir := t.TempDir()
 		if err := history.Write(dir, h, spec, "spec.sdl"); err != nil {
 			t.Fatal(err)
+		}
+		dirs = append(dirs, chunkDir{"history", Options{History: dir}})
+		if !withDB(i) {
+			continue
 		}
 		ddir := filepath.Join(t.TempDir(), "db")
 		d, err := db.Create(ddir, db.Spec{Name: "spec.sdl", Text: spec})
@@ -71,9 +97,19 @@ func TestChunkedMatchesRows(t *testing.T) {
 		if err := d.Close(); err != nil {
 			t.Fatal(err)
 		}
-		dirs = append(dirs, from{"history", Options{History: dir}}, from{"db", Options{DB: ddir}})
+		dirs = append(dirs, chunkDir{"db", Options{DB: ddir}})
 	}
-	taken, runs := map[string]int{}, map[string]int{}
+	return dirs
+}
+
+// chunkCompare runs each query over each directory through the columnar
+// path over chunks and through the row operators and fails unless the
+// result elements (chunkElems), the errors and the printed CSV and JSON
+// Lines agree; it counts per kind the runs and those that went through
+// chunks. A query that does not compile is skipped (a corpus query for
+// another clock or spec) unless strict.
+func chunkCompare(t *testing.T, queries []string, dirs []chunkDir, strict bool) (taken, runs map[string]int) {
+	taken, runs = map[string]int{}, map[string]int{}
 	for qi, q := range queries {
 		for _, src := range dirs {
 			dir := src.kind + " " + src.opts.History + src.opts.DB
@@ -84,7 +120,10 @@ func TestChunkedMatchesRows(t *testing.T) {
 			prog, err := query.Compile(sub.Catalog(), []query.Source{{Name: fmt.Sprint("q", qi), Text: q}}, check.Options{Now: sub.Now()})
 			if err != nil {
 				sub.Close()
-				continue // (a corpus query for another clock or spec)
+				if strict {
+					t.Fatalf("%s\n%v", q, err)
+				}
+				continue
 			}
 			runs[src.kind]++
 			gotE, gst, gerr := chunkElems(sub, prog)
@@ -113,12 +152,7 @@ func TestChunkedMatchesRows(t *testing.T) {
 			sub.Close()
 		}
 	}
-	for _, kind := range []string{"history", "db"} {
-		t.Logf("%s: chunked path taken by %d of %d runs", kind, taken[kind], runs[kind])
-		if taken[kind] < runs[kind]/4 {
-			t.Fatalf("%s: chunked path taken by %d of %d runs: too few to test it", kind, taken[kind], runs[kind])
-		}
-	}
+	return taken, runs
 }
 
 // chunkElems runs prog over sub and renders the result elements, each
@@ -238,5 +272,200 @@ func BenchmarkChunkedCommand(b *testing.B) {
 			}
 			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "tuples/s")
 		})
+	}
+}
+
+// TestSemiChunksMatchRows holds whole commands that run a semi-join
+// columnar over two relations' chunks (exec.Network.RunSemi) to the row
+// operators, as TestChunkedMatchesRows does for σ/π: random queries
+// joining two relations of the differential spec on an entity, one
+// variable existential (in no target and no valid clause) and compared
+// with the other by precede in either direction (or not at all), with
+// conjuncts over each, over random histories and their databases. It
+// fails if the path is taken too rarely to be tested.
+func TestSemiChunksMatchRows(t *testing.T) {
+	root := testkit.Root(t)
+	specPath := filepath.Join(root, "testdata/differential/spec.sdl")
+	spec := testkit.ReadFile(t, specPath)
+	cat := testkit.LoadCatalog(t, specPath)
+	r := rand.New(rand.NewPCG(16, 4))
+	n := 120
+	if testing.Short() {
+		n = 40
+	}
+	var queries []string
+	for range n {
+		queries = append(queries, chunkSemi(r))
+	}
+	var cfgs []histgen.Config
+	for seed := range 3 {
+		cfg := histgen.DefaultConfig(uint64(seed + 7))
+		cfg.Edges = seed%2 == 1
+		cfg.Integrity = true
+		if seed == 2 {
+			// Long enough that results are released between batches
+			// (colBatch), not only at the end.
+			cfg.Tuples, cfg.Span, cfg.MaxLen = 6000, 16000, 40
+		}
+		cfgs = append(cfgs, cfg)
+	}
+	dirs := chunkDirs(t, spec, cat, cfgs, func(i int) bool { return i == 0 })
+	taken, runs := chunkCompare(t, queries, dirs, true)
+	for _, kind := range []string{"history", "db"} {
+		t.Logf("%s: semi-join chunked path taken by %d of %d runs", kind, taken[kind], runs[kind])
+		if taken[kind] < runs[kind]/3 {
+			t.Fatalf("%s: semi-join chunked path taken by %d of %d runs: too few to test it", kind, taken[kind], runs[kind])
+		}
+	}
+}
+
+// chunkSemi is a random query of the differential spec joining two
+// relations on an entity, one variable read only by the where and when
+// clauses (existential).
+func chunkSemi(r *rand.Rand) string {
+	type rel struct {
+		name, v string
+		event   bool
+		attrs   []string
+		consts  map[string][]string
+	}
+	procs, cpus, mboxes := []string{`"P1"`, `"P2"`}, []string{`"C1"`, `"C2"`}, []string{`"M1"`, `"M2"`}
+	proc := rel{"Process", "p", false, []string{"Process", "State", "Prio"},
+		map[string][]string{"Process": procs, "State": {`"Running"`, `"Done"`}, "Prio": {"0", "3"}}}
+	send := rel{"SendMessage", "s", true, []string{"Process", "Mailbox", "Size"},
+		map[string][]string{"Process": procs, "Mailbox": mboxes, "Size": {"1", "100"}}}
+	intr := rel{"Interrupt", "i", true, []string{"Cpu", "Level"}, map[string][]string{"Cpu": cpus, "Level": {"2", "5"}}}
+	run := rel{"RunningOn", "r", false, []string{"Process", "Cpu"}, map[string][]string{"Process": procs, "Cpu": cpus}}
+	wait := rel{"Waiting", "w", false, []string{"Process", "Mailbox"}, map[string][]string{"Process": procs, "Mailbox": mboxes}}
+	pairs := []struct {
+		a, b rel
+		keys [][2]string
+	}{
+		{send, wait, [][2]string{{"Mailbox", "Mailbox"}, {"Process", "Process"}}},
+		{run, wait, [][2]string{{"Process", "Process"}}},
+		{proc, run, [][2]string{{"Process", "Process"}}},
+		{intr, run, [][2]string{{"Cpu", "Cpu"}}},
+		{send, proc, [][2]string{{"Process", "Process"}}},
+		{send, run, [][2]string{{"Process", "Process"}}},
+	}
+	pr := pairs[r.IntN(len(pairs))]
+	x, o, keys := pr.a, pr.b, pr.keys
+	if r.IntN(3) == 0 {
+		x, o = o, x
+		for i := range keys {
+			keys[i] = [2]string{keys[i][1], keys[i][0]}
+		}
+	}
+	atom := func(v rel) string {
+		a := v.attrs[r.IntN(len(v.attrs))]
+		c := v.consts[a][r.IntN(len(v.consts[a]))]
+		op := []string{" = ", " != "}[r.IntN(2)]
+		if c[0] != '"' {
+			op = []string{" = ", " != ", " < ", " >= "}[r.IntN(4)]
+		}
+		return v.v + "." + a + op + c
+	}
+	var conds []string
+	for _, k := range keys[:1+r.IntN(len(keys))] {
+		conds = append(conds, fmt.Sprintf("%s.%s = %s.%s", x.v, k[0], o.v, k[1]))
+	}
+	for range r.IntN(3) {
+		v := x
+		if r.IntN(2) == 0 {
+			v = o
+		}
+		c := atom(v)
+		if r.IntN(4) == 0 {
+			c = "(" + c + " or " + atom(v) + ")"
+		}
+		conds = append(conds, c)
+	}
+	// x as the when clause may read it: begin of x, or an event itself.
+	xt := []string{"begin of " + x.v}
+	if x.event {
+		xt = append(xt, x.v, "end of "+x.v)
+	}
+	ot := []string{o.v, "begin of " + o.v, "end of " + o.v}
+	var when string
+	switch r.IntN(7) {
+	case 0: // TQuel's default: the variables overlap
+	case 6: // x read by no when clause: any witness
+		when = "begin of " + o.v + " precede " + ot[r.IntN(len(ot))]
+	case 1:
+		when = x.v + " overlap " + o.v // not summarized by a begin: the row operators
+	case 2, 3:
+		when = xt[r.IntN(len(xt))] + " precede " + ot[r.IntN(len(ot))]
+	default:
+		when = ot[r.IntN(len(ot))] + " precede " + xt[r.IntN(len(xt))]
+	}
+	valid := []string{"at end of " + o.v, "at begin of " + o.v, "from begin of " + o.v + " to end of " + o.v}[r.IntN(3)]
+	if o.event {
+		valid = "at " + o.v
+	}
+	var targets []string
+	for _, a := range o.attrs {
+		if r.IntN(2) == 0 {
+			targets = append(targets, o.v+"."+a)
+		}
+	}
+	if len(targets) == 0 {
+		targets = []string{o.v + "." + o.attrs[0]}
+	}
+	q := fmt.Sprintf("range of %s is %s\nrange of %s is %s\nretrieve (%s)\nvalid %s\nwhere %s\n",
+		x.v, x.name, o.v, o.name, strings.Join(targets, ", "), valid, strings.Join(conds, " and "))
+	if when != "" {
+		q += "when " + when + "\n"
+	}
+	return q
+}
+
+// TestSemiChunksShapes: which semi-joins over a history directory run
+// columnar over chunks (exec.Network.RunSemi) and which are left to the
+// row operators; the results agree either way (TestSemiChunksMatchRows).
+func TestSemiChunksShapes(t *testing.T) {
+	root := testkit.Root(t)
+	specPath := filepath.Join(root, "testdata/differential/spec.sdl")
+	cat := testkit.LoadCatalog(t, specPath)
+	dir := t.TempDir()
+	if err := history.Write(dir, histgen.Random(cat, histgen.DefaultConfig(5)), testkit.ReadFile(t, specPath), "spec.sdl"); err != nil {
+		t.Fatal(err)
+	}
+	const sw = "range of s is SendMessage\nrange of w is Waiting\n"
+	for _, c := range []struct {
+		q    string
+		took bool
+	}{
+		{sw + `retrieve (w.Process) valid at end of w where s.Mailbox = w.Mailbox and s.Process = "P1" when s precede end of w`, true},
+		{sw + `retrieve (w.Process, w.Mailbox) valid from begin of w to end of w where s.Mailbox = w.Mailbox when begin of w precede s`, true},
+		{sw + `retrieve (w.Process) valid at begin of w where s.Mailbox = w.Mailbox and s.Process = w.Process and s.Size >= 100 when end of s precede end of w`, true},
+		// Rows: a when clause not decided by a begin (TQuel's default
+		// is that the variables overlap), a conjunct over both other
+		// than an equality, arithmetic, no existential variable, a
+		// self-join, two statements.
+		{sw + `retrieve (w.Process) valid at end of w where s.Mailbox = w.Mailbox when s overlap w`, false},
+		{sw + `retrieve (w.Process) valid at end of w where s.Mailbox = w.Mailbox`, false},
+		{sw + `retrieve (w.Process) valid at end of w where s.Mailbox = w.Mailbox and s.Process != w.Process`, false},
+		{sw + `retrieve (w.Process) valid at end of w where s.Mailbox = w.Mailbox and s.Size + 1 > 3`, false},
+		{sw + `retrieve (w.Process, s.Size) valid at end of w where s.Mailbox = w.Mailbox`, false},
+		{"range of w is Waiting\nrange of v is Waiting\n" + `retrieve (w.Process) valid at end of w where v.Mailbox = w.Mailbox when begin of v precede end of w`, false},
+		{sw + `retrieve (w.Process) valid at end of w where s.Mailbox = w.Mailbox
+` + sw + `retrieve (w.Mailbox) valid at end of w where s.Mailbox = w.Mailbox`, false},
+	} {
+		sub, err := Open(context.Background(), Options{History: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		prog, err := query.Compile(sub.Catalog(), []query.Source{{Name: "q", Text: c.q}}, check.Options{Now: sub.Now()})
+		if err != nil {
+			t.Fatalf("%s\n%v", c.q, err)
+		}
+		_, st, err := sub.Run(context.Background(), prog, RunOptions{Discard: true})
+		sub.Close()
+		if err != nil {
+			t.Fatalf("%s\n%v", c.q, err)
+		}
+		if took := st.History.Chunked; took != c.took {
+			t.Errorf("%s\nchunked %v, want %v", c.q, took, c.took)
+		}
 	}
 }

@@ -74,21 +74,9 @@ func (n *Network) ChunkRelation(cat *algebra.Catalog) string {
 	// Compiled over a probe: one tuple of zero values (a dictionary
 	// without names decodes nothing, so a target would not compile).
 	h := chunkHistory(rel)
-	probe := make([]algebra.Value, len(rel.Attrs))
-	for i, a := range rel.Attrs {
-		switch a.Type.Kind {
-		case algebra.KindEntity:
-			probe[i] = algebra.Entity("?")
-		case algebra.KindString:
-			probe[i] = algebra.Str("")
-		case algebra.KindEnum:
-			if a.Type.Enum == nil || len(a.Type.Enum.Members) == 0 {
-				return ""
-			}
-			probe[i] = algebra.Enum(a.Type.Enum.Members[0], 0)
-		default:
-			probe[i] = algebra.Value{K: a.Type.Kind}
-		}
+	probe := probeRow(rel)
+	if probe == nil {
+		return ""
 	}
 	h.Tables[rel.Name].Add(probe, 0, 1)
 	for _, s := range n.Stmts {
@@ -100,17 +88,49 @@ func (n *Network) ChunkRelation(cat *algebra.Catalog) string {
 	return name
 }
 
-// chunkHistory is a history holding only rel's table, whose rows RunChunks
-// replaces by each chunk (its columns' dictionaries kept across them).
-func chunkHistory(rel *algebra.Relation) *algebra.History {
+// probeRow is one tuple of zero values of rel, to compile statements over
+// (a dictionary without names decodes nothing, so a target would not
+// compile); nil when rel has an enum without members.
+func probeRow(rel *algebra.Relation) []algebra.Value {
+	probe := make([]algebra.Value, len(rel.Attrs))
+	for i, a := range rel.Attrs {
+		switch a.Type.Kind {
+		case algebra.KindEntity:
+			probe[i] = algebra.Entity("?")
+		case algebra.KindString:
+			probe[i] = algebra.Str("")
+		case algebra.KindEnum:
+			if a.Type.Enum == nil || len(a.Type.Enum.Members) == 0 {
+				return nil
+			}
+			probe[i] = algebra.Enum(a.Type.Enum.Members[0], 0)
+		default:
+			probe[i] = algebra.Value{K: a.Type.Kind}
+		}
+	}
+	return probe
+}
+
+// chunkHistory is a history holding only rels' tables, whose rows
+// RunChunks (and RunSemi) replace by each chunk (its columns'
+// dictionaries kept across them and shared by the tables: codes compare
+// across relations).
+func chunkHistory(rels ...*algebra.Relation) *algebra.History {
 	h := algebra.NewHistory(algebra.NewCatalog(""))
-	h.Tables[rel.Name] = &algebra.Table{Rel: rel}
+	for _, rel := range rels {
+		h.Tables[rel.Name] = &algebra.Table{Rel: rel}
+	}
 	return h
 }
 
 // noArith reports whether s's where conjuncts and targets do no
 // arithmetic (which can fail).
 func noArith(s *Stmt) bool {
+	return noArithIn(s.Select.spec.Conds) && noArithIn(s.Select.spec.Targets)
+}
+
+// noArithIn reports whether es do no arithmetic (which can fail).
+func noArithIn(es []expr.Expr) bool {
 	ok := true
 	check := func(e expr.Expr) {
 		expr.Walk(e, func(x expr.Expr) {
@@ -122,10 +142,7 @@ func noArith(s *Stmt) bool {
 			}
 		})
 	}
-	for _, e := range s.Select.spec.Conds {
-		check(e)
-	}
-	for _, e := range s.Select.spec.Targets {
+	for _, e := range es {
 		check(e)
 	}
 	return ok
@@ -374,22 +391,28 @@ func (st *chunkStmt) chunk(cs *colStmt, mark []uint64) error {
 		gs := st.gids[:len(sel)]
 		st.g.hashGroups(st.outs, gs)
 		for i, r := range sel {
-			g := gs[i]
-			if int(g) == len(st.vals) {
-				v := make([]algebra.Value, k)
-				for t, tv := range cs.targets {
-					v[t] = tv.decode(st.outs[t][i])
-				}
-				st.vals = append(st.vals, v)
-				st.open = append(st.open, nil)
-				st.to = append(st.to, 0)
-				st.last = append(st.last, 0)
-				st.evented = append(st.evented, false)
-			}
-			st.add(g, cols.From[r], cols.To[r], cs.point)
+			st.ensure(gs[i], cs.targets, st.outs, i)
+			st.add(gs[i], cols.From[r], cols.To[r], cs.point)
 		}
 	}
 	return nil
+}
+
+// ensure makes group g, when new (numbered next), with its values decoded
+// from the targets' codes outs[·][i].
+func (st *chunkStmt) ensure(g int32, targets []*colVec, outs [][]int64, i int) {
+	if int(g) < len(st.vals) {
+		return
+	}
+	v := make([]algebra.Value, len(targets))
+	for t, tv := range targets {
+		v[t] = tv.decode(outs[t][i])
+	}
+	st.vals = append(st.vals, v)
+	st.open = append(st.open, nil)
+	st.to = append(st.to, 0)
+	st.last = append(st.last, 0)
+	st.evented = append(st.evented, false)
 }
 
 // compact forgets the groups that have no open result and no event at

@@ -93,7 +93,12 @@
 // (columnar_stream.go): the relation's tuples in chunks of columns
 // (ChunkSource: store/history.Source, store/db.Source), each result's
 // Begin, End or Event pushed as soon as it is final — the row operators'
-// elements, in time order. Other programs over a directory or a
+// elements, in time order. A program of one statement joining two
+// relations, one variable existential and summarized by its earliest or
+// latest begin (ResumedbyP1's `S precede end of W`), keyed by equalities,
+// runs with RunSemi (columnar_semi.go): one witness per key from the
+// existential relation's chunks, then one pass over the other's, its
+// results coalesced as RunChunks' are. Other programs over a directory or a
 // database, Parquet, paced replays, live and acquisitional runs play
 // tuples through the row operators, with watermarks and the
 // Begin/End/Event deltas unchanged.

@@ -178,13 +178,9 @@ func (j *Join) splitConds() (eqs []eq, others []expr.Expr) {
 	j.filters = make([][]expr.Fn, j.k)
 	for _, c := range j.spec.Conds {
 		vars := expr.Vars(c)
-		if b, ok := c.(*expr.Binary); ok && b.Op == expr.OpEq {
-			ca, oka := b.X.(*expr.Col)
-			cb, okb := b.Y.(*expr.Col)
-			if oka && okb && ca.Var != cb.Var && algebra.Identical(ca.T, cb.T) && ca.T.Kind != algebra.KindFloat {
-				eqs = append(eqs, eq{ca, cb})
-				continue
-			}
+		if e, ok := splitEq(c); ok {
+			eqs = append(eqs, e)
+			continue
 		}
 		if vars != 0 && vars&(vars-1) == 0 { // exactly one variable
 			v := trailingZeros(vars)
@@ -194,6 +190,18 @@ func (j *Join) splitConds() (eqs []eq, others []expr.Expr) {
 		others = append(others, c)
 	}
 	return eqs, others
+}
+
+// splitEq returns c as an eq, if it is one.
+func splitEq(c expr.Expr) (eq, bool) {
+	if b, ok := c.(*expr.Binary); ok && b.Op == expr.OpEq {
+		ca, oka := b.X.(*expr.Col)
+		cb, okb := b.Y.(*expr.Col)
+		if oka && okb && ca.Var != cb.Var && algebra.Identical(ca.T, cb.T) && ca.T.Kind != algebra.KindFloat {
+			return eq{ca, cb}, true
+		}
+	}
+	return eq{}, false
 }
 
 // isExist reports whether variable v is existential.

@@ -279,14 +279,26 @@ func RunStore(d Store, q *Query, opts Options) ([]Result, Stats, error) {
 	// tuples in chunks when the store offers them (a database does), as
 	// over a history directory (query.Program.RunSource): unpaced, and
 	// not over the observation's relations (read from a table here).
+	// So does a semi-join of two relations (exec.Network.RunSemi).
 	var chunks exec.ChunkSource
 	rel := ""
+	var semi []string
 	if opts.Pace == nil && len(observed) == 0 && len(st.Reads) == 1 {
 		if rel = net.ChunkRelation(q.Catalog); rel == st.Reads[0].Rel {
 			chunks, _ = src.(exec.ChunkSource)
 		}
 	}
-	if chunks != nil {
+	if opts.Pace == nil && len(observed) == 0 && len(st.Reads) == 2 {
+		semi = net.SemiRelations(q.Catalog)
+		if semi != nil && slices.ContainsFunc(st.Reads, func(r db.Read) bool { return r.Rel == semi[0] }) &&
+			slices.ContainsFunc(st.Reads, func(r db.Read) bool { return r.Rel == semi[1] }) {
+			chunks, _ = src.(exec.ChunkSource)
+		}
+	}
+	if chunks != nil && semi != nil {
+		err = net.RunSemi(q.Catalog, semi, chunks)
+		st.Chunked = true
+	} else if chunks != nil {
 		err = net.RunChunks(q.Catalog, rel, chunks)
 		st.Chunked = true
 	} else {
