@@ -11,6 +11,9 @@ import (
 // two instants of real time after its first batch, as a resident whose
 // buffer overflowed would: the packets are taken out of the batches and
 // added to the sensor's drop count (so delivered + lost = produced).
+// On a loaded machine no batch with one of the sensor's packets may come
+// inside the window; the loss then goes on past it until it has taken
+// one (Ended says when it ended), so every run shows a loss.
 type Lossy struct {
 	wire.Conn
 	Sensor   uint16
@@ -18,6 +21,7 @@ type Lossy struct {
 
 	mu      sync.Mutex
 	first   time.Time
+	ended   time.Time // set when the loss went on past To
 	removed uint64
 	wanted  uint64 // the sensor's last counts from the resident
 	drops   uint64
@@ -45,7 +49,10 @@ func (c *Lossy) Recv() (*wire.Batch, error) {
 	if c.first.IsZero() {
 		c.first = time.Now()
 	}
-	if d := time.Since(c.first); d >= c.From && d < c.To {
+	if d := time.Since(c.first); d >= c.From && (d < c.To || c.removed == 0) {
+		if d >= c.To {
+			c.ended = time.Now()
+		}
 		kept := b.Packets[:0:0]
 		for _, p := range b.Packets {
 			if p.Sensor == c.Sensor {
@@ -81,8 +88,8 @@ func (c *Lossy) Removed() uint64 {
 func (c *Lossy) Ended() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.first.IsZero() {
-		return c.first
+	if c.first.IsZero() || !c.ended.IsZero() {
+		return c.ended
 	}
 	return c.first.Add(c.To)
 }
