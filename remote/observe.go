@@ -131,6 +131,60 @@ type observer struct {
 	tuples map[uint64]Input
 	void   map[uint64]bool
 	cut    map[gapKey]int
+	// byFrom indexes each part's gaps by start (inGap, meets: a search,
+	// not a scan of every gap for every input — a long run that loses
+	// often has thousands, and scanning them slowed the consumer as it
+	// lost, so it lost more); nextEnd is the earliest start of a gap
+	// not handled yet (ends: nothing to do before it, no map to range).
+	byFrom  map[gapKey]*gapIndex
+	nextEnd algebra.Time
+}
+
+// gapIndex is one part's gaps sorted by start, with the greatest end of
+// each prefix: t is inside one of them iff, of those starting at or
+// before t, the greatest end is after t.
+type gapIndex struct {
+	spans []algebra.Span
+	maxTo []algebra.Time
+}
+
+// add inserts g (mostly at the end: losses are reported in time order).
+func (x *gapIndex) add(g algebra.Span) {
+	i := len(x.spans)
+	for i > 0 && x.spans[i-1].From > g.From {
+		i--
+	}
+	x.spans = slices.Insert(x.spans, i, g)
+	x.maxTo = append(x.maxTo, 0)
+	for j := i; j < len(x.spans); j++ {
+		x.maxTo[j] = x.spans[j].To
+		if j > 0 {
+			x.maxTo[j] = max(x.maxTo[j], x.maxTo[j-1])
+		}
+	}
+}
+
+// starting returns how many gaps start at or before t.
+func (x *gapIndex) starting(t algebra.Time) int {
+	i, _ := slices.BinarySearchFunc(x.spans, t, func(g algebra.Span, t algebra.Time) int {
+		if g.From <= t {
+			return -1
+		}
+		return 1
+	})
+	return i
+}
+
+// in reports whether t is inside a gap.
+func (x *gapIndex) in(t algebra.Time) bool {
+	i := x.starting(t)
+	return i > 0 && x.maxTo[i-1] > t
+}
+
+// meets reports whether a gap begins inside (from, to).
+func (x *gapIndex) meets(from, to algebra.Time) bool {
+	i := x.starting(from)
+	return i < len(x.spans) && x.spans[i].From < to
 }
 
 // gapKey names a relation's part the rule at gaps applies to: one
@@ -155,7 +209,7 @@ const obsKeys = uint64(0xff) << 56
 
 func newObserver(fleet bool) *observer {
 	return &observer{fleet: fleet, open: map[gapKey]Input{}, gaps: map[string][]algebra.Span{}, rule: map[gapKey][]algebra.Span{},
-		tuples: map[uint64]Input{}, void: map[uint64]bool{}, cut: map[gapKey]int{}}
+		tuples: map[uint64]Input{}, void: map[uint64]bool{}, cut: map[gapKey]int{}, byFrom: map[gapKey]*gapIndex{}, nextEnd: algebra.Forever}
 }
 
 func (o *observer) key() uint64 {
@@ -221,26 +275,34 @@ func (o *observer) lost(l Loss, idx int) {
 		rk.idx = idx
 	}
 	o.rule[rk] = append(o.rule[rk], algebra.Span{From: l.From, To: l.To})
+	x := o.byFrom[rk]
+	if x == nil {
+		x = &gapIndex{}
+		o.byFrom[rk] = x
+	}
+	x.add(algebra.Span{From: l.From, To: l.To})
+	o.nextEnd = min(o.nextEnd, o.next1(rk))
+}
+
+// next1 is the start of part rk's first gap not handled by ends yet
+// (Forever: none).
+func (o *observer) next1(rk gapKey) algebra.Time {
+	if gs, i := o.rule[rk], o.cut[rk]; i < len(gs) {
+		return gs[i].From
+	}
+	return algebra.Forever
 }
 
 // inGap reports whether t is inside a gap of rel's part k (ruleKey).
 func (o *observer) inGap(k gapKey, t algebra.Time) bool {
-	for _, g := range o.rule[k] {
-		if g.From <= t && t < g.To {
-			return true
-		}
-	}
-	return false
+	x := o.byFrom[k]
+	return x != nil && x.in(t)
 }
 
 // meets reports whether a gap of rel's part k begins inside (from, to).
 func (o *observer) meets(k gapKey, from, to algebra.Time) bool {
-	for _, g := range o.rule[k] {
-		if from < g.From && g.From < to {
-			return true
-		}
-	}
-	return false
+	x := o.byFrom[k]
+	return x != nil && x.meets(from, to)
 }
 
 // ends returns the inputs ending, at the start of every gap up to t not
@@ -248,10 +310,16 @@ func (o *observer) meets(k gapKey, from, to algebra.Time) bool {
 // kept up to the first gap it meets (and whatever it reports later is
 // dropped). In time order.
 func (o *observer) ends(t algebra.Time) []Input {
-	if len(o.rule) == 0 {
+	if t < o.nextEnd {
 		return nil // (before every input: no map to range over)
 	}
 	var out []Input
+	defer func() {
+		o.nextEnd = algebra.Forever
+		for rk := range o.rule {
+			o.nextEnd = min(o.nextEnd, o.next1(rk))
+		}
+	}()
 	for rk, gs := range o.rule {
 		for i := o.cut[rk]; i < len(gs) && gs[i].From <= t; i++ {
 			o.cut[rk] = i + 1

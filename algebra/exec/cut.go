@@ -50,6 +50,14 @@ type Cut struct {
 	// asked says none was set since the last Advance: whether no gap
 	// was known then (noGaps).
 	asked, none bool
+	// cached says merged is this step's (gaps change only between the
+	// driver's steps: Gaps), so spans asks once a step, not once an
+	// element; skip counts the first merged gaps that end at or before
+	// pos (pos only grows, so they never matter again): with thousands
+	// of gaps — a long run losing often — an element costs no scan of
+	// them all.
+	cached bool
+	skip   int
 }
 
 // NewCut cuts out the gaps of rels.
@@ -79,7 +87,8 @@ func (c *Cut) noGaps() bool {
 }
 
 func (c *Cut) Advance(t algebra.Time) {
-	c.asked = false
+	c.asked, c.cached = false, false
+	defer func() { c.cached = false }() // (the next step may know more)
 	slices.SortStableFunc(c.buf, stream.Compare)
 	for _, e := range c.buf {
 		c.to(e.T, true)
@@ -138,8 +147,12 @@ func (c *Cut) pass(e stream.Elem) {
 // or touches.
 func (c *Cut) gapEnd() algebra.Time {
 	end := c.pos
-	for _, s := range c.spans() {
-		if s.From <= end && s.To > end {
+	spans := c.spans()
+	for _, s := range spans[min(c.skip, len(spans)):] { // (before skip: To ≤ pos ≤ end)
+		if s.From > end {
+			break // by start: none later starts by end
+		}
+		if s.To > end {
 			end = s.To
 		}
 	}
@@ -168,7 +181,18 @@ func (c *Cut) to(t algebra.Time, resume bool) {
 			}
 			continue
 		}
-		i := slices.IndexFunc(spans, func(s algebra.Span) bool { return s.To > c.pos && s.From <= t })
+		// The first gap ending after pos that starts by t (spans are by
+		// start: none after one starting past t does).
+		for c.skip < len(spans) && spans[c.skip].To <= c.pos {
+			c.skip++
+		}
+		i := -1
+		for j := c.skip; j < len(spans) && spans[j].From <= t; j++ {
+			if spans[j].To > c.pos {
+				i = j
+				break
+			}
+		}
 		if i < 0 {
 			c.pos = max(c.pos, t)
 			return
@@ -193,6 +217,10 @@ func (c *Cut) compact() {
 // spans are the gaps of every relation cut, by start. Gaps only grow
 // (Gaps): they are merged again only when there are more of them.
 func (c *Cut) spans() []algebra.Span {
+	if c.cached {
+		return c.merged
+	}
+	c.cached = true
 	n := 0
 	for _, r := range c.rels {
 		n += len(c.gaps(r))
@@ -211,7 +239,7 @@ func (c *Cut) spans() []algebra.Span {
 	slices.SortFunc(out, func(a, b algebra.Span) int {
 		return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.To, b.To))
 	})
-	c.merged, c.known = out, n
+	c.merged, c.known, c.skip = out, n, 0
 	return out
 }
 
