@@ -55,26 +55,35 @@ var fusedQueries = []struct {
 // operators (Options.NoFused): the result elements must be the same, in
 // the same order, and the result equal to the reference evaluator's.
 func TestFusedAggDifferential(t *testing.T) {
+	eachFusedQuery(t, func(t *testing.T, cat *algebra.Catalog, qi int, prog *query.Program, cfg histgen.Config) {
+		q := fusedQueries[qi]
+		rw, err := prog.Rewritten(false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plans := []plan.Node{rw[0].Final}
+		fusedAgainstGeneral(t, cat, prog.Stmts, cfg, map[bool]int{true: 1, false: 0}[q.fused], func(h *algebra.History, general bool) (string, string, int, error) {
+			// What no sensor reports is not in the history (the
+			// reference evaluates it after the runs, as cleared).
+			for _, r := range cat.Relations {
+				if r.Class != algebra.ClassEntity && r.Strategy.Kind == algebra.NotSensed {
+					h.Table(r.Name).Rows = nil
+				}
+			}
+			return runFusedLive(t, cat, h, prog.Stmts, plans, general)
+		})
+	})
+}
+
+// eachFusedQuery runs f on each of fusedQueries in a subtest, compiled
+// over the differential catalog (fusedProgram).
+func eachFusedQuery(t *testing.T, f func(t *testing.T, cat *algebra.Catalog, qi int, prog *query.Program, cfg histgen.Config)) {
 	root := testkit.Root(t)
 	cat := testkit.LoadCatalog(t, filepath.Join(root, "testdata/differential/spec.sdl"))
 	for qi, q := range fusedQueries {
 		t.Run(fmt.Sprint(qi), func(t *testing.T) {
 			prog, cfg := fusedProgram(t, cat, q.text)
-			rw, err := prog.Rewritten(false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			plans := []plan.Node{rw[0].Final}
-			fusedAgainstGeneral(t, cat, prog.Stmts, cfg, map[bool]int{true: 1, false: 0}[q.fused], func(h *algebra.History, general bool) (string, string, int, error) {
-				// What no sensor reports is not in the history (the
-				// reference evaluates it after the runs, as cleared).
-				for _, r := range cat.Relations {
-					if r.Class != algebra.ClassEntity && r.Strategy.Kind == algebra.NotSensed {
-						h.Table(r.Name).Rows = nil
-					}
-				}
-				return runFusedLive(t, cat, h, prog.Stmts, plans, general)
-			})
+			f(t, cat, qi, prog, cfg)
 		})
 	}
 }
@@ -307,29 +316,24 @@ func TestFusedAggBorrowedAllocatesNothing(t *testing.T) {
 // evaluator's. Over scans every one fuses but the aggregate over another
 // relation (there is no α to differ in what it keeps or enables).
 func TestFusedAggHistory(t *testing.T) {
-	root := testkit.Root(t)
-	cat := testkit.LoadCatalog(t, filepath.Join(root, "testdata/differential/spec.sdl"))
-	for qi, q := range fusedQueries {
-		t.Run(fmt.Sprint(qi), func(t *testing.T) {
-			prog, cfg := fusedProgram(t, cat, q.text)
-			plans, err := prog.StoredPlans()
+	eachFusedQuery(t, func(t *testing.T, cat *algebra.Catalog, qi int, prog *query.Program, cfg histgen.Config) {
+		plans, err := prog.StoredPlans()
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantFused := 1
+		if qi == len(fusedQueries)-1 {
+			wantFused = 0 // an aggregate over another relation
+		}
+		fusedAgainstGeneral(t, cat, prog.Stmts, cfg, wantFused, func(h *algebra.History, general bool) (string, string, int, error) {
+			net, err := exec.Build(cat, prog.Stmts, plans, exec.Options{NoFused: general})
 			if err != nil {
 				t.Fatal(err)
 			}
-			wantFused := 1
-			if qi == len(fusedQueries)-1 {
-				wantFused = 0 // an aggregate over another relation
-			}
-			fusedAgainstGeneral(t, cat, prog.Stmts, cfg, wantFused, func(h *algebra.History, general bool) (string, string, int, error) {
-				net, err := exec.Build(cat, prog.Stmts, plans, exec.Options{NoFused: general})
-				if err != nil {
-					t.Fatal(err)
-				}
-				var elems strings.Builder
-				net.Stmts[0].Result.OnElem = func(e stream.Elem) { fmt.Fprintf(&elems, "%v %d %v\n", e.Kind, e.T, e.Rec.Vals) }
-				err = net.RunHistory(h)
-				return elems.String(), testkit.Rows(net.Stmts[0].Result.Table()), net.Fused, err
-			})
+			var elems strings.Builder
+			net.Stmts[0].Result.OnElem = func(e stream.Elem) { fmt.Fprintf(&elems, "%v %d %v\n", e.Kind, e.T, e.Rec.Vals) }
+			err = net.RunHistory(h)
+			return elems.String(), testkit.Rows(net.Stmts[0].Result.Table()), net.Fused, err
 		})
-	}
+	})
 }
