@@ -23,6 +23,11 @@ import (
 // see the retrieve's (docs/tquel.md), so count(s.Name for ever) alone counts
 // every process's system calls — on a machine where others make some, a
 // count above the target's, and every one of them through the consumer.
+//
+// The run borrows its results (remote.LiveOptions.Borrow: the count is
+// all it keeps); TQMON_HEAVY_LEND=1 has them lent, each its own record,
+// as a consumer that keeps them gets them. TQMON_HEAVY_N sets the calls,
+// TQMON_HEAVY_RING the ring's size (bytes; the default ring otherwise).
 func TestKernelCountsEveryCall(t *testing.T) {
 	if os.Getenv("TQMON_HEAVY") == "" {
 		t.Skip("set TQMON_HEAVY=1 (make test-heavy)")
@@ -41,7 +46,7 @@ func TestKernelCountsEveryCall(t *testing.T) {
 	var most int64
 	report := filepath.Join(t.TempDir(), "cpu")
 	ring, _ := strconv.Atoi(os.Getenv("TQMON_HEAVY_RING"))
-	r := runCommandWith(t, kernel.Options{RingBytes: ring}, remote.LiveOptions{Discard: true, Borrow: true, OnElem: func(_ int, e stream.Elem) {
+	r := runCommandWith(t, kernel.Options{RingBytes: ring}, remote.LiveOptions{Discard: true, Borrow: os.Getenv("TQMON_HEAVY_LEND") == "", OnElem: func(_ int, e stream.Elem) {
 		if e.Kind != stream.End {
 			most = max(most, e.Rec.Vals[0].N)
 		}
