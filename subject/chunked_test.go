@@ -217,17 +217,7 @@ func chunkSigmaPi(r *rand.Rand) string {
 		}
 		return a + op + c
 	}
-	var conds []string
-	for range r.IntN(3) {
-		c := atom()
-		switch r.IntN(4) {
-		case 0:
-			c = "not (" + c + ")"
-		case 1:
-			c = "(" + c + " or " + atom() + ")"
-		}
-		conds = append(conds, c)
-	}
+	conds := testkit.RandConds(r, 3, atom)
 	var targets []string
 	for _, a := range x.attrs {
 		if r.IntN(2) == 0 {

@@ -146,17 +146,7 @@ func randomSigmaPi(r *rand.Rand) string {
 		a := x.others[r.IntN(len(x.others))]
 		return a + " = " + a
 	}
-	var conds []string
-	for range r.IntN(4) {
-		c := atom()
-		switch r.IntN(4) {
-		case 0:
-			c = "not (" + c + ")"
-		case 1:
-			c = "(" + c + " or " + atom() + ")"
-		}
-		conds = append(conds, c)
-	}
+	conds := testkit.RandConds(r, 4, atom)
 	var targets []string
 	for k := range 1 + r.IntN(3) {
 		var e string
