@@ -470,7 +470,11 @@ func (t *tracker) packet(b []byte, ts int64, out *roundOut) {
 			m.ok, m.gen, m.flag, m.mask = true, t.ents.gen, flag, mask
 			m.body = append(m.body[:0], b[8:]...)
 			m.vals = vals
-			m.ents = ents // entScratch's, which only decode writes
+			// A copy: ents is decode's scratch, which the next record
+			// decoded writes over — an interval's begin, which the memo
+			// does not hold, in between two alike events.
+			m.ents = append(m.ents[:0], ents...)
+			ents = m.ents
 		}
 	}
 	if ss.s.Decrement {
